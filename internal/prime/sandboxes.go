@@ -1,0 +1,265 @@
+package prime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+)
+
+func sandboxPath(id string) string { return "/sandbox/" + url.PathEscape(id) }
+
+// CreateSandbox creates a sandbox. An idempotency key is generated once per
+// call when the request has none, and every transport retry of this call
+// reuses it, so a create retried after a 503 creates one sandbox. The
+// configured team is added when the request names none.
+func (c *Client) CreateSandbox(ctx context.Context, req CreateSandboxRequest) (*Sandbox, error) {
+	if req.IdempotencyKey == "" {
+		req.IdempotencyKey = NewIdempotencyKey()
+	}
+	if req.TeamID == nil && c.cfg.TeamID != nil {
+		team := *c.cfg.TeamID
+		req.TeamID = &team
+	}
+	if req.Labels == nil {
+		req.Labels = []string{}
+	}
+	if err := ValidateCreateSandboxRequest(req); err != nil {
+		return nil, err
+	}
+	var out Sandbox
+	err := c.do(ctx, call{
+		method: http.MethodPost, path: "/sandbox", body: req, out: &out,
+		retry: retryIdempotent, scrub: mapValues(req.Secrets),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+func mapValues(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
+
+// GetSandbox reads one sandbox. An unknown id wraps ErrNotFound.
+func (c *Client) GetSandbox(ctx context.Context, id string) (*Sandbox, error) {
+	var out Sandbox
+	if err := c.do(ctx, call{method: http.MethodGet, path: sandboxPath(id), out: &out, retry: retryIdempotent}); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// maxListPages guards against a server whose hasNext never turns false.
+const maxListPages = 10000
+
+// ListSandboxes pages through every sandbox matching opts.
+func (c *Client) ListSandboxes(ctx context.Context, opts ListSandboxesOptions) ([]Sandbox, error) {
+	perPage := opts.PerPage
+	if perPage <= 0 {
+		perPage = 100
+	}
+	team := opts.TeamID
+	if team == "" && c.cfg.TeamID != nil {
+		team = *c.cfg.TeamID
+	}
+	var all []Sandbox
+	for page := 1; page <= maxListPages; page++ {
+		q := url.Values{"page": {strconv.Itoa(page)}, "per_page": {strconv.Itoa(perPage)}}
+		if team != "" {
+			q.Set("team_id", team)
+		}
+		if opts.UserID != "" {
+			q.Set("user_id", opts.UserID)
+		}
+		if opts.Status != "" {
+			q.Set("status", opts.Status)
+		}
+		for _, l := range opts.Labels {
+			q.Add("labels", l)
+		}
+		if opts.IsActive != nil {
+			q.Set("is_active", strconv.FormatBool(*opts.IsActive))
+		}
+		var resp ListSandboxesResponse
+		if err := c.do(ctx, call{method: http.MethodGet, path: "/sandbox", query: q, out: &resp, retry: retryIdempotent}); err != nil {
+			return nil, err
+		}
+		all = append(all, resp.Sandboxes...)
+		if !resp.HasNext || len(resp.Sandboxes) == 0 {
+			return all, nil
+		}
+	}
+	return nil, fmt.Errorf("listing sandboxes: more than %d pages", maxListPages)
+}
+
+// DeleteSandbox deletes a sandbox. An unknown id wraps ErrNotFound; callers
+// that only want the sandbox gone treat that as success.
+func (c *Client) DeleteSandbox(ctx context.Context, id string) error {
+	var out map[string]any
+	return c.do(ctx, call{method: http.MethodDelete, path: sandboxPath(id), out: &out, retry: retryIdempotent})
+}
+
+// bulkDeleteChunk is how many ids one bulk delete carries, as the CLI sends.
+const bulkDeleteChunk = 100
+
+// BulkDeleteSandboxes deletes by ids (in chunks of 100) or by labels. The
+// answers of all chunks are merged.
+func (c *Client) BulkDeleteSandboxes(ctx context.Context, req BulkDeleteRequest) (*BulkDeleteResponse, error) {
+	if len(req.SandboxIDs) == 0 && len(req.Labels) == 0 && !req.AllUsers {
+		return nil, errors.New("bulk delete needs sandbox ids, labels or all_users")
+	}
+	merged := &BulkDeleteResponse{Succeeded: []string{}, Failed: []BulkDeleteFailure{}}
+	chunks := [][]string{nil}
+	if len(req.SandboxIDs) > 0 {
+		chunks = chunkStrings(req.SandboxIDs, bulkDeleteChunk)
+	}
+	for _, ids := range chunks {
+		part := req
+		part.SandboxIDs = ids
+		var out BulkDeleteResponse
+		if err := c.do(ctx, call{method: http.MethodDelete, path: "/sandbox", body: part, out: &out, retry: retryIdempotent}); err != nil {
+			return merged, err
+		}
+		merged.Succeeded = append(merged.Succeeded, out.Succeeded...)
+		merged.Failed = append(merged.Failed, out.Failed...)
+		merged.Message = out.Message
+	}
+	return merged, nil
+}
+
+func chunkStrings(s []string, n int) [][]string {
+	var out [][]string
+	for len(s) > n {
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	return append(out, s)
+}
+
+// BatchStatus reads the lifecycle status of 1–100 unique sandboxes in one
+// request. When the server answers 404 or 405 the client remembers that the
+// endpoint is unsupported and falls back to one GET per id from then on, as
+// the SDK does; the fallback reports unknown ids as NOT_FOUND errors.
+func (c *Client) BatchStatus(ctx context.Context, ids []string) (*BatchStatusResponse, error) {
+	if len(ids) == 0 || len(ids) > MaxBatchStatusIDs {
+		return nil, fmt.Errorf("status:batchGet takes 1 to %d ids, got %d", MaxBatchStatusIDs, len(ids))
+	}
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if seen[id] {
+			return nil, fmt.Errorf("status:batchGet: duplicate id %q", id)
+		}
+		seen[id] = true
+	}
+	if !c.batchUnsupported.Load() {
+		var out BatchStatusResponse
+		err := c.do(ctx, call{
+			method: http.MethodPost, path: "/sandbox/status:batchGet",
+			body: BatchStatusRequest{SandboxIDs: ids}, out: &out, retry: retryIdempotent,
+		})
+		switch code := StatusCodeOf(err); {
+		case err == nil:
+			return &out, nil
+		case code == http.StatusNotFound || code == http.StatusMethodNotAllowed:
+			c.batchUnsupported.Store(true)
+			c.debug(ctx, "status:batchGet unsupported; falling back to one GET per sandbox", map[string]any{"status": code})
+		default:
+			return nil, err
+		}
+	}
+	out := &BatchStatusResponse{Statuses: []SandboxStatus{}, Errors: []SandboxStatusError{}}
+	for _, id := range ids {
+		sb, err := c.GetSandbox(ctx, id)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			out.Errors = append(out.Errors, SandboxStatusError{SandboxID: id, Code: BatchCodeNotFound, Message: "Sandbox not found"})
+		case err != nil:
+			return nil, err
+		default:
+			out.Statuses = append(out.Statuses, SandboxStatus{
+				SandboxID: id, Status: sb.Status, ErrorType: sb.ErrorType,
+				ErrorMessage: sb.ErrorMessage, PendingImageBuildID: sb.PendingImageBuildID,
+			})
+		}
+	}
+	return out, nil
+}
+
+// GetSandboxLogs returns the sandbox's log text.
+func (c *Client) GetSandboxLogs(ctx context.Context, id string) (string, error) {
+	var out SandboxLogs
+	if err := c.do(ctx, call{method: http.MethodGet, path: sandboxPath(id) + "/logs", out: &out, retry: retryIdempotent}); err != nil {
+		return "", err
+	}
+	return out.Logs, nil
+}
+
+// GetSandboxErrorContext explains why a sandbox stopped (used after gateway
+// failures).
+func (c *Client) GetSandboxErrorContext(ctx context.Context, id string) (*SandboxErrorContext, error) {
+	var out SandboxErrorContext
+	if err := c.do(ctx, call{method: http.MethodGet, path: sandboxPath(id) + "/error-context", out: &out, retry: retryIdempotent}); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// GetEgressPolicy reads a VM sandbox's desired policy and its generations.
+func (c *Client) GetEgressPolicy(ctx context.Context, id string) (*EgressPolicyStatus, error) {
+	var out EgressPolicyStatus
+	if err := c.do(ctx, call{method: http.MethodGet, path: sandboxPath(id) + "/egress-policy", out: &out, retry: retryIdempotent}); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// PutEgressPolicy replaces a VM sandbox's whole egress policy. Exactly one of
+// the lists must be non-nil; entries are checked with the egress grammar
+// before anything is sent. The answer's Generation is the version to wait
+// for.
+func (c *Client) PutEgressPolicy(ctx context.Context, id string, p EgressPolicy) (*EgressPolicyStatus, error) {
+	if err := ValidateEgressPolicy(p); err != nil {
+		return nil, err
+	}
+	var out EgressPolicyStatus
+	if err := c.do(ctx, call{method: http.MethodPut, path: sandboxPath(id) + "/egress-policy", body: p, out: &out, retry: retryIdempotent}); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ValidateEgressPolicy checks a PUT body: exactly one list set, each entry
+// valid, at most MaxEgressEntries. The mock runs the same check server-side.
+func ValidateEgressPolicy(p EgressPolicy) error {
+	switch {
+	case p.Allowlist == nil && p.Denylist == nil:
+		return errors.New("egress policy: exactly one of allowlist and denylist must be set, got neither")
+	case p.Allowlist != nil && p.Denylist != nil:
+		return errors.New("egress policy: allowlist and denylist are mutually exclusive, got both")
+	case p.Allowlist != nil:
+		return ValidateEgressList("allowlist", p.Allowlist)
+	default:
+		return ValidateEgressList("denylist", p.Denylist)
+	}
+}
+
+// CreateGatewayAuth asks for a gateway token for a sandbox (an idempotent
+// POST, as in the SDK).
+func (c *Client) CreateGatewayAuth(ctx context.Context, id string) (*GatewayAuth, error) {
+	var out GatewayAuth
+	if err := c.do(ctx, call{method: http.MethodPost, path: sandboxPath(id) + "/auth", out: &out, retry: retryIdempotent}); err != nil {
+		return nil, err
+	}
+	if out.Token == "" {
+		return nil, fmt.Errorf("POST %s/auth: the answer has no token", sandboxPath(id))
+	}
+	return &out, nil
+}

@@ -1,0 +1,115 @@
+package prime
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Throttle paces every REST request of a process towards one API: a token
+// bucket (requests per second), a cap on requests in flight, and a shared
+// pause that one 429's Retry-After imposes on every caller, so a fleet backs
+// off together instead of each goroutine learning about the limit separately.
+type Throttle struct {
+	limiter *rate.Limiter
+	slots   chan struct{}
+
+	mu         sync.Mutex
+	pauseUntil time.Time
+}
+
+// ThrottleOptions configure a Throttle; zero means unlimited.
+type ThrottleOptions struct {
+	RequestsPerSecond float64
+	MaxConcurrent     int
+}
+
+// NewThrottle builds a Throttle. The burst equals one second of requests so
+// an apply starting 50 creates at once is not serialised needlessly.
+func NewThrottle(o ThrottleOptions) *Throttle {
+	t := &Throttle{}
+	if o.RequestsPerSecond > 0 {
+		burst := int(o.RequestsPerSecond)
+		if burst < 1 {
+			burst = 1
+		}
+		t.limiter = rate.NewLimiter(rate.Limit(o.RequestsPerSecond), burst)
+	}
+	if o.MaxConcurrent > 0 {
+		t.slots = make(chan struct{}, o.MaxConcurrent)
+	}
+	return t
+}
+
+var (
+	sharedThrottlesMu sync.Mutex
+	sharedThrottles   = map[string]*Throttle{}
+)
+
+// SharedThrottle returns the process-wide Throttle for an API origin and
+// settings: provider instances (aliases) talking to the same API share it.
+func SharedThrottle(baseURL string, o ThrottleOptions) *Throttle {
+	key := fmt.Sprintf("%s|%g|%d", baseURL, o.RequestsPerSecond, o.MaxConcurrent)
+	sharedThrottlesMu.Lock()
+	defer sharedThrottlesMu.Unlock()
+	if t, ok := sharedThrottles[key]; ok {
+		return t
+	}
+	t := NewThrottle(o)
+	sharedThrottles[key] = t
+	return t
+}
+
+// Acquire waits for the shared pause, a rate token and a slot, in that order,
+// and returns the function that frees the slot. It gives up as soon as ctx
+// ends.
+func (t *Throttle) Acquire(ctx context.Context) (release func(), err error) {
+	if t == nil {
+		return func() {}, nil
+	}
+	for {
+		t.mu.Lock()
+		wait := time.Until(t.pauseUntil)
+		t.mu.Unlock()
+		if wait <= 0 {
+			break
+		}
+		if err := Sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+	}
+	if t.limiter != nil {
+		if err := t.limiter.Wait(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil, context.Cause(ctx)
+			}
+			return nil, err
+		}
+	}
+	if t.slots == nil {
+		return func() {}, nil
+	}
+	select {
+	case t.slots <- struct{}{}:
+		return func() { <-t.slots }, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// PauseFor holds every caller for d from now (never shortening a longer
+// pause already in force).
+func (t *Throttle) PauseFor(d time.Duration) {
+	if t == nil || d <= 0 {
+		return
+	}
+	until := time.Now().Add(d)
+	t.mu.Lock()
+	if until.After(t.pauseUntil) {
+		t.pauseUntil = until
+	}
+	t.mu.Unlock()
+}

@@ -1,0 +1,215 @@
+// Package provider is the Terraform side of the Prime sandboxes provider:
+// schemas, plan-time validation, CRUD and data sources. Everything about the
+// Prime API itself (HTTP, retries, the egress grammar) lives in
+// internal/prime.
+package provider
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+)
+
+// Address is the provider's registry address.
+const Address = "registry.terraform.io/primeintellect/prime"
+
+// Defaults of the client pacing attributes. They are generous enough that a
+// fleet apply of hundreds of sandboxes is not slowed by the provider itself,
+// and low enough that a runaway configuration cannot flood the API.
+const (
+	defaultMaxRequestsPerSecond  = 200.0
+	defaultMaxConcurrentRequests = 64
+)
+
+var _ provider.Provider = (*primeProvider)(nil)
+
+type primeProvider struct {
+	version string
+}
+
+// New returns a constructor for the provider, as providerserver expects.
+func New(version string) func() provider.Provider {
+	return func() provider.Provider { return &primeProvider{version: version} }
+}
+
+type providerModel struct {
+	APIKey                types.String  `tfsdk:"api_key"`
+	BaseURL               types.String  `tfsdk:"base_url"`
+	TeamID                types.String  `tfsdk:"team_id"`
+	MaxRequestsPerSecond  types.Float64 `tfsdk:"max_requests_per_second"`
+	MaxConcurrentRequests types.Int64   `tfsdk:"max_concurrent_requests"`
+	MaxRetries            types.Int64   `tfsdk:"max_retries"`
+}
+
+// providerData is what resources and data sources receive from Configure.
+type providerData struct {
+	client *prime.Client
+}
+
+func (p *primeProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "prime"
+	resp.Version = p.version
+}
+
+func (p *primeProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "The Prime provider manages [Prime Intellect](https://www.primeintellect.ai) sandboxes " +
+			"and their egress policies, so an evaluation fleet's whole protocol — provision, trusted setup with the " +
+			"network open, lock egress down to an allowlist, start the agent only once the lock is enforced, tear " +
+			"down — is expressed as Terraform configuration.\n\n" +
+			"Every setting is resolved like the Prime SDK does it: the value in this block, then the environment, " +
+			"then `~/.prime/config.json`.",
+		Attributes: map[string]schema.Attribute{
+			"api_key": schema.StringAttribute{
+				Optional:  true,
+				Sensitive: true,
+				MarkdownDescription: "Prime API key, sent as a Bearer token. Defaults to `PRIME_API_KEY` (when " +
+					"non-empty), then `api_key` in `~/.prime/config.json`. The key never appears in logs.",
+			},
+			"base_url": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "API origin. Defaults to `PRIME_API_BASE_URL`, then `PRIME_BASE_URL`, then " +
+					"`base_url` in `~/.prime/config.json`, then `https://api.primeintellect.ai`. A trailing `/api/v1` " +
+					"is accepted and removed. Point it at `prime-mock` to test modules offline.",
+			},
+			"team_id": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Team to create and list sandboxes in. Defaults to `PRIME_TEAM_ID` (set wins, " +
+					"even when empty, as in the SDK), then `team_id` in `~/.prime/config.json`; unset means the " +
+					"key's personal account.",
+			},
+			"max_requests_per_second": schema.Float64Attribute{
+				Optional: true,
+				MarkdownDescription: fmt.Sprintf("Process-wide cap on API requests per second, shared by every "+
+					"resource of this provider process that talks to the same API. Default `%g`. `0` disables the cap.",
+					defaultMaxRequestsPerSecond),
+				Validators: []validator.Float64{float64validator.AtLeast(0)},
+			},
+			"max_concurrent_requests": schema.Int64Attribute{
+				Optional: true,
+				MarkdownDescription: fmt.Sprintf("Process-wide cap on API requests in flight. Default `%d`. `0` "+
+					"disables the cap. A `429 Too Many Requests` answer's `Retry-After` pauses every request of the "+
+					"process, not just the one that received it.", defaultMaxConcurrentRequests),
+				Validators: []validator.Int64{int64validator.AtLeast(0)},
+			},
+			"max_retries": schema.Int64Attribute{
+				Optional: true,
+				MarkdownDescription: fmt.Sprintf("How many times an idempotent request (reads, deletes, egress "+
+					"policy writes, and creates, which carry an idempotency key) is retried after `429`, `502`, `503`, "+
+					"`504` or a dropped connection, with exponential backoff and jitter. Default `%d`. Commands are "+
+					"never retried after reaching the sandbox.", prime.DefaultMaxRetries),
+				Validators: []validator.Int64{int64validator.Between(0, 20)},
+			},
+		},
+	}
+}
+
+func (p *primeProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	var m providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	// A value known only after apply (say, a key from a secrets manager
+	// resource) cannot be resolved during plan; resources then report that
+	// the provider is not configured if they need the API before apply.
+	for name, v := range map[string]interface{ IsUnknown() bool }{
+		"api_key": m.APIKey, "base_url": m.BaseURL, "team_id": m.TeamID,
+	} {
+		if v.IsUnknown() {
+			tflog.Debug(ctx, "provider attribute unknown during plan; deferring client setup", map[string]any{"attribute": name})
+			return
+		}
+	}
+
+	cfg := prime.ResolveConfig(prime.ConfigInput{
+		APIKey:  m.APIKey.ValueStringPointer(),
+		BaseURL: m.BaseURL.ValueStringPointer(),
+		TeamID:  m.TeamID.ValueStringPointer(),
+	})
+	if cfg.APIKey == "" {
+		resp.Diagnostics.AddAttributeError(path.Root("api_key"), "Missing Prime API key",
+			"No API key was found. Set api_key in the provider block, the PRIME_API_KEY environment variable, "+
+				"or api_key in ~/.prime/config.json (written by `prime login`).")
+		return
+	}
+
+	rps := defaultMaxRequestsPerSecond
+	if !m.MaxRequestsPerSecond.IsNull() {
+		rps = m.MaxRequestsPerSecond.ValueFloat64()
+	}
+	concurrent := defaultMaxConcurrentRequests
+	if !m.MaxConcurrentRequests.IsNull() {
+		concurrent = int(m.MaxConcurrentRequests.ValueInt64())
+	}
+	retries := prime.DefaultMaxRetries
+	if !m.MaxRetries.IsNull() {
+		retries = int(m.MaxRetries.ValueInt64())
+		if retries == 0 {
+			retries = -1 // prime.Options: negative disables retries
+		}
+	}
+
+	client, err := prime.New(prime.Options{
+		Config:     cfg,
+		Version:    p.version,
+		Log:        logToTflog,
+		MaxRetries: retries,
+		Throttle:   prime.SharedThrottle(cfg.BaseURL, prime.ThrottleOptions{RequestsPerSecond: rps, MaxConcurrent: concurrent}),
+	})
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot configure the Prime client", err.Error())
+		return
+	}
+	tflog.Debug(ctx, "Prime client configured", map[string]any{
+		"base_url": cfg.BaseURL, "api_key_source": string(cfg.APIKeySource), "team_source": string(cfg.TeamIDSource),
+	})
+	data := &providerData{client: client}
+	resp.ResourceData = data
+	resp.DataSourceData = data
+}
+
+// logToTflog forwards the client's already redacted debug records to tflog
+// (TF_LOG_PROVIDER=DEBUG shows them).
+func logToTflog(ctx context.Context, msg string, fields map[string]any) {
+	tflog.Debug(ctx, msg, fields)
+}
+
+func (p *primeProvider) Resources(context.Context) []func() resource.Resource {
+	return []func() resource.Resource{
+		NewSandboxResource,
+	}
+}
+
+func (p *primeProvider) DataSources(context.Context) []func() datasource.DataSource {
+	return []func() datasource.DataSource{}
+}
+
+// clientFrom extracts the configured client in a resource's or data source's
+// Configure. It reports nothing while the provider is not yet configured
+// (Terraform calls Configure early with nil data).
+func clientFrom(data any, diags interface {
+	AddError(summary, detail string)
+}) *prime.Client {
+	if data == nil {
+		return nil
+	}
+	pd, ok := data.(*providerData)
+	if !ok {
+		diags.AddError("Unexpected provider data", fmt.Sprintf("expected *providerData, got %T; this is a bug in the provider", data))
+		return nil
+	}
+	return pd.client
+}

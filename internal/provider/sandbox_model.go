@@ -1,0 +1,319 @@
+package provider
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+)
+
+// sandboxModel is prime_sandbox's state.
+type sandboxModel struct {
+	ID                    types.String   `tfsdk:"id"`
+	Name                  types.String   `tfsdk:"name"`
+	DockerImage           types.String   `tfsdk:"docker_image"`
+	VM                    types.Bool     `tfsdk:"vm"`
+	StartCommand          types.String   `tfsdk:"start_command"`
+	StartArgv             types.List     `tfsdk:"start_argv"`
+	CPUCores              types.Float64  `tfsdk:"cpu_cores"`
+	MemoryGB              types.Float64  `tfsdk:"memory_gb"`
+	DiskSizeGB            types.Float64  `tfsdk:"disk_size_gb"`
+	GPUCount              types.Int64    `tfsdk:"gpu_count"`
+	GPUType               types.String   `tfsdk:"gpu_type"`
+	TimeoutMinutes        types.Int64    `tfsdk:"timeout_minutes"`
+	IdleTimeoutMinutes    types.Int64    `tfsdk:"idle_timeout_minutes"`
+	EnvironmentVars       types.Map      `tfsdk:"environment_vars"`
+	Labels                types.Set      `tfsdk:"labels"`
+	TeamID                types.String   `tfsdk:"team_id"`
+	Region                types.String   `tfsdk:"region"`
+	Guaranteed            types.Bool     `tfsdk:"guaranteed"`
+	RegistryCredentialsID types.String   `tfsdk:"registry_credentials_id"`
+	Secrets               types.Map      `tfsdk:"secrets"`
+	SecretsWO             types.Map      `tfsdk:"secrets_wo"`
+	SecretsWOVersion      types.Int64    `tfsdk:"secrets_wo_version"`
+	Status                types.String   `tfsdk:"status"`
+	CreatedAt             types.String   `tfsdk:"created_at"`
+	StartedAt             types.String   `tfsdk:"started_at"`
+	DiskMountPath         types.String   `tfsdk:"disk_mount_path"`
+	UserID                types.String   `tfsdk:"user_id"`
+	Timeouts              timeouts.Value `tfsdk:"timeouts"`
+}
+
+// createRequestFromModel builds the create body from a plan (or, at
+// validation time, a config). Null and unknown values are left out so the
+// platform's defaults apply; unknown is reported through the returned set so
+// plan-time validation can skip rules it cannot decide yet.
+func createRequestFromModel(ctx context.Context, m sandboxModel, secretsWO map[string]string) (prime.CreateSandboxRequest, map[string]bool, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	unknown := map[string]bool{}
+	known := func(field string, v attr.Value) bool {
+		if v.IsUnknown() {
+			unknown[field] = true
+			return false
+		}
+		return !v.IsNull()
+	}
+	r := prime.CreateSandboxRequest{Labels: []string{}}
+	if known("name", m.Name) {
+		r.Name = m.Name.ValueString()
+	} else if m.Name.IsUnknown() {
+		r.Name = "(known after apply)"
+	}
+	if known("docker_image", m.DockerImage) {
+		r.DockerImage = m.DockerImage.ValueString()
+	} else if m.DockerImage.IsUnknown() {
+		r.DockerImage = "(known after apply)"
+	}
+	if known("vm", m.VM) {
+		r.VM = m.VM.ValueBoolPointer()
+	}
+	if known("start_command", m.StartCommand) {
+		r.StartCommand = prime.ShellCommand(m.StartCommand.ValueString())
+	}
+	if known("start_command", m.StartArgv) {
+		argv, d := stringList(ctx, m.StartArgv)
+		diags.Append(d...)
+		if argv == nil {
+			unknown["start_command"] = true
+		} else if len(argv) == 0 {
+			r.StartCommand = &prime.StartCommand{Argv: &prime.StartArgv{Args: []string{}}}
+		} else {
+			r.StartCommand = prime.ArgvCommand(argv[0], argv[1:]...)
+		}
+	}
+	if known("cpu_cores", m.CPUCores) {
+		r.CPUCores = m.CPUCores.ValueFloat64Pointer()
+	}
+	if known("memory_gb", m.MemoryGB) {
+		r.MemoryGB = m.MemoryGB.ValueFloat64Pointer()
+	}
+	if known("disk_size_gb", m.DiskSizeGB) {
+		r.DiskSizeGB = m.DiskSizeGB.ValueFloat64Pointer()
+	}
+	if known("gpu_count", m.GPUCount) {
+		n := int(m.GPUCount.ValueInt64())
+		r.GPUCount = &n
+	}
+	if known("gpu_type", m.GPUType) {
+		r.GPUType = m.GPUType.ValueStringPointer()
+	}
+	if known("timeout_minutes", m.TimeoutMinutes) {
+		n := int(m.TimeoutMinutes.ValueInt64())
+		r.TimeoutMinutes = &n
+	}
+	if known("idle_timeout_minutes", m.IdleTimeoutMinutes) {
+		n := int(m.IdleTimeoutMinutes.ValueInt64())
+		r.IdleTimeoutMinutes = &n
+	}
+	if known("environment_vars", m.EnvironmentVars) {
+		env, d := stringMap(ctx, m.EnvironmentVars)
+		diags.Append(d...)
+		if env == nil {
+			unknown["environment_vars"] = true
+		} else if len(env) > 0 {
+			r.EnvironmentVars = env
+		}
+	}
+	if known("labels", m.Labels) {
+		labels, d := stringSet(ctx, m.Labels)
+		diags.Append(d...)
+		if labels == nil {
+			unknown["labels"] = true
+		} else {
+			r.Labels = labels
+		}
+	}
+	if known("team_id", m.TeamID) {
+		r.TeamID = m.TeamID.ValueStringPointer()
+	}
+	if known("region", m.Region) {
+		r.Region = m.Region.ValueStringPointer()
+	}
+	if known("guaranteed", m.Guaranteed) {
+		r.Guaranteed = m.Guaranteed.ValueBool()
+	}
+	if known("registry_credentials_id", m.RegistryCredentialsID) {
+		r.RegistryCredentialsID = m.RegistryCredentialsID.ValueStringPointer()
+	}
+	if known("secrets", m.Secrets) {
+		sec, d := stringMap(ctx, m.Secrets)
+		diags.Append(d...)
+		if sec == nil {
+			unknown["secrets"] = true
+		} else if len(sec) > 0 {
+			r.Secrets = sec
+		}
+	}
+	if len(secretsWO) > 0 {
+		if r.Secrets == nil {
+			r.Secrets = map[string]string{}
+		}
+		for k, v := range secretsWO {
+			r.Secrets[k] = v
+		}
+	}
+	return r, unknown, diags
+}
+
+// applySandbox copies an API sandbox into m. m holds the prior state (or the
+// plan) on entry, so read-back rules can keep the user's spelling: a value
+// the platform cannot report (secrets) or reports as an empty default keeps
+// its prior null-or-empty form, which keeps the second plan empty.
+func applySandbox(ctx context.Context, m *sandboxModel, sb *prime.Sandbox) diag.Diagnostics {
+	var diags diag.Diagnostics
+	m.ID = types.StringValue(sb.ID)
+	m.Name = types.StringValue(sb.Name)
+	m.DockerImage = types.StringValue(sb.DockerImage)
+	m.VM = types.BoolValue(sb.VM)
+
+	// Start command: the platform fills in a default shell command for
+	// containers; only a command the user manages (or a non-default one
+	// found on import) is reflected, so an unset start_command stays null.
+	switch sc := sb.StartCommand; {
+	case sc == nil:
+		m.StartCommand = types.StringNull()
+		m.StartArgv = types.ListNull(types.StringType)
+	case sc.Shell != nil:
+		if !m.StartCommand.IsNull() || *sc.Shell != prime.DefaultShellCommand {
+			m.StartCommand = types.StringValue(*sc.Shell)
+		}
+		m.StartArgv = types.ListNull(types.StringType)
+	case sc.Argv != nil:
+		argv := append([]string{sc.Argv.Executable}, sc.Argv.Args...)
+		v, d := types.ListValueFrom(ctx, types.StringType, argv)
+		diags.Append(d...)
+		m.StartArgv = v
+		m.StartCommand = types.StringNull()
+	}
+
+	m.CPUCores = types.Float64Value(sb.CPUCores)
+	m.MemoryGB = types.Float64Value(sb.MemoryGB)
+	m.DiskSizeGB = types.Float64Value(sb.DiskSizeGB)
+	m.GPUCount = types.Int64Value(int64(sb.GPUCount))
+	m.GPUType = types.StringPointerValue(emptyToNil(sb.GPUType))
+	m.TimeoutMinutes = types.Int64Value(int64(sb.TimeoutMinutes))
+	m.IdleTimeoutMinutes = int64PointerValue(sb.IdleTimeoutMinutes)
+
+	env, d := readStringMap(ctx, m.EnvironmentVars, sb.EnvironmentVars)
+	diags.Append(d...)
+	m.EnvironmentVars = env
+	labels, d := readStringSet(ctx, m.Labels, sb.Labels)
+	diags.Append(d...)
+	m.Labels = labels
+
+	m.TeamID = types.StringPointerValue(emptyToNil(sb.TeamID))
+	m.Region = types.StringPointerValue(emptyToNil(sb.Region))
+	if m.Guaranteed.IsNull() || m.Guaranteed.IsUnknown() {
+		m.Guaranteed = types.BoolValue(false)
+	}
+	m.RegistryCredentialsID = types.StringPointerValue(emptyToNil(sb.RegistryCredentialsID))
+	// secrets come back masked ("***"): the prior value is all we know.
+	if m.Secrets.IsUnknown() {
+		m.Secrets = types.MapNull(types.StringType)
+	}
+	// secrets_wo is write-only: never stored.
+	m.SecretsWO = types.MapNull(types.StringType)
+
+	m.Status = types.StringValue(sb.Status)
+	m.CreatedAt = timeValue(&sb.CreatedAt)
+	m.StartedAt = timeValue(sb.StartedAt)
+	m.DiskMountPath = types.StringValue(sb.DiskMountPath)
+	m.UserID = types.StringPointerValue(emptyToNil(sb.UserID))
+	return diags
+}
+
+func emptyToNil(s *string) *string {
+	if s == nil || *s == "" {
+		return nil
+	}
+	return s
+}
+
+func int64PointerValue(n *int) types.Int64 {
+	if n == nil {
+		return types.Int64Null()
+	}
+	return types.Int64Value(int64(*n))
+}
+
+func timeValue(t *time.Time) types.String {
+	if t == nil || t.IsZero() {
+		return types.StringNull()
+	}
+	return types.StringValue(t.UTC().Format(time.RFC3339))
+}
+
+// readStringMap turns an API map into state. An empty API map keeps the
+// prior's form ({} stays {}, null stays null) so "unset" and "empty" never
+// flip-flop between plans.
+func readStringMap(ctx context.Context, prior types.Map, api map[string]string) (types.Map, diag.Diagnostics) {
+	if len(api) == 0 {
+		if !prior.IsNull() && !prior.IsUnknown() && len(prior.Elements()) == 0 {
+			return prior, nil
+		}
+		return types.MapNull(types.StringType), nil
+	}
+	return types.MapValueFrom(ctx, types.StringType, api)
+}
+
+// readStringSet is readStringMap for sets.
+func readStringSet(ctx context.Context, prior types.Set, api []string) (types.Set, diag.Diagnostics) {
+	if len(api) == 0 {
+		if !prior.IsNull() && !prior.IsUnknown() && len(prior.Elements()) == 0 {
+			return prior, nil
+		}
+		return types.SetNull(types.StringType), nil
+	}
+	return types.SetValueFrom(ctx, types.StringType, api)
+}
+
+// stringList, stringSet and stringMap return nil when the collection or any
+// element is unknown.
+func stringList(ctx context.Context, v types.List) ([]string, diag.Diagnostics) {
+	if v.IsUnknown() || v.IsNull() {
+		return nil, nil
+	}
+	for _, e := range v.Elements() {
+		if e.IsUnknown() {
+			return nil, nil
+		}
+	}
+	out := []string{}
+	diags := v.ElementsAs(ctx, &out, false)
+	return out, diags
+}
+
+func stringSet(ctx context.Context, v types.Set) ([]string, diag.Diagnostics) {
+	if v.IsUnknown() || v.IsNull() {
+		return nil, nil
+	}
+	for _, e := range v.Elements() {
+		if e.IsUnknown() {
+			return nil, nil
+		}
+	}
+	out := []string{}
+	diags := v.ElementsAs(ctx, &out, false)
+	sort.Strings(out)
+	return out, diags
+}
+
+func stringMap(ctx context.Context, v types.Map) (map[string]string, diag.Diagnostics) {
+	if v.IsUnknown() || v.IsNull() {
+		return nil, nil
+	}
+	for _, e := range v.Elements() {
+		if e.IsUnknown() {
+			return nil, nil
+		}
+	}
+	out := map[string]string{}
+	diags := v.ElementsAs(ctx, &out, false)
+	return out, diags
+}
