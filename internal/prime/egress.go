@@ -183,13 +183,13 @@ func ParseEgressEntry(entry string) (EgressEntry, error) {
 		// An ASCII "xn--" label must be valid punycode of a valid U-label;
 		// checked per label so the reason can name the culprit.
 		if strings.HasPrefix(label, "xn--") && isASCII(label) {
-			if _, err := idna.Lookup.ToASCII(label); err != nil {
+			if _, err := hostnameIDNA.ToASCII(label); err != nil {
 				return reject("label %q is not a valid IDNA A-label (\"xn--\" punycode)", label)
 			}
 		}
 	}
 
-	name, err := idna.Lookup.ToASCII(domain)
+	name, err := hostnameIDNA.ToASCII(domain)
 	if err != nil {
 		return reject("not a valid internationalised hostname (%s)", strings.TrimPrefix(err.Error(), "idna: "))
 	}
@@ -493,19 +493,25 @@ func maskBits(s string) (int, bool) {
 }
 
 // checkLabelShape checks what is wrong with a label regardless of its length:
-// emptiness and hyphen placement (RFC 1123, plus the IDNA reservation of
-// "--" in the third and fourth positions for "xn--" labels).
+// emptiness and hyphen placement (RFC 1123). "--" in the third and fourth
+// positions is allowed: IDNA reserves it, but it is valid RFC 1123 and real
+// hosts use it (r3---sn-abc.googlevideo.com); "xn--" labels are checked as
+// punycode separately.
 func checkLabelShape(label string) string {
 	switch {
 	case label == "":
 		return "contains an empty label"
 	case label[0] == '-' || label[len(label)-1] == '-':
 		return fmt.Sprintf("label %q must not start or end with a hyphen", shorten(label))
-	case len(label) > 4 && label[2] == '-' && label[3] == '-' && isASCII(label) && !strings.HasPrefix(label, "xn--"):
-		return fmt.Sprintf("label %q has \"--\" in the third and fourth positions, which is reserved for IDNA (\"xn--\") labels", shorten(label))
 	}
 	return ""
 }
+
+// hostnameIDNA is UTS-46 lookup processing (mapping, STD3 rules, joiner and
+// bidi rules, punycode validation) without the CheckHyphens rule, for the
+// reason given at checkLabelShape; leading and trailing hyphens are still
+// refused there.
+var hostnameIDNA = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.CheckHyphens(false))
 
 // ipv4AttemptReason explains why a name ending in a numeric label is not an
 // IPv4 address. v is the trimmed entry, name its A-label form.
