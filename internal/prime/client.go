@@ -161,6 +161,9 @@ type call struct {
 	retry  retryClass
 	// scrub lists extra values (secrets) that must not appear in logs.
 	scrub []string
+	// timeout overrides the client's per-attempt timeout when positive
+	// (a gateway exec runs as long as its command).
+	timeout time.Duration
 }
 
 // do performs a call with pacing, retries and debug logging.
@@ -195,7 +198,7 @@ func (c *Client) send(ctx context.Context, cl call, u string, headers http.Heade
 		logPath += "?" + cl.query.Encode()
 	}
 	for attempt := 0; ; attempt++ {
-		status, header, body, elapsed, err := c.attempt(ctx, cl.method, u, headers, payload, throttle)
+		status, header, body, elapsed, err := c.attempt(ctx, cl.method, u, headers, payload, throttle, cl.timeout)
 		fields := map[string]any{
 			"method": cl.method, "path": logPath, "attempt": attempt + 1,
 			"duration_ms": elapsed.Milliseconds(),
@@ -267,14 +270,17 @@ func (c *Client) send(ctx context.Context, cl call, u string, headers http.Heade
 // maxResponseBytes bounds how much of an answer is read.
 const maxResponseBytes = 32 << 20
 
-func (c *Client) attempt(ctx context.Context, method, u string, headers http.Header, payload []byte, throttle *Throttle) (int, http.Header, []byte, time.Duration, error) {
+func (c *Client) attempt(ctx context.Context, method, u string, headers http.Header, payload []byte, throttle *Throttle, timeout time.Duration) (int, http.Header, []byte, time.Duration, error) {
 	release, err := throttle.Acquire(ctx)
 	if err != nil {
 		return 0, nil, nil, 0, err
 	}
 	defer release()
 
-	actx, cancel := context.WithTimeout(ctx, c.timeout)
+	if timeout <= 0 {
+		timeout = c.timeout
+	}
+	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var rd io.Reader
 	if payload != nil {

@@ -1,0 +1,112 @@
+// Command prime-mock serves the in-memory Prime Sandboxes API
+// (internal/primemock) for demos, benchmarks and testing Terraform modules
+// without the real platform:
+//
+//	prime-mock -addr 127.0.0.1:0 -boot-delay 2s -apply-delay 1s
+//
+// The first line on stdout is "listening on http://HOST:PORT"; point the
+// provider's base_url (or PRIME_API_BASE_URL) at that URL. SIGINT or SIGTERM
+// shut it down cleanly (exit status 0). Knobs can also be changed while it
+// runs: POST /_mock/config with a JSON object such as
+// {"never_apply": true, "fail_rate": 0.1, "apply_delay": "2s"}; GET
+// /_mock/config shows the current values. See the primemock package
+// documentation for the endpoints, magic images and the exec language.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "prime-mock:", err)
+		os.Exit(2)
+	}
+}
+
+// shutdownGrace bounds how long in-flight requests (a long exec, say) may
+// finish after a signal.
+const shutdownGrace = 5 * time.Second
+
+// run parses flags, serves until ctx ends, then shuts down.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("prime-mock", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o primemock.Options
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address (port 0 picks a free port)")
+	fs.DurationVar(&o.BootDelay, "boot-delay", primemock.DefaultBootDelay, "PENDING + PROVISIONING time of a sandbox")
+	fs.DurationVar(&o.ApplyDelay, "apply-delay", primemock.DefaultApplyDelay, "time for the data plane to apply an egress policy")
+	fs.DurationVar(&o.ImageBuildDelay, "image-build-delay", primemock.DefaultImageBuildDelay, "PENDING time with pendingImageBuildId for images containing \"prime-mock/build\"")
+	fs.BoolVar(&o.NeverApply, "never-apply", false, "accept egress policies but never apply them (the upstream platform gap)")
+	fs.DurationVar(&o.Latency, "latency", 0, "added to every API and gateway request")
+	fs.DurationVar(&o.LatencyJitter, "latency-jitter", 0, "uniform random extra latency in [0, jitter)")
+	fs.Float64Var(&o.FailRate, "fail-rate", 0, "probability of an injected 503 per API request (half of those on POST/PUT/DELETE after the action)")
+	fs.Float64Var(&o.ThrottleRate, "throttle-rate", 0, "probability of an injected 429 per API request")
+	fs.DurationVar(&o.RetryAfter, "retry-after", primemock.DefaultRetryAfter, "Retry-After of injected 429s (whole seconds, at least 1s)")
+	fs.StringVar(&o.APIKey, "api-key", "", "the only API key accepted (default: any non-empty bearer token)")
+	fs.Int64Var(&o.Seed, "seed", 0, "seed of the random source (0: time-based)")
+	fs.DurationVar(&o.TokenTTL, "token-ttl", primemock.DefaultTokenTTL, "lifetime of gateway tokens")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	for name, r := range map[string]float64{"fail-rate": o.FailRate, "throttle-rate": o.ThrottleRate} {
+		if r < 0 || r > 1 {
+			return fmt.Errorf("-%s must be between 0 and 1, got %g", name, r)
+		}
+	}
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	mock := primemock.New(o)
+	defer mock.Close()
+	srv := &http.Server{Handler: mock, ReadHeaderTimeout: 10 * time.Second}
+
+	// The first stdout line is the contract scripts wait for. Stdout is not
+	// buffered by Go, but a wrapping writer might be.
+	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
+	if f, ok := stdout.(interface{ Sync() error }); ok {
+		_ = f.Sync()
+	}
+	fmt.Fprintf(stderr, "prime-mock: seed %d\n", mock.Options().Seed)
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	select {
+	case err := <-serveErr:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		// Requests still running after the grace period are cut off; that
+		// is still a requested, clean stop.
+		_ = srv.Close()
+	}
+	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

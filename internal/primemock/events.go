@@ -1,0 +1,253 @@
+package primemock
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+)
+
+// Event types.
+const (
+	EventSandboxCreated      = "sandbox_created"
+	EventSandboxProvisioning = "sandbox_provisioning"
+	EventSandboxRunning      = "sandbox_running"
+	EventSandboxError        = "sandbox_error"
+	EventSandboxDeleted      = "sandbox_deleted"
+	// EventPolicyPut is an accepted PUT (Generation, Policy).
+	EventPolicyPut = "policy_put"
+	// EventPolicyApplied is the data plane enforcing Generation.
+	EventPolicyApplied = "policy_applied"
+	// EventPolicyObserved is the first egress-policy answer that told a
+	// client Generation was applied; applied→observed is how long the
+	// client took to notice.
+	EventPolicyObserved = "policy_observed"
+	// EventCommandExecuted is one gateway exec (Command, ExitCode,
+	// AppliedGeneration when it started, TimedOut).
+	EventCommandExecuted = "command_executed"
+)
+
+// Event is one entry of the mock's ordered log. Only the fields relevant to
+// the Type are meaningful (and encoded).
+type Event struct {
+	Seq               int64               `json:"seq"`
+	Time              time.Time           `json:"time"`
+	Type              string              `json:"type"`
+	SandboxID         string              `json:"sandbox_id"`
+	Status            string              `json:"status"`
+	ErrorType         string              `json:"error_type"`
+	Generation        int64               `json:"generation"`
+	Policy            *prime.EgressPolicy `json:"policy"`
+	Command           string              `json:"command"`
+	ExitCode          int                 `json:"exit_code"`
+	AppliedGeneration int64               `json:"applied_generation"`
+	TimedOut          bool                `json:"timed_out"`
+}
+
+// MarshalJSON writes the common keys and those of the event's type, so a
+// generation 0 or an exit code 0 is present where it means something and
+// absent where it does not. Time is RFC 3339 with nanoseconds.
+func (e Event) MarshalJSON() ([]byte, error) {
+	type wire struct {
+		Seq               int64               `json:"seq"`
+		Time              string              `json:"time"`
+		Type              string              `json:"type"`
+		SandboxID         string              `json:"sandbox_id,omitempty"`
+		Status            string              `json:"status,omitempty"`
+		ErrorType         string              `json:"error_type,omitempty"`
+		Generation        *int64              `json:"generation,omitempty"`
+		Policy            *prime.EgressPolicy `json:"policy,omitempty"`
+		Command           *string             `json:"command,omitempty"`
+		ExitCode          *int                `json:"exit_code,omitempty"`
+		AppliedGeneration *int64              `json:"applied_generation,omitempty"`
+		TimedOut          *bool               `json:"timed_out,omitempty"`
+	}
+	w := wire{Seq: e.Seq, Time: e.Time.Format(time.RFC3339Nano), Type: e.Type, SandboxID: e.SandboxID}
+	switch e.Type {
+	case EventSandboxCreated, EventSandboxProvisioning, EventSandboxRunning, EventSandboxDeleted:
+		w.Status, w.Policy = e.Status, e.Policy
+	case EventSandboxError:
+		w.Status, w.ErrorType = e.Status, e.ErrorType
+	case EventPolicyPut:
+		w.Generation, w.Policy = &e.Generation, e.Policy
+	case EventPolicyApplied, EventPolicyObserved:
+		w.Generation = &e.Generation
+	case EventCommandExecuted:
+		w.Command, w.ExitCode, w.AppliedGeneration, w.TimedOut = &e.Command, &e.ExitCode, &e.AppliedGeneration, &e.TimedOut
+	}
+	return json.Marshal(w)
+}
+
+// Stats are the mock's counters (GET /_mock/stats).
+type Stats struct {
+	// Requests counts requests per route template, e.g.
+	// "GET /api/v1/sandbox/{id}" (injected faults and 401s included).
+	Requests map[string]int `json:"requests"`
+	// SandboxesCreated excludes idempotent replays.
+	SandboxesCreated  int `json:"sandboxes_created"`
+	IdempotentReplays int `json:"idempotent_replays"`
+	// LiveSandboxes are the non-terminal ones.
+	LiveSandboxes int `json:"live_sandboxes"`
+	// PeakInFlight is the most /api/v1 requests served at once.
+	PeakInFlight int `json:"peak_in_flight"`
+	Injected503  int `json:"injected_503"`
+	Injected429  int `json:"injected_429"`
+}
+
+// emit appends an event (under the lock) and wakes waiters.
+func (s *Server) emit(e Event) {
+	s.seq++
+	e.Seq = s.seq
+	e.Time = s.now()
+	s.events = append(s.events, e)
+	s.wakeEventWaiters()
+}
+
+func (s *Server) wakeEventWaiters() {
+	if s.eventsWake != nil {
+		close(s.eventsWake)
+	}
+	s.eventsWake = make(chan struct{})
+}
+
+// Events returns a copy of the event log, oldest first.
+func (s *Server) Events() []Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.events)
+}
+
+// Stats returns a snapshot of the counters.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	st.Requests = maps.Clone(s.stats.Requests)
+	for _, sb := range s.sandboxes {
+		if !prime.IsTerminalStatus(sb.status) {
+			st.LiveSandboxes++
+		}
+	}
+	return st
+}
+
+// WaitForEvent returns the first event, past or future, for which match is
+// true, or the context's cause. It lets tests synchronise without sleeping.
+func (s *Server) WaitForEvent(ctx context.Context, match func(Event) bool) (Event, error) {
+	next, epoch := 0, -1
+	for {
+		s.mu.Lock()
+		if epoch != s.epoch { // first pass, or a Reset emptied the log
+			next, epoch = 0, s.epoch
+		}
+		for ; next < len(s.events); next++ {
+			if e := s.events[next]; match(e) {
+				s.mu.Unlock()
+				return e, nil
+			}
+		}
+		wake := s.eventsWake
+		s.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return Event{}, context.Cause(ctx)
+		}
+	}
+}
+
+func (s *Server) handleStats(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.Stats())
+}
+
+// handleEvents serves the log; since is a sequence number (events after it)
+// or an RFC 3339 time (events at or after it).
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	id := q.Get("sandbox_id")
+	var afterSeq int64 = -1
+	var from time.Time
+	if v := q.Get("since"); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			afterSeq = n
+		} else if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			from = t
+		} else {
+			writeJSON(w, http.StatusUnprocessableEntity, detail("since must be a sequence number or an RFC 3339 time"))
+			return
+		}
+	}
+	out := []Event{}
+	for _, e := range s.Events() {
+		if (id == "" || e.SandboxID == id) && e.Seq > afterSeq && !e.Time.Before(from) {
+			out = append(out, e)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"events": out})
+}
+
+func (s *Server) handleReset(w http.ResponseWriter, _ *http.Request) {
+	s.Reset()
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "message": "mock state reset"})
+}
+
+// Reachable reports whether sandbox id can reach host under its applied
+// policy; found is false for an unknown id.
+func (s *Server) Reachable(id, host string) (reachable, found bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sb := s.sandboxes[id]
+	if sb == nil {
+		return false, false
+	}
+	return s.reachable(sb, host), true
+}
+
+func (s *Server) handleReachable(w http.ResponseWriter, r *http.Request) {
+	host := strings.TrimSpace(r.URL.Query().Get("host"))
+	if host == "" {
+		writeJSON(w, http.StatusUnprocessableEntity, detail("the host query parameter is required"))
+		return
+	}
+	s.mu.Lock()
+	sb := s.sandboxes[r.PathValue("id")]
+	if sb == nil {
+		s.mu.Unlock()
+		writeJSON(w, http.StatusNotFound, detail("Sandbox not found"))
+		return
+	}
+	out := map[string]any{
+		"sandbox_id": sb.id, "host": host, "reachable": s.reachable(sb, host),
+		"status": sb.status, "applied_generation": sb.appliedGen,
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		var p ConfigPatch
+		if err := decodeBody(r, &p); err != nil {
+			writeJSON(w, http.StatusUnprocessableEntity, detail(err.Error()))
+			return
+		}
+		var applyErr error
+		s.Configure(func(o *Options) {
+			next := *o
+			if applyErr = p.apply(&next); applyErr == nil {
+				*o = next
+			}
+		})
+		if applyErr != nil {
+			writeJSON(w, http.StatusUnprocessableEntity, detail(applyErr.Error()))
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, patchOf(s.Options()))
+}

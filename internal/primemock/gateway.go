@@ -1,0 +1,193 @@
+package primemock
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+)
+
+// gatewayPrefix is where the mock serves the gateway.
+const gatewayPrefix = "/gateway"
+
+// defaultExecTimeout is the SDK's default when a request carries none.
+const defaultExecTimeout = 300 * time.Second
+
+// gatewayToken is an issued token: which sandbox it opens and until when.
+type gatewayToken struct {
+	sandboxID   string
+	userNS, job string
+	expires     time.Time
+}
+
+// handleAuth issues a gateway token. [I] Tokens are issued whatever the
+// sandbox's status: the gateway, not the control plane, reports that a
+// sandbox is not running (409) or gone (502), which is the path the SDK's
+// error handling is built around.
+func (s *Server) handleAuth(r *http.Request, _ string) reply {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sb, rep, found := s.lookup(r)
+	if !found {
+		return rep
+	}
+	tok := newToken()
+	// Whole seconds: Python 3.10's fromisoformat accepts no fraction, or
+	// exactly 3 or 6 digits, and Go would trim trailing zeros.
+	exp := s.now().Add(s.opts.tokenTTL()).Truncate(time.Second)
+	s.tokens[tok] = gatewayToken{sandboxID: sb.id, userNS: sb.userNS(), job: sb.jobID(), expires: exp}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return ok(prime.GatewayAuth{
+		GatewayURL: scheme + "://" + r.Host + gatewayPrefix,
+		Token:      tok,
+		UserNS:     sb.userNS(),
+		JobID:      sb.jobID(),
+		ExpiresAt:  exp,
+	})
+}
+
+// newToken returns an unguessable token. Tokens deliberately do not come
+// from the seeded source: two mocks with one seed must not share tokens, or
+// a test that a token stays out of logs could pass by accident.
+func newToken() string {
+	var b [24]byte
+	_, _ = rand.Read(b[:])
+	return "pmgw_" + hex.EncodeToString(b[:])
+}
+
+// execRequest is the gateway's /exec body (snake_case, all keys always sent
+// by the SDK except user).
+type execRequest struct {
+	Command    *string           `json:"command"`
+	WorkingDir *string           `json:"working_dir"`
+	Env        map[string]string `json:"env"`
+	SandboxID  string            `json:"sandbox_id"`
+	Timeout    *float64          `json:"timeout"`
+	User       *string           `json:"user,omitempty"`
+}
+
+// execResponse is the 200 answer; a non-zero exit code is a normal result.
+type execResponse struct {
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+	ExitCode int    `json:"exit_code"`
+}
+
+// gatewayError writes the gateway's error shape, e.g.
+// {"error":"sandbox_not_found","sandboxId":"…","message":"…","code":502}.
+func gatewayError(w http.ResponseWriter, status int, code, msg, sandboxID string) {
+	body := map[string]any{"error": code, "message": msg, "code": status}
+	if sandboxID != "" {
+		body["sandboxId"] = sandboxID
+	}
+	writeJSON(w, status, body)
+}
+
+const execRoute = "POST " + gatewayPrefix + "/{user_ns}/{job_id}/exec"
+
+func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.stats.Requests[execRoute]++
+	s.mu.Unlock()
+	if !s.delay(r.Context()) {
+		return
+	}
+
+	tokStr, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	tokStr = strings.TrimSpace(tokStr)
+	s.mu.Lock()
+	tok, known := s.tokens[tokStr]
+	expired := known && !s.now().Before(tok.expires)
+	if expired {
+		delete(s.tokens, tokStr)
+	}
+	s.mu.Unlock()
+	switch {
+	case !known:
+		gatewayError(w, http.StatusUnauthorized, "unauthorized", "missing or invalid gateway token", "")
+		return
+	case expired:
+		gatewayError(w, http.StatusUnauthorized, "unauthorized", "the gateway token has expired", "")
+		return
+	case r.PathValue("user_ns") != tok.userNS || r.PathValue("job_id") != tok.job:
+		gatewayError(w, http.StatusForbidden, "forbidden", "the token is not valid for this sandbox", "")
+		return
+	}
+
+	var req execRequest
+	if err := decodeBody(r, &req); err != nil {
+		gatewayError(w, http.StatusUnprocessableEntity, "invalid_request", err.Error(), tok.sandboxID)
+		return
+	}
+	switch {
+	case req.Command == nil:
+		gatewayError(w, http.StatusUnprocessableEntity, "invalid_request", "command is required", tok.sandboxID)
+		return
+	case req.SandboxID != "" && req.SandboxID != tok.sandboxID:
+		gatewayError(w, http.StatusBadRequest, "invalid_request", "sandbox_id does not match the token", tok.sandboxID)
+		return
+	}
+	timeout := defaultExecTimeout
+	if req.Timeout != nil && *req.Timeout > 0 {
+		timeout = time.Duration(*req.Timeout * float64(time.Second))
+	}
+
+	s.mu.Lock()
+	sb := s.sandboxes[tok.sandboxID]
+	switch {
+	case sb == nil || prime.IsTerminalStatus(sb.status):
+		s.mu.Unlock()
+		gatewayError(w, http.StatusBadGateway, "sandbox_not_found", "The sandbox was not found", tok.sandboxID)
+		return
+	case sb.status != prime.StatusRunning:
+		st := sb.status
+		s.mu.Unlock()
+		gatewayError(w, http.StatusConflict, "sandbox_not_ready", "The sandbox is not running yet (status "+st+")", tok.sandboxID)
+		return
+	}
+	appliedGen := sb.appliedGen
+	s.mu.Unlock()
+
+	in := &interp{
+		reachable: func(host string) bool {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.reachable(sb, host)
+		},
+		alive: func() bool {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.sandboxes[sb.id] == sb && sb.status == prime.StatusRunning
+		},
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+	exit, err := in.run(ctx, *req.Command)
+
+	s.mu.Lock()
+	if s.sandboxes[sb.id] == sb {
+		s.emit(Event{
+			Type: EventCommandExecuted, SandboxID: sb.id, Command: *req.Command, ExitCode: exit,
+			AppliedGeneration: appliedGen, TimedOut: errors.Is(err, errExecTimeout),
+		})
+	}
+	s.mu.Unlock()
+
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusOK, execResponse{Stdout: in.stdout.b.String(), Stderr: in.stderr.b.String(), ExitCode: exit})
+	case errors.Is(err, errExecTimeout):
+		gatewayError(w, http.StatusRequestTimeout, "command_timeout", "Command timed out after "+timeout.String(), sb.id)
+	case errors.Is(err, errVanished):
+		gatewayError(w, http.StatusBadGateway, "sandbox_not_found", "The sandbox was not found", sb.id)
+	}
+	// Otherwise the client went away: there is nobody to answer.
+}

@@ -1,0 +1,171 @@
+package primemock
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Defaults for zero (or negative) Options durations. They are small so tests
+// and demos are fast, but never zero: a sandbox always goes through PENDING
+// and PROVISIONING, and a policy is never applied inside the PUT itself.
+const (
+	DefaultBootDelay       = 100 * time.Millisecond
+	DefaultApplyDelay      = 50 * time.Millisecond
+	DefaultImageBuildDelay = 200 * time.Millisecond
+	DefaultTokenTTL        = 10 * time.Minute
+	DefaultRetryAfter      = time.Second
+)
+
+// Options are the mock's knobs. The zero value is a fast, fault-free mock.
+type Options struct {
+	// BootDelay is PENDING + PROVISIONING time, split evenly.
+	BootDelay time.Duration
+	// ApplyDelay is how long the data plane takes to apply a policy, counted
+	// from the later of its acceptance and RUNNING.
+	ApplyDelay time.Duration
+	// ImageBuildDelay is how long a "prime-mock/build" image stays PENDING
+	// with pendingImageBuildId before booting.
+	ImageBuildDelay time.Duration
+	// Latency is added to every /api/v1 and gateway request, plus a uniform
+	// random extra in [0, LatencyJitter).
+	Latency       time.Duration
+	LatencyJitter time.Duration
+	// NeverApply accepts egress policies but never applies them.
+	NeverApply bool
+	// FailRate is the probability of an injected 503 on /api/v1 requests.
+	FailRate float64
+	// ThrottleRate is the probability of an injected 429 on /api/v1 requests.
+	ThrottleRate float64
+	// RetryAfter is the 429's Retry-After (rounded up to whole seconds, at
+	// least 1 s).
+	RetryAfter time.Duration
+	// APIKey, when set, is the only key accepted; otherwise any non-empty
+	// bearer token is.
+	APIKey string
+	// Seed seeds the one random source (faults, jitter, ids); 0 picks a
+	// time-based seed, which Server.Options then reports.
+	Seed int64
+	// TokenTTL is the lifetime of gateway tokens.
+	TokenTTL time.Duration
+	// Now is the clock for reported timestamps and token expiry (optional;
+	// time.Now). Timers always run on the real clock.
+	Now func() time.Time
+}
+
+func orDuration(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+func (o Options) bootDelay() time.Duration  { return orDuration(o.BootDelay, DefaultBootDelay) }
+func (o Options) applyDelay() time.Duration { return orDuration(o.ApplyDelay, DefaultApplyDelay) }
+func (o Options) buildDelay() time.Duration {
+	return orDuration(o.ImageBuildDelay, DefaultImageBuildDelay)
+}
+func (o Options) tokenTTL() time.Duration { return orDuration(o.TokenTTL, DefaultTokenTTL) }
+
+// retryAfterSeconds is the Retry-After header value: whole seconds, rounded
+// up, at least 1 (a 0 would invite an immediate retry storm).
+func (o Options) retryAfterSeconds() int {
+	d := orDuration(o.RetryAfter, DefaultRetryAfter)
+	secs := int((d + time.Second - 1) / time.Second)
+	return max(secs, 1)
+}
+
+// ConfigPatch is the body of POST /_mock/config and the answer of both
+// /_mock/config verbs: knob values with durations as Go duration strings
+// ("250ms"). Absent keys keep their current value.
+type ConfigPatch struct {
+	BootDelay       *Duration `json:"boot_delay,omitempty"`
+	ApplyDelay      *Duration `json:"apply_delay,omitempty"`
+	ImageBuildDelay *Duration `json:"image_build_delay,omitempty"`
+	Latency         *Duration `json:"latency,omitempty"`
+	LatencyJitter   *Duration `json:"latency_jitter,omitempty"`
+	NeverApply      *bool     `json:"never_apply,omitempty"`
+	FailRate        *float64  `json:"fail_rate,omitempty"`
+	ThrottleRate    *float64  `json:"throttle_rate,omitempty"`
+	RetryAfter      *Duration `json:"retry_after,omitempty"`
+	TokenTTL        *Duration `json:"token_ttl,omitempty"`
+	Seed            *int64    `json:"seed,omitempty"`
+}
+
+// Duration is a time.Duration written as a Go duration string in JSON; a
+// bare number is read as seconds.
+type Duration time.Duration
+
+// MarshalJSON writes "1.5s".
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads "1.5s" or 1.5.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return err
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var secs float64
+	if err := json.Unmarshal(b, &secs); err != nil {
+		return fmt.Errorf("a duration is a string such as \"250ms\" or a number of seconds")
+	}
+	*d = Duration(secs * float64(time.Second))
+	return nil
+}
+
+// patchOf reports the effective knob values (defaults resolved).
+func patchOf(o Options) ConfigPatch {
+	dur := func(d time.Duration) *Duration { v := Duration(d); return &v }
+	return ConfigPatch{
+		BootDelay:       dur(o.bootDelay()),
+		ApplyDelay:      dur(o.applyDelay()),
+		ImageBuildDelay: dur(o.buildDelay()),
+		Latency:         dur(o.Latency),
+		LatencyJitter:   dur(o.LatencyJitter),
+		NeverApply:      &o.NeverApply,
+		FailRate:        &o.FailRate,
+		ThrottleRate:    &o.ThrottleRate,
+		RetryAfter:      dur(orDuration(o.RetryAfter, DefaultRetryAfter)),
+		TokenTTL:        dur(o.tokenTTL()),
+		Seed:            &o.Seed,
+	}
+}
+
+// apply copies the set fields of p into o.
+func (p ConfigPatch) apply(o *Options) error {
+	for _, r := range []*float64{p.FailRate, p.ThrottleRate} {
+		if r != nil && (*r < 0 || *r > 1) {
+			return fmt.Errorf("rates must be between 0 and 1, got %g", *r)
+		}
+	}
+	set := func(dst *time.Duration, src *Duration) {
+		if src != nil {
+			*dst = time.Duration(*src)
+		}
+	}
+	set(&o.BootDelay, p.BootDelay)
+	set(&o.ApplyDelay, p.ApplyDelay)
+	set(&o.ImageBuildDelay, p.ImageBuildDelay)
+	set(&o.Latency, p.Latency)
+	set(&o.LatencyJitter, p.LatencyJitter)
+	set(&o.RetryAfter, p.RetryAfter)
+	set(&o.TokenTTL, p.TokenTTL)
+	if p.NeverApply != nil {
+		o.NeverApply = *p.NeverApply
+	}
+	if p.FailRate != nil {
+		o.FailRate = *p.FailRate
+	}
+	if p.ThrottleRate != nil {
+		o.ThrottleRate = *p.ThrottleRate
+	}
+	if p.Seed != nil {
+		o.Seed = *p.Seed
+	}
+	return nil
+}
