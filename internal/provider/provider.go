@@ -194,7 +194,10 @@ func (p *primeProvider) Resources(context.Context) []func() resource.Resource {
 }
 
 func (p *primeProvider) DataSources(context.Context) []func() datasource.DataSource {
-	return []func() datasource.DataSource{}
+	return []func() datasource.DataSource{
+		NewSandboxDataSource,
+		NewSandboxesDataSource,
+	}
 }
 
 // clientFrom extracts the configured client in a resource's or data source's

@@ -13,36 +13,43 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
+// sandboxAttributes are the attributes prime_sandbox shares with the
+// sandbox data sources, converted from the API by one function
+// (applySandbox).
+type sandboxAttributes struct {
+	ID                    types.String  `tfsdk:"id"`
+	Name                  types.String  `tfsdk:"name"`
+	DockerImage           types.String  `tfsdk:"docker_image"`
+	VM                    types.Bool    `tfsdk:"vm"`
+	StartCommand          types.String  `tfsdk:"start_command"`
+	StartArgv             types.List    `tfsdk:"start_argv"`
+	CPUCores              types.Float64 `tfsdk:"cpu_cores"`
+	MemoryGB              types.Float64 `tfsdk:"memory_gb"`
+	DiskSizeGB            types.Float64 `tfsdk:"disk_size_gb"`
+	GPUCount              types.Int64   `tfsdk:"gpu_count"`
+	GPUType               types.String  `tfsdk:"gpu_type"`
+	TimeoutMinutes        types.Int64   `tfsdk:"timeout_minutes"`
+	IdleTimeoutMinutes    types.Int64   `tfsdk:"idle_timeout_minutes"`
+	EnvironmentVars       types.Map     `tfsdk:"environment_vars"`
+	Labels                types.Set     `tfsdk:"labels"`
+	TeamID                types.String  `tfsdk:"team_id"`
+	Region                types.String  `tfsdk:"region"`
+	RegistryCredentialsID types.String  `tfsdk:"registry_credentials_id"`
+	Status                types.String  `tfsdk:"status"`
+	CreatedAt             types.String  `tfsdk:"created_at"`
+	StartedAt             types.String  `tfsdk:"started_at"`
+	DiskMountPath         types.String  `tfsdk:"disk_mount_path"`
+	UserID                types.String  `tfsdk:"user_id"`
+}
+
 // sandboxModel is prime_sandbox's state.
 type sandboxModel struct {
-	ID                    types.String   `tfsdk:"id"`
-	Name                  types.String   `tfsdk:"name"`
-	DockerImage           types.String   `tfsdk:"docker_image"`
-	VM                    types.Bool     `tfsdk:"vm"`
-	StartCommand          types.String   `tfsdk:"start_command"`
-	StartArgv             types.List     `tfsdk:"start_argv"`
-	CPUCores              types.Float64  `tfsdk:"cpu_cores"`
-	MemoryGB              types.Float64  `tfsdk:"memory_gb"`
-	DiskSizeGB            types.Float64  `tfsdk:"disk_size_gb"`
-	GPUCount              types.Int64    `tfsdk:"gpu_count"`
-	GPUType               types.String   `tfsdk:"gpu_type"`
-	TimeoutMinutes        types.Int64    `tfsdk:"timeout_minutes"`
-	IdleTimeoutMinutes    types.Int64    `tfsdk:"idle_timeout_minutes"`
-	EnvironmentVars       types.Map      `tfsdk:"environment_vars"`
-	Labels                types.Set      `tfsdk:"labels"`
-	TeamID                types.String   `tfsdk:"team_id"`
-	Region                types.String   `tfsdk:"region"`
-	Guaranteed            types.Bool     `tfsdk:"guaranteed"`
-	RegistryCredentialsID types.String   `tfsdk:"registry_credentials_id"`
-	Secrets               types.Map      `tfsdk:"secrets"`
-	SecretsWO             types.Map      `tfsdk:"secrets_wo"`
-	SecretsWOVersion      types.Int64    `tfsdk:"secrets_wo_version"`
-	Status                types.String   `tfsdk:"status"`
-	CreatedAt             types.String   `tfsdk:"created_at"`
-	StartedAt             types.String   `tfsdk:"started_at"`
-	DiskMountPath         types.String   `tfsdk:"disk_mount_path"`
-	UserID                types.String   `tfsdk:"user_id"`
-	Timeouts              timeouts.Value `tfsdk:"timeouts"`
+	sandboxAttributes
+	Guaranteed       types.Bool     `tfsdk:"guaranteed"`
+	Secrets          types.Map      `tfsdk:"secrets"`
+	SecretsWO        types.Map      `tfsdk:"secrets_wo"`
+	SecretsWOVersion types.Int64    `tfsdk:"secrets_wo_version"`
+	Timeouts         timeouts.Value `tfsdk:"timeouts"`
 }
 
 // createRequestFromModel builds the create body from a plan (or, at
@@ -162,10 +169,10 @@ func createRequestFromModel(ctx context.Context, m sandboxModel, secretsWO map[s
 }
 
 // applySandbox copies an API sandbox into m. m holds the prior state (or the
-// plan) on entry, so read-back rules can keep the user's spelling: a value
-// the platform cannot report (secrets) or reports as an empty default keeps
-// its prior null-or-empty form, which keeps the second plan empty.
-func applySandbox(ctx context.Context, m *sandboxModel, sb *prime.Sandbox) diag.Diagnostics {
+// plan, or nulls for a data source) on entry, so read-back rules can keep
+// the user's form: a collection the platform reports empty keeps its prior
+// null-or-empty form, which keeps the second plan empty.
+func applySandbox(ctx context.Context, m *sandboxAttributes, sb *prime.Sandbox) diag.Diagnostics {
 	var diags diag.Diagnostics
 	m.ID = types.StringValue(sb.ID)
 	m.Name = types.StringValue(sb.Name)
@@ -209,22 +216,27 @@ func applySandbox(ctx context.Context, m *sandboxModel, sb *prime.Sandbox) diag.
 
 	m.TeamID = types.StringPointerValue(emptyToNil(sb.TeamID))
 	m.Region = types.StringPointerValue(emptyToNil(sb.Region))
-	if m.Guaranteed.IsNull() || m.Guaranteed.IsUnknown() {
-		m.Guaranteed = types.BoolValue(false)
-	}
 	m.RegistryCredentialsID = types.StringPointerValue(emptyToNil(sb.RegistryCredentialsID))
-	// secrets come back masked ("***"): the prior value is all we know.
-	if m.Secrets.IsUnknown() {
-		m.Secrets = types.MapNull(types.StringType)
-	}
-	// secrets_wo is write-only: never stored.
-	m.SecretsWO = types.MapNull(types.StringType)
-
 	m.Status = types.StringValue(sb.Status)
 	m.CreatedAt = timeValue(&sb.CreatedAt)
 	m.StartedAt = timeValue(sb.StartedAt)
 	m.DiskMountPath = types.StringValue(sb.DiskMountPath)
 	m.UserID = types.StringPointerValue(emptyToNil(sb.UserID))
+	return diags
+}
+
+// applySandboxResource is applySandbox plus the resource-only attributes the
+// API cannot report: guaranteed is not in the sandbox object, secrets come
+// back masked ("***"), and secrets_wo is write-only and never stored.
+func applySandboxResource(ctx context.Context, m *sandboxModel, sb *prime.Sandbox) diag.Diagnostics {
+	diags := applySandbox(ctx, &m.sandboxAttributes, sb)
+	if m.Guaranteed.IsNull() || m.Guaranteed.IsUnknown() {
+		m.Guaranteed = types.BoolValue(false)
+	}
+	if m.Secrets.IsUnknown() {
+		m.Secrets = types.MapNull(types.StringType)
+	}
+	m.SecretsWO = types.MapNull(types.StringType)
 	return diags
 }
 

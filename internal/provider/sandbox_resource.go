@@ -319,7 +319,7 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 	// interrupted, Terraform keeps a tainted resource it can destroy, never
 	// an untracked sandbox.
 	state := plan
-	resp.Diagnostics.Append(applySandbox(ctx, &state, sb)...)
+	resp.Diagnostics.Append(applySandboxResource(ctx, &state, sb)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -335,7 +335,7 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 		resp.Diagnostics.AddError("Cannot read the sandbox after it started", err.Error())
 		return
 	}
-	resp.Diagnostics.Append(applySandbox(ctx, &state, sb)...)
+	resp.Diagnostics.Append(applySandboxResource(ctx, &state, sb)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -405,7 +405,7 @@ func (r *sandboxResource) Read(ctx context.Context, req resource.ReadRequest, re
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	resp.Diagnostics.Append(applySandbox(ctx, &state, sb)...)
+	resp.Diagnostics.Append(applySandboxResource(ctx, &state, sb)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 

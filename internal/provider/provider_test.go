@@ -1,0 +1,241 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+)
+
+var testAccProviders = map[string]func() (tfprotov6.ProviderServer, error){
+	"prime": providerserver.NewProtocol6WithError(New("test")()),
+}
+
+// TestMain makes the acceptance tests hermetic: no PRIME_* settings or
+// ~/.prime/config.json of the developer leak in, and the Terraform CLI gets
+// an existing (empty) CLI configuration file.
+func TestMain(m *testing.M) {
+	for _, k := range []string{"PRIME_API_KEY", "PRIME_TEAM_ID", "PRIME_BASE_URL", "PRIME_API_BASE_URL", "PRIME_USER_ID"} {
+		_ = os.Unsetenv(k)
+	}
+	tmp, err := os.MkdirTemp("", "prime-acc-")
+	if err != nil {
+		panic(err)
+	}
+	_ = os.Setenv("HOME", tmp)
+	if f := os.Getenv("TF_CLI_CONFIG_FILE"); f == "" || !fileExists(f) {
+		rc := filepath.Join(tmp, "terraformrc")
+		_ = os.WriteFile(rc, nil, 0o600)
+		_ = os.Setenv("TF_CLI_CONFIG_FILE", rc)
+	}
+	_ = os.Setenv("CHECKPOINT_DISABLE", "1")
+	code := m.Run()
+	_ = os.RemoveAll(tmp)
+	os.Exit(code)
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// testMock is one in-process Prime API for one test, with a recorder of the
+// request bodies the provider sent.
+type testMock struct {
+	*primemock.Server
+	URL string
+
+	mu       sync.Mutex
+	requests []recordedRequest
+}
+
+type recordedRequest struct {
+	Method, Path string
+	Body         []byte
+}
+
+// fastMockOptions keep acceptance tests quick while every lifecycle step
+// still happens on a timer.
+func fastMockOptions() primemock.Options {
+	return primemock.Options{BootDelay: 60 * time.Millisecond, ApplyDelay: 40 * time.Millisecond, APIKey: "test-key"}
+}
+
+func newTestMock(t *testing.T, o primemock.Options) *testMock {
+	t.Helper()
+	m := &testMock{Server: primemock.New(o)}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, prime.APIPrefix) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			m.mu.Lock()
+			m.requests = append(m.requests, recordedRequest{Method: r.Method, Path: r.URL.Path, Body: body})
+			m.mu.Unlock()
+		}
+		m.Server.ServeHTTP(w, r)
+	}))
+	m.URL = ts.URL
+	t.Cleanup(func() {
+		ts.Close()
+		m.Server.Close()
+	})
+	return m
+}
+
+// providerBlock configures the provider against this mock.
+func (m *testMock) providerBlock() string {
+	return fmt.Sprintf(`
+provider "prime" {
+  base_url = %q
+  api_key  = "test-key"
+}
+`, m.URL)
+}
+
+// config prepends the provider block to HCL.
+func (m *testMock) config(hcl string) string { return m.providerBlock() + hcl }
+
+// apiRequests is the number of /api/v1 requests the mock received.
+func (m *testMock) apiRequests() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.requests)
+}
+
+// createBodies returns the JSON bodies of POST /api/v1/sandbox.
+func (m *testMock) createBodies(t *testing.T) []map[string]any {
+	t.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []map[string]any
+	for _, r := range m.requests {
+		if r.Method == http.MethodPost && r.Path == prime.APIPrefix+"/sandbox" {
+			var body map[string]any
+			if err := json.Unmarshal(r.Body, &body); err != nil {
+				t.Fatalf("create body: %v", err)
+			}
+			out = append(out, body)
+		}
+	}
+	return out
+}
+
+// client is an API client for out-of-band changes (drift) in tests.
+func (m *testMock) client(t *testing.T) *prime.Client {
+	t.Helper()
+	c, err := prime.New(prime.Options{Config: prime.Config{APIKey: "test-key", BaseURL: m.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// noAPICalls fails when the mock received any API request: plan-time
+// validation must reject bad input before that.
+func (m *testMock) noAPICalls(t *testing.T) {
+	t.Helper()
+	if n := m.apiRequests(); n != 0 {
+		t.Fatalf("the provider sent %d API requests; plan-time validation must reject the input first", n)
+	}
+}
+
+// checkNoLiveSandboxes is a CheckDestroy: nothing the test created is left
+// running on the platform.
+func (m *testMock) checkNoLiveSandboxes(*terraform.State) error {
+	if live := m.Stats().LiveSandboxes; live != 0 {
+		return fmt.Errorf("%d sandboxes are still live after destroy", live)
+	}
+	return nil
+}
+
+// reachable asks the mock whether a sandbox reaches host under its applied
+// egress policy.
+func (m *testMock) reachable(t *testing.T, id, host string) bool {
+	t.Helper()
+	ok, found := m.Reachable(id, host)
+	if !found {
+		t.Fatalf("sandbox %s unknown to the mock", id)
+	}
+	return ok
+}
+
+// stateID returns the ID of a resource in state.
+func stateID(s *terraform.State, addr string) (string, error) {
+	rs, ok := s.RootModule().Resources[addr]
+	if !ok {
+		return "", fmt.Errorf("%s not in state", addr)
+	}
+	return rs.Primary.ID, nil
+}
+
+// expectErr compiles a regexp that matches across line breaks: Terraform
+// wraps long diagnostics.
+func expectErr(s string) *regexp.Regexp {
+	words := strings.Fields(s)
+	for i, w := range words {
+		words[i] = regexp.QuoteMeta(w)
+	}
+	return regexp.MustCompile(`(?s)` + strings.Join(words, `\s+`))
+}
+
+func waitCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestAccProvider_missingAPIKey(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{{
+			Config: fmt.Sprintf(`
+provider "prime" {
+  base_url = %q
+}
+data "prime_sandbox" "x" {
+  id = "nope"
+}
+`, m.URL),
+			ExpectError: expectErr("No API key was found. Set api_key in the provider block, the PRIME_API_KEY environment variable"),
+		}},
+	})
+	m.noAPICalls(t)
+}
+
+func TestAccProvider_badKeyIsUnauthorized(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{{
+			Config: fmt.Sprintf(`
+provider "prime" {
+  base_url = %q
+  api_key  = "wrong-key"
+}
+resource "prime_sandbox" "x" {
+  name         = "x"
+  docker_image = "python:3.12-slim"
+}
+`, m.URL),
+			ExpectError: expectErr("HTTP 401: unauthorized: check the API key"),
+		}},
+	})
+}

@@ -1,0 +1,515 @@
+package provider
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+)
+
+const minimalSandbox = `
+resource "prime_sandbox" "test" {
+  name         = "eval-0"
+  docker_image = "python:3.12-slim"
+}
+`
+
+// Create, read, import (CLI and import block), destroy; unset resources are
+// left out of the request and the platform's values are read back; the
+// second plan (run by the harness after every apply) is empty.
+func TestAccSandbox_basic(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(minimalSandbox),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("status"), knownvalue.StringExact("RUNNING")),
+					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("vm"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("cpu_cores"), knownvalue.Float64Exact(1)),
+					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("memory_gb"), knownvalue.Float64Exact(1)),
+					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("disk_size_gb"), knownvalue.Float64Exact(5)),
+					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("timeout_minutes"), knownvalue.Int64Exact(60)),
+					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("gpu_count"), knownvalue.Int64Exact(0)),
+					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("disk_mount_path"), knownvalue.StringExact("/sandbox-workspace")),
+					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("started_at"), knownvalue.NotNull()),
+					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("labels"), knownvalue.Null()),
+					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("start_argv"), knownvalue.Null()),
+				},
+				Check: func(*terraform.State) error {
+					bodies := m.createBodies(t)
+					if len(bodies) != 1 {
+						return fmt.Errorf("%d create requests, want 1", len(bodies))
+					}
+					for _, k := range []string{"cpu_cores", "memory_gb", "disk_size_gb", "vm", "start_command", "timeout_minutes", "gpu_count"} {
+						if _, sent := bodies[0][k]; sent {
+							return fmt.Errorf("unset %s was sent: %v", k, bodies[0])
+						}
+					}
+					if key, _ := bodies[0]["idempotency_key"].(string); len(key) != 32 {
+						return fmt.Errorf("idempotency_key = %q", key)
+					}
+					return nil
+				},
+			},
+			{
+				ResourceName:      "prime_sandbox.test",
+				ImportState:       true,
+				ImportStateVerify: true,
+				// timeouts is configuration only; guaranteed is not reported
+				// by the API and reads back as its default.
+				ImportStateVerifyIgnore: []string{"timeouts"},
+			},
+			{
+				ResourceName:      "prime_sandbox.test",
+				ImportState:       true,
+				ImportStateKind:   resource.ImportBlockWithID,
+				ImportPlanChecks:  resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("prime_sandbox.test", plancheck.ResourceActionNoop)}},
+				ImportStateVerify: false,
+			},
+		},
+	})
+}
+
+// A container with every container-only option, explicit resources and
+// collections; import verifies them all.
+func TestAccSandbox_containerEverything(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	cfg := m.config(`
+resource "prime_sandbox" "test" {
+  name                    = "web"
+  docker_image            = "nginx:1.27"
+  vm                      = false
+  start_command           = "nginx -g 'daemon off;'"
+  cpu_cores               = 2
+  memory_gb               = 4
+  disk_size_gb            = 20
+  timeout_minutes         = 120
+  idle_timeout_minutes    = 30
+  guaranteed              = true
+  registry_credentials_id = "cred-1"
+  region                  = "us"
+  labels                  = ["eval", "run-42"]
+  environment_vars        = { MODE = "test", EMPTY = "" }
+  secrets                 = { API_TOKEN = "s3cr3t-value" }
+}
+`)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: cfg,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("vm"), knownvalue.Bool(false)),
+					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("cpu_cores"), knownvalue.Float64Exact(2)),
+					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("labels"), knownvalue.SetExact([]knownvalue.Check{
+						knownvalue.StringExact("eval"), knownvalue.StringExact("run-42")})),
+					statecheck.ExpectSensitiveValue("prime_sandbox.test", tfjsonpath.New("secrets")),
+				},
+				Check: func(*terraform.State) error {
+					body := m.createBodies(t)[0]
+					if body["start_command"] != "nginx -g 'daemon off;'" || body["vm"] != false || body["guaranteed"] != true {
+						return fmt.Errorf("create body = %v", body)
+					}
+					if sec, _ := body["secrets"].(map[string]any); sec["API_TOKEN"] != "s3cr3t-value" {
+						return fmt.Errorf("secrets not sent: %v", body["secrets"])
+					}
+					return nil
+				},
+			},
+			{
+				ResourceName:            "prime_sandbox.test",
+				ImportState:             true,
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"timeouts", "secrets", "guaranteed"},
+			},
+		},
+	})
+}
+
+func TestAccSandbox_vmArgvAndGPU(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(`
+resource "prime_sandbox" "test" {
+  name            = "trainer"
+  docker_image    = "pytorch/pytorch:latest"
+  vm              = true
+  start_argv      = ["/bin/sh", "-c", "python -m http.server"]
+  gpu_count       = 2
+  gpu_type        = "A100"
+  timeout_minutes = -1
+}
+`),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("timeout_minutes"), knownvalue.Int64Exact(-1)),
+					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("gpu_type"), knownvalue.StringExact("A100")),
+				},
+				Check: func(*terraform.State) error {
+					sc, _ := m.createBodies(t)[0]["start_command"].(map[string]any)
+					if sc["executable"] != "/bin/sh" || fmt.Sprint(sc["args"]) != "[-c python -m http.server]" {
+						return fmt.Errorf("start_command = %v", sc)
+					}
+					return nil
+				},
+			},
+			{ResourceName: "prime_sandbox.test", ImportState: true, ImportStateVerify: true, ImportStateVerifyIgnore: []string{"timeouts"}},
+		},
+	})
+}
+
+// Every plan-time rule fails before any API call, with a message that names
+// the attribute.
+func TestAccSandbox_planTimeValidation(t *testing.T) {
+	cases := []struct {
+		name, body, want string
+	}{
+		{"gpu type without count", `gpu_type = "A100"`, `gpu_type: needs gpu_count > 0`},
+		{"gpu count without type", `gpu_count = 1`, `gpu_type: is required when gpu_count > 0`},
+		{"gpus on a container", "vm = false\ngpu_count = 1\ngpu_type = \"A100\"", `gpu_count: GPUs are not supported on containers`},
+		{"guaranteed on default vm", `guaranteed = true`, `guaranteed: is only supported on containers: set vm = false`},
+		{"guaranteed on vm", "vm = true\nguaranteed = true", `guaranteed: is only supported on containers`},
+		{"registry credentials on vm", `registry_credentials_id = "c"`, `registry_credentials_id: is only supported on containers`},
+		{"start_command with unset vm", `start_command = "python app.py"`, `start_command: a shell-string start command is only supported on containers (vm = false); VMs take the argv form, for example start_argv = ["/bin/sh", "-c", "python app.py"]`},
+		{"start_command with vm", "vm = true\nstart_command = \"x\"", `start_argv = ["/bin/sh", "-c", "x"]`},
+		{"start_argv empty", `start_argv = []`, `start_argv: the argv form needs an executable (at least one element)`},
+		{"start_argv NUL", `start_argv = ["/bin/x", "a\u0000b"]`, `start_argv: argument 1 must not contain NUL bytes`},
+		{"start_command and start_argv", "vm = false\nstart_command = \"x\"\nstart_argv = [\"/bin/x\"]", `Attribute "start_argv" cannot be specified when "start_command" is specified`},
+		{"idle below 1", `idle_timeout_minutes = 0`, `idle_timeout_minutes: must be at least 1, got 0`},
+		{"idle above timeout", "timeout_minutes = 10\nidle_timeout_minutes = 11", `idle_timeout_minutes: must not exceed timeout_minutes (10), got 11`},
+		{"idle on unbounded container", "vm = false\ntimeout_minutes = -1\nidle_timeout_minutes = 5", `containers with an idle timeout need a finite lifetime`},
+		{"timeout zero", `timeout_minutes = 0`, `timeout_minutes: must be -1 (no lifetime limit) or at least 1, got 0`},
+		{"cpu zero", `cpu_cores = 0`, `cpu_cores: must be greater than 0, got 0`},
+		{"memory negative", `memory_gb = -1`, `memory_gb: must be greater than 0, got -1`},
+		{"disk zero", `disk_size_gb = 0`, `disk_size_gb: must be greater than 0`},
+		{"empty label", `labels = ["ok", ""]`, `labels: labels must not be empty strings`},
+		{"bad env name", `environment_vars = { "1X" = "v" }`, `environment_vars: "1X" is not a valid variable name`},
+		{"bad secret name", `secrets = { "A-B" = "v" }`, `secrets: "A-B" is not a valid variable name`},
+		{"bad write-only secret name", `secrets_wo = { "A B" = "v" }`, `secrets_wo: "A B" is not a valid variable name`},
+		{"empty name", `name2 = ""`, `Attribute name string length must be at least 1`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newTestMock(t, fastMockOptions())
+			name := `name = "x"`
+			body := tc.body
+			if strings.HasPrefix(body, "name2") {
+				name, body = `name = ""`, ""
+			}
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProviders,
+				Steps: []resource.TestStep{{
+					Config: m.config(fmt.Sprintf(`
+resource "prime_sandbox" "test" {
+  %s
+  docker_image = "img"
+  %s
+}
+`, name, body)),
+					PlanOnly:    true,
+					ExpectError: expectErr(tc.want),
+				}},
+			})
+			m.noAPICalls(t)
+		})
+	}
+}
+
+// A value only known after apply skips the rules that depend on it rather
+// than failing or guessing.
+func TestAccSandbox_unknownValuesDeferValidation(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{{
+			Config: m.config(`
+resource "prime_sandbox" "base" {
+  name         = "base"
+  docker_image = "img"
+  vm           = false
+}
+resource "prime_sandbox" "test" {
+  name          = "dependent"
+  docker_image  = "img"
+  vm            = prime_sandbox.base.vm
+  start_command = "sleep infinity"
+}
+`),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("start_command"), knownvalue.StringExact("sleep infinity")),
+			},
+		}},
+	})
+}
+
+// A sandbox deleted behind Terraform's back is recreated on the next apply.
+func TestAccSandbox_driftDeletedOutOfBand(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	var firstID string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(minimalSandbox),
+				Check: func(s *terraform.State) (err error) {
+					firstID, err = stateID(s, "prime_sandbox.test")
+					return err
+				},
+			},
+			{
+				PreConfig: func() {
+					if err := m.client(t).DeleteSandbox(waitCtx(t), firstID); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: m.config(minimalSandbox),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("prime_sandbox.test", plancheck.ResourceActionCreate)},
+				},
+				Check: func(s *terraform.State) error {
+					id, err := stateID(s, "prime_sandbox.test")
+					if err == nil && id == firstID {
+						err = fmt.Errorf("the deleted sandbox %s is still in state", id)
+					}
+					return err
+				},
+			},
+		},
+	})
+}
+
+// A sandbox that goes to ERROR while booting fails the apply with the
+// platform's error type and message.
+func TestAccSandbox_bootErrorFailsApply(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{{
+			Config: m.config(`
+resource "prime_sandbox" "test" {
+  name         = "broken"
+  docker_image = "prime-mock/error:latest"
+}
+`),
+			ExpectError: expectErr("is ERROR (IMAGE_PULL_FAILED)"),
+		}},
+	})
+	if got := m.Stats().SandboxesCreated; got != 1 {
+		t.Fatalf("sandboxes created = %d, want 1", got)
+	}
+	if !hasEvent(m.Events(), primemock.EventSandboxError) {
+		t.Fatal("the mock never put the sandbox in ERROR")
+	}
+}
+
+// A create that times out while the sandbox is still booting leaves the ID
+// in state (tainted): the next plan replaces that sandbox instead of
+// creating a second, untracked one; destroy removes it.
+func TestAccSandbox_createTimeoutKeepsIDInState(t *testing.T) {
+	o := fastMockOptions()
+	o.ImageBuildDelay = time.Hour // a first-use VM image build that never ends
+	m := newTestMock(t, o)
+	cfg := m.config(`
+resource "prime_sandbox" "test" {
+  name         = "slow"
+  docker_image = "prime-mock/build:v1"
+  timeouts {
+    create = "1s"
+  }
+}
+`)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config:      cfg,
+				ExpectError: expectErr("was not RUNNING within the create timeout (1s); last status PENDING with a VM image build still in progress"),
+			},
+			{
+				Config:             cfg,
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectResourceAction("prime_sandbox.test", plancheck.ResourceActionReplace)},
+				},
+			},
+		},
+	})
+	if got := m.Stats().SandboxesCreated; got != 1 {
+		t.Fatalf("sandboxes created = %d, want 1", got)
+	}
+}
+
+// secrets_wo reaches the platform and never the state.
+func TestAccSandbox_writeOnlySecretsStayOutOfState(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	const secret = "wo-s3cret-value-123"
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{{
+			Config: m.config(fmt.Sprintf(`
+resource "prime_sandbox" "test" {
+  name               = "wo"
+  docker_image       = "img"
+  secrets_wo         = { API_TOKEN = %q }
+  secrets_wo_version = 1
+}
+`, secret)),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("secrets_wo"), knownvalue.Null()),
+				statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("secrets"), knownvalue.Null()),
+			},
+			Check: func(s *terraform.State) error {
+				for addr, rs := range s.RootModule().Resources {
+					for k, v := range rs.Primary.Attributes {
+						if strings.Contains(v, secret) {
+							return fmt.Errorf("%s.%s holds the write-only secret", addr, k)
+						}
+					}
+				}
+				sec, _ := m.createBodies(t)[0]["secrets"].(map[string]any)
+				if sec["API_TOKEN"] != secret {
+					return fmt.Errorf("the secret was not sent: %v", sec)
+				}
+				return nil
+			},
+		}},
+	})
+}
+
+// Twenty sandboxes in one apply are polled together: the mock sees far
+// fewer status requests than one per sandbox per poll round.
+func TestAccSandbox_fleetStatusIsBatched(t *testing.T) {
+	o := fastMockOptions()
+	o.BootDelay = 800 * time.Millisecond
+	m := newTestMock(t, o)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{{
+			Config: m.config(`
+resource "prime_sandbox" "fleet" {
+  count        = 20
+  name         = "eval-${count.index}"
+  docker_image = "img"
+  labels       = ["fleet"]
+}
+`),
+			Check: func(*terraform.State) error {
+				st := m.Stats()
+				batch := st.Requests["POST /api/v1/sandbox/status:batchGet"]
+				gets := st.Requests["GET /api/v1/sandbox/{id}"]
+				// Each sandbox needs ~4 polls to see 800 ms of boot; one request
+				// per sandbox per round would be ~80.
+				if batch == 0 || batch >= 20 {
+					return fmt.Errorf("%d status:batchGet requests for 20 sandboxes, want batching (1..19)", batch)
+				}
+				if gets > 20 {
+					return fmt.Errorf("%d per-sandbox GETs during create, want at most one read per sandbox", gets)
+				}
+				t.Logf("20 sandboxes: %d status:batchGet requests, %d GETs", batch, gets)
+				return nil
+			},
+		}},
+	})
+}
+
+func TestAccSandboxDataSources(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(`
+resource "prime_sandbox" "a" {
+  name         = "a"
+  docker_image = "img"
+  labels       = ["eval", "team-x"]
+}
+resource "prime_sandbox" "b" {
+  name         = "b"
+  docker_image = "img"
+  labels       = ["eval"]
+}
+`),
+			},
+			{
+				Config: m.config(`
+resource "prime_sandbox" "a" {
+  name         = "a"
+  docker_image = "img"
+  labels       = ["eval", "team-x"]
+}
+resource "prime_sandbox" "b" {
+  name         = "b"
+  docker_image = "img"
+  labels       = ["eval"]
+}
+data "prime_sandbox" "a" {
+  id = prime_sandbox.a.id
+}
+data "prime_sandboxes" "both" {
+  labels     = ["eval"]
+  depends_on = [prime_sandbox.a, prime_sandbox.b]
+}
+data "prime_sandboxes" "team" {
+  labels     = ["eval", "team-x"]
+  status     = "RUNNING"
+  depends_on = [prime_sandbox.a, prime_sandbox.b]
+}
+`),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttrPair("data.prime_sandbox.a", "name", "prime_sandbox.a", "name"),
+					resource.TestCheckResourceAttr("data.prime_sandbox.a", "status", "RUNNING"),
+					resource.TestCheckResourceAttr("data.prime_sandboxes.both", "ids.#", "2"),
+					resource.TestCheckResourceAttr("data.prime_sandboxes.both", "sandboxes.#", "2"),
+					resource.TestCheckResourceAttr("data.prime_sandboxes.team", "ids.#", "1"),
+					resource.TestCheckResourceAttrPair("data.prime_sandboxes.team", "ids.0", "prime_sandbox.a", "id"),
+					resource.TestCheckResourceAttr("data.prime_sandboxes.team", "sandboxes.0.name", "a"),
+				),
+			},
+		},
+	})
+}
+
+func TestAccSandboxDataSource_unknownID(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{{
+			Config:      m.config(`data "prime_sandbox" "x" { id = "does-not-exist" }`),
+			ExpectError: expectErr(`No sandbox has the ID "does-not-exist"`),
+		}},
+	})
+}
+
+func hasEvent(events []primemock.Event, typ string) bool {
+	for _, e := range events {
+		if e.Type == typ {
+			return true
+		}
+	}
+	return false
+}
