@@ -190,6 +190,7 @@ func logToTflog(ctx context.Context, msg string, fields map[string]any) {
 func (p *primeProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		NewSandboxResource,
+		NewEgressPolicyResource,
 	}
 }
 
@@ -197,6 +198,7 @@ func (p *primeProvider) DataSources(context.Context) []func() datasource.DataSou
 	return []func() datasource.DataSource{
 		NewSandboxDataSource,
 		NewSandboxesDataSource,
+		NewEgressPolicyDataSource,
 	}
 }
 

@@ -1,0 +1,591 @@
+package provider
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+)
+
+const routeHost = "intercept.example.net"
+
+// vmSandbox is the sandbox every policy test restricts.
+const vmSandbox = `
+resource "prime_sandbox" "vm" {
+  name         = "agent-box"
+  docker_image = "python:3.12-slim"
+}
+`
+
+// policyHCL renders a policy on prime_sandbox.vm with the interception
+// route; listLine is e.g. `allow = ["example.com"]`.
+func policyHCL(listLine string, extra ...string) string {
+	return fmt.Sprintf(`
+resource "prime_egress_policy" "agent" {
+  sandbox_id = prime_sandbox.vm.id
+  %s
+  routes     = ["https://%s/v1/chat/completions"]
+  %s
+}
+`, listLine, routeHost, strings.Join(extra, "\n  "))
+}
+
+// reachability checks that the sandbox reaches exactly the hosts expected
+// under the mock's applied policy.
+func reachability(t *testing.T, m *testMock, want map[string]bool) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		id, err := stateID(s, "prime_sandbox.vm")
+		if err != nil {
+			return err
+		}
+		for host, expected := range want {
+			if got := m.reachable(t, id, host); got != expected {
+				return fmt.Errorf("%s reachable = %t, want %t", host, got, expected)
+			}
+		}
+		return nil
+	}
+}
+
+// The upstream verification table: an agent probing example.com and
+// google.com (here the mock's reachability probe) under four runtime
+// configurations, with the interception route always reachable when
+// allowlisting.
+func TestAccEgressPolicy_verificationTable(t *testing.T) {
+	scenarios := []struct {
+		name   string
+		policy string
+		want   map[string]bool
+	}{
+		{"open", "", map[string]bool{"example.com": true, "google.com": true, routeHost: true}},
+		{"partial allow", policyHCL(`allow = ["example.com"]`), map[string]bool{"example.com": true, "google.com": false, routeHost: true}},
+		{"blocked", policyHCL(`allow = []`), map[string]bool{"example.com": false, "google.com": false, routeHost: true}},
+		{"deny one", policyHCL(`block = ["example.com"]`), map[string]bool{"example.com": false, "google.com": true, routeHost: true}},
+	}
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			m := newTestMock(t, fastMockOptions())
+			checks := []resource.TestCheckFunc{reachability(t, m, sc.want)}
+			if sc.policy != "" {
+				checks = append(checks,
+					resource.TestCheckResourceAttr("prime_egress_policy.agent", "applied", "true"),
+					resource.TestCheckResourceAttr("prime_egress_policy.agent", "generation", "1"),
+					resource.TestCheckResourceAttr("prime_egress_policy.agent", "applied_generation", "1"),
+				)
+			}
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProviders,
+				CheckDestroy:             m.checkNoLiveSandboxes,
+				Steps: []resource.TestStep{{
+					Config: m.config(vmSandbox + sc.policy),
+					Check:  resource.ComposeAggregateTestCheckFunc(checks...),
+				}},
+			})
+		})
+	}
+}
+
+// The same scenarios with a data plane that never applies (the upstream
+// platform gap): every policy fails closed with a clear message, nothing is
+// recorded as applied, and the agent that depends on the policy is never
+// created.
+func TestAccEgressPolicy_failsClosedWhenNeverApplied(t *testing.T) {
+	for _, listLine := range []string{`allow = ["example.com"]`, `allow = []`, `block = ["example.com"]`} {
+		t.Run(listLine, func(t *testing.T) {
+			o := fastMockOptions()
+			o.NeverApply = true
+			m := newTestMock(t, o)
+			cfg := m.config(vmSandbox + policyHCL(listLine, `timeouts { create = "1s" }`) + `
+resource "prime_sandbox" "agent" {
+  name         = "agent-depends-on-policy"
+  docker_image = "python:3.12-slim"
+  depends_on   = [prime_egress_policy.agent]
+}
+`)
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProviders,
+				CheckDestroy:             m.checkNoLiveSandboxes,
+				Steps: []resource.TestStep{
+					{
+						Config: cfg,
+						ExpectError: expectErr("was accepted (generation 1) but is not enforced after 1s (the platform reports " +
+							"applied_generation -1, applied false). Failing closed: the policy is not recorded as applied, " +
+							"and nothing that depends on it was started."),
+					},
+					{
+						// Not recorded at all: the next plan creates the policy
+						// (write and wait again), the sandbox stays.
+						Config:             cfg,
+						PlanOnly:           true,
+						ExpectNonEmptyPlan: true,
+						ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+							plancheck.ExpectResourceAction("prime_egress_policy.agent", plancheck.ResourceActionCreate),
+							plancheck.ExpectResourceAction("prime_sandbox.agent", plancheck.ResourceActionCreate),
+							plancheck.ExpectResourceAction("prime_sandbox.vm", plancheck.ResourceActionNoop),
+						}},
+					},
+				},
+			})
+			if got := m.Stats().SandboxesCreated; got != 1 {
+				t.Fatalf("sandboxes created = %d: the agent that depends on the policy must never be created", got)
+			}
+			for _, e := range m.Events() {
+				if e.Type == primemock.EventPolicyPut && e.Policy != nil && e.Policy.IsOpen() {
+					t.Fatalf("egress was reopened (event %d)", e.Seq)
+				}
+			}
+		})
+	}
+}
+
+// A policy that fails to apply and is then applied again never reopens
+// egress in between.
+func TestAccEgressPolicy_retryAfterFailClosedDoesNotReopen(t *testing.T) {
+	o := fastMockOptions()
+	o.NeverApply = true
+	m := newTestMock(t, o)
+	cfg := m.config(vmSandbox + policyHCL(`allow = ["example.com"]`, `timeouts { create = "1s" }`))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{Config: cfg, ExpectError: expectErr("but is not enforced after 1s")},
+			{
+				PreConfig: func() { m.SetNeverApply(false) },
+				Config:    cfg,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("prime_egress_policy.agent", "applied", "true"),
+					resource.TestCheckResourceAttr("prime_egress_policy.agent", "generation", "2"),
+					reachability(t, m, map[string]bool{"example.com": true, "google.com": false}),
+					func(*terraform.State) error {
+						var puts []string
+						for _, e := range m.Events() {
+							if e.Type == primemock.EventPolicyPut {
+								puts = append(puts, fmt.Sprintf("%+v", *e.Policy))
+								if e.Policy.IsOpen() {
+									return fmt.Errorf("egress was reopened between the attempts: %v", puts)
+								}
+							}
+						}
+						if len(puts) != 2 {
+							return fmt.Errorf("policy writes = %v, want 2", puts)
+						}
+						return nil
+					},
+				),
+			},
+		},
+	})
+}
+
+// Update in place, then a failed update keeps the previous values and the
+// next apply writes again.
+func TestAccEgressPolicy_updateInPlace(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(vmSandbox + policyHCL(`allow = ["example.com"]`)),
+				Check:  reachability(t, m, map[string]bool{"example.com": true, "google.com": false}),
+			},
+			{
+				Config: m.config(vmSandbox + policyHCL(`allow = ["google.com"]`)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_egress_policy.agent", plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue("prime_egress_policy.agent", tfjsonpath.New("effective_allow"),
+						knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact(routeHost), knownvalue.StringExact("google.com")})),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("prime_egress_policy.agent", "generation", "2"),
+					reachability(t, m, map[string]bool{"example.com": false, "google.com": true}),
+				),
+			},
+			{
+				// Block mode, in place.
+				Config: m.config(vmSandbox + policyHCL(`block = ["google.com"]`)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_egress_policy.agent", plancheck.ResourceActionUpdate),
+				}},
+				Check: reachability(t, m, map[string]bool{"example.com": true, "google.com": false}),
+			},
+			{
+				PreConfig:   func() { m.SetNeverApply(true) },
+				Config:      m.config(vmSandbox + policyHCL(`block = ["example.com"]`, `timeouts { update = "1s" }`)),
+				ExpectError: expectErr("Failing closed: the policy is not recorded as applied"),
+			},
+			{
+				// Nothing was recorded as applied: with the data plane still
+				// stuck, a refresh finds the unapplied write and the plan
+				// writes again (applied false -> true).
+				Config:             m.config(vmSandbox + policyHCL(`block = ["example.com"]`)),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_egress_policy.agent", plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue("prime_egress_policy.agent", tfjsonpath.New("applied"), knownvalue.Bool(true)),
+				}},
+			},
+			{
+				// Once the data plane works again, the apply converges.
+				PreConfig: func() { m.SetNeverApply(false) },
+				Config:    m.config(vmSandbox + policyHCL(`block = ["example.com"]`)),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("prime_egress_policy.agent", "applied", "true"),
+					reachability(t, m, map[string]bool{"example.com": false, "google.com": true}),
+				),
+			},
+		},
+	})
+}
+
+// An out-of-band change (say, from the CLI) shows as drift and the next
+// apply restores the configured policy.
+func TestAccEgressPolicy_drift(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	cfg := m.config(vmSandbox + policyHCL(`allow = ["example.com"]`))
+	var sandboxID string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: cfg,
+				Check: func(s *terraform.State) (err error) {
+					sandboxID, err = stateID(s, "prime_sandbox.vm")
+					return err
+				},
+			},
+			{
+				PreConfig: func() {
+					c := m.client(t)
+					st, err := c.PutEgressPolicy(waitCtx(t), sandboxID, prime.EgressPolicy{Allowlist: []string{"evil.example.org"}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, err := c.WaitForEgressApplied(waitCtx(t), sandboxID, st.Generation, st); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_egress_policy.agent", plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("prime_egress_policy.agent", "generation", "3"),
+					reachability(t, m, map[string]bool{"example.com": true, "evil.example.org": false}),
+				),
+			},
+		},
+	})
+}
+
+// Import by sandbox ID reads the platform's policy back; the platform's
+// canonical spelling is equal to the configured one, so nothing differs.
+func TestAccEgressPolicy_import(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{Config: m.config(vmSandbox + `
+resource "prime_egress_policy" "agent" {
+  sandbox_id = prime_sandbox.vm.id
+  block      = ["ads.example.com", "10.0.0.0/8"]
+}
+`)},
+			{
+				ResourceName:            "prime_egress_policy.agent",
+				ImportState:             true,
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"timeouts"},
+			},
+			{
+				ResourceName:    "prime_egress_policy.agent",
+				ImportState:     true,
+				ImportStateKind: resource.ImportBlockWithID,
+				ImportStateIdFunc: func(s *terraform.State) (string, error) {
+					return stateID(s, "prime_sandbox.vm")
+				},
+			},
+		},
+	})
+}
+
+// Canonically equal spellings never show as a diff: Example.COM,
+// 1.2.3.4 (the platform stores 1.2.3.4/32), bücher.de (xn--bcher-kva.de) and
+// a trailing dot.
+func TestAccEgressPolicy_canonicalFormsGiveEmptyPlan(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	cfg := m.config(vmSandbox + policyHCL(`allow = ["Example.COM", "1.2.3.4", "bücher.de", "api.openai.com.", "10.1.2.3/8"]`))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: cfg,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("prime_egress_policy.agent", tfjsonpath.New("effective_allow"), knownvalue.ListExact([]knownvalue.Check{
+						knownvalue.StringExact(routeHost), knownvalue.StringExact("1.2.3.4/32"), knownvalue.StringExact("10.0.0.0/8"),
+						knownvalue.StringExact("api.openai.com"), knownvalue.StringExact("example.com"), knownvalue.StringExact("xn--bcher-kva.de"),
+					})),
+				},
+				Check: reachability(t, m, map[string]bool{"example.com": true, "bücher.de": true, "1.2.3.4": true, "10.200.0.1": true, "google.com": false}),
+			},
+			{
+				// Refresh reads the platform's canonical lists; the plan stays empty.
+				RefreshState: true,
+			},
+			{
+				Config:   cfg,
+				PlanOnly: true,
+			},
+			{
+				// Respelling an entry is an in-place update that writes nothing.
+				Config: m.config(vmSandbox + policyHCL(`allow = ["example.com", "1.2.3.4/32", "xn--bcher-kva.de", "API.openai.com", "10.0.0.0/8"]`)),
+				Check: func(*terraform.State) error {
+					puts := 0
+					for _, e := range m.Events() {
+						if e.Type == primemock.EventPolicyPut {
+							puts++
+						}
+					}
+					if puts != 1 {
+						return fmt.Errorf("%d policy writes; respelling the same destinations must not write again", puts)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// Destroy restores unrestricted egress and waits for it (the reuse guard).
+func TestAccEgressPolicy_deleteReopens(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(vmSandbox + policyHCL(`allow = []`)),
+				Check:  reachability(t, m, map[string]bool{"example.com": false}),
+			},
+			{
+				Config: m.config(vmSandbox),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					reachability(t, m, map[string]bool{"example.com": true, "google.com": true}),
+					func(s *terraform.State) error {
+						id, _ := stateID(s, "prime_sandbox.vm")
+						st, err := m.client(t).GetEgressPolicy(waitCtx(t), id)
+						if err != nil {
+							return err
+						}
+						if !st.Policy.IsOpen() || !st.Enforces(st.Generation) {
+							return fmt.Errorf("after destroy the policy is %+v, want open and applied", st)
+						}
+						return nil
+					},
+				),
+			},
+		},
+	})
+}
+
+// A replacement created before the old policy is destroyed owns a newer
+// generation: destroying the old one must not reopen egress.
+func TestAccEgressPolicy_deleteAfterReplacementDoesNotReopen(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	policy := func(rev, list string) string {
+		return m.config(vmSandbox + fmt.Sprintf(`
+resource "terraform_data" "rev" {
+  input = %q
+}
+resource "prime_egress_policy" "agent" {
+  sandbox_id = prime_sandbox.vm.id
+  %s
+  lifecycle {
+    create_before_destroy = true
+    replace_triggered_by  = [terraform_data.rev]
+  }
+}
+`, rev, list))
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{Config: policy("1", `allow = ["example.com"]`)},
+			{
+				Config: policy("2", `allow = ["example.com"]`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_egress_policy.agent", plancheck.ResourceActionCreateBeforeDestroy),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					reachability(t, m, map[string]bool{"example.com": true, "google.com": false}),
+					resource.TestCheckResourceAttr("prime_egress_policy.agent", "generation", "2"),
+				),
+			},
+		},
+	})
+}
+
+// Every plan-time error of the policy, before any API call.
+func TestAccEgressPolicy_planTimeValidation(t *testing.T) {
+	many := make([]string, 256)
+	for i := range many {
+		many[i] = fmt.Sprintf("%q", fmt.Sprintf("h%d.example.com", i))
+	}
+	cases := []struct{ name, body, want string }{
+		{"neither list", `routes = []`, "allow: exactly one of allow and block must be set"},
+		{"both lists", "allow = []\n block = []", "allow and block are mutually exclusive"},
+		{"bad allow entry", `allow = ["ok.com", "a b.com"]`, `allow: "a b.com": inner whitespace is not allowed`},
+		{"url in allow", `allow = ["https://example.com/x"]`, `allow: "https://example.com/x": URLs are not supported`},
+		{"port in allow", `allow = ["example.com:443"]`, `allow: "example.com:443": ports are not supported`},
+		{"IPv6 in block", `block = ["::1"]`, `block: "::1": IPv6 is not supported`},
+		{"bad IPv4", `block = ["256.1.1.1"]`, `block: "256.1.1.1": not a valid IPv4 address`},
+		{"wildcard not leftmost", `allow = ["a.*.com"]`, `allow: "a.*.com": wildcard is only supported as the leftmost label`},
+		{"lone star allow", `allow = ["*"]`, `allow: "*" is not an entry. To deny all egress except the routes, use allow = []; to leave egress open, use block = [] or no prime_egress_policy at all`},
+		{"lone star block", `block = ["*"]`, `block: "*" is not an entry`},
+		{"too many with routes", "allow = [" + strings.Join(many, ", ") + "]\n routes = [\"https://intercept.example.net\"]", "allow: the policy would send 257 entries (route hosts included); the platform accepts at most 256"},
+		{"route not a URL", "allow = []\n routes = [\"intercept.example.net\"]", `routes: "intercept.example.net" must be an http:// or https:// URL`},
+		{"route IPv6", "allow = []\n routes = [\"http://[fd00::1]:8080/mcp\"]", `routes: "http://[fd00::1]:8080/mcp" has an IPv6 host; the platform's egress policies are IPv4-only`},
+		{"block cuts a route", "block = [\"*.example.net\"]\n routes = [\"https://intercept.example.net/v1\"]", `block: "*.example.net" blocks the framework route host intercept.example.net (from routes)`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newTestMock(t, fastMockOptions())
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProviders,
+				Steps: []resource.TestStep{{
+					Config: m.config(fmt.Sprintf(`
+resource "prime_egress_policy" "p" {
+  sandbox_id = "sbx-anything"
+  %s
+}
+`, tc.body)),
+					PlanOnly:    true,
+					ExpectError: expectErr(tc.want),
+				}},
+			})
+			m.noAPICalls(t)
+		})
+	}
+}
+
+// Warnings do not fail the plan: the wildcard apex rule and duplicates.
+func TestAccEgressPolicy_warningsDoNotFail(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{{
+			Config: m.config(vmSandbox + `
+resource "prime_egress_policy" "agent" {
+  sandbox_id = prime_sandbox.vm.id
+  allow      = ["*.github.com", "pypi.org", "PyPI.org."]
+}
+`),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("prime_egress_policy.agent", "effective_allow.#", "2"),
+				reachability(t, m, map[string]bool{"api.github.com": true, "github.com": false, "pypi.org": true}),
+			),
+		}},
+	})
+}
+
+// A policy on a container sandbox fails with the VM message.
+func TestAccEgressPolicy_containerSandboxRefused(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{{
+			Config: m.config(`
+resource "prime_sandbox" "vm" {
+  name         = "container"
+  docker_image = "img"
+  vm           = false
+}
+` + policyHCL(`allow = []`)),
+			ExpectError: expectErr("egress policies require a VM sandbox (vm = true)"),
+		}},
+	})
+}
+
+// A policy whose sandbox was deleted behind Terraform's back leaves state
+// quietly, and the next apply recreates both.
+func TestAccEgressPolicy_sandboxGone(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	cfg := m.config(vmSandbox + policyHCL(`allow = ["example.com"]`))
+	var id string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{Config: cfg, Check: func(s *terraform.State) (err error) { id, err = stateID(s, "prime_sandbox.vm"); return err }},
+			{
+				PreConfig: func() {
+					if err := m.client(t).DeleteSandbox(waitCtx(t), id); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox.vm", plancheck.ResourceActionCreate),
+					plancheck.ExpectResourceAction("prime_egress_policy.agent", plancheck.ResourceActionCreate),
+				}},
+				Check: reachability(t, m, map[string]bool{"example.com": true, "google.com": false}),
+			},
+		},
+	})
+}
+
+func TestAccEgressPolicyDataSource(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				// A fresh VM: open, nothing written yet.
+				Config: m.config(vmSandbox + `
+data "prime_egress_policy" "x" {
+  sandbox_id = prime_sandbox.vm.id
+}
+`),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "mode", "open"),
+					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "generation", "0"),
+					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "applied_generation", "0"),
+					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "applied", "true"),
+				),
+			},
+			{
+				Config: m.config(vmSandbox + policyHCL(`allow = ["Example.COM"]`) + `
+data "prime_egress_policy" "x" {
+  sandbox_id = prime_egress_policy.agent.sandbox_id
+}
+`),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "mode", "allow"),
+					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "allowlist.#", "2"),
+					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "allowlist.1", "example.com"),
+					resource.TestCheckNoResourceAttr("data.prime_egress_policy.x", "denylist"),
+					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "generation", "1"),
+					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "applied", "true"),
+				),
+			},
+		},
+	})
+}
