@@ -191,6 +191,7 @@ func (p *primeProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		NewSandboxResource,
 		NewEgressPolicyResource,
+		NewSandboxCommandResource,
 	}
 }
 
