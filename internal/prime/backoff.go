@@ -52,13 +52,20 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Poll calls check after each backoff delay until it reports done or fails.
-// The first check happens after b.Delay(0): callers that already hold a fresh
-// answer check it themselves before polling. It returns the context's cause
-// when the context ends first, so a deadline reads as a timeout.
-func Poll(ctx context.Context, b Backoff, check func(ctx context.Context) (done bool, err error)) error {
+// Schedule gives the wait before attempt n (0-based). Backoff is one; a
+// waiter with better knowledge (see egressSchedule) can supply another.
+type Schedule interface {
+	Delay(n int) time.Duration
+}
+
+// Poll calls check after each scheduled delay until it reports done or
+// fails. The first check happens after s.Delay(0): callers that already hold
+// a fresh answer check it themselves before polling. It returns the
+// context's cause when the context ends first, so a deadline reads as a
+// timeout.
+func Poll(ctx context.Context, s Schedule, check func(ctx context.Context) (done bool, err error)) error {
 	for n := 0; ; n++ {
-		if err := Sleep(ctx, b.Delay(n)); err != nil {
+		if err := Sleep(ctx, s.Delay(n)); err != nil {
 			return err
 		}
 		done, err := check(ctx)

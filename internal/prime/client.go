@@ -74,6 +74,9 @@ type Client struct {
 	poller     *StatusPoller
 
 	gateway gatewayTokens
+
+	// egressLatency learns the data plane's apply time (egress_wait.go).
+	egressLatency applyLatency
 }
 
 // New builds a client. It fails without an API key, before any request, as
