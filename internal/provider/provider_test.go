@@ -239,3 +239,59 @@ resource "prime_sandbox" "x" {
 		}},
 	})
 }
+
+// The pacing attributes reach the client: with max_concurrent_requests = 2
+// the mock never serves more than two requests at once, even while ten
+// sandboxes are created in parallel.
+func TestAccProvider_pacingAttributes(t *testing.T) {
+	o := fastMockOptions()
+	o.Latency = 30 * time.Millisecond
+	m := newTestMock(t, o)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{{
+			Config: fmt.Sprintf(`
+provider "prime" {
+  base_url                = %q
+  api_key                 = "test-key"
+  max_requests_per_second = 500
+  max_concurrent_requests = 2
+  max_retries             = 3
+}
+resource "prime_sandbox" "fleet" {
+  count        = 10
+  name         = "paced-${count.index}"
+  docker_image = "img"
+}
+`, m.URL),
+			Check: func(*terraform.State) error {
+				if peak := m.Stats().PeakInFlight; peak > 2 {
+					return fmt.Errorf("peak in-flight requests = %d, want ≤ 2", peak)
+				}
+				return nil
+			},
+		}},
+	})
+}
+
+func TestAccProvider_pacingValidation(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{{
+			Config: fmt.Sprintf(`
+provider "prime" {
+  base_url                = %q
+  api_key                 = "k"
+  max_concurrent_requests = -1
+}
+data "prime_sandbox" "x" {
+  id = "x"
+}
+`, m.URL),
+			ExpectError: expectErr("Attribute max_concurrent_requests value must be at least 0"),
+		}},
+	})
+	m.noAPICalls(t)
+}
