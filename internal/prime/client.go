@@ -237,6 +237,9 @@ func (c *Client) send(ctx context.Context, cl call, u string, headers http.Heade
 			return nil
 		default:
 			apiErr := newAPIError(cl.method, cl.path, status, header, body)
+			// A server may echo the request in its detail: the error a user
+			// sees must not carry the key or secret values either.
+			apiErr.Detail = scrubText(apiErr.Detail, scrub)
 			err = apiErr
 			switch status {
 			case http.StatusTooManyRequests:

@@ -371,6 +371,10 @@ func TestDebugLogsAreRedacted(t *testing.T) {
 	if err == nil {
 		t.Fatal("expected an error")
 	}
+	// The error a user sees is scrubbed too, not only the logs.
+	if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), "sk-test-secret-key") {
+		t.Errorf("the returned error leaks a secret: %v", err)
+	}
 	if _, err := c.CreateGatewayAuth(context.Background(), "x"); err != nil {
 		t.Fatal(err)
 	}
