@@ -1,0 +1,208 @@
+package provider
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+)
+
+func nullSandboxModel() sandboxModel {
+	var m sandboxModel
+	m.StartCommand = types.StringNull()
+	m.StartArgv = types.ListNull(types.StringType)
+	m.EnvironmentVars = types.MapNull(types.StringType)
+	m.Labels = types.SetNull(types.StringType)
+	m.Secrets = types.MapNull(types.StringType)
+	m.SecretsWO = types.MapNull(types.StringType)
+	m.Guaranteed = types.BoolNull()
+	return m
+}
+
+func TestCreateRequestFromModelLeavesUnsetOut(t *testing.T) {
+	ctx := context.Background()
+	m := nullSandboxModel()
+	m.Name, m.DockerImage = types.StringValue("n"), types.StringValue("img")
+	m.CPUCores = types.Float64Unknown() // optional+computed, unset in config
+	m.MemoryGB, m.DiskSizeGB = types.Float64Null(), types.Float64Null()
+	m.VM, m.GPUCount, m.TimeoutMinutes = types.BoolNull(), types.Int64Null(), types.Int64Null()
+	m.Guaranteed = types.BoolValue(false)
+	req, unknown, diags := createRequestFromModel(ctx, m, map[string]string{"TOKEN": "wo"})
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	if req.CPUCores != nil || req.MemoryGB != nil || req.DiskSizeGB != nil || req.VM != nil || req.GPUCount != nil || req.TimeoutMinutes != nil {
+		t.Fatalf("unset fields were set: %+v", req)
+	}
+	if !unknown["cpu_cores"] {
+		t.Fatal("an unknown cpu_cores must be reported as unknown")
+	}
+	if req.Labels == nil || req.Secrets["TOKEN"] != "wo" {
+		t.Fatalf("labels must be [] and write-only secrets merged: %+v", req)
+	}
+
+	m.StartArgv = types.ListValueMust(types.StringType, []attr.Value{types.StringValue("/bin/sh"), types.StringValue("-c"), types.StringValue("x")})
+	req, _, _ = createRequestFromModel(ctx, m, nil)
+	if req.StartCommand == nil || req.StartCommand.Argv == nil || req.StartCommand.Argv.Executable != "/bin/sh" || len(req.StartCommand.Argv.Args) != 2 {
+		t.Fatalf("start_argv = %+v", req.StartCommand)
+	}
+}
+
+func TestApplySandboxReadBack(t *testing.T) {
+	ctx := context.Background()
+	started := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	sb := &prime.Sandbox{
+		ID: "sbx", Name: "n", DockerImage: "img", StartCommand: prime.ShellCommand(prime.DefaultShellCommand),
+		CPUCores: 1, MemoryGB: 1, DiskSizeGB: 5, DiskMountPath: "/sandbox-workspace", VM: false,
+		Status: prime.StatusRunning, TimeoutMinutes: 60, Labels: []string{}, EnvironmentVars: map[string]string{},
+		CreatedAt: started, StartedAt: &started, Secrets: map[string]string{"A": "***"},
+	}
+
+	// Unset in config: the platform's default command and empty
+	// collections stay null, so the second plan is empty.
+	m := nullSandboxModel()
+	if d := applySandboxResource(ctx, &m, sb); d.HasError() {
+		t.Fatal(d)
+	}
+	if !m.StartCommand.IsNull() || !m.Labels.IsNull() || !m.EnvironmentVars.IsNull() {
+		t.Fatalf("defaults leaked into state: start=%v labels=%v env=%v", m.StartCommand, m.Labels, m.EnvironmentVars)
+	}
+	if !m.Secrets.IsNull() || m.Guaranteed.ValueBool() || !m.SecretsWO.IsNull() {
+		t.Fatalf("secrets/guaranteed: %v %v %v", m.Secrets, m.Guaranteed, m.SecretsWO)
+	}
+	if m.StartedAt.ValueString() != "2026-11-29T10:00:00Z" || m.CPUCores.ValueFloat64() != 1 {
+		t.Fatalf("computed values: %v %v", m.StartedAt, m.CPUCores)
+	}
+
+	// Set to empty in config: empty stays empty, not null.
+	m = nullSandboxModel()
+	m.Labels = types.SetValueMust(types.StringType, nil)
+	m.EnvironmentVars = types.MapValueMust(types.StringType, nil)
+	m.StartCommand = types.StringValue(prime.DefaultShellCommand)
+	applySandboxResource(ctx, &m, sb)
+	if m.Labels.IsNull() || m.EnvironmentVars.IsNull() || m.StartCommand.ValueString() != prime.DefaultShellCommand {
+		t.Fatalf("empty or explicit values lost: %v %v %v", m.Labels, m.EnvironmentVars, m.StartCommand)
+	}
+
+	// A known secret value is kept: the API only shows "***".
+	m.Secrets = types.MapValueMust(types.StringType, map[string]attr.Value{"A": types.StringValue("real")})
+	applySandboxResource(ctx, &m, sb)
+	if m.Secrets.Elements()["A"].(types.String).ValueString() != "real" {
+		t.Fatal("the masked API value replaced the known secret")
+	}
+
+	// A VM's argv form reads back as start_argv.
+	vm := *sb
+	vm.VM, vm.StartCommand = true, prime.ArgvCommand("/bin/x", "a")
+	m = nullSandboxModel()
+	applySandbox(ctx, &m.sandboxAttributes, &vm)
+	if len(m.StartArgv.Elements()) != 2 || !m.StartCommand.IsNull() {
+		t.Fatalf("argv read back as %v / %v", m.StartArgv, m.StartCommand)
+	}
+}
+
+func TestTailKeepsValidUTF8(t *testing.T) {
+	s := strings.Repeat("é", 100) // 200 bytes, 2-byte runes
+	got, cut := tail(s, 51)
+	if !cut || !utf8.ValidString(got) || len(got) > 51 || !strings.HasSuffix(s, got) {
+		t.Fatalf("tail = %q (cut %v)", got, cut)
+	}
+	if got, cut := tail("short", 64); cut || got != "short" {
+		t.Fatal("short output must pass through")
+	}
+	if got, _ := tail("a\xffb", 64); !utf8.ValidString(got) {
+		t.Fatal("invalid UTF-8 must be repaired: state strings must be valid")
+	}
+}
+
+func TestSortByCanonical(t *testing.T) {
+	got := sortByCanonical([]string{"Zeta.com", "1.2.3.4", "alpha.com", "a b"})
+	want := []string{"1.2.3.4", "alpha.com", "Zeta.com", "a b"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if sortByCanonical(nil) != nil {
+		t.Fatal("nil (unset) must stay nil")
+	}
+}
+
+func TestApplyPlatformPolicy(t *testing.T) {
+	ctx := context.Background()
+	state := egressPolicyModel{
+		Allow:          entrySet([]string{"Example.COM"}),
+		Block:          types.SetNull(egressEntryType{}),
+		Routes:         types.ListValueMust(types.StringType, []attr.Value{types.StringValue("https://intercept.example.net/v1")}),
+		EffectiveAllow: types.ListValueMust(types.StringType, []attr.Value{types.StringValue("intercept.example.net"), types.StringValue("example.com")}),
+		EffectiveBlock: types.ListNull(types.StringType),
+		Generation:     types.Int64Value(1),
+	}
+
+	// Same destinations in the platform's spelling: the user's spelling
+	// stays, the generations follow the platform.
+	same := state
+	applyPlatformPolicy(ctx, &same, "sbx", &prime.EgressPolicyStatus{
+		Policy: prime.EgressPolicy{Allowlist: []string{"example.com", "intercept.example.net"}}, Generation: 2, AppliedGeneration: 2, Applied: true,
+	})
+	if !same.Allow.Equal(state.Allow) || same.Generation.ValueInt64() != 2 || !same.Applied.ValueBool() {
+		t.Fatalf("kept state wrong: allow=%v gen=%v applied=%v", same.Allow, same.Generation, same.Applied)
+	}
+
+	// Drift from another writer: the platform's lists become the state,
+	// route hosts taken out of allow.
+	drift := state
+	applyPlatformPolicy(ctx, &drift, "sbx", &prime.EgressPolicyStatus{
+		Policy: prime.EgressPolicy{Allowlist: []string{"intercept.example.net", "evil.example.org"}}, Generation: 3, AppliedGeneration: 2, Applied: false,
+	})
+	if got := drift.Allow.Elements(); len(got) != 1 || got[0].(egressEntryValue).ValueString() != "evil.example.org" {
+		t.Fatalf("drifted allow = %v", drift.Allow)
+	}
+	if drift.Applied.ValueBool() {
+		t.Fatal("an unapplied generation read as applied")
+	}
+
+	// Import (nothing written before) of an open policy reads as block = [].
+	imported := egressPolicyModel{
+		Allow: types.SetNull(egressEntryType{}), Block: types.SetNull(egressEntryType{}),
+		Routes: types.ListNull(types.StringType), EffectiveAllow: types.ListNull(types.StringType),
+		EffectiveBlock: types.ListNull(types.StringType), Generation: types.Int64Null(),
+	}
+	applyPlatformPolicy(ctx, &imported, "sbx", &prime.EgressPolicyStatus{Generation: 0, AppliedGeneration: 0, Applied: true})
+	if imported.Block.IsNull() || len(imported.Block.Elements()) != 0 || !imported.Allow.IsNull() {
+		t.Fatalf("imported open policy: allow=%v block=%v", imported.Allow, imported.Block)
+	}
+}
+
+func TestEgressEntrySemanticEquality(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"Example.COM", "example.com", true},
+		{"1.2.3.4", "1.2.3.4/32", true},
+		{"bücher.de", "xn--bcher-kva.de", true},
+		{"a.com", "*.a.com", false},
+	} {
+		got, d := newEgressEntry(tc.a).StringSemanticEquals(ctx, newEgressEntry(tc.b))
+		if d.HasError() || got != tc.want {
+			t.Errorf("%q ~ %q = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+func TestFailClosedMessage(t *testing.T) {
+	err := &prime.EgressNotAppliedError{SandboxID: "sbx", Want: 3, Last: prime.EgressPolicyStatus{Generation: 3, AppliedGeneration: 2}}
+	msg := failClosedMessage("sbx", time.Minute, "update", err)
+	for _, want := range []string{"accepted (generation 3) but is not enforced after 1m0s", "applied_generation 2",
+		"nothing that depends on it was started", "timeouts.update"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
+	}
+}
