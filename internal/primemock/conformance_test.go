@@ -107,7 +107,18 @@ func TestConformanceCreateDefaultsAndGet(t *testing.T) {
 	if d, _ := bad.body["detail"].(string); !strings.Contains(d, "gpu_type") {
 		t.Errorf("detail = %q, want it to name gpu_type", d)
 	}
-	h.req("POST", "/api/v1/sandbox", map[string]any{"name": "s", "docker_image": "i", "start_command": "echo"}).must(t, 422)
+	// The SDK's default create: no vm key, the default shell command still
+	// serialised (prime-api.md §6.1). The platform drops legacy string
+	// commands on the VM path (§6.5), so this is a VM without a command.
+	sdkDefault := h.req("POST", "/api/v1/sandbox", map[string]any{
+		"name": "sdk", "docker_image": "i", "start_command": "tail -f /dev/null", "cpu_cores": 1.0, "memory_gb": 1.0,
+		"disk_size_gb": 5.0, "gpu_count": 0, "timeout_minutes": 60, "labels": []string{}, "guaranteed": false,
+		"idempotency_key": "0123456789abcdef0123456789abcdef",
+	}).must(t, 200).body
+	if sdkDefault["vm"] != true || sdkDefault["startCommand"] != nil {
+		t.Errorf("SDK default create: vm=%v startCommand=%#v, want a VM without a command", sdkDefault["vm"], sdkDefault["startCommand"])
+	}
+	h.req("POST", "/api/v1/sandbox", map[string]any{"name": "s", "docker_image": "i", "vm": true, "start_command": "echo"}).must(t, 200)
 	h.req("POST", "/api/v1/sandbox", map[string]any{"name": "n", "docker_image": "i", "vm": false, "network_allowlist": []string{}}).must(t, 422)
 	h.req("POST", "/api/v1/sandbox", `{"name": "x",`).must(t, 422)
 	h.req("POST", "/api/v1/sandbox", map[string]any{"name": "x", "docker_image": "i", "cpu_cores": "many"}).must(t, 422)

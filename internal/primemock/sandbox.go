@@ -209,6 +209,14 @@ func (s *Server) handleCreate(r *http.Request, caller string) reply {
 	if req.Labels == nil {
 		req.Labels = []string{}
 	}
+	// The platform drops legacy string commands on the VM path (§6.5 [C]).
+	// The SDK relies on it: its default create sends "tail -f /dev/null"
+	// with no vm key, so refusing that would break every default create.
+	// The string-command rule below is the SDK's client-side check on an
+	// explicit command; the server only sees what survives it.
+	if req.StartCommand != nil && req.StartCommand.Shell != nil && (req.VM == nil || *req.VM) {
+		req.StartCommand = nil
+	}
 	// Server-side validation is the provider's own rule set: one definition.
 	if vs := prime.CreateRules(req); len(vs) > 0 {
 		msgs := make([]string, len(vs))
