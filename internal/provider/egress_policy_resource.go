@@ -478,7 +478,7 @@ func (r *egressPolicyResource) Update(ctx context.Context, req resource.UpdateRe
 	current, err := r.client.GetEgressPolicy(ctx, id)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot read egress policy", err.Error())
-		r.keepPrior(req, resp)
+		keepPrior(ctx, req, resp, 0)
 		return
 	}
 	if prime.SamePolicy(current.Policy, policy) && current.Enforces(current.Generation) {
@@ -491,18 +491,25 @@ func (r *egressPolicyResource) Update(ctx context.Context, req resource.UpdateRe
 	if err != nil {
 		err = errors.New(failClosedMessage(id, timeout, "update", err))
 		resp.Diagnostics.AddError("Egress policy not enforced", err.Error())
-		r.keepPrior(req, resp)
+		keepPrior(ctx, req, resp, gen)
 		return
 	}
 	resp.Diagnostics.Append(setApplied(ctx, &plan, policy, gen, st)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
-// keepPrior leaves the previous state in place after a failed update, so the
-// new policy is never recorded as applied. The next refresh sees the
-// platform's unapplied generation, and the next apply writes it again.
-func (r *egressPolicyResource) keepPrior(req resource.UpdateRequest, resp *resource.UpdateResponse) {
+// keepPrior leaves the previous lists in state after a failed update, so the
+// new policy is never recorded as applied. When the platform accepted the
+// write (written > 0), state records that generation as this resource's,
+// with applied = false: the next plan writes again (applied false -> true),
+// and a destroy, even without a refresh, recognises the unapplied write as
+// its own and reopens egress rather than leaving it to "another writer".
+func keepPrior(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, written int64) {
 	resp.State.Raw = req.State.Raw.Copy()
+	if written > 0 {
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("generation"), written)...)
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("applied"), false)...)
+	}
 }
 
 // isSandboxGone reports whether a sandbox no longer exists or no longer

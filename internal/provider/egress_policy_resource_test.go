@@ -589,3 +589,47 @@ data "prime_egress_policy" "x" {
 		},
 	})
 }
+
+// After an update that failed closed, state keeps the previous lists but
+// records that this resource wrote the newer (unapplied) generation. A
+// destroy without refresh then recognises its own write and reopens egress,
+// instead of mistaking it for another writer's policy.
+func TestAccEgressPolicy_failedUpdateThenDestroyWithoutRefreshReopens(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	var id string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(vmSandbox + policyHCL(`allow = ["example.com"]`)),
+				Check:  func(s *terraform.State) (err error) { id, err = stateID(s, "prime_sandbox.vm"); return err },
+			},
+			{
+				PreConfig:   func() { m.SetNeverApply(true) },
+				Config:      m.config(vmSandbox + policyHCL(`allow = ["google.com"]`, `timeouts { update = "1s" }`)),
+				ExpectError: expectErr("Failing closed"),
+			},
+			{
+				// Remove the policy; the harness applies with -refresh=false,
+				// so Delete sees the state the failed update left: the
+				// previous lists and generation 2, not applied.
+				PreConfig: func() { m.SetNeverApply(false) },
+				Config:    m.config(vmSandbox),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_egress_policy.agent", plancheck.ResourceActionDestroy),
+				}},
+				Check: func(*terraform.State) error {
+					st, err := m.client(t).GetEgressPolicy(waitCtx(t), id)
+					if err != nil {
+						return err
+					}
+					if !st.Policy.IsOpen() || !st.Enforces(st.Generation) {
+						return fmt.Errorf("egress was left restricted after destroy: %+v", st)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
