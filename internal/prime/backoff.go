@@ -29,7 +29,7 @@ func (b Backoff) Delay(n int) time.Duration {
 		d = float64(b.Max)
 	}
 	if b.Jitter > 0 {
-		d *= 1 + b.Jitter*(2*rand.Float64()-1)
+		d *= 1 + b.Jitter*(2*rand.Float64()-1) //nolint:gosec // G404: jitter spreads retries; it needs no secrecy
 	}
 	if d < 0 {
 		d = 0
@@ -53,7 +53,7 @@ func Sleep(ctx context.Context, d time.Duration) error {
 }
 
 // Schedule gives the wait before attempt n (0-based). Backoff is one; a
-// waiter with better knowledge (see egressSchedule) can supply another.
+// waiter with better knowledge (see learnedSchedule) can supply another.
 type Schedule interface {
 	Delay(n int) time.Duration
 }

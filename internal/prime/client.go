@@ -75,8 +75,10 @@ type Client struct {
 
 	gateway gatewayTokens
 
-	// egressLatency learns the data plane's apply time (egress_wait.go).
-	egressLatency applyLatency
+	// egressLatency and bootLatency learn the data plane's apply time and
+	// the sandboxes' boot time (learn.go).
+	egressLatency latencyEstimate
+	bootLatency   latencyEstimate
 }
 
 // New builds a client. It fails without an API key, before any request, as
@@ -268,7 +270,9 @@ func (c *Client) send(ctx context.Context, cl call, u string, headers http.Heade
 			"error": scrubText(err.Error(), scrub),
 		})
 		if sleepErr := Sleep(ctx, wait); sleepErr != nil {
-			return fmt.Errorf("%s %s: %w (last error: %v)", cl.method, cl.path, sleepErr, err)
+			// Only the context's error is wrapped: the retried error was not
+			// the outcome, and errors.As must not report it as one.
+			return fmt.Errorf("%s %s: %w (last error: %v)", cl.method, cl.path, sleepErr, err) //nolint:errorlint // see above
 		}
 	}
 }

@@ -14,7 +14,7 @@ func TestEgressScheduleWithoutEstimateIsTheBackoff(t *testing.T) {
 	nominal := EgressApplyBackoff
 	nominal.Jitter = 0
 	// An expected time too short to plan around falls back to the backoff.
-	s := egressSchedule{expected: 100 * time.Millisecond}
+	s := learnedSchedule{base: EgressApplyBackoff, expected: 100 * time.Millisecond, minStep: egressFineStep}
 	for n := range 8 {
 		got, want := s.Delay(n), nominal.Delay(n)
 		if got < want*8/10 || got > want*12/10 {
@@ -31,7 +31,7 @@ func TestEgressScheduleWithoutEstimateIsTheBackoff(t *testing.T) {
 // total number of checks up to 150 % stays bounded.
 func TestEgressScheduleClustersAroundExpected(t *testing.T) {
 	for _, expected := range []time.Duration{time.Second, 10 * time.Second} {
-		s := egressSchedule{expected: expected}
+		s := learnedSchedule{base: EgressApplyBackoff, expected: expected, minStep: egressFineStep}
 		if d := s.Delay(0); d > 100*time.Millisecond {
 			t.Fatalf("first check after %s, want ≤ 100 ms", d)
 		}

@@ -27,7 +27,10 @@ type StatusCheck func(obs StatusObservation) (done bool, err error)
 // StatusPoller coalesces status waits: every sandbox the process is waiting
 // on is polled in the same status:batchGet request (≤100 ids each), so a
 // fleet of N booting sandboxes costs one request per poll round instead of N.
-// The cadence restarts at Backoff.Initial whenever a new waiter joins.
+// Each waiter keeps its own schedule (its first check ~250 ms after it
+// joined, however long the others have waited); a round is sent when some
+// waiter is due, and carries every waiter, so the others get a fresher
+// answer for free.
 type StatusPoller struct {
 	client  *Client
 	backoff Backoff
@@ -45,7 +48,14 @@ type statusWaiter struct {
 	ctx   context.Context
 	check StatusCheck
 	done  chan error
+	sched Schedule
+	n     int       // scheduled checks so far
+	due   time.Time // next scheduled check
 }
+
+// pollSlack merges waiters that are due within this window into one round:
+// polling one of them 50 ms early is cheaper than a second request.
+const pollSlack = 50 * time.Millisecond
 
 // NewStatusPoller builds a poller on c with the given cadence.
 func NewStatusPoller(c *Client, b Backoff) *StatusPoller {
@@ -66,9 +76,14 @@ func (p *StatusPoller) Requests() int {
 }
 
 // Watch blocks until check reports done or an error for sandbox id, or ctx
-// ends (its cause is returned, so a deadline reads as a timeout).
-func (p *StatusPoller) Watch(ctx context.Context, id string, check StatusCheck) error {
-	w := &statusWaiter{id: id, ctx: ctx, check: check, done: make(chan error, 1)}
+// ends (its cause is returned, so a deadline reads as a timeout). sched is
+// the waiter's schedule; nil means the poller's backoff.
+func (p *StatusPoller) Watch(ctx context.Context, id string, sched Schedule, check StatusCheck) error {
+	if sched == nil {
+		sched = p.backoff
+	}
+	w := &statusWaiter{id: id, ctx: ctx, check: check, done: make(chan error, 1), sched: sched}
+	w.due = time.Now().Add(sched.Delay(0))
 	p.mu.Lock()
 	p.waiters[w] = struct{}{}
 	if !p.running {
@@ -92,9 +107,7 @@ func (p *StatusPoller) Watch(ctx context.Context, id string, check StatusCheck) 
 }
 
 func (p *StatusPoller) loop() {
-	attempt := 0
-	next := time.Now().Add(p.backoff.Delay(0))
-	timer := time.NewTimer(time.Until(next))
+	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
 		// The exit decision is made under the lock Watch takes to register,
@@ -105,43 +118,53 @@ func (p *StatusPoller) loop() {
 			p.mu.Unlock()
 			return
 		}
+		var next time.Time
+		for w := range p.waiters {
+			if next.IsZero() || w.due.Before(next) {
+				next = w.due
+			}
+		}
 		p.mu.Unlock()
 
+		timer.Reset(time.Until(next))
 		select {
-		case <-p.wake:
-			// A new waiter restarts the cadence: its first answer should
-			// come ~Initial after it joined, not after the fleet's current
-			// long interval.
-			if first := time.Now().Add(p.backoff.Delay(0)); first.Before(next) {
-				next, attempt = first, 0
-			}
-			timer.Reset(time.Until(next))
+		case <-p.wake: // a new waiter: its due time may be the earliest now
 			continue
 		case <-timer.C:
 		}
-		if batch, logCtx := p.snapshot(); len(batch) > 0 {
-			p.pollOnce(logCtx, batch)
+		batch, due, logCtx := p.snapshot(time.Now().Add(pollSlack))
+		if len(due) == 0 {
+			continue
 		}
-		attempt++
-		next = time.Now().Add(p.backoff.Delay(attempt))
-		timer.Reset(time.Until(next))
+		p.pollOnce(logCtx, batch)
+		p.mu.Lock()
+		now := time.Now()
+		for _, w := range due {
+			w.n++
+			w.due = now.Add(w.sched.Delay(w.n))
+		}
+		p.mu.Unlock()
 	}
 }
 
-// snapshot returns the current waiters grouped by id, and a context that
-// carries a waiter's logging values without its cancellation.
-func (p *StatusPoller) snapshot() (map[string][]*statusWaiter, context.Context) {
+// snapshot returns every waiter grouped by id, the waiters due by dueBy, and
+// a context that carries a waiter's logging values without its cancellation.
+func (p *StatusPoller) snapshot(dueBy time.Time) (map[string][]*statusWaiter, []*statusWaiter, context.Context) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	batch := make(map[string][]*statusWaiter, len(p.waiters))
+	var due []*statusWaiter
 	var logCtx context.Context
 	for w := range p.waiters {
 		batch[w.id] = append(batch[w.id], w)
+		if !w.due.After(dueBy) {
+			due = append(due, w)
+		}
 		if logCtx == nil {
 			logCtx = context.WithoutCancel(w.ctx)
 		}
 	}
-	return batch, logCtx
+	return batch, due, logCtx
 }
 
 func (p *StatusPoller) pollOnce(ctx context.Context, batch map[string][]*statusWaiter) {
@@ -231,13 +254,23 @@ type WaitRunningOptions struct {
 	OnProgress func(s SandboxStatus)
 }
 
+// statusMinStep is the shortest interval between checks around the
+// expected boot time (see learnedSchedule).
+const statusMinStep = 100 * time.Millisecond
+
 // WaitForRunning waits through the shared poller until the sandbox is
 // RUNNING. A terminal status fails at once with a *SandboxFailedError
 // carrying the platform's error type and message; a per-id error fails too.
-// PENDING with an image build and PAUSED keep waiting until ctx ends.
+// PENDING with an image build and PAUSED keep waiting until ctx ends. Boot
+// times of waits without an image build teach the client the platform's
+// usual pace, so later waits check close to it.
 func (c *Client) WaitForRunning(ctx context.Context, id string, o WaitRunningOptions) error {
 	var last SandboxStatus
-	return c.StatusPoller().Watch(ctx, id, func(obs StatusObservation) (bool, error) {
+	start := time.Now()
+	var notYet time.Duration // last time the sandbox was seen not yet RUNNING
+	sawBuild := false
+	sched := c.bootLatency.schedule(DefaultStatusBackoff, statusMinStep)
+	err := c.StatusPoller().Watch(ctx, id, sched, func(obs StatusObservation) (bool, error) {
 		if obs.Error != nil {
 			return false, fmt.Errorf("sandbox %s: %s: %s", id, obs.Error.Code, obs.Error.Message)
 		}
@@ -246,20 +279,28 @@ func (c *Client) WaitForRunning(ctx context.Context, id string, o WaitRunningOpt
 			o.OnProgress(s)
 		}
 		last = s
+		if s.PendingImageBuildID != nil {
+			sawBuild = true // a first-use image build is not the usual boot
+		}
 		switch {
 		case s.Status == StatusRunning:
 			return true, nil
 		case IsTerminalStatus(s.Status):
 			return false, &SandboxFailedError{SandboxID: id, Status: s.Status, ErrorType: deref(s.ErrorType), ErrorMessage: deref(s.ErrorMessage)}
 		}
+		notYet = time.Since(start)
 		return false, nil
 	})
+	if err == nil && !sawBuild {
+		c.bootLatency.record(notYet)
+	}
+	return err
 }
 
 // WaitForGone waits until the sandbox is TERMINATED (or another terminal
 // status) or unknown to the platform.
 func (c *Client) WaitForGone(ctx context.Context, id string) error {
-	return c.StatusPoller().Watch(ctx, id, func(obs StatusObservation) (bool, error) {
+	return c.StatusPoller().Watch(ctx, id, nil, func(obs StatusObservation) (bool, error) {
 		if obs.Error != nil {
 			if obs.Error.Code == BatchCodeNotFound {
 				return true, nil

@@ -130,3 +130,101 @@ func TestBackoffDelay(t *testing.T) {
 		}
 	}
 }
+
+// timedFleet answers status:batchGet from the clock: a sandbox is RUNNING
+// boot after it was first asked about. It records when each id was polled.
+type timedFleet struct {
+	boot     time.Duration
+	mu       sync.Mutex
+	first    map[string]time.Time
+	polls    map[string][]time.Time
+	requests atomic.Int32
+}
+
+func (f *timedFleet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.requests.Add(1)
+	var req BatchStatusRequest
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	resp := BatchStatusResponse{Statuses: []SandboxStatus{}, Errors: []SandboxStatusError{}}
+	now := time.Now()
+	f.mu.Lock()
+	for _, id := range req.SandboxIDs {
+		if _, ok := f.first[id]; !ok {
+			f.first[id] = now
+		}
+		f.polls[id] = append(f.polls[id], now)
+		st := StatusProvisioning
+		if now.Sub(f.first[id]) >= f.boot {
+			st = StatusRunning
+		}
+		resp.Statuses = append(resp.Statuses, SandboxStatus{SandboxID: id, Status: st})
+	}
+	f.mu.Unlock()
+	writeJSON(w, 200, resp)
+}
+
+// A waiter that joins late is checked ~Initial after it joined, even while
+// the waiters already there are deep into their backoff.
+func TestStatusPollerLateJoinerGetsItsOwnSchedule(t *testing.T) {
+	fleet := &timedFleet{boot: time.Hour, first: map[string]time.Time{}, polls: map[string][]time.Time{}}
+	c, _ := newTestClient(t, fleet, nil)
+	slow := Backoff{Initial: 20 * time.Millisecond, Factor: 4, Max: time.Hour}
+	c.poller = NewStatusPoller(c, slow)
+	c.pollerOnce.Do(func() {})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = c.StatusPoller().Watch(ctx, "early", nil, func(StatusObservation) (bool, error) { return false, nil }) }()
+	// Let the early waiter's interval grow (20, 80, 320 ms, ...).
+	if err := Poll(context.Background(), Backoff{Initial: 5 * time.Millisecond}, func(context.Context) (bool, error) {
+		fleet.mu.Lock()
+		defer fleet.mu.Unlock()
+		return len(fleet.polls["early"]) >= 3, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	joined := time.Now()
+	seen := make(chan time.Time, 1)
+	go func() {
+		_ = c.StatusPoller().Watch(ctx, "late", nil, func(StatusObservation) (bool, error) {
+			seen <- time.Now()
+			return true, nil
+		})
+	}()
+	select {
+	case at := <-seen:
+		// The early waiter's next check is ~1.3 s away; the late one must not
+		// wait for it.
+		if d := at.Sub(joined); d > 500*time.Millisecond {
+			t.Fatalf("late waiter first checked %s after joining, want ~20 ms", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("late waiter never checked")
+	}
+}
+
+// After a few sandboxes the poller knows the usual boot time and checks
+// just before it, so a 700 ms boot is seen soon after it happens instead of
+// at the next ×1.5 step.
+func TestWaitForRunningLearnsBootTime(t *testing.T) {
+	const boot = 700 * time.Millisecond // plain ×1.5 checks at 625 ms, then 1.19 s
+	fleet := &timedFleet{boot: boot, first: map[string]time.Time{}, polls: map[string][]time.Time{}}
+	c, _ := newTestClient(t, fleet, nil)
+	var lateness []time.Duration
+	for i := range 6 {
+		id := fmt.Sprintf("sbx-%d", i)
+		fleet.mu.Lock()
+		fleet.first[id] = time.Now() // boot starts now
+		fleet.mu.Unlock()
+		start := time.Now()
+		if err := c.WaitForRunning(context.Background(), id, WaitRunningOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		lateness = append(lateness, time.Since(start)-boot)
+	}
+	for _, late := range lateness[4:] {
+		if late > 250*time.Millisecond {
+			t.Fatalf("RUNNING seen %v late after learning (all: %v)", late, lateness)
+		}
+	}
+	t.Logf("lateness per wait: %v; %d requests", lateness, fleet.requests.Load())
+}
