@@ -30,15 +30,22 @@ import (
 )
 
 func main() {
+	os.Exit(mainStatus())
+}
+
+// mainStatus runs the mock and returns the exit status, so that deferred
+// calls run before os.Exit.
+func mainStatus() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
+			return 0
 		}
 		fmt.Fprintln(os.Stderr, "prime-mock:", err)
-		os.Exit(2)
+		return 2
 	}
+	return 0
 }
 
 // shutdownGrace bounds how long in-flight requests (a long exec, say) may
@@ -75,7 +82,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	ln, err := net.Listen("tcp", *addr)
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", *addr)
 	if err != nil {
 		return err
 	}
@@ -85,11 +93,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	// The first stdout line is the contract scripts wait for. Stdout is not
 	// buffered by Go, but a wrapping writer might be.
-	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
+	if _, err := fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr()); err != nil {
+		_ = ln.Close()
+		return fmt.Errorf("announcing the address: %w", err)
+	}
 	if f, ok := stdout.(interface{ Sync() error }); ok {
 		_ = f.Sync()
 	}
-	fmt.Fprintf(stderr, "prime-mock: seed %d\n", mock.Options().Seed)
+	// Informational only: a failed write to stderr does not stop the mock.
+	_, _ = fmt.Fprintf(stderr, "prime-mock: seed %d\n", mock.Options().Seed)
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

@@ -73,7 +73,7 @@ func TestExecutableServesAndStopsOnSIGINT(t *testing.T) {
 		t.Fatalf("first line = %q", first)
 	}
 
-	req, _ := http.NewRequest("GET", base+"/api/v1/sandbox", nil)
+	req, _ := http.NewRequest(http.MethodGet, base+"/api/v1/sandbox", nil)
 	req.Header.Set("Authorization", "Bearer k")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -82,13 +82,13 @@ func TestExecutableServesAndStopsOnSIGINT(t *testing.T) {
 	var list map[string]any
 	err = json.NewDecoder(resp.Body).Decode(&list)
 	resp.Body.Close()
-	if err != nil || resp.StatusCode != 200 || list["total"] != 0.0 {
+	if err != nil || resp.StatusCode != http.StatusOK || list["total"] != 0.0 {
 		t.Fatalf("list: %d %v %v", resp.StatusCode, list, err)
 	}
 	// The knobs arrived: a wrong key is refused.
-	req, _ = http.NewRequest("GET", base+"/api/v1/sandbox", nil)
+	req, _ = http.NewRequest(http.MethodGet, base+"/api/v1/sandbox", nil)
 	req.Header.Set("Authorization", "Bearer wrong")
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 401 {
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("wrong key: %v %v", resp, err)
 	} else {
 		resp.Body.Close()

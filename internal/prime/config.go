@@ -119,7 +119,7 @@ func readConfigFile(home string) configFile {
 		}
 		home = h
 	}
-	data, err := os.ReadFile(filepath.Join(home, ".prime", "config.json"))
+	data, err := os.ReadFile(filepath.Join(home, ".prime", "config.json")) //nolint:gosec // G304: the user's own Prime CLI config, as the SDK reads it
 	if err != nil {
 		return configFile{}
 	}

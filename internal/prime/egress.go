@@ -8,6 +8,7 @@ package prime
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -172,7 +173,7 @@ func ParseEgressEntry(entry string) (EgressEntry, error) {
 	// Structural checks on the name as written, before IDNA mapping, so that
 	// the common mistakes get precise reasons instead of an IDNA error.
 	for _, r := range domain {
-		if r < utf8.RuneSelf && !isLDH(byte(r)) && r != '.' {
+		if r < utf8.RuneSelf && !isLDH(byte(r)) && r != '.' { //nolint:gosec // G115: r < utf8.RuneSelf fits in a byte
 			return reject(badCharReason, string(r))
 		}
 	}
@@ -466,7 +467,7 @@ func parseStrictIPv4(s string) (netip.Addr, bool) {
 		if n > 255 {
 			return netip.Addr{}, false
 		}
-		b[i] = byte(n)
+		b[i] = byte(n) //nolint:gosec // G115: 0 <= n <= 255, checked above
 	}
 	return netip.AddrFrom4(b), true
 }
@@ -483,10 +484,8 @@ func maskBits(s string) (int, bool) {
 	for _, mask := range []uint32{m, ^m} {
 		// A netmask is ones then zeros: its complement plus one is a power of two.
 		if inv := ^mask; inv&(inv+1) == 0 {
-			n := 0
-			for ; n < 32 && mask&(1<<(31-n)) != 0; n++ {
-			}
-			return n, true
+			// The prefix length is the number of leading ones.
+			return bits.LeadingZeros32(inv), true
 		}
 	}
 	return 0, false
@@ -610,11 +609,11 @@ func asciiLower(s string) string {
 // shorten keeps quoted labels in messages readable, cutting on a rune
 // boundary so the quoted text stays valid UTF-8.
 func shorten(s string) string {
-	const max = 40
-	if len(s) <= max {
+	const maxLen = 40
+	if len(s) <= maxLen {
 		return s
 	}
-	cut := max
+	cut := maxLen
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}

@@ -173,7 +173,9 @@ func TestStatusPollerLateJoinerGetsItsOwnSchedule(t *testing.T) {
 	c.pollerOnce.Do(func() {})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() { _ = c.StatusPoller().Watch(ctx, "early", nil, func(StatusObservation) (bool, error) { return false, nil }) }()
+	go func() {
+		_ = c.StatusPoller().Watch(ctx, "early", nil, func(StatusObservation) (bool, error) { return false, nil })
+	}()
 	// Let the early waiter's interval grow (20, 80, 320 ms, ...).
 	if err := Poll(context.Background(), Backoff{Initial: 5 * time.Millisecond}, func(context.Context) (bool, error) {
 		fleet.mu.Lock()

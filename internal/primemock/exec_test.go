@@ -38,7 +38,7 @@ func (g gateway) exec(command string, timeout int) answer {
 func (g gateway) execAt(url, token string, body map[string]any) answer {
 	g.h.t.Helper()
 	buf, _ := json.Marshal(body)
-	r, _ := http.NewRequest("POST", url, bytes.NewReader(buf))
+	r, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(buf))
 	r.Header.Set("Authorization", "Bearer "+token)
 	r.Header.Set("Content-Type", "application/json")
 	resp, err := g.h.ts.Client().Do(r)

@@ -194,7 +194,7 @@ func TestPeakInFlight(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 5 {
 		wg.Go(func() {
-			r, _ := http.NewRequest("GET", h.ts.URL+"/api/v1/sandbox", nil)
+			r, _ := http.NewRequest(http.MethodGet, h.ts.URL+"/api/v1/sandbox", nil)
 			r.Header.Set("Authorization", "Bearer k")
 			if resp, err := h.ts.Client().Do(r); err == nil {
 				resp.Body.Close()

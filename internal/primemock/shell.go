@@ -155,7 +155,7 @@ func (in *interp) run(ctx context.Context, script string) (int, error) {
 func (in *interp) finish() {
 	for _, c := range []*capped{&in.stdout, &in.stderr} {
 		if c.truncated {
-			in.stderr.b.WriteString(fmt.Sprintf("\n[prime-mock: output truncated at %d bytes]\n", MaxExecOutputBytes))
+			fmt.Fprintf(&in.stderr.b, "\n[prime-mock: output truncated at %d bytes]\n", MaxExecOutputBytes)
 			return
 		}
 	}

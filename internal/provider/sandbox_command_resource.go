@@ -224,14 +224,14 @@ func commandFailure(id string, res *prime.ExecResult, allowed []int64) string {
 	return b.String()
 }
 
-// tail returns the last max bytes of s as valid UTF-8 (state strings must
+// tail returns the last maxBytes bytes of s as valid UTF-8 (state strings must
 // be), cut at a character boundary, and whether anything was cut.
-func tail(s string, max int) (string, bool) {
+func tail(s string, maxBytes int) (string, bool) {
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= max {
+	if len(s) <= maxBytes {
 		return s, false
 	}
-	start := len(s) - max
+	start := len(s) - maxBytes
 	for start < len(s) && !utf8.RuneStart(s[start]) {
 		start++
 	}

@@ -86,11 +86,12 @@ func createRequestFromModel(ctx context.Context, m sandboxModel, secretsWO map[s
 	if known("start_command", m.StartArgv) {
 		argv, d := stringList(ctx, m.StartArgv)
 		diags.Append(d...)
-		if argv == nil {
+		switch {
+		case argv == nil:
 			unknown["start_command"] = true
-		} else if len(argv) == 0 {
+		case len(argv) == 0:
 			r.StartCommand = &prime.StartCommand{Argv: &prime.StartArgv{Args: []string{}}}
-		} else {
+		default:
 			r.StartCommand = prime.ArgvCommand(argv[0], argv[1:]...)
 		}
 	}

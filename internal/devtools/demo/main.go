@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -23,13 +24,17 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	// Ctrl-C stops the demo's children (terraform, prime-mock) with it.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "demo failed:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
+func run(ctx context.Context) error {
 	tf := flag.String("terraform", "", "Terraform or OpenTofu CLI (default: terraform, then tofu, on PATH)")
 	providerDir := flag.String("provider-dir", "bin", "directory holding terraform-provider-prime")
 	mockBin := flag.String("mock", "bin/prime-mock", "prime-mock binary")
@@ -50,7 +55,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(work)
+	defer func() { _ = os.RemoveAll(work) }()
 	if err := copyTF(*configDir, work); err != nil {
 		return err
 	}
@@ -66,7 +71,7 @@ func run() error {
 	}
 
 	banner("Starting prime-mock (an in-memory Prime API)")
-	mock, url, err := startMock(*mockBin, "-addr", "127.0.0.1:0", "-boot-delay", *boot, "-apply-delay", *apply)
+	mock, url, err := startMock(ctx, *mockBin, "-addr", "127.0.0.1:0", "-boot-delay", *boot, "-apply-delay", *apply)
 	if err != nil {
 		return err
 	}
@@ -86,7 +91,7 @@ func run() error {
 		if len(args) > 0 && args[0] != "output" || len(args) == 1 {
 			args = append(args, color...)
 		}
-		cmd := exec.Command(cli, args...)
+		cmd := exec.CommandContext(ctx, cli, args...) //nolint:gosec // G204: the CLI the user chose
 		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = work, env, os.Stdout, os.Stderr
 		return cmd.Run()
 	}
@@ -102,12 +107,12 @@ func run() error {
 	if err := terraform("output"); err != nil {
 		return err
 	}
-	names, err := sandboxNames(cli, work, env)
+	names, err := sandboxNames(ctx, cli, work, env)
 	if err != nil {
 		return err
 	}
 	banner("What the platform saw, per sandbox (prime-mock /_mock/events)")
-	if err := printTimeline(url, names); err != nil {
+	if err := printTimeline(ctx, url, names); err != nil {
 		return err
 	}
 
@@ -119,7 +124,7 @@ func run() error {
 		SandboxesCreated int `json:"sandboxes_created"`
 		LiveSandboxes    int `json:"live_sandboxes"`
 	}
-	if err := getJSON(url+"/_mock/stats", &stats); err != nil {
+	if err := getJSON(ctx, url+"/_mock/stats", &stats); err != nil {
 		return err
 	}
 	fmt.Printf("\n%d sandboxes created, %d left running.\n", stats.SandboxesCreated, stats.LiveSandboxes)
@@ -155,11 +160,11 @@ func copyTF(from, to string) error {
 		return fmt.Errorf("no .tf files in %s", from)
 	}
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := os.ReadFile(f) //nolint:gosec // G304: the demo's own .tf files
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(to, filepath.Base(f)), data, 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(to, filepath.Base(f)), data, 0o600); err != nil { //nolint:gosec // G703: into our temp dir
 			return err
 		}
 	}
@@ -167,8 +172,8 @@ func copyTF(from, to string) error {
 }
 
 // startMock runs prime-mock and reads its first line, "listening on URL".
-func startMock(bin string, args ...string) (*exec.Cmd, string, error) {
-	cmd := exec.Command(bin, args...)
+func startMock(ctx context.Context, bin string, args ...string) (*exec.Cmd, string, error) {
+	cmd := exec.CommandContext(ctx, bin, args...) //nolint:gosec // G204: the mock binary make built
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -203,8 +208,8 @@ func stopMock(cmd *exec.Cmd) {
 }
 
 // sandboxNames maps sandbox IDs to the demo's scenario keys.
-func sandboxNames(cli, dir string, env []string) (map[string]string, error) {
-	cmd := exec.Command(cli, "output", "-json", "sandbox_ids")
+func sandboxNames(ctx context.Context, cli, dir string, env []string) (map[string]string, error) {
+	cmd := exec.CommandContext(ctx, cli, "output", "-json", "sandbox_ids")
 	cmd.Dir, cmd.Env = dir, env
 	out, err := cmd.Output()
 	if err != nil {
@@ -234,12 +239,12 @@ type event struct {
 	AppliedGeneration int64           `json:"applied_generation"`
 }
 
-func printTimeline(url string, names map[string]string) error {
+func printTimeline(ctx context.Context, url string, names map[string]string) error {
 	var events []event
 	var wrapped struct {
 		Events []event `json:"events"`
 	}
-	raw, err := getRaw(url + "/_mock/events")
+	raw, err := getRaw(ctx, url+"/_mock/events")
 	if err != nil {
 		return err
 	}
@@ -305,8 +310,8 @@ func compact(raw json.RawMessage) string {
 	return string(b)
 }
 
-func getRaw(url string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+func getRaw(ctx context.Context, url string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -323,8 +328,8 @@ func getRaw(url string) ([]byte, error) {
 	return io.ReadAll(resp.Body)
 }
 
-func getJSON(url string, v any) error {
-	raw, err := getRaw(url)
+func getJSON(ctx context.Context, url string, v any) error {
+	raw, err := getRaw(ctx, url)
 	if err != nil {
 		return err
 	}
