@@ -43,9 +43,9 @@ resource "prime_sandbox_command" "setup" {
 }
 
 # Lock egress down; create returns only once the data plane enforces it.
-# Taking sandbox_id from this sandbox's setup command (rather than
-# depends_on = [prime_sandbox_command.setup]) orders each sandbox's steps
-# on their own: one slow setup does not hold back the other sandboxes.
+# Taking sandbox_id from the setup command puts the order in the data flow.
+# Terraform orders whole resource blocks, not instances, so every policy
+# waits for every sandbox's setup: the fleet moves phase by phase.
 resource "prime_egress_policy" "lock" {
   for_each   = local.scenarios
   sandbox_id = prime_sandbox_command.setup[each.key].sandbox_id
@@ -55,8 +55,8 @@ resource "prime_egress_policy" "lock" {
 }
 
 # The "agent" probes two hosts; curl's exit code 7 means unreachable. Its
-# sandbox_id comes from the policy, so it starts only once that sandbox's
-# policy is enforced, and never if the policy fails closed.
+# sandbox_id comes from the policy, so it starts only once the policies are
+# enforced, and never if a policy fails closed.
 resource "prime_sandbox_command" "agent_example" {
   for_each           = local.scenarios
   sandbox_id         = prime_egress_policy.lock[each.key].sandbox_id
