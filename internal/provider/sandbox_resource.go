@@ -310,8 +310,8 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("create timeout (%s) reached", timeout))
 	defer cancel()
 
-	sb, err := r.client.CreateSandbox(ctx, createReq)
-	if err != nil {
+	sb, err := createSandboxTracked(ctx, r.client, createReq)
+	if sb == nil {
 		resp.Diagnostics.AddError("Cannot create sandbox", err.Error())
 		return
 	}
@@ -321,6 +321,11 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 	state := plan
 	resp.Diagnostics.Append(applySandboxResource(ctx, &state, sb)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	if err != nil {
+		resp.Diagnostics.AddError("Sandbox create interrupted", fmt.Sprintf("sandbox %s: %v.\n\nThe sandbox stays in "+
+			"state as tainted: the next apply replaces it, and `terraform destroy` removes it.", sb.ID, err))
+		return
+	}
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -361,6 +366,10 @@ func (r *sandboxResource) waitRunning(ctx context.Context, id string, timeout ti
 	case errors.As(err, &failed):
 		return fmt.Errorf("%w.\n\nThe sandbox stays in state as tainted: the next apply replaces it, and "+
 			"`terraform destroy` removes it", failed)
+	case errInterrupted(ctx):
+		return fmt.Errorf("waiting for sandbox %s to be RUNNING was interrupted (last status %s).\n\n"+
+			"The sandbox stays in state as tainted: the next apply replaces it, and `terraform destroy` removes it",
+			id, orUnknown(last.Status))
 	case ctx.Err() != nil:
 		msg := fmt.Sprintf("sandbox %s was not RUNNING within the create timeout (%s)", id, timeout)
 		if last.Status != "" {
@@ -407,6 +416,13 @@ func (r *sandboxResource) Read(ctx context.Context, req resource.ReadRequest, re
 	}
 	resp.Diagnostics.Append(applySandboxResource(ctx, &state, sb)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }
 
 func firstNonEmpty(ss ...*string) string {

@@ -1,0 +1,64 @@
+package provider
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+)
+
+// An apply interrupted while the create request is in flight must still
+// learn the sandbox the platform created, so its ID reaches state; the
+// replay uses the same idempotency key, so nothing is created twice.
+func TestCreateSandboxTrackedSurvivesInterrupt(t *testing.T) {
+	mock := primemock.New(primemock.Options{Latency: 300 * time.Millisecond, APIKey: "k"})
+	srv := httptest.NewServer(mock)
+	t.Cleanup(func() { srv.Close(); mock.Close() })
+	client, err := prime.New(prime.Options{Config: prime.Config{APIKey: "k", BaseURL: srv.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel) // Ctrl-C while the POST is in flight
+	sb, err := createSandboxTracked(ctx, client, prime.CreateSandboxRequest{Name: "n", DockerImage: "img"})
+	if sb == nil || sb.ID == "" {
+		t.Fatalf("the created sandbox was lost after the interrupt (err %v)", err)
+	}
+	if err == nil {
+		t.Fatal("an interrupted create must still report the interrupt")
+	}
+	if st := mock.Stats(); st.SandboxesCreated != 1 {
+		t.Fatalf("sandboxes created = %d, want 1", st.SandboxesCreated)
+	}
+}
+
+// An interrupted wait says so; only a deadline reads as a timeout.
+func TestWaitRunningTellsInterruptFromTimeout(t *testing.T) {
+	mock := primemock.New(primemock.Options{BootDelay: time.Hour, APIKey: "k"})
+	srv := httptest.NewServer(mock)
+	t.Cleanup(func() { srv.Close(); mock.Close() })
+	client, err := prime.New(prime.Options{Config: prime.Config{APIKey: "k", BaseURL: srv.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := client.CreateSandbox(context.Background(), prime.CreateSandboxRequest{Name: "n", DockerImage: "img"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &sandboxResource{client: client}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	if err := r.waitRunning(ctx, sb.ID, time.Minute); err == nil || !strings.Contains(err.Error(), "was interrupted (last status") {
+		t.Fatalf("interrupt: %v", err)
+	}
+	dctx, dcancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer dcancel()
+	if err := r.waitRunning(dctx, sb.ID, 50*time.Millisecond); err == nil || !strings.Contains(err.Error(), "was not RUNNING within the create timeout") {
+		t.Fatalf("deadline: %v", err)
+	}
+}
