@@ -37,7 +37,7 @@ func createSandboxTracked(ctx context.Context, c *prime.Client, req prime.Create
 	defer cancel()
 	sb, replayErr := c.CreateSandbox(replayCtx, req)
 	if replayErr != nil {
-		return nil, fmt.Errorf("%w; a sandbox may have been created (idempotency key %s) and could not be confirmed: %v",
+		return nil, fmt.Errorf("%w; a sandbox may have been created (idempotency key %s) and could not be confirmed: %w",
 			err, req.IdempotencyKey, replayErr)
 	}
 	return sb, fmt.Errorf("create interrupted (%w); the sandbox the platform created was recovered", context.Cause(ctx))
