@@ -1,0 +1,16 @@
+// Package soak drives fleets of prime_sandbox + prime_egress_policy through
+// the real Terraform CLI against the Prime mock, and checks what the mock
+// saw against what Terraform recorded. It is shared by:
+//
+//   - TestShortSoak (soak_test.go, TF_ACC=1, part of `make test`): N=20
+//     under injected 503s/429s and jittered latency, against an in-process
+//     mock; Terraform runs the provider as a plugin process through
+//     dev_overrides (the test binary serves it, see TestMain);
+//   - cmd/prime-bench: `make soak` (N=100 fault run, never-apply run,
+//     SIGKILL and SIGINT runs) and `make bench` (figures → BENCHMARKS.md),
+//     against a prime-mock process and the ./bin provider.
+//
+// Nothing here runs `terraform init`: the CLI configuration written into
+// each workspace uses dev_overrides, which plan/apply/destroy honour without
+// a registry.
+package soak

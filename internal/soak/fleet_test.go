@@ -1,0 +1,40 @@
+package soak
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+)
+
+func TestFleetHCL(t *testing.T) {
+	hcl := Fleet{N: 3, BaseURL: "http://127.0.0.1:1", Setup: true, Agent: true, PolicyCreateTimeout: "3s",
+		ProviderExtra: "max_retries = 2"}.HCL()
+	for _, want := range []string{
+		`resource "prime_sandbox" "s002"`, `resource "prime_egress_policy" "p002"`,
+		`resource "prime_sandbox_command" "setup002"`, `resource "prime_sandbox_command" "agent002"`,
+		`depends_on = [prime_sandbox_command.setup001]`, `depends_on = [prime_egress_policy.p001]`,
+		`create = "3s"`, `  max_retries = 2`, `allow      = ["example.com"]`,
+	} {
+		if !strings.Contains(hcl, want) {
+			t.Errorf("HCL lacks %q:\n%s", want, hcl)
+		}
+	}
+	if n := strings.Count(hcl, `resource "prime_sandbox" `); n != 3 {
+		t.Errorf("%d sandboxes, want 3", n)
+	}
+}
+
+func TestLiveSandboxes(t *testing.T) {
+	evs := []primemock.Event{
+		{Type: primemock.EventSandboxCreated, SandboxID: "a"},
+		{Type: primemock.EventSandboxCreated, SandboxID: "b"},
+		{Type: primemock.EventSandboxCreated, SandboxID: "c"},
+		{Type: primemock.EventSandboxDeleted, SandboxID: "a"},
+		{Type: primemock.EventSandboxError, SandboxID: "c"},
+	}
+	live := LiveSandboxes(evs)
+	if len(live) != 1 || !live["b"] {
+		t.Fatalf("live = %v, want only b", live)
+	}
+}
