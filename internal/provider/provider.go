@@ -55,7 +55,8 @@ type providerModel struct {
 
 // providerData is what resources and data sources receive from Configure.
 type providerData struct {
-	client *prime.Client
+	client  *prime.Client
+	journal *createJournal
 }
 
 func (p *primeProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -176,7 +177,7 @@ func (p *primeProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	tflog.Debug(ctx, "Prime client configured", map[string]any{
 		"base_url": cfg.BaseURL, "api_key_source": string(cfg.APIKeySource), "team_source": string(cfg.TeamIDSource),
 	})
-	data := &providerData{client: client}
+	data := &providerData{client: client, journal: defaultCreateJournal()}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 }

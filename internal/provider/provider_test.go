@@ -41,6 +41,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	_ = os.Setenv("HOME", tmp)
+	_ = os.Unsetenv("XDG_CACHE_HOME") // the create journal lives in the user cache
 	if f := os.Getenv("TF_CLI_CONFIG_FILE"); f == "" || !fileExists(f) {
 		rc := filepath.Join(tmp, "terraformrc")
 		_ = os.WriteFile(rc, nil, 0o600)

@@ -48,3 +48,13 @@ func createSandboxTracked(ctx context.Context, c *prime.Client, req prime.Create
 func errInterrupted(ctx context.Context) bool {
 	return errors.Is(ctx.Err(), context.Canceled)
 }
+
+// definitelyNotCreated reports a create the platform refused (or that never
+// left the client), as opposed to one whose outcome is unknown.
+func definitelyNotCreated(err error) bool {
+	if errors.Is(err, prime.ErrInvalidRequest) || errors.Is(err, prime.ErrMissingAPIKey) {
+		return true
+	}
+	code := prime.StatusCodeOf(err)
+	return code >= 400 && code < 500 && code != 408 && code != 429
+}

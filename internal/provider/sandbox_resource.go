@@ -44,7 +44,8 @@ var (
 func NewSandboxResource() resource.Resource { return &sandboxResource{} }
 
 type sandboxResource struct {
-	client *prime.Client
+	client  *prime.Client
+	journal *createJournal
 }
 
 func (r *sandboxResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -53,6 +54,10 @@ func (r *sandboxResource) Metadata(_ context.Context, req resource.MetadataReque
 
 func (r *sandboxResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	r.journal = newCreateJournal("")
+	if pd, ok := req.ProviderData.(*providerData); ok && pd.journal != nil {
+		r.journal = pd.journal
+	}
 }
 
 // replaces is appended to every configurable attribute's description: the
@@ -310,11 +315,21 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("create timeout (%s) reached", timeout))
 	defer cancel()
 
+	// The journal keeps the key until this Create returns, so a create cut
+	// short by a killed Terraform is finished by the next apply instead of
+	// leaving an untracked sandbox (create_journal.go).
+	inflight := r.journal.begin(createReq)
+	createReq.IdempotencyKey = inflight.key
 	sb, err := createSandboxTracked(ctx, r.client, createReq)
 	if sb == nil {
+		if definitelyNotCreated(err) {
+			inflight.finish()
+		}
 		resp.Diagnostics.AddError("Cannot create sandbox", err.Error())
 		return
 	}
+	inflight.recordID(sb.ID)
+	defer inflight.finish() // from here on the state returned carries the ID
 	// Save the ID before waiting: if the wait fails or the apply is
 	// interrupted, Terraform keeps a tainted resource it can destroy, never
 	// an untracked sandbox.
