@@ -78,7 +78,10 @@ func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 		MarkdownDescription: "A Prime sandbox: a VM (the platform default) or a container running a Docker image.\n\n" +
 			"Create returns once the sandbox is `RUNNING`. The sandbox ID is saved to state before the wait, so an " +
 			"interrupted or failed apply leaves a tainted resource that the next apply replaces and `terraform destroy` " +
-			"removes — never an untracked sandbox. All sandboxes a provider process waits on are polled together " +
+			"removes — never an untracked sandbox. If Terraform itself is killed while creates are in flight, the " +
+			"provider has noted their idempotency keys (in the user cache directory, per working directory) and the " +
+			"next apply of the same configuration picks those sandboxes up instead of creating new ones. " +
+			"All sandboxes a provider process waits on are polled together " +
 			"(`status:batchGet`, up to 100 per request), so a fleet's boot wait costs a handful of requests.\n\n" +
 			"The API has no update call: changing any argument replaces the sandbox. Egress restrictions are a " +
 			"separate resource, `prime_egress_policy`, so trusted setup can run with the network open first.",
