@@ -39,8 +39,6 @@ type StatusPoller struct {
 	waiters map[*statusWaiter]struct{}
 	wake    chan struct{}
 	running bool
-	// rounds counts status requests sent, for tests and diagnostics.
-	rounds int
 }
 
 type statusWaiter struct {
@@ -66,13 +64,6 @@ func NewStatusPoller(c *Client, b Backoff) *StatusPoller {
 func (c *Client) StatusPoller() *StatusPoller {
 	c.pollerOnce.Do(func() { c.poller = NewStatusPoller(c, DefaultStatusBackoff) })
 	return c.poller
-}
-
-// Requests reports how many status requests the poller has sent.
-func (p *StatusPoller) Requests() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.rounds
 }
 
 // Watch blocks until check reports done or an error for sandbox id, or ctx
@@ -174,9 +165,6 @@ func (p *StatusPoller) pollOnce(ctx context.Context, batch map[string][]*statusW
 	}
 	sort.Strings(ids)
 	for _, chunk := range chunkStrings(ids, MaxBatchStatusIDs) {
-		p.mu.Lock()
-		p.rounds++
-		p.mu.Unlock()
 		resp, err := p.client.BatchStatus(ctx, chunk)
 		if err != nil {
 			// The client already retried; a failure now is not transient.

@@ -35,16 +35,6 @@ func IsTerminalStatus(status string) bool {
 	return false
 }
 
-// IsKnownStatus reports whether status is one of the seven enum values.
-func IsKnownStatus(status string) bool {
-	switch status {
-	case StatusPending, StatusProvisioning, StatusRunning, StatusPaused,
-		StatusError, StatusTerminated, StatusTimeout:
-		return true
-	}
-	return false
-}
-
 // StartArgv is the structured start command VMs need: an executable and its
 // arguments. The platform forbids extra keys; args is always sent.
 type StartArgv struct {
