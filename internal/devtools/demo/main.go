@@ -5,14 +5,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -21,6 +18,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+	"github.com/primeintellect/terraform-provider-prime/internal/soak"
 )
 
 func main() {
@@ -47,41 +48,29 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	absProvider, err := filepath.Abs(*providerDir)
-	if err != nil {
-		return err
-	}
 	work, err := os.MkdirTemp("", "prime-demo-")
 	if err != nil {
 		return err
 	}
 	defer func() { _ = os.RemoveAll(work) }()
-	if err := copyTF(*configDir, work); err != nil {
-		return err
-	}
-	rc := filepath.Join(work, "dev.tfrc")
-	if err := os.WriteFile(rc, []byte(fmt.Sprintf(`provider_installation {
-  dev_overrides {
-    "primeintellect/prime" = %q
-  }
-  direct {}
-}
-`, absProvider)), 0o600); err != nil {
-		return err
-	}
 
 	banner("Starting prime-mock (an in-memory Prime API)")
-	mock, url, err := startMock(ctx, *mockBin, "-addr", "127.0.0.1:0", "-boot-delay", *boot, "-apply-delay", *apply)
+	mock, err := soak.StartMockProcess(*mockBin, "-addr", "127.0.0.1:0", "-boot-delay", *boot, "-apply-delay", *apply)
+	if err != nil {
+		return fmt.Errorf("%w (run make build first)", err)
+	}
+	defer mock.Close()
+	fmt.Println("prime-mock listening on", mock.URL)
+
+	// The same dev_overrides workspace the benchmark and soak use; the
+	// provider finds the mock through the environment, as a user's would.
+	ws, err := soak.NewWorkspace(work, cli, *providerDir, "PRIME_API_BASE_URL="+mock.URL, "PRIME_API_KEY=demo-key")
 	if err != nil {
 		return err
 	}
-	defer stopMock(mock)
-	fmt.Println("prime-mock listening on", url)
-
-	env := append(os.Environ(),
-		"TF_CLI_CONFIG_FILE="+rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1",
-		"PRIME_API_BASE_URL="+url, "PRIME_API_KEY=demo-key",
-	)
+	if err := copyTF(*configDir, work); err != nil {
+		return err
+	}
 	// Colour only on a terminal: piped output (CI, logs) stays readable.
 	var color []string
 	if fi, err := os.Stdout.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
@@ -92,7 +81,7 @@ func run(ctx context.Context) error {
 			args = append(args, color...)
 		}
 		cmd := exec.CommandContext(ctx, cli, args...) //nolint:gosec // G204: the CLI the user chose
-		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = work, env, os.Stdout, os.Stderr
+		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = ws.Dir, ws.Env, os.Stdout, os.Stderr
 		return cmd.Run()
 	}
 
@@ -107,12 +96,12 @@ func run(ctx context.Context) error {
 	if err := terraform("output"); err != nil {
 		return err
 	}
-	names, err := sandboxNames(ctx, cli, work, env)
+	names, err := sandboxNames(ctx, cli, ws)
 	if err != nil {
 		return err
 	}
 	banner("What the platform saw, per sandbox (prime-mock /_mock/events)")
-	if err := printTimeline(ctx, url, names); err != nil {
+	if err := printTimeline(ctx, mock, names); err != nil {
 		return err
 	}
 
@@ -120,11 +109,8 @@ func run(ctx context.Context) error {
 	if err := terraform("destroy", "-auto-approve", "-input=false", "-compact-warnings"); err != nil {
 		return fmt.Errorf("destroy: %w", err)
 	}
-	var stats struct {
-		SandboxesCreated int `json:"sandboxes_created"`
-		LiveSandboxes    int `json:"live_sandboxes"`
-	}
-	if err := getJSON(ctx, url+"/_mock/stats", &stats); err != nil {
+	stats, err := mock.Stats(ctx)
+	if err != nil {
 		return err
 	}
 	fmt.Printf("\n%d sandboxes created, %d left running.\n", stats.SandboxesCreated, stats.LiveSandboxes)
@@ -171,46 +157,10 @@ func copyTF(from, to string) error {
 	return nil
 }
 
-// startMock runs prime-mock and reads its first line, "listening on URL".
-func startMock(ctx context.Context, bin string, args ...string) (*exec.Cmd, string, error) {
-	cmd := exec.CommandContext(ctx, bin, args...) //nolint:gosec // G204: the mock binary make built
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, "", err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, "", fmt.Errorf("starting %s: %w (run make build first)", bin, err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		_ = cmd.Process.Kill()
-		return nil, "", fmt.Errorf("reading prime-mock's address: %w", err)
-	}
-	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
-	if !ok {
-		_ = cmd.Process.Kill()
-		return nil, "", fmt.Errorf("unexpected first line from prime-mock: %q", line)
-	}
-	go func() { _, _ = io.Copy(io.Discard, out) }()
-	return cmd, url, nil
-}
-
-func stopMock(cmd *exec.Cmd) {
-	_ = cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		_ = cmd.Process.Kill()
-	}
-}
-
 // sandboxNames maps sandbox IDs to the demo's scenario keys.
-func sandboxNames(ctx context.Context, cli, dir string, env []string) (map[string]string, error) {
+func sandboxNames(ctx context.Context, cli string, ws *soak.Workspace) (map[string]string, error) {
 	cmd := exec.CommandContext(ctx, cli, "output", "-json", "sandbox_ids")
-	cmd.Dir, cmd.Env = dir, env
+	cmd.Dir, cmd.Env = ws.Dir, ws.Env
 	out, err := cmd.Output()
 	if err != nil {
 		return nil, fmt.Errorf("reading sandbox_ids: %w", err)
@@ -226,34 +176,12 @@ func sandboxNames(ctx context.Context, cli, dir string, env []string) (map[strin
 	return names, nil
 }
 
-type event struct {
-	Seq               int64           `json:"seq"`
-	Time              time.Time       `json:"time"`
-	Type              string          `json:"type"`
-	SandboxID         string          `json:"sandbox_id"`
-	Status            string          `json:"status"`
-	Generation        int64           `json:"generation"`
-	Policy            json.RawMessage `json:"policy"`
-	Command           string          `json:"command"`
-	ExitCode          int             `json:"exit_code"`
-	AppliedGeneration int64           `json:"applied_generation"`
-}
-
-func printTimeline(ctx context.Context, url string, names map[string]string) error {
-	var events []event
-	var wrapped struct {
-		Events []event `json:"events"`
-	}
-	raw, err := getRaw(ctx, url+"/_mock/events")
+func printTimeline(ctx context.Context, mock *soak.Mock, names map[string]string) error {
+	events, err := mock.Events(ctx, 0)
 	if err != nil {
 		return err
 	}
-	if json.Unmarshal(raw, &wrapped) == nil && wrapped.Events != nil {
-		events = wrapped.Events
-	} else if err := json.Unmarshal(raw, &events); err != nil {
-		return fmt.Errorf("decoding events: %w", err)
-	}
-	bySandbox := map[string][]event{}
+	bySandbox := map[string][]primemock.Event{}
 	for _, e := range events {
 		bySandbox[e.SandboxID] = append(bySandbox[e.SandboxID], e)
 	}
@@ -282,7 +210,7 @@ func printTimeline(ctx context.Context, url string, names map[string]string) err
 	return nil
 }
 
-func describe(e event) string {
+func describe(e primemock.Event) string {
 	switch e.Type {
 	case "policy_put":
 		return fmt.Sprintf("egress policy written   generation %d  %s", e.Generation, compact(e.Policy))
@@ -301,37 +229,7 @@ func describe(e event) string {
 	}
 }
 
-func compact(raw json.RawMessage) string {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return string(raw)
-	}
-	b, _ := json.Marshal(v)
+func compact(p *prime.EgressPolicy) string {
+	b, _ := json.Marshal(p)
 	return string(b)
-}
-
-func getRaw(ctx context.Context, url string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return io.ReadAll(resp.Body)
-}
-
-func getJSON(ctx context.Context, url string, v any) error {
-	raw, err := getRaw(ctx, url)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(raw, v)
 }
