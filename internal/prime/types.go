@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -33,6 +34,18 @@ func IsTerminalStatus(status string) bool {
 		return true
 	}
 	return false
+}
+
+// HasAllLabels reports whether a sandbox with labels have matches a label
+// filter want: every wanted label must be present (the platform's list and
+// bulk-delete semantics, "must have ALL labels").
+func HasAllLabels(have, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // StartArgv is the structured start command VMs need: an executable and its

@@ -379,7 +379,7 @@ func (s *Server) handleList(r *http.Request, _ string) reply {
 			team != "" && (sb.req.TeamID == nil || *sb.req.TeamID != team),
 			user != "" && sb.userID != user,
 			status != "" && sb.status != status,
-			!hasAll(sb.req.Labels, labels):
+			!prime.HasAllLabels(sb.req.Labels, labels):
 			continue
 		}
 		match = append(match, sb)
@@ -411,16 +411,6 @@ func parseBool(v string) (bool, bool) {
 		return false, true
 	}
 	return false, false
-}
-
-// hasAll reports whether have contains every label in want (ALL-of).
-func hasAll(have, want []string) bool {
-	for _, w := range want {
-		if !slices.Contains(have, w) {
-			return false
-		}
-	}
-	return true
 }
 
 func (s *Server) handleDelete(r *http.Request, _ string) reply {
@@ -492,7 +482,7 @@ func (s *Server) handleBulkDelete(r *http.Request, caller string) reply {
 			case prime.IsTerminalStatus(sb.status),
 				user != "" && sb.userID != user,
 				req.TeamID != nil && (sb.req.TeamID == nil || *sb.req.TeamID != *req.TeamID),
-				!hasAll(sb.req.Labels, req.Labels):
+				!prime.HasAllLabels(sb.req.Labels, req.Labels):
 				continue
 			}
 			s.terminate(sb)

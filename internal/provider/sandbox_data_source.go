@@ -188,7 +188,7 @@ func (d *sandboxesDataSource) Read(ctx context.Context, req datasource.ReadReque
 		sb := &list[i]
 		// Filter again client-side: the contract does not promise that the
 		// server applies every filter.
-		if opts.Status != "" && sb.Status != opts.Status || !hasAllLabels(sb.Labels, labels) {
+		if opts.Status != "" && sb.Status != opts.Status || !prime.HasAllLabels(sb.Labels, labels) {
 			continue
 		}
 		var item sandboxAttributes
@@ -205,17 +205,4 @@ func (d *sandboxesDataSource) Read(ctx context.Context, req datasource.ReadReque
 	resp.Diagnostics.Append(diags...)
 	m.IDs, m.Sandboxes = idList, sbList
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-}
-
-func hasAllLabels(have, want []string) bool {
-	set := make(map[string]bool, len(have))
-	for _, l := range have {
-		set[l] = true
-	}
-	for _, l := range want {
-		if !set[l] {
-			return false
-		}
-	}
-	return true
 }
