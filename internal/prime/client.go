@@ -67,7 +67,7 @@ type Client struct {
 	timeout    time.Duration
 
 	// batchUnsupported is set for the client's lifetime once status:batchGet
-	// answers 404/405, as the SDK does (prime-api.md §7.6).
+	// answers 404/405, as the SDK (prime-sandboxes 0.2.39) does.
 	batchUnsupported atomic.Bool
 
 	pollerOnce sync.Once

@@ -27,7 +27,7 @@ type Config struct {
 	APIKeySource ConfigSource
 	BaseURL      string
 	// TeamID is nil when no team is configured. An empty string is a set
-	// team: PRIME_TEAM_ID="" wins over the file, as in the SDK (§1, §12.9).
+	// team: PRIME_TEAM_ID="" wins over the file, as in the SDK's Config.
 	TeamID       *string
 	TeamIDSource ConfigSource
 }
@@ -49,7 +49,7 @@ type configFile struct {
 	BaseURL string `json:"base_url"`
 }
 
-// ResolveConfig applies the SDK's precedence (prime-api.md §1):
+// ResolveConfig applies the SDK's precedence (prime-sandboxes core/config.py):
 // API key: explicit > PRIME_API_KEY (non-empty) > file.
 // Base URL: explicit > PRIME_API_BASE_URL > PRIME_BASE_URL (first non-empty)
 // > file > default, then trailing slashes and a trailing /api/v1 removed.

@@ -143,8 +143,8 @@ func checkCanonicalName(t *testing.T, c string, e EgressEntry) {
 	}
 }
 
-// sdkAcceptsEgressEntry is the SDK's _validate_egress_entry (prime-api.md
-// §9.5), condensed: true when the SDK would let the entry through.
+// sdkAcceptsEgressEntry is the SDK's _validate_egress_entry (prime-sandboxes
+// models.py), condensed: true when the SDK would let the entry through.
 func sdkAcceptsEgressEntry(entry string) bool {
 	v := strings.TrimFunc(entry, isPythonSpace)
 	if v == "" {

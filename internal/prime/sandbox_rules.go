@@ -7,9 +7,10 @@ import (
 	"strings"
 )
 
-// Platform defaults for create fields the provider may leave out (the SDK
-// 0.2.39 defaults, prime-api.md §6.1/§11). The mock applies these; the
-// provider reads back whatever the platform chose.
+// The SDK's defaults for create fields (prime-sandboxes 0.2.39,
+// CreateSandboxRequest), which it always sends. ApplySDKCreateDefaults fills
+// them into a request; the mock applies them too; the provider reads back
+// whatever the platform chose.
 const (
 	DefaultCPUCores       = 1.0
 	DefaultMemoryGB       = 1.0
@@ -39,7 +40,7 @@ var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 func ValidEnvName(name string) bool { return envNamePattern.MatchString(name) }
 
 // CreateRules checks a create request against the platform's rules, in the
-// SDK's order (prime-api.md §6.2), plus the checks this provider adds where
+// SDK's order (its CreateSandboxRequest validators), plus the checks this provider adds where
 // the SDK is silent and the platform cannot do anything useful with the
 // value (non-positive resources, empty labels, invalid variable names). It
 // returns every violation, not just the first, so a plan shows all of them.

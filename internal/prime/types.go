@@ -1,6 +1,7 @@
 package prime
 
-// Wire types of the Prime Sandboxes REST API (prime-api.md §5–§9). Key casing
+// Wire types of the Prime Sandboxes REST API, as prime-sandboxes 0.2.39 sends
+// and parses them. Key casing
 // is not uniform on the platform: create and bulk-delete requests are
 // snake_case, sandbox objects and the list envelope are camelCase, and the
 // egress-policy, batch-status, logs and auth bodies are snake_case. The JSON
@@ -15,7 +16,7 @@ import (
 	"time"
 )
 
-// Sandbox lifecycle statuses (prime-api.md §8), exact strings.
+// Sandbox lifecycle statuses, the exact strings of the SDK's status enum.
 const (
 	StatusPending      = "PENDING"
 	StatusProvisioning = "PROVISIONING"
@@ -158,8 +159,9 @@ type Sandbox struct {
 }
 
 // UnmarshalJSON reads the camelCase object and also accepts the snake_case
-// spelling of the egress lists, which one SDK fixture uses (prime-api.md §5):
-// the real server's spelling of those two keys is not pinned down.
+// spelling of the egress lists, which one SDK test fixture uses: the real
+// server's spelling of those two keys is not pinned down [I: inferred from
+// the SDK's fixtures; reading both spellings is the safe choice].
 func (s *Sandbox) UnmarshalJSON(data []byte) error {
 	type plain Sandbox
 	var aux struct {
