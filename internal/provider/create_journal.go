@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,26 +20,38 @@ import (
 // its create returns, so that sandbox would run with nobody tracking it.
 //
 // Before each create the provider records the request's idempotency key in
-// a small file; when the create returns, Terraform holds the ID and the file
-// goes. A file left behind belongs to a create that never returned. The next
-// create of the same configuration (same request, by hash) replays that key,
-// and the platform answers with the sandbox it already made instead of
-// making a second one. Everything is best effort: any file-system problem
-// just disables the journal.
+// a small file and holds an exclusive lock on it; when the create returns,
+// Terraform holds the ID and the file goes. A file nobody holds a lock on
+// belongs to a create whose process died. The next create of the same
+// configuration (same request, by hash) replays that key, and the platform
+// answers with the sandbox it already made instead of making a second one;
+// the caller adopts it only if its name and image match and it still runs.
 //
-// Files live under the user's cache directory, per Terraform working
-// directory (the provider's working directory), never in the project.
+// The lock is what makes a leftover a leftover: an entry of a create still
+// in flight — in another process, or in another provider instance of this
+// one (parallel tests) — is never adopted, so one key cannot serve two
+// creates, and a finished entry is never written again.
+//
+// Everything is best effort: any file-system problem just disables the
+// journal. Files live under the user's cache directory, per Terraform
+// working directory, never in the project.
 
-// journalRetention is how long a leftover entry may be adopted. Older ones
-// are removed: their sandbox has long hit its lifetime or been cleaned up.
-const journalRetention = 7 * 24 * time.Hour
+// journalReplayWindow is how old a leftover entry may be and still be
+// replayed. Older entries are removed: their sandbox has long been noticed
+// (or hit its lifetime), and the platform's memory of an idempotency key is
+// not promised for longer [inferred: no retention is documented, so the
+// window is kept short].
+const journalReplayWindow = 24 * time.Hour
 
 type createJournal struct {
 	dir string
 
-	mu      sync.Mutex
-	claimed map[string]bool // leftover keys adopted by this process
-	pruned  bool
+	mu sync.Mutex
+	// leftovers are the entries of dead creates found by the first scan,
+	// by request hash; nil until scanned. Only dead processes' entries are
+	// in it, so one scan per process is enough: a create of this process
+	// never becomes a leftover while the process lives.
+	leftovers map[string][]*inflightCreate
 }
 
 type journalEntry struct {
@@ -63,9 +76,13 @@ func defaultCreateJournal() *createJournal {
 	return newCreateJournal(filepath.Join(cache, "terraform-provider-prime", "creates", hex.EncodeToString(sum[:8])))
 }
 
-// newCreateJournal uses dir ("" disables the journal).
+// newCreateJournal uses dir ("" disables the journal, as does a platform
+// without file locks).
 func newCreateJournal(dir string) *createJournal {
-	return &createJournal{dir: dir, claimed: map[string]bool{}}
+	if !journalLocksSupported {
+		dir = ""
+	}
+	return &createJournal{dir: dir}
 }
 
 // requestHash identifies a configuration: the create body without its key.
@@ -76,99 +93,140 @@ func requestHash(r prime.CreateSandboxRequest) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// inflightCreate is one create in progress.
+// inflightCreate is one create in progress. While it lives, f holds the
+// entry's lock.
 type inflightCreate struct {
-	j    *createJournal
-	key  string
-	path string
-	e    journalEntry
+	key string
+	// adopted is true when key is a dead create's, replayed: the caller
+	// must check that the sandbox it gets back is the one it wants.
+	adopted bool
+	path    string
+	f       *os.File
+	e       journalEntry
 }
 
 // begin returns the key to create with: a leftover key of the same request
-// if a killed process left one, else a fresh key, recorded.
+// if a killed process left one, else a fresh key, recorded and locked.
 func (j *createJournal) begin(r prime.CreateSandboxRequest) *inflightCreate {
 	hash := requestHash(r)
 	if j.dir != "" {
-		j.mu.Lock()
-		defer j.mu.Unlock()
-		j.prune()
 		if c := j.adopt(hash); c != nil {
 			return c
 		}
 	}
-	c := &inflightCreate{j: j, key: prime.NewIdempotencyKey()}
+	return j.fresh(hash)
+}
+
+// fresh records a new key for hash.
+func (j *createJournal) fresh(hash string) *inflightCreate {
+	c := &inflightCreate{key: prime.NewIdempotencyKey()}
 	c.e = journalEntry{Key: c.key, RequestHash: hash, Started: time.Now().UTC()}
-	if j.dir != "" {
-		c.path = filepath.Join(j.dir, c.key+".json")
-		if os.MkdirAll(j.dir, 0o700) != nil || c.write() != nil {
-			c.path = ""
-		}
+	if j.dir == "" || os.MkdirAll(j.dir, 0o700) != nil {
+		return c
 	}
+	// Written and locked under a temporary name, then renamed: the entry is
+	// locked from the moment another process can see it.
+	final := filepath.Join(j.dir, c.key+".json")
+	tmp := final + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600) //nolint:gosec // G304: our own journal directory
+	if err != nil {
+		return c
+	}
+	if locked, _ := tryLock(f); !locked {
+		_ = f.Close()
+		_ = os.Remove(tmp)
+		return c
+	}
+	c.f = f
+	if c.write() != nil || os.Rename(tmp, final) != nil {
+		c.release()
+		_ = os.Remove(tmp)
+		return c
+	}
+	c.path = final
 	return c
 }
 
-// adopt claims a leftover entry for hash. Entries of this process's own
-// creates are never leftovers: they were claimed or written by it.
+// adopt claims a leftover entry for hash, scanning the directory once.
 func (j *createJournal) adopt(hash string) *inflightCreate {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.leftovers == nil {
+		j.leftovers = j.scan()
+	}
+	list := j.leftovers[hash]
+	if len(list) == 0 {
+		return nil
+	}
+	c := list[0]
+	j.leftovers[hash] = list[1:]
+	return c
+}
+
+// scan locks every entry no live create holds, keeps those young enough to
+// replay (still locked, now by this process) and removes the rest.
+func (j *createJournal) scan() map[string][]*inflightCreate {
+	out := map[string][]*inflightCreate{}
 	files, _ := filepath.Glob(filepath.Join(j.dir, "*.json"))
-	for _, f := range files {
-		key := strings.TrimSuffix(filepath.Base(f), ".json")
-		if j.claimed[key] {
-			continue
-		}
-		data, err := os.ReadFile(f) //nolint:gosec // G304: our own journal directory
+	for _, p := range files {
+		f, err := os.OpenFile(p, os.O_RDWR, 0) //nolint:gosec // G304: our own journal directory
 		if err != nil {
 			continue
 		}
-		var e journalEntry
-		if json.Unmarshal(data, &e) != nil || e.RequestHash != hash || e.Key != key {
+		if locked, _ := tryLock(f); !locked {
+			_ = f.Close() // a create in flight somewhere: not a leftover
 			continue
 		}
-		j.claimed[key] = true
-		return &inflightCreate{j: j, key: key, path: f, e: e}
-	}
-	return nil
-}
-
-// prune removes entries past the retention, once per process. Keys this
-// process writes are marked claimed so a concurrent create cannot adopt them.
-func (j *createJournal) prune() {
-	if j.pruned {
-		return
-	}
-	j.pruned = true
-	files, _ := filepath.Glob(filepath.Join(j.dir, "*.json"))
-	for _, f := range files {
-		if fi, err := os.Stat(f); err == nil && time.Since(fi.ModTime()) > journalRetention {
-			_ = os.Remove(f)
+		var e journalEntry
+		data, err := io.ReadAll(f)
+		key := strings.TrimSuffix(filepath.Base(p), ".json")
+		if err != nil || json.Unmarshal(data, &e) != nil || e.Key != key || time.Since(e.Started) > journalReplayWindow {
+			_ = os.Remove(p)
+			_ = f.Close()
+			continue
 		}
+		out[e.RequestHash] = append(out[e.RequestHash], &inflightCreate{key: key, adopted: true, path: p, f: f, e: e})
 	}
+	return out
 }
 
+// write stores the entry through the locked file (never re-creating a file
+// that was removed).
 func (c *inflightCreate) write() error {
-	c.j.claimed[c.key] = true
 	data, err := json.Marshal(c.e)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(c.path, data, 0o600)
+	if err := c.f.Truncate(0); err != nil {
+		return err
+	}
+	_, err = c.f.WriteAt(data, 0)
+	return err
 }
 
 // recordID notes the sandbox the platform made (for whoever reads the file).
 func (c *inflightCreate) recordID(id string) {
-	if c.path == "" {
+	if c.f == nil {
 		return
 	}
-	c.j.mu.Lock()
-	defer c.j.mu.Unlock()
 	c.e.SandboxID = id
 	_ = c.write()
 }
 
 // finish removes the entry: Create returned, so Terraform holds the ID (or
-// no sandbox exists).
+// no sandbox exists). The lock is released after the removal, so nobody can
+// adopt the entry in between.
 func (c *inflightCreate) finish() {
 	if c.path != "" {
 		_ = os.Remove(c.path)
+		c.path = ""
+	}
+	c.release()
+}
+
+func (c *inflightCreate) release() {
+	if c.f != nil {
+		_ = c.f.Close() // closing the file releases its lock
+		c.f = nil
 	}
 }

@@ -83,7 +83,7 @@ func TestAccEgressPolicy_verificationTable(t *testing.T) {
 				)
 			}
 			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: testAccProviders,
+				ProtoV6ProviderFactories: providerFactories(t),
 				CheckDestroy:             m.checkNoLiveSandboxes,
 				Steps: []resource.TestStep{{
 					Config: m.config(vmSandbox + sc.policy),
@@ -112,7 +112,7 @@ resource "prime_sandbox" "agent" {
 }
 `)
 			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: testAccProviders,
+				ProtoV6ProviderFactories: providerFactories(t),
 				CheckDestroy:             m.checkNoLiveSandboxes,
 				Steps: []resource.TestStep{
 					{
@@ -155,7 +155,7 @@ func TestAccEgressPolicy_retryAfterFailClosedDoesNotReopen(t *testing.T) {
 	m := newTestMock(t, o)
 	cfg := m.config(vmSandbox + policyHCL(`allow = ["example.com"]`, `timeouts { create = "1s" }`))
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{Config: cfg, ExpectError: expectErr("but is not enforced after 1s")},
@@ -192,7 +192,7 @@ func TestAccEgressPolicy_retryAfterFailClosedDoesNotReopen(t *testing.T) {
 func TestAccEgressPolicy_updateInPlace(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
@@ -256,7 +256,7 @@ func TestAccEgressPolicy_drift(t *testing.T) {
 	cfg := m.config(vmSandbox + policyHCL(`allow = ["example.com"]`))
 	var sandboxID string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
@@ -295,7 +295,7 @@ func TestAccEgressPolicy_drift(t *testing.T) {
 func TestAccEgressPolicy_import(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{Config: m.config(vmSandbox + `
@@ -329,7 +329,7 @@ func TestAccEgressPolicy_canonicalFormsGiveEmptyPlan(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	cfg := m.config(vmSandbox + policyHCL(`allow = ["Example.COM", "1.2.3.4", "bücher.de", "api.openai.com.", "10.1.2.3/8"]`))
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
@@ -374,7 +374,7 @@ func TestAccEgressPolicy_canonicalFormsGiveEmptyPlan(t *testing.T) {
 func TestAccEgressPolicy_deleteReopens(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
@@ -422,7 +422,7 @@ resource "prime_egress_policy" "agent" {
 `, rev, list))
 	}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{Config: policy("1", `allow = ["example.com"]`)},
@@ -466,7 +466,7 @@ func TestAccEgressPolicy_planTimeValidation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newTestMock(t, fastMockOptions())
 			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: testAccProviders,
+				ProtoV6ProviderFactories: providerFactories(t),
 				Steps: []resource.TestStep{{
 					Config: m.config(fmt.Sprintf(`
 resource "prime_egress_policy" "p" {
@@ -487,7 +487,7 @@ resource "prime_egress_policy" "p" {
 func TestAccEgressPolicy_warningsDoNotFail(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
 			Config: m.config(vmSandbox + `
@@ -508,7 +508,7 @@ resource "prime_egress_policy" "agent" {
 func TestAccEgressPolicy_containerSandboxRefused(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
 			Config: m.config(`
@@ -530,7 +530,7 @@ func TestAccEgressPolicy_sandboxGone(t *testing.T) {
 	cfg := m.config(vmSandbox + policyHCL(`allow = ["example.com"]`))
 	var id string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{Config: cfg, Check: func(s *terraform.State) (err error) { id, err = stateID(s, "prime_sandbox.vm"); return err }},
@@ -554,7 +554,7 @@ func TestAccEgressPolicy_sandboxGone(t *testing.T) {
 func TestAccEgressPolicyDataSource(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
@@ -598,7 +598,7 @@ func TestAccEgressPolicy_failedUpdateThenDestroyWithoutRefreshReopens(t *testing
 	m := newTestMock(t, fastMockOptions())
 	var id string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{

@@ -33,10 +33,17 @@ const (
 	defaultMaxConcurrentRequests = 64
 )
 
-var _ provider.Provider = (*primeProvider)(nil)
+var (
+	_ provider.Provider                   = (*primeProvider)(nil)
+	_ provider.ProviderWithValidateConfig = (*primeProvider)(nil)
+)
 
 type primeProvider struct {
 	version string
+	// journalDir overrides where the create journal lives (tests give each
+	// test its own); "" means the user cache directory, per working
+	// directory.
+	journalDir string
 }
 
 // New returns a constructor for the provider, as providerserver expects.
@@ -51,6 +58,8 @@ type providerModel struct {
 	MaxRequestsPerSecond  types.Float64 `tfsdk:"max_requests_per_second"`
 	MaxConcurrentRequests types.Int64   `tfsdk:"max_concurrent_requests"`
 	MaxRetries            types.Int64   `tfsdk:"max_retries"`
+	InsecureHTTP          types.Bool    `tfsdk:"insecure_http"`
+	CreateJournal         types.Bool    `tfsdk:"create_journal"`
 }
 
 // providerData is what resources and data sources receive from Configure.
@@ -70,8 +79,9 @@ func (p *primeProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 			"and their egress policies, so an evaluation fleet's whole protocol — provision, trusted setup with the " +
 			"network open, lock egress down to an allowlist, start the agent only once the lock is enforced, tear " +
 			"down — is expressed as Terraform configuration.\n\n" +
-			"Every setting is resolved like the Prime SDK does it: the value in this block, then the environment, " +
-			"then `~/.prime/config.json`.",
+			"The connection settings `api_key`, `base_url` and `team_id` are resolved like the Prime SDK does it: " +
+			"the value in this block, then an environment variable, then `~/.prime/config.json` (written by " +
+			"`prime login`). The other settings exist only in this block.",
 		Attributes: map[string]schema.Attribute{
 			"api_key": schema.StringAttribute{
 				Optional:  true,
@@ -82,8 +92,26 @@ func (p *primeProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 			"base_url": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "API origin. Defaults to `PRIME_API_BASE_URL`, then `PRIME_BASE_URL`, then " +
-					"`base_url` in `~/.prime/config.json`, then `https://api.primeintellect.ai`. A trailing `/api/v1` " +
-					"is accepted and removed. Point it at `prime-mock` to test modules offline.",
+					"`base_url` in `~/.prime/config.json`, then `https://api.primeintellect.ai`. It must be an absolute " +
+					"`https://` URL, or `http://` on a loopback host (`localhost`, `127.0.0.1`, `[::1]`) such as a local " +
+					"`prime-mock`; `http://` to any other host is refused unless `insecure_http = true`, because the API " +
+					"key travels in every request. A trailing `/api/v1` is accepted and removed.",
+			},
+			"insecure_http": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Allow a plain `http://` `base_url` on a non-loopback host (for example a " +
+					"`prime-mock` on another test machine). The API key is then sent in cleartext. Default `false`.",
+			},
+			"create_journal": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Keep the create journal (default `true`): before each sandbox create the " +
+					"provider notes the request's idempotency key in a small file under the user cache directory " +
+					"(per Terraform working directory) and removes it when the create returns, so if Terraform itself " +
+					"is killed mid-create the next apply of the same configuration adopts that sandbox instead of " +
+					"making a second one. It only helps where the next apply runs on the same machine and user as " +
+					"the killed one — local or persistent-runner workflows, not ephemeral CI runners — and it only " +
+					"adopts a sandbox less than 24 hours old whose name and image match and that still runs. Set " +
+					"`false` to turn it off.",
 			},
 			"team_id": schema.StringAttribute{
 				Optional: true,
@@ -117,6 +145,19 @@ func (p *primeProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 	}
 }
 
+// ValidateConfig refuses a base_url written in the configuration that the
+// provider would not send the API key to, at validate and plan time.
+func (p *primeProvider) ValidateConfig(ctx context.Context, req provider.ValidateConfigRequest, resp *provider.ValidateConfigResponse) {
+	var m providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || m.BaseURL.IsNull() || m.BaseURL.IsUnknown() || m.InsecureHTTP.IsUnknown() {
+		return
+	}
+	if problem := checkBaseURL(m.BaseURL.ValueString(), m.InsecureHTTP.ValueBool()); problem != "" {
+		resp.Diagnostics.AddAttributeError(path.Root("base_url"), "Invalid base_url", "base_url: "+problem)
+	}
+}
+
 func (p *primeProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
 	var m providerModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
@@ -127,7 +168,7 @@ func (p *primeProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	// resource) cannot be resolved during plan; resources then report that
 	// the provider is not configured if they need the API before apply.
 	for name, v := range map[string]interface{ IsUnknown() bool }{
-		"api_key": m.APIKey, "base_url": m.BaseURL, "team_id": m.TeamID,
+		"api_key": m.APIKey, "base_url": m.BaseURL, "team_id": m.TeamID, "insecure_http": m.InsecureHTTP,
 	} {
 		if v.IsUnknown() {
 			tflog.Debug(ctx, "provider attribute unknown during plan; deferring client setup", map[string]any{"attribute": name})
@@ -140,6 +181,13 @@ func (p *primeProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		BaseURL: m.BaseURL.ValueStringPointer(),
 		TeamID:  m.TeamID.ValueStringPointer(),
 	})
+	// The same rule as ValidateConfig, for a base URL that came from the
+	// environment or ~/.prime/config.json: refused before any request.
+	if problem := checkBaseURL(cfg.BaseURL, m.InsecureHTTP.ValueBool()); problem != "" {
+		resp.Diagnostics.AddAttributeError(path.Root("base_url"), "Invalid base_url",
+			"base_url (resolved from the environment or ~/.prime/config.json): "+problem)
+		return
+	}
 	if cfg.APIKey == "" {
 		resp.Diagnostics.AddAttributeError(path.Root("api_key"), "Missing Prime API key",
 			"No API key was found. Set api_key in the provider block, the PRIME_API_KEY environment variable, "+
@@ -177,7 +225,15 @@ func (p *primeProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	tflog.Debug(ctx, "Prime client configured", map[string]any{
 		"base_url": cfg.BaseURL, "api_key_source": string(cfg.APIKeySource), "team_source": string(cfg.TeamIDSource),
 	})
-	data := &providerData{client: client, journal: defaultCreateJournal()}
+	journal := newCreateJournal("")
+	switch {
+	case !m.CreateJournal.IsNull() && !m.CreateJournal.ValueBool():
+	case p.journalDir != "":
+		journal = newCreateJournal(p.journalDir)
+	default:
+		journal = defaultCreateJournal()
+	}
+	data := &providerData{client: client, journal: journal}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 }

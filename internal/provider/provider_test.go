@@ -25,8 +25,17 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
-var testAccProviders = map[string]func() (tfprotov6.ProviderServer, error){
-	"prime": providerserver.NewProtocol6WithError(New("test")()),
+// providerFactories serves the provider to one test. Each test gets its own
+// create journal directory: the provider runs in this process, so the
+// default (the user cache, keyed by working directory) would be shared by
+// every parallel test.
+func providerFactories(t *testing.T) map[string]func() (tfprotov6.ProviderServer, error) {
+	dir := t.TempDir()
+	return map[string]func() (tfprotov6.ProviderServer, error){
+		"prime": func() (tfprotov6.ProviderServer, error) {
+			return providerserver.NewProtocol6WithError(&primeProvider{version: "test", journalDir: dir})()
+		},
+	}
 }
 
 // TestMain makes the acceptance tests hermetic: no PRIME_* settings or
@@ -205,7 +214,7 @@ func waitCtx(t *testing.T) context.Context {
 func TestAccProvider_missingAPIKey(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		Steps: []resource.TestStep{{
 			Config: fmt.Sprintf(`
 provider "prime" {
@@ -224,7 +233,7 @@ data "prime_sandbox" "x" {
 func TestAccProvider_badKeyIsUnauthorized(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		Steps: []resource.TestStep{{
 			Config: fmt.Sprintf(`
 provider "prime" {
@@ -249,7 +258,7 @@ func TestAccProvider_pacingAttributes(t *testing.T) {
 	o.Latency = 30 * time.Millisecond
 	m := newTestMock(t, o)
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
 			Config: fmt.Sprintf(`
@@ -279,7 +288,7 @@ resource "prime_sandbox" "fleet" {
 func TestAccProvider_pacingValidation(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		Steps: []resource.TestStep{{
 			Config: fmt.Sprintf(`
 provider "prime" {

@@ -86,7 +86,7 @@ resource "prime_sandbox_command" "agent_google" {
 func TestAccSandboxCommand_fleetChain(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
 			Config: m.config(fleetHCL("30s")),
@@ -151,7 +151,7 @@ func TestAccSandboxCommand_neverAppliedAgentNeverRuns(t *testing.T) {
 	o.NeverApply = true
 	m := newTestMock(t, o)
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
 			Config:      m.config(fleetHCL("1s")),
@@ -186,7 +186,7 @@ resource "prime_sandbox" "box" {
 func TestAccSandboxCommand_failureReportsExitCode(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
 			Config: m.config(commandSandbox + `
@@ -204,7 +204,7 @@ resource "prime_sandbox_command" "setup" {
 func TestAccSandboxCommand_outputTruncated(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
 			Config: m.config(commandSandbox + `
@@ -240,7 +240,7 @@ resource "prime_sandbox_command" "small" {
 func TestAccSandboxCommand_planTimeValidation(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		Steps: []resource.TestStep{{
 			Config: m.config(`
 resource "prime_sandbox_command" "x" {
@@ -259,7 +259,7 @@ resource "prime_sandbox_command" "x" {
 func TestAccSandboxCommand_importUnsupported(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{Config: m.config(commandSandbox + `

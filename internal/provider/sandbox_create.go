@@ -49,12 +49,20 @@ func errInterrupted(ctx context.Context) bool {
 	return errors.Is(ctx.Err(), context.Canceled)
 }
 
-// definitelyNotCreated reports a create the platform refused (or that never
-// left the client), as opposed to one whose outcome is unknown.
+// definitelyNotCreated reports a create the platform refused, or one the
+// client refused before sending, as opposed to one whose outcome is unknown:
+// only the latter keeps its journal entry. (A transport error is not proof:
+// an earlier attempt of the same create may have reached the platform.)
 func definitelyNotCreated(err error) bool {
 	if errors.Is(err, prime.ErrInvalidRequest) || errors.Is(err, prime.ErrMissingAPIKey) {
 		return true
 	}
 	code := prime.StatusCodeOf(err)
 	return code >= 400 && code < 500 && code != 408 && code != 429
+}
+
+// adoptable reports whether the sandbox a replayed journal key returned is
+// the one the create asks for: same name and image, and still able to run.
+func adoptable(sb *prime.Sandbox, req prime.CreateSandboxRequest) bool {
+	return sb.Name == req.Name && sb.DockerImage == req.DockerImage && !prime.IsTerminalStatus(sb.Status)
 }
