@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -47,6 +48,7 @@ type egressPolicyModel struct {
 	Allow             types.Set      `tfsdk:"allow"`
 	Block             types.Set      `tfsdk:"block"`
 	Routes            types.List     `tfsdk:"routes"`
+	After             types.List     `tfsdk:"after"`
 	EffectiveAllow    types.List     `tfsdk:"effective_allow"`
 	EffectiveBlock    types.List     `tfsdk:"effective_block"`
 	Generation        types.Int64    `tfsdk:"generation"`
@@ -82,7 +84,10 @@ func (r *egressPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			"`create_before_destroy` replacement), which is left in place.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
-				Computed: true, MarkdownDescription: "The sandbox ID (a sandbox has one egress policy).",
+				Computed: true,
+				MarkdownDescription: "`<sandbox_id>/<generation>`: the sandbox and the policy generation this resource " +
+					"first wrote. A replaced policy gets a new ID, so a command whose `triggers` name it runs again " +
+					"after every re-lock (the agent after a setup change).",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
 			"sandbox_id": schema.StringAttribute{
@@ -110,6 +115,17 @@ func (r *egressPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequ
 					"endpoint or MCP server URLs (`https://intercept.example.net/v1`). In allow mode their hostnames " +
 					"are put in front of `allow` (deduplicated), so `allow = []` still reaches them. http(s) URLs " +
 					"with an IPv4 or DNS host only (the platform is IPv4-only). Changing it updates the policy in place.",
+			},
+			"after": schema.ListAttribute{
+				Optional: true, ElementType: types.StringType,
+				PlanModifiers: []planmodifier.List{replaceUnlessImportedList()},
+				MarkdownDescription: "Values whose change must re-run setup with egress open — typically the `id`s " +
+					"of the sandbox's setup commands (`after = [prime_sandbox_command.setup.id]`). A changed setup " +
+					"command gets a new ID, which changes `after`, which **replaces** this policy, so one apply runs: " +
+					"destroy this policy (egress reopened and enforced) → the changed setup (network open) → this " +
+					"policy again (locked and enforced) → whatever depends on it. Without it, a changed setup step " +
+					"would run under the enforced lock. The values are only compared, never interpreted. Changing it " +
+					"replaces the policy (except on the first apply after an import, which records it).",
 			},
 			"effective_allow": schema.ListAttribute{
 				Computed: true, ElementType: types.StringType,
@@ -406,7 +422,6 @@ func failClosedMessage(id string, timeout time.Duration, what string, err error)
 func setApplied(ctx context.Context, m *egressPolicyModel, policy prime.EgressPolicy, gen int64, st *prime.EgressPolicyStatus) diag.Diagnostics {
 	var diags diag.Diagnostics
 	var d diag.Diagnostics
-	m.ID = m.SandboxID
 	m.EffectiveAllow, d = listValue(ctx, policy.Allowlist)
 	diags.Append(d...)
 	m.EffectiveBlock, d = listValue(ctx, policy.Denylist)
@@ -449,8 +464,20 @@ func (r *egressPolicyResource) Create(ctx context.Context, req resource.CreateRe
 		resp.Diagnostics.AddError("Egress policy not enforced", err.Error())
 		return
 	}
+	plan.ID = types.StringValue(policyID(id, gen))
 	resp.Diagnostics.Append(setApplied(ctx, &plan, policy, gen, st)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// policyID names one creation of a policy: a sandbox and the generation the
+// resource first wrote. Sandbox IDs contain no "/".
+func policyID(sandboxID string, gen int64) string { return fmt.Sprintf("%s/%d", sandboxID, gen) }
+
+// sandboxOfPolicyID reads the sandbox from a policy ID or an import ID
+// ("<sandbox_id>" or "<sandbox_id>/<generation>").
+func sandboxOfPolicyID(id string) string {
+	sb, _, _ := strings.Cut(id, "/")
+	return sb
 }
 
 func (r *egressPolicyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -484,6 +511,7 @@ func (r *egressPolicyResource) Update(ctx context.Context, req resource.UpdateRe
 	if prime.SamePolicy(current.Policy, policy) && current.Enforces(current.Generation) {
 		resp.Diagnostics.Append(setApplied(ctx, &plan, policy, current.Generation, current)...)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		resp.Diagnostics.Append(clearImported(ctx, resp.Private)...)
 		return
 	}
 
@@ -496,6 +524,7 @@ func (r *egressPolicyResource) Update(ctx context.Context, req resource.UpdateRe
 	}
 	resp.Diagnostics.Append(setApplied(ctx, &plan, policy, gen, st)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(clearImported(ctx, resp.Private)...)
 }
 
 // keepPrior leaves the previous lists in state after a failed update, so the
@@ -557,7 +586,7 @@ func (r *egressPolicyResource) Read(ctx context.Context, req resource.ReadReques
 	}
 	id := state.SandboxID.ValueString()
 	if id == "" {
-		id = state.ID.ValueString()
+		id = sandboxOfPolicyID(state.ID.ValueString())
 	}
 	st, gone, err := r.readPlatformPolicy(ctx, id)
 	if err != nil {
@@ -591,7 +620,9 @@ func applyPlatformPolicy(ctx context.Context, m *egressPolicyModel, id string, s
 	// After an import there is no previous write to compare with.
 	wroteBefore := !m.Generation.IsNull() && (prev.Allowlist != nil || prev.Denylist != nil)
 
-	m.ID = types.StringValue(id)
+	if !strings.HasPrefix(m.ID.ValueString(), id+"/") {
+		m.ID = types.StringValue(policyID(id, st.Generation)) // after an import
+	}
 	m.SandboxID = types.StringValue(id)
 	m.Generation = types.Int64Value(st.Generation)
 	m.AppliedGeneration = types.Int64Value(st.AppliedGeneration)
@@ -699,7 +730,12 @@ func (r *egressPolicyResource) Delete(ctx context.Context, req resource.DeleteRe
 	}
 }
 
+// ImportState takes a sandbox ID (or a policy ID, "<sandbox_id>/<n>"). The
+// platform's lists become the state; `after` is recorded from the
+// configuration by the first apply, without replacement.
 func (r *egressPolicyResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("sandbox_id"), req.ID)...)
+	sandboxID := sandboxOfPolicyID(req.ID)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), sandboxID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("sandbox_id"), sandboxID)...)
+	resp.Diagnostics.Append(markImported(ctx, resp.Private)...)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -38,6 +39,7 @@ var (
 	_ resource.ResourceWithConfigure      = (*sandboxResource)(nil)
 	_ resource.ResourceWithImportState    = (*sandboxResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*sandboxResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*sandboxResource)(nil)
 )
 
 // NewSandboxResource is the prime_sandbox constructor.
@@ -67,8 +69,12 @@ const replaces = " Changing it replaces the sandbox (the API cannot update a san
 func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	keepString := []planmodifier.String{stringplanmodifier.UseStateForUnknown(), stringplanmodifier.RequiresReplace()}
-	keepFloat := []planmodifier.Float64{float64planmodifier.UseStateForUnknown(), float64planmodifier.RequiresReplace()}
-	keepInt := []planmodifier.Int64{int64planmodifier.UseStateForUnknown(), int64planmodifier.RequiresReplace()}
+	sdkFloat := func(v float64) []planmodifier.Float64 {
+		return []planmodifier.Float64{sdkDefaultFloat64{v}, float64planmodifier.RequiresReplace()}
+	}
+	sdkInt := func(v int64) []planmodifier.Int64 {
+		return []planmodifier.Int64{sdkDefaultInt64{v}, int64planmodifier.RequiresReplace()}
+	}
 	computedString := func(desc string) schema.StringAttribute {
 		return schema.StringAttribute{Computed: true, MarkdownDescription: desc,
 			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}}
@@ -106,47 +112,50 @@ func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 					"need a VM; `start_command`, `guaranteed` and `registry_credentials_id` need `vm = false`." + replaces,
 			},
 			"start_command": schema.StringAttribute{
-				Optional: true, PlanModifiers: replaceString,
+				Optional: true, PlanModifiers: []planmodifier.String{replaceUnlessImportedString()},
 				MarkdownDescription: "Shell-string start command, for containers (`vm = false`) only. Unset, the " +
-					"platform runs `tail -f /dev/null`. VMs take `start_argv` instead. Conflicts with `start_argv`." + replaces,
+					"provider sends the Prime SDK's default, `tail -f /dev/null`, unless `vm = true` (a VM runs its " +
+					"image's default; the platform ignores a shell string on a VM). VMs take `start_argv` instead. " +
+					"Conflicts with `start_argv`. Not read back when it is the default." + replaces,
 				Validators: []validator.String{stringvalidator.ConflictsWith(path.MatchRoot("start_argv"))},
 			},
 			"start_argv": schema.ListAttribute{
 				Optional: true, ElementType: types.StringType,
 				PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()},
-				MarkdownDescription: "Start command in argv form — the executable, then its arguments — as VMs need " +
-					"it, e.g. `[\"/bin/sh\", \"-c\", \"python -m http.server\"]`. At least one element; no NUL bytes. " +
-					"Unset, a VM runs its image's default. Conflicts with `start_command`." + replaces,
+				MarkdownDescription: "Start command in argv form — the executable, then its arguments — e.g. " +
+					"`[\"/bin/sh\", \"-c\", \"python -m http.server\"]`. VMs need this form; containers accept it " +
+					"too. At least one element; no NUL bytes. Unset, a VM runs its image's default. Conflicts with " +
+					"`start_command`." + replaces,
 			},
 			"cpu_cores": schema.Float64Attribute{
-				Optional: true, Computed: true, PlanModifiers: keepFloat,
-				MarkdownDescription: "CPU cores. Unset, the field is left out of the request so the platform default " +
-					"applies (currently 1), and the value the platform chose is read back. Must be > 0." + replaces,
+				Optional: true, Computed: true, PlanModifiers: sdkFloat(prime.DefaultCPUCores),
+				MarkdownDescription: fmt.Sprintf("CPU cores. Must be > 0. Default `%g`, the Prime SDK's: like the SDK, "+
+					"the provider always sends a value. An imported sandbox keeps the value the platform reports.",
+					prime.DefaultCPUCores) + replaces,
 			},
 			"memory_gb": schema.Float64Attribute{
-				Optional: true, Computed: true, PlanModifiers: keepFloat,
-				MarkdownDescription: "Memory in GB. Unset, the platform default applies (currently 1) and is read " +
-					"back. Must be > 0." + replaces,
+				Optional: true, Computed: true, PlanModifiers: sdkFloat(prime.DefaultMemoryGB),
+				MarkdownDescription: fmt.Sprintf("Memory in GB. Must be > 0. Default `%g`, the Prime SDK's, always sent.",
+					prime.DefaultMemoryGB) + replaces,
 			},
 			"disk_size_gb": schema.Float64Attribute{
-				Optional: true, Computed: true, PlanModifiers: keepFloat,
-				MarkdownDescription: "Disk size in GB. Unset, the platform default applies (currently 5) and is read " +
-					"back. Must be > 0." + replaces,
+				Optional: true, Computed: true, PlanModifiers: sdkFloat(prime.DefaultDiskSizeGB),
+				MarkdownDescription: fmt.Sprintf("Disk size in GB. Must be > 0. Default `%g`, the Prime SDK's, always sent.",
+					prime.DefaultDiskSizeGB) + replaces,
 			},
 			"gpu_count": schema.Int64Attribute{
-				Optional: true, Computed: true, PlanModifiers: keepInt,
-				MarkdownDescription: "Number of GPUs. Unset means the platform default, 0. GPUs need a VM and a " +
-					"`gpu_type`." + replaces,
+				Optional: true, Computed: true, PlanModifiers: sdkInt(0),
+				MarkdownDescription: "Number of GPUs. Default `0`, always sent. GPUs need a VM and a `gpu_type`." + replaces,
 			},
 			"gpu_type": schema.StringAttribute{
 				Optional: true, Computed: true, PlanModifiers: keepString,
 				MarkdownDescription: "GPU model, e.g. `A100`. Required when `gpu_count` > 0 and refused otherwise." + replaces,
 			},
 			"timeout_minutes": schema.Int64Attribute{
-				Optional: true, Computed: true, PlanModifiers: keepInt,
-				MarkdownDescription: "Lifetime in minutes, counted while the sandbox runs; the platform then stops it " +
-					"with status `TIMEOUT`. `-1` means no lifetime limit. Unset, the platform default (currently 60) " +
-					"applies and is read back." + replaces,
+				Optional: true, Computed: true, PlanModifiers: sdkInt(prime.DefaultTimeoutMinutes),
+				MarkdownDescription: fmt.Sprintf("Lifetime in minutes, counted while the sandbox runs; the platform then "+
+					"stops it with status `TIMEOUT`. `-1` means no lifetime limit. Default `%d`, the Prime SDK's, always "+
+					"sent.", prime.DefaultTimeoutMinutes) + replaces,
 			},
 			"idle_timeout_minutes": schema.Int64Attribute{
 				Optional: true, PlanModifiers: []planmodifier.Int64{int64planmodifier.RequiresReplace()},
@@ -179,9 +188,9 @@ func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			},
 			"guaranteed": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				PlanModifiers: []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
+				PlanModifiers: []planmodifier.Bool{replaceUnlessImportedBool()},
 				MarkdownDescription: "Guaranteed (non-preemptible) resources. Containers only (`vm = false`); the " +
-					"platform allows it for team admins and managers. Default `false`." + replaces,
+					"platform allows it for team admins and managers. Default `false`, always sent. Not read back." + replaces,
 			},
 			"registry_credentials_id": schema.StringAttribute{
 				Optional: true, PlanModifiers: replaceString,
@@ -190,7 +199,7 @@ func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			},
 			"secrets": schema.MapAttribute{
 				Optional: true, Sensitive: true, ElementType: types.StringType,
-				PlanModifiers: []planmodifier.Map{mapplanmodifier.RequiresReplace()},
+				PlanModifiers: []planmodifier.Map{replaceUnlessImportedMap()},
 				MarkdownDescription: "Secret environment variables. Sensitive: hidden in plans and logs, but stored " +
 					"in state; use `secrets_wo` to keep them out of state. The API returns them masked, so drift in " +
 					"their values cannot be detected. Conflicts with `secrets_wo`." + replaces,
@@ -204,7 +213,7 @@ func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			},
 			"secrets_wo_version": schema.Int64Attribute{
 				Optional:      true,
-				PlanModifiers: []planmodifier.Int64{int64planmodifier.RequiresReplace()},
+				PlanModifiers: []planmodifier.Int64{replaceUnlessImportedInt64()},
 				MarkdownDescription: "Any number you change whenever `secrets_wo` changes, so Terraform knows to " +
 					"apply the new secrets." + replaces,
 			},
@@ -283,6 +292,41 @@ func (r *sandboxResource) ValidateConfig(ctx context.Context, req resource.Valid
 	}
 }
 
+// ModifyPlan explains the first plan after an import: settings the platform
+// cannot report are recorded from the configuration, not applied.
+func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() || !wasImported(ctx, req.Private) {
+		return
+	}
+	var plan, state sandboxModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	var recorded []string
+	for _, a := range []struct {
+		name        string
+		plan, state attr.Value
+	}{
+		{"secrets", plan.Secrets, state.Secrets},
+		{"secrets_wo_version", plan.SecretsWOVersion, state.SecretsWOVersion},
+		{"guaranteed", plan.Guaranteed, state.Guaranteed},
+		{"start_command", plan.StartCommand, state.StartCommand},
+	} {
+		if !a.plan.Equal(a.state) {
+			recorded = append(recorded, a.name)
+		}
+	}
+	if len(recorded) > 0 {
+		resp.Diagnostics.AddWarning("Imported sandbox: recording settings the platform cannot report",
+			fmt.Sprintf("The platform does not report %s of an existing sandbox, so the imported state has none. "+
+				"This apply records the configured values in state without replacing the sandbox and without "+
+				"sending them; the sandbox keeps whatever it was created with. To apply them for real, replace it "+
+				"(terraform apply -replace=...).", strings.Join(recorded, ", ")))
+	}
+}
+
 func anyUnknown(unknown map[string]bool, fields []string) bool {
 	for _, f := range fields {
 		if unknown[f] {
@@ -324,6 +368,18 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 	inflight := r.journal.begin(createReq)
 	createReq.IdempotencyKey = inflight.key
 	sb, err := createSandboxTracked(ctx, r.client, createReq)
+	if sb != nil && inflight.adopted && !adoptable(sb, createReq) {
+		// The leftover key's sandbox is not one this configuration can use
+		// (stopped since, or not what the key was recorded for): forget the
+		// entry and create with a fresh key.
+		tflog.Info(ctx, "create journal: not adopting the sandbox of a leftover key", map[string]any{
+			"sandbox_id": sb.ID, "status": sb.Status,
+		})
+		inflight.finish()
+		inflight = r.journal.fresh(requestHash(createReq))
+		createReq.IdempotencyKey = inflight.key
+		sb, err = createSandboxTracked(ctx, r.client, createReq)
+	}
 	if sb == nil {
 		if definitelyNotCreated(err) {
 			inflight.finish()
@@ -452,12 +508,15 @@ func firstNonEmpty(ss ...*string) string {
 	return ""
 }
 
-// Update is never called with a change: every argument replaces. It only
-// carries timeouts-block edits into state.
+// Update changes nothing on the platform (it has no update call): it carries
+// timeouts-block edits into state, and after an import records the
+// configured values the platform cannot report.
 func (r *sandboxResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan sandboxModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	plan.SecretsWO = types.MapNull(types.StringType)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(clearImported(ctx, resp.Private)...)
 }
 
 func (r *sandboxResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -487,8 +546,13 @@ func (r *sandboxResource) Delete(ctx context.Context, req resource.DeleteRequest
 	}
 }
 
+// ImportState reads the sandbox by ID. What the platform cannot report
+// (secrets, secrets_wo_version, guaranteed, a default start_command) is
+// recorded from the configuration by the first apply, without replacement
+// (see importedKey).
 func (r *sandboxResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	resource.ImportStatePassthroughID(ctx, path.Root("id"), req, resp)
+	resp.Diagnostics.Append(markImported(ctx, resp.Private)...)
 }
 
 // requireClient reports a clear error when the provider could not be

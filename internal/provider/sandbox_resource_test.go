@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -23,13 +24,13 @@ resource "prime_sandbox" "test" {
 }
 `
 
-// Create, read, import (CLI and import block), destroy; unset resources are
-// left out of the request and the platform's values are read back; the
-// second plan (run by the harness after every apply) is empty.
+// Create, read, import (CLI and import block), destroy; unset arguments are
+// sent with the Prime SDK's defaults and read back; the second plan (run by
+// the harness after every apply) is empty.
 func TestAccSandbox_basic(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
@@ -52,13 +53,21 @@ func TestAccSandbox_basic(t *testing.T) {
 					if len(bodies) != 1 {
 						return fmt.Errorf("%d create requests, want 1", len(bodies))
 					}
-					for _, k := range []string{"cpu_cores", "memory_gb", "disk_size_gb", "vm", "start_command", "timeout_minutes", "gpu_count"} {
-						if _, sent := bodies[0][k]; sent {
-							return fmt.Errorf("unset %s was sent: %v", k, bodies[0])
-						}
-					}
-					if key, _ := bodies[0]["idempotency_key"].(string); len(key) != 32 {
+					// The Prime SDK's create body for the same call, field by
+					// field: its defaults are sent, vm is left to the platform.
+					body := bodies[0]
+					key, _ := body["idempotency_key"].(string)
+					if len(key) != 32 {
 						return fmt.Errorf("idempotency_key = %q", key)
+					}
+					delete(body, "idempotency_key")
+					want := map[string]any{
+						"name": "eval-0", "docker_image": "python:3.12-slim", "start_command": "tail -f /dev/null",
+						"cpu_cores": 1.0, "memory_gb": 1.0, "disk_size_gb": 5.0, "gpu_count": 0.0, "timeout_minutes": 60.0,
+						"labels": []any{}, "guaranteed": false,
+					}
+					if !reflect.DeepEqual(body, want) {
+						return fmt.Errorf("create body %v,\nwant the SDK's %v", body, want)
 					}
 					return nil
 				},
@@ -106,7 +115,7 @@ resource "prime_sandbox" "test" {
 }
 `)
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
@@ -142,7 +151,7 @@ resource "prime_sandbox" "test" {
 func TestAccSandbox_vmArgvAndGPU(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
@@ -213,7 +222,7 @@ func TestAccSandbox_planTimeValidation(t *testing.T) {
 				name, body = `name = ""`, ""
 			}
 			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: testAccProviders,
+				ProtoV6ProviderFactories: providerFactories(t),
 				Steps: []resource.TestStep{{
 					Config: m.config(fmt.Sprintf(`
 resource "prime_sandbox" "test" {
@@ -236,7 +245,7 @@ resource "prime_sandbox" "test" {
 func TestAccSandbox_unknownValuesDeferValidation(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
 			Config: m.config(`
@@ -264,7 +273,7 @@ func TestAccSandbox_driftDeletedOutOfBand(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	var firstID string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
@@ -301,7 +310,7 @@ func TestAccSandbox_driftDeletedOutOfBand(t *testing.T) {
 func TestAccSandbox_bootErrorFailsApply(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
 			Config: m.config(`
@@ -338,7 +347,7 @@ resource "prime_sandbox" "test" {
 }
 `)
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
@@ -365,7 +374,7 @@ func TestAccSandbox_writeOnlySecretsStayOutOfState(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	const secret = "wo-s3cret-value-123"
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
 			Config: m.config(fmt.Sprintf(`
@@ -405,7 +414,7 @@ func TestAccSandbox_fleetStatusIsBatched(t *testing.T) {
 	o.BootDelay = 800 * time.Millisecond
 	m := newTestMock(t, o)
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
 			Config: m.config(`
@@ -438,7 +447,7 @@ resource "prime_sandbox" "fleet" {
 func TestAccSandboxDataSources(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
@@ -497,7 +506,7 @@ data "prime_sandboxes" "team" {
 func TestAccSandboxDataSource_unknownID(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: providerFactories(t),
 		Steps: []resource.TestStep{{
 			Config:      m.config(`data "prime_sandbox" "x" { id = "does-not-exist" }`),
 			ExpectError: expectErr(`No sandbox has the ID "does-not-exist"`),
