@@ -20,6 +20,41 @@ const (
 	DefaultShellCommand   = "tail -f /dev/null"
 )
 
+// ApplySDKCreateDefaults fills what r leaves unset with the values the SDK
+// sends for them: cpu_cores 1.0, memory_gb 1.0, disk_size_gb 5.0, gpu_count
+// 0, timeout_minutes 60, labels [] (guaranteed is a plain bool, so false is
+// already sent), and start_command "tail -f /dev/null" unless vm is true.
+// The SDK's body carries these keys on every create; what the server does
+// with a body that lacks them is not known, so the client sends them too.
+// vm itself stays unset when unset: the platform then picks its default
+// runtime. Explicitly set values are never changed.
+func ApplySDKCreateDefaults(r *CreateSandboxRequest) {
+	setFloat := func(p **float64, v float64) {
+		if *p == nil {
+			*p = &v
+		}
+	}
+	setFloat(&r.CPUCores, DefaultCPUCores)
+	setFloat(&r.MemoryGB, DefaultMemoryGB)
+	setFloat(&r.DiskSizeGB, DefaultDiskSizeGB)
+	if r.GPUCount == nil {
+		zero := 0
+		r.GPUCount = &zero
+	}
+	if r.TimeoutMinutes == nil {
+		m := DefaultTimeoutMinutes
+		r.TimeoutMinutes = &m
+	}
+	if r.Labels == nil {
+		r.Labels = []string{}
+	}
+	// The SDK clears its default command only for vm=True; with vm unset
+	// (the platform's default, a VM) the string default is still sent.
+	if r.StartCommand == nil && (r.VM == nil || !*r.VM) {
+		r.StartCommand = ShellCommand(DefaultShellCommand)
+	}
+}
+
 // RuleViolation is one broken create rule. Field is the snake_case request
 // key it concerns, so the provider can attach the message to its attribute.
 type RuleViolation struct {

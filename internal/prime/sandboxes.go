@@ -14,7 +14,10 @@ func sandboxPath(id string) string { return "/sandbox/" + url.PathEscape(id) }
 // CreateSandbox creates a sandbox. An idempotency key is generated once per
 // call when the request has none, and every transport retry of this call
 // reuses it, so a create retried after a 503 creates one sandbox. The
-// configured team is added when the request names none.
+// configured team is added when the request names none. The request is
+// validated as given (the string start-command rule applies to explicit
+// commands only), then the SDK's defaults are filled in
+// (ApplySDKCreateDefaults), so the body is the one the SDK would send.
 func (c *Client) CreateSandbox(ctx context.Context, req CreateSandboxRequest) (*Sandbox, error) {
 	if req.IdempotencyKey == "" {
 		req.IdempotencyKey = NewIdempotencyKey()
@@ -23,12 +26,10 @@ func (c *Client) CreateSandbox(ctx context.Context, req CreateSandboxRequest) (*
 		team := *c.cfg.TeamID
 		req.TeamID = &team
 	}
-	if req.Labels == nil {
-		req.Labels = []string{}
-	}
 	if err := ValidateCreateSandboxRequest(req); err != nil {
 		return nil, err
 	}
+	ApplySDKCreateDefaults(&req)
 	var out Sandbox
 	err := c.do(ctx, call{
 		method: http.MethodPost, path: "/sandbox", body: req, out: &out,

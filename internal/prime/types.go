@@ -158,7 +158,8 @@ type Sandbox struct {
 	PendingImageBuildID   *string           `json:"pendingImageBuildId"`
 }
 
-// UnmarshalJSON reads the camelCase object and also accepts the snake_case
+// UnmarshalJSON reads the camelCase object (timestamps as ParseISOTime
+// reads them) and also accepts the snake_case
 // spelling of the egress lists, which one SDK test fixture uses: the real
 // server's spelling of those two keys is not pinned down [I: inferred from
 // the SDK's fixtures; reading both spellings is the safe choice].
@@ -168,11 +169,25 @@ func (s *Sandbox) UnmarshalJSON(data []byte) error {
 		plain
 		SnakeAllow []string `json:"network_allowlist"`
 		SnakeDeny  []string `json:"network_denylist"`
+		// These shadow plain's time fields (a shallower field wins), so
+		// zone-less timestamps decode too.
+		CreatedAt    *isoTime `json:"createdAt"`
+		UpdatedAt    *isoTime `json:"updatedAt"`
+		StartedAt    *isoTime `json:"startedAt"`
+		TerminatedAt *isoTime `json:"terminatedAt"`
 	}
 	if err := json.Unmarshal(data, &aux); err != nil {
 		return err
 	}
 	*s = Sandbox(aux.plain)
+	if aux.CreatedAt != nil {
+		s.CreatedAt = aux.CreatedAt.t
+	}
+	if aux.UpdatedAt != nil {
+		s.UpdatedAt = aux.UpdatedAt.t
+	}
+	s.StartedAt = aux.StartedAt.ptr()
+	s.TerminatedAt = aux.TerminatedAt.ptr()
 	if s.NetworkAllowlist == nil && aux.SnakeAllow != nil {
 		s.NetworkAllowlist = aux.SnakeAllow
 	}
@@ -421,4 +436,76 @@ type GatewayAuth struct {
 	UserNS     string    `json:"user_ns"`
 	JobID      string    `json:"job_id"`
 	ExpiresAt  time.Time `json:"expires_at"`
+}
+
+// UnmarshalJSON reads expires_at with or without a zone (ParseISOTime).
+func (a *GatewayAuth) UnmarshalJSON(data []byte) error {
+	type plain GatewayAuth
+	var aux struct {
+		plain
+		ExpiresAt *isoTime `json:"expires_at"`
+	}
+	if err := json.Unmarshal(data, &aux); err != nil {
+		return err
+	}
+	*a = GatewayAuth(aux.plain)
+	if aux.ExpiresAt != nil {
+		a.ExpiresAt = aux.ExpiresAt.t
+	}
+	return nil
+}
+
+// isoTimeLayouts are the ISO 8601 forms Python's datetime.isoformat writes,
+// with and without a zone; fractional seconds are accepted by time.Parse
+// after the seconds field whatever the layout says.
+var isoTimeLayouts = []struct {
+	layout string
+	zoned  bool
+}{
+	{"2006-01-02T15:04:05Z07:00", true},
+	{"2006-01-02T15:04:05", false},
+	{"2006-01-02 15:04:05Z07:00", true},
+	{"2006-01-02 15:04:05", false},
+}
+
+// ParseISOTime reads an RFC 3339 / ISO 8601 timestamp with or without a
+// zone and with or without fractional seconds. A value without a zone is
+// UTC, as the SDK reads it (datetime.fromisoformat, then tzinfo=UTC when
+// none); a value with a zone keeps its offset.
+func ParseISOTime(s string) (time.Time, error) {
+	for _, l := range isoTimeLayouts {
+		t, err := time.Parse(l.layout, s)
+		if err == nil {
+			if !l.zoned {
+				t = t.UTC()
+			}
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("timestamp %q is not an ISO 8601 date-time", s)
+}
+
+// isoTime decodes a JSON string with ParseISOTime. A JSON null leaves the
+// pointer that holds it nil.
+type isoTime struct{ t time.Time }
+
+func (it *isoTime) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return fmt.Errorf("timestamp: %w", err)
+	}
+	t, err := ParseISOTime(s)
+	if err != nil {
+		return err
+	}
+	it.t = t
+	return nil
+}
+
+func (it *isoTime) ptr() *time.Time {
+	if it == nil {
+		return nil
+	}
+	t := it.t
+	return &t
 }
