@@ -55,17 +55,50 @@ func TestEgressScheduleClustersAroundExpected(t *testing.T) {
 	}
 }
 
-// A fleet's later waits notice the apply soon after it happens: the first
-// policies teach the client the data plane's pace.
-func TestWaitForEgressAppliedLearnsTheApplyTime(t *testing.T) {
-	const applyAfter = 600 * time.Millisecond
-	var mu sync.Mutex
-	putAt := time.Time{}
+// Each successful wait teaches the client one apply sample, a lower bound
+// of the apply time (the last moment it was seen not yet applied).
+func TestWaitForEgressAppliedRecordsApplySamples(t *testing.T) {
 	var gets atomic.Int32
 	c, _ := newTestClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		gets.Add(1)
+		n := gets.Add(1)
+		applied := n%2 == 0 // every second GET finds the policy applied
+		ag := int64(0)
+		if applied {
+			ag = 1
+		}
+		writeJSON(w, 200, EgressPolicyStatus{Policy: EgressPolicy{Allowlist: []string{}}, Generation: 1, AppliedGeneration: ag, Applied: applied})
+	}), nil)
+	for i := 1; i <= 3; i++ {
+		if _, err := c.WaitForEgressApplied(testContext(t), "sbx", 1, &EgressPolicyStatus{Generation: 1, AppliedGeneration: 0}); err != nil {
+			t.Fatal(err)
+		}
+		c.egressLatency.mu.Lock()
+		n := len(c.egressLatency.recent)
+		c.egressLatency.mu.Unlock()
+		if n != i {
+			t.Fatalf("after %d waits: %d samples", i, n)
+		}
+	}
+	// An answer already applied costs no request and teaches nothing.
+	before := gets.Load()
+	if _, err := c.WaitForEgressApplied(testContext(t), "sbx", 1, &EgressPolicyStatus{Generation: 1, AppliedGeneration: 1, Applied: true}); err != nil {
+		t.Fatal(err)
+	}
+	if gets.Load() != before {
+		t.Fatal("an applied PUT answer was polled again")
+	}
+}
+
+// With a learned apply time the second check comes at 90 % of it, a delay
+// the plain doubling backoff (160 ms ±20 %) never waits.
+func TestWaitForEgressAppliedChecksNearTheLearnedApplyTime(t *testing.T) {
+	const expected = time.Second
+	var mu sync.Mutex
+	var at []time.Time
+	c, _ := newTestClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		applied := time.Since(putAt) >= applyAfter
+		at = append(at, time.Now())
+		applied := len(at) >= 2
 		mu.Unlock()
 		ag := int64(0)
 		if applied {
@@ -73,24 +106,20 @@ func TestWaitForEgressAppliedLearnsTheApplyTime(t *testing.T) {
 		}
 		writeJSON(w, 200, EgressPolicyStatus{Policy: EgressPolicy{Allowlist: []string{}}, Generation: 1, AppliedGeneration: ag, Applied: applied})
 	}), nil)
-	var lateness []time.Duration
-	for range 6 {
-		mu.Lock()
-		putAt = time.Now()
-		mu.Unlock()
-		if _, err := c.WaitForEgressApplied(context.Background(), "sbx", 1, &EgressPolicyStatus{Generation: 1, AppliedGeneration: 0}); err != nil {
-			t.Fatal(err)
-		}
-		lateness = append(lateness, time.Since(putAt)-applyAfter)
+	for range 3 {
+		c.egressLatency.record(expected)
 	}
-	// The plain doubling backoff sees a 600 ms apply at ~1.2 s; once learnt,
-	// it is seen within a fine step or two (generous bound for busy CI).
-	for _, late := range lateness[4:] {
-		if late > 250*time.Millisecond {
-			t.Fatalf("applied seen %v late after learning (all: %v)", late, lateness)
-		}
+	if _, err := c.WaitForEgressApplied(testContext(t), "sbx", 1, &EgressPolicyStatus{Generation: 1, AppliedGeneration: 0}); err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("lateness per wait: %v; %d GETs", lateness, gets.Load())
+	mu.Lock()
+	defer mu.Unlock()
+	if len(at) != 2 {
+		t.Fatalf("%d GETs, want 2", len(at))
+	}
+	if gap, want := at[1].Sub(at[0]), expected*9/10-EgressApplyBackoff.Initial; gap < want {
+		t.Fatalf("second check %s after the first, want at least %s", gap, want)
+	}
 }
 
 func TestWaitForEgressAppliedFailsClosed(t *testing.T) {

@@ -163,70 +163,154 @@ func (f *timedFleet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, resp)
 }
 
-// A waiter that joins late is checked ~Initial after it joined, even while
-// the waiters already there are deep into their backoff.
+// stepSchedule waits steps[n] before check n, and the last step from then on.
+type stepSchedule []time.Duration
+
+func (s stepSchedule) Delay(n int) time.Duration { return s[min(n, len(s)-1)] }
+
+// testContext ends a little before the test binary's own deadline, so a
+// wait that never finishes fails with a message instead of a panic. It is
+// a guard against hangs, not a bound on how long anything may take.
+func testContext(t *testing.T) context.Context {
+	t.Helper()
+	ctx := context.Background()
+	if d, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-5*time.Second))
+		t.Cleanup(cancel)
+	}
+	return ctx
+}
+
+// A waiter that joins late gets its own schedule: it is checked although
+// the waiter already there is not due for another hour.
 func TestStatusPollerLateJoinerGetsItsOwnSchedule(t *testing.T) {
 	fleet := &timedFleet{boot: time.Hour, first: map[string]time.Time{}, polls: map[string][]time.Time{}}
 	c, _ := newTestClient(t, fleet, nil)
-	slow := Backoff{Initial: 20 * time.Millisecond, Factor: 4, Max: time.Hour}
-	c.poller = NewStatusPoller(c, slow)
+	c.poller = NewStatusPoller(c, Backoff{Initial: 20 * time.Millisecond, Factor: 2, Max: time.Second})
 	c.pollerOnce.Do(func() {})
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(testContext(t))
 	defer cancel()
+	earlyDone := make(chan error, 1)
 	go func() {
-		_ = c.StatusPoller().Watch(ctx, "early", nil, func(StatusObservation) (bool, error) { return false, nil })
+		earlyDone <- c.StatusPoller().Watch(ctx, "early", stepSchedule{20 * time.Millisecond, 20 * time.Millisecond, time.Hour},
+			func(StatusObservation) (bool, error) { return false, nil })
 	}()
-	// Let the early waiter's interval grow (20, 80, 320 ms, ...).
-	if err := Poll(context.Background(), Backoff{Initial: 5 * time.Millisecond}, func(context.Context) (bool, error) {
+	// After two checks the early waiter's next one is an hour away.
+	if err := Poll(ctx, Backoff{Initial: 5 * time.Millisecond}, func(context.Context) (bool, error) {
 		fleet.mu.Lock()
 		defer fleet.mu.Unlock()
-		return len(fleet.polls["early"]) >= 3, nil
+		return len(fleet.polls["early"]) >= 2, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	joined := time.Now()
-	seen := make(chan time.Time, 1)
-	go func() {
-		_ = c.StatusPoller().Watch(ctx, "late", nil, func(StatusObservation) (bool, error) {
-			seen <- time.Now()
-			return true, nil
-		})
-	}()
-	select {
-	case at := <-seen:
-		// The early waiter's next check is ~1.3 s away; the late one must not
-		// wait for it.
-		if d := at.Sub(joined); d > 500*time.Millisecond {
-			t.Fatalf("late waiter first checked %s after joining, want ~20 ms", d)
+	checks := 0
+	err := c.StatusPoller().Watch(ctx, "late", nil, func(StatusObservation) (bool, error) {
+		checks++
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("the late waiter was never checked: %v", err)
+	}
+	fleet.mu.Lock()
+	early, late := len(fleet.polls["early"]), len(fleet.polls["late"])
+	fleet.mu.Unlock()
+	// One extra round, triggered by the late waiter, carried both.
+	if checks != 1 || late != 1 || early != 3 {
+		t.Fatalf("late checks %d, late polls %d, early polls %d; want 1, 1 and 3", checks, late, early)
+	}
+	cancel()
+	<-earlyDone
+}
+
+// bootFleet answers status:batchGet: each sandbox is RUNNING from its
+// `polls`-th answer on; ids starting with "build-" are PENDING with an image
+// build until then.
+type bootFleet struct {
+	polls int
+	mu    sync.Mutex
+	seen  map[string]int
+	at    map[string][]time.Time
+}
+
+func (f *bootFleet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req BatchStatusRequest
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	resp := BatchStatusResponse{Statuses: []SandboxStatus{}, Errors: []SandboxStatusError{}}
+	f.mu.Lock()
+	for _, id := range req.SandboxIDs {
+		f.seen[id]++
+		f.at[id] = append(f.at[id], time.Now())
+		st := SandboxStatus{SandboxID: id, Status: StatusProvisioning}
+		switch {
+		case f.seen[id] >= f.polls:
+			st.Status = StatusRunning
+		case strings.HasPrefix(id, "build-"):
+			build := "img-build-1"
+			st.Status, st.PendingImageBuildID = StatusPending, &build
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("late waiter never checked")
+		resp.Statuses = append(resp.Statuses, st)
+	}
+	f.mu.Unlock()
+	writeJSON(w, 200, resp)
+}
+
+// Every wait without an image build teaches the client one boot sample;
+// a wait through an image build teaches it nothing.
+func TestWaitForRunningRecordsBootSamples(t *testing.T) {
+	fleet := &bootFleet{polls: 2, seen: map[string]int{}, at: map[string][]time.Time{}}
+	c, _ := newTestClient(t, fleet, nil)
+	c.poller = NewStatusPoller(c, fastStatusBackoff)
+	c.pollerOnce.Do(func() {})
+	samples := func() int {
+		c.bootLatency.mu.Lock()
+		defer c.bootLatency.mu.Unlock()
+		return len(c.bootLatency.recent)
+	}
+	steps := []struct {
+		id   string
+		want int
+	}{{"a", 1}, {"build-b", 1}, {"c", 2}, {"build-d", 2}, {"e", 3}}
+	for _, s := range steps {
+		if err := c.WaitForRunning(testContext(t), s.id, WaitRunningOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := samples(); got != s.want {
+			t.Fatalf("after %s: %d boot samples, want %d", s.id, got, s.want)
+		}
+	}
+	if _, ok := c.bootLatency.median(); !ok {
+		t.Fatal("three samples must give an estimate")
 	}
 }
 
-// After a few sandboxes the poller knows the usual boot time and checks
-// just before it, so a 700 ms boot is seen soon after it happens instead of
-// at the next ×1.5 step.
-func TestWaitForRunningLearnsBootTime(t *testing.T) {
-	const boot = 700 * time.Millisecond // plain ×1.5 checks at 625 ms, then 1.19 s
-	fleet := &timedFleet{boot: boot, first: map[string]time.Time{}, polls: map[string][]time.Time{}}
+// Once the client knows the usual boot time it checks close to it: the
+// second check comes at 90 % of the expected time (a delay the plain ×1.5
+// backoff, 375 ms ±20 %, never waits), not at the next backoff step.
+func TestWaitForRunningChecksNearTheLearnedBootTime(t *testing.T) {
+	const expected = time.Second
+	fleet := &bootFleet{polls: 1 << 30, seen: map[string]int{}, at: map[string][]time.Time{}}
 	c, _ := newTestClient(t, fleet, nil)
-	var lateness []time.Duration
-	for i := range 6 {
-		id := fmt.Sprintf("sbx-%d", i)
+	for range 3 {
+		c.bootLatency.record(expected)
+	}
+	ctx, cancel := context.WithCancel(testContext(t))
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- c.WaitForRunning(ctx, "sbx", WaitRunningOptions{}) }()
+	if err := Poll(ctx, Backoff{Initial: 10 * time.Millisecond}, func(context.Context) (bool, error) {
 		fleet.mu.Lock()
-		fleet.first[id] = time.Now() // boot starts now
-		fleet.mu.Unlock()
-		start := time.Now()
-		if err := c.WaitForRunning(context.Background(), id, WaitRunningOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		lateness = append(lateness, time.Since(start)-boot)
+		defer fleet.mu.Unlock()
+		return len(fleet.at["sbx"]) >= 2, nil
+	}); err != nil {
+		t.Fatal(err)
 	}
-	for _, late := range lateness[4:] {
-		if late > 250*time.Millisecond {
-			t.Fatalf("RUNNING seen %v late after learning (all: %v)", late, lateness)
-		}
+	cancel()
+	<-done
+	fleet.mu.Lock()
+	gap := fleet.at["sbx"][1].Sub(fleet.at["sbx"][0])
+	fleet.mu.Unlock()
+	if want := expected*9/10 - DefaultStatusBackoff.Initial; gap < want {
+		t.Fatalf("second check %s after the first, want at least %s (90 %% of the learned %s)", gap, want, expected)
 	}
-	t.Logf("lateness per wait: %v; %d requests", lateness, fleet.requests.Load())
 }

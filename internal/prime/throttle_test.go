@@ -2,6 +2,7 @@ package prime
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -64,12 +65,32 @@ func TestThrottleCapsConcurrency(t *testing.T) {
 }
 
 func TestSharedThrottleIsPerOriginAndSettings(t *testing.T) {
-	a := SharedThrottle("http://a", ThrottleOptions{RequestsPerSecond: 5})
-	if a != SharedThrottle("http://a", ThrottleOptions{RequestsPerSecond: 5}) {
+	base := ThrottleOptions{RequestsPerSecond: 5, MaxConcurrent: 4}
+	a := SharedThrottle("http://a", base)
+	if a != SharedThrottle("http://a", base) {
 		t.Fatal("same origin and settings must share one throttle")
 	}
-	if a == SharedThrottle("http://b", ThrottleOptions{RequestsPerSecond: 5}) {
-		t.Fatal("different origins must not share")
+	tests := []struct {
+		name   string
+		origin string
+		opts   ThrottleOptions
+	}{
+		{"origin", "http://b", base},
+		{"requests per second", "http://a", ThrottleOptions{RequestsPerSecond: 6, MaxConcurrent: 4}},
+		{"fractional requests per second", "http://a", ThrottleOptions{RequestsPerSecond: 5.5, MaxConcurrent: 4}},
+		{"max concurrent", "http://a", ThrottleOptions{RequestsPerSecond: 5, MaxConcurrent: 5}},
+		{"unlimited concurrency", "http://a", ThrottleOptions{RequestsPerSecond: 5}},
+	}
+	seen := map[*Throttle]string{a: "base"}
+	for _, tt := range tests {
+		got := SharedThrottle(tt.origin, tt.opts)
+		if prev, dup := seen[got]; dup {
+			t.Errorf("a different %s shares the throttle of %s", tt.name, prev)
+		}
+		seen[got] = tt.name
+		if got != SharedThrottle(tt.origin, tt.opts) {
+			t.Errorf("%s: the same origin and settings again must return the same throttle", tt.name)
+		}
 	}
 }
 
@@ -79,16 +100,42 @@ func TestThrottleAcquireHonoursContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer release()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if _, err := th.Acquire(ctx); err == nil {
-		t.Fatal("Acquire succeeded past the cap")
+	if _, err := th.Acquire(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Acquire past the cap: err = %v, want the context's deadline", err)
 	}
+	release()
+}
+
+// A pause holds callers even when a slot is free: the slot is released (and
+// shown to be free) before the pause is tested, so only the pause can make
+// Acquire wait.
+func TestThrottlePauseHoldsCallersWithAFreeSlot(t *testing.T) {
+	th := NewThrottle(ThrottleOptions{MaxConcurrent: 1})
+	release, err := th.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	release, err = th.Acquire(context.Background()) // the slot is free
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+
 	th.PauseFor(time.Hour)
-	ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel2()
-	if _, err := th.Acquire(ctx2); err == nil {
-		t.Fatal("Acquire ignored the pause")
+	ctx, cancel := context.WithTimeoutCause(context.Background(), 20*time.Millisecond, errors.New("gave up waiting"))
+	defer cancel()
+	if _, err := th.Acquire(ctx); err == nil || err.Error() != "gave up waiting" {
+		t.Fatalf("Acquire during a pause: err = %v, want it held until its context ended", err)
+	}
+	// The pause never shortens: a shorter one leaves the hour in force.
+	th.PauseFor(time.Millisecond)
+	th.mu.Lock()
+	left := time.Until(th.pauseUntil)
+	th.mu.Unlock()
+	if left < 59*time.Minute {
+		t.Fatalf("a shorter pause shortened the one in force to %s", left)
 	}
 }
