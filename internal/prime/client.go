@@ -47,7 +47,13 @@ type Options struct {
 	Throttle *Throttle
 	// RequestTimeout bounds one attempt (default 30 s, as in the SDK).
 	RequestTimeout time.Duration
+	// CommandStopGrace is how long a VM command that timed out or was
+	// interrupted gets between SIGTERM and SIGKILL (default 5 s).
+	CommandStopGrace time.Duration
 }
+
+// DefaultCommandStopGrace is the default Options.CommandStopGrace.
+const DefaultCommandStopGrace = 5 * time.Second
 
 // DefaultRetryBackoff is the backoff between request attempts.
 var DefaultRetryBackoff = Backoff{Initial: 100 * time.Millisecond, Factor: 2, Max: 5 * time.Second, Jitter: 0.5}
@@ -74,6 +80,16 @@ type Client struct {
 	poller     *StatusPoller
 
 	gateway gatewayTokens
+	// kinds caches which sandboxes are VMs (their commands go over Connect).
+	kinds sandboxKinds
+	// streamHTTP carries Connect calls: the client's transport without an
+	// overall timeout, which would cut long command streams.
+	streamHTTP *http.Client
+	// stopGrace is Options.CommandStopGrace.
+	stopGrace time.Duration
+	// execStarted, when set (by tests), is called when a command stream
+	// reports the command's pid.
+	execStarted func(sandboxID string, pid uint32)
 
 	// egressLatency and bootLatency learn the data plane's apply time and
 	// the sandboxes' boot time (learn.go).
@@ -113,6 +129,11 @@ func New(o Options) (*Client, error) {
 		maxRetries: o.MaxRetries,
 		throttle:   o.Throttle,
 		timeout:    o.RequestTimeout,
+		stopGrace:  o.CommandStopGrace,
+		streamHTTP: &http.Client{Transport: hc.Transport, CheckRedirect: hc.CheckRedirect, Jar: hc.Jar},
+	}
+	if c.stopGrace <= 0 {
+		c.stopGrace = DefaultCommandStopGrace
 	}
 	if c.retry == (Backoff{}) {
 		c.retry = DefaultRetryBackoff
@@ -169,6 +190,9 @@ type call struct {
 	// timeout overrides the client's per-attempt timeout when positive
 	// (a gateway exec runs as long as its command).
 	timeout time.Duration
+	// withholdAnswer keeps a successful answer's body out of the debug log
+	// (a command's output marked sensitive).
+	withholdAnswer bool
 }
 
 // do performs a call with pacing, retries and debug logging.
@@ -215,7 +239,11 @@ func (c *Client) send(ctx context.Context, cl call, u string, headers http.Heade
 			fields["error"] = scrubText(err.Error(), scrub)
 		} else {
 			fields["status"] = status
-			fields["response_body"] = redactBody(body, scrub)
+			if cl.withholdAnswer {
+				fields["response_body"] = "(withheld)"
+			} else {
+				fields["response_body"] = redactBody(body, scrub)
+			}
 		}
 		c.debug(ctx, "Prime API request", fields)
 
@@ -353,6 +381,9 @@ func (c *Client) debug(ctx context.Context, msg string, fields map[string]any) {
 var sensitiveKeys = map[string]bool{
 	"secrets": true, "token": true, "api_key": true, "apikey": true,
 	"authorization": true, "password": true, "secret": true,
+	// A command's environment (the REST exec body): only its names are
+	// logged, as on the Connect path.
+	"env": true,
 }
 
 // maxLoggedBody bounds a logged body.

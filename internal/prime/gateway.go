@@ -1,11 +1,11 @@
 package prime
 
-// The sandbox gateway: commands run through POST {gateway_url}/{user_ns}/
-// {job_id}/exec with a short-lived token from POST /sandbox/{id}/auth, the
-// REST exec path of prime-sandboxes 0.2.38/0.2.39 (sandbox.py). That SDK
-// uses this path for containers and Connect RPC for VMs; this client uses
-// the REST path for both [I: that the gateway serves REST exec for VM
-// sandboxes is inferred, not observed].
+// The sandbox gateway runs commands, with a short-lived token from POST
+// /sandbox/{id}/auth. Like prime-sandboxes 0.2.39 (sandbox.py), the client
+// picks the transport by the sandbox's kind: container sandboxes (vm false)
+// take the REST path, POST {gateway_url}/{user_ns}/{job_id}/exec; VM
+// sandboxes take the Connect command-session service (exec_connect.go). The
+// SDK's tests assert that neither kind ever uses the other's transport.
 
 import (
 	"context"
@@ -41,6 +41,14 @@ const execConflictRetries = 3
 
 var execConflictBackoff = Backoff{Initial: 250 * time.Millisecond, Factor: 2, Max: 2 * time.Second}
 
+// EdgeProxyTimeout is about how long the edge proxy in front of the gateway
+// lets one HTTP exchange last before it answers 524 in place of the gateway
+// (the SDK counts 524 among the gateway's statuses). A REST exec, which
+// holds one exchange for its command's whole run, can therefore not report
+// on a container command that runs longer; VM commands stream, with
+// keepalive events, and are not limited by it.
+const EdgeProxyTimeout = 100 * time.Second
+
 // Exec errors. A *SandboxFailedError in the chain carries the platform's
 // status, error type and message.
 var (
@@ -49,6 +57,12 @@ var (
 	ErrSandboxNotRunning = errors.New("sandbox is not running")
 	// ErrExecTimeout: the command did not finish within its timeout.
 	ErrExecTimeout = errors.New("command timed out")
+	// ErrCommandMayStillRun: the client lost track of a command that had
+	// (or may have) started, without learning how it ended: an edge proxy
+	// cut the REST exchange (HTTP 524), a command stream broke after the
+	// command started, or a timed-out command could not be stopped. Running
+	// it again may run it twice.
+	ErrCommandMayStillRun = errors.New("the command may still be running in the sandbox")
 )
 
 // ExecRequest is one command for Client.Exec.
@@ -59,8 +73,15 @@ type ExecRequest struct {
 	WorkingDir string
 	// Env adds environment variables.
 	Env map[string]string
-	// Timeout bounds the command; zero means DefaultExecTimeout. The wire
-	// carries whole seconds, so it is rounded up.
+	// SensitiveEnv adds environment variables whose values are secret: they
+	// are merged into Env (winning over a variable of the same name) and
+	// their values are scrubbed from every debug record and returned error.
+	SensitiveEnv map[string]string
+	// SensitiveOutput keeps the command's output out of debug records (the
+	// REST answer is logged as "(withheld)"). Errors never carry output.
+	SensitiveOutput bool
+	// Timeout bounds the command; zero means DefaultExecTimeout. The REST
+	// wire carries whole seconds, so there it is rounded up.
 	Timeout time.Duration
 }
 
@@ -157,44 +178,147 @@ func (c *Client) gatewayAuth(ctx context.Context, id string) (*GatewayAuth, erro
 }
 
 // Exec runs a command in a sandbox through the gateway and returns its exit
-// code and output.
+// code and output. The transport follows the sandbox's kind (VM: Connect
+// command session; container: REST exec), read from the Sandbox objects
+// this client has seen or, failing that, from one GET /sandbox/{id}.
 //
-// A command must never run twice because of a retry, so the request is only
-// repeated when it cannot have reached the gateway (retryUnsent), after a
-// 401 (once, with a fresh token: the token was refused before anything
-// ran), and after a 409 while the control plane says the sandbox is RUNNING
-// (the gateway refused before running anything). A vanished or stopped
-// sandbox yields ErrSandboxNotRunning with a *SandboxFailedError explaining
-// why; a command that outlives its timeout yields ErrExecTimeout.
+// A command must never run twice because of a retry: a request is repeated
+// only when it cannot have reached the gateway, after a refused token (once,
+// with a fresh one: nothing ran), and on REST after a 409 while the control
+// plane says RUNNING (the gateway refused before running anything). A
+// vanished or stopped sandbox yields ErrSandboxNotRunning with a
+// *SandboxFailedError explaining why; a command that outlives its timeout
+// yields ErrExecTimeout; a command whose fate is unknown yields
+// ErrCommandMayStillRun.
 func (c *Client) Exec(ctx context.Context, sandboxID string, req ExecRequest) (*ExecResult, error) {
 	if sandboxID == "" {
 		return nil, fmt.Errorf("%w: exec needs a sandbox id", ErrInvalidRequest)
 	}
-	timeout := req.Timeout
-	if timeout <= 0 {
-		timeout = DefaultExecTimeout
+	x := execCall{
+		id: sandboxID, req: req, timeout: req.Timeout,
+		env:     mergeEnv(req.Env, req.SensitiveEnv),
+		secrets: mapValues(req.SensitiveEnv),
+		what:    fmt.Sprintf("running %s in sandbox %s", quoteCommand(req.Command), sandboxID),
 	}
-	secs := int(math.Ceil(timeout.Seconds()))
-	body := execBody{Command: req.Command, Env: req.Env, SandboxID: sandboxID, Timeout: secs}
-	if body.Env == nil {
-		body.Env = map[string]string{}
+	if x.timeout <= 0 {
+		x.timeout = DefaultExecTimeout
 	}
-	if req.WorkingDir != "" {
-		body.WorkingDir = &req.WorkingDir
+	vm, err := c.sandboxIsVM(ctx, sandboxID)
+	if err != nil {
+		return nil, scrubError(fmt.Errorf("%s: reading the sandbox's kind: %w", x.what, err), x.secrets)
+	}
+	var res *ExecResult
+	if vm {
+		res, err = c.execConnect(ctx, x)
+	} else {
+		res, err = c.execREST(ctx, x)
+	}
+	if err != nil {
+		return nil, scrubError(err, x.secrets)
+	}
+	return res, nil
+}
+
+// execCall is one Exec, resolved.
+type execCall struct {
+	id      string
+	req     ExecRequest
+	env     map[string]string // Env and SensitiveEnv merged; never nil
+	secrets []string          // SensitiveEnv's values
+	timeout time.Duration
+	what    string // "running "cmd" in sandbox id", the prefix of every error
+}
+
+func mergeEnv(env, sensitive map[string]string) map[string]string {
+	out := make(map[string]string, len(env)+len(sensitive))
+	for k, v := range env {
+		out[k] = v
+	}
+	for k, v := range sensitive {
+		out[k] = v
+	}
+	return out
+}
+
+// scrubbedError hides secret values in an error's text; errors.Is and
+// errors.As still see the whole chain.
+type scrubbedError struct {
+	err     error
+	secrets []string
+}
+
+func (e *scrubbedError) Error() string { return scrubText(e.err.Error(), e.secrets) }
+func (e *scrubbedError) Unwrap() error { return e.err }
+
+func scrubError(err error, secrets []string) error {
+	if err == nil || len(secrets) == 0 {
+		return err
+	}
+	return &scrubbedError{err: err, secrets: secrets}
+}
+
+// sandboxKinds remembers which sandboxes are VMs. The kind of a sandbox
+// never changes, so an entry stays valid for the client's lifetime.
+type sandboxKinds struct {
+	mu sync.Mutex
+	vm map[string]bool
+}
+
+func (k *sandboxKinds) remember(sbs ...Sandbox) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.vm == nil {
+		k.vm = map[string]bool{}
+	}
+	for i := range sbs {
+		if sbs[i].ID != "" {
+			k.vm[sbs[i].ID] = sbs[i].VM
+		}
+	}
+}
+
+func (k *sandboxKinds) lookup(id string) (vm, ok bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	vm, ok = k.vm[id]
+	return vm, ok
+}
+
+// sandboxIsVM reports the sandbox's kind from the cache, or reads the
+// sandbox once (GetSandbox fills the cache). A sandbox object without a vm
+// key reads as a container, as the SDK's model defaults it.
+func (c *Client) sandboxIsVM(ctx context.Context, id string) (bool, error) {
+	if vm, ok := c.kinds.lookup(id); ok {
+		return vm, nil
+	}
+	sb, err := c.GetSandbox(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	return sb.VM, nil
+}
+
+// execREST runs a command on a container sandbox: POST .../exec with the
+// SDK's JSON body, answered when the command has finished.
+func (c *Client) execREST(ctx context.Context, x execCall) (*ExecResult, error) {
+	secs := int(math.Ceil(x.timeout.Seconds()))
+	body := execBody{Command: x.req.Command, Env: x.env, SandboxID: x.id, Timeout: secs}
+	if x.req.WorkingDir != "" {
+		body.WorkingDir = &x.req.WorkingDir
 	}
 	payload, err := json.Marshal(body)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the exec request: %w", err)
 	}
-	what := fmt.Sprintf("running %s in sandbox %s", quoteCommand(req.Command), sandboxID)
+	what := x.what
 
 	reauthed := false
 	for conflicts := 0; ; {
-		auth, err := c.gatewayAuth(ctx, sandboxID)
+		auth, err := c.gatewayAuth(ctx, x.id)
 		if err != nil {
 			return nil, fmt.Errorf("%s: getting a gateway token: %w", what, err)
 		}
-		u, err := url.Parse(strings.TrimRight(auth.GatewayURL, "/") + "/" + url.PathEscape(auth.UserNS) + "/" + url.PathEscape(auth.JobID) + "/exec")
+		u, err := url.Parse(gatewayBase(auth) + "/exec")
 		if err != nil {
 			return nil, fmt.Errorf("%s: invalid gateway URL %q: %w", what, auth.GatewayURL, err)
 		}
@@ -210,7 +334,9 @@ func (c *Client) Exec(ctx context.Context, sandboxID string, req ExecRequest) (*
 		// debug records in case the gateway ever echoes it.
 		err = c.send(ctx, call{
 			method: http.MethodPost, path: u.Path, out: &out, retry: retryUnsent,
-			scrub: []string{auth.Token}, timeout: time.Duration(secs)*time.Second + execHTTPMargin,
+			scrub:          append([]string{auth.Token}, x.secrets...),
+			withholdAnswer: x.req.SensitiveOutput,
+			timeout:        time.Duration(secs)*time.Second + execHTTPMargin,
 		}, u.String(), headers, payload, nil)
 		if err == nil {
 			if out.Stdout == nil || out.Stderr == nil || out.ExitCode == nil {
@@ -231,30 +357,18 @@ func (c *Client) Exec(ctx context.Context, sandboxID string, req ExecRequest) (*
 		switch {
 		case isAPI && apiErr.StatusCode == http.StatusUnauthorized && !reauthed:
 			// Expired or revoked early: one fresh token, then give up.
-			c.gateway.invalidate(sandboxID, auth.Token)
+			c.gateway.invalidate(x.id, auth.Token)
 			reauthed = true
 			continue
 		case isAPI && apiErr.StatusCode == http.StatusBadGateway && code == "sandbox_not_found":
-			c.gateway.forget(sandboxID)
-			ec := c.errorContext(ctx, sandboxID)
-			// The runtime node no longer has it, whatever the control
-			// plane still says (the SDK reports it as TERMINATED).
-			if !IsTerminalStatus(ec.Status) {
-				ec.Status = StatusTerminated
-			}
-			if ec.ErrorType == nil {
-				t := "SANDBOX_NOT_FOUND"
-				ec.ErrorType = &t
-			}
-			if ec.ErrorMessage == nil {
-				m := "Sandbox is no longer present on the runtime node. Please create a new sandbox."
-				ec.ErrorMessage = &m
-			}
-			return nil, notRunning(what, sandboxID, ec)
+			c.gateway.forget(x.id)
+			return nil, goneFromNode(what, x.id, c.errorContext(ctx, x.id))
+		case isAPI && apiErr.StatusCode == statusEdgeTimeout:
+			return nil, &edgeTimeoutError{what: what, apiErr: apiErr}
 		case isAPI && apiErr.StatusCode == http.StatusConflict:
-			ec := c.errorContext(ctx, sandboxID)
+			ec := c.errorContext(ctx, x.id)
 			if ec.Status != StatusRunning {
-				return nil, notRunning(what, sandboxID, ec)
+				return nil, notRunning(what, x.id, ec)
 			}
 			if conflicts >= execConflictRetries {
 				return nil, fmt.Errorf("%s: the gateway still answered 409 after %d attempts although the sandbox is RUNNING (a transient gateway or DNS issue; retry later): %w",
@@ -266,14 +380,39 @@ func (c *Client) Exec(ctx context.Context, sandboxID string, req ExecRequest) (*
 			conflicts++
 			continue
 		case isAPI && apiErr.StatusCode == http.StatusRequestTimeout, isTimeout(err):
-			ec := c.errorContext(ctx, sandboxID)
+			ec := c.errorContext(ctx, x.id)
 			if IsTerminalStatus(ec.Status) {
-				return nil, notRunning(what, sandboxID, ec)
+				return nil, notRunning(what, x.id, ec)
 			}
-			return nil, fmt.Errorf("%s: %w after %s", what, ErrExecTimeout, timeout)
+			return nil, fmt.Errorf("%s: %w after %s", what, ErrExecTimeout, x.timeout)
 		}
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
+}
+
+// statusEdgeTimeout is the edge proxy's "origin did not answer in time"
+// (Cloudflare's 524), sent after about EdgeProxyTimeout.
+const statusEdgeTimeout = 524
+
+// edgeTimeoutError is a REST exec cut by the edge proxy: the gateway may
+// still be running the command. It wraps ErrCommandMayStillRun and the
+// *APIError (whose body, an HTML page, is left out of the message).
+type edgeTimeoutError struct {
+	what   string
+	apiErr *APIError
+}
+
+func (e *edgeTimeoutError) Error() string {
+	return fmt.Sprintf("%s: the edge proxy in front of the gateway cut the call (HTTP %d, after about %s): %v",
+		e.what, e.apiErr.StatusCode, EdgeProxyTimeout, ErrCommandMayStillRun)
+}
+
+func (e *edgeTimeoutError) Unwrap() []error { return []error{ErrCommandMayStillRun, e.apiErr} }
+
+// gatewayBase is the sandbox's address on the gateway:
+// {gateway_url without trailing /}/{user_ns}/{job_id}.
+func gatewayBase(a *GatewayAuth) string {
+	return strings.TrimRight(a.GatewayURL, "/") + "/" + url.PathEscape(a.UserNS) + "/" + url.PathEscape(a.JobID)
 }
 
 // errorContext asks the control plane why a sandbox stopped. A failure
@@ -294,7 +433,31 @@ func notRunning(what, id string, ec *SandboxErrorContext) error {
 	}
 	return fmt.Errorf("%s: %w: %w", what, ErrSandboxNotRunning, &SandboxFailedError{
 		SandboxID: id, Status: status, ErrorType: deref(ec.ErrorType), ErrorMessage: deref(ec.ErrorMessage),
+		ControlPlaneStatus: ec.Status,
 	})
+}
+
+// goneFromNode reports the gateway's "this sandbox is not on its node"
+// (REST 502 sandbox_not_found, Connect not_found). Like the SDK, the error
+// reads TERMINATED / SANDBOX_NOT_FOUND unless the control plane names a
+// terminal status or an error of its own; ControlPlaneStatus keeps what the
+// control plane said, because right after boot a RUNNING sandbox can be
+// missing from a gateway that has not registered it yet.
+func goneFromNode(what, id string, ec *SandboxErrorContext) error {
+	failed := &SandboxFailedError{
+		SandboxID: id, Status: ec.Status, ErrorType: deref(ec.ErrorType), ErrorMessage: deref(ec.ErrorMessage),
+		ControlPlaneStatus: ec.Status, GatewayNotFound: true,
+	}
+	if !IsTerminalStatus(failed.Status) {
+		failed.Status = StatusTerminated
+	}
+	if failed.ErrorType == "" {
+		failed.ErrorType = "SANDBOX_NOT_FOUND"
+	}
+	if failed.ErrorMessage == "" {
+		failed.ErrorMessage = "Sandbox is no longer present on the runtime node. Please create a new sandbox."
+	}
+	return fmt.Errorf("%s: %w: %w", what, ErrSandboxNotRunning, failed)
 }
 
 // gatewayErrorCode reads the gateway's {"error": "...", "message": "..."}

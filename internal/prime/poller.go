@@ -216,12 +216,22 @@ func (p *StatusPoller) finish(ws []*statusWaiter, err error) {
 }
 
 // SandboxFailedError reports a sandbox that reached a terminal status while
-// something waited for it to run.
+// something waited for it to run, or that a command found not running.
 type SandboxFailedError struct {
 	SandboxID    string
 	Status       string
 	ErrorType    string
 	ErrorMessage string
+	// ControlPlaneStatus is the control plane's own status when a command
+	// failed (from GET /sandbox/{id}/error-context; empty when that could
+	// not be read). It differs from Status when the gateway reported the
+	// sandbox gone (GatewayNotFound): Status then reads TERMINATED, while
+	// the control plane may still say RUNNING — right after boot, because
+	// the gateway has not registered the sandbox yet.
+	ControlPlaneStatus string
+	// GatewayNotFound: the gateway said the sandbox is not on its runtime
+	// node (REST 502 sandbox_not_found, Connect not_found).
+	GatewayNotFound bool
 }
 
 func (e *SandboxFailedError) Error() string {
@@ -231,6 +241,9 @@ func (e *SandboxFailedError) Error() string {
 	}
 	if e.ErrorMessage != "" {
 		msg += ": " + e.ErrorMessage
+	}
+	if e.GatewayNotFound && e.ControlPlaneStatus != "" && e.ControlPlaneStatus != e.Status {
+		msg += " (the control plane reports " + e.ControlPlaneStatus + ")"
 	}
 	return msg
 }

@@ -38,6 +38,7 @@ func (c *Client) CreateSandbox(ctx context.Context, req CreateSandboxRequest) (*
 	if err != nil {
 		return nil, err
 	}
+	c.kinds.remember(out)
 	return &out, nil
 }
 
@@ -55,6 +56,7 @@ func (c *Client) GetSandbox(ctx context.Context, id string) (*Sandbox, error) {
 	if err := c.do(ctx, call{method: http.MethodGet, path: sandboxPath(id), out: &out, retry: retryIdempotent}); err != nil {
 		return nil, err
 	}
+	c.kinds.remember(out)
 	return &out, nil
 }
 
@@ -93,6 +95,7 @@ func (c *Client) ListSandboxes(ctx context.Context, opts ListSandboxesOptions) (
 		if err := c.do(ctx, call{method: http.MethodGet, path: "/sandbox", query: q, out: &resp, retry: retryIdempotent}); err != nil {
 			return nil, err
 		}
+		c.kinds.remember(resp.Sandboxes...)
 		all = append(all, resp.Sandboxes...)
 		if !resp.HasNext || len(resp.Sandboxes) == 0 {
 			return all, nil
