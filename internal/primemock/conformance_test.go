@@ -11,7 +11,8 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
-// sandboxKeys are the keys every Sandbox object carries (prime-api.md §5).
+// sandboxKeys are the keys every Sandbox object carries: those the SDK's
+// Sandbox model requires, plus vm and labels, which it would default.
 var sandboxKeys = []string{
 	"id", "name", "dockerImage", "cpuCores", "memoryGB", "diskSizeGB", "diskMountPath",
 	"gpuCount", "status", "timeoutMinutes", "createdAt", "updatedAt", "vm", "labels",
@@ -102,14 +103,15 @@ func TestConformanceCreateDefaultsAndGet(t *testing.T) {
 	nf := h.req("GET", "/api/v1/sandbox/nope", nil).must(t, 404)
 	keysOf(t, "404", nf.body, "detail")
 
-	// Validation is the create rules; violations are named in detail.
+	// Validation is the SDK's create rules; the first broken one is named.
 	bad := h.req("POST", "/api/v1/sandbox", map[string]any{"name": "g", "docker_image": "i", "gpu_count": 1}).must(t, 422)
 	if d, _ := bad.body["detail"].(string); !strings.Contains(d, "gpu_type") {
 		t.Errorf("detail = %q, want it to name gpu_type", d)
 	}
 	// The SDK's default create: no vm key, the default shell command still
-	// serialised (prime-api.md §6.1). The platform drops legacy string
-	// commands on the VM path (§6.5), so this is a VM without a command.
+	// serialised (the SDK's CreateSandboxRequest default). The platform is
+	// said to drop legacy string commands on the VM path, so this is a VM
+	// without a command.
 	sdkDefault := h.req("POST", "/api/v1/sandbox", map[string]any{
 		"name": "sdk", "docker_image": "i", "start_command": "tail -f /dev/null", "cpu_cores": 1.0, "memory_gb": 1.0,
 		"disk_size_gb": 5.0, "gpu_count": 0, "timeout_minutes": 60, "labels": []string{}, "guaranteed": false,
@@ -145,9 +147,15 @@ func TestConformanceCreateTimeListsCanonical(t *testing.T) {
 	if got := strs(p["policy"].(map[string]any)["allowlist"]); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("policy.allowlist = %v", got)
 	}
-	bad := h.req("POST", "/api/v1/sandbox", map[string]any{"name": "l", "docker_image": "i", "network_denylist": []string{"ok.com", "a b.com"}}).must(t, 422)
-	if d := bad.body["detail"].(string); !strings.Contains(d, `"a b.com"`) {
-		t.Errorf("detail %q does not name the entry", d)
+	// The SDK's entry rule, its wording: the entry in single quotes.
+	bad := h.req("POST", "/api/v1/sandbox", map[string]any{"name": "l", "docker_image": "i", "network_denylist": []string{"ok.com", "a..com"}}).must(t, 422)
+	if d := bad.body["detail"].(string); d != "network_denylist: 'a..com' contains an empty label" {
+		t.Errorf("detail %q", d)
+	}
+	// What the SDK lets through is stored, lowercased.
+	loose := h.req("POST", "/api/v1/sandbox", map[string]any{"name": "l", "docker_image": "i", "network_denylist": []string{"A_B.com"}}).must(t, 200)
+	if got := strs(loose.body["networkDenylist"]); fmt.Sprint(got) != "[a_b.com]" {
+		t.Errorf("networkDenylist = %v", got)
 	}
 }
 
@@ -380,11 +388,20 @@ func TestConformanceEgressPolicy(t *testing.T) {
 	} {
 		h.req("PUT", "/api/v1/sandbox/"+id+"/egress-policy", body).must(t, 422)
 	}
-	for _, entry := range []string{"a b.com", "http://x.com", "*", "::1"} {
+	for _, entry := range []string{"a..com", "http://x.com", "*", "::1", "x.com:443"} {
 		bad := h.req("PUT", "/api/v1/sandbox/"+id+"/egress-policy", map[string]any{"allowlist": []string{"ok.com", entry}, "denylist": nil}).must(t, 422)
-		if d := bad.body["detail"].(string); !strings.Contains(d, fmt.Sprintf("%q", entry)) {
+		if d := bad.body["detail"].(string); !strings.HasPrefix(d, "allowlist: '"+entry+"'") {
 			t.Errorf("detail %q does not name %q", d, entry)
 		}
+	}
+	// Both keys are required; 256 entries are the limit.
+	h.req("PUT", "/api/v1/sandbox/"+id+"/egress-policy", map[string]any{"allowlist": []string{"a.com"}}).must(t, 422)
+	many := make([]string, 257)
+	for i := range many {
+		many[i] = "a.com"
+	}
+	if d := h.req("PUT", "/api/v1/sandbox/"+id+"/egress-policy", map[string]any{"allowlist": nil, "denylist": many}).must(t, 422).body["detail"]; d != "denylist supports at most 256 entries" {
+		t.Errorf("257 entries: %v", d)
 	}
 	if g := h.req("GET", "/api/v1/sandbox/"+id+"/egress-policy", nil).body["generation"]; g != 2.0 {
 		t.Errorf("rejected PUTs changed the generation: %v", g)
@@ -404,7 +421,8 @@ func TestConformanceEgressPolicy(t *testing.T) {
 }
 
 func TestConformanceLogsErrorContextAuth(t *testing.T) {
-	h := newHarness(t, primemock.Options{})
+	fixed := time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC)
+	h := newHarness(t, primemock.Options{Now: func() time.Time { return fixed }})
 	id := h.running(map[string]any{})
 	logs := h.req("GET", "/api/v1/sandbox/"+id+"/logs", nil).must(t, 200).body
 	keysOf(t, "logs", logs, "logs")
@@ -428,8 +446,8 @@ func TestConformanceLogsErrorContextAuth(t *testing.T) {
 	if err != nil || !regexp.MustCompile(`^[^.]*Z$`).MatchString(auth["expires_at"].(string)) {
 		t.Errorf("expires_at %q: want RFC 3339 without a fraction (%v)", auth["expires_at"], err)
 	}
-	if d := time.Until(exp); d < 9*time.Minute || d > 11*time.Minute {
-		t.Errorf("token lifetime %s, want the 10 min default", d)
+	if !exp.Equal(fixed.Add(10 * time.Minute)) {
+		t.Errorf("expires_at %s, want the 10 min default after %s", exp, fixed)
 	}
 	h.req("POST", "/api/v1/sandbox/nope/auth", nil).must(t, 404)
 }

@@ -1,8 +1,19 @@
-// Package primemock is an in-memory Prime Intellect Sandboxes API: an
-// http.Handler that speaks the REST contract of prime-api.md (§4–§9, §13)
-// closely enough that the provider, its acceptance tests, benchmarks, demos
-// and users' own Terraform modules can run against it instead of the real
-// platform. It never runs anything on the host.
+// Package primemock is an in-memory Prime Intellect Sandboxes API and
+// gateway: an http.Handler that speaks the REST contract the Python SDK
+// prime-sandboxes 0.2.39 uses, and the gateway's two command transports
+// (REST exec for containers, the Connect RPC service
+// command_session.CommandSession for VMs), closely enough that the provider,
+// its acceptance tests, benchmarks, demos and users' own Terraform modules
+// can run against it instead of the real platform. It never runs anything
+// on the host: commands go to a small interpreted shell.
+//
+// The mock must not agree with the provider by construction. It imports
+// internal/prime for wire types only; what the platform is known to enforce
+// (the SDK's create validators, its egress entry and list rules) is the
+// mock's own port of the SDK's code, and differential tests compare the two
+// readings. Where the SDK's behaviour and the mock's disagree, the SDK wins.
+// Behaviour no SDK source supports is marked [guess] here and at the code;
+// [C] marks what only an SDK comment or docstring says.
 //
 // # Endpoints
 //
@@ -22,25 +33,62 @@
 //	POST   /sandbox/{id}/auth                    gateway token
 //
 // The gateway (what the auth answer's gateway_url points at, derived from
-// the request's Host so it works behind httptest and -addr):
+// the request's Host so it works behind httptest and -addr), authenticated
+// with the gateway token as "Authorization: Bearer <token>":
 //
-//	POST   /gateway/{user_ns}/{job_id}/exec      run a command (Authorization: Bearer <gateway token>)
+//	POST   /gateway/{user_ns}/{job_id}/exec                                 REST exec (containers)
+//	POST   /gateway/{user_ns}/{job_id}/command_session.CommandSession/{Method}  Connect RPC (VMs)
 //
 // Introspection, no authentication, never subject to latency or faults:
 //
 //	GET    /_mock/stats                          request counts per route template and counters
 //	GET    /_mock/events[?sandbox_id=ID][&since=SEQ|RFC3339]
-//	POST   /_mock/reset                          forget every sandbox, token, event and counter
+//	POST   /_mock/reset                          forget every sandbox, token, process, event and counter
 //	GET    /_mock/sandbox/{id}/reachable?host=H  {"reachable": bool} under the APPLIED policy
 //	GET    /_mock/config                         the current knobs
 //	POST   /_mock/config                         change knobs at runtime (partial JSON, see ConfigPatch)
+//
+// Stats count requests under their route template, e.g. "GET
+// /api/v1/sandbox/{id}", "POST /gateway/{user_ns}/{job_id}/exec" and "POST
+// /gateway/{user_ns}/{job_id}/command_session.CommandSession/Start" (one key
+// per procedure; unknown procedure names count under ".../{method}").
+//
+// # Knobs
+//
+// Options (Go), ConfigPatch keys (POST /_mock/config, durations as Go
+// duration strings) and cmd/prime-mock flags:
+//
+//	BootDelay          boot_delay          -boot-delay          PENDING + PROVISIONING time (default 100ms)
+//	ApplyDelay         apply_delay         -apply-delay         time to apply an egress policy (default 50ms)
+//	ImageBuildDelay    image_build_delay   -image-build-delay   PENDING time of a "prime-mock/build" image (default 200ms)
+//	Latency            latency             -latency             added to every API and gateway request
+//	LatencyJitter      latency_jitter      -latency-jitter      plus a uniform draw in [0, jitter)
+//	NeverApply         never_apply         -never-apply         accept policies, never apply them
+//	FailRate           fail_rate           -fail-rate           probability of an injected 503 (API only)
+//	ThrottleRate       throttle_rate       -throttle-rate       probability of an injected 429 (API only)
+//	RetryAfter         retry_after         -retry-after         Retry-After of injected 429s (default 1s)
+//	TokenTTL           token_ttl           -token-ttl           gateway token lifetime (default 10m)
+//	Seed               seed                -seed                the one random source (0: time-based)
+//	GatewayLag         gateway_lag         -gateway-lag         gateway registration after RUNNING (default 300ms)
+//	KeepaliveInterval  keepalive_interval  -keepalive-interval  keepalive period of Start streams (default 2s)
+//	APIKey             (not exposed)       -api-key             the only API key accepted
+//
+// GatewayLag 0 in Options selects the default and a negative value means no
+// lag; gateway_lag "0s" and -gateway-lag 0 mean no lag. Changing a knob
+// re-plans pending policy applications and gateway registrations.
 //
 // # Lifecycle
 //
 // A sandbox is PENDING for half of BootDelay, PROVISIONING for the other
 // half, then RUNNING (startedAt set). DELETE makes it TERMINATED at once
-// (terminatedAt set); records stay readable until Reset. Lifetimes
-// (timeoutMinutes, idle timeouts) are not enforced.
+// (terminatedAt set) and ends its running commands; records stay readable
+// until Reset. Lifetimes (timeoutMinutes, idle timeouts) are not enforced.
+//
+// The gateway learns of a RUNNING sandbox GatewayLag later (the SDK: "a
+// RUNNING control-plane status can briefly lead gateway registration"; its
+// reachability wait retries the miss). Until then both transports answer as
+// if the sandbox did not exist: REST 502 {"error":"sandbox_not_found",...},
+// Connect not_found. The gateway_ready event marks the end of the lag.
 //
 // Magic images, matched as substrings of docker_image:
 //
@@ -50,24 +98,56 @@
 //	prime-mock/build   stays PENDING with pendingImageBuildId set for
 //	                   ImageBuildDelay before the normal boot starts
 //
+// # Create
+//
+// The body is checked as the SDK's CreateSandboxRequest validators check it,
+// in their order, and the first broken rule is a 422 {"detail": <the SDK's
+// message>}: name and docker_image are required; an argv start command needs
+// an executable and no NUL bytes; gpu_count > 0 needs a gpu_type and not
+// vm false, a gpu_type needs gpu_count > 0; guaranteed and a non-empty
+// registry_credentials_id need vm false; egress lists need a VM and pass
+// validate_egress_lists; idle_timeout_minutes >= 1 and <= timeout_minutes
+// when that is > 0. [C] A container with an idle timeout needs
+// timeout_minutes > 0. [C] A legacy string start command on the VM path (vm
+// true or absent) is dropped, not refused: the SDK's default create sends
+// "tail -f /dev/null" without a vm key. Absent keys take the SDK's defaults
+// [guess: the SDK always sends them]; an absent vm is a VM (the platform
+// default). Nothing else is refused: empty names, non-positive resources and
+// odd labels pass, as they pass the SDK.
+//
+// [guess] An idempotency_key seen before from the same API key returns the
+// original sandbox in its current state, whatever the body.
+//
 // # Egress policy
 //
 // VM sandboxes only (a container answers 409). A fresh VM reports policy
-// {allowlist: null, denylist: []}, generation 0, applied_generation -1.
-// Create-time lists are stored, canonicalised, as generation 0; each
-// accepted PUT adds 1, even when the policy is unchanged. With a working
-// data plane the open generation 0 counts as applied as soon as the sandbox
-// is RUNNING, and any other generation is applied ApplyDelay after the later
-// of its acceptance and RUNNING. applied_generation never goes backwards and
-// applied = applied_generation >= generation. With NeverApply, PUTs are
-// accepted but nothing is ever applied (the upstream platform gap in which
-// applied_generation stays -1).
+// {allowlist: null, denylist: []}, generation 0, applied_generation -1 (the
+// SDK's fixture). [guess] Create-time lists are the first policy, generation
+// 0; [C] each accepted PUT adds 1; [guess] even an unchanged policy. With a
+// working data plane the open generation 0 counts as applied as soon as the
+// sandbox is RUNNING, and any other generation (create-time lists included)
+// is applied ApplyDelay after the later of its acceptance and RUNNING.
+// applied_generation never goes backwards and applied = applied_generation
+// >= generation. With NeverApply, policies are accepted but nothing is ever
+// applied (the upstream platform gap in which applied_generation stays -1).
 //
-// Entries are stored in canonical form (prime.CanonicalEgressList: lowercase
-// A-labels, no trailing dot, a bare IPv4 address becomes its /32, CIDR host
-// bits cleared), in the order given, with duplicates removed (the first
-// occurrence wins): the platform treats the lists as sets, and so does the
-// provider.
+// A PUT body must carry both keys [guess: 422 otherwise], exactly one of
+// them a list [guess: 422 otherwise], at most 256 entries, each valid by the
+// SDK's entry rule (which the SDK calls a mirror of the API's contract).
+// Entries are checked exactly as the SDK's _validate_egress_entry checks
+// them: Python str.strip() whitespace, Python ipaddress strictness (strict
+// IPv4; CIDRs with host bits, netmasks and hostmasks; IPv6 refused), then
+// the forbidden substrings "://", "@", ":", "?", the "*." wildcard and empty
+// labels. The mock accepts what the SDK accepts, which includes much a
+// hostname grammar would refuse ("a b.com", "256.1.1.1", "a_b.com").
+//
+// Stored entries are canonical [C: "lowercase, IDNA, /32"; the rest is a
+// guess]: a bare IPv4 address becomes its /32; a CIDR loses its host bits and
+// is written with a prefix length; names are lowercased, or IDNA-mapped to
+// A-labels when not ASCII, and lose their trailing dots; a name that is then
+// a strict IPv4 address becomes its /32; a canonical form that would not be
+// an entry of the same kind is refused (422); later duplicates of a
+// canonical form are dropped.
 //
 // # Reachability
 //
@@ -78,47 +158,129 @@
 // asymmetry the upstream pull request observed. An allowlist reaches a host
 // iff some entry matches it (so [] reaches nothing); a denylist reaches a
 // host iff no entry matches. A sandbox that is not RUNNING reaches nothing;
-// a RUNNING container reaches everything (it has no egress control).
-// Matching is prime.EgressEntry.MatchesHost: a hostname entry matches that
-// exact name (case and one trailing dot ignored); "*.x" matches names under
-// x at any depth but not x itself; IPv4 and CIDR entries match IPv4 hosts in
-// the network. Names never match IP entries or the reverse (no DNS).
+// a RUNNING container reaches everything (it has no egress control). The
+// mock's matcher: a name entry matches that name (case, IDNA and one
+// trailing dot of the host ignored); "*.x" matches names under x at any
+// depth but not x itself; CIDR entries match IPv4 hosts in the network.
+// Names never match address entries or the reverse (no DNS).
 //
-// # Exec language
+// # Command transports
 //
-// The gateway interprets a tiny shell-like language instead of running
-// anything. Commands are separated by newlines, ";" and "&&" ("&&" skips the
-// next command when the previous exit code is non-zero); words are split on
-// blanks, with single quotes, double quotes and backslash escapes. The exit
-// code is the last executed command's.
+// Both transports authenticate the gateway token first: missing, unknown or
+// expired is 401 (REST) or unauthenticated (Connect); a token of another
+// sandbox is 403 or permission_denied.
 //
-//	exit [N]              stop with exit code N (default 0; N mod 256)
-//	echo [-n] TEXT        TEXT to stdout; "echo TEXT >&2" writes to stderr
-//	sleep SECONDS         wait (decimal seconds, optional s/m/h suffix); a
-//	                      script running past the request's timeout gets the
-//	                      gateway's 408 timeout answer
-//	probe HOST            exit 0 if HOST is reachable (see Reachability),
-//	                      else exit 7 with a curl-like message on stderr
-//	curl [flags...] URL   the same for the URL's host (scheme optional)
-//	repeat N TEXT         TEXT N times, one per line (output-size tests)
-//	anything else         exit 0, no output
+// REST exec (containers): the SDK's body {command, working_dir, env,
+// sandbox_id, timeout, user}; 200 {stdout, stderr, exit_code} for any exit
+// code; 409 while PENDING or PROVISIONING; 502 sandbox_not_found when the
+// sandbox is gone or terminal or during the gateway lag; 408 command_timeout
+// when the script outlives the request's timeout (the script stops). The
+// user field is accepted and ignored. [guess] A VM's REST exec is refused
+// with 400 {"error":"exec_not_supported",...}: the SDK never sends it.
 //
-// Pipes, redirections other than ">&2", variables and globs are not
-// interpreted. Each stream is capped at MaxExecOutputBytes. Every execution
-// is recorded as a command_executed event carrying the sandbox's applied
-// generation when the command started.
+// Connect (VMs): Start (server streaming), SendSignal and List; Connect,
+// Update, StreamInput and SendInput answer unimplemented. Status mapping: a
+// sandbox that is gone or terminal is not_found; [guess] a container is
+// unimplemented (the SDK says containers do not expose the transport, and a
+// Connect client reads a missing route as unimplemented); [guess] PENDING or
+// PROVISIONING is unavailable; RUNNING during the gateway lag is not_found.
 //
-// The gateway answers 401 for a missing, unknown or expired token, 403 for
-// a token of another sandbox, 409 while the sandbox is not RUNNING yet, 502
-// {"error":"sandbox_not_found",...} when the sandbox is gone or stopped, and
-// 408 on a timeout. Only the REST /exec shape is served; the Connect RPC
-// transport the Python SDK uses for VM sandboxes is not.
+// Start takes what the SDK sends: cmd "/bin/bash", args ["-c", SCRIPT],
+// envs, an optional cwd, and stdin (false for a command; true from the SDK's
+// open_process, accepted, but the script reads nothing). [guess] Anything
+// else (another program or arguments, a pty) is invalid_argument. The stream
+// is a start event with the pid [guess: pids count up from 1000 per sandbox],
+// data events as output is produced (adjacent writes merged up to 64 KiB),
+// keepalive events every KeepaliveInterval, and an end event: {exit_code,
+// exited true, status "exit"} (the SDK's fixture) or, after a signal,
+// [guess] {exit_code 143 or 137, exited false, status "signal: terminated" or
+// "signal: killed"}. The Connect-Timeout-Ms deadline is honoured: when it
+// passes, the stream ends with deadline_exceeded. [guess] The process keeps
+// running after its stream ends (deadline or client gone) until its script
+// finishes or it is signalled; its output is then dropped. [guess] A sandbox
+// deleted under a running process ends the stream with not_found.
+//
+// SendSignal(session {pid | tag}, SIGNAL_SIGTERM | SIGNAL_SIGKILL) stops a
+// running process at its next step or during a sleep: SIGTERM with 143
+// unless the script ignores it (trap ” TERM) or handles it (the handler runs
+// after the running command, as in bash), SIGKILL always with 137. An unknown
+// or finished process is not_found; another signal is invalid_argument. List
+// returns the running processes (command spec, pid, tag), by pid.
+//
+// # Shell language
+//
+// Both transports run the same interpreter; nothing runs on the host.
+//
+// Syntax: commands are separated by newlines, ";", "&&" and "||" (equal
+// precedence, left to right); words are split on blanks; single quotes keep
+// everything literal; double quotes keep everything literal except "$"
+// expansions and the backslash before \ " $ `; an unquoted backslash escapes
+// one character, a backslash-newline continues the line; "#" at the start of
+// a word comments out the rest of the line. "$NAME", "${NAME}" and "$?" expand
+// bare (split into fields on blanks) and inside double quotes (not split),
+// never inside single quotes; unset names are empty. "NAME=value" alone sets a
+// shell variable; before a command it sets that command's environment only.
+// Redirections: ">&2", "1>&2", "2>&1", "&>FILE", "[n]>FILE", "[n]>>FILE";
+// /dev/stdout and /dev/stderr are the streams, any other file discards the
+// output (there is no filesystem), "<FILE" is ignored. A syntax error stops
+// the script at the line it is on: bash's message on stderr, exit 2. Pipes,
+// a single "&", globs, command substitution, heredocs, functions and control
+// structures are not interpreted ("|" and "&" stay in words).
+//
+// Environment: HOME=/root and a standard PATH [guess], then the sandbox's
+// environment_vars, then its secrets (real values), then the request's env or
+// envs [guess: this precedence], all exported; PWD follows the working
+// directory. The working directory is the request's working_dir or cwd;
+// [guess] without one it is /root, and a relative one is resolved against
+// /root. Every directory exists.
+//
+// Builtins:
+//
+//	true, :, false       exit 0, 0, 1
+//	echo [-n] WORDS      to stdout
+//	exit [N]             stop with N mod 256 (default: the last status)
+//	sleep SECONDS        wait (decimal, optional s/m/h suffix); interrupted by a
+//	                     deadline, a signal or the sandbox going away
+//	probe HOST           exit 0 if HOST is reachable (see Reachability), else 7
+//	                     with curl's "Couldn't connect" message on stderr
+//	curl [flags...] URL  the same for the URL's host (scheme optional)
+//	repeat N TEXT        TEXT N times, one per line (output-size tests)
+//	cd [DIR], pwd        change or print the working directory
+//	export [NAME[=V]]... set and export (no arguments: list as declare -x)
+//	printenv [NAME...]   the exported environment; exit 1 if a NAME is unset
+//	trap [ACTION] SIG... ACTION '' ignores, '-' restores; TERM and EXIT fire
+//	anything else        exit 127, "bash: line N: NAME: command not found"
+//
+// Each of stdout and stderr is capped at MaxExecOutputBytes, with a note on
+// stderr when output was dropped.
+//
+// # Events
+//
+// GET /_mock/events and Server.Events list, in order (seq), with the keys
+// that mean something for each type:
+//
+//	sandbox_created, sandbox_provisioning, sandbox_running, sandbox_deleted
+//	                    status (created: policy for create-time lists)
+//	sandbox_error       status, error_type
+//	gateway_ready       status: the gateway lag is over
+//	policy_put          generation, policy
+//	policy_applied      generation: the data plane enforces it
+//	policy_observed     generation: the first egress-policy answer that told
+//	                    a client it was applied
+//	command_started     command, transport ("rest" or "connect"), pid
+//	                    (Connect), applied_generation when it started
+//	command_executed    command, transport, pid, exit_code (-1 when it did
+//	                    not finish: a REST timeout or the sandbox gone),
+//	                    applied_generation when it started, timed_out (REST:
+//	                    the request's timeout; Connect: the stream's deadline
+//	                    passed first), signalled and signal
+//	command_signalled   command, transport, pid, signal ("SIGTERM"/"SIGKILL")
 //
 // # Faults and latency
 //
 // Latency (+ uniform jitter in [0, LatencyJitter)) applies to /api/v1 and to
 // the gateway. FailRate and ThrottleRate apply to /api/v1 only, after
-// authentication: the gateway's exec is never retried by clients, so
+// authentication: the gateway's commands are not retried by clients, so
 // injected gateway failures would only test that errors propagate. A
 // throttled request gets 429 with Retry-After in whole seconds (RetryAfter
 // rounded up, at least 1). Half of the injected 503s on POST, PUT and DELETE

@@ -1,12 +1,19 @@
 package primemock
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
+
+// openPolicy is a fresh VM's policy: nothing denied [T: the SDK's fixture
+// for an untouched VM is {allowlist: null, denylist: []}].
+func openPolicy() prime.EgressPolicy { return prime.EgressPolicy{Denylist: []string{}} }
 
 func clonePolicy(p prime.EgressPolicy) prime.EgressPolicy {
 	return prime.EgressPolicy{Allowlist: slices.Clone(p.Allowlist), Denylist: slices.Clone(p.Denylist)}
@@ -23,7 +30,7 @@ func (s *Server) policyTarget(r *http.Request) (*sandbox, reply, bool) {
 		return nil, errorReply(http.StatusConflict,
 			"Egress policies need a VM sandbox; sandbox %s is a container (create it with vm = true)", sb.id), false
 	}
-	if prime.IsTerminalStatus(sb.status) {
+	if isTerminal(sb.status) {
 		return nil, errorReply(http.StatusConflict, "Sandbox %s is %s; its egress policy can no longer be read or changed", sb.id, sb.status), false
 	}
 	return sb, reply{}, true
@@ -58,23 +65,80 @@ func (s *Server) handleGetPolicy(r *http.Request, _ string) reply {
 	return s.policyReply(sb)
 }
 
+// decodePolicyBody reads a PUT body. [I] Both keys must be present (the SDK
+// always sends both, one of them null); anything else is 422.
+func decodePolicyBody(raw []byte) (prime.EgressPolicy, error) {
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return prime.EgressPolicy{}, fmt.Errorf("invalid JSON body: %w", err)
+	}
+	var p prime.EgressPolicy
+	for _, k := range []struct {
+		name string
+		dst  *[]string
+	}{{"allowlist", &p.Allowlist}, {"denylist", &p.Denylist}} {
+		v, found := keys[k.name]
+		if !found {
+			return p, fmt.Errorf("%s: Field required (send both allowlist and denylist, one of them null)", k.name)
+		}
+		if strings.TrimSpace(string(v)) == "null" {
+			continue
+		}
+		if err := json.Unmarshal(v, k.dst); err != nil {
+			return p, fmt.Errorf("%s: Input should be a valid list of strings", k.name)
+		}
+		if *k.dst == nil {
+			*k.dst = []string{}
+		}
+	}
+	return p, nil
+}
+
+// checkPolicy applies the PUT rules to a decoded body (nil is null) and
+// returns the policy to store: [I] exactly one list non-null; [C] the SDK's
+// count and entry rules, which it calls a mirror of the API's contract;
+// entries canonicalised (see canonicalEgressEntry).
+func checkPolicy(p prime.EgressPolicy) (prime.EgressPolicy, error) {
+	if (p.Allowlist == nil) == (p.Denylist == nil) {
+		return p, fmt.Errorf("exactly one of allowlist and denylist must be a list, the other null")
+	}
+	name, list := "allowlist", p.Allowlist
+	if p.Denylist != nil {
+		name, list = "denylist", p.Denylist
+	}
+	if len(list) > maxEgressEntries {
+		return p, fmt.Errorf("%s supports at most %d entries", name, maxEgressEntries)
+	}
+	for _, e := range list {
+		if err := checkEgressEntry(e); err != nil {
+			return p, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	c, err := canonicalEgressList(list)
+	if err != nil {
+		return p, fmt.Errorf("%s: %w", name, err)
+	}
+	if p.Allowlist != nil {
+		return prime.EgressPolicy{Allowlist: c}, nil
+	}
+	return prime.EgressPolicy{Denylist: c}, nil
+}
+
 func (s *Server) handlePutPolicy(r *http.Request, _ string) reply {
 	// The body is validated first, as FastAPI does before a handler runs.
-	var p prime.EgressPolicy
-	if err := decodeBody(r, &p); err != nil {
+	raw, err := readBody(r)
+	if err != nil {
 		return errorReply(http.StatusUnprocessableEntity, "%v", err)
 	}
-	if err := prime.ValidateEgressPolicy(p); err != nil {
-		return errorReply(http.StatusUnprocessableEntity, "%s", flatten(err))
-	}
-	allow, err := prime.CanonicalEgressList(p.Allowlist)
+	p, err := decodePolicyBody(raw)
 	if err != nil {
-		return errorReply(http.StatusUnprocessableEntity, "allowlist: %s", flatten(err))
+		return errorReply(http.StatusUnprocessableEntity, "%v", err)
 	}
-	deny, err := prime.CanonicalEgressList(p.Denylist)
+	policy, err := checkPolicy(p)
 	if err != nil {
-		return errorReply(http.StatusUnprocessableEntity, "denylist: %s", flatten(err))
+		return errorReply(http.StatusUnprocessableEntity, "%v", err)
 	}
+	allow, deny := policy.Allowlist, policy.Denylist
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -166,12 +230,13 @@ func (s *Server) reachable(sb *sandbox, host string) bool {
 	return policyAllows(sb.appliedPolicy, host)
 }
 
-// policyAllows evaluates a policy for one destination host.
+// policyAllows evaluates a policy for one destination host with the mock's
+// own matcher (matchesDestination).
 func policyAllows(p prime.EgressPolicy, host string) bool {
+	d := parseDestination(host)
 	matches := func(list []string) bool {
-		for _, raw := range list {
-			e, err := prime.ParseEgressEntry(raw)
-			if err == nil && e.MatchesHost(host) {
+		for _, e := range list {
+			if matchesDestination(e, d) {
 				return true
 			}
 		}

@@ -28,9 +28,23 @@ const (
 	// client Generation was applied; applied→observed is how long the
 	// client took to notice.
 	EventPolicyObserved = "policy_observed"
-	// EventCommandExecuted is one gateway exec (Command, ExitCode,
-	// AppliedGeneration when it started, TimedOut).
+	// EventCommandExecuted is the end of one execution on either gateway
+	// transport (Command, Transport, PID for Connect, ExitCode (-1 when it
+	// did not finish: timed out on REST, or its sandbox went away),
+	// AppliedGeneration when it started, TimedOut, Signalled and Signal).
+	// TimedOut on Connect means the stream's deadline passed before the end
+	// (the process kept running).
 	EventCommandExecuted = "command_executed"
+	// EventCommandStarted is an execution starting (Command, Transport, PID
+	// for Connect, AppliedGeneration).
+	EventCommandStarted = "command_started"
+	// EventCommandSignalled is an accepted SendSignal (PID, Signal
+	// "SIGTERM" or "SIGKILL", Command).
+	EventCommandSignalled = "command_signalled"
+	// EventGatewayReady is the gateway learning of a RUNNING sandbox, after
+	// the gateway lag; until then both transports answer as if it did not
+	// exist.
+	EventGatewayReady = "gateway_ready"
 )
 
 // Event is one entry of the mock's ordered log. Only the fields relevant to
@@ -48,6 +62,10 @@ type Event struct {
 	ExitCode          int                 `json:"exit_code"`
 	AppliedGeneration int64               `json:"applied_generation"`
 	TimedOut          bool                `json:"timed_out"`
+	Transport         string              `json:"transport"`
+	PID               uint32              `json:"pid"`
+	Signalled         bool                `json:"signalled"`
+	Signal            string              `json:"signal"`
 }
 
 // MarshalJSON writes the common keys and those of the event's type, so a
@@ -67,10 +85,14 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		ExitCode          *int                `json:"exit_code,omitempty"`
 		AppliedGeneration *int64              `json:"applied_generation,omitempty"`
 		TimedOut          *bool               `json:"timed_out,omitempty"`
+		Transport         string              `json:"transport,omitempty"`
+		PID               uint32              `json:"pid,omitempty"`
+		Signalled         *bool               `json:"signalled,omitempty"`
+		Signal            string              `json:"signal,omitempty"`
 	}
 	w := wire{Seq: e.Seq, Time: e.Time.Format(time.RFC3339Nano), Type: e.Type, SandboxID: e.SandboxID}
 	switch e.Type {
-	case EventSandboxCreated, EventSandboxProvisioning, EventSandboxRunning, EventSandboxDeleted:
+	case EventSandboxCreated, EventSandboxProvisioning, EventSandboxRunning, EventSandboxDeleted, EventGatewayReady:
 		w.Status, w.Policy = e.Status, e.Policy
 	case EventSandboxError:
 		w.Status, w.ErrorType = e.Status, e.ErrorType
@@ -80,6 +102,11 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		w.Generation = &e.Generation
 	case EventCommandExecuted:
 		w.Command, w.ExitCode, w.AppliedGeneration, w.TimedOut = &e.Command, &e.ExitCode, &e.AppliedGeneration, &e.TimedOut
+		w.Transport, w.PID, w.Signalled, w.Signal = e.Transport, e.PID, &e.Signalled, e.Signal
+	case EventCommandStarted:
+		w.Command, w.AppliedGeneration, w.Transport, w.PID = &e.Command, &e.AppliedGeneration, e.Transport, e.PID
+	case EventCommandSignalled:
+		w.Command, w.Transport, w.PID, w.Signal = &e.Command, e.Transport, e.PID, e.Signal
 	}
 	return json.Marshal(w)
 }
@@ -130,7 +157,7 @@ func (s *Server) Stats() Stats {
 	st := s.stats
 	st.Requests = maps.Clone(s.stats.Requests)
 	for _, sb := range s.sandboxes {
-		if !prime.IsTerminalStatus(sb.status) {
+		if !isTerminal(sb.status) {
 			st.LiveSandboxes++
 		}
 	}

@@ -54,24 +54,42 @@ func (g gateway) execAt(url, token string, body map[string]any) answer {
 	return a
 }
 
-func TestGatewayExec(t *testing.T) {
-	h := newHarness(t, primemock.Options{BootDelay: 10 * time.Millisecond, ApplyDelay: 5 * time.Millisecond})
-	id := h.vmApplied()
-	h.putPolicy(id, []string{"allowed.example"}, nil)
+var container = map[string]any{"vm": false}
+
+func TestGatewayExecOnContainers(t *testing.T) {
+	h := newHarness(t, primemock.Options{BootDelay: 10 * time.Millisecond, GatewayLag: 5 * time.Millisecond})
+	id := h.ready(map[string]any{"vm": false, "environment_vars": map[string]string{"FROM_SANDBOX": "sb", "OVER": "sandbox"},
+		"secrets": map[string]string{"TOKEN": "hunter22"}})
 	g := h.gateway(id)
 
-	a := g.exec("echo hi; probe allowed.example && echo ok; curl -s https://other.example; echo bye >&2", 10).must(t, 200)
+	a := g.exec("echo hi; probe anywhere.example && echo ok; echo bye >&2", 10).must(t, 200)
 	keysOf(t, "exec answer", a.body, "stdout", "stderr", "exit_code")
-	if a.body["stdout"] != "hi\nok\n" || a.body["exit_code"] != 0.0 || !strings.Contains(a.body["stderr"].(string), "other.example") {
+	if a.body["stdout"] != "hi\nok\n" || a.body["stderr"] != "bye\n" || a.body["exit_code"] != 0.0 {
 		t.Errorf("exec = %v", a.body)
 	}
-	// A non-zero exit is a normal 200 result.
+	// A non-zero exit is a normal 200 result; so is an unknown command.
 	if a := g.exec("exit 42", 10).must(t, 200); a.body["exit_code"] != 42.0 {
 		t.Errorf("exit 42 = %v", a.body)
 	}
-	e := h.waitEvent(primemock.EventCommandExecuted, id)
-	if !strings.HasPrefix(e.Command, "echo hi") || e.ExitCode != 0 || e.AppliedGeneration != 1 || e.TimedOut {
-		t.Errorf("command_executed = %+v", e)
+	if a := g.exec("pip install x", 10).must(t, 200); a.body["exit_code"] != 127.0 ||
+		a.body["stderr"] != "bash: line 1: pip: command not found\n" {
+		t.Errorf("unknown command = %v", a.body)
+	}
+	// The environment: the sandbox's variables and secrets (real values),
+	// then the request's; the working directory.
+	env := g.execAt(g.url, g.token, map[string]any{
+		"command": `echo "$FROM_SANDBOX $OVER $TOKEN $REQ"; pwd`, "working_dir": "/srv",
+		"env": map[string]string{"OVER": "request", "REQ": "r"}, "sandbox_id": id, "timeout": 10,
+	}).must(t, 200)
+	if env.body["stdout"] != "sb request hunter22 r\n/srv\n" {
+		t.Errorf("environment and working dir: %v", env.body)
+	}
+	started := h.waitEvent(primemock.EventCommandStarted, id)
+	executed := h.waitEvent(primemock.EventCommandExecuted, id)
+	if started.Transport != "rest" || executed.Transport != "rest" || executed.PID != 0 ||
+		!strings.HasPrefix(executed.Command, "echo hi") || executed.ExitCode != 0 || executed.TimedOut || executed.Signalled ||
+		started.Seq > executed.Seq {
+		t.Errorf("events: started %+v executed %+v", started, executed)
 	}
 
 	// Timeouts are the gateway's 408, recorded as timed out.
@@ -83,7 +101,7 @@ func TestGatewayExec(t *testing.T) {
 	// The event is recorded before the answer is written.
 	var timedOut bool
 	for _, e := range h.srv.Events() {
-		timedOut = timedOut || (e.Type == primemock.EventCommandExecuted && e.TimedOut && e.Command == "sleep 5")
+		timedOut = timedOut || (e.Type == primemock.EventCommandExecuted && e.TimedOut && e.Command == "sleep 5" && e.ExitCode == -1)
 	}
 	if !timedOut {
 		t.Error("no timed-out command_executed event")
@@ -94,7 +112,7 @@ func TestGatewayExec(t *testing.T) {
 	g.execAt(g.url, "", map[string]any{"command": "echo"}).must(t, 401)
 	g.execAt(g.url, g.token, map[string]any{"timeout": 1}).must(t, 422)
 	g.execAt(g.url, g.token, map[string]any{"command": "echo", "sandbox_id": "other"}).must(t, 400)
-	other := h.running(map[string]any{})
+	other := h.ready(map[string]any{"vm": false})
 	og := h.gateway(other)
 	g.execAt(og.url, g.token, map[string]any{"command": "echo"}).must(t, 403)
 
@@ -104,22 +122,51 @@ func TestGatewayExec(t *testing.T) {
 	if gone.body["error"] != "sandbox_not_found" || gone.body["sandboxId"] != id {
 		t.Errorf("502 body = %v", gone.body)
 	}
-	if st := h.srv.Stats(); st.Requests["POST /gateway/{user_ns}/{job_id}/exec"] < 8 {
-		t.Errorf("exec requests not counted: %v", st.Requests)
+	if st := h.srv.Stats(); st.Requests["POST /gateway/{user_ns}/{job_id}/exec"] != 11 {
+		t.Errorf("exec requests counted: %v", st.Requests)
 	}
 }
 
-func TestGatewayNotRunningAndExpiry(t *testing.T) {
+// TestGatewayRefusesRESTExecOnVMs: VMs run commands over Connect only.
+func TestGatewayRefusesRESTExecOnVMs(t *testing.T) {
+	h := newHarness(t, primemock.Options{BootDelay: 10 * time.Millisecond, GatewayLag: -1})
+	id := h.ready(map[string]any{})
+	a := h.gateway(id).exec("echo hi", 10).must(t, http.StatusBadRequest)
+	if a.body["error"] != "exec_not_supported" || !strings.Contains(a.body["message"].(string), "command_session.CommandSession/Start") {
+		t.Errorf("REST exec on a VM = %v", a.body)
+	}
+	for _, e := range h.srv.Events() {
+		if e.Type == primemock.EventCommandStarted || e.Type == primemock.EventCommandExecuted {
+			t.Errorf("a refused exec ran: %+v", e)
+		}
+	}
+}
+
+func TestGatewayNotRunningLagAndExpiry(t *testing.T) {
 	var offset atomic.Int64
 	h := newHarness(t, primemock.Options{
-		BootDelay: time.Hour,
-		Now:       func() time.Time { return time.Now().Add(time.Duration(offset.Load())) },
+		BootDelay:  time.Hour,
+		GatewayLag: time.Hour,
+		Now:        func() time.Time { return time.Now().Add(time.Duration(offset.Load())) },
 	})
-	id := h.create(map[string]any{})
+	id := h.create(container)
 	g := h.gateway(id)
 	nr := g.exec("echo", 10).must(t, http.StatusConflict)
 	if !strings.Contains(nr.body["message"].(string), "PENDING") {
 		t.Errorf("409 body = %v", nr.body)
+	}
+	// RUNNING but not yet known to the gateway: 502 sandbox_not_found,
+	// until the lag has passed.
+	h.srv.Configure(func(o *primemock.Options) { o.BootDelay = time.Millisecond })
+	lagged := h.running(container)
+	lg := h.gateway(lagged)
+	if a := lg.exec("echo", 10).must(t, http.StatusBadGateway); a.body["error"] != "sandbox_not_found" {
+		t.Errorf("during the lag: %v", a.body)
+	}
+	h.srv.Configure(func(o *primemock.Options) { o.GatewayLag = -1 })
+	h.waitEvent(primemock.EventGatewayReady, lagged)
+	if a := lg.exec("echo up", 10).must(t, 200); a.body["stdout"] != "up\n" {
+		t.Errorf("after the lag: %v", a.body)
 	}
 	// The token expires on the mock's clock.
 	offset.Store(int64(11 * time.Minute))

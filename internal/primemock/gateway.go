@@ -25,10 +25,10 @@ type gatewayToken struct {
 	expires     time.Time
 }
 
-// handleAuth issues a gateway token. [I] Tokens are issued whatever the
+// handleAuth issues a gateway token. [guess] Tokens are issued whatever the
 // sandbox's status: the gateway, not the control plane, reports that a
-// sandbox is not running (409) or gone (502), which is the path the SDK's
-// error handling is built around.
+// sandbox is not running or gone, which is the path the SDK's error handling
+// is built around.
 func (s *Server) handleAuth(r *http.Request, _ string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -63,6 +63,36 @@ func newToken() string {
 	return "pmgw_" + hex.EncodeToString(b[:])
 }
 
+// tokenProblem is why a gateway request's token is refused.
+type tokenProblem int
+
+const (
+	tokenOK tokenProblem = iota
+	tokenUnknown
+	tokenExpired
+	tokenOtherSandbox
+)
+
+// checkToken validates "Authorization: Bearer <gateway token>" for the
+// sandbox the path names (user_ns and job_id).
+func (s *Server) checkToken(authorization, userNS, job string) (gatewayToken, tokenProblem) {
+	tokStr, _ := strings.CutPrefix(authorization, "Bearer ")
+	tokStr = strings.TrimSpace(tokStr)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tok, known := s.tokens[tokStr]
+	switch {
+	case !known || tokStr == "":
+		return tok, tokenUnknown
+	case !s.now().Before(tok.expires):
+		delete(s.tokens, tokStr)
+		return tok, tokenExpired
+	case userNS != tok.userNS || job != tok.job:
+		return tok, tokenOtherSandbox
+	}
+	return tok, tokenOK
+}
+
 // execRequest is the gateway's /exec body (snake_case, all keys always sent
 // by the SDK except user).
 type execRequest struct {
@@ -93,32 +123,33 @@ func gatewayError(w http.ResponseWriter, status int, code, msg, sandboxID string
 
 const execRoute = "POST " + gatewayPrefix + "/{user_ns}/{job_id}/exec"
 
+// handleExec is REST exec, the containers' transport.
 func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	s.stats.Requests[execRoute]++
-	s.mu.Unlock()
+	s.count(execRoute)
 	if !s.delay(r.Context()) {
 		return
 	}
-
-	tokStr, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	tokStr = strings.TrimSpace(tokStr)
-	s.mu.Lock()
-	tok, known := s.tokens[tokStr]
-	expired := known && !s.now().Before(tok.expires)
-	if expired {
-		delete(s.tokens, tokStr)
-	}
-	s.mu.Unlock()
-	switch {
-	case !known:
+	tok, problem := s.checkToken(r.Header.Get("Authorization"), r.PathValue("user_ns"), r.PathValue("job_id"))
+	switch problem {
+	case tokenUnknown:
 		gatewayError(w, http.StatusUnauthorized, "unauthorized", "missing or invalid gateway token", "")
 		return
-	case expired:
+	case tokenExpired:
 		gatewayError(w, http.StatusUnauthorized, "unauthorized", "the gateway token has expired", "")
 		return
-	case r.PathValue("user_ns") != tok.userNS || r.PathValue("job_id") != tok.job:
+	case tokenOtherSandbox:
 		gatewayError(w, http.StatusForbidden, "forbidden", "the token is not valid for this sandbox", "")
+		return
+	}
+	s.mu.Lock()
+	isVM := s.sandboxes[tok.sandboxID] != nil && s.sandboxes[tok.sandboxID].vm
+	s.mu.Unlock()
+	if isVM {
+		// [guess] The SDK never sends REST exec for a VM (it uses
+		// command_session.CommandSession/Start); the status and body are
+		// the mock's choice.
+		gatewayError(w, http.StatusBadRequest, "exec_not_supported",
+			"REST exec is not served for VM sandboxes; run commands with the Connect RPC command_session.CommandSession/Start", tok.sandboxID)
 		return
 	}
 
@@ -139,11 +170,13 @@ func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) {
 	if req.Timeout != nil && *req.Timeout > 0 {
 		timeout = time.Duration(*req.Timeout * float64(time.Second))
 	}
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
 
 	s.mu.Lock()
 	sb := s.sandboxes[tok.sandboxID]
 	switch {
-	case sb == nil || prime.IsTerminalStatus(sb.status):
+	case sb == nil || isTerminal(sb.status):
 		s.mu.Unlock()
 		gatewayError(w, http.StatusBadGateway, "sandbox_not_found", "The sandbox was not found", tok.sandboxID)
 		return
@@ -152,41 +185,28 @@ func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		gatewayError(w, http.StatusConflict, "sandbox_not_ready", "The sandbox is not running yet (status "+st+")", tok.sandboxID)
 		return
+	case !sb.gatewayReady:
+		// RUNNING can briefly lead gateway registration: the gateway does
+		// not know the sandbox yet.
+		s.mu.Unlock()
+		gatewayError(w, http.StatusBadGateway, "sandbox_not_found", "The sandbox was not found", tok.sandboxID)
+		return
 	}
-	appliedGen := sb.appliedGen
+	x := &execution{transport: TransportREST, script: *req.Command}
+	wd := ""
+	if req.WorkingDir != nil {
+		wd = *req.WorkingDir
+	}
+	s.launchLocked(ctx, sb, x, req.Env, wd)
 	s.mu.Unlock()
-
-	in := &interp{
-		reachable: func(host string) bool {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			return s.reachable(sb, host)
-		},
-		alive: func() bool {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			return s.sandboxes[sb.id] == sb && sb.status == prime.StatusRunning
-		},
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), timeout)
-	defer cancel()
-	exit, err := in.run(ctx, *req.Command)
-
-	s.mu.Lock()
-	if s.sandboxes[sb.id] == sb {
-		s.emit(Event{
-			Type: EventCommandExecuted, SandboxID: sb.id, Command: *req.Command, ExitCode: exit,
-			AppliedGeneration: appliedGen, TimedOut: errors.Is(err, errExecTimeout),
-		})
-	}
-	s.mu.Unlock()
+	<-x.done
 
 	switch {
-	case err == nil:
-		writeJSON(w, http.StatusOK, execResponse{Stdout: in.stdout.b.String(), Stderr: in.stderr.b.String(), ExitCode: exit})
-	case errors.Is(err, errExecTimeout):
+	case x.err == nil:
+		writeJSON(w, http.StatusOK, execResponse{Stdout: x.stdout.String(), Stderr: x.stderr.String(), ExitCode: x.out.exit})
+	case errors.Is(x.err, errExecTimeout):
 		gatewayError(w, http.StatusRequestTimeout, "command_timeout", "Command timed out after "+timeout.String(), sb.id)
-	case errors.Is(err, errVanished):
+	case errors.Is(x.err, errVanished):
 		gatewayError(w, http.StatusBadGateway, "sandbox_not_found", "The sandbox was not found", sb.id)
 	}
 	// Otherwise the client went away: there is nobody to answer.

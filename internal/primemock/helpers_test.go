@@ -128,11 +128,32 @@ func (h *harness) waitEvent(typ, id string, gen ...int64) primemock.Event {
 	return e
 }
 
+// waitFor waits (bounded) for the first event that matches.
+func (h *harness) waitFor(what string, match func(primemock.Event) bool) primemock.Event {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	e, err := h.srv.WaitForEvent(ctx, match)
+	if err != nil {
+		h.t.Fatalf("waiting for %s: %v", what, err)
+	}
+	return e
+}
+
 // running creates a sandbox and waits until it is RUNNING.
 func (h *harness) running(body map[string]any) string {
 	h.t.Helper()
 	id := h.create(body)
 	h.waitEvent(primemock.EventSandboxRunning, id)
+	return id
+}
+
+// ready creates a sandbox and waits until the gateway knows it (RUNNING
+// and past the gateway lag).
+func (h *harness) ready(body map[string]any) string {
+	h.t.Helper()
+	id := h.create(body)
+	h.waitEvent(primemock.EventGatewayReady, id)
 	return id
 }
 

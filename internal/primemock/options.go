@@ -15,6 +15,13 @@ const (
 	DefaultImageBuildDelay = 200 * time.Millisecond
 	DefaultTokenTTL        = 10 * time.Minute
 	DefaultRetryAfter      = time.Second
+	// DefaultGatewayLag is how long the gateway keeps not knowing a sandbox
+	// after it became RUNNING (the SDK: "a RUNNING control-plane status can
+	// briefly lead gateway registration").
+	DefaultGatewayLag = 300 * time.Millisecond
+	// DefaultKeepaliveInterval is the period of keepalive events on a
+	// command-session stream.
+	DefaultKeepaliveInterval = 2 * time.Second
 )
 
 // Options are the mock's knobs. The zero value is a fast, fault-free mock.
@@ -48,6 +55,13 @@ type Options struct {
 	Seed int64
 	// TokenTTL is the lifetime of gateway tokens.
 	TokenTTL time.Duration
+	// GatewayLag is how long after RUNNING the gateway still answers as if
+	// the sandbox did not exist (REST 502 sandbox_not_found, Connect
+	// not_found). 0 means DefaultGatewayLag; a negative value means none.
+	GatewayLag time.Duration
+	// KeepaliveInterval is the period of keepalive events on a Start
+	// stream (0: DefaultKeepaliveInterval).
+	KeepaliveInterval time.Duration
 	// Now is the clock for reported timestamps and token expiry (optional;
 	// time.Now). Timers always run on the real clock.
 	Now func() time.Time
@@ -66,6 +80,20 @@ func (o Options) buildDelay() time.Duration {
 	return orDuration(o.ImageBuildDelay, DefaultImageBuildDelay)
 }
 func (o Options) tokenTTL() time.Duration { return orDuration(o.TokenTTL, DefaultTokenTTL) }
+func (o Options) keepaliveInterval() time.Duration {
+	return orDuration(o.KeepaliveInterval, DefaultKeepaliveInterval)
+}
+
+// gatewayLag resolves GatewayLag: 0 is the default, negative is none.
+func (o Options) gatewayLag() time.Duration {
+	switch {
+	case o.GatewayLag < 0:
+		return 0
+	case o.GatewayLag == 0:
+		return DefaultGatewayLag
+	}
+	return o.GatewayLag
+}
 
 // retryAfterSeconds is the Retry-After header value: whole seconds, rounded
 // up, at least 1 (a 0 would invite an immediate retry storm).
@@ -90,6 +118,10 @@ type ConfigPatch struct {
 	RetryAfter      *Duration `json:"retry_after,omitempty"`
 	TokenTTL        *Duration `json:"token_ttl,omitempty"`
 	Seed            *int64    `json:"seed,omitempty"`
+	// GatewayLag is the effective lag: "0s" means none (unlike
+	// Options.GatewayLag, where 0 selects the default).
+	GatewayLag        *Duration `json:"gateway_lag,omitempty"`
+	KeepaliveInterval *Duration `json:"keepalive_interval,omitempty"`
 }
 
 // Duration is a time.Duration written as a Go duration string in JSON; a
@@ -122,17 +154,19 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 func patchOf(o Options) ConfigPatch {
 	dur := func(d time.Duration) *Duration { v := Duration(d); return &v }
 	return ConfigPatch{
-		BootDelay:       dur(o.bootDelay()),
-		ApplyDelay:      dur(o.applyDelay()),
-		ImageBuildDelay: dur(o.buildDelay()),
-		Latency:         dur(o.Latency),
-		LatencyJitter:   dur(o.LatencyJitter),
-		NeverApply:      &o.NeverApply,
-		FailRate:        &o.FailRate,
-		ThrottleRate:    &o.ThrottleRate,
-		RetryAfter:      dur(orDuration(o.RetryAfter, DefaultRetryAfter)),
-		TokenTTL:        dur(o.tokenTTL()),
-		Seed:            &o.Seed,
+		BootDelay:         dur(o.bootDelay()),
+		ApplyDelay:        dur(o.applyDelay()),
+		ImageBuildDelay:   dur(o.buildDelay()),
+		Latency:           dur(o.Latency),
+		LatencyJitter:     dur(o.LatencyJitter),
+		NeverApply:        &o.NeverApply,
+		FailRate:          &o.FailRate,
+		ThrottleRate:      &o.ThrottleRate,
+		RetryAfter:        dur(orDuration(o.RetryAfter, DefaultRetryAfter)),
+		TokenTTL:          dur(o.tokenTTL()),
+		Seed:              &o.Seed,
+		GatewayLag:        dur(o.gatewayLag()),
+		KeepaliveInterval: dur(o.keepaliveInterval()),
 	}
 }
 
@@ -142,6 +176,9 @@ func (p ConfigPatch) apply(o *Options) error {
 		if r != nil && (*r < 0 || *r > 1) {
 			return fmt.Errorf("rates must be between 0 and 1, got %g", *r)
 		}
+	}
+	if p.KeepaliveInterval != nil && *p.KeepaliveInterval < 0 {
+		return fmt.Errorf("keepalive_interval must not be negative")
 	}
 	set := func(dst *time.Duration, src *Duration) {
 		if src != nil {
@@ -167,5 +204,12 @@ func (p ConfigPatch) apply(o *Options) error {
 	if p.Seed != nil {
 		o.Seed = *p.Seed
 	}
+	if p.GatewayLag != nil {
+		o.GatewayLag = time.Duration(*p.GatewayLag)
+		if o.GatewayLag <= 0 {
+			o.GatewayLag = -1 // "0s" in a patch means no lag
+		}
+	}
+	set(&o.KeepaliveInterval, p.KeepaliveInterval)
 	return nil
 }

@@ -18,11 +18,32 @@ const (
 	MagicBuildImage = "prime-mock/build"
 )
 
-// List paging limits.
+// List paging limits, and the batch status limit (the SDK sends 1-100
+// unique ids).
 const (
-	defaultPerPage = 50
-	maxPerPage     = 100
+	defaultPerPage    = 50
+	maxPerPage        = 100
+	maxBatchStatusIDs = 100
 )
+
+// isTerminal: the statuses the SDK's waiters treat as final.
+func isTerminal(status string) bool {
+	switch status {
+	case prime.StatusError, prime.StatusTerminated, prime.StatusTimeout:
+		return true
+	}
+	return false
+}
+
+// hasAllLabels is the list and bulk-delete label filter: ALL of want.
+func hasAllLabels(have, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
+}
 
 // sandbox is one record. All fields are guarded by Server.mu.
 type sandbox struct {
@@ -51,6 +72,12 @@ type sandbox struct {
 	runningAt     time.Time // real clock, for apply scheduling
 	observedGen   int64     // highest applied_generation a client was told
 	applyTimer    *time.Timer
+
+	// Gateway.
+	gatewayReady bool // RUNNING and past the gateway lag
+	gatewayTimer *time.Timer
+	execs        map[*execution]bool // running scripts, both transports
+	nextPID      uint32
 }
 
 // pendingPolicy is an accepted generation the data plane has not applied.
@@ -71,6 +98,10 @@ func (sb *sandbox) stopTimers() {
 	if sb.applyTimer != nil {
 		sb.applyTimer.Stop()
 		sb.applyTimer = nil
+	}
+	if sb.gatewayTimer != nil {
+		sb.gatewayTimer.Stop()
+		sb.gatewayTimer = nil
 	}
 }
 
@@ -109,7 +140,7 @@ func (s *Server) wire(sb *sandbox) prime.Sandbox {
 		CPUCores:              *r.CPUCores,
 		MemoryGB:              *r.MemoryGB,
 		DiskSizeGB:            *r.DiskSizeGB,
-		DiskMountPath:         prime.DefaultDiskMountPath,
+		DiskMountPath:         defaultDiskMountPath,
 		GPUCount:              *r.GPUCount,
 		GPUType:               cloneStrPtr(r.GPUType),
 		VM:                    sb.vm,
@@ -185,14 +216,18 @@ func (s *Server) lookup(r *http.Request) (*sandbox, reply, bool) {
 }
 
 func (s *Server) handleCreate(r *http.Request, caller string) reply {
-	var req prime.CreateSandboxRequest
-	if err := decodeBody(r, &req); err != nil {
+	raw, err := readBody(r)
+	if err != nil {
+		return errorReply(http.StatusUnprocessableEntity, "%v", err)
+	}
+	req, err := decodeCreate(raw)
+	if err != nil {
 		return errorReply(http.StatusUnprocessableEntity, "%v", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	// [I] Same key from the same caller → the original sandbox, in its
+	// [guess] Same key from the same caller → the original sandbox, in its
 	// current state, even if the body differs (the simplest contract, and
 	// the one that never creates a duplicate).
 	idemKey := ""
@@ -206,32 +241,9 @@ func (s *Server) handleCreate(r *http.Request, caller string) reply {
 		}
 	}
 
-	if req.Labels == nil {
-		req.Labels = []string{}
-	}
-	// The platform drops legacy string commands on the VM path (§6.5 [C]).
-	// The SDK relies on it: its default create sends "tail -f /dev/null"
-	// with no vm key, so refusing that would break every default create.
-	// The string-command rule below is the SDK's client-side check on an
-	// explicit command; the server only sees what survives it.
-	if req.StartCommand != nil && req.StartCommand.Shell != nil && (req.VM == nil || *req.VM) {
-		req.StartCommand = nil
-	}
-	// Server-side validation is the provider's own rule set: one definition.
-	if vs := prime.CreateRules(req); len(vs) > 0 {
-		msgs := make([]string, len(vs))
-		for i, v := range vs {
-			msgs[i] = strings.ReplaceAll(v.Error(), "\n", "; ")
-		}
-		return errorReply(http.StatusUnprocessableEntity, "%s", strings.Join(msgs, "; "))
-	}
-	allow, err := prime.CanonicalEgressList(derefList(req.NetworkAllowlist))
+	req, allow, deny, err := admitCreate(req)
 	if err != nil {
-		return errorReply(http.StatusUnprocessableEntity, "network_allowlist: %s", flatten(err))
-	}
-	deny, err := prime.CanonicalEgressList(derefList(req.NetworkDenylist))
-	if err != nil {
-		return errorReply(http.StatusUnprocessableEntity, "network_denylist: %s", flatten(err))
+		return errorReply(http.StatusUnprocessableEntity, "%v", err)
 	}
 	fillDefaults(&req)
 
@@ -249,9 +261,11 @@ func (s *Server) handleCreate(r *http.Request, caller string) reply {
 		observedGen: -1,
 	}
 	if sb.vm {
-		sb.desired = prime.OpenEgressPolicy()
+		sb.desired = openPolicy()
 		sb.createLists = allow != nil || deny != nil
 		if sb.createLists {
+			// [guess] Create-time lists are the first policy, generation 0
+			// (no SDK fixture shows a sandbox created with lists).
 			sb.desired = prime.EgressPolicy{Allowlist: allow, Denylist: deny}
 		}
 		sb.pending = []pendingPolicy{{gen: 0, policy: sb.desired, acceptedAt: time.Now(), delayed: sb.createLists}}
@@ -278,47 +292,6 @@ func runtimeName(vm bool) string {
 		return "VM"
 	}
 	return "container"
-}
-
-func derefList(p *[]string) []string {
-	if p == nil {
-		return nil
-	}
-	if *p == nil {
-		return []string{}
-	}
-	return *p
-}
-
-func flatten(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
-
-// fillDefaults applies the platform defaults to absent optional fields.
-func fillDefaults(r *prime.CreateSandboxRequest) {
-	f := func(p **float64, v float64) {
-		if *p == nil {
-			*p = &v
-		}
-	}
-	f(&r.CPUCores, prime.DefaultCPUCores)
-	f(&r.MemoryGB, prime.DefaultMemoryGB)
-	f(&r.DiskSizeGB, prime.DefaultDiskSizeGB)
-	if r.GPUCount == nil {
-		r.GPUCount = new(int)
-	}
-	if r.TimeoutMinutes == nil {
-		v := prime.DefaultTimeoutMinutes
-		r.TimeoutMinutes = &v
-	}
-	if r.VM == nil {
-		vm := true // the platform default runtime
-		r.VM = &vm
-	}
-	if !*r.VM && r.StartCommand == nil {
-		r.StartCommand = prime.ShellCommand(prime.DefaultShellCommand)
-	}
-	if r.TeamID != nil && *r.TeamID == "" {
-		r.TeamID = nil // PRIME_TEAM_ID="" sends an empty team: no team
-	}
 }
 
 // idAlphabet and the length give CUID-like ids ("c" + 24 characters).
@@ -375,11 +348,11 @@ func (s *Server) handleList(r *http.Request, _ string) reply {
 	// [I] Oldest first: paging stays stable while sandboxes are created.
 	for _, sb := range s.order {
 		switch {
-		case activeOnly && prime.IsTerminalStatus(sb.status),
+		case activeOnly && isTerminal(sb.status),
 			team != "" && (sb.req.TeamID == nil || *sb.req.TeamID != team),
 			user != "" && sb.userID != user,
 			status != "" && sb.status != status,
-			!prime.HasAllLabels(sb.req.Labels, labels):
+			!hasAllLabels(sb.req.Labels, labels):
 			continue
 		}
 		match = append(match, sb)
@@ -437,6 +410,8 @@ func (s *Server) terminate(sb *sandbox) {
 	sb.updatedAt = now
 	sb.terminated = &now
 	sb.pendingBuild = nil
+	sb.gatewayReady = false
+	stopExecutionsLocked(sb)
 	s.emit(Event{Type: EventSandboxDeleted, SandboxID: sb.id, Status: sb.status})
 	s.logf(sb, "sandbox terminated by a delete request")
 }
@@ -479,10 +454,10 @@ func (s *Server) handleBulkDelete(r *http.Request, caller string) reply {
 		}
 		for _, sb := range s.order {
 			switch {
-			case prime.IsTerminalStatus(sb.status),
+			case isTerminal(sb.status),
 				user != "" && sb.userID != user,
 				req.TeamID != nil && (sb.req.TeamID == nil || *sb.req.TeamID != *req.TeamID),
-				!prime.HasAllLabels(sb.req.Labels, req.Labels):
+				!hasAllLabels(sb.req.Labels, req.Labels):
 				continue
 			}
 			s.terminate(sb)
@@ -500,8 +475,8 @@ func (s *Server) handleBatchStatus(r *http.Request, _ string) reply {
 	}
 	// Bad requests get 422, never 404/405: either would make the SDK drop
 	// the batch endpoint for the client's lifetime.
-	if n := len(req.SandboxIDs); n < 1 || n > prime.MaxBatchStatusIDs {
-		return errorReply(http.StatusUnprocessableEntity, "sandbox_ids must hold 1 to %d ids, got %d", prime.MaxBatchStatusIDs, n)
+	if n := len(req.SandboxIDs); n < 1 || n > maxBatchStatusIDs {
+		return errorReply(http.StatusUnprocessableEntity, "sandbox_ids must hold 1 to %d ids, got %d", maxBatchStatusIDs, n)
 	}
 	seen := make(map[string]bool, len(req.SandboxIDs))
 	for _, id := range req.SandboxIDs {
@@ -558,7 +533,7 @@ func (s *Server) after(sb *sandbox, d time.Duration, f func()) {
 	sb.lifecycle = time.AfterFunc(d, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if s.closed || s.sandboxes[sb.id] != sb || prime.IsTerminalStatus(sb.status) {
+		if s.closed || s.sandboxes[sb.id] != sb || isTerminal(sb.status) {
 			return
 		}
 		f()
@@ -607,6 +582,33 @@ func (s *Server) run(sb *sandbox) {
 	s.emit(Event{Type: EventSandboxRunning, SandboxID: sb.id, Status: sb.status})
 	s.logf(sb, "running")
 	s.armApply(sb)
+	s.armGateway(sb)
+}
+
+// armGateway makes a RUNNING sandbox known to the gateway once the gateway
+// lag has passed since RUNNING (at once when it already has). It runs again
+// when a knob changes, so a shorter lag takes effect for waiting sandboxes.
+func (s *Server) armGateway(sb *sandbox) {
+	if sb.gatewayTimer != nil {
+		sb.gatewayTimer.Stop()
+		sb.gatewayTimer = nil
+	}
+	if s.closed || sb.status != prime.StatusRunning || sb.gatewayReady {
+		return
+	}
+	wait := time.Until(sb.runningAt.Add(s.opts.gatewayLag()))
+	if wait <= 0 {
+		sb.gatewayReady = true
+		s.emit(Event{Type: EventGatewayReady, SandboxID: sb.id, Status: sb.status})
+		return
+	}
+	sb.gatewayTimer = time.AfterFunc(wait, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.sandboxes[sb.id] == sb {
+			s.armGateway(sb)
+		}
+	})
 }
 
 func (s *Server) fail(sb *sandbox) {
@@ -617,6 +619,7 @@ func (s *Server) fail(sb *sandbox) {
 	sb.errorType = strPtr("IMAGE_PULL_FAILED")
 	sb.errorMsg = strPtr(fmt.Sprintf("Failed to pull image %q: simulated pull failure (the image name contains %q)", sb.req.DockerImage, MagicErrorImage))
 	sb.terminationReason = strPtr("IMAGE_PULL_FAILED")
+	stopExecutionsLocked(sb)
 	s.emit(Event{Type: EventSandboxError, SandboxID: sb.id, Status: sb.status, ErrorType: *sb.errorType})
 	s.logf(sb, "error: %s", *sb.errorMsg)
 }

@@ -15,8 +15,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
 // Server is the mock. It is safe for concurrent use; one mutex guards all
@@ -64,8 +62,11 @@ func newRand(seed int64) *rand.Rand {
 	return rand.New(rand.NewPCG(uint64(seed), uint64(seed)>>1^0x9e3779b97f4a7c15))
 }
 
+// apiPrefix is where the REST API lives.
+const apiPrefix = "/api/v1"
+
 func (s *Server) routes() {
-	const api = prime.APIPrefix
+	const api = apiPrefix
 	for _, r := range []struct {
 		pattern string
 		h       apiFunc
@@ -90,6 +91,7 @@ func (s *Server) routes() {
 		return errorReply(http.StatusNotFound, "Not Found")
 	}))
 	s.mux.HandleFunc(execRoute, s.handleExec)
+	s.mux.Handle(connectRoute, s.connectHandler())
 	s.mux.HandleFunc("GET /_mock/stats", s.handleStats)
 	s.mux.HandleFunc("GET /_mock/events", s.handleEvents)
 	s.mux.HandleFunc("POST /_mock/reset", s.handleReset)
@@ -111,6 +113,7 @@ func (s *Server) Close() {
 	s.closed = true
 	for _, sb := range s.sandboxes {
 		sb.stopTimers()
+		stopExecutionsLocked(sb)
 	}
 }
 
@@ -125,6 +128,7 @@ func (s *Server) Reset() {
 func (s *Server) resetLocked() {
 	for _, sb := range s.sandboxes {
 		sb.stopTimers()
+		stopExecutionsLocked(sb)
 	}
 	s.sandboxes = map[string]*sandbox{}
 	s.order = nil
@@ -146,9 +150,10 @@ func (s *Server) Options() Options {
 	return s.opts
 }
 
-// Configure changes knobs at runtime. Pending policy applications are
-// re-planned, so turning NeverApply off lets the data plane catch up (as
-// when the platform's policy agent ships).
+// Configure changes knobs at runtime. Pending policy applications and
+// gateway registrations are re-planned, so turning NeverApply off lets the
+// data plane catch up (as when the platform's policy agent ships) and a
+// shorter GatewayLag applies to sandboxes still waiting for the gateway.
 func (s *Server) Configure(f func(*Options)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -162,6 +167,7 @@ func (s *Server) Configure(f func(*Options)) {
 	}
 	for _, sb := range s.sandboxes {
 		s.armApply(sb)
+		s.armGateway(sb)
 	}
 }
 
@@ -254,6 +260,13 @@ func (s *Server) api(pattern string, h apiFunc) http.Handler {
 	})
 }
 
+// count counts a gateway request under its route.
+func (s *Server) count(route string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stats.Requests[route]++
+}
+
 func (s *Server) begin(pattern string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -272,13 +285,30 @@ func (s *Server) end() {
 
 // delay sleeps the configured latency; false if the request context ended.
 func (s *Server) delay(ctx context.Context) bool {
+	d := s.drawDelay()
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// drawDelay is one request's latency: Latency plus a uniform draw in
+// [0, LatencyJitter) from the seeded source.
+func (s *Server) drawDelay() time.Duration {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	d := s.opts.Latency
 	if j := s.opts.LatencyJitter; j > 0 {
 		d += time.Duration(s.rng.Int64N(int64(j)))
 	}
-	s.mu.Unlock()
-	return prime.Sleep(ctx, d) == nil
+	return d
 }
 
 // authenticate checks "Authorization: Bearer <key>".
@@ -339,18 +369,27 @@ func writeJSON(w http.ResponseWriter, status int, body any) {
 // maxBodyBytes bounds request bodies.
 const maxBodyBytes = 8 << 20
 
+// readBody reads a request body that must be present and not too large.
+func readBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the body: %w", err)
+	}
+	if len(b) > maxBodyBytes {
+		return nil, errors.New("the body is too large")
+	}
+	if len(strings.TrimSpace(string(b))) == 0 {
+		return nil, errors.New("a JSON body is required")
+	}
+	return b, nil
+}
+
 // decodeBody reads a JSON body into v. Unknown keys are ignored, as the
 // platform's pydantic models do; malformed JSON or wrong types are 422.
 func decodeBody(r *http.Request, v any) error {
-	b, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	b, err := readBody(r)
 	if err != nil {
-		return fmt.Errorf("reading the body: %w", err)
-	}
-	if len(b) > maxBodyBytes {
-		return errors.New("the body is too large")
-	}
-	if len(strings.TrimSpace(string(b))) == 0 {
-		return errors.New("a JSON body is required")
+		return err
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("invalid JSON body: %w", err)

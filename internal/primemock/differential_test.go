@@ -1,0 +1,446 @@
+package primemock
+
+// Differential tests: the provider (internal/prime) and the mock read the
+// SDK's rules independently. Everything the provider accepts must be
+// accepted by the mock, and stored in the same canonical form; the provider
+// may be stricter. A disagreement is reported as a FINDING and fails the
+// test: it means one of the two readings is wrong.
+
+import (
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+)
+
+// sdkVerdict is one line of testdata/sdk_egress_verdicts.json: an entry and
+// what prime-sandboxes 0.2.39's own _validate_egress_entry (models.py, run
+// under CPython 3.11) answered, with its ValueError text.
+type sdkVerdict struct {
+	Entry string `json:"entry"`
+	OK    bool   `json:"ok"`
+	Error string `json:"error"`
+}
+
+func sdkVerdicts(t testing.TB) []sdkVerdict {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/sdk_egress_verdicts.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs []sdkVerdict
+	if err := json.Unmarshal(raw, &vs); err != nil {
+		t.Fatal(err)
+	}
+	return vs
+}
+
+// TestEgressEntryMatchesTheSDK: the mock's port of the SDK's entry check
+// gives the SDK's verdict and message for every recorded entry.
+func TestEgressEntryMatchesTheSDK(t *testing.T) {
+	vs := sdkVerdicts(t)
+	if len(vs) < 100 {
+		t.Fatalf("only %d recorded verdicts", len(vs))
+	}
+	for _, v := range vs {
+		err := checkEgressEntry(v.Entry)
+		switch {
+		case v.OK && err != nil:
+			t.Errorf("%q: the SDK accepts it, the mock says %v", v.Entry, err)
+		case !v.OK && err == nil:
+			t.Errorf("%q: the SDK refuses it (%s), the mock accepts it", v.Entry, v.Error)
+		case !v.OK && err.Error() != v.Error:
+			t.Errorf("%q: message %q, the SDK's is %q", v.Entry, err, v.Error)
+		}
+	}
+}
+
+func TestEgressListsMatchTheSDK(t *testing.T) {
+	many := make([]string, maxEgressEntries+1)
+	for i := range many {
+		many[i] = "a.com" // duplicates count
+	}
+	for _, tc := range []struct {
+		allow, deny []string
+		aSet, dSet  bool
+		want        string
+	}{
+		{nil, nil, false, false, ""},
+		{[]string{}, nil, true, false, ""},
+		{nil, []string{}, false, true, ""},
+		{[]string{}, []string{}, true, true, "network_allowlist and network_denylist are mutually exclusive; provide at most one"},
+		{many[:maxEgressEntries], nil, true, false, ""},
+		{many, nil, true, false, "network_allowlist supports at most 256 entries"},
+		// The count comes before the entries.
+		{append(slices.Clone(many), "::1"), nil, true, false, "network_allowlist supports at most 256 entries"},
+		{nil, []string{"ok.com", "*"}, false, true, "network_denylist: '*': wildcard is only supported as the leftmost label"},
+	} {
+		err := checkEgressLists(tc.allow, tc.deny, tc.aSet, tc.dSet)
+		if got := errString(err); got != tc.want {
+			t.Errorf("lists %d/%d: %q, want %q", len(tc.allow), len(tc.deny), got, tc.want)
+		}
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// TestCanonicalAndMatcher pins the mock's storage form and its own matcher.
+func TestCanonicalAndMatcher(t *testing.T) {
+	for in, want := range map[string]string{
+		"Example.COM": "example.com", "\texample.com..\u3000": "example.com", "1.2.3.4": "1.2.3.4/32",
+		"10.0.0.1/8": "10.0.0.0/8", "10.1.2.3/255.255.0.0": "10.1.0.0/16", "10.1.2.3/0.0.255.255": "10.1.0.0/16",
+		"1.2.3.4/008": "1.0.0.0/8", "*.Bücher.DE.": "*.xn--bcher-kva.de", "ß.de": "xn--zca.de",
+		"ＥＸＡＭＰＬＥ．com": "example.com", "１.２.３.４": "1.2.3.4/32", "a_b.com": "a_b.com", "256.1.1.1": "256.1.1.1",
+		"1.2.3.4.": "1.2.3.4/32", "a\u200bb.com": "ab.com",
+	} {
+		if got, err := canonicalEgressEntry(in); err != nil || got != want {
+			t.Errorf("canonical(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"a。。b", "＊.a.com"} {
+		if got, err := canonicalEgressEntry(in); err == nil {
+			t.Errorf("canonical(%q) = %q; want a refusal (its IDNA form is no valid entry)", in, got)
+		}
+	}
+	for _, tc := range []struct {
+		entry, host string
+		want        bool
+	}{
+		{"example.com", "EXAMPLE.com.", true}, {"example.com", "www.example.com", false},
+		{"*.example.com", "a.b.example.com", true}, {"*.example.com", "example.com", false},
+		{"*.example.com", "badexample.com", false}, {"10.0.0.0/8", "10.255.0.1", true},
+		{"10.0.0.0/8", "11.0.0.1", false}, {"1.2.3.4/32", "1.2.3.4", true}, {"0.0.0.0/0", "8.8.8.8", true},
+		{"0.0.0.0/0", "example.com", false}, {"example.com", "1.2.3.4", false},
+		{"xn--bcher-kva.de", "bücher.de", true}, {"256.1.1.1", "256.1.1.1", true},
+	} {
+		if got := matchesDestination(tc.entry, parseDestination(tc.host)); got != tc.want {
+			t.Errorf("%q covers %q = %v, want %v", tc.entry, tc.host, got, tc.want)
+		}
+	}
+}
+
+// diffEntry compares the provider's verdict on one entry with the mock's.
+func diffEntry(t *testing.T, entry string) {
+	t.Helper()
+	e, err := prime.ParseEgressEntry(entry)
+	if err != nil {
+		return // the provider refuses it: the mock may do as it likes
+	}
+	if err := checkEgressEntry(entry); err != nil {
+		t.Errorf("FINDING: the provider accepts %q, the mock (the SDK's rule) refuses it: %v", entry, err)
+		return
+	}
+	c, err := canonicalEgressEntry(entry)
+	if err != nil {
+		t.Errorf("FINDING: the provider accepts %q, the mock cannot canonicalise it: %v", entry, err)
+		return
+	}
+	if c != e.Canonical() {
+		t.Errorf("FINDING: %q is stored as %q by the mock, the provider expects %q", entry, c, e.Canonical())
+	}
+	// What the mock stores, the provider must read back as the same entry.
+	if back, err := prime.CanonicalEgressEntry(c); err != nil || back != e.Canonical() {
+		t.Errorf("FINDING: the mock stores %q as %q, which the provider reads as %q (%v)", entry, c, back, err)
+	}
+}
+
+func TestDifferentialEgressEntries(t *testing.T) {
+	for _, v := range sdkVerdicts(t) {
+		diffEntry(t, v.Entry)
+	}
+}
+
+// FuzzDifferentialEgressEntry: go test -fuzz FuzzDifferentialEgressEntry
+// ./internal/primemock/. The unit run replays the recorded SDK verdicts'
+// entries as the seed corpus.
+func FuzzDifferentialEgressEntry(f *testing.F) {
+	for _, v := range sdkVerdicts(f) {
+		f.Add(v.Entry)
+	}
+	f.Fuzz(func(t *testing.T, entry string) {
+		if err := checkEgressEntry(entry); err == nil {
+			// The mock's own invariants: a canonical form, when there is
+			// one, is a fixed point the SDK accepts.
+			if c, err := canonicalEgressEntry(entry); err == nil {
+				if c2, err := canonicalEgressEntry(c); err != nil || c2 != c {
+					t.Fatalf("canonical %q of %q is not a fixed point: %q %v", c, entry, c2, err)
+				}
+			}
+		}
+		diffEntry(t, entry)
+	})
+}
+
+// diffPolicy composes a policy with the provider and sends it, as JSON, to
+// the mock's PUT rules.
+func diffPolicy(t *testing.T, block bool, entries, routes []string) {
+	t.Helper()
+	spec := prime.EgressPolicySpec{Routes: routes}
+	if block {
+		spec.Block = entries
+	} else {
+		spec.Allow = entries
+	}
+	policy, findings := prime.ComposeEgressPolicy(spec)
+	for _, f := range findings {
+		if f.Severity == prime.FindingError {
+			return
+		}
+	}
+	body, err := json.Marshal(policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := decodePolicyBody(body)
+	if err != nil {
+		t.Errorf("FINDING: the provider composes %s, the mock refuses the body: %v", body, err)
+		return
+	}
+	stored, err := checkPolicy(p)
+	if err != nil {
+		t.Errorf("FINDING: the provider composes %s, the mock refuses it: %v", body, err)
+		return
+	}
+	if !slices.Equal(stored.Allowlist, policy.Allowlist) || !slices.Equal(stored.Denylist, policy.Denylist) ||
+		(stored.Allowlist == nil) != (policy.Allowlist == nil) {
+		t.Errorf("FINDING: the provider composes %s, the mock stores %+v", body, stored)
+	}
+}
+
+func TestDifferentialComposedPolicies(t *testing.T) {
+	var accepted []string
+	for _, v := range sdkVerdicts(t) {
+		if _, err := prime.ParseEgressEntry(v.Entry); err == nil {
+			accepted = append(accepted, v.Entry)
+		}
+	}
+	routes := []string{"https://api.example.com/v1", "http://10.1.2.3:8080/x"}
+	for _, block := range []bool{false, true} {
+		diffPolicy(t, block, []string{}, nil)
+		diffPolicy(t, block, accepted, nil)
+		diffPolicy(t, block, accepted, routes)
+		for _, e := range accepted {
+			diffPolicy(t, block, []string{e}, routes[:1])
+		}
+	}
+}
+
+// FuzzDifferentialPolicy: entries and routes are newline-separated.
+func FuzzDifferentialPolicy(f *testing.F) {
+	f.Add(false, "example.com\n*.example.com\n10.0.0.0/8", "https://api.example.com/")
+	f.Add(true, "ads.example.com\n1.2.3.4", "")
+	f.Add(false, "", "")
+	f.Add(false, "Bücher.de\nbücher.de.\nxn--bcher-kva.de", "http://例子.测试/")
+	f.Add(true, strings.Repeat("a.com\n", 300), "")
+	f.Fuzz(func(t *testing.T, block bool, entries, routes string) {
+		split := func(s string) []string {
+			if s == "" {
+				return []string{}
+			}
+			return strings.Split(s, "\n")
+		}
+		r := split(routes)
+		if len(r) == 0 {
+			r = nil
+		}
+		diffPolicy(t, block, split(entries), r)
+	})
+}
+
+// createCase is a create request built from fuzzable parts.
+type createCase struct {
+	vm                  uint8 // 0 unset, 1 true, 2 false
+	gpuCount            int8
+	gpuType             string
+	hasGPUType          bool
+	guaranteed          bool
+	regCreds            string
+	hasRegCreds         bool
+	start               uint8 // 0 none, 1 shell, 2 argv
+	startText           string
+	lists               uint8 // 0 none, 1 allow, 2 deny, 3 both
+	entries             string
+	timeout, idle       int16
+	hasTimeout, hasIdle bool
+}
+
+func (c createCase) request() prime.CreateSandboxRequest {
+	r := prime.CreateSandboxRequest{Name: "n", DockerImage: "img", IdempotencyKey: "k", Guaranteed: c.guaranteed}
+	switch c.vm % 3 {
+	case 1:
+		r.VM = new(bool)
+		*r.VM = true
+	case 2:
+		r.VM = new(bool)
+	}
+	if c.gpuCount != 0 {
+		n := int(c.gpuCount)
+		r.GPUCount = &n
+	}
+	if c.hasGPUType {
+		r.GPUType = &c.gpuType
+	}
+	if c.hasRegCreds {
+		r.RegistryCredentialsID = &c.regCreds
+	}
+	switch c.start % 3 {
+	case 1:
+		r.StartCommand = prime.ShellCommand(c.startText)
+	case 2:
+		args := strings.Fields(c.startText)
+		if len(args) == 0 {
+			args = []string{""}
+		}
+		r.StartCommand = prime.ArgvCommand(args[0], args[1:]...)
+	}
+	list := []string{}
+	if c.entries != "" {
+		list = strings.Split(c.entries, "\n")
+	}
+	switch c.lists % 4 {
+	case 1:
+		r.NetworkAllowlist = &list
+	case 2:
+		r.NetworkDenylist = &list
+	case 3:
+		l2 := slices.Clone(list)
+		r.NetworkAllowlist, r.NetworkDenylist = &list, &l2
+	}
+	if c.hasTimeout {
+		n := int(c.timeout)
+		r.TimeoutMinutes = &n
+	}
+	if c.hasIdle {
+		n := int(c.idle)
+		r.IdleTimeoutMinutes = &n
+	}
+	return r
+}
+
+// diffCreate: a request the provider's CreateRules accept, completed with
+// the SDK's defaults as the provider sends it, passes the mock's create
+// path (wire decoding, the SDK's validators, list canonicalisation).
+func diffCreate(t *testing.T, c createCase) {
+	t.Helper()
+	req := c.request()
+	if len(prime.CreateRules(req)) > 0 {
+		return
+	}
+	prime.ApplySDKCreateDefaults(&req)
+	body, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoded, err := decodeCreate(body)
+	if err != nil {
+		t.Errorf("FINDING: the provider sends %s, the mock cannot read it: %v", body, err)
+		return
+	}
+	if _, _, _, err := admitCreate(decoded); err != nil {
+		t.Errorf("FINDING: the provider accepts and sends %s, the mock refuses it: %v", body, err)
+	}
+}
+
+var createSeeds = []createCase{
+	{},
+	{vm: 1},
+	{vm: 2},
+	{vm: 1, gpuCount: 1, gpuType: "H100", hasGPUType: true},
+	{vm: 0, gpuCount: 2, gpuType: "A100", hasGPUType: true},
+	{vm: 2, guaranteed: true},
+	{vm: 2, regCreds: "rc-1", hasRegCreds: true},
+	{vm: 2, regCreds: "", hasRegCreds: true},
+	{vm: 2, start: 1, startText: "python -m http.server"},
+	{vm: 1, start: 2, startText: "/bin/sleep infinity"},
+	{vm: 2, start: 2, startText: "/bin/sh -c true"},
+	{vm: 1, lists: 1, entries: "example.com\n*.example.com\n10.0.0.0/8"},
+	{vm: 0, lists: 2, entries: "ads.example.com"},
+	{vm: 1, lists: 1},
+	{vm: 1, lists: 2},
+	{vm: 1, lists: 1, entries: strings.TrimSuffix(strings.Repeat("a.com\n", 256), "\n")},
+	{vm: 1, timeout: -1, hasTimeout: true, idle: 60, hasIdle: true},
+	{vm: 2, timeout: 120, hasTimeout: true, idle: 60, hasIdle: true},
+	{vm: 2, timeout: -1, hasTimeout: true, idle: 60, hasIdle: true},
+	{vm: 1, idle: 60, hasIdle: true},
+	{vm: 1, idle: 61, hasIdle: true},
+	{vm: 1, timeout: 0, hasTimeout: true, idle: 5, hasIdle: true},
+}
+
+func TestDifferentialCreate(t *testing.T) {
+	for _, c := range createSeeds {
+		diffCreate(t, c)
+	}
+	// Every provider-accepted entry is accepted at create time too.
+	for _, v := range sdkVerdicts(t) {
+		diffCreate(t, createCase{vm: 1, lists: 1, entries: v.Entry})
+		diffCreate(t, createCase{vm: 0, lists: 2, entries: v.Entry})
+	}
+}
+
+func FuzzDifferentialCreate(f *testing.F) {
+	for _, c := range createSeeds {
+		f.Add(c.vm, c.gpuCount, c.gpuType, c.hasGPUType, c.guaranteed, c.regCreds, c.hasRegCreds,
+			c.start, c.startText, c.lists, c.entries, c.timeout, c.idle, c.hasTimeout, c.hasIdle)
+	}
+	f.Fuzz(func(t *testing.T, vm uint8, gpuCount int8, gpuType string, hasGPUType, guaranteed bool,
+		regCreds string, hasRegCreds bool, start uint8, startText string, lists uint8, entries string,
+		timeout, idle int16, hasTimeout, hasIdle bool) {
+		diffCreate(t, createCase{
+			vm: vm, gpuCount: gpuCount, gpuType: gpuType, hasGPUType: hasGPUType, guaranteed: guaranteed,
+			regCreds: regCreds, hasRegCreds: hasRegCreds, start: start, startText: startText, lists: lists,
+			entries: entries, timeout: timeout, idle: idle, hasTimeout: hasTimeout, hasIdle: hasIdle,
+		})
+	})
+}
+
+// TestCreateRulesMatchTheSDK pins the mock's create verdicts, in the SDK's
+// order (the first broken rule is the one reported).
+func TestCreateRulesMatchTheSDK(t *testing.T) {
+	for _, tc := range []struct {
+		c    createCase
+		want string
+	}{
+		{createCase{}, ""},
+		{createCase{gpuCount: 1}, "gpu_type is required when gpu_count is greater than 0"},
+		{createCase{gpuCount: 1, hasGPUType: true}, "gpu_type is required when gpu_count is greater than 0"},
+		{createCase{vm: 2, gpuCount: 1, gpuType: "H100", hasGPUType: true}, "gpu_count is not supported with vm=False"},
+		{createCase{gpuType: "H100", hasGPUType: true}, "gpu_type requires gpu_count greater than 0"},
+		{createCase{gpuCount: -1, gpuType: "H100", hasGPUType: true}, ""}, // the SDK only compares with 0
+		{createCase{guaranteed: true}, "guaranteed is not supported for VM sandboxes; pass vm=False to create a container sandbox"},
+		{createCase{vm: 1, regCreds: "x", hasRegCreds: true}, "registry_credentials_id is only supported for container sandboxes; pass vm=False to create a container sandbox"},
+		{createCase{vm: 1, regCreds: "", hasRegCreds: true}, ""}, // truthiness
+		{createCase{vm: 1, start: 1, startText: "echo"}, ""},     // dropped on the VM path
+		{createCase{vm: 1, start: 2, startText: ""}, "start_command.executable: String should have at least 1 character"},
+		{createCase{vm: 2, lists: 1}, "network_allowlist and network_denylist are only supported for VM sandboxes (vm=True)"},
+		{createCase{lists: 3}, "network_allowlist and network_denylist are mutually exclusive; provide at most one"},
+		{createCase{lists: 1, entries: "ok.com\nhttps://x"}, "network_allowlist: 'https://x' is not a valid IPv4 CIDR"},
+		{createCase{idle: 0, hasIdle: true}, "idle_timeout_minutes must be >= 1"},
+		{createCase{idle: 61, hasIdle: true}, "idle_timeout_minutes must be <= timeout_minutes (got idle=61, lifetime=60)"},
+		{createCase{timeout: -1, hasTimeout: true, idle: 600, hasIdle: true}, ""},
+		{createCase{vm: 2, timeout: 0, hasTimeout: true, idle: 5, hasIdle: true}, "containers with idle_timeout_minutes need a finite timeout_minutes (> 0)"},
+		// The first rule wins.
+		{createCase{guaranteed: true, gpuCount: 1, idle: 0, hasIdle: true}, "gpu_type is required when gpu_count is greater than 0"},
+	} {
+		_, _, _, err := admitCreate(tc.c.request())
+		if got := errString(err); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.c, got, tc.want)
+		}
+	}
+	for body, want := range map[string]string{
+		`{"docker_image":"i"}`:                          "name: Field required",
+		`{"name":"n","docker_image":null}`:              "docker_image: Field required",
+		`{"name":"n","docker_image":"i","labels":null}`: "labels: Input should be a valid list",
+	} {
+		if _, err := decodeCreate([]byte(body)); errString(err) != want {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+	}
+}

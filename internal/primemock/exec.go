@@ -1,0 +1,186 @@
+package primemock
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"strings"
+	"sync"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/commandsession/commandsessionpb"
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+)
+
+// Transports an execution can arrive on.
+const (
+	TransportREST    = "rest"
+	TransportConnect = "connect"
+)
+
+// firstPID is the first pid a sandbox hands out; later ones count up.
+// [guess] Real pids are whatever the VM's kernel assigns.
+const firstPID = 1000
+
+// dataChunkBytes bounds one data event: adjacent writes to one stream are
+// merged up to this size.
+const dataChunkBytes = 64 << 10
+
+// execution is one running script, on either transport.
+type execution struct {
+	sb         *sandbox
+	transport  string
+	pid        uint32 // Connect only
+	script     string
+	spec       *commandsessionpb.CommandSpec // Connect only, for List
+	tag        *string
+	appliedGen int64
+	sig        *signalBox
+	cancel     context.CancelCauseFunc
+	done       chan struct{}
+	// Set before done is closed.
+	out outcome
+	err error
+
+	// Output on its way to a Connect stream. Nothing is queued once the
+	// stream has gone (the process keeps running, its output is lost).
+	mu       sync.Mutex
+	attached bool
+	chunks   []chunk
+	notify   chan struct{}
+	timedOut bool
+
+	// REST: the whole output, read after done.
+	stdout, stderr strings.Builder
+}
+
+type chunk struct {
+	stderr bool
+	data   []byte
+}
+
+// write is the interpreter's output sink.
+func (x *execution) write(stderr bool, s string) {
+	if x.transport == TransportREST {
+		if stderr {
+			x.stderr.WriteString(s)
+		} else {
+			x.stdout.WriteString(s)
+		}
+		return
+	}
+	x.mu.Lock()
+	if x.attached {
+		if n := len(x.chunks); n > 0 && x.chunks[n-1].stderr == stderr && len(x.chunks[n-1].data)+len(s) <= dataChunkBytes {
+			x.chunks[n-1].data = append(x.chunks[n-1].data, s...)
+		} else {
+			x.chunks = append(x.chunks, chunk{stderr: stderr, data: []byte(s)})
+		}
+	}
+	x.mu.Unlock()
+	select {
+	case x.notify <- struct{}{}:
+	default:
+	}
+}
+
+// take hands the queued output to the stream.
+func (x *execution) take() []chunk {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	c := x.chunks
+	x.chunks = nil
+	return c
+}
+
+// detach is the stream going away; timedOut records that its deadline did it.
+func (x *execution) detach(timedOut bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.attached, x.chunks = false, nil
+	x.timedOut = x.timedOut || timedOut
+}
+
+// environment is what a command starts with: the sandbox's environment_vars,
+// then its secrets (real values), then the request's variables, each layer
+// overriding the one before. [guess: the precedence]
+func environment(sb *sandbox, request map[string]string) map[string]string {
+	env := maps.Clone(sb.req.EnvironmentVars)
+	if env == nil {
+		env = map[string]string{}
+	}
+	maps.Copy(env, sb.req.Secrets)
+	maps.Copy(env, request)
+	return env
+}
+
+// launchLocked registers x on a RUNNING sandbox and starts its script; the
+// caller holds s.mu and has checked the sandbox. parent bounds the script
+// (the REST request and its timeout); a Connect process gets a background
+// context, so it outlives its stream. Every execution ends when the sandbox
+// stops running, Reset forgets it or Close is called.
+func (s *Server) launchLocked(parent context.Context, sb *sandbox, x *execution, env map[string]string, cwd string) {
+	x.sb = sb
+	x.appliedGen = sb.appliedGen
+	x.done = make(chan struct{})
+	x.notify = make(chan struct{}, 1)
+	if x.transport == TransportConnect {
+		if sb.nextPID == 0 {
+			sb.nextPID = firstPID
+		}
+		x.pid = sb.nextPID
+		sb.nextPID++
+	}
+	ctx, cancel := context.WithCancelCause(parent)
+	x.cancel = cancel
+	if sb.execs == nil {
+		sb.execs = map[*execution]bool{}
+	}
+	sb.execs[x] = true
+	s.emit(Event{Type: EventCommandStarted, SandboxID: sb.id, Command: x.script, Transport: x.transport,
+		PID: x.pid, AppliedGeneration: x.appliedGen})
+
+	in := newInterp(environment(sb, env), cwd)
+	in.output = x.write
+	in.sig = x.sig
+	in.reachable = func(host string) bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.reachable(sb, host)
+	}
+	in.alive = func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.sandboxes[sb.id] == sb && sb.status == prime.StatusRunning
+	}
+	go func() {
+		out, err := in.run(ctx, x.script)
+		s.mu.Lock()
+		delete(sb.execs, x)
+		x.out, x.err = out, err
+		x.mu.Lock()
+		timedOut := x.timedOut || errors.Is(err, errExecTimeout)
+		x.mu.Unlock()
+		if s.sandboxes[sb.id] == sb {
+			exit := out.exit
+			if err != nil {
+				exit = -1
+			}
+			s.emit(Event{
+				Type: EventCommandExecuted, SandboxID: sb.id, Command: x.script, Transport: x.transport, PID: x.pid,
+				ExitCode: exit, AppliedGeneration: x.appliedGen, TimedOut: timedOut,
+				Signalled: out.signal != "", Signal: out.signal,
+			})
+		}
+		s.mu.Unlock()
+		close(x.done)
+		cancel(nil)
+	}()
+}
+
+// stopExecutionsLocked ends every execution of a sandbox that stopped
+// running (or was forgotten): at its next step, or at once when sleeping.
+func stopExecutionsLocked(sb *sandbox) {
+	for x := range sb.execs {
+		x.cancel(errVanished)
+	}
+}
