@@ -9,8 +9,9 @@
 // shut it down cleanly (exit status 0). Knobs can also be changed while it
 // runs: POST /_mock/config with a JSON object such as
 // {"never_apply": true, "fail_rate": 0.1, "apply_delay": "2s"}; GET
-// /_mock/config shows the current values. See the primemock package
-// documentation for the endpoints, magic images and the exec language.
+// /_mock/config shows the current values. It serves HTTP/1.1 and, without
+// TLS, HTTP/2 with prior knowledge. See the primemock package documentation
+// for the endpoints, magic images and the shell language.
 package main
 
 import (
@@ -70,8 +71,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.APIKey, "api-key", "", "the only API key accepted (default: any non-empty bearer token)")
 	fs.Int64Var(&o.Seed, "seed", 0, "seed of the random source (0: time-based)")
 	fs.DurationVar(&o.TokenTTL, "token-ttl", primemock.DefaultTokenTTL, "lifetime of gateway tokens")
+	fs.DurationVar(&o.GatewayLag, "gateway-lag", primemock.DefaultGatewayLag,
+		"how long after RUNNING the gateway still answers as if the sandbox did not exist (0: no lag)")
+	fs.DurationVar(&o.KeepaliveInterval, "keepalive-interval", primemock.DefaultKeepaliveInterval,
+		"period of keepalive events on a command-session (Connect) stream")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	switch {
+	case o.GatewayLag < 0:
+		return fmt.Errorf("-gateway-lag must not be negative, got %s", o.GatewayLag)
+	case o.GatewayLag == 0:
+		o.GatewayLag = -1 // Options reads 0 as "the default"; the flag means none
+	}
+	if o.KeepaliveInterval <= 0 {
+		return fmt.Errorf("-keepalive-interval must be positive, got %s", o.KeepaliveInterval)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
@@ -90,6 +104,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	mock := primemock.New(o)
 	defer mock.Close()
 	srv := &http.Server{Handler: mock, ReadHeaderTimeout: 10 * time.Second}
+	// HTTP/1.1 and HTTP/2 without TLS (prior knowledge), so that Connect
+	// clients that speak HTTP/2 reach the command-session service.
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetUnencryptedHTTP2(true)
 
 	// The first stdout line is the contract scripts wait for. Stdout is not
 	// buffered by Go, but a wrapping writer might be.

@@ -30,8 +30,38 @@ func TestMain(m *testing.M) {
 
 const runAsMain = "PRIME_MOCK_TEST_RUN_MAIN"
 
+// allFlags sets every knob flag to a value other than its default; want is
+// what GET /_mock/config must then report.
+var allFlags = []string{
+	"-boot-delay", "20ms", "-apply-delay", "30ms", "-image-build-delay", "40ms", "-never-apply",
+	"-latency", "1ms", "-latency-jitter", "2ms", "-fail-rate", "0.0001", "-throttle-rate", "0.0002",
+	"-retry-after", "3s", "-api-key", "k", "-seed", "7", "-token-ttl", "5m",
+	"-gateway-lag", "0", "-keepalive-interval", "150ms",
+}
+
+var allFlagsConfig = map[string]any{
+	"boot_delay": "20ms", "apply_delay": "30ms", "image_build_delay": "40ms", "never_apply": true,
+	"latency": "1ms", "latency_jitter": "2ms", "fail_rate": 0.0001, "throttle_rate": 0.0002,
+	"retry_after": "3s", "seed": 7.0, "token_ttl": "5m0s", "gateway_lag": "0s", "keepalive_interval": "150ms",
+}
+
+// getConfig reads GET /_mock/config.
+func getConfig(t *testing.T, client *http.Client, base string) map[string]any {
+	t.Helper()
+	resp, err := client.Get(base + "/_mock/config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var cfg map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&cfg); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
 func TestExecutableServesAndStopsOnSIGINT(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-addr", "127.0.0.1:0", "-boot-delay", "20ms", "-api-key", "k", "-seed", "1")
+	cmd := exec.Command(os.Args[0], append([]string{"-addr", "127.0.0.1:0"}, allFlags...)...)
 	cmd.Env = append(os.Environ(), runAsMain+"=1")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -85,7 +115,25 @@ func TestExecutableServesAndStopsOnSIGINT(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusOK || list["total"] != 0.0 {
 		t.Fatalf("list: %d %v %v", resp.StatusCode, list, err)
 	}
-	// The knobs arrived: a wrong key is refused.
+	// Every knob arrived.
+	cfg := getConfig(t, http.DefaultClient, base)
+	if len(cfg) != len(allFlagsConfig) {
+		t.Errorf("config has %d knobs, the test sets %d: %v", len(cfg), len(allFlagsConfig), cfg)
+	}
+	for k, want := range allFlagsConfig {
+		if cfg[k] != want {
+			t.Errorf("%s = %#v, want %#v (from the flag)", k, cfg[k], want)
+		}
+	}
+	// HTTP/2 without TLS (prior knowledge) is served too.
+	h2 := &http.Transport{Protocols: new(http.Protocols)}
+	h2.Protocols.SetUnencryptedHTTP2(true)
+	if resp, err := (&http.Client{Transport: h2}).Get(base + "/_mock/stats"); err != nil || resp.ProtoMajor != 2 {
+		t.Errorf("HTTP/2 prior knowledge: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	// The API key arrived: a wrong key is refused.
 	req, _ = http.NewRequest(http.MethodGet, base+"/api/v1/sandbox", nil)
 	req.Header.Set("Authorization", "Bearer wrong")
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnauthorized {
@@ -109,7 +157,7 @@ func TestExecutableServesAndStopsOnSIGINT(t *testing.T) {
 
 func TestRunRejectsBadFlags(t *testing.T) {
 	var out, errOut bytes.Buffer
-	for _, args := range [][]string{{"-fail-rate", "2"}, {"-nope"}, {"extra"}} {
+	for _, args := range [][]string{{"-fail-rate", "2"}, {"-nope"}, {"extra"}, {"-gateway-lag", "-1s"}, {"-keepalive-interval", "0"}} {
 		if err := run(context.Background(), args, &out, &errOut); err == nil {
 			t.Errorf("run(%v) succeeded", args)
 		}
@@ -134,6 +182,17 @@ func TestRunStopsWithContext(t *testing.T) {
 	line, err := bufio.NewReader(pr).ReadString('\n')
 	if err != nil || !strings.HasPrefix(line, "listening on http://") {
 		t.Fatalf("first line %q, %v", line, err)
+	}
+	// Without flags, the knobs are the documented defaults.
+	cfg := getConfig(t, http.DefaultClient, strings.TrimSpace(strings.TrimPrefix(line, "listening on ")))
+	for k, want := range map[string]any{
+		"boot_delay": "100ms", "apply_delay": "50ms", "image_build_delay": "200ms", "never_apply": false,
+		"latency": "0s", "latency_jitter": "0s", "fail_rate": 0.0, "throttle_rate": 0.0, "retry_after": "1s",
+		"token_ttl": "10m0s", "gateway_lag": "300ms", "keepalive_interval": "2s",
+	} {
+		if cfg[k] != want {
+			t.Errorf("default %s = %#v, want %#v", k, cfg[k], want)
+		}
 	}
 	cancel()
 	if err := <-errc; err != nil {
