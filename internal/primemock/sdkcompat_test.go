@@ -26,6 +26,9 @@ import (
 func TestSDKCompat(t *testing.T) {
 	python, err := exec.LookPath("python3")
 	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("python3 is not on PATH; under CI the SDK black-box check (tests/sdkcompat) must run")
+		}
 		t.Skip("python3 is not on PATH; the SDK black-box check (tests/sdkcompat) needs it")
 	}
 	root := moduleRoot(t)
@@ -52,6 +55,8 @@ func TestSDKCompat(t *testing.T) {
 		// PROVISIONING, short enough to keep the test at a few seconds.
 		"-boot-delay", "300ms",
 		"-apply-delay", "150ms",
+		// The default lag, which the reachability check retries as the SDK does.
+		"-gateway-lag", "300ms",
 	)
 
 	out, err := runPython(ctx, python, script, "--base-url", url, "--keep-going")
@@ -60,7 +65,14 @@ func TestSDKCompat(t *testing.T) {
 			err, out, mockStderr())
 	}
 	t.Logf("sdk_blackbox.py output:\n%s", out)
+	// Every check ran: a step that stopped early would pass fewer.
+	if !strings.Contains(out, fmt.Sprintf("# %d checks passed, 0 mismatch(es)", sdkCompatChecks)) {
+		t.Errorf("want %d passed checks; output:\n%s", sdkCompatChecks, out)
+	}
 }
+
+// sdkCompatChecks is how many checks sdk_blackbox.py runs against the mock.
+const sdkCompatChecks = 41
 
 // moduleRoot walks up from the package directory to go.mod.
 func moduleRoot(t *testing.T) string {

@@ -626,6 +626,18 @@ class Client:
         return result, resp
 
 
+def _gateway_error(r: "Response") -> Optional[str]:
+    """The gateway's error code ({"error": "sandbox_not_found", ...}), as
+    sandbox.py _is_gateway_sandbox_not_found reads it; None if not such a body."""
+    try:
+        body = json.loads(r.body)
+    except ValueError:
+        return None
+    if not isinstance(body, dict) or not isinstance(body.get("error"), str):
+        return None
+    return body["error"]
+
+
 # ---------------------------------------------------------------------------
 # SDK-shaped operations (sandbox.py SandboxClient)
 
@@ -820,7 +832,7 @@ class Run:
         self.expect(st["applied"] == (st["applied_generation"] >= st["generation"]), check,
                     f"egress status says applied={st['applied']} with generation={st['generation']} and "
                     f"applied_generation={st['applied_generation']}; applied must mean "
-                    f"applied_generation >= generation (prime-api.md §9.2)")
+                    f"applied_generation >= generation; the SDK calls it applied once the data plane enforces the current generation")
         self.expect(st["applied_generation"] >= -1, check,
                     f"applied_generation={st['applied_generation']} is below -1")
         self.expect(st["applied_generation"] <= st["generation"], check,
@@ -899,7 +911,7 @@ class Run:
         if ctr["secrets"] is not None:
             self.expect(all(v != "s3cr3t-value" for v in ctr["secrets"].values()), ck,
                         "POST /sandbox: secrets come back in plain text; the platform masks them "
-                        "(prime-api.md §5: '***')")
+                        "(the SDK's README: secrets come back masked as '***')")
         self.ctx["ctr"] = ctr
         self.ok(ck, f"id={ctr['id']} status={ctr['status']} vm=false startCommand={ctr['start_command']!r}")
 
@@ -929,7 +941,7 @@ class Run:
         again = self.create(ck, vm_req)
         self.expect(again["id"] == vm["id"], ck,
                     f"POST /sandbox replayed with idempotency_key={vm_req['idempotency_key']} returned a "
-                    f"new sandbox {again['id']} instead of {vm['id']} (prime-api.md §6.3)")
+                    f"new sandbox {again['id']} instead of {vm['id']}; the SDK reuses one idempotency_key across its create retries")
         self.ok(ck, f"same id {again['id']}")
 
     def check_echo(self, ck: str, sb: Dict[str, Any], req: Dict[str, Any], vm: bool) -> None:
@@ -1098,14 +1110,24 @@ class Run:
 
         # Container reachability as wait_for_creation does it after RUNNING:
         # _execute_command_rest("echo 'sandbox ready'") through the gateway.
+        # RUNNING can briefly lead gateway registration; the SDK's
+        # reachability wait retries a gateway 502 sandbox_not_found
+        # (_is_retryable_reachability_error), and so does this check.
         ck = "exec.container-reachability"
         auth = self.ctx["auth_ctr"]
         url = f"{auth['gateway_url'].rstrip('/')}/{auth['user_ns']}/{auth['job_id']}/exec"
         payload = {"command": "echo 'sandbox ready'", "working_dir": None, "env": {},
                    "sandbox_id": self.ctx["ctr"]["id"], "timeout": 10}
-        r = self.c.raw("POST", url, json_body=payload, timeout=15,
-                       headers={"Authorization": f"Bearer {auth['token']}",
-                                "Content-Type": "application/json"})
+        headers = {"Authorization": f"Bearer {auth['token']}", "Content-Type": "application/json"}
+        deadline = time.monotonic() + self.args.wait_timeout
+        misses = 0
+        while True:
+            r = self.c.raw("POST", url, json_body=payload, timeout=15, headers=headers)
+            if r.status == 502 and _gateway_error(r) == "sandbox_not_found" and time.monotonic() < deadline:
+                misses += 1
+                time.sleep(0.1)
+                continue
+            break
         self.expect(r.status == 200, ck, f"{r.describe()}: the SDK's reachability probe needs HTTP 200")
         try:
             body = json.loads(r.body)
@@ -1114,7 +1136,22 @@ class Run:
         out = sdk_parse(CommandResponseModel, body, ck, f"POST {url}", f"{SRC_MODELS} CommandResponse")
         self.expect(out["exit_code"] == 0 and out["stdout"] == "sandbox ready\n", ck,
                     f"{r.describe()}: expected exit_code 0 and stdout 'sandbox ready\\n'")
-        self.ok(ck, "gateway exec answered CommandResponse")
+        self.ok(ck, f"gateway exec answered CommandResponse after {misses} gateway miss(es)")
+
+        # VMs run commands over Connect RPC (command_session.CommandSession/Start);
+        # the SDK never sends REST exec for a VM. The mock refuses it.
+        ck = "exec.vm-rest-refused"
+        auth = self.ctx["auth_vm"]
+        url = f"{auth['gateway_url'].rstrip('/')}/{auth['user_ns']}/{auth['job_id']}/exec"
+        payload = {"command": "echo hi", "working_dir": None, "env": {},
+                   "sandbox_id": self.ctx["vm"]["id"], "timeout": 10}
+        r = self.c.raw("POST", url, json_body=payload, timeout=15,
+                       headers={"Authorization": f"Bearer {auth['token']}", "Content-Type": "application/json"})
+        self.expect(400 <= r.status < 500, ck,
+                    f"{r.describe()}: REST exec on a VM should be refused with a 4xx; the SDK uses "
+                    f"Connect RPC for VMs (a test asserts 'REST path should not be used for VM sandboxes')")
+        self.expect(_gateway_error(r) is not None, ck, f"{r.describe()}: the refusal should be a gateway error object")
+        self.ok(ck, f"HTTP {r.status} {_gateway_error(r)}")
 
     def step_errors(self) -> None:
         ghost = f"c{uuid.uuid4().hex[:24]}"
@@ -1238,7 +1275,7 @@ class Run:
         # The most common SDK call: CreateSandboxRequest(name=..., docker_image=...)
         # with vm unset. 0.2.39 keeps the "tail -f /dev/null" default on the
         # wire for container rollback compatibility and omits vm (PR #820/#834,
-        # prime-api.md §6.1/§11); the platform default runtime is a VM.
+        # CreateSandboxRequest default); the platform default runtime is a VM.
         ck = "create.sdk-default-vm-unset"
         req = create_payload(f"sdkcompat-default-{self.tag}", "python:3.11-slim", labels=[self.label])
         self.expect("vm" not in req and req.get("start_command") == DEFAULT_SHELL_COMMAND, ck,
@@ -1251,7 +1288,7 @@ class Run:
                                f"(0.2.39 CreateSandboxRequest default, serialized by {SRC_SANDBOX} create() via "
                                f"model_dump(exclude_none=True); PR #820: 'the default \"tail -f /dev/null\" "
                                f"start command remains serialized'), and the real platform accepts it (VM "
-                               f"default, legacy string dropped on the VM path, prime-api.md §6.5). The SDK "
+                               f"default, legacy string dropped on the VM path). The SDK "
                                f"raises {exc.kind}({exc.message!r})") from None
         sb = sdk_parse(SandboxModel, raw, ck, "POST /api/v1/sandbox", f"{SRC_MODELS} Sandbox")
         self.expect(sb["vm"] is True, ck, f"vm unset should give the platform default (a VM), got vm={sb['vm']}")
