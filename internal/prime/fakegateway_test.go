@@ -62,6 +62,8 @@ type fakeSandbox struct {
 	// one repeats); status is then what GET and error-context say.
 	statuses []SandboxStatus
 	polls    int
+	// onPoll, when set, runs after each status:batchGet answer is decided.
+	onPoll func()
 }
 
 func newFakeGateway(t *testing.T) *fakeGateway {
@@ -97,12 +99,12 @@ func newFakeGateway(t *testing.T) *fakeGateway {
 }
 
 // client returns a client on the fake with fast retries and a short stop
-// grace, and its debug log.
+// grace (long enough for a List call on a loaded machine), and its debug log.
 func (g *fakeGateway) client(mod func(*Options)) (*Client, *logRecorder) {
 	rec := &logRecorder{}
 	o := Options{
 		Config: Config{APIKey: "sk-test-secret-key", BaseURL: g.srv.URL}, Retry: fastRetry, Log: rec.log,
-		CommandStopGrace: 100 * time.Millisecond,
+		CommandStopGrace: 500 * time.Millisecond,
 	}
 	if mod != nil {
 		mod(&o)
@@ -252,9 +254,13 @@ func (g *fakeGateway) batch(w http.ResponseWriter, r *http.Request) {
 	var req BatchStatusRequest
 	_ = json.NewDecoder(r.Body).Decode(&req)
 	resp := BatchStatusResponse{Statuses: []SandboxStatus{}, Errors: []SandboxStatusError{}}
+	var hooks []func()
 	g.mu.Lock()
 	for _, id := range req.SandboxIDs {
 		sb := g.sandboxes[id]
+		if sb != nil && sb.onPoll != nil {
+			hooks = append(hooks, sb.onPoll)
+		}
 		switch {
 		case sb == nil:
 			resp.Errors = append(resp.Errors, SandboxStatusError{SandboxID: id, Code: BatchCodeNotFound, Message: "Sandbox not found"})
@@ -272,6 +278,9 @@ func (g *fakeGateway) batch(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	g.mu.Unlock()
+	for _, h := range hooks {
+		h()
+	}
 	writeJSON(w, 200, resp)
 }
 

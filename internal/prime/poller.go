@@ -262,39 +262,12 @@ const statusMinStep = 100 * time.Millisecond
 // WaitForRunning waits through the shared poller until the sandbox is
 // RUNNING. A terminal status fails at once with a *SandboxFailedError
 // carrying the platform's error type and message; a per-id error fails too.
-// PENDING with an image build and PAUSED keep waiting until ctx ends. Boot
-// times of waits without an image build teach the client the platform's
-// usual pace, so later waits check close to it.
+// PENDING with an image build and PAUSED keep waiting until ctx ends: ctx
+// carries the only budget. Boot times of waits without an image build teach
+// the client the platform's usual pace, so later waits check close to it.
+// WaitForReady is the same wait with budgets and the gateway probe.
 func (c *Client) WaitForRunning(ctx context.Context, id string, o WaitRunningOptions) error {
-	var last SandboxStatus
-	start := time.Now()
-	var notYet time.Duration // last time the sandbox was seen not yet RUNNING
-	sawBuild := false
-	sched := c.bootLatency.schedule(DefaultStatusBackoff, statusMinStep)
-	err := c.StatusPoller().Watch(ctx, id, sched, func(obs StatusObservation) (bool, error) {
-		if obs.Error != nil {
-			return false, fmt.Errorf("sandbox %s: %s: %s", id, obs.Error.Code, obs.Error.Message)
-		}
-		s := *obs.Status
-		if o.OnProgress != nil && (s.Status != last.Status || (s.PendingImageBuildID == nil) != (last.PendingImageBuildID == nil)) {
-			o.OnProgress(s)
-		}
-		last = s
-		if s.PendingImageBuildID != nil {
-			sawBuild = true // a first-use image build is not the usual boot
-		}
-		switch {
-		case s.Status == StatusRunning:
-			return true, nil
-		case IsTerminalStatus(s.Status):
-			return false, &SandboxFailedError{SandboxID: id, Status: s.Status, ErrorType: deref(s.ErrorType), ErrorMessage: deref(s.ErrorMessage)}
-		}
-		notYet = time.Since(start)
-		return false, nil
-	})
-	if err == nil && !sawBuild {
-		c.bootLatency.record(notYet)
-	}
+	_, err := c.waitBoot(ctx, id, bootOptions{onProgress: o.OnProgress})
 	return err
 }
 
