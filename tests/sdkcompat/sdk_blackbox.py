@@ -705,6 +705,123 @@ def network_update_payload(allow: Optional[List[str]] = None,
 
 
 # ---------------------------------------------------------------------------
+# Connect RPC for VM commands, by hand (stdlib only, no protobuf package).
+# The SDK (sandbox.py _execute_command_connect_rpc, rpc_command_session.py)
+# sends StartRequest{command: CommandSpec{cmd: "/bin/bash", args: ["-c",
+# command], envs, cwd only when a working dir is given}, stdin: false} with
+# the Connect protocol, binary protobuf codec, no compression, and
+# Connect-Timeout-Ms = the command timeout. Field numbers are those of the
+# SDK's command_session.proto descriptor.
+
+
+def _pb_varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _pb_bytes(field: int, data: bytes) -> bytes:
+    return _pb_varint(field << 3 | 2) + _pb_varint(len(data)) + data
+
+
+def encode_start_request(command: str, env: Optional[Dict[str, str]], working_dir: Optional[str],
+                         stdin: bool = False) -> bytes:
+    spec = _pb_bytes(1, b"/bin/bash") + _pb_bytes(2, b"-c") + _pb_bytes(2, command.encode())
+    for k, v in (env or {}).items():
+        spec += _pb_bytes(3, _pb_bytes(1, k.encode()) + _pb_bytes(2, v.encode()))
+    if working_dir is not None:
+        spec += _pb_bytes(4, working_dir.encode())
+    # stdin is a proto3 optional: present even when false.
+    return _pb_bytes(1, spec) + _pb_varint(4 << 3 | 0) + _pb_varint(1 if stdin else 0)
+
+
+def _pb_fields(data: bytes) -> List[Tuple[int, Any]]:
+    """Decode one message level: (field number, int or bytes) pairs."""
+    out: List[Tuple[int, Any]] = []
+    i = 0
+    while i < len(data):
+        key, i = _pb_read_varint(data, i)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            v, i = _pb_read_varint(data, i)
+            out.append((field, v))
+        elif wire == 2:
+            n, i = _pb_read_varint(data, i)
+            out.append((field, data[i:i + n]))
+            i += n
+        else:
+            raise ValueError(f"unexpected wire type {wire} for field {field}")
+    return out
+
+
+def _pb_read_varint(data: bytes, i: int) -> Tuple[int, int]:
+    n, shift = 0, 0
+    while True:
+        b = data[i]
+        i += 1
+        n |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return n, i
+
+
+class ConnectError(Exception):
+    def __init__(self, code: str, message: str):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+def connect_start(base_url: str, token: str, request: bytes, timeout_ms: int) -> List[Tuple[str, Any]]:
+    """One server-streaming Start call: the events as (kind, value) pairs,
+    as parse_command_session_start_event reads them, or ConnectError."""
+    body = b"\x00" + len(request).to_bytes(4, "big") + request
+    req = urllib.request.Request(
+        f"{base_url}/command_session.CommandSession/Start", data=body, method="POST",
+        headers={"Content-Type": "application/connect+proto", "Connect-Protocol-Version": "1",
+                 "Connect-Timeout-Ms": str(timeout_ms), "Authorization": f"Bearer {token}",
+                 "User-Agent": USER_AGENT})
+    try:
+        with _OPENER.open(req, timeout=timeout_ms / 1000 + 10) as resp:
+            raw = resp.read()
+    except urllib.error.HTTPError as exc:
+        raise ConnectError(f"http_{exc.code}", exc.read().decode("utf-8", "replace")) from None
+    events: List[Tuple[str, Any]] = []
+    i = 0
+    while i + 5 <= len(raw):
+        flags, n = raw[i], int.from_bytes(raw[i + 1:i + 5], "big")
+        payload = raw[i + 5:i + 5 + n]
+        i += 5 + n
+        if flags & 0x02:  # end of stream: {} or {"error": {code, message}}
+            end = json.loads(payload or b"{}")
+            if "error" in end:
+                raise ConnectError(end["error"].get("code", "unknown"), end["error"].get("message", ""))
+            return events
+        for field, value in _pb_fields(payload):
+            if field != 1:
+                continue
+            for kind, inner in _pb_fields(value):
+                sub = dict((f, v) for f, v in _pb_fields(inner)) if isinstance(inner, bytes) else {}
+                if kind == 1:
+                    events.append(("start", sub.get(1, 0)))
+                elif kind == 2:
+                    for f, v in _pb_fields(inner):
+                        events.append(("stderr" if f == 2 else "stdout", v))
+                elif kind == 3:
+                    z = sub.get(1, 0)
+                    events.append(("end", (z >> 1) ^ -(z & 1)))  # sint32 (zigzag)
+                elif kind == 4:
+                    events.append(("keepalive", None))
+    raise ConnectError("unknown", "the stream ended without an end-of-stream message")
+
+
+# ---------------------------------------------------------------------------
 # The run
 
 
@@ -1138,6 +1255,46 @@ class Run:
                     f"{r.describe()}: expected exit_code 0 and stdout 'sandbox ready\\n'")
         self.ok(ck, f"gateway exec answered CommandResponse after {misses} gateway miss(es)")
 
+        # VM reachability as wait_for_creation does it: execute_command over
+        # Connect, retrying not_found (RUNNING leads gateway registration),
+        # unavailable, aborted and deadline_exceeded.
+        auth = self.ctx["auth_vm"]
+        base = f"{auth['gateway_url'].rstrip('/')}/{auth['user_ns']}/{auth['job_id']}"
+        ck = "exec.vm-connect-reachability"
+        deadline = time.monotonic() + self.args.wait_timeout
+        misses = 0
+        while True:
+            try:
+                events = connect_start(base, auth["token"], encode_start_request("echo 'sandbox ready'", {}, None), 10_000)
+                break
+            except ConnectError as exc:
+                if exc.code in ("not_found", "unavailable", "aborted", "deadline_exceeded") and time.monotonic() < deadline:
+                    misses += 1
+                    time.sleep(0.1)
+                    continue
+                raise Mismatch(ck, f"[sdk-error] Connect Start on {base}: {exc}; the SDK raises APIError") from None
+        self.check_connect_events(ck, events, "sandbox ready\n", "", 0)
+        self.ok(ck, f"{len(events)} events, after {misses} retried error(s)")
+
+        ck = "exec.vm-connect-command"
+        try:
+            events = connect_start(base, auth["token"], encode_start_request(
+                'echo "$GREETING"; pwd; echo warn >&2; exit 3', {"GREETING": "hello vm"}, "/tmp"), 10_000)
+        except ConnectError as exc:
+            raise Mismatch(ck, f"[sdk-error] Connect Start: {exc}") from None
+        self.check_connect_events(ck, events, "hello vm\n/tmp\n", "warn\n", 3)
+        self.ok(ck, "stdout, stderr, env, working dir and exit code as the SDK collects them")
+
+        ck = "exec.vm-connect-deadline"
+        try:
+            connect_start(base, auth["token"], encode_start_request("sleep 5", {}, None), 300)
+            raise Mismatch(ck, "[contract] Start outlived Connect-Timeout-Ms 300 without an error")
+        except ConnectError as exc:
+            self.expect(exc.code == "deadline_exceeded", ck,
+                        f"a command past Connect-Timeout-Ms should end the stream with deadline_exceeded "
+                        f"(the SDK then reports a command timeout), got {exc}")
+        self.ok(ck, "deadline_exceeded")
+
         # VMs run commands over Connect RPC (command_session.CommandSession/Start);
         # the SDK never sends REST exec for a VM. The mock refuses it.
         ck = "exec.vm-rest-refused"
@@ -1152,6 +1309,20 @@ class Run:
                     f"Connect RPC for VMs (a test asserts 'REST path should not be used for VM sandboxes')")
         self.expect(_gateway_error(r) is not None, ck, f"{r.describe()}: the refusal should be a gateway error object")
         self.ok(ck, f"HTTP {r.status} {_gateway_error(r)}")
+
+    def check_connect_events(self, ck: str, events: List[Tuple[str, Any]], stdout: str, stderr: str,
+                             exit_code: int) -> None:
+        """collect_command_session_start_event: stdout/stderr decoded with
+        replacement, the last end's exit code; no end is an error."""
+        kinds = [k for k, _ in events]
+        self.expect(kinds and kinds[0] == "start" and events[0][1] > 0, ck,
+                    f"the first event should be start with a pid (the SDK's live processes need it), got {kinds}")
+        ends = [v for k, v in events if k == "end"]
+        self.expect(bool(ends), ck, f"no end event: the SDK fails with 'Command stream ended without exit code' ({kinds})")
+        out = "".join(v.decode("utf-8", "replace") for k, v in events if k == "stdout")
+        err = "".join(v.decode("utf-8", "replace") for k, v in events if k == "stderr")
+        self.expect((out, err, ends[-1]) == (stdout, stderr, exit_code), ck,
+                    f"got stdout {out!r} stderr {err!r} exit {ends[-1]}, want {stdout!r} {stderr!r} {exit_code}")
 
     def step_errors(self) -> None:
         ghost = f"c{uuid.uuid4().hex[:24]}"
