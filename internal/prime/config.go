@@ -49,7 +49,7 @@ type configFile struct {
 	BaseURL string `json:"base_url"`
 }
 
-// ResolveConfig applies the SDK's precedence (prime-sandboxes core/config.py):
+// ResolveConfig applies the precedence of the SDK's Config (prime-sandboxes):
 // API key: explicit > PRIME_API_KEY (non-empty) > file.
 // Base URL: explicit > PRIME_API_BASE_URL > PRIME_BASE_URL (first non-empty)
 // > file > default, then trailing slashes and a trailing /api/v1 removed.

@@ -3,7 +3,7 @@ package prime
 // The egress grammar: the one definition of what an allow/block entry may be.
 // Used by the provider's plan-time validators, by the mock's server-side checks
 // and by the client before a PUT. The SDK's own check (_validate_egress_entry
-// in prime-sandboxes models.py) is looser; this one is deliberately stricter
+// in prime-sandboxes) is looser; this one is deliberately stricter
 // (see ParseEgressEntry).
 
 import (

@@ -144,7 +144,7 @@ func checkCanonicalName(t *testing.T, c string, e EgressEntry) {
 }
 
 // sdkAcceptsEgressEntry is the SDK's _validate_egress_entry (prime-sandboxes
-// models.py), condensed: true when the SDK would let the entry through.
+// 0.2.39), condensed: true when the SDK would let the entry through.
 func sdkAcceptsEgressEntry(entry string) bool {
 	v := strings.TrimFunc(entry, isPythonSpace)
 	if v == "" {

@@ -1,8 +1,8 @@
 package prime
 
 // Commands on VM sandboxes: the gateway's Connect command-session service,
-// called as prime-sandboxes 0.2.39 calls it (sandbox.py
-// _execute_command_connect_rpc, rpc_command_session.py). Base URL
+// called as prime-sandboxes 0.2.39 calls it (its
+// _execute_command_connect_rpc and command-session helpers). Base URL
 // {gateway_url}/{user_ns}/{job_id}; the Connect protocol with the binary
 // protobuf codec and uncompressed requests (connect-go's defaults, and what
 // the SDK configures); Authorization: Bearer <gateway token>; the command
@@ -226,7 +226,10 @@ func (c *Client) stopped(ctx context.Context, x execCall, pid uint32, cause erro
 
 // stopCommand ends a command the client gave up on: SIGTERM, then up to
 // the grace period for it to leave the List of sessions, then SIGKILL when
-// it is still listed (or List cannot tell). It runs on a context of its own
+// it is still listed (or List cannot tell). The SDK does not do this
+// [I: whether the gateway ends a command when its stream is cancelled is
+// not known; stopping it explicitly is the safe choice, and a signal to a
+// command that already ended costs a not_found]. It runs on a context of its own
 // (bounded, and not cancelled with ctx: an interrupted apply still stops its
 // command). A signal answered not_found found the command already gone,
 // which is not a failure. It returns how the command ended, or why it could

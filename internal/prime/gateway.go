@@ -1,7 +1,7 @@
 package prime
 
 // The sandbox gateway runs commands, with a short-lived token from POST
-// /sandbox/{id}/auth. Like prime-sandboxes 0.2.39 (sandbox.py), the client
+// /sandbox/{id}/auth. Like prime-sandboxes 0.2.39 (execute_command), the client
 // picks the transport by the sandbox's kind: container sandboxes (vm false)
 // take the REST path, POST {gateway_url}/{user_ns}/{job_id}/exec; VM
 // sandboxes take the Connect command-session service (exec_connect.go). The
@@ -43,10 +43,12 @@ var execConflictBackoff = Backoff{Initial: 250 * time.Millisecond, Factor: 2, Ma
 
 // EdgeProxyTimeout is about how long the edge proxy in front of the gateway
 // lets one HTTP exchange last before it answers 524 in place of the gateway
-// (the SDK counts 524 among the gateway's statuses). A REST exec, which
-// holds one exchange for its command's whole run, can therefore not report
-// on a container command that runs longer; VM commands stream, with
-// keepalive events, and are not limited by it.
+// (the SDK counts 524, "e.g. Cloudflare 524 timeout", among the gateway's
+// statuses) [I: the 100 s is Cloudflare's default origin timeout, inferred
+// to apply here; warning about longer commands is the safe side]. A REST
+// exec, which holds one exchange for its command's whole run, can therefore
+// not report on a container command that runs longer; VM commands stream,
+// with keepalive events, and are not limited by it.
 const EdgeProxyTimeout = 100 * time.Second
 
 // Exec errors. A *SandboxFailedError in the chain carries the platform's
