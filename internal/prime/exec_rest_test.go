@@ -77,6 +77,9 @@ func TestGatewayTokenCached(t *testing.T) {
 	if n := g.count("auth"); n != 2 {
 		t.Errorf("auth called %d times for 18 commands on 2 sandboxes, want 2 (one per sandbox)", n)
 	}
+	if n := g.count("get"); n != 2 {
+		t.Errorf("the kind was read %d times, want once per sandbox (concurrent first uses share it)", n)
+	}
 }
 
 func TestGatewayTokenRefreshedNearExpiry(t *testing.T) {

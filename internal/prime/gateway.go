@@ -264,6 +264,9 @@ func scrubError(err error, secrets []string) error {
 type sandboxKinds struct {
 	mu sync.Mutex
 	vm map[string]bool
+	// reading holds, per sandbox, a channel closed when the GET that will
+	// tell its kind is over, so concurrent first commands share one GET.
+	reading map[string]chan struct{}
 }
 
 func (k *sandboxKinds) remember(sbs ...Sandbox) {
@@ -290,14 +293,39 @@ func (k *sandboxKinds) lookup(id string) (vm, ok bool) {
 // sandbox once (GetSandbox fills the cache). A sandbox object without a vm
 // key reads as a container, as the SDK's model defaults it.
 func (c *Client) sandboxIsVM(ctx context.Context, id string) (bool, error) {
-	if vm, ok := c.kinds.lookup(id); ok {
-		return vm, nil
+	k := &c.kinds
+	for {
+		k.mu.Lock()
+		if vm, ok := k.vm[id]; ok {
+			k.mu.Unlock()
+			return vm, nil
+		}
+		if wait, ok := k.reading[id]; ok {
+			k.mu.Unlock()
+			select {
+			case <-wait: // answered (or failed: then this caller asks)
+				continue
+			case <-ctx.Done():
+				return false, context.Cause(ctx)
+			}
+		}
+		if k.reading == nil {
+			k.reading = map[string]chan struct{}{}
+		}
+		done := make(chan struct{})
+		k.reading[id] = done
+		k.mu.Unlock()
+
+		sb, err := c.GetSandbox(ctx, id)
+		k.mu.Lock()
+		delete(k.reading, id)
+		close(done)
+		k.mu.Unlock()
+		if err != nil {
+			return false, err
+		}
+		return sb.VM, nil
 	}
-	sb, err := c.GetSandbox(ctx, id)
-	if err != nil {
-		return false, err
-	}
-	return sb.VM, nil
 }
 
 // execREST runs a command on a container sandbox: POST .../exec with the
