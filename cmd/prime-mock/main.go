@@ -129,6 +129,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	case <-ctx.Done():
 	}
+	// Stop the mock first: running commands end, so their streams close
+	// instead of holding the shutdown for the whole grace period.
+	mock.Close()
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {

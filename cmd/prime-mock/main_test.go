@@ -14,6 +14,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"connectrpc.com/connect"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/commandsession/commandsessionpb"
+	"github.com/primeintellect/terraform-provider-prime/internal/commandsession/commandsessionpb/commandsessionpbconnect"
 )
 
 // TestMain lets the test binary act as prime-mock itself: a child started
@@ -142,8 +147,15 @@ func TestExecutableServesAndStopsOnSIGINT(t *testing.T) {
 		resp.Body.Close()
 	}
 
+	// A command running over Connect when the signal arrives: the mock
+	// stops it, and its stream ends with not_found instead of being cut.
+	streamErr := startLongCommand(t, base)
+
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
+	}
+	if err := <-streamErr; connect.CodeOf(err) != connect.CodeNotFound {
+		t.Errorf("the running command's stream after SIGINT: %v, want not_found", err)
 	}
 	select {
 	case err := <-done:
@@ -153,6 +165,72 @@ func TestExecutableServesAndStopsOnSIGINT(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("no exit after SIGINT")
 	}
+}
+
+// startLongCommand creates a VM, starts "sleep 3600" over Connect and
+// returns the stream's final error once it ends.
+func startLongCommand(t *testing.T, base string) <-chan error {
+	t.Helper()
+	api := func(method, path string) map[string]any {
+		req, _ := http.NewRequest(method, base+"/api/v1"+path, strings.NewReader(`{"name":"n","docker_image":"i"}`))
+		req.Header.Set("Authorization", "Bearer k")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s %s: %d %v %v", method, path, resp.StatusCode, out, err)
+		}
+		return out
+	}
+	id := api("POST", "/sandbox")["id"].(string)
+	auth := api("POST", "/sandbox/"+id+"/auth")
+	client := commandsessionpbconnect.NewCommandSessionClient(http.DefaultClient,
+		auth["gateway_url"].(string)+"/"+auth["user_ns"].(string)+"/"+auth["job_id"].(string))
+	started := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		for {
+			req := connect.NewRequest(&commandsessionpb.StartRequest{
+				Command: &commandsessionpb.CommandSpec{Cmd: "/bin/bash", Args: []string{"-c", "echo up; sleep 3600"}},
+			})
+			req.Header().Set("Authorization", "Bearer "+auth["token"].(string))
+			stream, err := client.Start(context.Background(), req)
+			if err != nil {
+				errc <- err
+				return
+			}
+			got := false
+			for stream.Receive() {
+				if !got && string(stream.Msg().GetEvent().GetData().GetStdout()) == "up\n" {
+					got = true
+					close(started)
+				}
+			}
+			err = stream.Err()
+			stream.Close()
+			// Until the sandbox runs and the gateway knows it, retry as the
+			// SDK's reachability wait does.
+			if !got && (connect.CodeOf(err) == connect.CodeUnavailable || connect.CodeOf(err) == connect.CodeNotFound) {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			if !got {
+				close(started)
+			}
+			errc <- err
+			return
+		}
+	}()
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the command never started")
+	}
+	return errc
 }
 
 func TestRunRejectsBadFlags(t *testing.T) {

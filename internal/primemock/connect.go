@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"connectrpc.com/connect"
@@ -48,8 +49,7 @@ func (s *Server) connectHandler() http.Handler {
 		method := r.PathValue("method")
 		key := connectRoute
 		if slices.Contains(connectMethods, method) {
-			key = gatewayPrefix + "/{user_ns}/{job_id}/command_session.CommandSession/" + method
-			key = "POST " + key
+			key = strings.TrimSuffix(connectRoute, "{method}") + method
 		}
 		s.count(key)
 		if !s.delay(r.Context()) {
