@@ -282,13 +282,6 @@ func (k *sandboxKinds) remember(sbs ...Sandbox) {
 	}
 }
 
-func (k *sandboxKinds) lookup(id string) (vm, ok bool) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	vm, ok = k.vm[id]
-	return vm, ok
-}
-
 // sandboxIsVM reports the sandbox's kind from the cache, or reads the
 // sandbox once (GetSandbox fills the cache). A sandbox object without a vm
 // key reads as a container, as the SDK's model defaults it.
