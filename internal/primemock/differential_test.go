@@ -444,3 +444,94 @@ func TestCreateRulesMatchTheSDK(t *testing.T) {
 		}
 	}
 }
+
+// sdkCreateVerdict is one line of testdata/sdk_create_verdicts.json: a
+// create request (its varying fields) and what prime-sandboxes 0.2.39's own
+// CreateSandboxRequest (pydantic 2.13, CPython 3.11) answered; error is the
+// text of a model validator's ValueError, empty for a field-level error.
+type sdkCreateVerdict struct {
+	VM         *bool   `json:"vm"`
+	GPUCount   int     `json:"gpu_count"`
+	GPUType    *string `json:"gpu_type"`
+	Guaranteed bool    `json:"guaranteed"`
+	Registry   *string `json:"registry_credentials_id"`
+	Start      string  `json:"start"`
+	Lists      string  `json:"lists"`
+	Timeout    int     `json:"timeout_minutes"`
+	Idle       *int    `json:"idle_timeout_minutes"`
+	OK         bool    `json:"ok"`
+	Error      string  `json:"error"`
+}
+
+func (v sdkCreateVerdict) request() prime.CreateSandboxRequest {
+	r := prime.CreateSandboxRequest{Name: "n", DockerImage: "i", VM: v.VM, GPUCount: &v.GPUCount, GPUType: v.GPUType,
+		Guaranteed: v.Guaranteed, RegistryCredentialsID: v.Registry, TimeoutMinutes: &v.Timeout, IdleTimeoutMinutes: v.Idle}
+	switch v.Start {
+	case "argv":
+		r.StartCommand = prime.ArgvCommand("/bin/x", "a")
+	case "argv-empty":
+		r.StartCommand = prime.ArgvCommand("")
+	case "argv-nul":
+		r.StartCommand = prime.ArgvCommand("/bin/x", "a\x00b")
+	case "string":
+		r.StartCommand = prime.ShellCommand("python -m http.server")
+	}
+	list := func(entries ...string) *[]string { return &entries }
+	switch v.Lists {
+	case "allow-empty":
+		r.NetworkAllowlist = list()
+	case "deny-one":
+		r.NetworkDenylist = list("a.com")
+	case "both":
+		r.NetworkAllowlist, r.NetworkDenylist = list(), list()
+	case "allow-bad":
+		r.NetworkAllowlist = list("ok.com", "bad..x")
+	case "allow-257":
+		many := make([]string, 257)
+		for i := range many {
+			many[i] = "a.com"
+		}
+		r.NetworkAllowlist = &many
+	case "deny-star":
+		r.NetworkDenylist = list("*")
+	}
+	return r
+}
+
+// TestCreateVerdictsMatchTheSDK: the mock's create rules give the SDK's
+// verdict, and the SDK's message, on recorded requests. The one deliberate
+// difference is the platform rule a comment states (a container with an
+// idle timeout needs timeout_minutes > 0), which the SDK does not check.
+func TestCreateVerdictsMatchTheSDK(t *testing.T) {
+	raw, err := os.ReadFile("testdata/sdk_create_verdicts.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs []sdkCreateVerdict
+	if err := json.Unmarshal(raw, &vs); err != nil {
+		t.Fatal(err)
+	}
+	accepted := 0
+	for _, v := range vs {
+		_, _, _, err := admitCreate(v.request())
+		platformRule := v.VM != nil && !*v.VM && v.Idle != nil && *v.Idle >= 1 && v.Timeout <= 0
+		switch {
+		case v.OK && platformRule:
+			if errString(err) != "containers with idle_timeout_minutes need a finite timeout_minutes (> 0)" {
+				t.Errorf("%+v: %v, want the platform's finite-lifetime rule", v, err)
+			}
+		case v.OK && err != nil:
+			t.Errorf("%+v: the SDK accepts it, the mock says %v", v, err)
+		case !v.OK && err == nil:
+			t.Errorf("%+v: the SDK refuses it (%q), the mock accepts it", v, v.Error)
+		case !v.OK && v.Error != "" && !strings.HasSuffix(err.Error(), v.Error):
+			t.Errorf("%+v: message %q, the SDK's is %q", v, err, v.Error)
+		}
+		if v.OK {
+			accepted++
+		}
+	}
+	if len(vs) < 300 || accepted < 50 {
+		t.Fatalf("%d recorded verdicts, %d accepted: too few to mean much", len(vs), accepted)
+	}
+}
