@@ -1740,8 +1740,7 @@ const file_command_session_command_session_proto_rawDesc = "" +
 	"\vStreamInput\x12#.command_session.StreamInputRequest\x1a$.command_session.StreamInputResponse(\x01\x12R\n" +
 	"\tSendInput\x12!.command_session.SendInputRequest\x1a\".command_session.SendInputResponse\x12U\n" +
 	"\n" +
-	"SendSignal\x12\".command_session.SendSignalRequest\x1a#.command_session.SendSignalResponseB\xdf\x01\n" +
-	"\x13com.command_sessionB\x13CommandSessionProtoP\x01Z[github.com/primeintellect/terraform-provider-prime/internal/commandsession/commandsessionpb\xa2\x02\x03CXX\xaa\x02\x0eCommandSession\xca\x02\x0eCommandSession\xe2\x02\x1aCommandSession\\GPBMetadata\xea\x02\x0eCommandSessionb\x06proto3"
+	"SendSignal\x12\".command_session.SendSignalRequest\x1a#.command_session.SendSignalResponseb\x06proto3"
 
 var (
 	file_command_session_command_session_proto_rawDescOnce sync.Once
