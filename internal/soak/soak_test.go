@@ -26,8 +26,14 @@ import (
 const serveProviderEnv = "PRIME_SOAK_SERVE_PROVIDER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(serveProviderEnv) == "1" {
+	if dir := os.Getenv(recordEnvDirEnv); dir != "" {
+		recordEnv(dir)
+	}
+	switch {
+	case os.Getenv(serveProviderEnv) == "1":
 		os.Exit(serveProvider())
+	case os.Getenv(fakeTerraformEnv) == "1":
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
@@ -52,7 +58,10 @@ func serveProvider() int {
 }
 
 // terraformCLI is the CLI the Makefile chose, else terraform or tofu on PATH.
+// Without one the test is skipped, except under CI (CI set), where a
+// missing CLI is a broken runner, not a reason to pass.
 func terraformCLI(t *testing.T) string {
+	t.Helper()
 	if p := os.Getenv("TF_ACC_TERRAFORM_PATH"); p != "" {
 		return p
 	}
@@ -60,6 +69,9 @@ func terraformCLI(t *testing.T) string {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("no terraform or tofu on PATH (and CI is set)")
 	}
 	t.Skip("no terraform or tofu on PATH")
 	return ""

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/soak"
 )
 
 type machine struct {
@@ -55,20 +57,37 @@ func machineFacts(terraform string) machine {
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.kernel = strings.TrimSpace(string(b))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, terraform, "version", "-json").Output(); err == nil {
-		var v struct {
-			Version string `json:"terraform_version"`
-		}
-		if json.Unmarshal(out, &v) == nil {
-			m.terraform = v.Version
-		}
-	}
+	m.terraform = terraformVersion(terraform)
 	if m.terraform == "" {
 		m.terraform = "unknown (" + terraform + ")"
 	}
 	return m
+}
+
+// terraformVersion asks terraform for its version, in a throwaway home
+// like every other terraform process of the benchmark (soak.IsolatedEnv).
+// It returns "" when that fails.
+func terraformVersion(terraform string) string {
+	home, err := os.MkdirTemp("", "prime-bench-home-")
+	if err != nil {
+		return ""
+	}
+	defer func() { _ = os.RemoveAll(home) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, terraform, "version", "-json")
+	cmd.Env = soak.IsolatedEnv(home)
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	var v struct {
+		Version string `json:"terraform_version"`
+	}
+	if json.Unmarshal(out, &v) != nil {
+		return ""
+	}
+	return v.Version
 }
 
 // loadAvg is the 1/5/15-minute load average: the machine is shared, so
