@@ -5,8 +5,10 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
@@ -14,22 +16,71 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/provider"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version and commit are set at build time with
+// -ldflags "-X main.version=… -X main.commit=…" (goreleaser sets both).
+// Without commit, the revision Go stamped into the binary is reported.
+var (
+	version = "dev"
+	commit  = ""
+)
 
 func main() {
-	var debug bool
-	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers such as delve")
+	var debugMode, showVersion bool
+	flag.BoolVar(&debugMode, "debug", false, "run the provider with support for debuggers such as delve")
+	flag.BoolVar(&showVersion, "version", false, "print the version and commit and exit")
 	flag.Parse()
+	if showVersion {
+		fmt.Println(versionString(commit, buildRevision()))
+		return
+	}
+	if debugMode {
+		log.Print(versionString(commit, buildRevision()))
+	}
 	quietLogsUnlessAsked()
 
 	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
 		Address: provider.Address,
-		Debug:   debug,
+		Debug:   debugMode,
 	})
 	if err != nil {
 		log.Fatal(err.Error())
 	}
+}
+
+// versionString is "terraform-provider-prime VERSION (commit C)": C is
+// built (main.commit, set at build time), else stamped (the VCS revision Go
+// recorded), else omitted.
+func versionString(built, stamped string) string {
+	s := "terraform-provider-prime " + version
+	if built == "" {
+		built = stamped
+	}
+	if built != "" {
+		s += " (commit " + built + ")"
+	}
+	return s
+}
+
+// buildRevision is the VCS revision in the binary's build information
+// ("" when absent), suffixed with "-dirty" for a modified work tree.
+func buildRevision() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev != "" && modified == "true" {
+		rev += "-dirty"
+	}
+	return rev
 }
 
 // quietLogsUnlessAsked turns the SDK's and the provider's loggers off when

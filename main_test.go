@@ -31,3 +31,18 @@ func TestQuietLogsUnlessAsked(t *testing.T) {
 		}
 	}
 }
+
+func TestVersionString(t *testing.T) {
+	old := version
+	t.Cleanup(func() { version = old })
+	version = "1.2.3"
+	for _, tc := range []struct{ commit, stamped, want string }{
+		{"abc123", "def456", "terraform-provider-prime 1.2.3 (commit abc123)"},
+		{"", "def456-dirty", "terraform-provider-prime 1.2.3 (commit def456-dirty)"},
+		{"", "", "terraform-provider-prime 1.2.3"},
+	} {
+		if got := versionString(tc.commit, tc.stamped); got != tc.want {
+			t.Errorf("versionString(%q, %q) = %q, want %q", tc.commit, tc.stamped, got, tc.want)
+		}
+	}
+}
