@@ -1,0 +1,544 @@
+package provider
+
+// prime_fleet_command: prime_sandbox_command's steps on every member of a
+// fleet. Each step of each member goes through runCommand, with the same
+// arguments, rules and error texts as the single-sandbox resource.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*fleetCommandResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*fleetCommandResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*fleetCommandResource)(nil)
+)
+
+// NewFleetCommandResource is the prime_fleet_command constructor.
+func NewFleetCommandResource() resource.Resource { return &fleetCommandResource{} }
+
+type fleetCommandResource struct {
+	client *prime.Client
+}
+
+// defaultFleetConcurrency is max_concurrency's default.
+const defaultFleetConcurrency = 32
+
+// fleetStepOutput is how much of each step's stdout and stderr is kept:
+// the last 4 KiB (a fleet multiplies state by members × steps).
+const fleetStepOutput = 4 << 10
+
+type fleetCommandModel struct {
+	ID                types.String `tfsdk:"id"`
+	SandboxIDs        types.Map    `tfsdk:"sandbox_ids"`
+	Commands          types.List   `tfsdk:"commands"`
+	WorkingDir        types.String `tfsdk:"working_dir"`
+	Env               types.Map    `tfsdk:"env"`
+	EnvWO             types.Map    `tfsdk:"env_wo"`
+	EnvWOVersion      types.Int64  `tfsdk:"env_wo_version"`
+	TimeoutSeconds    types.Int64  `tfsdk:"timeout_seconds"`
+	Triggers          types.Map    `tfsdk:"triggers"`
+	AllowedExitCodes  types.Set    `tfsdk:"allowed_exit_codes"`
+	RequireOpenEgress types.Bool   `tfsdk:"require_open_egress"`
+	SensitiveOutput   types.Bool   `tfsdk:"sensitive_output"`
+	MaxConcurrency    types.Int64  `tfsdk:"max_concurrency"`
+	Results           types.Map    `tfsdk:"results"`
+	SensitiveStreams  types.Map    `tfsdk:"sensitive_streams"`
+}
+
+// fleetCommandResult is one entry of results: a member that ran every step
+// with an allowed exit code.
+type fleetCommandResult struct {
+	SandboxID  types.String       `tfsdk:"sandbox_id"`
+	ExitCode   types.Int64        `tfsdk:"exit_code"`
+	Steps      []fleetCommandStep `tfsdk:"steps"`
+	ExecutedAt types.String       `tfsdk:"executed_at"`
+}
+
+// fleetCommandStep is one step's result, with prime_sandbox_command's
+// output attributes. With sensitive_output the output is in the resource's
+// one sensitive_streams attribute instead.
+type fleetCommandStep struct {
+	ExitCode        types.Int64  `tfsdk:"exit_code"`
+	Stdout          types.String `tfsdk:"stdout"`
+	Stderr          types.String `tfsdk:"stderr"`
+	OutputTruncated types.Bool   `tfsdk:"output_truncated"`
+}
+
+func fleetCommandStepType() types.ObjectType {
+	return types.ObjectType{AttrTypes: map[string]attr.Type{
+		"exit_code": types.Int64Type, "stdout": types.StringType, "stderr": types.StringType, "output_truncated": types.BoolType,
+	}}
+}
+
+// fleetStreamsType is an entry of sensitive_streams: one
+// prime_sandbox_command sensitive_streams object per step.
+func fleetStreamsType() types.ListType { return types.ListType{ElemType: streamsType()} }
+
+// commandMemberRecord is a member's recorded run: its results entry and, per step,
+// its sensitive_streams object (null without sensitive_output).
+type commandMemberRecord struct {
+	Result  fleetCommandResult
+	Streams []types.Object
+}
+
+func fleetCommandResultType() types.ObjectType {
+	return types.ObjectType{AttrTypes: map[string]attr.Type{
+		"sandbox_id": types.StringType, "exit_code": types.Int64Type,
+		"steps": types.ListType{ElemType: fleetCommandStepType()}, "executed_at": types.StringType,
+	}}
+}
+
+func (r *fleetCommandResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_fleet_command"
+}
+
+func (r *fleetCommandResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *fleetCommandResource) attributes() map[string]schema.Attribute {
+	attrs := commandArgumentAttributes()
+	// allowed_exit_codes judges each member's recorded codes (see
+	// ModifyPlan) instead of replacing the whole fleet.
+	allowed := attrs["allowed_exit_codes"].(schema.SetAttribute)
+	allowed.PlanModifiers = nil
+	allowed.MarkdownDescription = "Exit codes that count as success, for every step. Default `[0]`. A member stops " +
+		"at its first step whose exit code is not allowed. Changing it updates the recorded results in place, " +
+		"except on members whose recorded exit codes are no longer allowed: those run all steps again."
+	attrs["allowed_exit_codes"] = allowed
+	timeout := attrs["timeout_seconds"].(schema.Int64Attribute)
+	timeout.MarkdownDescription += " The limit applies to each step on each member."
+	attrs["timeout_seconds"] = timeout
+	open := attrs["require_open_egress"].(schema.BoolAttribute)
+	open.MarkdownDescription += " On a fleet it is checked per member, right before that member's first step."
+	attrs["require_open_egress"] = open
+
+	attrs["id"] = schema.StringAttribute{
+		Computed: true, MarkdownDescription: "Unique ID of this run of the fleet: a new one every time every member " +
+			"runs again (the resource is replaced); kept when only some members run.",
+		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+	}
+	attrs["sandbox_ids"] = schema.MapAttribute{
+		Required: true, ElementType: types.StringType,
+		MarkdownDescription: "Member key → ID of a `RUNNING` sandbox, usually `prime_sandbox_fleet.<name>.sandbox_ids` " +
+			"or `{ for i, s in prime_sandbox.box : tostring(i) => s.id }`. Changing it updates in place: only members " +
+			"that are new or whose sandbox ID changed run; removed keys drop out of `results`.",
+	}
+	attrs["commands"] = schema.ListAttribute{
+		Required: true, ElementType: types.StringType,
+		PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()},
+		MarkdownDescription: "Steps run in order on each member, each with `/bin/bash -c`. A member stops at its first " +
+			"step whose exit code is not in `allowed_exit_codes`; the other members go on. Changing it runs every " +
+			"member again (the resource is replaced).",
+		Validators: []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))},
+	}
+	attrs["max_concurrency"] = schema.Int64Attribute{
+		Optional: true, Computed: true, Default: int64default.StaticInt64(defaultFleetConcurrency),
+		MarkdownDescription: fmt.Sprintf("How many members run at once. Default `%d`. Each running member holds a "+
+			"gateway command stream, which the provider's request pacing does not limit. Changing it updates in "+
+			"place; nothing runs again.", defaultFleetConcurrency),
+		Validators: []validator.Int64{int64validator.AtLeast(1)},
+	}
+	outputDoc := func(what, when string) string {
+		return fmt.Sprintf("%s of the step: the last %d KiB. %s", what, fleetStepOutput>>10, when)
+	}
+	attrs["results"] = schema.MapNestedAttribute{
+		Computed: true,
+		MarkdownDescription: "Member key → the member's result. Only members whose every step exited with an allowed " +
+			"code appear; a member planned to run shows as unknown until the apply.",
+		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+			"sandbox_id": schema.StringAttribute{Computed: true, MarkdownDescription: "Sandbox the steps ran in."},
+			"exit_code":  schema.Int64Attribute{Computed: true, MarkdownDescription: "Exit code of the last step."},
+			"executed_at": schema.StringAttribute{Computed: true,
+				MarkdownDescription: "When the member's last step finished (RFC 3339)."},
+			"steps": schema.ListNestedAttribute{
+				Computed: true, MarkdownDescription: "One entry per step, in order.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"exit_code": schema.Int64Attribute{Computed: true, MarkdownDescription: "Exit code of the step."},
+					"stdout": schema.StringAttribute{Computed: true,
+						MarkdownDescription: outputDoc("Standard output", "Null when `sensitive_output` is set (see `sensitive_streams`).")},
+					"stderr": schema.StringAttribute{Computed: true,
+						MarkdownDescription: outputDoc("Standard error", "Null when `sensitive_output` is set (see `sensitive_streams`).")},
+					"output_truncated": schema.BoolAttribute{Computed: true,
+						MarkdownDescription: fmt.Sprintf("Whether stdout or stderr was cut to its last %d KiB.", fleetStepOutput>>10)},
+				}},
+			},
+		}},
+	}
+	// One sensitive attribute for the whole fleet, not one per step: see
+	// sensitiveStreamsAttribute and NewProtocol6Server.
+	attrs["sensitive_streams"] = schema.MapAttribute{
+		Computed: true, Sensitive: true, ElementType: fleetStreamsType(),
+		MarkdownDescription: fmt.Sprintf("The output when `sensitive_output` is set: member key → one object per "+
+			"step with `stdout` and `stderr` (the last %d KiB of each), hidden in plans and CLI output (read it with "+
+			"`nonsensitive()` or `terraform output`). Null otherwise.", fleetStepOutput>>10),
+	}
+	return attrs
+}
+
+func (r *fleetCommandResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Runs the same steps on every member of a fleet — setup, or the agent — as one node in " +
+			"the dependency graph. Each step on each member runs exactly as `prime_sandbox_command` runs a command " +
+			"(same arguments, same transport, never retried once it may have reached the sandbox). Members run at " +
+			"once, up to `max_concurrency`; steps run in order on each member, and a member stops at its first " +
+			"step with a disallowed exit code.\n\n" +
+			"Any failure fails the apply with one error naming every failed member: its key, sandbox, step, exit " +
+			"code and the end of the output (not shown with `sensitive_output`). On create nothing is stored, so the " +
+			"next apply runs every member again. An update runs only members that are new or whose sandbox ID " +
+			"changed (and members whose recorded exit codes `allowed_exit_codes` no longer accepts); when some of " +
+			"them fail, the others' results are kept and the failed ones are left out of `results`, so the next " +
+			"apply runs only those.\n\n" +
+			"Results are history: refresh and destroy make no API call, and import is not supported. Arguments that " +
+			"only judge or record the results (`allowed_exit_codes`, `timeout_seconds`, `require_open_egress`, " +
+			"`sensitive_output`, `max_concurrency`) update in place.\n\n" + secretChannelsDoc,
+		Attributes: r.attributes(),
+	}
+}
+
+func (r *fleetCommandResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m fleetCommandModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	validateCommandEnv(ctx, m.Env, m.EnvWO, &resp.Diagnostics)
+}
+
+// ModifyPlan plans results: every member's entry is unknown when it will
+// run, else its recorded result with the output where sensitive_output
+// wants it.
+func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan fleetCommandModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	var prior map[string]commandMemberRecord
+	priorSensitive := false
+	if !req.State.Raw.IsNull() {
+		var state fleetCommandModel
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		prior = commandMemberRecordsOf(ctx, state, &resp.Diagnostics)
+		priorSensitive = state.SensitiveOutput.ValueBool()
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.Results = types.MapUnknown(fleetCommandResultType())
+	plan.SensitiveStreams = types.MapUnknown(fleetStreamsType())
+	if !plan.SensitiveOutput.IsUnknown() && !plan.SensitiveOutput.ValueBool() {
+		plan.SensitiveStreams = types.MapNull(fleetStreamsType())
+	}
+	if !plan.SandboxIDs.IsUnknown() {
+		// Unknown judging arguments: every entry may change at apply.
+		undecided := plan.AllowedExitCodes.IsUnknown() || plan.SensitiveOutput.IsUnknown()
+		var allowed []int64
+		if !undecided {
+			resp.Diagnostics.Append(plan.AllowedExitCodes.ElementsAs(ctx, &allowed, false)...)
+		}
+		planned := map[string]*commandMemberRecord{}
+		for key, v := range plan.SandboxIDs.Elements() {
+			id, _ := v.(types.String)
+			p, had := prior[key]
+			if undecided || id.IsUnknown() || !had || !keepFleetResult(p.Result, id.ValueString(), allowed) {
+				planned[key] = nil
+				continue
+			}
+			moved := movedRecord(p, priorSensitive, plan.SensitiveOutput.ValueBool())
+			planned[key] = &moved
+		}
+		r.setRecords(ctx, &plan, planned, &resp.Diagnostics)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// keepFleetResult: a recorded result stays when it is from the same sandbox
+// and every step's exit code is still allowed (recordedExitCodeDisallowed,
+// per member).
+func keepFleetResult(r fleetCommandResult, sandboxID string, allowed []int64) bool {
+	if r.SandboxID.ValueString() != sandboxID {
+		return false
+	}
+	for _, s := range r.Steps {
+		if !slices.Contains(allowed, s.ExitCode.ValueInt64()) {
+			return false
+		}
+	}
+	return true
+}
+
+// movedRecord places each step's recorded output where sensitive_output
+// wants it, with prime_sandbox_command's rule (moveOutput).
+func movedRecord(r commandMemberRecord, wasSensitive, sensitive bool) commandMemberRecord {
+	out := commandMemberRecord{Result: r.Result, Streams: make([]types.Object, len(r.Result.Steps))}
+	out.Result.Steps = make([]fleetCommandStep, len(r.Result.Steps))
+	for i, s := range r.Result.Steps {
+		plan := sandboxCommandModel{SensitiveOutput: types.BoolValue(sensitive)}
+		moveOutput(&plan, sandboxCommandModel{SensitiveOutput: types.BoolValue(wasSensitive),
+			Stdout: s.Stdout, Stderr: s.Stderr, SensitiveStreams: stepStreamAt(r.Streams, i)})
+		s.Stdout, s.Stderr = plan.Stdout, plan.Stderr
+		out.Result.Steps[i], out.Streams[i] = s, plan.SensitiveStreams
+	}
+	return out
+}
+
+// stepStreamAt is step i's sensitive_streams object, null when none is
+// recorded.
+func stepStreamAt(streams []types.Object, i int) types.Object {
+	if i < len(streams) {
+		return streams[i]
+	}
+	return types.ObjectNull(streamsType().AttrTypes)
+}
+
+// commandMemberRecordsOf reads results and sensitive_streams; nil when
+// results is null or unknown.
+func commandMemberRecordsOf(ctx context.Context, m fleetCommandModel, diags *diag.Diagnostics) map[string]commandMemberRecord {
+	if m.Results.IsNull() || m.Results.IsUnknown() {
+		return nil
+	}
+	results := map[string]fleetCommandResult{}
+	diags.Append(m.Results.ElementsAs(ctx, &results, false)...)
+	streams := map[string][]types.Object{}
+	if !m.SensitiveStreams.IsNull() && !m.SensitiveStreams.IsUnknown() {
+		diags.Append(m.SensitiveStreams.ElementsAs(ctx, &streams, false)...)
+	}
+	out := make(map[string]commandMemberRecord, len(results))
+	for k, r := range results {
+		out[k] = commandMemberRecord{Result: r, Streams: streams[k]}
+	}
+	return out
+}
+
+// setRecords writes results and sensitive_streams; a nil record is a member
+// planned to run (unknown entries).
+func (r *fleetCommandResource) setRecords(ctx context.Context, m *fleetCommandModel, records map[string]*commandMemberRecord, diags *diag.Diagnostics) {
+	results := make(map[string]attr.Value, len(records))
+	streams := make(map[string]attr.Value, len(records))
+	for k, rec := range records {
+		if rec == nil {
+			results[k] = types.ObjectUnknown(fleetCommandResultType().AttrTypes)
+			streams[k] = types.ListUnknown(streamsType())
+			continue
+		}
+		obj, d := types.ObjectValueFrom(ctx, fleetCommandResultType().AttrTypes, rec.Result)
+		diags.Append(d...)
+		results[k] = obj
+		elems := make([]attr.Value, len(rec.Result.Steps))
+		for i := range elems {
+			elems[i] = stepStreamAt(rec.Streams, i)
+		}
+		list, d := types.ListValue(streamsType(), elems)
+		diags.Append(d...)
+		streams[k] = list
+	}
+	v, d := types.MapValue(fleetCommandResultType(), results)
+	diags.Append(d...)
+	m.Results = v
+	switch {
+	case m.SensitiveOutput.IsUnknown():
+		m.SensitiveStreams = types.MapUnknown(fleetStreamsType())
+	case !m.SensitiveOutput.ValueBool():
+		m.SensitiveStreams = types.MapNull(fleetStreamsType())
+	default:
+		m.SensitiveStreams, d = types.MapValue(fleetStreamsType(), streams)
+		diags.Append(d...)
+	}
+}
+
+// fleetStepOf records one step's result as prime_sandbox_command records a
+// command's (recordResult), cut to the last fleetStepOutput bytes.
+func fleetStepOf(res *commandResult, sensitive bool) (fleetCommandStep, types.Object) {
+	cut := *res
+	var cutOut, cutErr bool
+	cut.Stdout, cutOut = tail(res.Stdout, fleetStepOutput)
+	cut.Stderr, cutErr = tail(res.Stderr, fleetStepOutput)
+	cut.Truncated = res.Truncated || cutOut || cutErr
+	m := sandboxCommandModel{SensitiveOutput: types.BoolValue(sensitive)}
+	recordResult(&m, &cut)
+	return fleetCommandStep{ExitCode: m.ExitCode, Stdout: m.Stdout, Stderr: m.Stderr, OutputTruncated: m.OutputTruncated},
+		m.SensitiveStreams
+}
+
+// fleetRun is what Create and Update run: the arguments every member shares.
+type fleetRun struct {
+	base     commandSpec // without SandboxID and Command
+	commands []string
+	limit    int
+}
+
+// fleetRunOf reads the plan (and env_wo from the configuration) into the
+// specs runCommand takes, through prime_sandbox_command's reader.
+func fleetRunOf(ctx context.Context, plan fleetCommandModel, envWO types.Map, diags *diag.Diagnostics) fleetRun {
+	base, d := specFromCommandModel(ctx, sandboxCommandModel{
+		WorkingDir: plan.WorkingDir, Env: plan.Env, TimeoutSeconds: plan.TimeoutSeconds,
+		AllowedExitCodes: plan.AllowedExitCodes, RequireOpenEgress: plan.RequireOpenEgress, SensitiveOutput: plan.SensitiveOutput,
+	}, envWO)
+	diags.Append(d...)
+	commands, d := stringList(ctx, plan.Commands)
+	diags.Append(d...)
+	return fleetRun{base: base, commands: commands, limit: int(plan.MaxConcurrency.ValueInt64())}
+}
+
+// runMembers runs the steps on the members in ids (key → sandbox ID),
+// members concurrently (at most run.limit), each member's steps in order
+// through runCommand, stopping a member at its first failed step. It
+// returns the members that succeeded; the others are in problems.
+func (r *fleetCommandResource) runMembers(ctx context.Context, run fleetRun, ids map[string]string, problems *memberProblems) map[string]*commandMemberRecord {
+	var mu sync.Mutex
+	done := map[string]*commandMemberRecord{}
+	tflog.Info(ctx, "running fleet command", map[string]any{
+		"members": len(ids), "steps": len(run.commands), "max_concurrency": run.limit, "timeout": run.base.Timeout.String(),
+	})
+	forEachMember(ctx, sortedKeys(ids), run.limit, func(ctx context.Context, key string) {
+		id := ids[key]
+		rec := &commandMemberRecord{Result: fleetCommandResult{SandboxID: types.StringValue(id)}}
+		var last *commandResult
+		for i, command := range run.commands {
+			spec := run.base
+			spec.SandboxID, spec.Command = id, command
+			spec.RequireOpenEgress = run.base.RequireOpenEgress && i == 0
+			res, err := runCommand(ctx, r.client, spec)
+			if err != nil {
+				summary := "Command failed"
+				var ce *commandError
+				if errors.As(err, &ce) {
+					summary = ce.Summary
+				}
+				problems.add(key, "sandbox %s, step %d of %d: %s. %s", id, i+1, len(run.commands), summary, err)
+				return
+			}
+			step, streams := fleetStepOf(res, spec.SensitiveOutput)
+			rec.Result.Steps = append(rec.Result.Steps, step)
+			rec.Streams = append(rec.Streams, streams)
+			last = res
+		}
+		rec.Result.ExitCode = types.Int64Value(int64(last.ExitCode))
+		rec.Result.ExecutedAt = types.StringValue(last.ExecutedAt.Format(time.RFC3339))
+		mu.Lock()
+		done[key] = rec
+		mu.Unlock()
+	})
+	return done
+}
+
+// fleetFailure is the one error for every failed member.
+func fleetFailure(diags *diag.Diagnostics, problems *memberProblems, ran int) {
+	diags.AddError("Fleet command failed",
+		fmt.Sprintf("The command failed on %d of the %d members that ran:\n\n%s", problems.len(), ran, problems.String()))
+}
+
+func (r *fleetCommandResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	if !requireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var plan fleetCommandModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	var envWO types.Map
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("env_wo"), &envWO)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	run := fleetRunOf(ctx, plan, envWO, &resp.Diagnostics)
+	ids := stringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	var problems memberProblems
+	done := r.runMembers(ctx, run, ids, &problems)
+	if problems.len() > 0 {
+		// Nothing is stored: the next apply runs every member again.
+		fleetFailure(&resp.Diagnostics, &problems, len(ids))
+		return
+	}
+	plan.ID = types.StringValue(prime.NewIdempotencyKey()[:16])
+	plan.EnvWO = types.MapNull(types.StringType)
+	r.setRecords(ctx, &plan, done, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// Read touches no API: the results are history.
+func (r *fleetCommandResource) Read(_ context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	resp.State.Raw = req.State.Raw
+}
+
+// Update runs the members ModifyPlan planned to run (new, moved to another
+// sandbox, or with recorded exit codes no longer allowed) and keeps the
+// others' results. Failed members are left out of results.
+func (r *fleetCommandResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state fleetCommandModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	var envWO types.Map
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("env_wo"), &envWO)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	run := fleetRunOf(ctx, plan, envWO, &resp.Diagnostics)
+	ids := stringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
+	prior := commandMemberRecordsOf(ctx, state, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	records := map[string]*commandMemberRecord{}
+	toRun := map[string]string{}
+	for key, id := range ids {
+		if p, had := prior[key]; had && keepFleetResult(p.Result, id, run.base.Allowed) {
+			moved := movedRecord(p, state.SensitiveOutput.ValueBool(), run.base.SensitiveOutput)
+			records[key] = &moved
+		} else {
+			toRun[key] = id
+		}
+	}
+	var problems memberProblems
+	if len(toRun) > 0 {
+		if !requireClient(r.client, &resp.Diagnostics) {
+			return
+		}
+		for key, rec := range r.runMembers(ctx, run, toRun, &problems) {
+			records[key] = rec
+		}
+	}
+	plan.EnvWO = types.MapNull(types.StringType)
+	r.setRecords(ctx, &plan, records, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if problems.len() > 0 {
+		// The failed members are not recorded: the next apply runs only them.
+		fleetFailure(&resp.Diagnostics, &problems, len(toRun))
+	}
+}
+
+// Delete touches no API: there is nothing to undo on the platform.
+func (r *fleetCommandResource) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {
+}

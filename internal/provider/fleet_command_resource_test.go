@@ -1,0 +1,438 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+)
+
+// fleetTestProvider is the provider with the fleet resources registered
+// even while provider.go does not list them yet (registered ones are not
+// added twice).
+type fleetTestProvider struct{ *primeProvider }
+
+func (p fleetTestProvider) Resources(ctx context.Context) []func() fwresource.Resource {
+	out := p.primeProvider.Resources(ctx)
+	have := map[string]bool{}
+	for _, f := range out {
+		var resp fwresource.MetadataResponse
+		f().Metadata(ctx, fwresource.MetadataRequest{ProviderTypeName: "prime"}, &resp)
+		have[resp.TypeName] = true
+	}
+	for _, f := range []func() fwresource.Resource{NewFleetCommandResource, NewFleetEgressPolicyResource} {
+		var resp fwresource.MetadataResponse
+		f().Metadata(ctx, fwresource.MetadataRequest{ProviderTypeName: "prime"}, &resp)
+		if !have[resp.TypeName] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// fleetProviderFactories is providerFactories with fleetTestProvider.
+func fleetProviderFactories(t *testing.T) map[string]func() (tfprotov6.ProviderServer, error) {
+	dir := t.TempDir()
+	return map[string]func() (tfprotov6.ProviderServer, error){
+		"prime": func() (tfprotov6.ProviderServer, error) {
+			return NewProtocol6Server(fleetTestProvider{&primeProvider{version: "test", journalDir: dir}})(), nil
+		},
+	}
+}
+
+// fleetMemberBoxes is count sandboxes whose environment sets FAIL_CODE: "3" for
+// the indexes in failing, "0" for the others. Members are keyed by index.
+func fleetMemberBoxes(count int, failing ...int) string {
+	codes := make([]string, count)
+	for i := range codes {
+		codes[i] = `"0"`
+		for _, f := range failing {
+			if f == i {
+				codes[i] = `"3"`
+			}
+		}
+	}
+	return fmt.Sprintf(`
+locals {
+  fail_codes = [%s]
+}
+
+resource "prime_sandbox" "box" {
+  count            = %d
+  name             = "member-${count.index}"
+  docker_image     = "python:3.12-slim"
+  environment_vars = { FAIL_CODE = local.fail_codes[count.index] }
+}
+`, strings.Join(codes, ", "), count)
+}
+
+const fleetMemberIDs = `{ for i, s in prime_sandbox.box : tostring(i) => s.id }`
+
+// fleetCommandHCL is a prime_fleet_command "run" over the boxes.
+func fleetCommandHCL(commands []string, extra ...string) string {
+	quoted := make([]string, len(commands))
+	for i, c := range commands {
+		quoted[i] = fmt.Sprintf("%q", c)
+	}
+	return fmt.Sprintf(`
+resource "prime_fleet_command" "run" {
+  sandbox_ids = %s
+  commands    = [%s]
+  %s
+}
+`, fleetMemberIDs, strings.Join(quoted, ", "), strings.Join(extra, "\n  "))
+}
+
+// expectInOrder matches the parts in order, anything between them; inside a
+// part, blanks match any run of white space (Terraform wraps diagnostics).
+func expectInOrder(parts ...string) *regexp.Regexp {
+	res := make([]string, len(parts))
+	for i, p := range parts {
+		res[i] = strings.TrimPrefix(expectErr(p).String(), "(?s)")
+	}
+	return regexp.MustCompile(`(?s)` + strings.Join(res, `.*`))
+}
+
+// commandRunsBySandbox counts command_executed events per sandbox for
+// commands with the prefix.
+func commandRunsBySandbox(events []primemock.Event, prefix string) map[string]int {
+	out := map[string]int{}
+	for _, e := range events {
+		if e.Type == primemock.EventCommandExecuted && strings.HasPrefix(e.Command, prefix) {
+			out[e.SandboxID]++
+		}
+	}
+	return out
+}
+
+// Steps run in order on every member; a member stops at its first step with
+// a disallowed exit code while the others go on; the one error names the
+// failed member with its step, exit code and stderr; nothing is stored, so
+// the next plan creates the resource again.
+func TestAccFleetCommand_memberStopsAtFirstDisallowedStep(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	cfg := m.config(fleetMemberBoxes(3, 1) + fleetCommandHCL([]string{
+		"echo step-one", "echo step-two failed with $FAIL_CODE >&2; exit $FAIL_CODE", "echo step-three",
+	}))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: fleetProviderFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: cfg,
+				ExpectError: expectInOrder(`Fleet command failed`, `The command failed on 1 of the 3 members that ran:`,
+					`Member "1": sandbox`, `step 2 of 3: Command exited with a disallowed code.`,
+					`exited with code 3 (allowed: [0]). Last of stderr: step-two failed with 3`),
+			},
+			{
+				Config:             cfg,
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_fleet_command.run", plancheck.ResourceActionCreate),
+				}},
+			},
+		},
+	})
+	failing := ""
+	order := map[string][]string{}
+	for _, e := range m.Events() {
+		if e.Type != primemock.EventCommandExecuted || !strings.HasPrefix(e.Command, "echo step-") {
+			continue // the sandbox's own readiness probe
+		}
+		step := strings.Fields(e.Command)[1]
+		order[e.SandboxID] = append(order[e.SandboxID], fmt.Sprintf("%s=%d", step, e.ExitCode))
+		if e.ExitCode == 3 {
+			failing = e.SandboxID
+		}
+	}
+	if len(order) != 3 || failing == "" {
+		t.Fatalf("executions per sandbox: %v; want 3 sandboxes, one failing", order)
+	}
+	for id, got := range order {
+		want := "step-one=0 step-two=0 step-three=0"
+		if id == failing {
+			want = "step-one=0 step-two=3"
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("sandbox %s ran %v, want %s", id, got, want)
+		}
+	}
+}
+
+// An update runs only a new member (the others' results are kept and
+// planned known, the new one unknown) and keeps the ID; removing a member
+// drops its result without running anything. Step output keeps its last
+// 4 KiB.
+func TestAccFleetCommand_updateRunsOnlyNewMembers(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	commands := []string{"echo hello-$FAIL_CODE", "repeat 1000 line; echo the-end"}
+	var firstID string
+	runs := func(want int) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			per := commandRunsBySandbox(m.Events(), "echo hello")
+			total := 0
+			for id, n := range per {
+				if n != 1 {
+					return fmt.Errorf("sandbox %s ran the first step %d times, want once", id, n)
+				}
+				total += n
+			}
+			if total != want {
+				return fmt.Errorf("the first step ran on %d sandboxes, want %d", total, want)
+			}
+			return nil
+		}
+	}
+	results := tfjsonpath.New("results")
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: fleetProviderFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(fleetMemberBoxes(2) + fleetCommandHCL(commands)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectUnknownValue("prime_fleet_command.run", results.AtMapKey("0")),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("prime_fleet_command.run", results.AtMapKey("1").AtMapKey("steps").AtSliceIndex(0).AtMapKey("stdout"),
+						knownvalue.StringExact("hello-0\n")),
+					statecheck.ExpectKnownValue("prime_fleet_command.run", results.AtMapKey("1").AtMapKey("exit_code"), knownvalue.Int64Exact(0)),
+					statecheck.ExpectKnownValue("prime_fleet_command.run", results.AtMapKey("1").AtMapKey("steps").AtSliceIndex(1).AtMapKey("output_truncated"),
+						knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue("prime_fleet_command.run", tfjsonpath.New("sensitive_streams"), knownvalue.Null()),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					runs(2),
+					func(s *terraform.State) error {
+						attrs := s.RootModule().Resources["prime_fleet_command.run"].Primary.Attributes
+						firstID = attrs["id"]
+						out := attrs["results.0.steps.1.stdout"]
+						if len(out) != fleetStepOutput || !strings.HasSuffix(out, "line\nthe-end\n") {
+							return fmt.Errorf("step 2 stdout is %d bytes; want the last %d", len(out), fleetStepOutput)
+						}
+						if attrs["results.0.executed_at"] == "" {
+							return fmt.Errorf("executed_at is empty")
+						}
+						return nil
+					},
+				),
+			},
+			{
+				Config: m.config(fleetMemberBoxes(3) + fleetCommandHCL(commands)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_fleet_command.run", plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue("prime_fleet_command.run", results.AtMapKey("2")),
+					plancheck.ExpectKnownValue("prime_fleet_command.run", results.AtMapKey("0").AtMapKey("exit_code"), knownvalue.Int64Exact(0)),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					runs(3),
+					resource.TestCheckResourceAttr("prime_fleet_command.run", "results.2.steps.0.stdout", "hello-0\n"),
+					resource.TestCheckResourceAttrWith("prime_fleet_command.run", "id", func(id string) error {
+						if id != firstID {
+							return fmt.Errorf("id changed from %s to %s on a partial run", firstID, id)
+						}
+						return nil
+					}),
+				),
+			},
+			{
+				Config: m.config(fleetMemberBoxes(2) + fleetCommandHCL(commands)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_fleet_command.run", plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					runs(3),
+					resource.TestCheckResourceAttr("prime_fleet_command.run", "results.%", "2"),
+				),
+			},
+		},
+	})
+}
+
+// Arguments that judge or record the results update in place without
+// running anything; narrowing allowed_exit_codes runs again only the member
+// whose recorded exit code is no longer allowed, and its failure keeps the
+// other member's result.
+func TestAccFleetCommand_resultArgumentsUpdateInPlace(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	cfg := func(extra ...string) string {
+		return m.config(fleetMemberBoxes(2, 1) + fleetCommandHCL([]string{"echo probing; exit $FAIL_CODE"}, extra...))
+	}
+	runs := func() map[string]int { return commandRunsBySandbox(m.Events(), "echo probing") }
+	results := tfjsonpath.New("results")
+	var ids [2]string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: fleetProviderFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: cfg(`allowed_exit_codes = [0, 3]`),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("prime_fleet_command.run", "results.0.exit_code", "0"),
+					resource.TestCheckResourceAttr("prime_fleet_command.run", "results.1.exit_code", "3"),
+					func(s *terraform.State) (err error) {
+						for i := range ids {
+							if ids[i], err = stateID(s, fmt.Sprintf("prime_sandbox.box.%d", i)); err != nil {
+								return err
+							}
+						}
+						return nil
+					},
+				),
+			},
+			{
+				Config: cfg(`allowed_exit_codes = [3, 0, 1]`, `timeout_seconds = 60`, `sensitive_output = true`,
+					`require_open_egress = true`, `max_concurrency = 1`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_fleet_command.run", plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue("prime_fleet_command.run", results.AtMapKey("1").AtMapKey("exit_code"), knownvalue.Int64Exact(3)),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("prime_fleet_command.run", results.AtMapKey("0").AtMapKey("steps").AtSliceIndex(0).AtMapKey("stdout"), knownvalue.Null()),
+					statecheck.ExpectKnownValue("prime_fleet_command.run", tfjsonpath.New("sensitive_streams").AtMapKey("0").AtSliceIndex(0).AtMapKey("stdout"),
+						knownvalue.StringExact("probing\n")),
+					statecheck.ExpectKnownValue("prime_fleet_command.run", tfjsonpath.New("sensitive_streams").AtMapKey("1").AtSliceIndex(0).AtMapKey("stdout"),
+						knownvalue.StringExact("probing\n")),
+				},
+				Check: func(*terraform.State) error {
+					if r := runs(); r[ids[0]] != 1 || r[ids[1]] != 1 {
+						return fmt.Errorf("runs per sandbox %v; an in-place update runs nothing", r)
+					}
+					return nil
+				},
+			},
+			{
+				// A refresh reads nothing back and changes nothing.
+				RefreshState: true,
+			},
+			{
+				// 3 is no longer allowed: member 1 runs again (and fails),
+				// member 0 keeps its result.
+				Config: cfg(`allowed_exit_codes = [0]`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_fleet_command.run", plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue("prime_fleet_command.run", results.AtMapKey("1")),
+					plancheck.ExpectKnownValue("prime_fleet_command.run", results.AtMapKey("0").AtMapKey("exit_code"), knownvalue.Int64Exact(0)),
+				}},
+				ExpectError: expectInOrder(`The command failed on 1 of the 1 members that ran:`, `Member "1"`, `exited with code 3 (allowed: [0])`),
+			},
+			{
+				// The failed member is not recorded; member 0 is, so the
+				// next apply would run member 1 only.
+				Config:             cfg(`allowed_exit_codes = [0]`),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_fleet_command.run", plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue("prime_fleet_command.run", results.AtMapKey("1")),
+					plancheck.ExpectKnownValue("prime_fleet_command.run", results.AtMapKey("0").AtMapKey("sandbox_id"), knownvalue.NotNull()),
+				}},
+			},
+		},
+	})
+	if r := runs(); r[ids[0]] != 1 || r[ids[1]] != 2 {
+		t.Fatalf("runs per sandbox %v; want member 0 once and member 1 twice", r)
+	}
+}
+
+// require_open_egress is checked per member before its first step: the
+// member under a lock refuses with prime_sandbox_command's message and runs
+// nothing; the open member runs.
+func TestAccFleetCommand_requireOpenEgressRefusesLockedMember(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	var locked, open string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: fleetProviderFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(fleetMemberBoxes(2) + `
+resource "prime_egress_policy" "lock" {
+  sandbox_id = prime_sandbox.box[1].id
+  allow      = ["example.com"]
+}
+`),
+				Check: func(s *terraform.State) (err error) {
+					if open, err = stateID(s, "prime_sandbox.box.0"); err != nil {
+						return err
+					}
+					locked, err = stateID(s, "prime_sandbox.box.1")
+					return err
+				},
+			},
+			{
+				Config: m.config(fleetMemberBoxes(2) + `
+resource "prime_egress_policy" "lock" {
+  sandbox_id = prime_sandbox.box[1].id
+  allow      = ["example.com"]
+}
+` + fleetCommandHCL([]string{"echo setup-one", "echo setup-two"}, `require_open_egress = true`, `depends_on = [prime_egress_policy.lock]`)),
+				ExpectError: expectInOrder(`Member "1": sandbox`, `step 1 of 2: Egress is restricted.`,
+					`holds a restricted egress policy (generation 1, allow example.com, enforced), so it was not run`),
+			},
+		},
+	})
+	r := commandRunsBySandbox(m.Events(), "echo setup-")
+	if r[locked] != 0 || r[open] != 2 {
+		t.Fatalf("commandRunsBySandbox per sandbox %v: want none on the locked member %s and both steps on %s", r, locked, open)
+	}
+}
+
+// With sensitive_output the failure names the member and the exit code but
+// withholds the output.
+func TestAccFleetCommand_sensitiveFailureWithholdsOutput(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: fleetProviderFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{{
+			Config: m.config(fleetMemberBoxes(1) + fleetCommandHCL([]string{"echo very-secret-token >&2; exit 4"}, `sensitive_output = true`)),
+			ExpectError: expectInOrder(`Member "0": sandbox`, `step 1 of 1: Command exited with a disallowed code.`,
+				`exited with code 4 (allowed: [0]). Its output is not shown: sensitive_output is set.`),
+		}},
+	})
+}
+
+// Plan-time errors, before any API call.
+func TestAccFleetCommand_planTimeValidation(t *testing.T) {
+	cases := []struct{ name, body, want string }{
+		{"no steps", `commands = []`, "Attribute commands list must contain at least 1 elements"},
+		{"empty step", `commands = ["true", ""]`, "string length must be at least 1"},
+		{"bad env name", "commands = [\"true\"]\n env = { \"NOT VALID\" = \"x\" }", `env: "NOT VALID" is not a valid variable name`},
+		{"env twice", "commands = [\"true\"]\n env = { A = \"x\" }\n env_wo = { A = \"y\" }", `env_wo: "A" is also set in env`},
+		{"concurrency", "commands = [\"true\"]\n max_concurrency = 0", "Attribute max_concurrency value must be at least 1"},
+		{"exit codes", "commands = [\"true\"]\n allowed_exit_codes = [256]", "value must be between 0 and 255"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newTestMock(t, fastMockOptions())
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: fleetProviderFactories(t),
+				Steps: []resource.TestStep{{
+					Config: m.config(fmt.Sprintf(`
+resource "prime_fleet_command" "x" {
+  sandbox_ids = { a = "sbx-a" }
+  %s
+}
+`, tc.body)),
+					PlanOnly:    true,
+					ExpectError: expectErr(tc.want),
+				}},
+			})
+			m.noAPICalls(t)
+		})
+	}
+}

@@ -1,0 +1,572 @@
+package provider
+
+// prime_fleet_egress_policy: one composed egress policy on every member of a
+// fleet, each member locked, relocked and restored through the code paths of
+// prime_egress_policy (lockSandbox, relockSandbox, restoreEgress, readEgress).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*fleetEgressPolicyResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*fleetEgressPolicyResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*fleetEgressPolicyResource)(nil)
+)
+
+// NewFleetEgressPolicyResource is the prime_fleet_egress_policy constructor.
+func NewFleetEgressPolicyResource() resource.Resource { return &fleetEgressPolicyResource{} }
+
+type fleetEgressPolicyResource struct {
+	client *prime.Client
+}
+
+type fleetEgressPolicyModel struct {
+	ID         types.String `tfsdk:"id"`
+	SandboxIDs types.Map    `tfsdk:"sandbox_ids"`
+	egressLists
+	After          types.List     `tfsdk:"after"`
+	EffectiveAllow types.List     `tfsdk:"effective_allow"`
+	EffectiveBlock types.List     `tfsdk:"effective_block"`
+	Members        types.Map      `tfsdk:"members"`
+	Timeouts       timeouts.Value `tfsdk:"timeouts"`
+}
+
+// fleetPolicyMember is one entry of members.
+type fleetPolicyMember struct {
+	SandboxID         types.String `tfsdk:"sandbox_id"`
+	Generation        types.Int64  `tfsdk:"generation"`
+	AppliedGeneration types.Int64  `tfsdk:"applied_generation"`
+	Applied           types.Bool   `tfsdk:"applied"`
+}
+
+func fleetPolicyMemberType() types.ObjectType {
+	return types.ObjectType{AttrTypes: map[string]attr.Type{
+		"sandbox_id": types.StringType, "generation": types.Int64Type, "applied_generation": types.Int64Type,
+		"applied": types.BoolType,
+	}}
+}
+
+// policyMemberOf is the entry of an enforced write.
+func policyMemberOf(id string, gen int64, st *prime.EgressPolicyStatus) fleetPolicyMember {
+	return fleetPolicyMember{SandboxID: types.StringValue(id), Generation: types.Int64Value(gen),
+		AppliedGeneration: types.Int64Value(st.AppliedGeneration), Applied: types.BoolValue(true)}
+}
+
+func (r *fleetEgressPolicyResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_fleet_egress_policy"
+}
+
+func (r *fleetEgressPolicyResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	attrs := egressListAttributes("Changing it updates every member in place and waits for enforcement again.")
+	for k, v := range effectiveListAttributes() {
+		attrs[k] = v
+	}
+	attrs["id"] = schema.StringAttribute{
+		Computed: true,
+		MarkdownDescription: "ID of this policy, new on every create: a replaced policy gets a new one, so a command " +
+			"whose `triggers` name it runs again after every re-lock.",
+		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+	}
+	attrs["sandbox_ids"] = schema.MapAttribute{
+		Required: true, ElementType: types.StringType,
+		MarkdownDescription: "Member key → ID of a **VM** sandbox (`vm = true`) that is `RUNNING`, usually " +
+			"`prime_sandbox_fleet.<name>.sandbox_ids`. Changing it updates in place: new members and members whose " +
+			"sandbox ID changed are locked; removed members get back what they held before (the reuse guard " +
+			"applies); the others are untouched.",
+	}
+	attrs["after"] = afterAttribute()
+	attrs["members"] = schema.MapNestedAttribute{
+		Computed: true,
+		MarkdownDescription: "Member key → the policy's state on that member. A member whose sandbox is gone drops " +
+			"out at refresh (the next apply locks it again if it is still in `sandbox_ids`).",
+		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+			"sandbox_id":         schema.StringAttribute{Computed: true, MarkdownDescription: "Sandbox of the member."},
+			"generation":         schema.Int64Attribute{Computed: true, MarkdownDescription: generationDoc},
+			"applied_generation": schema.Int64Attribute{Computed: true, MarkdownDescription: appliedGenerationDoc},
+			"applied": schema.BoolAttribute{Computed: true, MarkdownDescription: appliedDoc + " On a fleet it is also " +
+				"`false` when a refresh finds the member holding other destinations than `effective_allow`/" +
+				"`effective_block` (a change from the CLI); the next apply rewrites that member only."},
+		}},
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "One host-level egress policy on every member of a fleet of VM sandboxes: what " +
+			"`prime_egress_policy` does for one sandbox, for each member concurrently, with the same lists, " +
+			"validation and composition (`effective_allow`/`effective_block` are the one policy every member gets).\n\n" +
+			"Create returns only once **every** member's data plane enforces the policy. If any member is not " +
+			"enforced within its timeout (default 60 s, per member, counted from the platform's acceptance) the " +
+			"apply fails closed with one error naming each such member, and nothing is recorded: nothing that " +
+			"depends on this resource — such as the fleet's agent command — starts, and the next apply writes and " +
+			"waits again; restrictions already written stay in place, never lifted in between.\n\n" +
+			"An update touches only the members that need it: new members and members whose sandbox ID changed are " +
+			"locked, members found not enforced (or drifted) are written again, a change of `allow`, `block` or " +
+			"`routes` relocks every member, and removed members get back what they held before. Destroy restores " +
+			"every member concurrently — unrestricted egress, or a born-restricted sandbox's create-time lists — " +
+			"and leaves a member alone, with a warning, when a newer policy written by someone else holds it. " +
+			"Import is not supported.",
+		Attributes: attrs,
+		Blocks: map[string]schema.Block{
+			"timeouts": timeouts.Block(ctx, timeouts.Opts{
+				Create: true, Update: true, Delete: true,
+				CreateDescription: "How long to wait, per member, after the platform accepted the policy, for the " +
+					"data plane to enforce it (default `60s`). On timeout the apply fails closed.",
+				UpdateDescription: "As `create`, for relocking existing members (default `60s`); new members use `create`.",
+				DeleteDescription: "How long to wait, per member, for the restored policy to be enforced again, on " +
+					"destroy and for members removed from `sandbox_ids` (default `60s`).",
+			}),
+		},
+	}
+}
+
+func (r *fleetEgressPolicyResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m fleetEgressPolicyModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	m.egressLists.validate(ctx, path.Empty(), &resp.Diagnostics)
+}
+
+// ModifyPlan plans the composed lists and the members: a member that will be
+// written (new, moved to another sandbox, not enforced, or every member when
+// the destinations change) gets unknown generations and applied = true; the
+// others keep their entry.
+func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return // destroy
+	}
+	var plan fleetEgressPolicyModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.EffectiveAllow = types.ListUnknown(types.StringType)
+	plan.EffectiveBlock = types.ListUnknown(types.StringType)
+	policy, d := plan.egressLists.planned(ctx)
+	resp.Diagnostics.Append(d...)
+	if policy != nil {
+		plan.EffectiveAllow, plan.EffectiveBlock, d = effectiveValues(ctx, *policy)
+		resp.Diagnostics.Append(d...)
+	}
+	var prior map[string]fleetPolicyMember
+	samePolicy := false
+	if !req.State.Raw.IsNull() {
+		var state fleetEgressPolicyModel
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		prior = fleetMembersOf(ctx, state.Members, &resp.Diagnostics)
+		prev, d := policyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
+		resp.Diagnostics.Append(d...)
+		samePolicy = policy != nil && prime.SamePolicy(prev, *policy)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.Members = types.MapUnknown(fleetPolicyMemberType())
+	if !plan.SandboxIDs.IsUnknown() {
+		entries := map[string]attr.Value{}
+		for key, v := range plan.SandboxIDs.Elements() {
+			id, _ := v.(types.String)
+			p, had := prior[key]
+			switch {
+			case id.IsUnknown():
+				entries[key] = types.ObjectUnknown(fleetPolicyMemberType().AttrTypes)
+				continue
+			case had && samePolicy && p.SandboxID.ValueString() == id.ValueString() && p.Applied.ValueBool():
+			default:
+				p = fleetPolicyMember{SandboxID: id, Generation: types.Int64Unknown(),
+					AppliedGeneration: types.Int64Unknown(), Applied: types.BoolValue(true)}
+			}
+			obj, d := types.ObjectValueFrom(ctx, fleetPolicyMemberType().AttrTypes, p)
+			resp.Diagnostics.Append(d...)
+			entries[key] = obj
+		}
+		members, d := types.MapValue(fleetPolicyMemberType(), entries)
+		resp.Diagnostics.Append(d...)
+		plan.Members = members
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// fleetMembersOf reads members; nil when null or unknown.
+func fleetMembersOf(ctx context.Context, v types.Map, diags *diag.Diagnostics) map[string]fleetPolicyMember {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	out := map[string]fleetPolicyMember{}
+	diags.Append(v.ElementsAs(ctx, &out, false)...)
+	return out
+}
+
+// Baselines, per member, travel in private state under baselineKey as one
+// JSON object: member key → what encodeBaseline writes.
+func encodeMemberBaselines(m map[string]prime.EgressPolicy) []byte {
+	raw := make(map[string]json.RawMessage, len(m))
+	for k, p := range m {
+		raw[k] = encodeBaseline(p)
+	}
+	b, _ := json.Marshal(raw)
+	return b
+}
+
+// decodeMemberBaselines reads them back; a member without one restores open
+// (decodeBaseline).
+func decodeMemberBaselines(b []byte) map[string]prime.EgressPolicy {
+	var raw map[string]json.RawMessage
+	_ = json.Unmarshal(b, &raw)
+	out := make(map[string]prime.EgressPolicy, len(raw))
+	for k, v := range raw {
+		out[k] = decodeBaseline(v)
+	}
+	return out
+}
+
+// policyOutcomes gathers what concurrent member work produced.
+type policyOutcomes struct {
+	mu        sync.Mutex
+	members   map[string]fleetPolicyMember
+	baselines map[string]prime.EgressPolicy
+	warnings  []string
+}
+
+func (o *policyOutcomes) set(key string, m fleetPolicyMember) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.members[key] = m
+}
+
+func (o *policyOutcomes) drop(key string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.members, key)
+	delete(o.baselines, key)
+}
+
+func (o *policyOutcomes) baseline(key string, p prime.EgressPolicy) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.baselines[key] = p
+}
+
+func (o *policyOutcomes) warn(key, text string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.warnings = append(o.warnings, fmt.Sprintf("Member %q: %s", key, text))
+}
+
+// addWarnings reports the reuse guard's notes, one paragraph per member.
+func (o *policyOutcomes) addWarnings(diags *diag.Diagnostics) {
+	if len(o.warnings) == 0 {
+		return
+	}
+	sort.Strings(o.warnings)
+	diags.AddWarning("Newer egress policy left in place", strings.Join(o.warnings, "\n\n"))
+}
+
+// memberLockProblem renders a failed lockSandbox for a member.
+func memberLockProblem(id string, err error) string {
+	summary := "Egress policy not enforced"
+	var le *lockError
+	if errors.As(err, &le) {
+		summary = le.Summary
+	}
+	return fmt.Sprintf("sandbox %s: %s: %s", id, summary, err)
+}
+
+func (r *fleetEgressPolicyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	if !requireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var plan fleetEgressPolicyModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	policy, ok := plan.egressLists.compose(ctx, path.Empty(), &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	timeout, d := plan.Timeouts.Create(ctx, defaultEgressTimeout)
+	resp.Diagnostics.Append(d...)
+	ids := stringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	tflog.Info(ctx, "locking fleet egress", map[string]any{"members": len(ids), "timeout": timeout.String()})
+	out := &policyOutcomes{members: map[string]fleetPolicyMember{}, baselines: map[string]prime.EgressPolicy{}}
+	var problems memberProblems
+	forEachMember(ctx, sortedKeys(ids), 0, func(ctx context.Context, key string) {
+		res, err := lockSandbox(ctx, r.client, ids[key], policy, timeout)
+		if err != nil {
+			problems.add(key, "%s", memberLockProblem(ids[key], err))
+			return
+		}
+		out.set(key, policyMemberOf(ids[key], res.Generation, res.Status))
+		out.baseline(key, res.Baseline)
+	})
+	if problems.len() > 0 {
+		// Nothing is recorded: the policy does not exist for Terraform, so
+		// dependents are not created and the next apply locks every member
+		// again. Restrictions already written stay in place.
+		resp.Diagnostics.AddError("Egress policy not enforced on every member",
+			fmt.Sprintf("%d of %d members failed, so the fleet's policy is not recorded as applied and nothing that "+
+				"depends on it was started; the next apply locks every member again, without lifting any "+
+				"restriction in between.\n\n%s", problems.len(), len(ids), problems.String()))
+		return
+	}
+	plan.ID = types.StringValue(prime.NewIdempotencyKey()[:16])
+	resp.Diagnostics.Append(r.record(ctx, &plan, policy, out.members)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, baselineKey, encodeMemberBaselines(out.baselines))...)
+}
+
+// record fills the computed attributes.
+func (r *fleetEgressPolicyResource) record(ctx context.Context, m *fleetEgressPolicyModel, policy prime.EgressPolicy, members map[string]fleetPolicyMember) diag.Diagnostics {
+	var diags diag.Diagnostics
+	m.EffectiveAllow, m.EffectiveBlock, diags = effectiveValues(ctx, policy)
+	v, d := types.MapValueFrom(ctx, fleetPolicyMemberType(), members)
+	diags.Append(d...)
+	m.Members = v
+	return diags
+}
+
+// Update locks new and moved members, relocks members that are not
+// enforced (every member when the destinations changed), restores removed
+// members, and leaves the rest alone. On failure, members that succeeded
+// are recorded; a failed relock is recorded not applied (so the next apply
+// writes it again, and a destroy knows the write as its own); a failed new
+// member is not recorded (as a failed create); a removed member whose
+// restore failed stays in members, so the next apply restores it again.
+func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	if !requireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var plan, state fleetEgressPolicyModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	policy, ok := plan.egressLists.compose(ctx, path.Empty(), &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	createTimeout, d := plan.Timeouts.Create(ctx, defaultEgressTimeout)
+	resp.Diagnostics.Append(d...)
+	updateTimeout, d := plan.Timeouts.Update(ctx, defaultEgressTimeout)
+	resp.Diagnostics.Append(d...)
+	deleteTimeout, d := plan.Timeouts.Delete(ctx, defaultEgressTimeout)
+	resp.Diagnostics.Append(d...)
+	stored, d := req.Private.GetKey(ctx, baselineKey)
+	resp.Diagnostics.Append(d...)
+	prev, d := policyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
+	resp.Diagnostics.Append(d...)
+	ids := stringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
+	prior := fleetMembersOf(ctx, state.Members, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	relockAll := !prime.SamePolicy(prev, policy)
+	out := &policyOutcomes{members: map[string]fleetPolicyMember{}, baselines: decodeMemberBaselines(stored)}
+	keys := map[string]bool{}
+	for k := range ids {
+		keys[k] = true
+	}
+	for k := range prior {
+		keys[k] = true
+	}
+	var problems memberProblems
+	forEachMember(ctx, sortedKeys(keys), 0, func(ctx context.Context, key string) {
+		id, wanted := ids[key]
+		p, had := prior[key]
+		var why []string
+		// A member's previous sandbox, when it leaves: restore what it held.
+		if had && (!wanted || p.SandboxID.ValueString() != id) {
+			out.mu.Lock()
+			baseline := out.baselines[key]
+			out.mu.Unlock()
+			warning, err := restoreEgress(ctx, r.client, p.SandboxID.ValueString(), p.Generation.ValueInt64(), baseline, deleteTimeout)
+			switch {
+			case err != nil:
+				why = append(why, err.Error())
+				out.set(key, p) // kept, so the next apply restores it again
+			case warning != "":
+				out.warn(key, warning)
+				out.drop(key)
+			default:
+				out.drop(key)
+			}
+		}
+		switch {
+		case !wanted:
+		case !had || p.SandboxID.ValueString() != id:
+			res, err := lockSandbox(ctx, r.client, id, policy, createTimeout)
+			if err != nil {
+				why = append(why, memberLockProblem(id, err))
+				break
+			}
+			out.set(key, policyMemberOf(id, res.Generation, res.Status))
+			out.baseline(key, res.Baseline)
+		case relockAll || !p.Applied.ValueBool():
+			st, gen, err := relockSandbox(ctx, r.client, id, policy, updateTimeout)
+			if err != nil {
+				why = append(why, fmt.Sprintf("sandbox %s: %s", id, err))
+				if gen > 0 {
+					p.Generation = types.Int64Value(gen)
+				}
+				p.Applied = types.BoolValue(false)
+				out.set(key, p)
+				break
+			}
+			out.set(key, policyMemberOf(id, gen, st))
+		default:
+			out.set(key, p)
+		}
+		if len(why) > 0 {
+			problems.add(key, "%s", strings.Join(why, "\n"))
+		}
+	})
+	resp.Diagnostics.Append(r.record(ctx, &plan, policy, out.members)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, baselineKey, encodeMemberBaselines(out.baselines))...)
+	out.addWarnings(&resp.Diagnostics)
+	if problems.len() > 0 {
+		resp.Diagnostics.AddError("Egress policy not enforced on every member",
+			fmt.Sprintf("%d members failed; the others are recorded. The next apply writes the failed members "+
+				"again, without lifting any restriction in between.\n\n%s", problems.len(), problems.String()))
+	}
+}
+
+// Read refreshes every member. A member whose sandbox is gone drops out; a
+// member whose platform policy is not this one, enforced, is recorded not
+// applied, so the next apply writes it again.
+func (r *fleetEgressPolicyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	if !requireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var state fleetEgressPolicyModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	effective, d := policyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
+	resp.Diagnostics.Append(d...)
+	prior := fleetMembersOf(ctx, state.Members, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	out := &policyOutcomes{members: map[string]fleetPolicyMember{}}
+	var problems, gone, unapplied memberProblems
+	forEachMember(ctx, sortedKeys(prior), 0, func(ctx context.Context, key string) {
+		p := prior[key]
+		id := p.SandboxID.ValueString()
+		st, isGone, err := readEgress(ctx, r.client, id)
+		switch {
+		case err != nil:
+			problems.add(key, "sandbox %s: %s", id, err)
+			return
+		case isGone:
+			gone.add(key, "sandbox %s no longer exists or no longer runs.", id)
+			return
+		}
+		p.AppliedGeneration = types.Int64Value(st.AppliedGeneration)
+		same := prime.SamePolicy(st.Policy, effective)
+		p.Applied = types.BoolValue(same && st.Enforces(st.Generation))
+		switch {
+		case !same:
+			unapplied.add(key, "sandbox %s holds generation %d (%s), not this policy (%s).", id, st.Generation,
+				describePolicy(st.Policy), describePolicy(effective))
+		case !st.Enforces(st.Generation):
+			unapplied.add(key, "sandbox %s holds generation %d of this policy but enforces only generation %d.",
+				id, st.Generation, st.AppliedGeneration)
+		}
+		out.set(key, p)
+	})
+	if problems.len() > 0 {
+		resp.Diagnostics.AddError("Cannot read egress policy", problems.String())
+		return
+	}
+	if gone.len() > 0 {
+		resp.Diagnostics.AddWarning("Sandboxes are gone", "These members are removed from members; the next apply "+
+			"locks them again if they are still in sandbox_ids.\n\n"+gone.String())
+	}
+	if unapplied.len() > 0 {
+		resp.Diagnostics.AddWarning("Egress policy not enforced on every member", "New connections on these members "+
+			"may not follow the policy. The next apply writes it again on them and waits for enforcement.\n\n"+
+			unapplied.String())
+	}
+	v, d := types.MapValueFrom(ctx, fleetPolicyMemberType(), out.members)
+	resp.Diagnostics.Append(d...)
+	state.Members = v
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// Delete restores every member (restoreEgress: the baseline, the reuse
+// guard). Members that could not be restored stay in state, so destroy can
+// be run again.
+func (r *fleetEgressPolicyResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	if !requireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var state fleetEgressPolicyModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := state.Timeouts.Delete(ctx, defaultEgressTimeout)
+	resp.Diagnostics.Append(d...)
+	stored, d := req.Private.GetKey(ctx, baselineKey)
+	resp.Diagnostics.Append(d...)
+	prior := fleetMembersOf(ctx, state.Members, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	baselines := decodeMemberBaselines(stored)
+	out := &policyOutcomes{members: map[string]fleetPolicyMember{}}
+	var problems memberProblems
+	forEachMember(ctx, sortedKeys(prior), 0, func(ctx context.Context, key string) {
+		p := prior[key]
+		ownGen := int64(-1)
+		if !p.Generation.IsNull() && !p.Generation.IsUnknown() {
+			ownGen = p.Generation.ValueInt64()
+		}
+		warning, err := restoreEgress(ctx, r.client, p.SandboxID.ValueString(), ownGen, baselines[key], timeout)
+		switch {
+		case err != nil:
+			problems.add(key, "%s", err)
+			out.set(key, p)
+		case warning != "":
+			out.warn(key, warning)
+		}
+	})
+	out.addWarnings(&resp.Diagnostics)
+	if problems.len() > 0 {
+		resp.Diagnostics.AddError("Egress not restored", problems.String())
+		v, d := types.MapValueFrom(ctx, fleetPolicyMemberType(), out.members)
+		resp.Diagnostics.Append(d...)
+		state.Members = v
+		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	}
+}

@@ -1,0 +1,358 @@
+package provider
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+)
+
+// fleetPolicyHCL is a prime_fleet_egress_policy "lock" over the boxes, with
+// the interception route; listLine is e.g. `allow = ["example.com"]`.
+func fleetPolicyHCL(listLine string, extra ...string) string {
+	return fmt.Sprintf(`
+resource "prime_fleet_egress_policy" "lock" {
+  sandbox_ids = %s
+  %s
+  routes      = ["https://%s/v1"]
+  %s
+}
+`, fleetMemberIDs, listLine, routeHost, strings.Join(extra, "\n  "))
+}
+
+// boxIDsInto reads the IDs of prime_sandbox.box[0..n-1] into ids.
+func boxIDsInto(ids *[]string, n int) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		*ids = (*ids)[:0]
+		for i := range n {
+			id, err := stateID(s, fmt.Sprintf("prime_sandbox.box.%d", i))
+			if err != nil {
+				return err
+			}
+			*ids = append(*ids, id)
+		}
+		return nil
+	}
+}
+
+// fleetReach checks that every box reaches exactly the hosts expected.
+func fleetReach(t *testing.T, m *testMock, ids *[]string, want map[string]bool) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		for i, id := range *ids {
+			for host, expected := range want {
+				if got := m.reachable(t, id, host); got != expected {
+					return fmt.Errorf("member %d (%s): %s reachable = %t, want %t", i, id, host, got, expected)
+				}
+			}
+		}
+		return nil
+	}
+}
+
+// policyPutsBySandbox counts accepted policy writes per sandbox.
+func policyPutsBySandbox(m *testMock) map[string]int {
+	out := map[string]int{}
+	for _, e := range m.Events() {
+		if e.Type == primemock.EventPolicyPut {
+			out[e.SandboxID]++
+		}
+	}
+	return out
+}
+
+// wantPolicyPuts checks policyPutsBySandbox for the boxes, in order.
+func wantPolicyPuts(m *testMock, ids *[]string, want ...int) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		puts := policyPutsBySandbox(m)
+		for i, id := range *ids {
+			if puts[id] != want[i] {
+				return fmt.Errorf("member %d (%s) got %d policy writes, want %d (all: %v)", i, id, puts[id], want[i], puts)
+			}
+		}
+		return nil
+	}
+}
+
+// The policy is enforced on every member; a list change relocks every
+// member in place; a new member is the only one written when it is added;
+// removing the policy restores open egress on every member.
+func TestAccFleetEgressPolicy_locksRelocksAndAddsMembers(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	var ids []string
+	members := tfjsonpath.New("members")
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: fleetProviderFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(fleetMemberBoxes(2) + fleetPolicyHCL(`allow = ["example.com"]`)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectKnownValue("prime_fleet_egress_policy.lock", tfjsonpath.New("effective_allow"),
+						knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact(routeHost), knownvalue.StringExact("example.com")})),
+					plancheck.ExpectUnknownValue("prime_fleet_egress_policy.lock", members.AtMapKey("0")),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("prime_fleet_egress_policy.lock", members.AtMapKey("1").AtMapKey("applied"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue("prime_fleet_egress_policy.lock", members.AtMapKey("1").AtMapKey("generation"), knownvalue.Int64Exact(1)),
+					statecheck.ExpectKnownValue("prime_fleet_egress_policy.lock", members.AtMapKey("1").AtMapKey("applied_generation"), knownvalue.Int64Exact(1)),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					boxIDsInto(&ids, 2),
+					fleetReach(t, m, &ids, map[string]bool{"example.com": true, "google.com": false, routeHost: true}),
+					wantPolicyPuts(m, &ids, 1, 1),
+				),
+			},
+			{
+				// A refresh finds every member enforced: nothing changes.
+				RefreshState: true,
+			},
+			{
+				Config: m.config(fleetMemberBoxes(2) + fleetPolicyHCL(`allow = ["google.com"]`)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_fleet_egress_policy.lock", plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue("prime_fleet_egress_policy.lock", members.AtMapKey("0").AtMapKey("generation")),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("prime_fleet_egress_policy.lock", "members.0.generation", "2"),
+					resource.TestCheckResourceAttr("prime_fleet_egress_policy.lock", "members.1.generation", "2"),
+					fleetReach(t, m, &ids, map[string]bool{"example.com": false, "google.com": true}),
+					wantPolicyPuts(m, &ids, 2, 2),
+				),
+			},
+			{
+				Config: m.config(fleetMemberBoxes(3) + fleetPolicyHCL(`allow = ["google.com"]`)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_fleet_egress_policy.lock", plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue("prime_fleet_egress_policy.lock", members.AtMapKey("0").AtMapKey("generation"), knownvalue.Int64Exact(2)),
+					plancheck.ExpectUnknownValue("prime_fleet_egress_policy.lock", members.AtMapKey("2")),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					boxIDsInto(&ids, 3),
+					fleetReach(t, m, &ids, map[string]bool{"example.com": false, "google.com": true}),
+					wantPolicyPuts(m, &ids, 2, 2, 1),
+					resource.TestCheckResourceAttr("prime_fleet_egress_policy.lock", "members.2.generation", "1"),
+				),
+			},
+			{
+				// Without the policy, every member is open again and enforced.
+				Config: m.config(fleetMemberBoxes(3)),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					fleetReach(t, m, &ids, map[string]bool{"example.com": true, "google.com": true}),
+					wantPolicyPuts(m, &ids, 3, 3, 2),
+					func(*terraform.State) error {
+						for _, id := range ids {
+							st, err := m.client(t).GetEgressPolicy(waitCtx(t), id)
+							if err != nil {
+								return err
+							}
+							if !st.Policy.IsOpen() || !st.Enforces(st.Generation) {
+								return fmt.Errorf("after destroy sandbox %s holds %+v, want open and applied", id, st)
+							}
+						}
+						return nil
+					},
+				),
+			},
+		},
+	})
+}
+
+// With a data plane that never applies, the apply fails closed naming every
+// member with the fail-closed text, nothing is recorded (the next plan
+// creates the policy again) and the agent that depends on it never runs.
+func TestAccFleetEgressPolicy_failsClosedListingMembers(t *testing.T) {
+	o := fastMockOptions()
+	o.NeverApply = true
+	m := newTestMock(t, o)
+	cfg := m.config(fleetMemberBoxes(2) + fleetPolicyHCL(`allow = ["example.com"]`, `timeouts { create = "1s" }`) + `
+resource "prime_fleet_command" "agent" {
+  sandbox_ids = prime_fleet_egress_policy.lock.sandbox_ids
+  commands    = ["echo agent"]
+  triggers    = { lock = prime_fleet_egress_policy.lock.id }
+}
+`)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: fleetProviderFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: cfg,
+				ExpectError: expectInOrder(`Egress policy not enforced on every member`, `2 of 2 members failed`,
+					`Member "0": sandbox`, `was accepted (generation 1) but is not enforced after 1s (the platform reports applied_generation -1, applied false). Failing closed`,
+					`Member "1": sandbox`, `was accepted (generation 1) but is not enforced after 1s`),
+			},
+			{
+				Config:             cfg,
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_fleet_egress_policy.lock", plancheck.ResourceActionCreate),
+					plancheck.ExpectResourceAction("prime_fleet_command.agent", plancheck.ResourceActionCreate),
+				}},
+			},
+		},
+	})
+	for _, e := range m.Events() {
+		switch {
+		case e.Type == primemock.EventCommandExecuted && strings.HasPrefix(e.Command, "echo agent"):
+			t.Fatalf("the agent ran although the policy was never enforced: %+v", e)
+		case e.Type == primemock.EventPolicyPut && e.Policy.IsOpen():
+			t.Fatalf("egress was reopened (event %d)", e.Seq)
+		}
+	}
+	if puts := policyPutsBySandbox(m); len(puts) != 2 {
+		t.Fatalf("policy writes per sandbox %v; want one on each of the 2 members", puts)
+	}
+}
+
+// A member changed out of band is refreshed as not applied, and the next
+// apply rewrites that member only. A member whose sandbox is deleted drops
+// out, and its replacement sandbox is locked in place.
+func TestAccFleetEgressPolicy_driftAndGoneMembersRewriteOnlyThem(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	cfg := m.config(fleetMemberBoxes(2) + fleetPolicyHCL(`allow = ["example.com"]`))
+	var ids []string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: fleetProviderFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{Config: cfg, Check: boxIDsInto(&ids, 2)},
+			{
+				PreConfig: func() {
+					c := m.client(t)
+					st, err := c.PutEgressPolicy(waitCtx(t), ids[1], prime.EgressPolicy{Allowlist: []string{"evil.example.org"}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, err := c.WaitForEgressApplied(waitCtx(t), ids[1], st.Generation, st); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_fleet_egress_policy.lock", plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue("prime_fleet_egress_policy.lock", tfjsonpath.New("members").AtMapKey("0").AtMapKey("generation"),
+						knownvalue.Int64Exact(1)),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					wantPolicyPuts(m, &ids, 1, 3),
+					resource.TestCheckResourceAttr("prime_fleet_egress_policy.lock", "members.1.generation", "3"),
+					fleetReach(t, m, &ids, map[string]bool{"example.com": true, "evil.example.org": false}),
+				),
+			},
+			{
+				PreConfig: func() {
+					if err := m.client(t).DeleteSandbox(waitCtx(t), ids[1]); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox.box[1]", plancheck.ResourceActionCreate),
+					plancheck.ExpectResourceAction("prime_fleet_egress_policy.lock", plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue("prime_fleet_egress_policy.lock", tfjsonpath.New("members").AtMapKey("1")),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					boxIDsInto(&ids, 2),
+					wantPolicyPuts(m, &ids, 1, 1),
+					fleetReach(t, m, &ids, map[string]bool{"example.com": true, "google.com": false}),
+				),
+			},
+		},
+	})
+}
+
+// Destroy restores every member, except one holding a newer policy written
+// by someone else (the reuse guard), which is left in place.
+func TestAccFleetEgressPolicy_destroyLeavesNewerWriterInPlace(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	var ids []string
+	evil := prime.EgressPolicy{Allowlist: []string{"evil.example.org"}}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: fleetProviderFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(fleetMemberBoxes(2) + fleetPolicyHCL(`allow = []`)),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					boxIDsInto(&ids, 2),
+					fleetReach(t, m, &ids, map[string]bool{"example.com": false, routeHost: true}),
+				),
+			},
+			{
+				PreConfig: func() {
+					st, err := m.client(t).PutEgressPolicy(waitCtx(t), ids[1], evil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, err := m.client(t).WaitForEgressApplied(waitCtx(t), ids[1], st.Generation, st); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: m.config(fleetMemberBoxes(2)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_fleet_egress_policy.lock", plancheck.ResourceActionDestroy),
+				}},
+				Check: func(*terraform.State) error {
+					c := m.client(t)
+					open, err := c.GetEgressPolicy(waitCtx(t), ids[0])
+					if err != nil {
+						return err
+					}
+					if !open.Policy.IsOpen() || !open.Enforces(open.Generation) {
+						return fmt.Errorf("member 0 holds %+v after destroy, want open and applied", open)
+					}
+					other, err := c.GetEgressPolicy(waitCtx(t), ids[1])
+					if err != nil {
+						return err
+					}
+					if !prime.SamePolicy(other.Policy, evil) || other.Generation != 2 {
+						return fmt.Errorf("member 1 holds %+v after destroy, want the newer writer's generation 2 left in place", other)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// Plan-time errors name the attribute as prime_egress_policy does, before
+// any API call.
+func TestAccFleetEgressPolicy_planTimeValidation(t *testing.T) {
+	cases := []struct{ name, body, want string }{
+		{"neither list", `routes = []`, "allow: exactly one of allow and block must be set"},
+		{"both lists", "allow = []\n block = []", "allow and block are mutually exclusive"},
+		{"bad entry", `allow = ["ok.com", "a b.com"]`, `allow: "a b.com": inner whitespace is not allowed`},
+		{"lone star", `block = ["*"]`, `block: "*" is not an entry`},
+		{"block cuts a route", "block = [\"*.example.net\"]\n routes = [\"https://intercept.example.net/v1\"]",
+			`block: "*.example.net" blocks the framework route host intercept.example.net (from routes)`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newTestMock(t, fastMockOptions())
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: fleetProviderFactories(t),
+				Steps: []resource.TestStep{{
+					Config: m.config(fmt.Sprintf(`
+resource "prime_fleet_egress_policy" "p" {
+  sandbox_ids = { a = "sbx-a", b = "sbx-b" }
+  %s
+}
+`, tc.body)),
+					PlanOnly:    true,
+					ExpectError: expectErr(tc.want),
+				}},
+			})
+			m.noAPICalls(t)
+		})
+	}
+}
