@@ -93,8 +93,9 @@ type Client struct {
 
 	// egressLatency and bootLatency learn the data plane's apply time and
 	// the sandboxes' boot time (learn.go).
-	egressLatency latencyEstimate
-	bootLatency   latencyEstimate
+	egressLatency  latencyEstimate
+	bootLatency    latencyEstimate
+	gatewayLatency latencyEstimate // RUNNING → the gateway first answers
 }
 
 // New builds a client. It fails without an API key, before any request, as

@@ -259,11 +259,15 @@ func scrubError(err error, secrets []string) error {
 	return &scrubbedError{err: err, secrets: secrets}
 }
 
-// sandboxKinds remembers which sandboxes are VMs. The kind of a sandbox
-// never changes, so an entry stays valid for the client's lifetime.
+// sandboxKinds remembers what the platform's answers said about each
+// sandbox: its kind (which never changes, so an entry stays valid for the
+// client's lifetime), and, as hints that may be stale, its last status and
+// the egress lists its sandbox object or an accepted policy write showed.
 type sandboxKinds struct {
-	mu sync.Mutex
-	vm map[string]bool
+	mu     sync.Mutex
+	vm     map[string]bool
+	status map[string]string
+	egress map[string]EgressPolicy
 	// reading holds, per sandbox, a channel closed when the GET that will
 	// tell its kind is over, so concurrent first commands share one GET.
 	reading map[string]chan struct{}
@@ -272,14 +276,71 @@ type sandboxKinds struct {
 func (k *sandboxKinds) remember(sbs ...Sandbox) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.vm == nil {
-		k.vm = map[string]bool{}
-	}
+	k.init()
 	for i := range sbs {
-		if sbs[i].ID != "" {
-			k.vm[sbs[i].ID] = sbs[i].VM
+		sb := &sbs[i]
+		if sb.ID == "" {
+			continue
+		}
+		k.vm[sb.ID] = sb.VM
+		k.status[sb.ID] = sb.Status
+		switch {
+		case sb.NetworkAllowlist != nil:
+			k.egress[sb.ID] = EgressPolicy{Allowlist: sb.NetworkAllowlist}
+		case sb.NetworkDenylist != nil:
+			k.egress[sb.ID] = EgressPolicy{Denylist: sb.NetworkDenylist}
+		default:
+			k.egress[sb.ID] = OpenEgressPolicy()
 		}
 	}
+}
+
+func (k *sandboxKinds) init() {
+	if k.vm == nil {
+		k.vm, k.status, k.egress = map[string]bool{}, map[string]string{}, map[string]EgressPolicy{}
+	}
+}
+
+// observeStatus records statuses from status:batchGet answers.
+func (k *sandboxKinds) observeStatus(ss []SandboxStatus) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.init()
+	for _, s := range ss {
+		k.status[s.SandboxID] = s.Status
+	}
+}
+
+// observePolicy records the desired policy of an accepted write.
+func (k *sandboxKinds) observePolicy(id string, p EgressPolicy) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.init()
+	k.egress[id] = p
+}
+
+// KnownSandbox is what the client's answers so far said about a sandbox.
+// Status and Egress are hints: the platform may have moved on since.
+type KnownSandbox struct {
+	VM     bool
+	Status string
+	// Egress is the desired policy the sandbox object showed (its network
+	// lists; both null read as open), or the last one this client wrote.
+	Egress EgressPolicy
+}
+
+// Known returns what the client learned about a sandbox from the sandbox
+// objects, status answers and policy writes it has seen, without a request.
+// ok is false when it has seen no sandbox object for id.
+func (c *Client) Known(id string) (KnownSandbox, bool) {
+	k := &c.kinds
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	vm, ok := k.vm[id]
+	if !ok {
+		return KnownSandbox{}, false
+	}
+	return KnownSandbox{VM: vm, Status: k.status[id], Egress: k.egress[id]}, true
 }
 
 // sandboxIsVM reports the sandbox's kind from the cache, or reads the

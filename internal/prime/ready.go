@@ -50,6 +50,10 @@ const (
 // gateway usually trails RUNNING by a fraction of a second.
 var gatewayProbeBackoff = Backoff{Initial: 100 * time.Millisecond, Factor: 2, Max: 5 * time.Second, Jitter: 0.2}
 
+// gatewayProbeMinStep is the shortest interval between probes around the
+// expected gateway lag (see learnedSchedule).
+const gatewayProbeMinStep = 50 * time.Millisecond
+
 // WaitReadyOptions tune WaitForReady. Zero values select the defaults.
 type WaitReadyOptions struct {
 	// Timeout is the budget for booting and, with Gateway, for the gateway
@@ -298,7 +302,10 @@ func (c *Client) waitGateway(ctx context.Context, id string, deadline time.Time,
 	}
 	var last error
 	lastStatus := StatusRunning
+	running := time.Now()
+	var notYet time.Duration // last time the gateway was seen not answering
 	probe := func(ctx context.Context) (bool, error) {
+		asked := time.Since(running)
 		_, err := c.Exec(ctx, id, ExecRequest{Command: gatewayProbeCommand, Timeout: gatewayProbeTimeout})
 		if err == nil {
 			return true, nil
@@ -309,9 +316,16 @@ func (c *Client) waitGateway(ctx context.Context, id string, deadline time.Time,
 		if !transientProbeError(err) {
 			return false, fmt.Errorf("sandbox %s reached RUNNING but the gateway failed: %w", id, err)
 		}
-		last = err
-		// As the SDK does before each probe, ask the control plane whether
-		// the sandbox is still alive (one round of the shared poller).
+		last, notYet = err, asked
+		// A gateway miss already brought the control plane's answer (the
+		// error context says RUNNING): no second question.
+		var failed *SandboxFailedError
+		if errors.As(err, &failed) && failed.ControlPlaneStatus == StatusRunning {
+			return false, nil
+		}
+		// Otherwise, as the SDK does before each probe, ask the control
+		// plane whether the sandbox is still alive (one round of the shared
+		// poller).
 		st, err := c.observeStatus(ctx, id)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -325,12 +339,24 @@ func (c *Client) waitGateway(ctx context.Context, id string, deadline time.Time,
 		}
 		return false, nil
 	}
-	done, err := probe(gctx)
+	// The gateway usually trails RUNNING by about the same time for every
+	// sandbox of a platform: after a few sandboxes, the first probe waits
+	// for most of that time instead of failing (each failure costs a
+	// command stream and an error-context read).
+	var err error
+	if expected, ok := c.gatewayLatency.median(); ok {
+		err = Sleep(gctx, expected*9/10)
+	}
+	done := false
+	if err == nil {
+		done, err = probe(gctx)
+	}
 	if err == nil && !done {
-		err = Poll(gctx, gatewayProbeBackoff, probe)
+		err = Poll(gctx, c.gatewayLatency.schedule(gatewayProbeBackoff, gatewayProbeMinStep), probe)
 	}
 	switch {
 	case err == nil:
+		c.gatewayLatency.record(notYet)
 		return nil
 	case ctx.Err() != nil:
 		return context.Cause(ctx)

@@ -171,6 +171,7 @@ func (c *Client) BatchStatus(ctx context.Context, ids []string) (*BatchStatusRes
 		})
 		switch code := StatusCodeOf(err); {
 		case err == nil:
+			c.kinds.observeStatus(out.Statuses)
 			return &out, nil
 		case code == http.StatusNotFound || code == http.StatusMethodNotAllowed:
 			c.batchUnsupported.Store(true)
@@ -237,6 +238,7 @@ func (c *Client) PutEgressPolicy(ctx context.Context, id string, p EgressPolicy)
 	if err := c.do(ctx, call{method: http.MethodPut, path: sandboxPath(id) + "/egress-policy", body: p, out: &out, retry: retryIdempotent}); err != nil {
 		return nil, err
 	}
+	c.kinds.observePolicy(id, p)
 	return &out, nil
 }
 
