@@ -135,9 +135,11 @@ func TestSortByCanonical(t *testing.T) {
 func TestApplyPlatformPolicy(t *testing.T) {
 	ctx := context.Background()
 	state := egressPolicyModel{
-		Allow:          entrySet([]string{"Example.COM"}),
-		Block:          types.SetNull(egressEntryType{}),
-		Routes:         types.ListValueMust(types.StringType, []attr.Value{types.StringValue("https://intercept.example.net/v1")}),
+		egressLists: egressLists{
+			Allow:  entrySet([]string{"Example.COM"}),
+			Block:  types.SetNull(egressEntryType{}),
+			Routes: types.ListValueMust(types.StringType, []attr.Value{types.StringValue("https://intercept.example.net/v1")}),
+		},
 		EffectiveAllow: types.ListValueMust(types.StringType, []attr.Value{types.StringValue("intercept.example.net"), types.StringValue("example.com")}),
 		EffectiveBlock: types.ListNull(types.StringType),
 		Generation:     types.Int64Value(1),
@@ -168,8 +170,11 @@ func TestApplyPlatformPolicy(t *testing.T) {
 
 	// Import (nothing written before) of an open policy reads as block = [].
 	imported := egressPolicyModel{
-		Allow: types.SetNull(egressEntryType{}), Block: types.SetNull(egressEntryType{}),
-		Routes: types.ListNull(types.StringType), EffectiveAllow: types.ListNull(types.StringType),
+		egressLists: egressLists{
+			Allow: types.SetNull(egressEntryType{}), Block: types.SetNull(egressEntryType{}),
+			Routes: types.ListNull(types.StringType),
+		},
+		EffectiveAllow: types.ListNull(types.StringType),
 		EffectiveBlock: types.ListNull(types.StringType), Generation: types.Int64Null(),
 	}
 	applyPlatformPolicy(ctx, &imported, "sbx", &prime.EgressPolicyStatus{Generation: 0, AppliedGeneration: 0, Applied: true})

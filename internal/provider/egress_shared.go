@@ -1,0 +1,452 @@
+package provider
+
+// Egress policy pieces every resource that writes a policy shares —
+// prime_egress_policy, the egress block of prime_sandbox and
+// prime_sandbox_fleet, prime_fleet_egress_policy: the allow/block/routes
+// schema, reading and validating them, composing what is sent, writing and
+// waiting fail-closed, and restoring on destroy with the reuse guard. The
+// policy semantics themselves live in prime.ComposeEgressPolicy.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+)
+
+// defaultEgressTimeout is how long a write waits for the data plane to
+// enforce a policy, as in the upstream fail-closed wait.
+const defaultEgressTimeout = 60 * time.Second
+
+const entryGrammarDoc = "Entries are exact hostnames (`api.example.com`, any case, internationalised names allowed, one " +
+	"optional trailing dot), a leftmost wildcard (`*.example.com`: every name under example.com, at any depth, but " +
+	"**not** example.com itself), IPv4 addresses (`1.2.3.4`) or IPv4 CIDRs (`10.0.0.0/8`). Entries are compared in " +
+	"canonical form (lowercase, IDNA A-label, no trailing dot, an address equals its `/32`), so the platform's " +
+	"normalisation never shows as a diff."
+
+// egressLists are the three arguments that declare a policy.
+type egressLists struct {
+	Allow  types.Set  `tfsdk:"allow"`
+	Block  types.Set  `tfsdk:"block"`
+	Routes types.List `tfsdk:"routes"`
+}
+
+// egressListAttributes is the schema of allow, block and routes. change
+// ends each description: what changing the argument does.
+func egressListAttributes(change string) map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"allow": schema.SetAttribute{
+			Optional: true, ElementType: egressEntryType{},
+			MarkdownDescription: "Allowlist: only these destinations, plus the hosts of `routes`, are reachable. " +
+				"`allow = []` denies all egress except the routes. Exactly one of `allow` and `block` must be set; " +
+				"at most 256 entries are sent, route hosts included. " + entryGrammarDoc + " " + change,
+		},
+		"block": schema.SetAttribute{
+			Optional: true, ElementType: egressEntryType{},
+			MarkdownDescription: "Blocklist: everything except these destinations is reachable. `block = []` " +
+				"restricts nothing. Route hosts are not added in this mode, and an entry that matches a route host " +
+				"is refused at plan time. Exactly one of `allow` and `block` must be set; at most 256 entries. " +
+				entryGrammarDoc + " " + change,
+		},
+		"routes": schema.ListAttribute{
+			Optional: true, ElementType: types.StringType,
+			MarkdownDescription: "Framework routes the agent must always reach, such as an LLM interception " +
+				"endpoint or MCP server URLs (`https://intercept.example.net/v1`). In allow mode their hostnames " +
+				"are put in front of `allow` (deduplicated), so `allow = []` still reaches them. http(s) URLs " +
+				"with an IPv4 or DNS host only (the platform is IPv4-only). " + change,
+		},
+	}
+}
+
+// effectiveListAttributes are the computed lists actually sent.
+func effectiveListAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"effective_allow": schema.ListAttribute{
+			Computed: true, ElementType: types.StringType,
+			MarkdownDescription: "The allowlist sent to the platform, in canonical form: route hosts first, then " +
+				"`allow`, deduplicated. Null in block mode.",
+		},
+		"effective_block": schema.ListAttribute{
+			Computed: true, ElementType: types.StringType,
+			MarkdownDescription: "The blocklist sent to the platform, in canonical form. Null in allow mode.",
+		},
+	}
+}
+
+// spec reads the lists. known is false when any of them is not yet known.
+func (l egressLists) spec(ctx context.Context) (spec prime.EgressPolicySpec, known bool, diags diag.Diagnostics) {
+	known = true
+	entries := func(v types.Set) []string {
+		if v.IsNull() {
+			return nil
+		}
+		if v.IsUnknown() {
+			known = false
+			return nil
+		}
+		out := make([]string, 0, len(v.Elements()))
+		for _, e := range v.Elements() {
+			if e.IsUnknown() {
+				known = false
+				continue
+			}
+			sv, isString := e.(basetypes.StringValuable)
+			if !isString {
+				continue
+			}
+			s, d := sv.ToStringValue(ctx)
+			diags.Append(d...)
+			out = append(out, s.ValueString())
+		}
+		return out
+	}
+	spec.Allow = sortByCanonical(entries(l.Allow))
+	spec.Block = sortByCanonical(entries(l.Block))
+	if l.Routes.IsUnknown() {
+		known = false
+	} else {
+		routes, d := stringList(ctx, l.Routes)
+		diags.Append(d...)
+		if routes == nil && !l.Routes.IsNull() {
+			known = false
+		}
+		spec.Routes = routes
+	}
+	return spec, known, diags
+}
+
+// sortByCanonical orders set elements by their canonical form, so the list
+// sent (and effective_allow/effective_block) does not depend on how entries
+// are spelled or on Terraform's set order. Invalid entries sort last.
+func sortByCanonical(entries []string) []string {
+	if entries == nil {
+		return nil
+	}
+	key := func(s string) string {
+		if c, err := prime.CanonicalEgressEntry(s); err == nil {
+			return "0" + c
+		}
+		return "1" + s
+	}
+	sort.SliceStable(entries, func(i, j int) bool { return key(entries[i]) < key(entries[j]) })
+	return entries
+}
+
+// validate reports every finding at plan time. Entries known now are
+// checked even while others are unknown; counts, duplicates and the
+// allow/block choice wait until everything is known.
+func (l egressLists) validate(ctx context.Context, base path.Path, diags *diag.Diagnostics) {
+	spec, known, d := l.spec(ctx)
+	diags.Append(d...)
+	if !known {
+		if (l.Allow.IsUnknown() || l.Block.IsUnknown()) && spec.Allow == nil && spec.Block == nil {
+			return
+		}
+		if spec.Allow != nil && spec.Block != nil {
+			spec.Block = nil
+		}
+		if spec.Allow == nil && spec.Block == nil {
+			spec.Allow = []string{}
+		}
+		_, findings := prime.ComposeEgressPolicy(spec)
+		addFindings(diags, findings, true, base)
+		return
+	}
+	_, findings := prime.ComposeEgressPolicy(spec)
+	addFindings(diags, findings, false, base)
+}
+
+// compose is the policy to send, at apply time (every value is known and
+// validation already passed).
+func (l egressLists) compose(ctx context.Context, base path.Path, diags *diag.Diagnostics) (prime.EgressPolicy, bool) {
+	spec, known, d := l.spec(ctx)
+	diags.Append(d...)
+	if !known {
+		diags.AddError("Egress policy not known", "allow, block and routes must be known at apply time")
+		return prime.EgressPolicy{}, false
+	}
+	policy, findings := prime.ComposeEgressPolicy(spec)
+	addFindings(diags, findings, false, base)
+	return policy, !diags.HasError()
+}
+
+// planned is the composed policy when it is known and valid (for planning
+// effective_allow/effective_block), else nil.
+func (l egressLists) planned(ctx context.Context) (*prime.EgressPolicy, diag.Diagnostics) {
+	spec, known, diags := l.spec(ctx)
+	if !known {
+		return nil, diags
+	}
+	policy, findings := prime.ComposeEgressPolicy(spec)
+	if hasErrors(findings) {
+		return nil, diags
+	}
+	return &policy, diags
+}
+
+// addFindings attaches findings to their attribute under base (the
+// resource's root, or a block such as egress), naming it in the message.
+func addFindings(diags *diag.Diagnostics, findings []prime.Finding, onlyEntries bool, base path.Path) {
+	for _, f := range findings {
+		if onlyEntries && f.Entry == "" {
+			continue
+		}
+		p, name := path.Root(f.Attribute), f.Attribute
+		if len(base.Steps()) > 0 {
+			p, name = base.AtName(f.Attribute), base.String()+"."+f.Attribute
+		}
+		msg := name + ": " + f.Message
+		if f.Severity == prime.FindingError {
+			diags.AddAttributeError(p, "Invalid egress policy", msg)
+		} else {
+			diags.AddAttributeWarning(p, "Egress policy warning", msg)
+		}
+	}
+}
+
+func hasErrors(findings []prime.Finding) bool {
+	for _, f := range findings {
+		if f.Severity == prime.FindingError {
+			return true
+		}
+	}
+	return false
+}
+
+// listValue turns a composed list into a state value (null for nil).
+func listValue(ctx context.Context, list []string) (types.List, diag.Diagnostics) {
+	if list == nil {
+		return types.ListNull(types.StringType), nil
+	}
+	return types.ListValueFrom(ctx, types.StringType, list)
+}
+
+// effectiveValues are a policy's lists as effective_allow/effective_block.
+func effectiveValues(ctx context.Context, p prime.EgressPolicy) (allow, block types.List, diags diag.Diagnostics) {
+	allow, d := listValue(ctx, p.Allowlist)
+	diags.Append(d...)
+	block, d = listValue(ctx, p.Denylist)
+	diags.Append(d...)
+	return allow, block, diags
+}
+
+// policyOfEffective reads a policy back from effective_allow/effective_block.
+func policyOfEffective(ctx context.Context, allow, block types.List) (prime.EgressPolicy, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	var p prime.EgressPolicy
+	if !allow.IsNull() && !allow.IsUnknown() {
+		l, d := stringList(ctx, allow)
+		diags.Append(d...)
+		p.Allowlist = l
+	}
+	if !block.IsNull() && !block.IsUnknown() {
+		l, d := stringList(ctx, block)
+		diags.Append(d...)
+		p.Denylist = l
+	}
+	return p, diags
+}
+
+// listsFromPlatform are allow/block as a user would write the platform's
+// policy: route hosts this configuration adds are left out, both-null reads
+// as open (block = []).
+func listsFromPlatform(platform prime.EgressPolicy, routes []string) (allow, block types.Set) {
+	if platform.Allowlist == nil && platform.Denylist == nil {
+		platform.Denylist = []string{}
+	}
+	if platform.Allowlist != nil {
+		return entrySet(withoutRouteHosts(platform.Allowlist, routes)), types.SetNull(egressEntryType{})
+	}
+	return types.SetNull(egressEntryType{}), entrySet(platform.Denylist)
+}
+
+// withoutRouteHosts drops the hosts the configuration adds from routes, so
+// a drifted allowlist reads back as what a user would write in allow.
+func withoutRouteHosts(list []string, routes []string) []string {
+	policy, _ := prime.ComposeEgressPolicy(prime.EgressPolicySpec{Allow: []string{}, Routes: routes})
+	hosts := map[string]bool{}
+	for _, h := range policy.Allowlist {
+		hosts[h] = true
+	}
+	out := []string{}
+	for _, e := range list {
+		c, err := prime.CanonicalEgressEntry(e)
+		if err == nil && hosts[c] {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func entrySet(list []string) types.Set {
+	elems := make([]attr.Value, 0, len(list))
+	seen := map[string]bool{}
+	for _, e := range list {
+		if seen[e] {
+			continue
+		}
+		seen[e] = true
+		elems = append(elems, newEgressEntry(e))
+	}
+	return types.SetValueMust(egressEntryType{}, elems)
+}
+
+// writeEgress writes a policy and waits for the data plane within timeout,
+// measured from the moment the platform accepted it (as in the upstream
+// fail-closed wait). A policy accepted but not enforced in time is an
+// *prime.EgressNotAppliedError; the written generation is returned with it
+// (0 when nothing was accepted). timeoutKey names the timeouts key for
+// messages.
+func writeEgress(ctx context.Context, c *prime.Client, id string, policy prime.EgressPolicy, timeout time.Duration, timeoutKey string) (*prime.EgressPolicyStatus, int64, error) {
+	put, err := c.PutEgressPolicy(ctx, id, policy)
+	if err != nil {
+		return nil, 0, fmt.Errorf("the platform refused the egress policy for sandbox %s: %w", id, err)
+	}
+	tflog.Info(ctx, "egress policy accepted; waiting for the data plane to enforce it", map[string]any{
+		"sandbox_id": id, "generation": put.Generation, "timeout": timeout.String(),
+	})
+	final, err := waitEgress(ctx, c, id, put.Generation, put, timeout, timeoutKey)
+	if err != nil {
+		return nil, put.Generation, err
+	}
+	return final, put.Generation, nil
+}
+
+// waitEgress waits, fail-closed, for generation gen to be enforced.
+func waitEgress(ctx context.Context, c *prime.Client, id string, gen int64, last *prime.EgressPolicyStatus, timeout time.Duration, timeoutKey string) (*prime.EgressPolicyStatus, error) {
+	wctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("timeouts.%s (%s) reached", timeoutKey, timeout))
+	defer cancel()
+	return c.WaitForEgressApplied(wctx, id, gen, last)
+}
+
+// failClosedMessage explains a policy that is not enforced after a write.
+func failClosedMessage(id string, timeout time.Duration, timeoutKey string, err error) string {
+	var notApplied *prime.EgressNotAppliedError
+	if !errors.As(err, &notApplied) {
+		return fmt.Sprintf("egress policy for sandbox %s: %v", id, err)
+	}
+	return fmt.Sprintf("egress policy for sandbox %s was accepted (generation %d) but is not enforced after %s "+
+		"(the platform reports applied_generation %d, applied %t).\n\n"+
+		"Failing closed: the policy is not recorded as applied, and nothing that depends on it was started. "+
+		"The requested restriction stays requested on the platform; the next apply writes it again and waits "+
+		"again, without lifting it in between. If the data plane is only slow, raise timeouts.%s.",
+		id, notApplied.Want, timeout, notApplied.Last.AppliedGeneration, notApplied.Last.Applied, timeoutKey)
+}
+
+// readEgress GETs the policy; gone is true when the sandbox is gone or
+// terminated (the egress endpoints answer 404 or 409 then).
+func readEgress(ctx context.Context, c *prime.Client, id string) (st *prime.EgressPolicyStatus, gone bool, err error) {
+	st, err = c.GetEgressPolicy(ctx, id)
+	switch code := prime.StatusCodeOf(err); {
+	case err == nil:
+		return st, false, nil
+	case code == http.StatusNotFound:
+		return nil, true, nil
+	case code == http.StatusConflict || code == http.StatusBadRequest:
+		sb, gerr := c.GetSandbox(ctx, id)
+		switch {
+		case errors.Is(gerr, prime.ErrNotFound):
+			return nil, true, nil
+		case gerr != nil:
+			return nil, false, gerr
+		case prime.IsTerminalStatus(sb.Status):
+			return nil, true, nil
+		}
+	}
+	return nil, false, err
+}
+
+// baselineOf is the policy a sandbox object says it holds: its create-time
+// lists, or open. Captured before a prime_egress_policy's first write, it is
+// what that policy's destroy restores, so a born-restricted sandbox goes
+// back to its born lists and never to an open policy.
+func baselineOf(sb *prime.Sandbox) prime.EgressPolicy {
+	switch {
+	case sb.NetworkAllowlist != nil:
+		return prime.EgressPolicy{Allowlist: sb.NetworkAllowlist}
+	case sb.NetworkDenylist != nil:
+		return prime.EgressPolicy{Denylist: sb.NetworkDenylist}
+	}
+	return prime.OpenEgressPolicy()
+}
+
+// restoreEgress is a policy's destroy: unless a newer generation than ours
+// holds the sandbox (someone else's policy: never undone, the reuse guard),
+// write the baseline back and wait until it is enforced. ownGen < 0 means
+// unknown (the guard then compares nothing). warning is set when a newer
+// policy was left in place.
+func restoreEgress(ctx context.Context, c *prime.Client, id string, ownGen int64, baseline prime.EgressPolicy, timeout time.Duration) (warning string, err error) {
+	st, gone, err := readEgress(ctx, c, id)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("reading the egress policy of sandbox %s: %w", id, err)
+	case gone:
+		return "", nil // nothing to restore on a sandbox that is gone
+	}
+	if ownGen >= 0 && st.Generation > ownGen {
+		return fmt.Sprintf("Sandbox %s holds egress policy generation %d, newer than generation %d written by this "+
+			"resource; it belongs to another writer and is left in place.", id, st.Generation, ownGen), nil
+	}
+	if prime.SamePolicy(st.Policy, baseline) && st.Enforces(st.Generation) {
+		return "", nil
+	}
+	if _, _, err := writeEgress(ctx, c, id, baseline, timeout, "delete"); err != nil {
+		what := "unrestricted egress"
+		if !baseline.IsOpen() {
+			what = "its create-time egress lists (" + describePolicy(baseline) + ")"
+		}
+		var notApplied *prime.EgressNotAppliedError
+		if errors.As(err, &notApplied) {
+			return "", fmt.Errorf("restoring %s on sandbox %s was accepted (generation %d) but is not enforced after "+
+				"%s. The sandbox may still hold this policy, so the resource stays in state; run destroy again to "+
+				"retry, or raise timeouts.delete", what, id, notApplied.Want, timeout)
+		}
+		return "", fmt.Errorf("restoring %s on sandbox %s: %w", what, id, err)
+	}
+	return "", nil
+}
+
+// Baselines travel in private state, as JSON.
+const baselineKey = "baseline"
+
+func encodeBaseline(p prime.EgressPolicy) []byte {
+	b, _ := json.Marshal(p)
+	return b
+}
+
+// decodeBaseline reads a stored baseline; absent (an import, a policy
+// created before baselines were recorded) means open.
+func decodeBaseline(b []byte) prime.EgressPolicy {
+	var p prime.EgressPolicy
+	if len(b) == 0 || json.Unmarshal(b, &p) != nil || (p.Allowlist == nil && p.Denylist == nil) {
+		return prime.OpenEgressPolicy()
+	}
+	return p
+}
+
+// sandboxAcceptsPolicy explains why a sandbox cannot take an egress policy,
+// or returns "".
+func sandboxAcceptsPolicy(sb *prime.Sandbox) string {
+	switch {
+	case !sb.VM:
+		return fmt.Sprintf("egress policies require a VM sandbox (vm = true); sandbox %s is a container (vm = false)", sb.ID)
+	case sb.Status != prime.StatusRunning:
+		return fmt.Sprintf("sandbox %s is %s; an egress policy can only be applied to a RUNNING sandbox "+
+			"(make the policy depend on the sandbox, whose create waits for RUNNING)", sb.ID, sb.Status)
+	}
+	return ""
+}
