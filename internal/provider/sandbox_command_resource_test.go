@@ -114,6 +114,10 @@ func TestAccSandboxCommand_fleetChain(t *testing.T) {
 	})
 }
 
+// gatewayProbe is the command prime_sandbox runs to know the gateway
+// answers (the SDK's reachability probe).
+const gatewayProbe = "echo 'sandbox ready'"
+
 // checkProtocolOrder asserts setup < policy applied < agent for a sandbox.
 func checkProtocolOrder(events []primemock.Event, sandboxID string) error {
 	var setup, applied, agent int64 = -1, -1, -1
@@ -163,9 +167,11 @@ func TestAccSandboxCommand_neverAppliedAgentNeverRuns(t *testing.T) {
 		if e.Type != primemock.EventCommandExecuted {
 			continue
 		}
-		if strings.HasPrefix(e.Command, "echo installing") {
+		switch {
+		case strings.HasPrefix(e.Command, "echo installing"):
 			setups++
-		} else {
+		case e.Command == gatewayProbe:
+		default:
 			agents++
 		}
 	}

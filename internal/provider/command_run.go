@@ -1,0 +1,192 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+)
+
+// maxCommandOutput is how much of stdout and of stderr is kept in state:
+// the last 64 KiB, where a failing command usually explains itself.
+const maxCommandOutput = 64 << 10
+
+// defaultCommandTimeout is the command timeout when timeout_seconds is unset
+// (the SDK's default).
+const defaultCommandTimeout = 300
+
+// commandSpec is one command to run in one sandbox: what prime_sandbox_command
+// and each member of prime_fleet_command run.
+type commandSpec struct {
+	SandboxID         string
+	Command           string
+	WorkingDir        string
+	Env               map[string]string
+	EnvWO             map[string]string // write-only: scrubbed from logs and errors
+	Timeout           time.Duration
+	Allowed           []int64
+	RequireOpenEgress bool
+	SensitiveOutput   bool
+}
+
+// commandResult is a finished command, output cut to its tails.
+type commandResult struct {
+	ExitCode   int
+	Stdout     string
+	Stderr     string
+	Truncated  bool
+	ExecutedAt time.Time
+}
+
+// commandError is a run that did not produce an allowed result. Summary is a
+// diagnostic title; the error text explains.
+type commandError struct {
+	Summary string
+	Err     error
+}
+
+func (e *commandError) Error() string { return e.Err.Error() }
+func (e *commandError) Unwrap() error { return e.Err }
+
+// runCommand checks the egress gate, runs the command once (never retried
+// once it may have reached the sandbox) and judges its exit code. The
+// result is returned even with a disallowed exit code, together with the
+// error.
+func runCommand(ctx context.Context, c *prime.Client, spec commandSpec) (*commandResult, error) {
+	if spec.RequireOpenEgress {
+		if err := checkEgressOpen(ctx, c, spec.SandboxID); err != nil {
+			return nil, &commandError{Summary: "Egress is restricted", Err: err}
+		}
+	}
+	res, err := c.Exec(ctx, spec.SandboxID, prime.ExecRequest{
+		Command: spec.Command, WorkingDir: spec.WorkingDir, Env: spec.Env, SensitiveEnv: spec.EnvWO,
+		Timeout: spec.Timeout, SensitiveOutput: spec.SensitiveOutput,
+	})
+	if err != nil {
+		summary := "Command failed to run"
+		switch {
+		case errors.Is(err, prime.ErrExecTimeout):
+			summary = "Command timed out"
+		case errors.Is(err, prime.ErrCommandMayStillRun):
+			summary = "Command outlived the edge proxy"
+		}
+		return nil, &commandError{Summary: summary, Err: fmt.Errorf("sandbox %s: %w", spec.SandboxID, err)}
+	}
+	out := &commandResult{ExitCode: res.ExitCode, ExecutedAt: time.Now().UTC()}
+	var cutOut, cutErr bool
+	out.Stdout, cutOut = tail(res.Stdout, maxCommandOutput)
+	out.Stderr, cutErr = tail(res.Stderr, maxCommandOutput)
+	out.Truncated = cutOut || cutErr
+	if !slices.Contains(spec.Allowed, int64(res.ExitCode)) {
+		return out, &commandError{Summary: "Command exited with a disallowed code",
+			Err: errors.New(commandFailure(spec.SandboxID, res, spec.Allowed, spec.SensitiveOutput))}
+	}
+	return out, nil
+}
+
+// commandFailure is the error for a disallowed exit code: the code and the
+// end of the output, stderr first, where failures explain themselves (unless
+// the output is sensitive).
+func commandFailure(id string, res *prime.ExecResult, allowed []int64, sensitive bool) string {
+	const show = 2048
+	var b strings.Builder
+	fmt.Fprintf(&b, "The command in sandbox %s exited with code %d (allowed: %v).", id, res.ExitCode, sortedCodes(allowed))
+	if sensitive {
+		b.WriteString(" Its output is not shown: sensitive_output is set.")
+	} else {
+		for _, s := range []struct{ name, text string }{{"stderr", res.Stderr}, {"stdout", res.Stdout}} {
+			if strings.TrimSpace(s.text) == "" {
+				continue
+			}
+			t, cut := tail(s.text, show)
+			if cut {
+				t = "…" + t
+			}
+			fmt.Fprintf(&b, "\n\nLast of %s:\n%s", s.name, strings.TrimRight(t, "\n"))
+		}
+	}
+	b.WriteString("\n\nNothing was stored: the next apply runs the command again.")
+	return b.String()
+}
+
+func sortedCodes(codes []int64) []int64 {
+	out := slices.Clone(codes)
+	slices.Sort(out)
+	return out
+}
+
+// tail returns the last maxBytes bytes of s as valid UTF-8 (state strings must
+// be), cut at a character boundary, and whether anything was cut.
+func tail(s string, maxBytes int) (string, bool) {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= maxBytes {
+		return s, false
+	}
+	start := len(s) - maxBytes
+	for start < len(s) && !utf8.RuneStart(s[start]) {
+		start++
+	}
+	return s[start:], true
+}
+
+// checkEgressOpen refuses to run a setup step (require_open_egress) when the
+// sandbox's egress is restricted, or may become so: the platform's policy
+// must be open and enforced. A fresh VM reports its open generation 0 as not
+// yet applied: nothing was ever restricted, so that counts as open. A
+// container has no egress control at all.
+func checkEgressOpen(ctx context.Context, c *prime.Client, sandboxID string) error {
+	st, err := c.GetEgressPolicy(ctx, sandboxID)
+	switch code := prime.StatusCodeOf(err); {
+	case err == nil:
+	case code == http.StatusNotFound:
+		return fmt.Errorf("sandbox %s does not exist", sandboxID)
+	case code == http.StatusConflict || code == http.StatusBadRequest:
+		// Egress endpoints refuse containers (and stopped sandboxes, which
+		// the command itself reports better).
+		return nil
+	default:
+		return fmt.Errorf("reading the egress policy of sandbox %s before running a setup step: %w", sandboxID, err)
+	}
+	if egressOpenForSetup(st) {
+		return nil
+	}
+	state := "enforced"
+	if !st.Enforces(st.Generation) {
+		state = fmt.Sprintf("accepted but not yet enforced (applied_generation %d)", st.AppliedGeneration)
+	}
+	return fmt.Errorf("the command has require_open_egress = true, but sandbox %s holds a restricted egress policy "+
+		"(generation %d, %s, %s), so it was not run: a setup step must run with the network open.\n\n"+
+		"If this step changed on a sandbox whose lock is already in place, give the lock an after argument that "+
+		"names this step, so a change of the step re-opens egress first and locks again after it:\n\n"+
+		"  resource \"prime_egress_policy\" \"lock\" {\n"+
+		"    ...\n"+
+		"    after = [prime_sandbox_command.<this step>.id]\n"+
+		"  }", sandboxID, st.Generation, describePolicy(st.Policy), state)
+}
+
+// egressOpenForSetup: open and enforced, or a VM's untouched generation 0.
+func egressOpenForSetup(st *prime.EgressPolicyStatus) bool {
+	if !st.Policy.IsOpen() {
+		return false
+	}
+	return st.Enforces(st.Generation) || st.Generation == 0
+}
+
+// describePolicy renders a policy for messages.
+func describePolicy(p prime.EgressPolicy) string {
+	switch {
+	case p.IsOpen():
+		return "open"
+	case p.Allowlist != nil && len(p.Allowlist) == 0:
+		return "deny all"
+	case p.Allowlist != nil:
+		return "allow " + strings.Join(p.Allowlist, ", ")
+	}
+	return "block " + strings.Join(p.Denylist, ", ")
+}

@@ -1,0 +1,386 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+)
+
+// protocolHCL is the setup-then-restrict protocol on one sandbox, as the
+// docs teach it: the setup step requires open egress, the lock names the
+// setup in after, the agent names the lock in triggers.
+func protocolHCL(setupVersion string, withAfter bool) string {
+	// Without after, the lock still follows the setup (depends_on), as
+	// configurations written before after existed do.
+	after := "depends_on = [prime_sandbox_command.setup]"
+	if withAfter {
+		after = "after = [prime_sandbox_command.setup.id]"
+	}
+	return fmt.Sprintf(`
+resource "prime_sandbox" "box" {
+  name         = "day-two"
+  docker_image = "python:3.12-slim"
+}
+
+resource "prime_sandbox_command" "setup" {
+  sandbox_id          = prime_sandbox.box.id
+  command             = "echo installing %[1]s && probe pypi.org"
+  require_open_egress = true
+}
+
+resource "prime_egress_policy" "lock" {
+  sandbox_id = prime_sandbox.box.id
+  allow      = ["example.com"]
+  %[2]s
+}
+
+resource "prime_sandbox_command" "agent" {
+  sandbox_id = prime_egress_policy.lock.sandbox_id
+  command    = "echo probing && probe example.com"
+  triggers   = { lock = prime_egress_policy.lock.id }
+}
+`, setupVersion, after)
+}
+
+// The day-two protocol: changing a setup step on an existing sandbox
+// re-opens egress, runs the new setup with the network open, locks again and
+// only then runs the agent — all in one apply, from after and triggers.
+func TestAccEgressPolicy_afterRelocksAroundChangedSetup(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	var sandboxID string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(protocolHCL("v1", true)),
+				Check: func(s *terraform.State) error {
+					id, err := stateID(s, "prime_sandbox.box")
+					sandboxID = id
+					return err
+				},
+			},
+			{
+				Config: m.config(protocolHCL("v2", true)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox_command.setup", plancheck.ResourceActionDestroyBeforeCreate),
+					plancheck.ExpectResourceAction("prime_egress_policy.lock", plancheck.ResourceActionDestroyBeforeCreate),
+					plancheck.ExpectResourceAction("prime_sandbox_command.agent", plancheck.ResourceActionDestroyBeforeCreate),
+					plancheck.ExpectResourceAction("prime_sandbox.box", plancheck.ResourceActionNoop),
+				}},
+				Check: func(*terraform.State) error { return checkRelockOrder(m.Events(), sandboxID) },
+			},
+		},
+	})
+}
+
+// checkRelockOrder asserts, for the second apply: reopen applied < setup v2
+// (run under the open policy, pypi reachable) < lock applied < agent (under
+// the lock).
+func checkRelockOrder(events []primemock.Event, sandboxID string) error {
+	var firstLock, reopen, reopenApplied, setup, lock, lockApplied, agent int64 = -1, -1, -1, -1, -1, -1, -1
+	var setupGen, agentGen int64
+	var setupExit int
+	for _, e := range events {
+		if e.SandboxID != sandboxID {
+			continue
+		}
+		switch {
+		case e.Type == primemock.EventPolicyPut && e.Policy != nil && e.Policy.Allowlist != nil:
+			if firstLock < 0 {
+				firstLock = e.Generation
+			} else if reopen > 0 && lock < 0 {
+				lock = e.Generation
+			}
+		case e.Type == primemock.EventPolicyPut && e.Policy != nil && e.Policy.IsOpen() && firstLock > 0:
+			reopen = e.Generation
+		case e.Type == primemock.EventPolicyApplied && reopen > 0 && e.Generation == reopen:
+			reopenApplied = e.Seq
+		case e.Type == primemock.EventPolicyApplied && lock > 0 && e.Generation == lock:
+			lockApplied = e.Seq
+		case e.Type == primemock.EventCommandExecuted && strings.HasPrefix(e.Command, "echo installing v2"):
+			setup, setupGen, setupExit = e.Seq, e.AppliedGeneration, e.ExitCode
+		case e.Type == primemock.EventCommandExecuted && strings.HasPrefix(e.Command, "echo probing") && lock > 0:
+			agent, agentGen = e.Seq, e.AppliedGeneration
+		}
+	}
+	switch {
+	case reopenApplied < 0 || setup < 0 || lockApplied < 0 || agent < 0:
+		return fmt.Errorf("missing events: reopen applied %d, setup v2 %d, lock applied %d, agent %d", reopenApplied, setup, lockApplied, agent)
+	case !(reopenApplied < setup && setup < lockApplied && lockApplied < agent):
+		return fmt.Errorf("order reopen applied %d, setup %d, lock applied %d, agent %d; want them in this order", reopenApplied, setup, lockApplied, agent)
+	case setupGen != reopen || setupExit != 0:
+		return fmt.Errorf("setup v2 ran under generation %d with exit %d, want the open generation %d and exit 0", setupGen, setupExit, reopen)
+	case agentGen < lock:
+		return fmt.Errorf("the agent ran under generation %d, before the new lock %d", agentGen, lock)
+	}
+	return nil
+}
+
+// Without after, a changed setup step that requires open egress refuses to
+// run under the enforced lock: the apply fails, names the generation and
+// shows the fix, and the command never reaches the sandbox.
+func TestAccSandboxCommand_requireOpenEgressRefusesUnderLock(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{Config: m.config(protocolHCL("v1", false))},
+			{
+				Config:      m.config(protocolHCL("v2", false)),
+				ExpectError: expectErr("holds a restricted egress policy (generation 1, allow example.com, enforced), so it was not run"),
+			},
+			{
+				Config:      m.config(protocolHCL("v2", false)),
+				ExpectError: expectErr("after = [prime_sandbox_command.<this step>.id]"),
+			},
+		},
+	})
+	for _, e := range m.Events() {
+		if e.Type == primemock.EventCommandExecuted && strings.Contains(e.Command, "installing v2") {
+			t.Fatalf("the refused setup step reached the sandbox: %+v", e)
+		}
+	}
+}
+
+// Importing a sandbox whose configuration sets what the platform cannot
+// report (secrets_wo_version, guaranteed, a default start_command) plans an
+// in-place update that records them, never a replacement.
+func TestAccSandbox_importNeverReplaces(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	cfg := m.config(`
+resource "prime_sandbox" "test" {
+  name               = "imported"
+  docker_image       = "python:3.12-slim"
+  vm                 = false
+  guaranteed         = true
+  secrets_wo         = { OTHER = "wo-value" }
+  secrets_wo_version = 1
+  start_command      = "tail -f /dev/null"
+}
+`)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{Config: cfg},
+			{
+				Config:             cfg,
+				ResourceName:       "prime_sandbox.test",
+				ImportState:        true,
+				ImportStateKind:    resource.ImportBlockWithID,
+				ExpectNonEmptyPlan: true,
+				ImportPlanChecks: resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox.test", plancheck.ResourceActionUpdate),
+				}},
+			},
+		},
+	})
+}
+
+// Arguments that only judge the result update in place without running the
+// command again, unless the recorded exit code is no longer allowed.
+func TestAccSandboxCommand_resultArgumentsUpdateInPlace(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	cmd := func(args string) string {
+		return m.config(commandSandbox + fmt.Sprintf(`
+resource "prime_sandbox_command" "probe" {
+  sandbox_id = prime_sandbox.box.id
+  command    = "echo probing; exit 7"
+  %s
+}
+`, args))
+	}
+	runs := func() int {
+		n := 0
+		for _, e := range m.Events() {
+			if e.Type == primemock.EventCommandExecuted && strings.HasPrefix(e.Command, "echo probing") {
+				n++
+			}
+		}
+		return n
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: cmd(`allowed_exit_codes = [0, 7]`),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("prime_sandbox_command.probe", tfjsonpath.New("exit_code"), knownvalue.Int64Exact(7)),
+					statecheck.ExpectKnownValue("prime_sandbox_command.probe", tfjsonpath.New("stdout"), knownvalue.StringExact("probing\n")),
+				},
+			},
+			{
+				Config: cmd(`
+  allowed_exit_codes = [7, 1]
+  timeout_seconds    = 60
+  sensitive_output   = true
+  require_open_egress = true`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox_command.probe", plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("prime_sandbox_command.probe", tfjsonpath.New("stdout"), knownvalue.Null()),
+					statecheck.ExpectKnownValue("prime_sandbox_command.probe", tfjsonpath.New("sensitive_streams").AtMapKey("stdout"), knownvalue.StringExact("probing\n")),
+				},
+				Check: func(*terraform.State) error {
+					if n := runs(); n != 1 {
+						return fmt.Errorf("the command ran %d times, want once (an in-place update runs nothing)", n)
+					}
+					return nil
+				},
+			},
+			{
+				// 7 is no longer allowed: the recorded result would be a
+				// failure, so the command runs again — and fails.
+				Config:      cmd(`allowed_exit_codes = [0]`),
+				ExpectError: expectErr("exited with code 7 (allowed: [0])"),
+			},
+		},
+	})
+	if n := runs(); n != 2 {
+		t.Fatalf("the command ran %d times, want 2 (the first apply and the re-run)", n)
+	}
+}
+
+// env_wo reaches the command and appears in neither state, plan nor the
+// TRACE logs; sensitive_output keeps a secret the command prints out of
+// stdout and out of the logs. Not parallel: it sets the log environment.
+func TestAccSandboxCommand_writeOnlyEnvNeverStored(t *testing.T) {
+	const hidden, printed = "wo-secret-never-stored-7f3a", "wo-secret-printed-b21c"
+	logFile := filepath.Join(t.TempDir(), "trace.log")
+	t.Setenv("TF_ACC_LOG_PATH", logFile)
+	m := newTestMock(t, fastMockOptions())
+	cfg := m.config(commandSandbox + fmt.Sprintf(`
+resource "prime_sandbox_command" "quiet" {
+  sandbox_id     = prime_sandbox.box.id
+  command        = "echo the token is set"
+  env_wo         = { TOKEN = %q }
+  env_wo_version = 1
+}
+resource "prime_sandbox_command" "loud" {
+  sandbox_id       = prime_sandbox.box.id
+  command          = "printenv TOKEN"
+  env_wo           = { TOKEN = %q }
+  sensitive_output = true
+}
+`, hidden, printed))
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{{
+			Config: cfg,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectUnknownValue("prime_sandbox_command.quiet", tfjsonpath.New("exit_code")),
+				planNeverContains(hidden),
+			}},
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("prime_sandbox_command.quiet", tfjsonpath.New("env_wo"), knownvalue.Null()),
+				statecheck.ExpectKnownValue("prime_sandbox_command.loud", tfjsonpath.New("env_wo"), knownvalue.Null()),
+				statecheck.ExpectKnownValue("prime_sandbox_command.loud", tfjsonpath.New("sensitive_streams").AtMapKey("stdout"), knownvalue.StringExact(printed+"\n")),
+				statecheck.ExpectKnownValue("prime_sandbox_command.loud", tfjsonpath.New("stdout"), knownvalue.Null()),
+			},
+			Check: func(s *terraform.State) error {
+				for addr, rs := range s.RootModule().Resources {
+					for k, v := range rs.Primary.Attributes {
+						if strings.Contains(v, hidden) {
+							return fmt.Errorf("%s.%s holds the write-only value", addr, k)
+						}
+					}
+				}
+				return nil
+			},
+		}},
+	})
+	data, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(data)
+	if !strings.Contains(log, "printenv TOKEN") && !strings.Contains(log, "running command") {
+		t.Fatalf("the trace log (%d bytes) shows no provider activity; the check below would prove nothing", len(log))
+	}
+	for _, secret := range []string{hidden, printed} {
+		if strings.Contains(log, secret) {
+			t.Fatalf("the TRACE log contains %q", secret)
+		}
+	}
+}
+
+// planNeverContains fails when a value appears anywhere in the plan.
+func planNeverContains(secret string) plancheck.PlanCheck { return planSecretCheck{secret} }
+
+type planSecretCheck struct{ secret string }
+
+// CheckPlan looks at what the plan holds of the resources — planned values,
+// prior state, changes — not at the configuration snapshot, which carries
+// this test's own literal.
+func (c planSecretCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	b, err := json.Marshal([]any{req.Plan.PlannedValues, req.Plan.PriorState, req.Plan.ResourceChanges, req.Plan.OutputChanges})
+	if err != nil {
+		resp.Error = err
+		return
+	}
+	if strings.Contains(string(b), c.secret) {
+		resp.Error = fmt.Errorf("the plan contains the write-only value %q", c.secret)
+	}
+}
+
+// base_url without a scheme fails at plan time, naming base_url, before any
+// API call.
+func TestAccProvider_baseURLWithoutScheme(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		Steps: []resource.TestStep{{
+			Config: `
+provider "prime" {
+  base_url = "api.primeintellect.ai"
+  api_key  = "test-key"
+}
+resource "prime_sandbox" "x" {
+  name         = "x"
+  docker_image = "img"
+}
+`,
+			PlanOnly:    true,
+			ExpectError: expectErr(`base_url: "api.primeintellect.ai" is not an absolute URL`),
+		}},
+	})
+	m.noAPICalls(t)
+}
+
+// A cleartext base URL to a remote host from the environment is refused
+// too (the API key would travel in cleartext), unless insecure_http is set.
+func TestAccProvider_cleartextBaseURLFromEnvironment(t *testing.T) {
+	t.Setenv("PRIME_API_BASE_URL", "http://api.example.com")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		Steps: []resource.TestStep{{
+			Config: `
+provider "prime" {
+  api_key = "test-key"
+}
+data "prime_sandbox" "x" {
+  id = "x"
+}
+`,
+			ExpectError: expectErr(`base_url (resolved from the environment or ~/.prime/config.json): "http://api.example.com" is plain http:// to a remote host`),
+		}},
+	})
+}
