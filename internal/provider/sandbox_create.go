@@ -43,12 +43,6 @@ func createSandboxTracked(ctx context.Context, c *prime.Client, req prime.Create
 	return sb, fmt.Errorf("create interrupted (%w); the sandbox the platform created was recovered", context.Cause(ctx))
 }
 
-// errInterrupted reports whether err comes from a cancelled context rather
-// than a deadline.
-func errInterrupted(ctx context.Context) bool {
-	return errors.Is(ctx.Err(), context.Canceled)
-}
-
 // definitelyNotCreated reports a create the platform refused, or one the
 // client refused before sending, as opposed to one whose outcome is unknown:
 // only the latter keeps its journal entry. (A transport error is not proof:

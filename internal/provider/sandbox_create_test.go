@@ -36,8 +36,9 @@ func TestCreateSandboxTrackedSurvivesInterrupt(t *testing.T) {
 	}
 }
 
-// An interrupted wait says so; only a deadline reads as a timeout.
-func TestWaitRunningTellsInterruptFromTimeout(t *testing.T) {
+// An interrupted wait says so; only the create budget reads as a timeout,
+// and both keep the sandbox in state as tainted.
+func TestAwaitSandboxTellsInterruptFromTimeout(t *testing.T) {
 	mock := primemock.New(primemock.Options{BootDelay: time.Hour, APIKey: "k"})
 	srv := httptest.NewServer(mock)
 	t.Cleanup(func() { srv.Close(); mock.Close() })
@@ -49,16 +50,15 @@ func TestWaitRunningTellsInterruptFromTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &sandboxResource{client: client}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
-	if err := r.waitRunning(ctx, sb.ID, time.Minute); err == nil || !strings.Contains(err.Error(), "was interrupted (last status") {
+	err = awaitSandbox(ctx, client, sb.ID, time.Minute, time.Minute)
+	if err == nil || !strings.Contains(err.Error(), "was interrupted (last status") || !strings.Contains(err.Error(), "tainted") {
 		t.Fatalf("interrupt: %v", err)
 	}
-	dctx, dcancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer dcancel()
-	if err := r.waitRunning(dctx, sb.ID, 50*time.Millisecond); err == nil || !strings.Contains(err.Error(), "was not RUNNING within the create timeout") {
-		t.Fatalf("deadline: %v", err)
+	err = awaitSandbox(context.Background(), client, sb.ID, 50*time.Millisecond, time.Minute)
+	if err == nil || !strings.Contains(err.Error(), "did not reach RUNNING within 50ms") || !strings.Contains(err.Error(), "Raise timeouts.create") {
+		t.Fatalf("budget: %v", err)
 	}
 }

@@ -49,7 +49,21 @@ type sandboxModel struct {
 	Secrets          types.Map      `tfsdk:"secrets"`
 	SecretsWO        types.Map      `tfsdk:"secrets_wo"`
 	SecretsWOVersion types.Int64    `tfsdk:"secrets_wo_version"`
+	Egress           types.Object   `tfsdk:"egress"`
+	EgressGeneration types.Int64    `tfsdk:"egress_generation"`
+	EgressApplied    types.Bool     `tfsdk:"egress_applied"`
+	EgressOverride   types.Int64    `tfsdk:"egress_override_generation"`
 	Timeouts         timeouts.Value `tfsdk:"timeouts"`
+}
+
+// egressState views the egress attributes of a model.
+func (m *sandboxModel) egressState() *sandboxEgressState {
+	return &sandboxEgressState{Egress: m.Egress, EgressGeneration: m.EgressGeneration, EgressApplied: m.EgressApplied, EgressOverride: m.EgressOverride}
+}
+
+// setEgressState stores them back.
+func (m *sandboxModel) setEgressState(s *sandboxEgressState) {
+	m.Egress, m.EgressGeneration, m.EgressApplied, m.EgressOverride = s.Egress, s.EgressGeneration, s.EgressApplied, s.EgressOverride
 }
 
 // createRequestFromModel builds the create body from a plan (or, at

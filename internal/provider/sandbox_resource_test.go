@@ -342,7 +342,8 @@ resource "prime_sandbox" "test" {
   name         = "slow"
   docker_image = "prime-mock/build:v1"
   timeouts {
-    create = "1s"
+    create      = "1s"
+    image_build = "2s"
   }
 }
 `)
@@ -352,7 +353,7 @@ resource "prime_sandbox" "test" {
 		Steps: []resource.TestStep{
 			{
 				Config:      cfg,
-				ExpectError: expectErr("was not RUNNING within the create timeout (1s); last status PENDING with a VM image build still in progress"),
+				ExpectError: expectErr("the VM image build for sandbox"),
 			},
 			{
 				Config:             cfg,

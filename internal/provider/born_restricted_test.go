@@ -1,0 +1,277 @@
+package provider
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+)
+
+func bornHCL(egress string) string {
+	return fmt.Sprintf(`
+resource "prime_sandbox" "box" {
+  name         = "born"
+  docker_image = "python:3.12-slim"
+  %s
+}
+
+resource "prime_sandbox_command" "agent_example" {
+  sandbox_id         = prime_sandbox.box.id
+  command            = "probe example.com"
+  allowed_exit_codes = [0, 7]
+}
+
+resource "prime_sandbox_command" "agent_google" {
+  sandbox_id         = prime_sandbox.box.id
+  command            = "curl -sS https://google.com/"
+  allowed_exit_codes = [0, 7]
+}
+`, egress)
+}
+
+// A sandbox born restricted: the create body carries the list, the create
+// waits until the data plane enforces it, a dependent command finds
+// example.com reachable and google.com not. Changing the list updates it in
+// place and enforces it before the apply returns; removing the block reopens
+// egress; every second plan is empty.
+func TestAccSandbox_bornRestricted(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	var id string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(bornHCL(`egress {
+    allow = ["Example.COM"]
+  }`)),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("prime_sandbox.box", tfjsonpath.New("egress_applied"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue("prime_sandbox.box", tfjsonpath.New("egress_generation"), knownvalue.NotNull()),
+					statecheck.ExpectKnownValue("prime_sandbox.box", tfjsonpath.New("egress").AtMapKey("effective_allow"),
+						knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("example.com")})),
+					statecheck.ExpectKnownValue("prime_sandbox_command.agent_example", tfjsonpath.New("exit_code"), knownvalue.Int64Exact(0)),
+					statecheck.ExpectKnownValue("prime_sandbox_command.agent_google", tfjsonpath.New("exit_code"), knownvalue.Int64Exact(7)),
+				},
+				Check: func(s *terraform.State) error {
+					var err error
+					if id, err = stateID(s, "prime_sandbox.box"); err != nil {
+						return err
+					}
+					bodies := m.createBodies(t)
+					if len(bodies) != 1 || !reflect.DeepEqual(bodies[0]["network_allowlist"], []any{"example.com"}) {
+						return fmt.Errorf("create body lists: %v", bodies)
+					}
+					if _, sent := bodies[0]["network_denylist"]; sent {
+						return fmt.Errorf("network_denylist sent with an allowlist: %v", bodies[0])
+					}
+					return checkCommandsAfterBornApplied(m.Events(), id)
+				},
+			},
+			{
+				Config: m.config(bornHCL(`egress {
+    allow = ["google.com"]
+  }`)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox.box", plancheck.ResourceActionUpdate),
+				}},
+				Check: func(*terraform.State) error {
+					if !m.reachable(t, id, "google.com") || m.reachable(t, id, "example.com") {
+						return fmt.Errorf("after the update: google.com reachable %t, example.com reachable %t; want true, false",
+							m.reachable(t, id, "google.com"), m.reachable(t, id, "example.com"))
+					}
+					return nil
+				},
+			},
+			{
+				Config: m.config(bornHCL("")),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox.box", plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("prime_sandbox.box", tfjsonpath.New("egress_generation"), knownvalue.Null()),
+				},
+				Check: func(*terraform.State) error {
+					if !m.reachable(t, id, "example.com") {
+						return fmt.Errorf("removing the egress block did not reopen egress")
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// checkCommandsAfterBornApplied: every command on the sandbox started after
+// its born policy was applied.
+func checkCommandsAfterBornApplied(events []primemock.Event, id string) error {
+	applied := int64(-1)
+	for _, e := range events {
+		if e.SandboxID != id {
+			continue
+		}
+		switch e.Type {
+		case primemock.EventPolicyApplied:
+			if applied < 0 {
+				applied = e.Seq
+			}
+		case primemock.EventCommandExecuted:
+			if e.Command == gatewayProbe {
+				continue // the create's own reachability probe
+			}
+			if applied < 0 || e.Seq < applied {
+				return fmt.Errorf("command %q ran before the born policy was applied", e.Command)
+			}
+		}
+	}
+	if applied < 0 {
+		return fmt.Errorf("the born policy was never applied")
+	}
+	return nil
+}
+
+// Under a data plane that never applies, the create fails closed: the
+// sandbox stays in state (tainted, destroyed by the harness) and no
+// dependent command ever runs.
+func TestAccSandbox_bornRestrictedFailsClosed(t *testing.T) {
+	o := fastMockOptions()
+	o.NeverApply = true
+	m := newTestMock(t, o)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{{
+			Config: m.config(bornHCL(`egress {
+    allow = ["example.com"]
+  }
+  timeouts {
+    egress = "1s"
+  }`)),
+			ExpectError: expectErr("Failing closed: the policy is not recorded as applied"),
+		}},
+	})
+	for _, e := range m.Events() {
+		if e.Type == primemock.EventCommandExecuted && e.Command != gatewayProbe {
+			t.Fatalf("a dependent command ran on an unenforced born policy: %q", e.Command)
+		}
+	}
+	if created := m.Stats().SandboxesCreated; created != 1 {
+		t.Fatalf("%d sandboxes created, want 1 (kept in state, not recreated)", created)
+	}
+}
+
+// Bad born lists fail at plan time, naming the attribute, before any API
+// call.
+func TestAccSandbox_bornRestrictedPlanTimeErrors(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	for _, tc := range []struct {
+		name, egress, vm, want string
+	}{
+		{"both lists", `allow = ["a.com"]
+    block = ["b.com"]`, "", "egress.allow: allow and block are mutually exclusive"},
+		{"bad entry", `allow = ["https://example.com/x"]`, "", `egress.allow: "https://example.com/x": URLs are not supported; use the bare hostname "example.com"`},
+		{"wildcard star", `allow = ["*"]`, "", `egress.allow: "*" is not an entry`},
+		{"container", `allow = ["a.com"]`, "vm = false", "egress: egress lists are only supported on VM sandboxes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: providerFactories(t),
+				Steps: []resource.TestStep{{
+					Config: m.config(fmt.Sprintf(`
+resource "prime_sandbox" "box" {
+  name         = "born"
+  docker_image = "img"
+  %s
+  egress {
+    %s
+  }
+}
+`, tc.vm, tc.egress)),
+					PlanOnly:    true,
+					ExpectError: expectErr(tc.want),
+				}},
+			})
+		})
+	}
+	m.noAPICalls(t)
+}
+
+// A prime_egress_policy layered on a born-restricted sandbox: its destroy
+// restores the born lists, never an open policy, and the sandbox does not
+// fight it while it exists (every second plan is empty).
+func TestAccSandbox_bornRestrictedWithLayeredPolicy(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	sandbox := `
+resource "prime_sandbox" "box" {
+  name         = "layered"
+  docker_image = "python:3.12-slim"
+  egress {
+    allow = ["pypi.org"]
+  }
+}
+`
+	var id string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(sandbox + `
+resource "prime_egress_policy" "agent" {
+  sandbox_id = prime_sandbox.box.id
+  allow      = ["example.com"]
+}
+`),
+				Check: func(s *terraform.State) error {
+					var err error
+					id, err = stateID(s, "prime_sandbox.box")
+					if err != nil {
+						return err
+					}
+					if !m.reachable(t, id, "example.com") || m.reachable(t, id, "pypi.org") {
+						return fmt.Errorf("the layered policy is not the one in force")
+					}
+					return nil
+				},
+			},
+			{
+				// A refresh while the layered policy holds the sandbox: the
+				// sandbox reports it and does not plan to fight it.
+				RefreshState: true,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("prime_sandbox.box", "egress_override_generation", "1"),
+					resource.TestCheckResourceAttr("prime_sandbox.box", "egress_applied", "true"),
+				),
+			},
+			{
+				Config: m.config(sandbox),
+				Check: func(*terraform.State) error {
+					st, err := m.client(t).GetEgressPolicy(waitCtx(t), id)
+					if err != nil {
+						return err
+					}
+					if !prime.SamePolicy(st.Policy, prime.EgressPolicy{Allowlist: []string{"pypi.org"}}) || !st.Applied {
+						return fmt.Errorf("after the layered policy's destroy the sandbox holds %+v (applied %t), want its born lists", st.Policy, st.Applied)
+					}
+					return nil
+				},
+			},
+			{
+				// The restore is the block's own policy again: no override.
+				Config: m.config(sandbox),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("prime_sandbox.box", tfjsonpath.New("egress_override_generation"), knownvalue.Null()),
+				},
+			},
+		},
+	})
+}

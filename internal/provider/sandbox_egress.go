@@ -1,0 +1,243 @@
+package provider
+
+// The egress block of prime_sandbox and prime_sandbox_fleet: a sandbox born
+// restricted. The lists mean exactly what they mean on prime_egress_policy
+// (egressLists, one composition); they go into the create body, the create
+// waits fail-closed until the data plane enforces them, a change updates
+// them in place through set-network, and removing the block reopens egress.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+)
+
+// sandboxEgressModel is the egress block.
+type sandboxEgressModel struct {
+	egressLists
+	EffectiveAllow types.List `tfsdk:"effective_allow"`
+	EffectiveBlock types.List `tfsdk:"effective_block"`
+}
+
+var egressBlockPath = path.Root("egress")
+
+var objectAsOptions = basetypes.ObjectAsOptions{}
+
+// egressBlockDoc explains the block once, for the sandbox and the fleet.
+const egressBlockDoc = "Egress lists the sandbox is **born** with: sent in the create request (VM only), so the " +
+	"sandbox never has an open second. Create returns only once the data plane enforces them, or fails closed " +
+	"within `timeouts.egress` (default 60 s): the sandbox stays in state, tainted, and nothing that depends on it " +
+	"starts. `allow`, `block` and `routes` mean exactly what they mean on `prime_egress_policy` (route hosts first " +
+	"in allow mode, `allow = []` denies all but the routes, `*` refused, at most 256 entries with the route hosts). " +
+	"Changing the lists updates them in place through set-network and waits again; removing the block reopens " +
+	"egress. Use it when setup needs no network or is baked into the image; for trusted setup with the network " +
+	"open, use `prime_egress_policy` after the setup instead. A `prime_egress_policy` on a born-restricted " +
+	"sandbox is layered on top: its destroy restores these lists, never an open policy."
+
+// egressBlock is the schema of the egress block.
+func egressBlock() schema.Block {
+	attrs := egressListAttributes("Changing it updates the sandbox's policy in place and waits for enforcement.")
+	for k, v := range effectiveListAttributes() {
+		attrs[k] = v
+	}
+	return schema.SingleNestedBlock{MarkdownDescription: egressBlockDoc, Attributes: attrs}
+}
+
+// egressComputedAttributes are the sandbox-level egress status attributes.
+func egressComputedAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"egress_generation": schema.Int64Attribute{
+			Computed: true,
+			MarkdownDescription: "Generation of the sandbox's own egress policy: the born lists (generation the platform " +
+				"gave them) or the last update of the `egress` block. Null without an `egress` block.",
+		},
+		"egress_applied": schema.BoolAttribute{
+			Computed: true,
+			MarkdownDescription: "Whether the data plane enforces the `egress` block's policy (`applied_generation` ≥ " +
+				"`egress_generation`). Always `true` after a successful apply; a refresh that finds it `false` warns, and " +
+				"the next apply writes the policy again and waits. Null without an `egress` block.",
+		},
+		"egress_override_generation": schema.Int64Attribute{
+			Computed: true,
+			MarkdownDescription: "Generation of a newer policy another writer put on the sandbox — a " +
+				"`prime_egress_policy` layered on top, or the CLI — while the `egress` block was in force; null while " +
+				"the block's policy is the newest. The sandbox does not fight that writer (a refresh shows the change " +
+				"here and warns if its destinations differ); destroying the `prime_egress_policy` restores the block's " +
+				"lists.",
+		},
+	}
+}
+
+func egressObjectType() types.ObjectType {
+	return types.ObjectType{AttrTypes: map[string]attr.Type{
+		"allow": types.SetType{ElemType: egressEntryType{}}, "block": types.SetType{ElemType: egressEntryType{}},
+		"routes": types.ListType{ElemType: types.StringType}, "effective_allow": types.ListType{ElemType: types.StringType},
+		"effective_block": types.ListType{ElemType: types.StringType},
+	}}
+}
+
+// egressOf reads the block; nil when absent.
+func egressOf(ctx context.Context, v types.Object) (*sandboxEgressModel, diag.Diagnostics) {
+	if v.IsNull() || v.IsUnknown() {
+		return nil, nil
+	}
+	var m sandboxEgressModel
+	diags := v.As(ctx, &m, objectAsOptions)
+	return &m, diags
+}
+
+func egressValue(ctx context.Context, m *sandboxEgressModel) (types.Object, diag.Diagnostics) {
+	if m == nil {
+		return types.ObjectNull(egressObjectType().AttrTypes), nil
+	}
+	return types.ObjectValueFrom(ctx, egressObjectType().AttrTypes, m)
+}
+
+// bornPolicy is the policy the block asks for, or nil without a block.
+func bornPolicy(ctx context.Context, v types.Object, diags *diag.Diagnostics) (*prime.EgressPolicy, bool) {
+	m, d := egressOf(ctx, v)
+	diags.Append(d...)
+	if m == nil {
+		return nil, true
+	}
+	p, ok := m.egressLists.compose(ctx, egressBlockPath, diags)
+	return &p, ok
+}
+
+// setCreateLists puts a born policy into a create request.
+func setCreateLists(r *prime.CreateSandboxRequest, p *prime.EgressPolicy) {
+	if p == nil {
+		return
+	}
+	if p.Allowlist != nil {
+		l := append([]string{}, p.Allowlist...)
+		r.NetworkAllowlist = &l
+		return
+	}
+	l := append([]string{}, p.Denylist...)
+	r.NetworkDenylist = &l
+}
+
+// planEgress fills the egress attributes of a plan. prior is the state's
+// (nil on create). It reports whether the apply writes the policy.
+func planEgress(ctx context.Context, plan, prior *sandboxEgressState, diags *diag.Diagnostics) (writes bool) {
+	m, d := egressOf(ctx, plan.Egress)
+	diags.Append(d...)
+	if m == nil {
+		plan.EgressGeneration, plan.EgressApplied = types.Int64Null(), types.BoolNull()
+		plan.EgressOverride = types.Int64Null()
+		if prior != nil && !prior.Egress.IsNull() {
+			return true // reopen
+		}
+		return false
+	}
+	m.EffectiveAllow, m.EffectiveBlock = types.ListUnknown(types.StringType), types.ListUnknown(types.StringType)
+	policy, d := m.egressLists.planned(ctx)
+	diags.Append(d...)
+	if policy != nil {
+		m.EffectiveAllow, m.EffectiveBlock, d = effectiveValues(ctx, *policy)
+		diags.Append(d...)
+	}
+	plan.Egress, d = egressValue(ctx, m)
+	diags.Append(d...)
+	plan.EgressApplied = types.BoolValue(true)
+
+	writes = true
+	if prior != nil && policy != nil {
+		if pm, d := egressOf(ctx, prior.Egress); pm != nil && !d.HasError() {
+			was, d := policyOfEffective(ctx, pm.EffectiveAllow, pm.EffectiveBlock)
+			diags.Append(d...)
+			writes = !prime.SamePolicy(was, *policy) || !prior.EgressApplied.ValueBool()
+		}
+	}
+	if writes {
+		plan.EgressGeneration, plan.EgressOverride = types.Int64Unknown(), types.Int64Null()
+		return true
+	}
+	plan.EgressGeneration, plan.EgressOverride = prior.EgressGeneration, prior.EgressOverride
+	return false
+}
+
+// sandboxEgressState are the egress attributes of a sandbox's state or
+// plan (one sandbox, or one fleet's template and a member's status).
+type sandboxEgressState struct {
+	Egress           types.Object
+	EgressGeneration types.Int64
+	EgressApplied    types.Bool
+	EgressOverride   types.Int64
+}
+
+// waitBornEgress waits until the data plane enforces the sandbox's born
+// policy, fail-closed within timeout.
+func waitBornEgress(ctx context.Context, c *prime.Client, id string, timeout time.Duration) (*prime.EgressPolicyStatus, error) {
+	st, err := c.GetEgressPolicy(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("reading the born egress policy of sandbox %s: %w", id, err)
+	}
+	final, err := waitEgress(ctx, c, id, st.Generation, st, timeout, "egress")
+	if err != nil {
+		return st, err
+	}
+	return final, nil
+}
+
+// bornFailClosed explains born lists the data plane did not enforce.
+func bornFailClosed(id string, timeout time.Duration, err error) string {
+	return failClosedMessage(id, timeout, "egress", err) + "\n\nThe sandbox stays in state as tainted: the next apply " +
+		"replaces it, and `terraform destroy` removes it."
+}
+
+// refreshEgress merges the platform's policy into a sandbox's egress state
+// (see egress_override_generation). It returns a warning when another
+// writer's policy with other destinations holds the sandbox.
+func refreshEgress(ctx context.Context, s *sandboxEgressState, id string, st *prime.EgressPolicyStatus, diags *diag.Diagnostics) string {
+	m, d := egressOf(ctx, s.Egress)
+	diags.Append(d...)
+	if m == nil {
+		return ""
+	}
+	own, d := policyOfEffective(ctx, m.EffectiveAllow, m.EffectiveBlock)
+	diags.Append(d...)
+	ownGen := st.Generation
+	if !s.EgressGeneration.IsNull() && !s.EgressGeneration.IsUnknown() {
+		ownGen = s.EgressGeneration.ValueInt64()
+	}
+	switch {
+	case st.Generation <= ownGen || prime.SamePolicy(st.Policy, own):
+		// Our policy (or a restore of it by a layered policy's destroy).
+		s.EgressGeneration = types.Int64Value(st.Generation)
+		s.EgressOverride = types.Int64Null()
+		s.EgressApplied = types.BoolValue(st.AppliedGeneration >= st.Generation)
+	default:
+		s.EgressOverride = types.Int64Value(st.Generation)
+		s.EgressApplied = types.BoolValue(st.AppliedGeneration >= ownGen)
+		return fmt.Sprintf("Sandbox %s holds egress policy generation %d (%s), written after its egress block's "+
+			"generation %d by another writer (a prime_egress_policy layered on top, or the CLI). The sandbox does not "+
+			"fight it; destroying that prime_egress_policy restores the egress block's lists.",
+			id, st.Generation, describePolicy(st.Policy), ownGen)
+	}
+	return ""
+}
+
+// egressFromImport is the egress block an imported sandbox's platform policy
+// reads as: nil when it is open.
+func egressFromImport(ctx context.Context, st *prime.EgressPolicyStatus) (*sandboxEgressModel, diag.Diagnostics) {
+	if st.Policy.IsOpen() {
+		return nil, nil
+	}
+	var m sandboxEgressModel
+	m.Allow, m.Block = listsFromPlatform(st.Policy, nil)
+	m.Routes = types.ListNull(types.StringType)
+	var diags diag.Diagnostics
+	m.EffectiveAllow, m.EffectiveBlock, diags = effectiveValues(ctx, st.Policy)
+	return &m, diags
+}
