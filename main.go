@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"log"
@@ -11,7 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/provider"
 )
@@ -38,10 +37,13 @@ func main() {
 	}
 	quietLogsUnlessAsked()
 
-	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
-		Address: provider.Address,
-		Debug:   debugMode,
-	})
+	// providerserver.Serve, with the provider's own protocol 6 server: see
+	// provider.NewProtocol6Server.
+	var opts []tf6server.ServeOpt
+	if debugMode {
+		opts = append(opts, tf6server.WithManagedDebug())
+	}
+	err := tf6server.Serve(provider.Address, provider.NewProtocol6Server(provider.New(version)()), opts...)
 	if err != nil {
 		log.Fatal(err.Error())
 	}

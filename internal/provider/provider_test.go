@@ -11,12 +11,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
@@ -33,7 +33,7 @@ func providerFactories(t *testing.T) map[string]func() (tfprotov6.ProviderServer
 	dir := t.TempDir()
 	return map[string]func() (tfprotov6.ProviderServer, error){
 		"prime": func() (tfprotov6.ProviderServer, error) {
-			return providerserver.NewProtocol6WithError(&primeProvider{version: "test", journalDir: dir})()
+			return NewProtocol6Server(&primeProvider{version: "test", journalDir: dir})(), nil
 		},
 	}
 }
@@ -80,6 +80,7 @@ type testMock struct {
 type recordedRequest struct {
 	Method, Path string
 	Body         []byte
+	At           time.Time
 }
 
 // fastMockOptions keep acceptance tests quick while every lifecycle step
@@ -96,7 +97,7 @@ func newTestMock(t *testing.T, o primemock.Options) *testMock {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			m.mu.Lock()
-			m.requests = append(m.requests, recordedRequest{Method: r.Method, Path: r.URL.Path, Body: body})
+			m.requests = append(m.requests, recordedRequest{Method: r.Method, Path: r.URL.Path, Body: body, At: time.Now()})
 			m.mu.Unlock()
 		}
 		m.Server.ServeHTTP(w, r)
@@ -251,9 +252,12 @@ resource "prime_sandbox" "x" {
 }
 
 // The pacing attributes reach the client: with max_concurrent_requests = 2
-// the mock never serves more than two requests at once, even while ten
-// sandboxes are created in parallel.
+// the mock never serves more than two requests at once, and with
+// max_requests_per_second = 20 no interval of the run holds more requests
+// than a 20/s token bucket with a burst of 20 allows — while thirty
+// sandboxes created in parallel would exceed both without the caps.
 func TestAccProvider_pacingAttributes(t *testing.T) {
+	const rate = 20.0
 	o := fastMockOptions()
 	o.Latency = 30 * time.Millisecond
 	m := newTestMock(t, o)
@@ -265,24 +269,77 @@ func TestAccProvider_pacingAttributes(t *testing.T) {
 provider "prime" {
   base_url                = %q
   api_key                 = "test-key"
-  max_requests_per_second = 500
+  max_requests_per_second = %g
   max_concurrent_requests = 2
-  max_retries             = 3
 }
 resource "prime_sandbox" "fleet" {
-  count        = 10
+  count        = 30
   name         = "paced-${count.index}"
   docker_image = "img"
 }
-`, m.URL),
+`, m.URL, rate),
 			Check: func(*terraform.State) error {
 				if peak := m.Stats().PeakInFlight; peak > 2 {
 					return fmt.Errorf("peak in-flight requests = %d, want ≤ 2", peak)
 				}
-				return nil
+				return m.checkRate(rate)
 			},
 		}},
 	})
+}
+
+// checkRate fails when some interval of the recorded requests holds more
+// than a token bucket of rate per second with a burst of rate admits. A
+// request is recorded when it arrives, after the client's limiter let it go.
+func (m *testMock) checkRate(rate float64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	at := make([]time.Time, len(m.requests))
+	for i, r := range m.requests {
+		at[i] = r.At
+	}
+	sort.Slice(at, func(i, j int) bool { return at[i].Before(at[j]) })
+	// Arrival jitter after the limiter (scheduling, the mock's latency) can
+	// bunch requests slightly; 50 ms of slack keeps that from flaking while
+	// an unpaced run (dozens per 100 ms) still fails.
+	const slack = 50 * time.Millisecond
+	for i := range at {
+		for j := i; j < len(at); j++ {
+			allowed := rate + rate*(at[j].Sub(at[i])+slack).Seconds()
+			if n := float64(j - i + 1); n > allowed {
+				return fmt.Errorf("%d requests within %s; max_requests_per_second = %g admits at most %.0f",
+					j-i+1, at[j].Sub(at[i]).Round(time.Millisecond), rate, allowed)
+			}
+		}
+	}
+	return nil
+}
+
+// max_retries bounds the attempts of a failing idempotent request: with
+// every answer a 503, a read is sent 1 + 3 times.
+func TestAccProvider_maxRetries(t *testing.T) {
+	o := fastMockOptions()
+	o.FailRate = 1
+	m := newTestMock(t, o)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		Steps: []resource.TestStep{{
+			Config: fmt.Sprintf(`
+provider "prime" {
+  base_url    = %q
+  api_key     = "test-key"
+  max_retries = 3
+}
+data "prime_sandbox" "x" {
+  id = "sbx-1"
+}
+`, m.URL),
+			ExpectError: expectErr("HTTP 503"),
+		}},
+	})
+	if got := m.Stats().Requests["GET /api/v1/sandbox/{id}"]; got != 4 {
+		t.Fatalf("the read was sent %d times, want 4 (1 + max_retries)", got)
+	}
 }
 
 func TestAccProvider_pacingValidation(t *testing.T) {

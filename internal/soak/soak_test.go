@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 	"github.com/primeintellect/terraform-provider-prime/internal/provider"
@@ -38,7 +38,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// serveProvider serves the provider as main.go does. Profiling aid:
+// serveProvider serves the provider as main.go does (the provider's own
+// protocol 6 server). Profiling aid:
 // PRIME_SOAK_CPUPROFILE_DIR=dir writes one CPU profile per provider process
 // (point prime-bench -provider at a symlink to the test binary).
 func serveProvider() int {
@@ -49,7 +50,7 @@ func serveProvider() int {
 			}
 		}
 	}
-	err := providerserver.Serve(context.Background(), provider.New("soak-test"), providerserver.ServeOpts{Address: provider.Address})
+	err := tf6server.Serve(provider.Address, provider.NewProtocol6Server(provider.New("soak-test")()))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
