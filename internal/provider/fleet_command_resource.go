@@ -226,7 +226,7 @@ func (r *fleetCommandResource) ValidateConfig(ctx context.Context, req resource.
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	validateCommandEnv(ctx, m.Env, m.EnvWO, &resp.Diagnostics)
+	validateCommandEnv(ctx, m.Env, m.EnvWO, m.EnvWOVersion, &resp.Diagnostics)
 }
 
 // ModifyPlan plans results: every member's entry is unknown when it will

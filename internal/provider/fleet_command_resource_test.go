@@ -1,14 +1,11 @@
 package provider
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"strings"
 	"testing"
 
-	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -18,39 +15,6 @@ import (
 
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
-
-// fleetTestProvider is the provider with the fleet resources registered
-// even while provider.go does not list them yet (registered ones are not
-// added twice).
-type fleetTestProvider struct{ *primeProvider }
-
-func (p fleetTestProvider) Resources(ctx context.Context) []func() fwresource.Resource {
-	out := p.primeProvider.Resources(ctx)
-	have := map[string]bool{}
-	for _, f := range out {
-		var resp fwresource.MetadataResponse
-		f().Metadata(ctx, fwresource.MetadataRequest{ProviderTypeName: "prime"}, &resp)
-		have[resp.TypeName] = true
-	}
-	for _, f := range []func() fwresource.Resource{NewFleetCommandResource, NewFleetEgressPolicyResource} {
-		var resp fwresource.MetadataResponse
-		f().Metadata(ctx, fwresource.MetadataRequest{ProviderTypeName: "prime"}, &resp)
-		if !have[resp.TypeName] {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// fleetProviderFactories is providerFactories with fleetTestProvider.
-func fleetProviderFactories(t *testing.T) map[string]func() (tfprotov6.ProviderServer, error) {
-	dir := t.TempDir()
-	return map[string]func() (tfprotov6.ProviderServer, error){
-		"prime": func() (tfprotov6.ProviderServer, error) {
-			return NewProtocol6Server(fleetTestProvider{&primeProvider{version: "test", journalDir: dir}})(), nil
-		},
-	}
-}
 
 // fleetMemberBoxes is count sandboxes whose environment sets FAIL_CODE: "3" for
 // the indexes in failing, "0" for the others. Members are keyed by index.
@@ -127,7 +91,7 @@ func TestAccFleetCommand_memberStopsAtFirstDisallowedStep(t *testing.T) {
 		"echo step-one", "echo step-two failed with $FAIL_CODE >&2; exit $FAIL_CODE", "echo step-three",
 	}))
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: fleetProviderFactories(t),
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
@@ -198,7 +162,7 @@ func TestAccFleetCommand_updateRunsOnlyNewMembers(t *testing.T) {
 	}
 	results := tfjsonpath.New("results")
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: fleetProviderFactories(t),
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
@@ -275,7 +239,7 @@ func TestAccFleetCommand_resultArgumentsUpdateInPlace(t *testing.T) {
 	results := tfjsonpath.New("results")
 	var ids [2]string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: fleetProviderFactories(t),
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
@@ -355,7 +319,7 @@ func TestAccFleetCommand_requireOpenEgressRefusesLockedMember(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	var locked, open string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: fleetProviderFactories(t),
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
@@ -396,7 +360,7 @@ resource "prime_egress_policy" "lock" {
 func TestAccFleetCommand_sensitiveFailureWithholdsOutput(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: fleetProviderFactories(t),
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
 			Config: m.config(fleetMemberBoxes(1) + fleetCommandHCL([]string{"echo very-secret-token >&2; exit 4"}, `sensitive_output = true`)),
@@ -420,7 +384,7 @@ func TestAccFleetCommand_planTimeValidation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newTestMock(t, fastMockOptions())
 			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: fleetProviderFactories(t),
+				ProtoV6ProviderFactories: providerFactories(t),
 				Steps: []resource.TestStep{{
 					Config: m.config(fmt.Sprintf(`
 resource "prime_fleet_command" "x" {

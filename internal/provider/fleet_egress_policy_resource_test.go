@@ -90,7 +90,7 @@ func TestAccFleetEgressPolicy_locksRelocksAndAddsMembers(t *testing.T) {
 	var ids []string
 	members := tfjsonpath.New("members")
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: fleetProviderFactories(t),
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
@@ -181,7 +181,7 @@ resource "prime_fleet_command" "agent" {
 }
 `)
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: fleetProviderFactories(t),
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
@@ -222,7 +222,7 @@ func TestAccFleetEgressPolicy_driftAndGoneMembersRewriteOnlyThem(t *testing.T) {
 	cfg := m.config(fleetMemberBoxes(2) + fleetPolicyHCL(`allow = ["example.com"]`))
 	var ids []string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: fleetProviderFactories(t),
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{Config: cfg, Check: boxIDsInto(&ids, 2)},
@@ -278,7 +278,7 @@ func TestAccFleetEgressPolicy_destroyLeavesNewerWriterInPlace(t *testing.T) {
 	var ids []string
 	evil := prime.EgressPolicy{Allowlist: []string{"evil.example.org"}}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: fleetProviderFactories(t),
+		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
@@ -340,7 +340,7 @@ func TestAccFleetEgressPolicy_planTimeValidation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newTestMock(t, fastMockOptions())
 			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: fleetProviderFactories(t),
+				ProtoV6ProviderFactories: providerFactories(t),
 				Steps: []resource.TestStep{{
 					Config: m.config(fmt.Sprintf(`
 resource "prime_fleet_egress_policy" "p" {

@@ -249,6 +249,9 @@ func (p *primeProvider) Resources(context.Context) []func() resource.Resource {
 		NewSandboxResource,
 		NewEgressPolicyResource,
 		NewSandboxCommandResource,
+		NewSandboxFleetResource,
+		NewFleetCommandResource,
+		NewFleetEgressPolicyResource,
 	}
 }
 

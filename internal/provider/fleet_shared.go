@@ -1,0 +1,109 @@
+package provider
+
+// Pieces the fleet resources share: member keys, bounded concurrency over
+// members, and member problems reported together.
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+// forEachMember runs fn once per key, at most limit at a time (limit <= 0:
+// all at once; the API client's throttle still paces the requests), and
+// returns when every call has returned. Keys are started in sorted order so
+// runs are reproducible.
+func forEachMember(ctx context.Context, keys []string, limit int, fn func(ctx context.Context, key string)) {
+	sorted := append([]string(nil), keys...)
+	sort.Strings(sorted)
+	if limit <= 0 || limit > len(sorted) {
+		limit = len(sorted)
+	}
+	slots := make(chan struct{}, max(limit, 1))
+	var wg sync.WaitGroup
+	for _, k := range sorted {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			fn(ctx, k)
+		}()
+	}
+	wg.Wait()
+}
+
+// memberProblems collects per-member failures from concurrent work and
+// renders them sorted by key, so an error names every failed member.
+type memberProblems struct {
+	mu       sync.Mutex
+	problems map[string]string
+}
+
+func (p *memberProblems) add(key, format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.problems == nil {
+		p.problems = map[string]string{}
+	}
+	p.problems[key] = fmt.Sprintf(format, args...)
+}
+
+func (p *memberProblems) len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.problems)
+}
+
+func (p *memberProblems) has(key string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.problems[key]
+	return ok
+}
+
+// String lists the problems, one member per paragraph, at most limit of
+// them (the count of the rest is given).
+func (p *memberProblems) String() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	keys := make([]string, 0, len(p.problems))
+	for k := range p.problems {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	const limit = 20
+	var b strings.Builder
+	for i, k := range keys {
+		if i == limit {
+			fmt.Fprintf(&b, "\n\n… and %d more members.", len(keys)-limit)
+			break
+		}
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		fmt.Fprintf(&b, "Member %q: %s", k, p.problems[k])
+	}
+	return b.String()
+}
+
+// stringMapOf reads a map of strings; nil when unknown or null.
+func stringMapOf(ctx context.Context, v types.Map, diags *diag.Diagnostics) map[string]string {
+	m, d := stringMap(ctx, v)
+	diags.Append(d...)
+	return m
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

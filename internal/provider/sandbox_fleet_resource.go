@@ -1,0 +1,1016 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*sandboxFleetResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*sandboxFleetResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*sandboxFleetResource)(nil)
+	_ resource.ResourceWithImportState    = (*sandboxFleetResource)(nil)
+)
+
+// NewSandboxFleetResource is the prime_sandbox_fleet constructor.
+func NewSandboxFleetResource() resource.Resource { return &sandboxFleetResource{} }
+
+type sandboxFleetResource struct {
+	client  *prime.Client
+	journal *createJournal
+}
+
+// sandboxFleetModel is prime_sandbox_fleet's state: the template (the same
+// arguments as prime_sandbox, with the same tfsdk names), the members, and
+// what the platform reports per member.
+type sandboxFleetModel struct {
+	ID                    types.String   `tfsdk:"id"`
+	Size                  types.Int64    `tfsdk:"size"`
+	Members               types.Set      `tfsdk:"members"`
+	NamePrefix            types.String   `tfsdk:"name_prefix"`
+	DockerImage           types.String   `tfsdk:"docker_image"`
+	VM                    types.Bool     `tfsdk:"vm"`
+	StartCommand          types.String   `tfsdk:"start_command"`
+	StartArgv             types.List     `tfsdk:"start_argv"`
+	CPUCores              types.Float64  `tfsdk:"cpu_cores"`
+	MemoryGB              types.Float64  `tfsdk:"memory_gb"`
+	DiskSizeGB            types.Float64  `tfsdk:"disk_size_gb"`
+	GPUCount              types.Int64    `tfsdk:"gpu_count"`
+	GPUType               types.String   `tfsdk:"gpu_type"`
+	TimeoutMinutes        types.Int64    `tfsdk:"timeout_minutes"`
+	IdleTimeoutMinutes    types.Int64    `tfsdk:"idle_timeout_minutes"`
+	EnvironmentVars       types.Map      `tfsdk:"environment_vars"`
+	Labels                types.Set      `tfsdk:"labels"`
+	TeamID                types.String   `tfsdk:"team_id"`
+	Region                types.String   `tfsdk:"region"`
+	RegistryCredentialsID types.String   `tfsdk:"registry_credentials_id"`
+	Guaranteed            types.Bool     `tfsdk:"guaranteed"`
+	Secrets               types.Map      `tfsdk:"secrets"`
+	SecretsWO             types.Map      `tfsdk:"secrets_wo"`
+	SecretsWOVersion      types.Int64    `tfsdk:"secrets_wo_version"`
+	Egress                types.Object   `tfsdk:"egress"`
+	SandboxIDs            types.Map      `tfsdk:"sandbox_ids"`
+	Sandboxes             types.Map      `tfsdk:"sandboxes"`
+	Timeouts              timeouts.Value `tfsdk:"timeouts"`
+}
+
+// memberModel is the prime_sandbox a member is: the fleet's template with
+// the member's name, so both resources build and check create requests with
+// one implementation (createRequestFromModel, validateSandbox).
+func (f sandboxFleetModel) memberModel(name string) sandboxModel {
+	var m sandboxModel
+	m.ID = types.StringNull()
+	m.Name = types.StringValue(name)
+	if f.NamePrefix.IsUnknown() {
+		m.Name = types.StringUnknown()
+	}
+	m.DockerImage, m.VM, m.StartCommand, m.StartArgv = f.DockerImage, f.VM, f.StartCommand, f.StartArgv
+	m.CPUCores, m.MemoryGB, m.DiskSizeGB = f.CPUCores, f.MemoryGB, f.DiskSizeGB
+	m.GPUCount, m.GPUType, m.TimeoutMinutes, m.IdleTimeoutMinutes = f.GPUCount, f.GPUType, f.TimeoutMinutes, f.IdleTimeoutMinutes
+	m.EnvironmentVars, m.Labels, m.TeamID, m.Region = f.EnvironmentVars, f.Labels, f.TeamID, f.Region
+	m.RegistryCredentialsID, m.Guaranteed = f.RegistryCredentialsID, f.Guaranteed
+	m.Secrets, m.SecretsWO, m.SecretsWOVersion, m.Egress = f.Secrets, f.SecretsWO, f.SecretsWOVersion, f.Egress
+	return m
+}
+
+// fleetMember is one entry of `sandboxes`.
+type fleetMember struct {
+	ID               types.String `tfsdk:"id"`
+	Name             types.String `tfsdk:"name"`
+	Status           types.String `tfsdk:"status"`
+	CreatedAt        types.String `tfsdk:"created_at"`
+	EgressGeneration types.Int64  `tfsdk:"egress_generation"`
+	EgressApplied    types.Bool   `tfsdk:"egress_applied"`
+}
+
+func fleetMemberType() types.ObjectType {
+	return types.ObjectType{AttrTypes: map[string]attr.Type{
+		"id": types.StringType, "name": types.StringType, "status": types.StringType, "created_at": types.StringType,
+		"egress_generation": types.Int64Type, "egress_applied": types.BoolType,
+	}}
+}
+
+func (r *sandboxFleetResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_sandbox_fleet"
+}
+
+func (r *sandboxFleetResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	r.journal = newCreateJournal("")
+	if pd, ok := req.ProviderData.(*providerData); ok && pd.journal != nil {
+		r.journal = pd.journal
+	}
+}
+
+// replacesFleet ends the description of every template argument.
+const replacesFleet = " Changing it replaces the whole fleet (the API cannot change a sandbox in place)."
+
+func (r *sandboxFleetResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	attrs := sandboxArgumentAttributes(replacesFleet)
+	attrs["id"] = schema.StringAttribute{
+		Computed: true, MarkdownDescription: "ID of the fleet (the provider's, not the platform's).",
+		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+	}
+	attrs["size"] = schema.Int64Attribute{
+		Optional: true,
+		MarkdownDescription: "Number of members, keyed `\"0\"` … `\"N-1\"`. Exactly one of `size` and `members`. " +
+			"Changing it adds or removes members in place (the highest keys go first).",
+		Validators: []validator.Int64{int64validator.Between(0, 10000),
+			int64validator.ExactlyOneOf(path.MatchRoot("size"), path.MatchRoot("members"))},
+	}
+	attrs["members"] = schema.SetAttribute{
+		Optional: true, ElementType: types.StringType,
+		MarkdownDescription: "Member keys, e.g. task IDs. Exactly one of `size` and `members`. Adding or removing " +
+			"keys creates or deletes those members in place; the others are untouched.",
+		Validators: []validator.Set{setvalidator.ValueStringsAre(stringvalidator.LengthBetween(1, 100),
+			stringvalidator.RegexMatches(memberKeyPattern, "must be letters, digits, '.', '_' or '-'"))},
+	}
+	attrs["name_prefix"] = schema.StringAttribute{
+		Required: true, PlanModifiers: []planmodifier.String{replaceUnlessImportedString()},
+		MarkdownDescription: "Member names are `<name_prefix>-<key>`." + replacesFleet,
+		Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+	}
+	attrs["sandbox_ids"] = schema.MapAttribute{
+		Computed: true, ElementType: types.StringType,
+		MarkdownDescription: "Member key → sandbox ID: what `prime_fleet_command` and `prime_fleet_egress_policy` " +
+			"take. A member whose sandbox is gone (deleted out of band, stopped) drops out at refresh, and the next " +
+			"apply creates it again in place.",
+	}
+	attrs["sandboxes"] = schema.MapNestedAttribute{
+		Computed: true,
+		MarkdownDescription: "Member key → what the platform reports: `id`, `name`, `status` (`RUNNING` means " +
+			"running and reachable through the gateway, as on `prime_sandbox`), `created_at`, and with an `egress` " +
+			"block `egress_generation` and `egress_applied`.",
+		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+			"id":                schema.StringAttribute{Computed: true, MarkdownDescription: "Sandbox ID."},
+			"name":              schema.StringAttribute{Computed: true, MarkdownDescription: "Sandbox name."},
+			"status":            schema.StringAttribute{Computed: true, MarkdownDescription: "Lifecycle status at the last refresh."},
+			"created_at":        schema.StringAttribute{Computed: true, MarkdownDescription: "Creation time (RFC 3339)."},
+			"egress_generation": schema.Int64Attribute{Computed: true, MarkdownDescription: "Generation of the egress block's policy on this member."},
+			"egress_applied":    schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the data plane enforces it."},
+		}},
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A fleet of identical Prime sandboxes as one resource: what an evaluation runs on. " +
+			"Every argument of `prime_sandbox` is the members' template, with the same plan-time rules; members are " +
+			"keyed by `size` or `members`.\n\n" +
+			"Create sends every member's create at once (paced by the provider's request limits, each with its own " +
+			"idempotency key and create-journal entry) and waits for all of them together through the shared " +
+			"`status:batchGet` poller (up to 100 per request) and the gateway check, so a fleet is ready at the " +
+			"platform's pace, not Terraform's `-parallelism`. It returns when every member is `RUNNING` (and, with " +
+			"an `egress` block, its born lists are enforced). Members that fail (ERROR, TIMEOUT, never running, lists " +
+			"never enforced) fail the apply, naming each member with the platform's error; they are deleted, and " +
+			"the healthy members stay in state.\n\n" +
+			"Refresh reads all members through `status:batchGet`; a member gone or stopped out of band drops out and " +
+			"the plan re-creates it **in place**. Adding or removing keys creates or deletes just those members; an " +
+			"`egress` change updates every member in place; any other template change replaces the fleet. Destroy " +
+			"deletes all members in bulk and confirms none remains.\n\n" +
+			"Import by a label (`label:<label>`: the running sandboxes carrying it) or a comma-separated list of " +
+			"sandbox IDs. Member keys come from the names `<prefix>-<key>`.",
+		Attributes: attrs,
+		Blocks: map[string]schema.Block{
+			"egress":   egressBlock(),
+			"timeouts": timeoutsBlock(sandboxTimeoutKeys("every member")),
+		},
+	}
+}
+
+// memberKeyPattern keeps keys usable in names and as map keys.
+var memberKeyPattern = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
+// fleetKeys are the member keys a plan or config asks for; known is false
+// while they are unknown.
+func fleetKeys(ctx context.Context, f sandboxFleetModel, diags *diag.Diagnostics) (keys []string, known bool) {
+	switch {
+	case !f.Size.IsNull():
+		if f.Size.IsUnknown() {
+			return nil, false
+		}
+		n := int(f.Size.ValueInt64())
+		keys = make([]string, n)
+		for i := range n {
+			keys[i] = strconv.Itoa(i)
+		}
+		return keys, true
+	case !f.Members.IsNull():
+		if f.Members.IsUnknown() {
+			return nil, false
+		}
+		for _, e := range f.Members.Elements() {
+			if e.IsUnknown() {
+				return nil, false
+			}
+		}
+		var out []string
+		diags.Append(f.Members.ElementsAs(ctx, &out, false)...)
+		sort.Strings(out)
+		return out, true
+	}
+	return []string{}, true
+}
+
+func memberName(prefix, key string) string { return prefix + "-" + key }
+
+func (r *sandboxFleetResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var f sandboxFleetModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &f)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	// One member stands for all: the template is what is checked.
+	validateSandbox(ctx, f.memberModel(memberName(f.NamePrefix.ValueString(), "0")), &resp.Diagnostics)
+}
+
+// ModifyPlan plans the members: kept members keep their entries; new,
+// dropped or replaced ones become unknown entries; an egress change makes
+// every member's egress status unknown.
+func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan sandboxFleetModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	es := &sandboxEgressState{Egress: plan.Egress}
+	var prior *sandboxEgressState
+	var state sandboxFleetModel
+	if !req.State.Raw.IsNull() {
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		prior = &sandboxEgressState{Egress: state.Egress, EgressApplied: types.BoolValue(fleetEgressApplied(ctx, state))}
+	}
+	egressWrites := planEgress(ctx, es, prior, &resp.Diagnostics)
+	plan.Egress = es.Egress
+
+	keys, known := fleetKeys(ctx, plan, &resp.Diagnostics)
+	if !known {
+		plan.SandboxIDs = types.MapUnknown(types.StringType)
+		plan.Sandboxes = types.MapUnknown(fleetMemberType())
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		return
+	}
+	have := map[string]fleetMember{}
+	if prior != nil {
+		have = sandboxFleetMembers(ctx, state, &resp.Diagnostics)
+	}
+	ids := make(map[string]attr.Value, len(keys))
+	members := make(map[string]attr.Value, len(keys))
+	for _, k := range keys {
+		m, ok := have[k]
+		if !ok {
+			ids[k] = types.StringUnknown()
+			members[k] = types.ObjectUnknown(fleetMemberType().AttrTypes)
+			continue
+		}
+		ids[k] = m.ID
+		if !plan.Egress.IsNull() && egressWrites {
+			m.EgressGeneration, m.EgressApplied = types.Int64Unknown(), types.BoolValue(true)
+		} else if plan.Egress.IsNull() {
+			m.EgressGeneration, m.EgressApplied = types.Int64Null(), types.BoolNull()
+		}
+		obj, d := types.ObjectValueFrom(ctx, fleetMemberType().AttrTypes, m)
+		resp.Diagnostics.Append(d...)
+		members[k] = obj
+	}
+	var d diag.Diagnostics
+	plan.SandboxIDs, d = types.MapValue(types.StringType, ids)
+	resp.Diagnostics.Append(d...)
+	plan.Sandboxes, d = types.MapValue(fleetMemberType(), members)
+	resp.Diagnostics.Append(d...)
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	if prior != nil && plan.Egress.IsNull() && !state.Egress.IsNull() {
+		resp.Diagnostics.AddAttributeWarning(egressBlockPath, "Removing egress reopens the members",
+			"The egress block of the fleet is removed: this apply writes an unrestricted egress policy to every "+
+				"member (in place) and waits until it is enforced.")
+	}
+}
+
+// fleetEgressApplied: every member enforces the fleet's egress block.
+func fleetEgressApplied(ctx context.Context, f sandboxFleetModel) bool {
+	var diags diag.Diagnostics
+	for _, m := range sandboxFleetMembers(ctx, f, &diags) {
+		if !m.EgressApplied.ValueBool() {
+			return false
+		}
+	}
+	return !diags.HasError()
+}
+
+// sandboxFleetMembers reads the `sandboxes` map of a state.
+func sandboxFleetMembers(ctx context.Context, f sandboxFleetModel, diags *diag.Diagnostics) map[string]fleetMember {
+	out := map[string]fleetMember{}
+	if f.Sandboxes.IsNull() || f.Sandboxes.IsUnknown() {
+		return out
+	}
+	diags.Append(f.Sandboxes.ElementsAs(ctx, &out, false)...)
+	return out
+}
+
+// setFleetMembers writes members into the state's maps.
+func setFleetMembers(ctx context.Context, f *sandboxFleetModel, members map[string]fleetMember, diags *diag.Diagnostics) {
+	ids := make(map[string]string, len(members))
+	for k, m := range members {
+		ids[k] = m.ID.ValueString()
+	}
+	var d diag.Diagnostics
+	f.SandboxIDs, d = types.MapValueFrom(ctx, types.StringType, ids)
+	diags.Append(d...)
+	f.Sandboxes, d = types.MapValueFrom(ctx, fleetMemberType(), members)
+	diags.Append(d...)
+}
+
+// memberFromSandbox is a member entry from a sandbox object.
+func memberFromSandbox(sb *prime.Sandbox, egress bool) fleetMember {
+	m := fleetMember{
+		ID: types.StringValue(sb.ID), Name: types.StringValue(sb.Name), Status: types.StringValue(sb.Status),
+		CreatedAt: timeValue(&sb.CreatedAt), EgressGeneration: types.Int64Null(), EgressApplied: types.BoolNull(),
+	}
+	if egress {
+		m.EgressApplied = types.BoolValue(false)
+	}
+	return m
+}
+
+// fleetApply is what creating or growing a fleet needs for one apply.
+type fleetApply struct {
+	client        *prime.Client
+	journal       *createJournal
+	template      sandboxFleetModel
+	secretsWO     map[string]string
+	born          *prime.EgressPolicy
+	timeout       time.Duration
+	buildTimeout  time.Duration
+	egressTimeout time.Duration
+}
+
+// createMembers creates the given keys and waits for them to be ready
+// (and their born lists enforced). created receives every member that
+// exists on the platform as soon as it does (so it reaches state even if
+// waiting fails); failed members are deleted and reported. It returns the
+// healthy members.
+func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *memberProblems, saveIDs func(map[string]fleetMember)) map[string]fleetMember {
+	var mu sync.Mutex
+	created := map[string]fleetMember{}
+	var inflight []*inflightCreate
+	defer func() {
+		for _, c := range inflight {
+			c.finish()
+		}
+	}()
+	prefix := a.template.NamePrefix.ValueString()
+
+	postCtx, cancel := context.WithTimeoutCause(ctx, a.timeout, fmt.Errorf("create timeout (%s) reached", a.timeout))
+	defer cancel()
+	forEachMember(postCtx, keys, 0, func(ctx context.Context, key string) {
+		var diags diag.Diagnostics
+		req, _, d := createRequestFromModel(ctx, a.template.memberModel(memberName(prefix, key)), a.secretsWO)
+		diags.Append(d...)
+		setCreateLists(&req, a.born)
+		if diags.HasError() {
+			problems.add(key, "%s", diagSummary(diags))
+			return
+		}
+		sb, entry, err := createSandbox(ctx, a.client, a.journal, req)
+		mu.Lock()
+		defer mu.Unlock()
+		inflight = append(inflight, entry)
+		if sb == nil {
+			problems.add(key, "cannot create the sandbox: %v", err)
+			return
+		}
+		created[key] = memberFromSandbox(sb, a.born != nil)
+		if err != nil {
+			problems.add(key, "%s", interruptedCreate(sb.ID, err))
+		}
+	})
+	saveIDs(created)
+	if ctx.Err() != nil {
+		return created
+	}
+
+	ready := map[string]fleetMember{}
+	forEachMember(ctx, sortedKeys(created), 0, func(ctx context.Context, key string) {
+		mu.Lock()
+		m := created[key]
+		mu.Unlock()
+		if problems.has(key) {
+			return
+		}
+		id := m.ID.ValueString()
+		if err := awaitSandbox(ctx, a.client, id, a.timeout, a.buildTimeout); err != nil {
+			problems.add(key, "%v", err)
+			return
+		}
+		m.Status = types.StringValue(prime.StatusRunning)
+		if a.born != nil {
+			st, err := waitBornEgress(ctx, a.client, id, a.egressTimeout)
+			if st != nil {
+				m.EgressGeneration = types.Int64Value(st.Generation)
+			}
+			if err != nil {
+				problems.add(key, "%s", bornFailClosed(id, a.egressTimeout, err))
+				mu.Lock()
+				created[key] = m
+				mu.Unlock()
+				return
+			}
+			m.EgressApplied = types.BoolValue(true)
+		}
+		mu.Lock()
+		created[key], ready[key] = m, m
+		mu.Unlock()
+	})
+	if ctx.Err() != nil {
+		return created // interrupted: keep every member in state (tainted)
+	}
+	// Failed members are deleted: the state keeps the healthy ones, and the
+	// next apply creates the failed ones again. One that cannot be deleted
+	// stays in state rather than running untracked.
+	var failed []string
+	for k := range created {
+		if _, ok := ready[k]; !ok {
+			failed = append(failed, k)
+		}
+	}
+	kept := deleteMembers(ctx, a.client, created, failed, a.timeout, problems)
+	for k, m := range kept {
+		ready[k] = m
+	}
+	return ready
+}
+
+// deleteMembers deletes the given members in bulk and waits until none
+// remains; it returns the members it could not delete (to be kept in
+// state).
+func deleteMembers(ctx context.Context, c *prime.Client, members map[string]fleetMember, keys []string, timeout time.Duration, problems *memberProblems) map[string]fleetMember {
+	kept := map[string]fleetMember{}
+	if len(keys) == 0 {
+		return kept
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("delete timeout (%s) reached", timeout))
+	defer cancel()
+	byID := map[string]string{}
+	ids := make([]string, 0, len(keys))
+	for _, k := range keys {
+		id := members[k].ID.ValueString()
+		byID[id] = k
+		ids = append(ids, id)
+	}
+	res, err := c.BulkDeleteSandboxes(ctx, prime.BulkDeleteRequest{SandboxIDs: ids})
+	if err != nil {
+		for _, k := range keys {
+			kept[k] = members[k]
+			problems.add(k, "%sdeleting sandbox %s: %v", prefixed(problems, k), members[k].ID.ValueString(), err)
+		}
+		return kept
+	}
+	gone := map[string]bool{}
+	for _, id := range res.Succeeded {
+		gone[id] = true
+	}
+	for _, f := range res.Failed {
+		if !strings.Contains(strings.ToLower(f.Error), "not found") {
+			continue
+		}
+		gone[f.SandboxID] = true // already gone
+	}
+	var mu sync.Mutex
+	forEachMember(ctx, keys, 0, func(ctx context.Context, k string) {
+		id := members[k].ID.ValueString()
+		if !gone[id] {
+			mu.Lock()
+			kept[k] = members[k]
+			mu.Unlock()
+			problems.add(k, "%sthe platform did not delete sandbox %s", prefixed(problems, k), id)
+			return
+		}
+		if err := c.WaitForGone(ctx, id); err != nil {
+			mu.Lock()
+			kept[k] = members[k]
+			mu.Unlock()
+			problems.add(k, "%ssandbox %s was not terminated: %v", prefixed(problems, k), id, err)
+		}
+	})
+	return kept
+}
+
+// prefixed keeps an earlier problem of a member in front of a new one.
+func prefixed(p *memberProblems, key string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if prev, ok := p.problems[key]; ok {
+		return prev + "; then "
+	}
+	return ""
+}
+
+// diagSummary renders error diagnostics as one line.
+func diagSummary(diags diag.Diagnostics) string {
+	var parts []string
+	for _, d := range diags.Errors() {
+		parts = append(parts, d.Summary()+": "+d.Detail())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// sandboxFleetFailure is the error of an apply in which members failed.
+func sandboxFleetFailure(problems *memberProblems, healthy int, create bool) string {
+	msg := fmt.Sprintf("%d member(s) failed; %d are healthy.\n\n%s\n\n", problems.len(), healthy, problems)
+	if create {
+		return msg + "Failed members were deleted; the healthy ones are in state. Terraform marks a resource whose " +
+			"first create failed as tainted, which would replace the whole fleet: run `terraform untaint` on this " +
+			"fleet to keep the healthy members, and the next apply creates only the failed ones again."
+	}
+	return msg + "Failed members were deleted; the healthy ones stay in state, and the next apply creates only the " +
+		"failed ones again."
+}
+
+func (r *sandboxFleetResource) applyContext(ctx context.Context, plan sandboxFleetModel, config interface {
+	GetAttribute(context.Context, path.Path, any) diag.Diagnostics
+}, diags *diag.Diagnostics) fleetApply {
+	var secretsWO types.Map
+	diags.Append(config.GetAttribute(ctx, path.Root("secrets_wo"), &secretsWO)...)
+	a := fleetApply{client: r.client, journal: r.journal, template: plan, secretsWO: stringMapOf(ctx, secretsWO, diags)}
+	a.born, _ = bornPolicy(ctx, plan.Egress, diags)
+	var d diag.Diagnostics
+	a.timeout, d = timeoutOf(plan.Timeouts, "create", defaultSandboxCreateTimeout)
+	diags.Append(d...)
+	a.buildTimeout, d = timeoutOf(plan.Timeouts, "image_build", prime.DefaultImageBuildTimeout)
+	diags.Append(d...)
+	a.egressTimeout, d = timeoutOf(plan.Timeouts, "egress", defaultEgressTimeout)
+	diags.Append(d...)
+	return a
+}
+
+// settleTemplate gives the template's Optional+Computed values a known
+// value after an apply: the configuration's, or for vm what the platform
+// chose.
+func settleTemplate(f *sandboxFleetModel, vm *bool) {
+	if f.VM.IsUnknown() {
+		f.VM = types.BoolPointerValue(vm)
+	}
+	for _, s := range []*types.String{&f.GPUType, &f.TeamID, &f.Region} {
+		if s.IsUnknown() {
+			*s = types.StringNull()
+		}
+	}
+	f.SecretsWO = types.MapNull(types.StringType)
+}
+
+func (r *sandboxFleetResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	if !requireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var plan sandboxFleetModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	a := r.applyContext(ctx, plan, req.Config, &resp.Diagnostics)
+	keys, _ := fleetKeys(ctx, plan, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.ID = types.StringValue("fleet-" + prime.NewIdempotencyKey()[:16])
+	var problems memberProblems
+	// Every member that exists reaches state before the waits (never an
+	// untracked sandbox).
+	save := func(members map[string]fleetMember) {
+		state := plan
+		settleTemplate(&state, firstVM(r.client, members))
+		setFleetMembers(ctx, &state, members, &resp.Diagnostics)
+		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	}
+	tflog.Info(ctx, "creating fleet members", map[string]any{"members": len(keys)})
+	healthy := a.createMembers(ctx, keys, &problems, save)
+	save(healthy)
+	if problems.len() > 0 {
+		resp.Diagnostics.AddError("Fleet members failed", sandboxFleetFailure(&problems, len(healthy), true))
+	}
+}
+
+// firstVM is the kind the platform gave the members (all share the
+// template), nil when none exists.
+func firstVM(c *prime.Client, members map[string]fleetMember) *bool {
+	for _, k := range sortedKeys(members) {
+		if known, ok := c.Known(members[k].ID.ValueString()); ok {
+			return &known.VM
+		}
+	}
+	return nil
+}
+
+func (r *sandboxFleetResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	if !requireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var state sandboxFleetModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	members := sandboxFleetMembers(ctx, state, &resp.Diagnostics)
+	ids := make([]string, 0, len(members))
+	keyOf := map[string]string{}
+	for k, m := range members {
+		ids = append(ids, m.ID.ValueString())
+		keyOf[m.ID.ValueString()] = k
+	}
+	sort.Strings(ids)
+	var dropped []string
+	for _, chunk := range chunk(ids, prime.MaxBatchStatusIDs) {
+		res, err := r.client.BatchStatus(ctx, chunk)
+		if err != nil {
+			resp.Diagnostics.AddError("Cannot read fleet members", err.Error())
+			return
+		}
+		for _, e := range res.Errors {
+			if e.Code == prime.BatchCodeNotFound {
+				dropped = append(dropped, fmt.Sprintf("%q (%s: gone)", keyOf[e.SandboxID], e.SandboxID))
+				delete(members, keyOf[e.SandboxID])
+			}
+		}
+		for _, s := range res.Statuses {
+			k := keyOf[s.SandboxID]
+			if prime.IsTerminalStatus(s.Status) {
+				dropped = append(dropped, fmt.Sprintf("%q (%s: %s)", k, s.SandboxID, s.Status))
+				delete(members, k)
+				continue
+			}
+			m := members[k]
+			m.Status = types.StringValue(s.Status)
+			members[k] = m
+		}
+	}
+	if len(dropped) > 0 {
+		sort.Strings(dropped)
+		resp.Diagnostics.AddWarning("Fleet members are gone",
+			fmt.Sprintf("These members no longer run and are removed from state; the next apply creates them again "+
+				"in place: %s.", strings.Join(dropped, ", ")))
+	}
+	if eg, d := egressOf(ctx, state.Egress); eg != nil && !d.HasError() {
+		r.refreshMemberEgress(ctx, members, eg, &resp.Diagnostics)
+	}
+	setFleetMembers(ctx, &state, members, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// refreshMemberEgress reads every member's policy, as prime_sandbox reads
+// its own (refreshEgress), in parallel.
+func (r *sandboxFleetResource) refreshMemberEgress(ctx context.Context, members map[string]fleetMember, eg *sandboxEgressModel, diags *diag.Diagnostics) {
+	egressObj, d := egressValue(ctx, eg)
+	diags.Append(d...)
+	var mu sync.Mutex
+	var warnings []string
+	var failures memberProblems
+	forEachMember(ctx, sortedKeys(members), 0, func(ctx context.Context, k string) {
+		mu.Lock()
+		m := members[k]
+		mu.Unlock()
+		st, gone, err := readEgress(ctx, r.client, m.ID.ValueString())
+		if err != nil {
+			failures.add(k, "%v", err)
+			return
+		}
+		if gone {
+			return
+		}
+		es := &sandboxEgressState{Egress: egressObj, EgressGeneration: m.EgressGeneration, EgressApplied: m.EgressApplied}
+		var local diag.Diagnostics
+		w := refreshEgress(ctx, es, m.ID.ValueString(), st, &local)
+		mu.Lock()
+		defer mu.Unlock()
+		diags.Append(local...)
+		if w != "" {
+			warnings = append(warnings, w)
+		}
+		m.EgressGeneration, m.EgressApplied = es.EgressGeneration, es.EgressApplied
+		members[k] = m
+	})
+	if failures.len() > 0 {
+		diags.AddError("Cannot read the members' egress policies", failures.String())
+	}
+	if len(warnings) > 0 {
+		sort.Strings(warnings)
+		diags.AddWarning("Egress block overridden on members", strings.Join(warnings, "\n\n"))
+	}
+}
+
+func chunk(s []string, n int) [][]string {
+	var out [][]string
+	for len(s) > n {
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	if len(s) > 0 {
+		out = append(out, s)
+	}
+	return out
+}
+
+// Update adds and removes members in place, re-creates members that
+// dropped out, and applies an egress change to every member; everything
+// else replaces the fleet.
+func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	if !requireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var plan, state sandboxFleetModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	a := r.applyContext(ctx, plan, req.Config, &resp.Diagnostics)
+	keys, _ := fleetKeys(ctx, plan, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	have := sandboxFleetMembers(ctx, state, &resp.Diagnostics)
+	want := map[string]bool{}
+	var add []string
+	for _, k := range keys {
+		want[k] = true
+		if _, ok := have[k]; !ok {
+			add = append(add, k)
+		}
+	}
+	var remove []string
+	for k := range have {
+		if !want[k] {
+			remove = append(remove, k)
+		}
+	}
+	var problems memberProblems
+	members := map[string]fleetMember{}
+	for k, m := range have {
+		if want[k] {
+			members[k] = m
+		}
+	}
+	save := func(extra map[string]fleetMember) {
+		out := plan
+		all := map[string]fleetMember{}
+		for k, m := range members {
+			all[k] = m
+		}
+		for k, m := range extra {
+			all[k] = m
+		}
+		for k, m := range have {
+			if !want[k] {
+				all[k] = m // not deleted yet
+			}
+		}
+		settleTemplate(&out, types.Bool.ValueBoolPointer(state.VM))
+		setFleetMembers(ctx, &out, all, &resp.Diagnostics)
+		resp.Diagnostics.Append(resp.State.Set(ctx, &out)...)
+	}
+
+	// Removed keys first, so a shrinking fleet frees its quota before growing.
+	kept := deleteMembers(ctx, r.client, have, remove, timeoutOrDefault(state.Timeouts, "delete", defaultSandboxDeleteTimeout), &problems)
+	for k, m := range kept {
+		members[k] = m
+	}
+	// The egress block's change reaches the members that stay.
+	if egressChanged(ctx, plan, state) {
+		r.rewriteMemberEgress(ctx, members, a, &problems)
+	}
+	if len(add) > 0 {
+		tflog.Info(ctx, "adding fleet members", map[string]any{"members": len(add)})
+		for k, m := range a.createMembers(ctx, add, &problems, save) {
+			members[k] = m
+		}
+	}
+	out := plan
+	settleTemplate(&out, types.Bool.ValueBoolPointer(state.VM))
+	setFleetMembers(ctx, &out, members, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &out)...)
+	resp.Diagnostics.Append(clearImported(ctx, resp.Private)...)
+	if problems.len() > 0 {
+		resp.Diagnostics.AddError("Fleet members failed", sandboxFleetFailure(&problems, len(members)-problems.len(), false))
+	}
+}
+
+// egressChanged: the apply writes the members' egress policy (new lists,
+// removal, or members not enforcing the current ones).
+func egressChanged(ctx context.Context, plan, state sandboxFleetModel) bool {
+	if plan.Egress.IsNull() != state.Egress.IsNull() {
+		return true
+	}
+	if plan.Egress.IsNull() {
+		return false
+	}
+	var diags diag.Diagnostics
+	pm, _ := egressOf(ctx, plan.Egress)
+	sm, _ := egressOf(ctx, state.Egress)
+	want, _ := pm.egressLists.planned(ctx)
+	was, _ := policyOfEffective(ctx, sm.EffectiveAllow, sm.EffectiveBlock)
+	return want == nil || !prime.SamePolicy(was, *want) || !fleetEgressApplied(ctx, state) || diags.HasError()
+}
+
+// rewriteMemberEgress writes the fleet's egress policy (or an open one when
+// the block is gone) to every member, fail-closed, in parallel.
+func (r *sandboxFleetResource) rewriteMemberEgress(ctx context.Context, members map[string]fleetMember, a fleetApply, problems *memberProblems) {
+	target := prime.OpenEgressPolicy()
+	if a.born != nil {
+		target = *a.born
+	}
+	var mu sync.Mutex
+	forEachMember(ctx, sortedKeys(members), 0, func(ctx context.Context, k string) {
+		mu.Lock()
+		m := members[k]
+		mu.Unlock()
+		id := m.ID.ValueString()
+		st, gen, err := writeEgress(ctx, r.client, id, target, a.egressTimeout, "egress")
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			problems.add(k, "%s", failClosedMessage(id, a.egressTimeout, "egress", err))
+			if a.born != nil && gen > 0 {
+				m.EgressGeneration, m.EgressApplied = types.Int64Value(gen), types.BoolValue(false)
+			}
+			members[k] = m
+			return
+		}
+		if a.born != nil {
+			m.EgressGeneration, m.EgressApplied = types.Int64Value(gen), types.BoolValue(st.Enforces(gen))
+		} else {
+			m.EgressGeneration, m.EgressApplied = types.Int64Null(), types.BoolNull()
+		}
+		members[k] = m
+	})
+}
+
+func timeoutOrDefault(v timeouts.Value, key string, def time.Duration) time.Duration {
+	d, diags := timeoutOf(v, key, def)
+	if diags.HasError() {
+		return def
+	}
+	return d
+}
+
+func (r *sandboxFleetResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	if !requireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var state sandboxFleetModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	members := sandboxFleetMembers(ctx, state, &resp.Diagnostics)
+	var problems memberProblems
+	kept := deleteMembers(ctx, r.client, members, sortedKeys(members), timeoutOrDefault(state.Timeouts, "delete", defaultSandboxDeleteTimeout), &problems)
+	if len(kept) > 0 {
+		// What could not be deleted stays in state, so a destroy can retry.
+		setFleetMembers(ctx, &state, kept, &resp.Diagnostics)
+		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+		resp.Diagnostics.AddError("Fleet members not deleted", problems.String())
+	}
+}
+
+// ImportState takes `label:<label>` (the running sandboxes carrying the
+// label) or a comma-separated list of sandbox IDs. Keys and name_prefix
+// come from the member names (`<prefix>-<key>`); the template is read from
+// the first member. What the platform cannot report (secrets, guaranteed,
+// …) is recorded from the configuration by the first apply, without
+// replacement.
+func (r *sandboxFleetResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if !requireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	sbs, err := r.importMembers(ctx, req.ID)
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot import fleet", err.Error())
+		return
+	}
+	prefix, keys := splitMemberNames(sbs)
+	var f sandboxFleetModel
+	resp.Diagnostics.Append(resp.State.Get(ctx, &f)...)
+	f.ID = types.StringValue("fleet-" + prime.NewIdempotencyKey()[:16])
+	f.NamePrefix = types.StringValue(prefix)
+	var sm sandboxModel
+	sm.EnvironmentVars, sm.Labels = types.MapNull(types.StringType), types.SetNull(types.StringType)
+	sm.StartCommand = types.StringNull()
+	resp.Diagnostics.Append(applySandbox(ctx, &sm.sandboxAttributes, &sbs[0])...)
+	f.DockerImage, f.VM, f.StartCommand, f.StartArgv = sm.DockerImage, sm.VM, sm.StartCommand, sm.StartArgv
+	f.CPUCores, f.MemoryGB, f.DiskSizeGB, f.GPUCount, f.GPUType = sm.CPUCores, sm.MemoryGB, sm.DiskSizeGB, sm.GPUCount, sm.GPUType
+	f.TimeoutMinutes, f.IdleTimeoutMinutes, f.EnvironmentVars, f.Labels = sm.TimeoutMinutes, sm.IdleTimeoutMinutes, sm.EnvironmentVars, sm.Labels
+	f.TeamID, f.Region, f.RegistryCredentialsID = sm.TeamID, sm.Region, sm.RegistryCredentialsID
+	f.Guaranteed, f.Secrets, f.SecretsWO = types.BoolValue(false), types.MapNull(types.StringType), types.MapNull(types.StringType)
+	f.Egress = types.ObjectNull(egressObjectType().AttrTypes)
+	members := map[string]fleetMember{}
+	if isNumbered(keys) {
+		f.Size = types.Int64Value(int64(len(keys)))
+		f.Members = types.SetNull(types.StringType)
+	} else {
+		var d diag.Diagnostics
+		f.Members, d = types.SetValueFrom(ctx, types.StringType, keys)
+		resp.Diagnostics.Append(d...)
+	}
+	for i := range sbs {
+		members[keys[i]] = memberFromSandbox(&sbs[i], false)
+	}
+	setFleetMembers(ctx, &f, members, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &f)...)
+	resp.Diagnostics.Append(markImported(ctx, resp.Private)...)
+}
+
+// importMembers finds the sandboxes an import ID names.
+func (r *sandboxFleetResource) importMembers(ctx context.Context, id string) ([]prime.Sandbox, error) {
+	var sbs []prime.Sandbox
+	if label, ok := strings.CutPrefix(id, "label:"); ok {
+		active := true
+		list, err := r.client.ListSandboxes(ctx, prime.ListSandboxesOptions{Labels: []string{label}, IsActive: &active})
+		if err != nil {
+			return nil, err
+		}
+		for _, sb := range list {
+			if !prime.IsTerminalStatus(sb.Status) && prime.HasAllLabels(sb.Labels, []string{label}) {
+				sbs = append(sbs, sb)
+			}
+		}
+	} else {
+		for _, sid := range strings.Split(id, ",") {
+			sid = strings.TrimSpace(sid)
+			if sid == "" {
+				continue
+			}
+			sb, err := r.client.GetSandbox(ctx, sid)
+			if err != nil {
+				return nil, fmt.Errorf("sandbox %s: %w", sid, err)
+			}
+			sbs = append(sbs, *sb)
+		}
+	}
+	if len(sbs) == 0 {
+		return nil, fmt.Errorf("no running sandbox matches %q; import by label:<label> or by comma-separated sandbox IDs", id)
+	}
+	sort.Slice(sbs, func(i, j int) bool { return sbs[i].Name < sbs[j].Name })
+	return sbs, nil
+}
+
+// splitMemberNames finds the common "<prefix>-" of member names and the
+// keys after it; without one, the names are the keys and the prefix is "".
+func splitMemberNames(sbs []prime.Sandbox) (prefix string, keys []string) {
+	names := make([]string, len(sbs))
+	for i, sb := range sbs {
+		names[i] = sb.Name
+	}
+	if i := strings.LastIndex(names[0], "-"); i > 0 {
+		p := names[0][:i]
+		ok := true
+		for _, n := range names {
+			if !strings.HasPrefix(n, p+"-") || len(n) == len(p)+1 {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			for _, n := range names {
+				keys = append(keys, strings.TrimPrefix(n, p+"-"))
+			}
+			return p, keys
+		}
+	}
+	return "", names
+}
+
+// isNumbered reports keys "0" … "N-1" (a size-keyed fleet).
+func isNumbered(keys []string) bool {
+	seen := map[string]bool{}
+	for _, k := range keys {
+		seen[k] = true
+	}
+	for i := range keys {
+		if !seen[strconv.Itoa(i)] {
+			return false
+		}
+	}
+	return len(seen) == len(keys)
+}

@@ -1,0 +1,223 @@
+package provider
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+)
+
+func fleetConfig(keys string, extra string) string {
+	return fmt.Sprintf(`
+resource "prime_sandbox_fleet" "f" {
+  name_prefix  = "eval"
+  docker_image = "python:3.12-slim"
+  labels       = ["fleet-test"]
+  %s
+  %s
+}
+`, keys, extra)
+}
+
+// fleetIDs reads sandbox_ids from state.
+func fleetIDs(s *terraform.State) map[string]string {
+	attrs := s.RootModule().Resources["prime_sandbox_fleet.f"].Primary.Attributes
+	out := map[string]string{}
+	for k, v := range attrs {
+		if key, ok := strings.CutPrefix(k, "sandbox_ids."); ok && key != "%" {
+			out[key] = v
+		}
+	}
+	return out
+}
+
+// A fleet is created in one resource operation: every member's create goes
+// out, one shared poller waits for all, each member is named and labelled
+// from the template, and the create bodies are the SDK's. Growing and
+// shrinking touches only the keys that changed; a member deleted out of
+// band is re-created in place; destroy leaves nothing.
+func TestAccSandboxFleet_lifecycle(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	var first map[string]string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(fleetConfig("size = 3", "")),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("prime_sandbox_fleet.f", tfjsonpath.New("sandboxes").AtMapKey("2").AtMapKey("status"), knownvalue.StringExact("RUNNING")),
+					statecheck.ExpectKnownValue("prime_sandbox_fleet.f", tfjsonpath.New("sandboxes").AtMapKey("0").AtMapKey("name"), knownvalue.StringExact("eval-0")),
+					statecheck.ExpectKnownValue("prime_sandbox_fleet.f", tfjsonpath.New("vm"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue("prime_sandbox_fleet.f", tfjsonpath.New("cpu_cores"), knownvalue.Float64Exact(1)),
+				},
+				Check: func(s *terraform.State) error {
+					first = fleetIDs(s)
+					if len(first) != 3 || m.Stats().SandboxesCreated != 3 {
+						return fmt.Errorf("ids %v, created %d; want 3", first, m.Stats().SandboxesCreated)
+					}
+					for _, b := range m.createBodies(t) {
+						if b["start_command"] != "tail -f /dev/null" || b["cpu_cores"] != 1.0 || !strings.HasPrefix(b["name"].(string), "eval-") {
+							return fmt.Errorf("member create body %v is not the SDK's", b)
+						}
+					}
+					return nil
+				},
+			},
+			{
+				Config: m.config(fleetConfig("size = 5", "")),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox_fleet.f", plancheck.ResourceActionUpdate),
+				}},
+				Check: func(s *terraform.State) error {
+					ids := fleetIDs(s)
+					for k, id := range first {
+						if ids[k] != id {
+							return fmt.Errorf("member %s changed from %s to %s when the fleet grew", k, id, ids[k])
+						}
+					}
+					if len(ids) != 5 || m.Stats().SandboxesCreated != 5 {
+						return fmt.Errorf("ids %v, created %d; want 5", ids, m.Stats().SandboxesCreated)
+					}
+					return nil
+				},
+			},
+			{
+				// Member 1 is deleted out of band: the refresh drops it and the
+				// plan re-creates it in place.
+				PreConfig: func() {
+					if err := m.client(t).DeleteSandbox(waitCtx(t), first["1"]); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: m.config(fleetConfig("size = 5", "")),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox_fleet.f", plancheck.ResourceActionUpdate),
+				}},
+				Check: func(s *terraform.State) error {
+					ids := fleetIDs(s)
+					if ids["1"] == first["1"] || ids["0"] != first["0"] || ids["2"] != first["2"] {
+						return fmt.Errorf("after an out-of-band delete: %v (was %v); want only member 1 new", ids, first)
+					}
+					return nil
+				},
+			},
+			{
+				Config: m.config(fleetConfig("size = 2", "")),
+				Check: func(s *terraform.State) error {
+					if ids := fleetIDs(s); len(ids) != 2 || ids["0"] != first["0"] {
+						return fmt.Errorf("after shrinking: %v", ids)
+					}
+					if live := m.Stats().LiveSandboxes; live != 2 {
+						return fmt.Errorf("%d live sandboxes after shrinking to 2", live)
+					}
+					return nil
+				},
+			},
+			{
+				Config:        m.config(fleetConfig("size = 2", "")),
+				ResourceName:  "prime_sandbox_fleet.f",
+				ImportState:   true,
+				ImportStateId: "label:fleet-test",
+				ImportStateCheck: func(states []*terraform.InstanceState) error {
+					if len(states) != 1 || states[0].Attributes["name_prefix"] != "eval" || states[0].Attributes["size"] != "2" ||
+						states[0].Attributes["sandbox_ids.0"] != first["0"] {
+						return fmt.Errorf("imported %v", states[0].Attributes)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// A fleet's template follows prime_sandbox's plan-time rules, and size and
+// members are exclusive.
+func TestAccSandboxFleet_planTimeErrors(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	for _, tc := range []struct{ name, cfg, want string }{
+		{"both size and members", fleetConfig("size = 2\n  members = [\"a\"]", ""), "These attributes cannot be configured together"},
+		{"container egress", fleetConfig("size = 2", "vm = false\n  egress {\n    allow = [\"a.com\"]\n  }"), "egress: egress lists are only supported on VM sandboxes"},
+		{"bad egress entry", fleetConfig("size = 2", "egress {\n    allow = [\"a..com\"]\n  }"), `egress.allow: "a..com"`},
+		{"gpu without type", fleetConfig("size = 2", "gpu_count = 1"), "gpu_type: is required when gpu_count > 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: providerFactories(t),
+				Steps:                    []resource.TestStep{{Config: m.config(tc.cfg), PlanOnly: true, ExpectError: expectErr(tc.want)}},
+			})
+		})
+	}
+	m.noAPICalls(t)
+}
+
+// A born-restricted fleet: every member's create body carries the lists, the
+// create waits until every member enforces them, and an egress change is
+// applied to every member in place.
+func TestAccSandboxFleet_bornRestricted(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	egress := func(host string) string {
+		return fmt.Sprintf("egress {\n    allow = [%q]\n  }", host)
+	}
+	var ids map[string]string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(fleetConfig(`members = ["a", "b"]`, egress("example.com"))),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("prime_sandbox_fleet.f", tfjsonpath.New("sandboxes").AtMapKey("a").AtMapKey("egress_applied"), knownvalue.Bool(true)),
+				},
+				Check: func(s *terraform.State) error {
+					ids = fleetIDs(s)
+					for _, id := range ids {
+						if !m.reachable(t, id, "example.com") || m.reachable(t, id, "google.com") {
+							return fmt.Errorf("member %s is not restricted to example.com", id)
+						}
+					}
+					return nil
+				},
+			},
+			{
+				Config: m.config(fleetConfig(`members = ["a", "b"]`, egress("google.com"))),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox_fleet.f", plancheck.ResourceActionUpdate),
+				}},
+				Check: func(*terraform.State) error {
+					for _, id := range ids {
+						if m.reachable(t, id, "example.com") || !m.reachable(t, id, "google.com") {
+							return fmt.Errorf("member %s did not switch to google.com", id)
+						}
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// Under a data plane that never applies, a born-restricted fleet fails
+// closed, naming every member.
+func TestAccSandboxFleet_bornRestrictedFailsClosed(t *testing.T) {
+	o := fastMockOptions()
+	o.NeverApply = true
+	m := newTestMock(t, o)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{{
+			Config:      m.config(fleetConfig(`members = ["a", "b"]`, "egress {\n    allow = [\"example.com\"]\n  }\n  timeouts {\n    egress = \"1s\"\n  }")),
+			ExpectError: expectErr(`2 member(s) failed; 0 are healthy. Member "a":`),
+		}},
+	})
+	if st := m.Stats(); st.LiveSandboxes != 0 || st.SandboxesCreated != 2 {
+		t.Fatalf("live %d created %d; failed members must be deleted", st.LiveSandboxes, st.SandboxesCreated)
+	}
+}
