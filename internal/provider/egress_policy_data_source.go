@@ -25,8 +25,8 @@ type egressPolicyDataSource struct{ client *prime.Client }
 type egressPolicyDataModel struct {
 	SandboxID         types.String `tfsdk:"sandbox_id"`
 	Mode              types.String `tfsdk:"mode"`
-	Allowlist         types.List   `tfsdk:"allowlist"`
-	Denylist          types.List   `tfsdk:"denylist"`
+	Allow             types.List   `tfsdk:"allow"`
+	Block             types.List   `tfsdk:"block"`
 	Generation        types.Int64  `tfsdk:"generation"`
 	AppliedGeneration types.Int64  `tfsdk:"applied_generation"`
 	Applied           types.Bool   `tfsdk:"applied"`
@@ -49,10 +49,11 @@ func (d *egressPolicyDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 				Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
 			"mode": schema.StringAttribute{Computed: true, MarkdownDescription: "`allow` (only the allowlist is " +
 				"reachable; an empty allowlist denies all), `block` (everything but the denylist) or `open` (unrestricted)."},
-			"allowlist": schema.ListAttribute{Computed: true, ElementType: types.StringType,
-				MarkdownDescription: "Desired allowlist as the platform stores it; null unless `mode` is `allow`."},
-			"denylist": schema.ListAttribute{Computed: true, ElementType: types.StringType,
-				MarkdownDescription: "Desired denylist as the platform stores it; null in allow mode."},
+			"allow": schema.ListAttribute{Computed: true, ElementType: types.StringType,
+				MarkdownDescription: "The allowlist as the platform stores it (what `prime_egress_policy` calls " +
+					"`effective_allow`: route hosts included); null unless `mode` is `allow`."},
+			"block": schema.ListAttribute{Computed: true, ElementType: types.StringType,
+				MarkdownDescription: "The blocklist as the platform stores it; null in allow mode, `[]` when open."},
 			"generation": schema.Int64Attribute{Computed: true, MarkdownDescription: "Number of accepted policy writes (0 before any)."},
 			"applied_generation": schema.Int64Attribute{Computed: true,
 				MarkdownDescription: "Last generation the data plane enforces; `-1` while none is."},
@@ -93,7 +94,7 @@ func (d *egressPolicyDataSource) Read(ctx context.Context, req datasource.ReadRe
 	resp.Diagnostics.Append(diags...)
 	deny, diags := listValue(ctx, st.Policy.Denylist)
 	resp.Diagnostics.Append(diags...)
-	m.Allowlist, m.Denylist = allow, deny
+	m.Allow, m.Block = allow, deny
 	m.Generation = types.Int64Value(st.Generation)
 	m.AppliedGeneration = types.Int64Value(st.AppliedGeneration)
 	m.Applied = types.BoolValue(st.Enforces(st.Generation))

@@ -579,9 +579,9 @@ data "prime_egress_policy" "x" {
 `),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "mode", "allow"),
-					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "allowlist.#", "2"),
-					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "allowlist.1", "example.com"),
-					resource.TestCheckNoResourceAttr("data.prime_egress_policy.x", "denylist"),
+					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "allow.#", "2"),
+					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "allow.1", "example.com"),
+					resource.TestCheckNoResourceAttr("data.prime_egress_policy.x", "block"),
 					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "generation", "1"),
 					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "applied", "true"),
 				),
