@@ -98,6 +98,13 @@
 //	prime-mock/build   stays PENDING with pendingImageBuildId set for
 //	                   ImageBuildDelay before the normal boot starts
 //
+// and a magic name, matched as a substring of the sandbox's name, so one
+// member of a fleet (all created from one template) can fail alone:
+//
+//	prime-mock-oom     boots, then goes to ERROR (errorType OOM_KILLED)
+//
+// These are test knobs, not platform behaviour.
+//
 // # Create
 //
 // The body is checked as the SDK's CreateSandboxRequest validators check it,

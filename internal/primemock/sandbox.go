@@ -16,6 +16,10 @@ import (
 const (
 	MagicErrorImage = "prime-mock/error"
 	MagicBuildImage = "prime-mock/build"
+	// MagicOOMName in a sandbox's name makes that one sandbox fail while it
+	// boots (OOM_KILLED), so one member of a fleet can fail while its
+	// siblings, created from the same template, run.
+	MagicOOMName = "prime-mock-oom"
 )
 
 // List paging limits, and the batch status limit (the SDK sends 1-100
@@ -564,8 +568,12 @@ func (s *Server) boot(sb *sandbox) {
 		s.emit(Event{Type: EventSandboxProvisioning, SandboxID: sb.id, Status: sb.status})
 		s.logf(sb, "provisioning")
 		s.after(sb, total-half, func() {
-			if strings.Contains(sb.req.DockerImage, MagicErrorImage) {
-				s.fail(sb)
+			switch {
+			case strings.Contains(sb.req.DockerImage, MagicErrorImage):
+				s.fail(sb, "IMAGE_PULL_FAILED", fmt.Sprintf("Failed to pull image %q: simulated pull failure (the image name contains %q)", sb.req.DockerImage, MagicErrorImage))
+				return
+			case strings.Contains(sb.req.Name, MagicOOMName):
+				s.fail(sb, "OOM_KILLED", fmt.Sprintf("Sandbox was killed: out of memory (simulated: the sandbox name contains %q)", MagicOOMName))
 				return
 			}
 			s.run(sb)
@@ -611,14 +619,16 @@ func (s *Server) armGateway(sb *sandbox) {
 	})
 }
 
-func (s *Server) fail(sb *sandbox) {
+// fail moves a booting sandbox to ERROR with the platform's error type (the
+// SDK knows OOM_KILLED, TIMEOUT and IMAGE_PULL_FAILED) and a message.
+func (s *Server) fail(sb *sandbox, errorType, msg string) {
 	now := s.now()
 	sb.status = prime.StatusError
 	sb.updatedAt = now
 	sb.terminated = &now
-	sb.errorType = strPtr("IMAGE_PULL_FAILED")
-	sb.errorMsg = strPtr(fmt.Sprintf("Failed to pull image %q: simulated pull failure (the image name contains %q)", sb.req.DockerImage, MagicErrorImage))
-	sb.terminationReason = strPtr("IMAGE_PULL_FAILED")
+	sb.errorType = strPtr(errorType)
+	sb.errorMsg = strPtr(msg)
+	sb.terminationReason = strPtr(errorType)
 	stopExecutionsLocked(sb)
 	s.emit(Event{Type: EventSandboxError, SandboxID: sb.id, Status: sb.status, ErrorType: *sb.errorType})
 	s.logf(sb, "error: %s", *sb.errorMsg)
