@@ -157,9 +157,9 @@ func CreateRules(r CreateSandboxRequest) []RuleViolation {
 			add(in("network_denylist"), "%s", flattenErr(err))
 		}
 	}
-	// 6. Timeouts. An omitted timeout means the platform default applies, so
-	// the idle timeout is compared with that default [I: the server's
-	// default is taken to be the SDK's 60 minutes, the safer assumption].
+	// 6. Timeouts. An omitted timeout is sent as the SDK's default (60
+	// minutes, ApplySDKCreateDefaults), so the idle timeout is compared with
+	// that.
 	timeout := DefaultTimeoutMinutes
 	if r.TimeoutMinutes != nil {
 		timeout = *r.TimeoutMinutes
@@ -169,6 +169,10 @@ func CreateRules(r CreateSandboxRequest) []RuleViolation {
 		switch {
 		case idle < 1:
 			add(in("idle_timeout_minutes"), "must be at least 1, got %d", idle)
+		case timeout > 0 && idle > timeout && r.TimeoutMinutes == nil:
+			add(in("idle_timeout_minutes", "timeout_minutes"), "must not exceed the sandbox's lifetime, %d minutes "+
+				"(timeout_minutes is unset, so its default applies), got %d: set timeout_minutes to at least %d, or -1 "+
+				"for no lifetime limit", timeout, idle, idle)
 		case timeout > 0 && idle > timeout:
 			add(in("idle_timeout_minutes", "timeout_minutes"), "must not exceed timeout_minutes (%d), got %d", timeout, idle)
 		}

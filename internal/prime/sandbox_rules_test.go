@@ -39,7 +39,7 @@ func TestCreateRules(t *testing.T) {
 		{"both egress lists", base(func(r *CreateSandboxRequest) { r.NetworkAllowlist = &[]string{}; r.NetworkDenylist = &[]string{} }), "network_allowlist", "mutually exclusive"},
 		{"idle below 1", base(func(r *CreateSandboxRequest) { r.IdleTimeoutMinutes = i(0) }), "idle_timeout_minutes", "at least 1"},
 		{"idle above timeout", base(func(r *CreateSandboxRequest) { r.IdleTimeoutMinutes = i(30); r.TimeoutMinutes = i(20) }), "idle_timeout_minutes", "must not exceed timeout_minutes (20)"},
-		{"idle above default timeout", base(func(r *CreateSandboxRequest) { r.IdleTimeoutMinutes = i(61) }), "idle_timeout_minutes", "(60)"},
+		{"idle above the default timeout", base(func(r *CreateSandboxRequest) { r.IdleTimeoutMinutes = i(90) }), "idle_timeout_minutes", "must not exceed the sandbox's lifetime, 60 minutes (timeout_minutes is unset, so its default applies)"},
 		{"idle with unbounded vm", base(func(r *CreateSandboxRequest) { r.IdleTimeoutMinutes = i(600); r.TimeoutMinutes = i(-1) }), "", ""},
 		{"idle on unbounded container", base(func(r *CreateSandboxRequest) {
 			r.IdleTimeoutMinutes = i(10)
