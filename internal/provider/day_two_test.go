@@ -265,21 +265,34 @@ func TestAccSandboxCommand_writeOnlyEnvNeverStored(t *testing.T) {
 	const hidden, printed = "wo-secret-never-stored-7f3a", "wo-secret-printed-b21c"
 	logFile := filepath.Join(t.TempDir(), "trace.log")
 	t.Setenv("TF_ACC_LOG_PATH", logFile)
+	// The secrets come in as ephemeral variables, as a user's would: the
+	// test harness logs the configuration text at TRACE, which must not be
+	// what finds them.
+	t.Setenv("TF_VAR_hidden", hidden)
+	t.Setenv("TF_VAR_printed", printed)
 	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(commandSandbox + fmt.Sprintf(`
+	cfg := m.config(commandSandbox + `
+variable "hidden" {
+  type      = string
+  ephemeral = true
+}
+variable "printed" {
+  type      = string
+  ephemeral = true
+}
 resource "prime_sandbox_command" "quiet" {
   sandbox_id     = prime_sandbox.box.id
   command        = "echo the token is set"
-  env_wo         = { TOKEN = %q }
+  env_wo         = { TOKEN = var.hidden }
   env_wo_version = 1
 }
 resource "prime_sandbox_command" "loud" {
   sandbox_id       = prime_sandbox.box.id
   command          = "printenv TOKEN"
-  env_wo           = { TOKEN = %q }
+  env_wo           = { TOKEN = var.printed }
   sensitive_output = true
 }
-`, hidden, printed))
+`)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
@@ -316,8 +329,8 @@ resource "prime_sandbox_command" "loud" {
 		t.Fatalf("the trace log (%d bytes) shows no provider activity; the check below would prove nothing", len(log))
 	}
 	for _, secret := range []string{hidden, printed} {
-		if strings.Contains(log, secret) {
-			t.Fatalf("the TRACE log contains %q", secret)
+		if i := strings.Index(log, secret); i >= 0 {
+			t.Fatalf("the TRACE log contains %q: …%s…", secret, log[max(0, i-600):min(len(log), i+200)])
 		}
 	}
 }

@@ -812,7 +812,13 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 	resp.Diagnostics.Append(resp.State.Set(ctx, &out)...)
 	resp.Diagnostics.Append(clearImported(ctx, resp.Private)...)
 	if problems.len() > 0 {
-		resp.Diagnostics.AddError("Fleet members failed", sandboxFleetFailure(&problems, len(members)-problems.len(), false))
+		healthy := 0
+		for k := range members {
+			if !problems.has(k) {
+				healthy++
+			}
+		}
+		resp.Diagnostics.AddError("Fleet members failed", sandboxFleetFailure(&problems, healthy, false))
 	}
 }
 
@@ -910,8 +916,10 @@ func (r *sandboxFleetResource) ImportState(ctx context.Context, req resource.Imp
 		return
 	}
 	prefix, keys := splitMemberNames(sbs)
-	var f sandboxFleetModel
-	resp.Diagnostics.Append(resp.State.Get(ctx, &f)...)
+	f := sandboxFleetModel{
+		Size: types.Int64Null(), Members: types.SetNull(types.StringType), SecretsWOVersion: types.Int64Null(),
+		Timeouts: timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes(sandboxTimeoutKeys("")))},
+	}
 	f.ID = types.StringValue("fleet-" + prime.NewIdempotencyKey()[:16])
 	f.NamePrefix = types.StringValue(prefix)
 	var sm sandboxModel

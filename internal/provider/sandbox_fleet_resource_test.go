@@ -142,7 +142,7 @@ func TestAccSandboxFleet_lifecycle(t *testing.T) {
 func TestAccSandboxFleet_planTimeErrors(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	for _, tc := range []struct{ name, cfg, want string }{
-		{"both size and members", fleetConfig("size = 2\n  members = [\"a\"]", ""), "These attributes cannot be configured together"},
+		{"both size and members", fleetConfig("size = 2\n  members = [\"a\"]", ""), "2 attributes specified when one (and only one) of [size,members] is required"},
 		{"container egress", fleetConfig("size = 2", "vm = false\n  egress {\n    allow = [\"a.com\"]\n  }"), "egress: egress lists are only supported on VM sandboxes"},
 		{"bad egress entry", fleetConfig("size = 2", "egress {\n    allow = [\"a..com\"]\n  }"), `egress.allow: "a..com"`},
 		{"gpu without type", fleetConfig("size = 2", "gpu_count = 1"), "gpu_type: is required when gpu_count > 0"},
@@ -220,4 +220,42 @@ func TestAccSandboxFleet_bornRestrictedFailsClosed(t *testing.T) {
 	if st := m.Stats(); st.LiveSandboxes != 0 || st.SandboxesCreated != 2 {
 		t.Fatalf("live %d created %d; failed members must be deleted", st.LiveSandboxes, st.SandboxesCreated)
 	}
+}
+
+// A member that fails while the fleet grows fails the apply, naming it with
+// the platform's error; it is deleted, the healthy members stay, and the
+// next apply creates only what is missing.
+func TestAccSandboxFleet_memberFailure(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	var first map[string]string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(fleetConfig(`members = ["a"]`, "")),
+				Check: func(s *terraform.State) error {
+					first = fleetIDs(s)
+					return nil
+				},
+			},
+			{
+				Config:      m.config(fleetConfig(`members = ["a", "prime-mock-oom"]`, "")),
+				ExpectError: expectErr(`1 member(s) failed; 1 are healthy. Member "prime-mock-oom": sandbox`),
+			},
+			{
+				Config: m.config(fleetConfig(`members = ["a", "b"]`, "")),
+				Check: func(s *terraform.State) error {
+					ids := fleetIDs(s)
+					if len(ids) != 2 || ids["a"] != first["a"] {
+						return fmt.Errorf("after the failure: %v (member a was %s); want a kept and b new", ids, first["a"])
+					}
+					if st := m.Stats(); st.LiveSandboxes != 2 || st.SandboxesCreated != 3 {
+						return fmt.Errorf("live %d, created %d; want 2 live of 3 created (the failed one deleted)", st.LiveSandboxes, st.SandboxesCreated)
+					}
+					return nil
+				},
+			},
+		},
+	})
 }

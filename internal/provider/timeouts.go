@@ -19,19 +19,26 @@ import (
 // timeoutOf reads.
 func timeoutsBlock(keys map[string]string) schema.Block {
 	attrs := make(map[string]schema.Attribute, len(keys))
-	types_ := make(map[string]attr.Type, len(keys))
 	for k, d := range keys {
 		attrs[k] = schema.StringAttribute{
 			Optional:            true,
 			MarkdownDescription: d + " A duration such as `\"30s\"`, `\"20m\"` or `\"1h30m\"`.",
 			Validators:          []validator.String{durationValidator{}},
 		}
-		types_[k] = types.StringType
 	}
 	return schema.SingleNestedBlock{
 		Attributes: attrs,
-		CustomType: timeouts.Type{ObjectType: types.ObjectType{AttrTypes: types_}},
+		CustomType: timeouts.Type{ObjectType: types.ObjectType{AttrTypes: timeoutsAttrTypes(keys)}},
 	}
+}
+
+// timeoutsAttrTypes is the object type of a timeouts block with these keys.
+func timeoutsAttrTypes(keys map[string]string) map[string]attr.Type {
+	out := make(map[string]attr.Type, len(keys))
+	for k := range keys {
+		out[k] = types.StringType
+	}
+	return out
 }
 
 // timeoutOf reads one key of a timeouts block, or def when unset.

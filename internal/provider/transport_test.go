@@ -1,0 +1,131 @@
+package provider
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+)
+
+// Mock routes of the two command transports.
+const (
+	connectStartRoute = "POST /gateway/{user_ns}/{job_id}/command_session.CommandSession/Start"
+	restExecRoute     = "POST /gateway/{user_ns}/{job_id}/exec"
+)
+
+// Commands on a VM go over the command-session protocol and never touch
+// REST /exec; on a container the reverse — as the Prime SDK chooses, by the
+// sandbox's kind. env and working_dir reach the command on both.
+func TestAccSandboxCommand_transportByKind(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{{
+			Config: m.config(`
+resource "prime_sandbox" "vm" {
+  name         = "vm"
+  docker_image = "python:3.12-slim"
+}
+resource "prime_sandbox" "container" {
+  name         = "container"
+  docker_image = "python:3.12-slim"
+  vm           = false
+}
+resource "prime_sandbox_command" "on_vm" {
+  sandbox_id  = prime_sandbox.vm.id
+  command     = "echo $GREETING from vm; pwd"
+  env         = { GREETING = "hello" }
+  working_dir = "/srv/task"
+}
+resource "prime_sandbox_command" "on_container" {
+  sandbox_id  = prime_sandbox.container.id
+  command     = "echo $GREETING from container; pwd"
+  env         = { GREETING = "hi" }
+  working_dir = "task"
+}
+`),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("prime_sandbox_command.on_vm", tfjsonpath.New("stdout"), knownvalue.StringExact("hello from vm\n/srv/task\n")),
+				statecheck.ExpectKnownValue("prime_sandbox_command.on_container", tfjsonpath.New("stdout"), knownvalue.StringExact("hi from container\n/root/task\n")),
+			},
+			Check: func(s *terraform.State) error {
+				vm, err := stateID(s, "prime_sandbox.vm")
+				if err != nil {
+					return err
+				}
+				container, err := stateID(s, "prime_sandbox.container")
+				if err != nil {
+					return err
+				}
+				want := map[string]string{vm: "connect", container: "rest"}
+				n := map[string]int{}
+				for _, e := range m.Events() {
+					if e.Type != primemock.EventCommandExecuted {
+						continue
+					}
+					if e.Transport != want[e.SandboxID] {
+						return fmt.Errorf("command %q on sandbox %s went over %q, want %q", e.Command, e.SandboxID, e.Transport, want[e.SandboxID])
+					}
+					n[e.SandboxID]++
+				}
+				// Each sandbox: the create's gateway probe and the command.
+				if n[vm] != 2 || n[container] != 2 {
+					return fmt.Errorf("commands per sandbox: %v, want 2 each", n)
+				}
+				st := m.Stats()
+				if st.Requests[connectStartRoute] < 2 || st.Requests[restExecRoute] < 2 {
+					return fmt.Errorf("transport counters: Start %d, exec %d", st.Requests[connectStartRoute], st.Requests[restExecRoute])
+				}
+				return nil
+			},
+		}},
+	})
+}
+
+// A command that outlives timeout_seconds fails the apply as a timeout, and
+// on a VM the provider stops it (SIGTERM) instead of leaving it running
+// while egress gets locked.
+func TestAccSandboxCommand_timeoutStopsTheCommand(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{{
+			Config: m.config(commandSandbox + `
+resource "prime_sandbox_command" "slow" {
+  sandbox_id      = prime_sandbox.box.id
+  command         = "echo starting; sleep 30; echo never"
+  timeout_seconds = 1
+}
+`),
+			ExpectError: expectErr("timed out"),
+		}},
+	})
+	var started, signalled bool
+	for _, e := range m.Events() {
+		if !strings.HasPrefix(e.Command, "echo starting") && e.Type != primemock.EventCommandSignalled {
+			continue
+		}
+		switch e.Type {
+		case primemock.EventCommandStarted:
+			started = true
+		case primemock.EventCommandSignalled:
+			signalled = started && e.Signal != ""
+		case primemock.EventCommandExecuted:
+			if e.ExitCode == 0 && !e.Signalled {
+				t.Fatalf("the timed-out command finished normally: %+v", e)
+			}
+		}
+	}
+	if !started || !signalled {
+		t.Fatalf("started %t, signalled %t: a timed-out VM command must be stopped", started, signalled)
+	}
+}
