@@ -1,0 +1,183 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+)
+
+const refreshProviders = `
+terraform {
+  required_providers {
+    prime = {
+      source = "primeintellect/prime"
+    }
+  }
+}
+
+provider "prime" {}
+`
+
+// refreshConfig holds one resource of every type the provider has, each
+// on its own sandbox so that an out-of-band change is attributable.
+const refreshConfig = `
+resource "prime_sandbox" "box" {
+  name         = "refresh"
+  docker_image = "python:3.12-slim"
+  egress {
+    allow = ["pypi.org"]
+  }
+}
+
+resource "prime_sandbox" "locked" {
+  name         = "locked"
+  docker_image = "python:3.12-slim"
+}
+
+resource "prime_sandbox_command" "setup" {
+  sandbox_id          = prime_sandbox.locked.id
+  command             = "echo set up"
+  require_open_egress = true
+  sensitive_output    = true
+}
+
+resource "prime_egress_policy" "lock" {
+  sandbox_id = prime_sandbox.locked.id
+  allow      = ["example.com"]
+  after      = [prime_sandbox_command.setup.id]
+}
+
+resource "prime_sandbox_fleet" "fleet" {
+  name_prefix  = "refresh"
+  docker_image = "python:3.12-slim"
+  size         = 2
+}
+
+resource "prime_fleet_command" "setup" {
+  sandbox_ids = prime_sandbox_fleet.fleet.sandbox_ids
+  commands    = ["echo one", "echo two"]
+}
+
+resource "prime_fleet_egress_policy" "lock" {
+  sandbox_ids = prime_sandbox_fleet.fleet.sandbox_ids
+  block       = ["example.org"]
+  after       = [prime_fleet_command.setup.id]
+}
+
+data "prime_egress_policy" "lock" {
+  sandbox_id = prime_egress_policy.lock.sandbox_id
+}
+`
+
+// Drift detection CI can trust: `terraform plan -refresh-only
+// -detailed-exitcode` exits 0 on an unchanged configuration of every
+// resource type (Terraform < 1.15 exited 2 there while printing "No
+// changes"; see NewProtocol6Server), and 2 once a sandbox or a policy was
+// changed out of band.
+func TestAccRefreshOnlyDetailedExitCode(t *testing.T) {
+	cli := requireCLI(t)
+	provider := devProvider(t)
+	t.Parallel()
+	m := newTestMock(t, fastMockOptions())
+	rc := provider()
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "main.tf"), []byte(refreshProviders+refreshConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	env := tfEnv(rc, "PRIME_API_BASE_URL="+m.URL, "PRIME_API_KEY="+fastMockOptions().APIKey)
+	tf := func(args ...string) (string, int) {
+		t.Helper()
+		out, err := runTF(ctx, t, cli, work, env, args...)
+		var exit *exec.ExitError
+		switch {
+		case err == nil:
+			return out, 0
+		case errors.As(err, &exit):
+			return out, exit.ExitCode()
+		}
+		t.Fatalf("terraform %v: %v\n%s", args, err, out)
+		return out, -1
+	}
+	if out, code := tf("apply", "-auto-approve", "-no-color"); code != 0 {
+		t.Fatalf("apply exited %d:\n%s", code, out)
+	}
+	defer func() {
+		if out, code := tf("destroy", "-auto-approve", "-no-color"); code != 0 {
+			t.Errorf("destroy exited %d:\n%s", code, out)
+		}
+		if live := m.Stats().LiveSandboxes; live != 0 {
+			t.Errorf("%d sandboxes live after destroy", live)
+		}
+	}()
+
+	// Several runs: the bug also had a random part (the order of
+	// sensitive paths), which one run could miss.
+	for range 3 {
+		if out, code := tf("plan", "-refresh-only", "-detailed-exitcode", "-no-color"); code != 0 {
+			t.Fatalf("plan -refresh-only -detailed-exitcode on an unchanged state exited %d, want 0:\n%s", code, out)
+		}
+	}
+
+	// Out of band: a policy written from elsewhere, then a sandbox deleted.
+	state, code := tf("state", "show", "-no-color", "prime_egress_policy.lock")
+	if code != 0 {
+		t.Fatalf("state show: %s", state)
+	}
+	c := m.client(t)
+	locked := stateAttr(t, state, "sandbox_id")
+	if _, err := c.PutEgressPolicy(ctx, locked, prime.EgressPolicy{Allowlist: []string{"evil.example.net"}}); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := tf("plan", "-refresh-only", "-detailed-exitcode", "-no-color"); code != 2 {
+		t.Fatalf("after an out-of-band policy change the refresh-only plan exited %d, want 2:\n%s", code, out)
+	}
+	if out, code := tf("apply", "-refresh-only", "-auto-approve", "-no-color"); code != 0 {
+		t.Fatalf("apply -refresh-only exited %d:\n%s", code, out)
+	}
+	if out, code := tf("plan", "-refresh-only", "-detailed-exitcode", "-no-color"); code != 0 {
+		t.Fatalf("after accepting the drift the refresh-only plan exited %d, want 0:\n%s", code, out)
+	}
+	box, code := tf("state", "show", "-no-color", "prime_sandbox.box")
+	if code != 0 {
+		t.Fatalf("state show: %s", box)
+	}
+	if err := c.DeleteSandbox(ctx, stateAttr(t, box, "id")); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := tf("plan", "-refresh-only", "-detailed-exitcode", "-no-color"); code != 2 {
+		t.Fatalf("after an out-of-band delete the refresh-only plan exited %d, want 2:\n%s", code, out)
+	}
+}
+
+// stateAttr reads `name = "value"` from terraform state show output.
+func stateAttr(t *testing.T, show, name string) string {
+	t.Helper()
+	for _, line := range splitLines(show) {
+		k, v, ok := cutAssign(line)
+		if ok && k == name {
+			return v
+		}
+	}
+	t.Fatalf("%s not in:\n%s", name, show)
+	return ""
+}
+
+func splitLines(s string) []string { return strings.Split(s, "\n") }
+
+// cutAssign splits `  key = "value"` into key and the unquoted value.
+func cutAssign(line string) (string, string, bool) {
+	k, v, ok := strings.Cut(strings.TrimSpace(line), " = ")
+	if !ok {
+		return "", "", false
+	}
+	return strings.TrimSpace(k), strings.Trim(strings.TrimSpace(v), `"`), true
+}
