@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -128,4 +129,47 @@ resource "prime_sandbox_command" "slow" {
 	if !started || !signalled {
 		t.Fatalf("started %t, signalled %t: a timed-out VM command must be stopped", started, signalled)
 	}
+}
+
+// The platform's RUNNING can lead the gateway's registration: with the
+// gateway lagging RUNNING by 3 s, a sandbox and a command on it apply the
+// first time, because the create waits until the gateway answers.
+func TestAccSandboxCommand_gatewayLagsRunning(t *testing.T) {
+	o := fastMockOptions()
+	o.GatewayLag = 3 * time.Second
+	m := newTestMock(t, o)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{{
+			Config: m.config(`
+resource "prime_sandbox" "vm" {
+  name         = "lagging"
+  docker_image = "python:3.12-slim"
+}
+resource "prime_sandbox_command" "first" {
+  sandbox_id = prime_sandbox.vm.id
+  command    = "echo first"
+}
+`),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("prime_sandbox_command.first", tfjsonpath.New("stdout"), knownvalue.StringExact("first\n")),
+			},
+			Check: func(*terraform.State) error {
+				ready, first := int64(-1), int64(-1)
+				for _, e := range m.Events() {
+					switch {
+					case e.Type == primemock.EventGatewayReady:
+						ready = e.Seq
+					case e.Type == primemock.EventCommandExecuted && e.Command == "echo first":
+						first = e.Seq
+					}
+				}
+				if ready < 0 || first < ready {
+					return fmt.Errorf("gateway ready at %d, first command at %d: the command must follow readiness", ready, first)
+				}
+				return nil
+			},
+		}},
+	})
 }
