@@ -2,26 +2,47 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
-// TestAccModule_evalFleet runs the eval-fleet module's own tests
+// The eval-fleet module (examples/modules/eval-fleet) is tested twice over:
+// its own terraform test files, run here against an in-process mock, and Go
+// tests that drive a root configuration using it through steps terraform
+// test cannot express (an apply that must fail, a sandbox deleted between
+// two applies). Afterwards the mock's event log must show the protocol on
+// every sandbox.
+
+// The provider's create runs gatewayProbe on every sandbox to see that the
+// gateway answers: it is neither setup nor agent, and the checks skip it.
+
+// isAgentCommand: the module tests' and the root configurations' agent
+// steps all say "agent"; no setup step does.
+func isAgentCommand(cmd string) bool { return strings.Contains(cmd, "agent") }
+
+// TestAccModule_evalFleet runs the module's own tests
 // (examples/modules/eval-fleet/tests/*.tftest.hcl) with `terraform test`
 // against an in-process mock, using the provider built from this tree. The
 // module is copied to a temporary directory first, so no state, lock or
 // .terraform files land in the repository.
 //
-// Afterwards the mock's event log must show the protocol in every sandbox
-// the tests created: every setup command ran with egress open, before the
-// first egress policy write; and terraform test's clean-up left no sandbox
-// running.
+// Each test file names its fleet with its own name_prefix; the mock's event
+// log is then checked per sandbox (checkFleetProtocol) and per file: allow
+// mode locks after the setup and relocks in place; born_restricted members
+// never have open egress and run nothing but the gateway probe before their
+// born lists are enforced; a setup change re-opens egress, runs the new
+// setup with the network open, locks again and only then runs the agent
+// again. terraform test's clean-up must leave no sandbox running.
 func TestAccModule_evalFleet(t *testing.T) {
 	cli := requireCLI(t)
 	provider := devProvider(t)
@@ -51,96 +72,484 @@ func TestAccModule_evalFleet(t *testing.T) {
 	if stats.LiveSandboxes != 0 {
 		t.Errorf("%d sandboxes are still live after terraform test cleaned up", stats.LiveSandboxes)
 	}
-	if err := checkSetupBeforePolicy(m.Events()); err != nil {
+	events := m.Events()
+	traces := fleetTraces(events)
+	if err := checkFleetProtocol(traces, true); err != nil {
 		t.Error(err)
+	}
+
+	byPrefix := map[string][]*sandboxTrace{}
+	for _, tr := range traces {
+		name := sandboxName(t, m, tr.id)
+		prefix, _, _ := strings.Cut(name, "-")
+		byPrefix[prefix] = append(byPrefix[prefix], tr)
+	}
+	want := map[string]int{"allow": 2, "block": 1, "born": 2, "relock": 2}
+	for prefix, n := range want {
+		if got := len(byPrefix[prefix]); got != n {
+			t.Errorf("%d sandboxes named %s-*, want %d", got, prefix, n)
+		}
+	}
+	for prefix := range byPrefix {
+		if _, ok := want[prefix]; !ok {
+			t.Errorf("unexpected sandboxes named %s-* (validation.tftest.hcl only plans)", prefix)
+		}
+	}
+	for _, tr := range byPrefix["allow"] {
+		// Lock, relock in place (one write, not a restore and a lock), then
+		// terraform test's destroy restores open egress.
+		if err := tr.wantPuts("restricted", "restricted", "open"); err != nil {
+			t.Error(err)
+		}
+		if setups, agents := tr.count(); setups != 2 || agents != 3 {
+			t.Errorf("sandbox %s: %d setup and %d agent steps ran, want 2 and 3 (the in-place relock runs nothing again)", tr.id, setups, agents)
+		}
+	}
+	for _, tr := range byPrefix["block"] {
+		if err := tr.wantPuts("restricted", "open"); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, tr := range byPrefix["born"] {
+		if err := checkBornTrace(tr); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, tr := range byPrefix["relock"] {
+		if err := checkSetupChange(tr); err != nil {
+			t.Error(err)
+		}
 	}
 }
 
-// checkSetupBeforePolicy checks, per sandbox, that every command ran before
-// the sandbox's first egress policy write and while only the open
-// generation 0 was in force, and that every sandbox with commands got a
-// policy that was applied.
-func checkSetupBeforePolicy(events []primemock.Event) error {
-	type trace struct {
-		lastCommand, firstPut, firstApplied int64
-		restricted                          []string
+// sandboxName reads a sandbox's name from the mock (deleted sandboxes stay
+// readable until a reset).
+func sandboxName(t *testing.T, m *testMock, id string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sb, err := m.client(t).GetSandbox(ctx, id)
+	if err != nil {
+		t.Fatalf("reading sandbox %s: %v", id, err)
 	}
-	traces := map[string]*trace{}
-	get := func(id string) *trace {
-		if traces[id] == nil {
-			traces[id] = &trace{lastCommand: -1, firstPut: -1, firstApplied: -1}
-		}
-		return traces[id]
-	}
+	return sb.Name
+}
+
+// sandboxTrace is one sandbox's part of the mock's event log.
+type sandboxTrace struct {
+	id string
+	// born is the create-time policy; nil for a sandbox born open.
+	born *prime.EgressPolicy
+	// puts are the accepted policy writes by generation (generation 0 is
+	// the create-time policy, or open).
+	puts   map[int64]prime.EgressPolicy
+	events []primemock.Event
+}
+
+// fleetTraces splits the event log by sandbox, in creation order.
+func fleetTraces(events []primemock.Event) []*sandboxTrace {
+	byID := map[string]*sandboxTrace{}
+	var order []*sandboxTrace
 	for _, e := range events {
+		if e.SandboxID == "" {
+			continue
+		}
+		tr := byID[e.SandboxID]
+		if tr == nil {
+			tr = &sandboxTrace{id: e.SandboxID, puts: map[int64]prime.EgressPolicy{}}
+			byID[e.SandboxID] = tr
+			order = append(order, tr)
+		}
 		switch e.Type {
-		case primemock.EventCommandExecuted:
-			tr := get(e.SandboxID)
-			tr.lastCommand = e.Seq
-			if e.AppliedGeneration > 0 {
-				tr.restricted = append(tr.restricted, e.Command)
-			}
+		case primemock.EventSandboxCreated:
+			tr.born = e.Policy
 		case primemock.EventPolicyPut:
-			if tr := get(e.SandboxID); tr.firstPut < 0 {
-				tr.firstPut = e.Seq
+			if e.Policy != nil {
+				tr.puts[e.Generation] = *e.Policy
 			}
-		case primemock.EventPolicyApplied:
-			if tr := get(e.SandboxID); tr.firstApplied < 0 && e.Generation >= 1 {
-				tr.firstApplied = e.Seq
+		}
+		tr.events = append(tr.events, e)
+	}
+	return order
+}
+
+// policyAt is the policy of a generation: 0 is what the sandbox was born
+// with (open without create-time lists); -1 (nothing enforced yet) is nil.
+func (tr *sandboxTrace) policyAt(gen int64) *prime.EgressPolicy {
+	switch {
+	case gen < 0:
+		return nil
+	case gen == 0:
+		if tr.born != nil {
+			return tr.born
+		}
+		open := prime.OpenEgressPolicy()
+		return &open
+	}
+	p, ok := tr.puts[gen]
+	if !ok {
+		return nil
+	}
+	return &p
+}
+
+func restrictsEgress(p *prime.EgressPolicy) bool { return p != nil && !p.IsOpen() }
+
+// count returns how many setup and agent steps finished on the sandbox.
+func (tr *sandboxTrace) count() (setups, agents int) {
+	for _, e := range tr.events {
+		if e.Type != primemock.EventCommandExecuted || e.Command == gatewayProbe {
+			continue
+		}
+		if isAgentCommand(e.Command) {
+			agents++
+		} else {
+			setups++
+		}
+	}
+	return setups, agents
+}
+
+// wantPuts checks the kinds of the sandbox's policy writes, in order.
+func (tr *sandboxTrace) wantPuts(kinds ...string) error {
+	var got []string
+	for _, e := range tr.events {
+		if e.Type == primemock.EventPolicyPut {
+			kind := "open"
+			if restrictsEgress(e.Policy) {
+				kind = "restricted"
+			}
+			got = append(got, kind)
+		}
+	}
+	if !slices.Equal(got, kinds) {
+		return fmt.Errorf("sandbox %s: policy writes %v, want %v", tr.id, got, kinds)
+	}
+	return nil
+}
+
+// checkFleetProtocol checks, per sandbox, every command but the gateway
+// probe at the moment it started:
+//
+//   - a setup step on a sandbox born open runs with an open policy both
+//     enforced and desired (no lock written yet, none pending);
+//   - a setup step on a born-restricted sandbox runs with its lists
+//     enforced;
+//   - an agent step runs with a restriction enforced, and the latest write
+//     is the one enforced.
+//
+// With allApplied, every restricted write must also have been enforced. It
+// fails when no setup or no agent step was seen at all, so that it cannot
+// pass on a log without the commands it is about.
+func checkFleetProtocol(traces []*sandboxTrace, allApplied bool) error {
+	var problems []string
+	setups, agents := 0, 0
+	for _, tr := range traces {
+		desired := int64(0)
+		applied := map[int64]bool{}
+		for _, e := range tr.events {
+			switch e.Type {
+			case primemock.EventPolicyPut:
+				desired = e.Generation
+			case primemock.EventPolicyApplied:
+				applied[e.Generation] = true
+			case primemock.EventCommandStarted:
+				if e.Command == gatewayProbe {
+					continue
+				}
+				enforced := tr.policyAt(e.AppliedGeneration)
+				switch {
+				case isAgentCommand(e.Command):
+					agents++
+					if !restrictsEgress(enforced) || e.AppliedGeneration != desired {
+						problems = append(problems, fmt.Sprintf("sandbox %s: agent step %q started with generation %d enforced (%s), %d desired",
+							tr.id, e.Command, e.AppliedGeneration, describeEvPolicy(enforced), desired))
+					}
+				case tr.born != nil:
+					setups++
+					if !restrictsEgress(enforced) {
+						problems = append(problems, fmt.Sprintf("sandbox %s: setup step %q started before its born lists were enforced (generation %d)",
+							tr.id, e.Command, e.AppliedGeneration))
+					}
+				default:
+					setups++
+					if enforced == nil || restrictsEgress(enforced) || restrictsEgress(tr.policyAt(desired)) {
+						problems = append(problems, fmt.Sprintf("sandbox %s: setup step %q started with generation %d enforced (%s) and %d desired (%s); want open egress",
+							tr.id, e.Command, e.AppliedGeneration, describeEvPolicy(enforced), desired, describeEvPolicy(tr.policyAt(desired))))
+					}
+				}
+			}
+		}
+		if allApplied {
+			for gen, p := range tr.puts {
+				if restrictsEgress(&p) && !applied[gen] {
+					problems = append(problems, fmt.Sprintf("sandbox %s: policy generation %d was written but never enforced", tr.id, gen))
+				}
 			}
 		}
 	}
-	var problems []string
-	for id, tr := range traces {
-		switch {
-		case len(tr.restricted) > 0:
-			problems = append(problems, fmt.Sprintf("sandbox %s: setup ran under an applied egress policy: %q", id, tr.restricted))
-		case tr.firstPut >= 0 && tr.lastCommand > tr.firstPut:
-			problems = append(problems, fmt.Sprintf("sandbox %s: a setup command (event %d) ran after the first policy write (event %d)", id, tr.lastCommand, tr.firstPut))
-		case tr.firstPut >= 0 && tr.firstApplied < 0:
-			problems = append(problems, fmt.Sprintf("sandbox %s: its egress policy was written but never applied", id))
-		}
+	if setups == 0 || agents == 0 {
+		problems = append(problems, fmt.Sprintf("%d setup and %d agent steps in the event log; the checks need both", setups, agents))
 	}
 	if len(problems) > 0 {
+		sort.Strings(problems)
 		return fmt.Errorf("protocol violated:\n%s", strings.Join(problems, "\n"))
 	}
 	return nil
 }
 
-// evalFleetRootHCL uses the module the way its README does: an agent
-// command per sandbox on ready_sandbox_ids.
+func describeEvPolicy(p *prime.EgressPolicy) string {
+	if p == nil {
+		return "none"
+	}
+	b, _ := json.Marshal(p)
+	return string(b)
+}
+
+// checkBornTrace: the sandbox was created with restricted lists, never got an
+// open policy, and ran nothing but the gateway probe before its born lists
+// (generation 0) were enforced.
+func checkBornTrace(tr *sandboxTrace) error {
+	if !restrictsEgress(tr.born) {
+		return fmt.Errorf("sandbox %s: not born restricted (create-time policy %s)", tr.id, describeEvPolicy(tr.born))
+	}
+	for gen, p := range tr.puts {
+		if !restrictsEgress(&p) {
+			return fmt.Errorf("sandbox %s: born restricted, yet got an open policy (generation %d)", tr.id, gen)
+		}
+	}
+	enforced := false
+	commands := 0
+	for _, e := range tr.events {
+		switch {
+		case e.Type == primemock.EventPolicyApplied && e.Generation == 0:
+			enforced = true
+		case e.Type == primemock.EventCommandStarted && e.Command != gatewayProbe:
+			commands++
+			if !enforced {
+				return fmt.Errorf("sandbox %s: %q started before the born lists were enforced", tr.id, e.Command)
+			}
+		}
+	}
+	if commands == 0 {
+		return fmt.Errorf("sandbox %s: no setup or agent command ran", tr.id)
+	}
+	return nil
+}
+
+// checkSetupChange follows setup_change.tftest.hcl on one sandbox: setup v1
+// (open) → lock enforced → agent → open egress restored and enforced →
+// setup v2 (open) → lock enforced again → agent again, in that order, and
+// terraform test's destroy restores open egress at the end.
+func checkSetupChange(tr *sandboxTrace) error {
+	if err := tr.wantPuts("restricted", "open", "restricted", "open"); err != nil {
+		return err
+	}
+	// The writes' generations, in order: lock, restore, lock again, and the
+	// destroy's restore.
+	var gens []int64
+	for _, e := range tr.events {
+		if e.Type == primemock.EventPolicyPut {
+			gens = append(gens, e.Generation)
+		}
+	}
+	gen := map[string]int64{"lock1": gens[0], "reopen": gens[1], "lock2": gens[2]}
+	// The milestones, as they must appear.
+	steps := []struct {
+		name  string
+		match func(e primemock.Event) bool
+	}{
+		{"setup v1", func(e primemock.Event) bool {
+			return e.Type == primemock.EventCommandExecuted && strings.HasPrefix(e.Command, "echo installing v1")
+		}},
+		{"lock enforced", func(e primemock.Event) bool {
+			return e.Type == primemock.EventPolicyApplied && e.Generation == gen["lock1"]
+		}},
+		{"agent", func(e primemock.Event) bool {
+			return e.Type == primemock.EventCommandStarted && isAgentCommand(e.Command)
+		}},
+		{"open egress restored and enforced", func(e primemock.Event) bool {
+			return e.Type == primemock.EventPolicyApplied && e.Generation == gen["reopen"]
+		}},
+		{"setup v2", func(e primemock.Event) bool {
+			return e.Type == primemock.EventCommandStarted && strings.HasPrefix(e.Command, "echo installing v2")
+		}},
+		{"setup v2 step 2", func(e primemock.Event) bool {
+			return e.Type == primemock.EventCommandExecuted && e.Command == "echo second step"
+		}},
+		{"lock enforced again", func(e primemock.Event) bool {
+			return e.Type == primemock.EventPolicyApplied && e.Generation == gen["lock2"]
+		}},
+		{"agent again", func(e primemock.Event) bool {
+			return e.Type == primemock.EventCommandStarted && isAgentCommand(e.Command)
+		}},
+	}
+	next := 0
+	for _, e := range tr.events {
+		if next < len(steps) && steps[next].match(e) {
+			next++
+		}
+	}
+	if next < len(steps) {
+		return fmt.Errorf("sandbox %s: the setup change did not run in order: found %d milestones, then no %q (write generations %v)",
+			tr.id, next, steps[next].name, gen)
+	}
+	if setups, agents := tr.count(); setups != 3 || agents != 4 {
+		return fmt.Errorf("sandbox %s: %d setup and %d agent steps ran, want 3 (v1, then v2's two) and 4 (two steps, twice)", tr.id, setups, agents)
+	}
+	return nil
+}
+
+// evalFleetRootHCL uses the module the way its README does, with the agent
+// in the module. policy_timeout is short for the fail-closed test.
 const evalFleetRootHCL = `
 terraform {
   required_providers {
     prime = {
-      source = "primeintellect/prime"
+      source  = "primeintellect/prime"
+      version = ">= 0.1.0"
     }
   }
 }
 
 provider "prime" {}
 
+variable "members" {
+  type    = set(string)
+  default = ["one", "two"]
+}
+
 module "fleet" {
   source = "./modules/eval-fleet"
 
-  sandbox_names  = ["one", "two"]
+  name_prefix    = "root"
+  members        = var.members
   image          = "python:3.12-slim"
-  setup_commands = ["echo setup"]
+  setup_commands = ["echo setup && probe pypi.org"]
   allow          = ["example.com"]
   routes         = ["https://intercept.example.net/v1"]
   policy_timeout = "2s"
+  agent = {
+    commands           = ["echo agent && probe example.com", "echo agent pypi && probe pypi.org"]
+    allowed_exit_codes = [0, 7]
+  }
 }
 
-resource "prime_sandbox_command" "agent" {
-  for_each   = module.fleet.ready_sandbox_ids
-  sandbox_id = each.value
-  command    = "echo agent && probe example.com"
+output "sandbox_ids" {
+  value = module.fleet.sandbox_ids
+}
+
+output "ready_sandbox_ids" {
+  value = module.fleet.ready_sandbox_ids
+}
+
+output "agent_exit_codes" {
+  value = module.fleet.agent_exit_codes
 }
 `
 
-// TestAccModule_evalFleetFailsClosed applies the module, with an agent on
-// ready_sandbox_ids, against a data plane that never enforces a policy: the
-// apply must fail closed, and no agent command may ever run.
+// rootWorkspace lays out a root module using eval-fleet in a temporary
+// directory, installs the module (`terraform get`: the provider comes from
+// dev_overrides) and destroys everything at the end, checking that no
+// sandbox is left running.
+func rootWorkspace(t *testing.T, cli string, m *testMock, rc string) (run func(ctx context.Context, args ...string) (string, error)) {
+	t.Helper()
+	work := t.TempDir()
+	copyDir(t, filepath.Join(repoRoot(t), "examples", "modules", "eval-fleet"), filepath.Join(work, "modules", "eval-fleet"))
+	if err := os.WriteFile(filepath.Join(work, "main.tf"), []byte(evalFleetRootHCL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := tfEnv(rc, "PRIME_API_BASE_URL="+m.URL, "PRIME_API_KEY="+fastMockOptions().APIKey)
+	run = func(ctx context.Context, args ...string) (string, error) {
+		t.Helper()
+		// Flags go before the arguments: -no-color right after the command,
+		// which `state` and `untaint` do not take.
+		if args[0] != "state" && args[0] != "untaint" {
+			args = append([]string{args[0], "-no-color"}, args[1:]...)
+		}
+		return runTF(ctx, t, cli, work, env, args...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if out, err := run(ctx, "get"); err != nil {
+		t.Fatalf("terraform get: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		if out, err := run(ctx, "destroy", "-auto-approve", "-input=false"); err != nil {
+			t.Errorf("terraform destroy: %v\n%s", err, out)
+		}
+		if live := m.Stats().LiveSandboxes; live != 0 {
+			t.Errorf("%d sandboxes are still live after destroy", live)
+		}
+	})
+	return run
+}
+
+// outputMap reads a map(string) output of the root module.
+func outputMap(ctx context.Context, t *testing.T, run func(context.Context, ...string) (string, error), name string) map[string]string {
+	t.Helper()
+	out, err := run(ctx, "output", "-json", name)
+	if err != nil {
+		t.Fatalf("terraform output %s: %v\n%s", name, err, out)
+	}
+	var v map[string]string
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("terraform output %s: %v\n%s", name, err, out)
+	}
+	return v
+}
+
+// fleetStateIDs reads module.fleet.prime_sandbox_fleet.this's sandbox_ids
+// from the state.
+func fleetStateIDs(ctx context.Context, t *testing.T, run func(context.Context, ...string) (string, error)) map[string]string {
+	t.Helper()
+	out, err := run(ctx, "show", "-json")
+	if err != nil {
+		t.Fatalf("terraform show: %v\n%s", err, out)
+	}
+	var state struct {
+		Values struct {
+			RootModule struct {
+				ChildModules []struct {
+					Resources []struct {
+						Address string `json:"address"`
+						Values  struct {
+							SandboxIDs map[string]string `json:"sandbox_ids"`
+						} `json:"values"`
+					} `json:"resources"`
+				} `json:"child_modules"`
+			} `json:"root_module"`
+		} `json:"values"`
+	}
+	if err := json.Unmarshal([]byte(out), &state); err != nil {
+		t.Fatalf("state JSON: %v\n%s", err, out)
+	}
+	for _, mod := range state.Values.RootModule.ChildModules {
+		for _, r := range mod.Resources {
+			if r.Address == "module.fleet.prime_sandbox_fleet.this" {
+				return r.Values.SandboxIDs
+			}
+		}
+	}
+	t.Fatalf("no module.fleet.prime_sandbox_fleet.this in state:\n%s", out)
+	return nil
+}
+
+// stateAddrs lists the resource addresses in state.
+func stateAddrs(ctx context.Context, t *testing.T, run func(context.Context, ...string) (string, error)) []string {
+	t.Helper()
+	out, err := run(ctx, "state", "list")
+	if err != nil {
+		t.Fatalf("terraform state list: %v\n%s", err, out)
+	}
+	return strings.Fields(out)
+}
+
+// TestAccModule_evalFleetFailsClosed applies the module, with its agent,
+// against a data plane that never enforces a policy: the apply must fail
+// closed, and no agent step may ever run.
 func TestAccModule_evalFleetFailsClosed(t *testing.T) {
 	cli := requireCLI(t)
 	provider := devProvider(t)
@@ -148,33 +557,11 @@ func TestAccModule_evalFleetFailsClosed(t *testing.T) {
 	o := fastMockOptions()
 	o.NeverApply = true
 	m := newTestMock(t, o)
-	rc := provider()
-
-	work := t.TempDir()
-	copyDir(t, filepath.Join(repoRoot(t), "examples", "modules", "eval-fleet"), filepath.Join(work, "modules", "eval-fleet"))
-	if err := os.WriteFile(filepath.Join(work, "main.tf"), []byte(evalFleetRootHCL), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	run := rootWorkspace(t, cli, m, provider())
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	env := tfEnv(rc, "PRIME_API_BASE_URL="+m.URL, "PRIME_API_KEY="+o.APIKey)
-	// `get` installs the local module only; providers come from dev_overrides.
-	if out, err := runTF(ctx, t, cli, work, env, "get", "-no-color"); err != nil {
-		t.Fatalf("terraform get: %v\n%s", err, out)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		if out, err := runTF(ctx, t, cli, work, env, "destroy", "-auto-approve", "-input=false", "-no-color"); err != nil {
-			t.Errorf("terraform destroy: %v\n%s", err, out)
-		}
-		if live := m.Stats().LiveSandboxes; live != 0 {
-			t.Errorf("%d sandboxes are still live after destroy", live)
-		}
-	})
-
-	out, err := runTF(ctx, t, cli, work, env, "apply", "-auto-approve", "-input=false", "-no-color")
+	out, err := run(ctx, "apply", "-auto-approve", "-input=false")
 	if err == nil {
 		t.Fatalf("the apply succeeded although no policy was ever enforced:\n%s", out)
 	}
@@ -183,24 +570,302 @@ func TestAccModule_evalFleetFailsClosed(t *testing.T) {
 	}
 	setups := 0
 	for _, e := range m.Events() {
-		if e.Type != primemock.EventCommandExecuted {
+		if e.Type != primemock.EventCommandExecuted || e.Command == gatewayProbe {
 			continue
 		}
-		if strings.Contains(e.Command, "agent") {
+		if isAgentCommand(e.Command) {
 			t.Errorf("the agent ran in sandbox %s although its policy was never enforced", e.SandboxID)
 		}
 		setups++
 	}
 	if setups != 2 {
-		t.Errorf("%d setup commands ran, want 2 (one per sandbox)", setups)
+		t.Errorf("%d setup steps ran, want 2 (one per member)", setups)
 	}
-	state, err := runTF(ctx, t, cli, work, env, "state", "list")
-	if err != nil {
-		t.Fatalf("terraform state list: %v\n%s", err, state)
-	}
-	for _, addr := range strings.Fields(state) {
-		if strings.Contains(addr, "prime_egress_policy") || strings.Contains(addr, "agent") {
+	for _, addr := range stateAddrs(ctx, t, run) {
+		if strings.Contains(addr, "prime_fleet_egress_policy") || strings.Contains(addr, "agent") {
 			t.Errorf("%s is in state after the policy failed closed", addr)
 		}
+	}
+}
+
+// TestAccModule_evalFleetMemberFails: a member that fails while booting
+// (its key contains the mock's prime-mock-oom) fails the apply at the
+// fleet, naming it; nothing runs on the healthy member, which stays in
+// state. After `terraform untaint` (what the error says to do), an apply
+// with the failed key replaced keeps the healthy member and runs the whole
+// protocol on both.
+func TestAccModule_evalFleetMemberFails(t *testing.T) {
+	cli := requireCLI(t)
+	provider := devProvider(t)
+	t.Parallel()
+	m := newTestMock(t, fastMockOptions())
+	run := rootWorkspace(t, cli, m, provider())
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	out, err := run(ctx, "apply", "-auto-approve", "-input=false", `-var=members=["ok","prime-mock-oom"]`)
+	if err == nil {
+		t.Fatalf("the apply succeeded although a member failed:\n%s", out)
+	}
+	for _, want := range []string{"Fleet members failed", `Member "prime-mock-oom"`, "OOM_KILLED", "module.fleet.prime_sandbox_fleet.this"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("the apply failed, but its error does not say %q:\n%s", want, out)
+		}
+	}
+	for _, e := range m.Events() {
+		if e.Type == primemock.EventCommandStarted && e.Command != gatewayProbe {
+			t.Errorf("%q ran in sandbox %s although the fleet failed", e.Command, e.SandboxID)
+		}
+	}
+	addrs := stateAddrs(ctx, t, run)
+	if !slices.Equal(addrs, []string{"module.fleet.prime_sandbox_fleet.this"}) {
+		t.Fatalf("state after the failed apply: %v; want only the fleet", addrs)
+	}
+	if st := m.Stats(); st.LiveSandboxes != 1 || st.SandboxesCreated != 2 {
+		t.Fatalf("live %d of %d created; want the healthy member live and the failed one deleted", st.LiveSandboxes, st.SandboxesCreated)
+	}
+	// A failed apply records no outputs: read the fleet's own state.
+	first := fleetStateIDs(ctx, t, run)
+	if len(first) != 1 || first["ok"] == "" {
+		t.Fatalf("the fleet's sandbox_ids after the failed apply: %v; want the healthy member alone", first)
+	}
+
+	if out, err := run(ctx, "untaint", "module.fleet.prime_sandbox_fleet.this"); err != nil {
+		t.Fatalf("terraform untaint: %v\n%s", err, out)
+	}
+	if out, err := run(ctx, "apply", "-auto-approve", "-input=false", `-var=members=["ok","b"]`); err != nil {
+		t.Fatalf("the apply after the failure: %v\n%s", err, out)
+	}
+	ids := outputMap(ctx, t, run, "ready_sandbox_ids")
+	if len(ids) != 2 || ids["ok"] != first["ok"] || ids["b"] == "" {
+		t.Fatalf("ready_sandbox_ids %v; want the healthy member %s kept and b new", ids, first["ok"])
+	}
+	if st := m.Stats(); st.SandboxesCreated != 3 {
+		t.Errorf("%d sandboxes created; want 3 (the failed one, the healthy one kept, b)", st.SandboxesCreated)
+	}
+	if err := checkFleetProtocol(fleetTraces(m.Events()), true); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestAccModule_evalFleetMemberDeletedOutOfBand deletes one member's
+// sandbox behind Terraform's back. The plan must update the fleet, the
+// setup, the policy and the agent in place (no replacement); the apply
+// creates the member again and runs setup (open), lock and agent on it
+// alone, leaving the other member untouched. Removing the key afterwards
+// deletes just that member.
+func TestAccModule_evalFleetMemberDeletedOutOfBand(t *testing.T) {
+	cli := requireCLI(t)
+	provider := devProvider(t)
+	t.Parallel()
+	m := newTestMock(t, fastMockOptions())
+	run := rootWorkspace(t, cli, m, provider())
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if out, err := run(ctx, "apply", "-auto-approve", "-input=false"); err != nil {
+		t.Fatalf("first apply: %v\n%s", err, out)
+	}
+	before := outputMap(ctx, t, run, "sandbox_ids")
+	if len(before) != 2 {
+		t.Fatalf("sandbox_ids %v; want two members", before)
+	}
+	if err := m.client(t).DeleteSandbox(ctx, before["two"]); err != nil {
+		t.Fatalf("deleting member two out of band: %v", err)
+	}
+	mark := int64(len(m.Events()))
+
+	if out, err := run(ctx, "plan", "-input=false", "-out=tfplan"); err != nil {
+		t.Fatalf("plan after the deletion: %v\n%s", err, out)
+	}
+	show, err := run(ctx, "show", "-json", "tfplan")
+	if err != nil {
+		t.Fatalf("terraform show: %v\n%s", err, show)
+	}
+	var plan struct {
+		ResourceChanges []struct {
+			Address string `json:"address"`
+			Change  struct {
+				Actions []string `json:"actions"`
+			} `json:"change"`
+		} `json:"resource_changes"`
+	}
+	if err := json.Unmarshal([]byte(show), &plan); err != nil {
+		t.Fatalf("plan JSON: %v\n%s", err, show)
+	}
+	actions := map[string]string{}
+	for _, rc := range plan.ResourceChanges {
+		actions[rc.Address] = strings.Join(rc.Change.Actions, ",")
+	}
+	for _, addr := range []string{
+		"module.fleet.prime_sandbox_fleet.this", "module.fleet.prime_fleet_command.setup[0]",
+		"module.fleet.prime_fleet_egress_policy.this[0]", "module.fleet.prime_fleet_command.agent[0]",
+	} {
+		if actions[addr] != "update" {
+			t.Errorf("plan after the deletion: %s %q, want update (in place); all: %v", addr, actions[addr], actions)
+		}
+	}
+	if out, err := run(ctx, "apply", "-auto-approve", "-input=false", "tfplan"); err != nil {
+		t.Fatalf("apply after the deletion: %v\n%s", err, out)
+	}
+	after := outputMap(ctx, t, run, "ready_sandbox_ids")
+	if after["one"] != before["one"] || after["two"] == "" || after["two"] == before["two"] {
+		t.Fatalf("ready_sandbox_ids %v after the re-create (before: %v); want one kept and two new", after, before)
+	}
+
+	// Since the deletion: nothing on member one; the whole protocol on the
+	// new member two.
+	var since []primemock.Event
+	for _, e := range m.Events() {
+		if e.Seq > mark {
+			since = append(since, e)
+		}
+	}
+	for _, e := range since {
+		if e.SandboxID == before["one"] && (e.Type == primemock.EventPolicyPut || e.Type == primemock.EventCommandStarted) {
+			t.Errorf("member one was touched after member two was deleted: %s %q (generation %d)", e.Type, e.Command, e.Generation)
+		}
+	}
+	var newTwo *sandboxTrace
+	for _, tr := range fleetTraces(since) {
+		if tr.id == after["two"] {
+			newTwo = tr
+		}
+	}
+	if newTwo == nil {
+		t.Fatalf("no events for the new member two (%s)", after["two"])
+	}
+	if err := checkFleetProtocol([]*sandboxTrace{newTwo}, true); err != nil {
+		t.Error(err)
+	}
+	if setups, agents := newTwo.count(); setups != 1 || agents != 2 {
+		t.Errorf("on the new member two %d setup and %d agent steps ran, want 1 and 2", setups, agents)
+	}
+	if codes := outputJSON(ctx, t, run, "agent_exit_codes"); codes != `{"one":[0,7],"two":[0,7]}` {
+		t.Errorf("agent_exit_codes %s; want example.com reachable and pypi.org not, on both members", codes)
+	}
+
+	// Removing the key deletes just that member.
+	if out, err := run(ctx, "apply", "-auto-approve", "-input=false", `-var=members=["one"]`); err != nil {
+		t.Fatalf("apply without member two: %v\n%s", err, out)
+	}
+	if ids := outputMap(ctx, t, run, "ready_sandbox_ids"); len(ids) != 1 || ids["one"] != before["one"] {
+		t.Errorf("ready_sandbox_ids %v after removing two; want one alone, kept", ids)
+	}
+	if live := m.Stats().LiveSandboxes; live != 1 {
+		t.Errorf("%d sandboxes live after removing member two, want 1", live)
+	}
+}
+
+// outputJSON is an output of the root module as compact JSON.
+func outputJSON(ctx context.Context, t *testing.T, run func(context.Context, ...string) (string, error), name string) string {
+	t.Helper()
+	out, err := run(ctx, "output", "-json", name)
+	if err != nil {
+		t.Fatalf("terraform output %s: %v\n%s", name, err, out)
+	}
+	var v any
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("terraform output %s: %v\n%s", name, err, out)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// TestFleetProtocolChecks holds the event checks above to what they claim,
+// on made-up event logs: each violation is reported, and the good logs
+// pass. No CLI needed.
+func TestFleetProtocolChecks(t *testing.T) {
+	lock := &prime.EgressPolicy{Allowlist: []string{"example.com"}}
+	open := &prime.EgressPolicy{Denylist: []string{}}
+	// ev is one event; log numbers them in order.
+	ev := func(typ string, gen int64, cmd string, p *prime.EgressPolicy) primemock.Event {
+		e := primemock.Event{Type: typ, SandboxID: "sb", Generation: gen, Command: cmd, Policy: p}
+		if typ == primemock.EventCommandStarted || typ == primemock.EventCommandExecuted {
+			e.Generation, e.AppliedGeneration = 0, gen
+		}
+		return e
+	}
+	created := func(p *prime.EgressPolicy) primemock.Event { return ev(primemock.EventSandboxCreated, 0, "", p) }
+	put := func(gen int64, p *prime.EgressPolicy) primemock.Event {
+		return ev(primemock.EventPolicyPut, gen, "", p)
+	}
+	applied := func(gen int64) primemock.Event { return ev(primemock.EventPolicyApplied, gen, "", nil) }
+	run := func(cmd string, gen int64) []primemock.Event {
+		return []primemock.Event{ev(primemock.EventCommandStarted, gen, cmd, nil), ev(primemock.EventCommandExecuted, gen, cmd, nil)}
+	}
+	log := func(parts ...any) []primemock.Event {
+		var seq int64
+		var out []primemock.Event
+		for _, p := range parts {
+			switch p := p.(type) {
+			case primemock.Event:
+				seq++
+				p.Seq = seq
+				out = append(out, p)
+			case []primemock.Event:
+				for _, e := range p {
+					seq++
+					e.Seq = seq
+					out = append(out, e)
+				}
+			}
+		}
+		return out
+	}
+	protocol := func(events []primemock.Event) error { return checkFleetProtocol(fleetTraces(events), true) }
+	born := func(events []primemock.Event) error { return checkBornTrace(fleetTraces(events)[0]) }
+	change := func(events []primemock.Event) error { return checkSetupChange(fleetTraces(events)[0]) }
+
+	goodChange := log(created(nil), run(gatewayProbe, 0), run("echo installing v1", 0), put(1, lock), applied(1),
+		run("echo agent", 1), put(2, open), applied(2), run("echo installing v2", 2), run("echo second step", 2),
+		put(3, lock), applied(3), run("echo agent pypi", 1), run("echo agent", 3), run("echo agent pypi", 3), put(4, open), applied(4))
+	for _, tc := range []struct {
+		name  string
+		check func([]primemock.Event) error
+		log   []primemock.Event
+		want  string // "" passes
+	}{
+		{"open setup, then lock, then agent", protocol,
+			log(created(nil), run(gatewayProbe, -1), run("echo setup", 0), put(1, lock), applied(1), run("echo agent", 1)), ""},
+		{"setup under the lock", protocol,
+			log(created(nil), put(1, lock), applied(1), run("echo setup", 1), run("echo agent", 1)), "setup step \"echo setup\" started with generation 1 enforced"},
+		{"setup while a lock is pending", protocol,
+			log(created(nil), put(1, lock), run("echo setup", 0), applied(1), run("echo agent", 1)), "and 1 desired"},
+		{"agent before the lock is enforced", protocol,
+			log(created(nil), run("echo setup", 0), put(1, lock), run("echo agent", 0), applied(1)), "agent step \"echo agent\" started with generation 0 enforced"},
+		{"lock never enforced", protocol,
+			log(created(nil), run("echo setup", 0), put(1, lock), run("echo agent", 0)), "generation 1 was written but never enforced"},
+		{"no commands at all", protocol, log(created(nil), put(1, lock), applied(1)), "0 setup and 0 agent steps"},
+		{"born: lists enforced first", born,
+			log(created(lock), run(gatewayProbe, -1), applied(0), run("echo setup", 0), run("echo agent", 0)), ""},
+		{"born: setup before the lists", born,
+			log(created(lock), run("echo setup", -1), applied(0)), "started before the born lists were enforced"},
+		{"born: reopened", born,
+			log(created(lock), applied(0), run("echo setup", 0), put(1, open)), "got an open policy"},
+		{"born: born open", born, log(created(nil), applied(0), run("echo setup", 0)), "not born restricted"},
+		{"setup change in order", change, goodChange, ""},
+		{"setup change without reopening", change,
+			log(created(nil), run("echo installing v1", 0), put(1, lock), applied(1), run("echo agent", 1),
+				put(2, lock), applied(2), run("echo installing v2", 2), put(3, lock), applied(3), run("echo agent", 3), put(4, open)),
+			"policy writes [restricted restricted restricted open]"},
+		{"setup v2 before the restore is enforced", change,
+			log(created(nil), run("echo installing v1", 0), put(1, lock), applied(1), run("echo agent", 1), put(2, open),
+				run("echo installing v2", 1), applied(2), run("echo second step", 2), put(3, lock), applied(3), run("echo agent", 3), put(4, open)),
+			"then no \"setup v2\""},
+		{"agent not run again", change,
+			log(created(nil), run("echo installing v1", 0), put(1, lock), applied(1), run("echo agent", 1), put(2, open), applied(2),
+				run("echo installing v2", 2), run("echo second step", 2), put(3, lock), applied(3), put(4, open)),
+			"then no \"agent again\""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.check(tc.log)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("want no error, got %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("want an error containing %q, got %v", tc.want, err)
+			}
+		})
 	}
 }

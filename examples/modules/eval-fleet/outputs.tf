@@ -1,49 +1,75 @@
 output "sandbox_ids" {
-  description = "Sandbox ID by name."
-  value       = { for name, sb in prime_sandbox.this : name => sb.id }
+  description = "Sandbox ID by member key."
+  value       = prime_sandbox_fleet.this.sandbox_ids
 }
 
 output "ready_sandbox_ids" {
-  description = "Sandbox ID by name, resolved only after every setup step ran and every egress policy is enforced. Run the agent on these IDs so it can never start early."
-  value       = { for name, sb in prime_sandbox.this : name => sb.id }
-
-  depends_on = [
-    prime_sandbox_command.setup_0,
-    prime_sandbox_command.setup_1,
-    prime_sandbox_command.setup_2,
-    prime_sandbox_command.setup_3,
-    prime_sandbox_command.setup_4,
-    prime_sandbox_command.setup_5,
-    prime_sandbox_command.setup_6,
-    prime_sandbox_command.setup_7,
-    prime_egress_policy.this,
-  ]
+  description = "Sandbox ID by member key, for the members whose setup succeeded and whose lists are enforced (with `allow`/`block`). Known only after that, so whatever runs on it can never start early."
+  value       = local.ready_ids
 }
 
-output "applied_generations" {
-  description = "Egress policy generation the data plane enforces, by sandbox name (empty when neither allow nor block is set). At least 1 after a successful apply."
-  value       = { for name, p in prime_egress_policy.this : name => p.applied_generation }
+output "lock_id" {
+  description = "Changes whenever the members were set up and locked anew: the policy's ID (the setup's, or the fleet's, without one). Name it in your own agent's `triggers` so the agent runs again after a re-lock."
+  value       = local.lock_id
+}
+
+output "setup_exit_codes" {
+  description = "Exit code of every setup step, by member key, in order. A member whose setup failed is absent (the apply failed and names it)."
+  value       = local.has_setup ? { for k, r in prime_fleet_command.setup[0].results : k => [for s in r.steps : s.exit_code] } : {}
+}
+
+output "setup_stdout" {
+  description = "Standard output of every setup step (its last 4 KiB), by member key, in order."
+  value       = local.has_setup ? { for k, r in prime_fleet_command.setup[0].results : k => [for s in r.steps : s.stdout] } : {}
+}
+
+output "setup_stderr" {
+  description = "Standard error of every setup step (its last 4 KiB), by member key, in order."
+  value       = local.has_setup ? { for k, r in prime_fleet_command.setup[0].results : k => [for s in r.steps : s.stderr] } : {}
+}
+
+output "policy_generations" {
+  description = "Generation of the fleet's egress policy on each member, by member key: the policy written after the setup, or with `born_restricted` the born lists (the platform gives those generation 0). Empty without `allow`/`block`."
+  value = (
+    local.lock ? { for k, m in prime_fleet_egress_policy.this[0].members : k => m.generation } :
+    local.born ? { for k, s in prime_sandbox_fleet.this.sandboxes : k => s.egress_generation } :
+    {}
+  )
+}
+
+output "policy_applied" {
+  description = "Whether the data plane enforces the lists on each member, by member key (always true after a successful apply). Empty without `allow`/`block`."
+  value = (
+    local.lock ? { for k, m in prime_fleet_egress_policy.this[0].members : k => m.applied } :
+    local.born ? { for k, s in prime_sandbox_fleet.this.sandboxes : k => s.egress_applied } :
+    {}
+  )
 }
 
 output "effective_allow" {
-  description = "Allowlist sent to the platform by sandbox name, canonical, route hosts first (null entries in block mode)."
-  value       = { for name, p in prime_egress_policy.this : name => p.effective_allow }
+  description = "The allowlist every member gets, canonical, route hosts first. Null in block mode and without lists."
+  value = (
+    local.lock ? prime_fleet_egress_policy.this[0].effective_allow :
+    local.born ? prime_sandbox_fleet.this.egress.effective_allow :
+    null
+  )
 }
 
 output "effective_block" {
-  description = "Blocklist sent to the platform by sandbox name, canonical (null entries in allow mode)."
-  value       = { for name, p in prime_egress_policy.this : name => p.effective_block }
+  description = "The blocklist every member gets, canonical. Null in allow mode and without lists."
+  value = (
+    local.lock ? prime_fleet_egress_policy.this[0].effective_block :
+    local.born ? prime_sandbox_fleet.this.egress.effective_block :
+    null
+  )
 }
 
-output "setup_outputs" {
-  description = "Standard output of every setup step, by sandbox name, in order."
-  value = {
-    for name in var.sandbox_names : name => [
-      for step in [
-        prime_sandbox_command.setup_0, prime_sandbox_command.setup_1, prime_sandbox_command.setup_2,
-        prime_sandbox_command.setup_3, prime_sandbox_command.setup_4, prime_sandbox_command.setup_5,
-        prime_sandbox_command.setup_6, prime_sandbox_command.setup_7,
-      ] : step[name].stdout if contains(keys(step), name)
-    ]
-  }
+output "agent_exit_codes" {
+  description = "Exit code of every agent step, by member key, in order. Empty without `agent`."
+  value       = var.agent != null ? { for k, r in prime_fleet_command.agent[0].results : k => [for s in r.steps : s.exit_code] } : {}
+}
+
+output "agent_stdout" {
+  description = "Standard output of every agent step (its last 4 KiB), by member key, in order. Empty without `agent`."
+  value       = var.agent != null ? { for k, r in prime_fleet_command.agent[0].results : k => [for s in r.steps : s.stdout] } : {}
 }

@@ -1,77 +1,123 @@
-# Allow mode end to end against the mock: sandboxes, a two-step setup, then
-# an allowlist that must include the route hosts.
+# Allow mode end to end against the mock: a two-member fleet, a two-step
+# setup with the network open, the allowlist (with the route hosts) locked
+# after it, and an agent that probes from inside each member.
 provider "prime" {}
 
 variables {
-  sandbox_names  = ["alpha", "beta"]
+  name_prefix    = "allow"
+  members        = ["alpha", "beta"]
   image          = "python:3.12-slim"
   resources      = { cpu_cores = 2, memory_gb = 4 }
   labels         = ["eval-fleet", "tftest"]
-  setup_commands = ["echo step-one && probe pypi.org", "echo step-two"]
+  environment    = { TASK_SET = "smoke" }
+  setup_commands = ["echo step-one && probe pypi.org", "printenv SETUP_TOKEN >/dev/null && echo step-two $TASK_SET"]
+  setup_env_wo   = { SETUP_TOKEN = "setup-only" }
+  # Set, not left null: terraform test 1.11 refuses an unset ephemeral
+  # variable at apply (hashicorp/terraform#38974).
+  secrets_wo     = { EVAL_SECRET = "agent-visible" }
   allow          = ["example.com", "*.example.com", "Example.COM."]
   routes         = ["https://intercept.example.net/v1", "http://10.0.0.5:8080/mcp"]
   policy_timeout = "30s"
+  agent = {
+    # probe exits 7 when the host is unreachable.
+    commands           = ["echo agent && probe example.com", "echo agent route && probe intercept.example.net", "echo agent pypi && probe pypi.org"]
+    allowed_exit_codes = [0, 7]
+  }
 }
 
 run "fleet" {
   assert {
-    condition     = length(output.sandbox_ids) == 2 && alltrue([for id in values(output.sandbox_ids) : length(id) > 0])
-    error_message = "every sandbox must have an ID: ${jsonencode(output.sandbox_ids)}"
+    condition     = toset(keys(output.sandbox_ids)) == toset(["alpha", "beta"]) && alltrue([for id in values(output.sandbox_ids) : length(id) > 0])
+    error_message = "every member must have a sandbox: ${jsonencode(output.sandbox_ids)}"
   }
 
   assert {
     condition     = output.ready_sandbox_ids == output.sandbox_ids
-    error_message = "ready_sandbox_ids must name the same sandboxes"
+    error_message = "every member must be ready: ${jsonencode(output.ready_sandbox_ids)}"
   }
 
   assert {
-    condition     = toset(keys(output.applied_generations)) == toset(["alpha", "beta"]) && alltrue([for g in values(output.applied_generations) : g >= 1])
-    error_message = "every policy must be enforced at generation 1 or later: ${jsonencode(output.applied_generations)}"
+    condition     = jsonencode(output.setup_exit_codes) == jsonencode({ alpha = [0, 0], beta = [0, 0] })
+    error_message = "every setup step must succeed on every member: ${jsonencode(output.setup_exit_codes)}"
   }
 
   assert {
-    condition = alltrue([
-      for list in values(output.effective_allow) :
-      list == tolist(["intercept.example.net", "10.0.0.5/32", "*.example.com", "example.com"])
-    ])
+    condition     = jsonencode(output.setup_stdout["alpha"]) == jsonencode(["step-one\n", "step-two smoke\n"])
+    error_message = "setup steps must run in order, with the environment and setup_env_wo: ${jsonencode(output.setup_stdout)}"
+  }
+
+  assert {
+    condition     = jsonencode(output.setup_stderr["beta"]) == jsonencode(["", ""])
+    error_message = "setup_stderr must hold each step's standard error: ${jsonencode(output.setup_stderr)}"
+  }
+
+  assert {
+    condition     = prime_fleet_command.setup[0].require_open_egress
+    error_message = "setup must require open egress"
+  }
+
+  assert {
+    condition     = jsonencode(prime_fleet_egress_policy.this[0].after) == jsonencode([prime_fleet_command.setup[0].id])
+    error_message = "the policy's after must name the setup's id"
+  }
+
+  assert {
+    condition     = jsonencode(output.policy_generations) == jsonencode({ alpha = 1, beta = 1 }) && jsonencode(output.policy_applied) == jsonencode({ alpha = true, beta = true })
+    error_message = "every member must enforce the first policy write: ${jsonencode(output.policy_generations)} ${jsonencode(output.policy_applied)}"
+  }
+
+  assert {
+    condition     = jsonencode(output.effective_allow) == jsonencode(["intercept.example.net", "10.0.0.5/32", "*.example.com", "example.com"])
     error_message = "effective_allow must be the route hosts, then the canonical, deduplicated allow entries: ${jsonencode(output.effective_allow)}"
   }
 
   assert {
-    condition     = alltrue([for list in values(output.effective_block) : list == null])
+    condition     = output.effective_block == null
     error_message = "effective_block must be null in allow mode"
   }
 
   assert {
-    condition     = alltrue([for p in prime_egress_policy.this : p.applied])
-    error_message = "every policy must be applied"
+    condition     = jsonencode(output.agent_exit_codes) == jsonencode({ alpha = [0, 0, 7], beta = [0, 0, 7] })
+    error_message = "the agent must reach example.com and the route, and not pypi.org: ${jsonencode(output.agent_exit_codes)}"
   }
 
   assert {
-    condition     = tolist(output.setup_outputs["alpha"]) == tolist(["step-one\n", "step-two\n"])
-    error_message = "setup steps must run in order: ${jsonencode(output.setup_outputs)}"
+    condition     = jsonencode(prime_fleet_command.agent[0].triggers) == jsonencode({ lock = prime_fleet_egress_policy.this[0].id })
+    error_message = "the agent's triggers must name the policy"
   }
 
   assert {
-    condition     = prime_sandbox.this["alpha"].cpu_cores == 2 && prime_sandbox.this["alpha"].memory_gb == 4 && prime_sandbox.this["alpha"].vm
-    error_message = "resources must be passed through, and sandboxes must be VMs"
+    condition     = prime_sandbox_fleet.this.cpu_cores == 2 && prime_sandbox_fleet.this.memory_gb == 4 && prime_sandbox_fleet.this.vm && prime_sandbox_fleet.this.egress == null
+    error_message = "resources must be passed through, members must be VMs, and not born restricted"
   }
 }
 
-# Changing the allowlist updates the policies in place. Generation 2 proves
-# it: a replaced sandbox (or policy) would start again at generation 1.
+# Changing the allowlist relocks every member in place: the policy keeps
+# its ID (a replacement would get a new one), each member gets exactly one
+# more write (generation 2; a replacement would restore open egress first,
+# generation 2, and lock at 3), and nothing else moves.
 run "update_allowlist" {
   variables {
     allow = []
   }
 
   assert {
-    condition     = alltrue([for g in values(output.applied_generations) : g >= 2])
-    error_message = "the update must be enforced in place, at a newer generation: ${jsonencode(output.applied_generations)}"
+    condition     = output.lock_id == run.fleet.lock_id
+    error_message = "the policy must be updated in place, not replaced: ${output.lock_id} vs ${run.fleet.lock_id}"
   }
 
   assert {
-    condition     = alltrue([for list in values(output.effective_allow) : list == tolist(["intercept.example.net", "10.0.0.5/32"])])
+    condition     = jsonencode(output.policy_generations) == jsonencode({ alpha = 2, beta = 2 })
+    error_message = "each member must get exactly one more policy write: ${jsonencode(output.policy_generations)}"
+  }
+
+  assert {
+    condition     = output.sandbox_ids == run.fleet.sandbox_ids && output.setup_exit_codes == run.fleet.setup_exit_codes
+    error_message = "the sandboxes and the setup results must stay"
+  }
+
+  assert {
+    condition     = jsonencode(output.effective_allow) == jsonencode(["intercept.example.net", "10.0.0.5/32"])
     error_message = "allow = [] must leave only the route hosts: ${jsonencode(output.effective_allow)}"
   }
 }

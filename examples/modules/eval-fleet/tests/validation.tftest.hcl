@@ -1,12 +1,13 @@
-# Plan-time validation: bad inputs are refused before any API call.
-#
-# The provider is configured from the environment (PRIME_API_BASE_URL and
-# PRIME_API_KEY), which the Go test points at an in-process prime-mock.
+# Plan-time validation and plan shape: bad inputs are refused before any
+# API call, and the plan shows what the module will do in each mode.
 provider "prime" {}
 
 variables {
-  sandbox_names = ["a", "b"]
-  image         = "python:3.12-slim"
+  name_prefix  = "plan"
+  members      = ["a", "b"]
+  image        = "python:3.12-slim"
+  secrets_wo   = {}
+  setup_env_wo = {}
 }
 
 run "allow_and_block_are_mutually_exclusive" {
@@ -20,6 +21,46 @@ run "allow_and_block_are_mutually_exclusive" {
   expect_failures = [var.allow]
 }
 
+run "members_and_size_are_mutually_exclusive" {
+  command = plan
+
+  variables {
+    size = 2
+  }
+
+  expect_failures = [var.members]
+}
+
+run "members_or_size_is_required" {
+  command = plan
+
+  variables {
+    members = null
+  }
+
+  expect_failures = [var.members]
+}
+
+run "member_keys_are_name_safe" {
+  command = plan
+
+  variables {
+    members = ["a b"]
+  }
+
+  expect_failures = [var.members]
+}
+
+run "name_prefix_is_name_safe" {
+  command = plan
+
+  variables {
+    name_prefix = "-bad"
+  }
+
+  expect_failures = [var.name_prefix]
+}
+
 run "resources_must_be_positive" {
   command = plan
 
@@ -30,14 +71,45 @@ run "resources_must_be_positive" {
   expect_failures = [var.resources]
 }
 
-run "at_most_eight_setup_commands" {
+run "gpu_needs_a_type_and_count" {
   command = plan
 
   variables {
-    setup_commands = ["echo 1", "echo 2", "echo 3", "echo 4", "echo 5", "echo 6", "echo 7", "echo 8", "echo 9"]
+    gpu = { type = "", count = 1 }
+  }
+
+  expect_failures = [var.gpu]
+}
+
+run "idle_timeout_within_lifetime" {
+  command = plan
+
+  variables {
+    timeout_minutes      = 30
+    idle_timeout_minutes = 45
+  }
+
+  expect_failures = [var.idle_timeout_minutes]
+}
+
+run "setup_commands_not_empty" {
+  command = plan
+
+  variables {
+    setup_commands = ["echo ok", " "]
   }
 
   expect_failures = [var.setup_commands]
+}
+
+run "born_restricted_needs_lists" {
+  command = plan
+
+  variables {
+    born_restricted = true
+  }
+
+  expect_failures = [var.born_restricted]
 }
 
 run "policy_timeout_is_a_duration" {
@@ -51,22 +123,81 @@ run "policy_timeout_is_a_duration" {
   expect_failures = [var.policy_timeout]
 }
 
+run "agent_needs_commands" {
+  command = plan
+
+  variables {
+    agent = { commands = [] }
+  }
+
+  expect_failures = [var.agent]
+}
+
+# No step cap: twelve setup steps are one fleet command.
+run "setup_has_no_step_cap" {
+  command = plan
+
+  variables {
+    setup_commands = [for i in range(12) : "echo step ${i}"]
+    allow          = ["example.com"]
+  }
+
+  assert {
+    condition     = length(prime_fleet_command.setup) == 1 && length(prime_fleet_command.setup[0].commands) == 12
+    error_message = "all twelve steps must be one prime_fleet_command"
+  }
+}
+
 run "plan_shows_the_policy_before_apply" {
   command = plan
 
   variables {
-    allow  = ["Example.COM", "1.2.3.4"]
-    routes = ["https://intercept.example.net/v1"]
+    setup_commands = ["echo setup"]
+    allow          = ["Example.COM", "1.2.3.4"]
+    routes         = ["https://intercept.example.net/v1"]
+    gpu            = { type = "A100", count = 2 }
+    region         = "us"
+    start_argv     = ["/bin/sh", "-c", "sleep 3600"]
   }
 
   assert {
-    condition     = length(prime_egress_policy.this) == 2
-    error_message = "one egress policy per sandbox"
+    condition     = length(prime_fleet_egress_policy.this) == 1 && prime_sandbox_fleet.this.egress == null
+    error_message = "allow mode must lock with one fleet policy after the setup, not at birth"
   }
 
   assert {
-    condition     = prime_egress_policy.this["a"].effective_allow == tolist(["intercept.example.net", "1.2.3.4/32", "example.com"])
-    error_message = "effective_allow must be canonical, with the route host first: ${jsonencode(prime_egress_policy.this["a"].effective_allow)}"
+    condition     = prime_fleet_egress_policy.this[0].effective_allow == tolist(["intercept.example.net", "1.2.3.4/32", "example.com"])
+    error_message = "effective_allow must be canonical, with the route host first: ${jsonencode(prime_fleet_egress_policy.this[0].effective_allow)}"
+  }
+
+  assert {
+    condition     = prime_fleet_command.setup[0].require_open_egress && length(prime_fleet_command.agent) == 0
+    error_message = "setup must require open egress; no agent without var.agent"
+  }
+
+  assert {
+    condition     = prime_sandbox_fleet.this.gpu_type == "A100" && prime_sandbox_fleet.this.gpu_count == 2 && prime_sandbox_fleet.this.region == "us" && prime_sandbox_fleet.this.start_argv == tolist(["/bin/sh", "-c", "sleep 3600"])
+    error_message = "GPU, region and start_argv must reach the fleet"
+  }
+}
+
+run "born_restricted_plans_no_policy" {
+  command = plan
+
+  variables {
+    born_restricted = true
+    block           = ["example.org"]
+    setup_commands  = ["echo setup"]
+  }
+
+  assert {
+    condition     = length(prime_fleet_egress_policy.this) == 0 && prime_sandbox_fleet.this.egress.block == toset(["example.org"])
+    error_message = "born_restricted must put the lists in the fleet's egress block and plan no policy"
+  }
+
+  assert {
+    condition     = !prime_fleet_command.setup[0].require_open_egress
+    error_message = "under born lists the setup cannot require open egress"
   }
 }
 
@@ -74,7 +205,7 @@ run "no_lists_means_no_policy" {
   command = plan
 
   assert {
-    condition     = length(prime_egress_policy.this) == 0
-    error_message = "neither allow nor block must leave egress unrestricted (no policy)"
+    condition     = length(prime_fleet_egress_policy.this) == 0 && prime_sandbox_fleet.this.egress == null && length(prime_fleet_command.setup) == 0
+    error_message = "neither allow nor block must leave egress unrestricted (no policy, no egress block), and no setup without commands"
   }
 }
