@@ -1,7 +1,11 @@
 // Command demo runs examples/demo end to end against prime-mock: start the
 // mock on a free loopback port, apply the fleet through a dev_overrides CLI
 // configuration, print the outputs and the platform's event timeline per
-// sandbox, destroy everything and stop the mock. `make demo` runs it.
+// sandbox, check that timeline (setup with the network open, then the
+// policy written and enforced, then the agent; a born-restricted sandbox's
+// lists enforced before anything but the gateway probe) and what each agent
+// reached, destroy everything and stop the mock. It fails when a check does.
+// `make demo` runs it.
 package main
 
 import (
@@ -85,7 +89,7 @@ func run(ctx context.Context) error {
 		return cmd.Run()
 	}
 
-	banner("terraform apply: sandboxes -> setup -> egress policies -> agent probes")
+	banner("terraform apply: sandboxes -> setup (network open) -> egress policies -> agent probes, and one sandbox born restricted")
 	start := time.Now()
 	if err := terraform("apply", "-auto-approve", "-input=false", "-compact-warnings"); err != nil {
 		return fmt.Errorf("apply: %w", err)
@@ -101,8 +105,17 @@ func run(ctx context.Context) error {
 		return err
 	}
 	banner("What the platform saw, per sandbox (prime-mock /_mock/events)")
-	if err := printTimeline(ctx, mock, names); err != nil {
+	events, err := mock.Events(ctx, 0)
+	if err != nil {
 		return err
+	}
+	printTimeline(events, names)
+	// The demo fails, rather than only printing, when the platform saw the
+	// protocol broken or an agent saw what its scenario does not allow.
+	banner("Checks")
+	verdict := checkTimeline(events, names)
+	if err := checkReachability(ctx, cli, ws); err != nil {
+		verdict = errors.Join(verdict, err)
 	}
 
 	banner("terraform destroy")
@@ -115,7 +128,10 @@ func run(ctx context.Context) error {
 	}
 	fmt.Printf("\n%d sandboxes created, %d left running.\n", stats.SandboxesCreated, stats.LiveSandboxes)
 	if stats.LiveSandboxes != 0 {
-		return errors.New("sandboxes leaked")
+		verdict = errors.Join(verdict, errors.New("sandboxes leaked"))
+	}
+	if verdict != nil {
+		return verdict
 	}
 	banner("Demo complete")
 	return nil
@@ -159,14 +175,8 @@ func copyTF(from, to string) error {
 
 // sandboxNames maps sandbox IDs to the demo's scenario keys.
 func sandboxNames(ctx context.Context, cli string, ws *soak.Workspace) (map[string]string, error) {
-	cmd := exec.CommandContext(ctx, cli, "output", "-json", "sandbox_ids")
-	cmd.Dir, cmd.Env = ws.Dir, ws.Env
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("reading sandbox_ids: %w", err)
-	}
 	byKey := map[string]string{}
-	if err := json.Unmarshal(out, &byKey); err != nil {
+	if err := outputJSON(ctx, cli, ws, "sandbox_ids", &byKey); err != nil {
 		return nil, err
 	}
 	names := map[string]string{}
@@ -176,50 +186,116 @@ func sandboxNames(ctx context.Context, cli string, ws *soak.Workspace) (map[stri
 	return names, nil
 }
 
-func printTimeline(ctx context.Context, mock *soak.Mock, names map[string]string) error {
-	events, err := mock.Events(ctx, 0)
-	if err != nil {
-		return err
-	}
-	bySandbox := map[string][]primemock.Event{}
+// gatewayProbe is the command the provider runs on every new sandbox to
+// know that its gateway answers (prime.gatewayProbeCommand, the SDK's
+// readiness check): neither setup nor agent.
+const gatewayProbe = "echo 'sandbox ready'"
+
+// timeline is one sandbox's events, and what they say about its egress.
+type timeline struct {
+	events []primemock.Event
+	// born is the policy the sandbox was created with; nil when born open.
+	born *prime.EgressPolicy
+	// puts are the policies written after the create, by generation.
+	puts map[int64]prime.EgressPolicy
+}
+
+func timelines(events []primemock.Event) map[string]*timeline {
+	out := map[string]*timeline{}
 	for _, e := range events {
-		bySandbox[e.SandboxID] = append(bySandbox[e.SandboxID], e)
+		tl := out[e.SandboxID]
+		if tl == nil {
+			tl = &timeline{puts: map[int64]prime.EgressPolicy{}}
+			out[e.SandboxID] = tl
+		}
+		tl.events = append(tl.events, e)
+		switch {
+		case e.Type == primemock.EventSandboxCreated:
+			tl.born = e.Policy
+		case e.Type == primemock.EventPolicyPut && e.Policy != nil:
+			tl.puts[e.Generation] = *e.Policy
+		}
 	}
+	return out
+}
+
+// openAt says whether generation gen lets everything out: generation 0 is
+// the create-time lists (open without any), -1 means nothing is enforced yet.
+func (tl *timeline) openAt(gen int64) (open, known bool) {
+	switch {
+	case gen < 0:
+		return false, false
+	case gen == 0:
+		return tl.born == nil || tl.born.IsOpen(), true
+	}
+	p, ok := tl.puts[gen]
+	return ok && p.IsOpen(), ok
+}
+
+// sortedIDs are the demo's sandbox IDs, in the order of their scenario names.
+func sortedIDs(names map[string]string) []string {
 	ids := make([]string, 0, len(names))
 	for id := range names {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return names[ids[i]] < names[ids[j]] })
-	for _, id := range ids {
-		evs := bySandbox[id]
-		if len(evs) == 0 {
+	return ids
+}
+
+func printTimeline(events []primemock.Event, names map[string]string) {
+	tls := timelines(events)
+	for _, id := range sortedIDs(names) {
+		tl := tls[id]
+		if tl == nil {
 			continue
 		}
 		fmt.Printf("%s (%s)\n", names[id], id)
-		t0 := evs[0].Time
-		for _, e := range evs {
+		t0 := tl.events[0].Time
+		for _, e := range tl.events {
 			// The PUT's own answer reports the open generation 0 as applied;
-			// that is not news for the timeline.
-			if e.Type == "policy_observed" && e.Generation == 0 {
+			// that is not news for the timeline. Each command is one line,
+			// when it ends (with the policy enforced when it started).
+			if e.Type == primemock.EventPolicyObserved && e.Generation == 0 || e.Type == primemock.EventCommandStarted {
 				continue
 			}
-			fmt.Printf("  +%6.2fs  %s\n", e.Time.Sub(t0).Seconds(), describe(e))
+			fmt.Printf("  +%6.2fs  %s\n", e.Time.Sub(t0).Seconds(), tl.describe(e))
 		}
 		fmt.Println()
 	}
-	return nil
 }
 
-func describe(e primemock.Event) string {
+func (tl *timeline) describe(e primemock.Event) string {
 	switch e.Type {
-	case "policy_put":
+	case primemock.EventSandboxCreated:
+		if e.Policy != nil {
+			return "sandbox created  " + e.Status + "  born restricted: " + compact(e.Policy)
+		}
+		return "sandbox created  " + e.Status
+	case primemock.EventPolicyPut:
 		return fmt.Sprintf("egress policy written   generation %d  %s", e.Generation, compact(e.Policy))
-	case "policy_applied":
-		return fmt.Sprintf("egress policy enforced  generation %d", e.Generation)
-	case "policy_observed":
+	case primemock.EventPolicyApplied:
+		what := "restricted"
+		if open, _ := tl.openAt(e.Generation); open {
+			what = "open"
+		}
+		if e.Generation == 0 && tl.born != nil {
+			what = "the born lists"
+		}
+		return fmt.Sprintf("egress policy enforced  generation %d (%s)", e.Generation, what)
+	case primemock.EventPolicyObserved:
 		return fmt.Sprintf("provider saw it enforced (generation %d)", e.Generation)
-	case "command_executed":
-		return fmt.Sprintf("command  %-34q exit %d  (enforced policy: generation %d)", e.Command, e.ExitCode, e.AppliedGeneration)
+	case primemock.EventCommandExecuted:
+		network := "nothing enforced yet"
+		if open, known := tl.openAt(e.AppliedGeneration); known && open {
+			network = fmt.Sprintf("network open, generation %d", e.AppliedGeneration)
+		} else if known {
+			network = fmt.Sprintf("restricted, generation %d", e.AppliedGeneration)
+		}
+		role := ""
+		if e.Command == gatewayProbe {
+			role = "  (gateway probe)"
+		}
+		return fmt.Sprintf("command  %-34q exit %d  [%s]%s", e.Command, e.ExitCode, network, role)
 	default:
 		s := strings.ReplaceAll(e.Type, "_", " ")
 		if e.Status != "" {
@@ -227,6 +303,146 @@ func describe(e primemock.Event) string {
 		}
 		return s
 	}
+}
+
+// checkTimeline prints, and returns as an error, what each sandbox's
+// timeline must show. Born open: the setup ran with the network open and
+// before any policy was written; then a restricted policy was written and
+// enforced; then the agent ran, under it. Born restricted: no policy was
+// written at all, and the born lists were enforced before any command other
+// than the gateway probe.
+func checkTimeline(events []primemock.Event, names map[string]string) error {
+	tls := timelines(events)
+	var problems []error
+	for _, id := range sortedIDs(names) {
+		tl := tls[id]
+		if tl == nil {
+			problems = append(problems, fmt.Errorf("%s: no events", names[id]))
+			continue
+		}
+		var err error
+		var ok string
+		if tl.born != nil {
+			err = tl.checkBorn()
+			ok = "born restricted; its lists were enforced before any command but the gateway probe, and the agent ran under them"
+		} else {
+			err = tl.checkLocked()
+			ok = "setup ran with the network open, then the policy was written and enforced, then the agent ran under it"
+		}
+		if err != nil {
+			fmt.Printf("  FAIL  %-14s %v\n", names[id], err)
+			problems = append(problems, fmt.Errorf("%s: %w", names[id], err))
+			continue
+		}
+		fmt.Printf("  ok    %-14s %s\n", names[id], ok)
+	}
+	return errors.Join(problems...)
+}
+
+func (tl *timeline) checkLocked() error {
+	setup, lock, agents := false, int64(-1), 0
+	enforced := false
+	for _, e := range tl.events {
+		switch {
+		case e.Type == primemock.EventPolicyPut:
+			if e.Policy == nil || e.Policy.IsOpen() {
+				return fmt.Errorf("an open policy was written (generation %d)", e.Generation)
+			}
+			if !setup {
+				return fmt.Errorf("the policy (generation %d) was written before the setup ran", e.Generation)
+			}
+			lock = e.Generation
+		case e.Type == primemock.EventPolicyApplied && lock >= 0 && e.Generation >= lock:
+			enforced = true
+		case e.Type != primemock.EventCommandExecuted || e.Command == gatewayProbe:
+		case lock < 0:
+			if open, known := tl.openAt(e.AppliedGeneration); !known || !open {
+				return fmt.Errorf("setup %q ran without open egress (generation %d)", e.Command, e.AppliedGeneration)
+			}
+			setup = true
+		default:
+			if !enforced || e.AppliedGeneration < lock {
+				return fmt.Errorf("%q ran before the policy (generation %d) was enforced", e.Command, lock)
+			}
+			agents++
+		}
+	}
+	switch {
+	case !setup:
+		return errors.New("no setup ran")
+	case lock < 0 || !enforced:
+		return errors.New("no policy was written and enforced")
+	case agents == 0:
+		return errors.New("the agent never ran")
+	}
+	return nil
+}
+
+func (tl *timeline) checkBorn() error {
+	if tl.born.IsOpen() {
+		return errors.New("created with open lists")
+	}
+	enforced, agents := false, 0
+	for _, e := range tl.events {
+		switch {
+		case e.Type == primemock.EventPolicyPut:
+			return fmt.Errorf("a policy was written (generation %d) to a born-restricted sandbox", e.Generation)
+		case e.Type == primemock.EventPolicyApplied && e.Generation == 0:
+			enforced = true
+		case e.Type != primemock.EventCommandExecuted || e.Command == gatewayProbe:
+		case !enforced || e.AppliedGeneration < 0:
+			return fmt.Errorf("%q ran before the born lists were enforced", e.Command)
+		default:
+			agents++
+		}
+	}
+	if agents == 0 {
+		return errors.New("the agent never ran")
+	}
+	return nil
+}
+
+// checkReachability compares what each agent saw with what its scenario
+// expects (the configuration's expected_reachability).
+func checkReachability(ctx context.Context, cli string, ws *soak.Workspace) error {
+	var got, want map[string]map[string]string
+	if err := outputJSON(ctx, cli, ws, "agent_reachability", &got); err != nil {
+		return err
+	}
+	if err := outputJSON(ctx, cli, ws, "expected_reachability", &want); err != nil {
+		return err
+	}
+	var problems []error
+	for _, k := range sortedKeys(want) {
+		for _, host := range sortedKeys(want[k]) {
+			if got[k][host] != want[k][host] {
+				problems = append(problems, fmt.Errorf("%s: the agent found %s %s, want %s", k, host, got[k][host], want[k][host]))
+			}
+		}
+	}
+	if len(problems) == 0 {
+		fmt.Printf("  ok    every agent reached exactly what its scenario allows (%d scenarios)\n", len(want))
+	}
+	return errors.Join(problems...)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func outputJSON(ctx context.Context, cli string, ws *soak.Workspace, name string, v any) error {
+	cmd := exec.CommandContext(ctx, cli, "output", "-json", name) //nolint:gosec // G204: the CLI the user chose
+	cmd.Dir, cmd.Env = ws.Dir, ws.Env
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", name, err)
+	}
+	return json.Unmarshal(out, v)
 }
 
 func compact(p *prime.EgressPolicy) string {
