@@ -190,11 +190,6 @@ func waitBornEgress(ctx context.Context, c *prime.Client, id string, timeout tim
 	return final, nil
 }
 
-// bornFailClosed explains born lists the data plane did not enforce.
-func bornFailClosed(id string, timeout time.Duration, err error) string {
-	return failClosedMessage(id, timeout, "egress", err) + "\n\nThe sandbox stays in state as tainted: the next apply " +
-		"replaces it, and `terraform destroy` removes it."
-}
 
 // refreshEgress merges the platform's policy into a sandbox's egress state
 // (see egress_override_generation). It returns a warning when another

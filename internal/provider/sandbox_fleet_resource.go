@@ -432,7 +432,7 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 				m.EgressGeneration = types.Int64Value(st.Generation)
 			}
 			if err != nil {
-				problems.add(key, "%s", bornFailClosed(id, a.egressTimeout, err))
+				problems.add(key, "%s", failClosedMessage(id, a.egressTimeout, "egress", err))
 				mu.Lock()
 				created[key] = m
 				mu.Unlock()

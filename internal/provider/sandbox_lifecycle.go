@@ -58,13 +58,14 @@ func createSandbox(ctx context.Context, c *prime.Client, journal *createJournal,
 // interruptedCreate explains a create whose sandbox was recovered after an
 // interruption.
 func interruptedCreate(id string, err error) string {
-	return fmt.Sprintf("sandbox %s: %v.\n\n%s", id, err, taintedNote)
+	return fmt.Sprintf("sandbox %s: %v", id, err)
 }
 
 // awaitSandbox waits until a new sandbox is usable — RUNNING and answering
 // commands through its gateway — and turns the outcome into an error a user
-// can act on. ctx carries cancellation only; timeout is the create budget (a
-// first-use image build has its own).
+// can act on (the caller says what becomes of the sandbox). ctx carries
+// cancellation only; timeout is the create budget (a first-use image build
+// has its own).
 func awaitSandbox(ctx context.Context, c *prime.Client, id string, timeout, buildTimeout time.Duration) error {
 	started := time.Now()
 	var last prime.SandboxStatus
@@ -84,18 +85,17 @@ func awaitSandbox(ctx context.Context, c *prime.Client, id string, timeout, buil
 	case err == nil:
 		return nil
 	case errors.As(err, &failed):
-		return fmt.Errorf("%w.\n\n%s", failed, taintedNote)
+		return fmt.Errorf("%w", failed)
 	case errors.As(err, &timedOut):
 		hint := "Raise timeouts.create if the platform is only slow."
 		if timedOut.Phase == prime.PhaseImageBuild {
 			hint = "A first-use VM image build has a budget of its own: raise timeouts.image_build."
 		}
-		return fmt.Errorf("%w.\n\n%s %s", timedOut, taintedNote, hint)
+		return fmt.Errorf("%w. %s", timedOut, hint)
 	case ctx.Err() != nil:
-		return fmt.Errorf("waiting for sandbox %s to be ready was interrupted (last status %s).\n\n%s",
-			id, orUnknown(last.Status), taintedNote)
+		return fmt.Errorf("waiting for sandbox %s to be ready was interrupted (last status %s)", id, orUnknown(last.Status))
 	}
-	return fmt.Errorf("waiting for sandbox %s: %w.\n\n%s", id, err, taintedNote)
+	return fmt.Errorf("waiting for sandbox %s: %w", id, err)
 }
 
 func orUnknown(s string) string {

@@ -450,7 +450,7 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 	if err != nil {
-		resp.Diagnostics.AddError("Sandbox create interrupted", interruptedCreate(sb.ID, err))
+		resp.Diagnostics.AddError("Sandbox create interrupted", interruptedCreate(sb.ID, err)+".\n\n"+taintedNote)
 		return
 	}
 	if resp.Diagnostics.HasError() {
@@ -458,7 +458,7 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 	}
 	tflog.Info(ctx, "sandbox created; waiting until it is ready", map[string]any{"sandbox_id": sb.ID, "status": sb.Status})
 	if err := awaitSandbox(ctx, r.client, sb.ID, timeout, buildTimeout); err != nil {
-		resp.Diagnostics.AddError("Sandbox did not start", err.Error())
+		resp.Diagnostics.AddError("Sandbox did not start", err.Error()+".\n\n"+taintedNote)
 		return
 	}
 	if born != nil {
@@ -468,7 +468,7 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 		}
 		if err != nil {
 			resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-			resp.Diagnostics.AddError("Born egress policy not enforced", bornFailClosed(sb.ID, egressTimeout, err))
+			resp.Diagnostics.AddError("Born egress policy not enforced", failClosedMessage(sb.ID, egressTimeout, "egress", err)+"\n\n"+taintedNote)
 			return
 		}
 		state.EgressApplied = types.BoolValue(true)
