@@ -30,10 +30,17 @@ provider "prime" {
   max_requests_per_second = 50
   max_concurrent_requests = 16
   max_retries             = 5
+
+  # The create journal lets the next apply on the same machine adopt
+  # sandboxes whose create a killed Terraform never saw return. An
+  # ephemeral CI runner never runs that next apply, so it can go.
+  create_journal = false
 }
 
-# Offline: point the provider at prime-mock (`go run ./cmd/prime-mock`),
-# which accepts any non-empty key.
+# Offline: point the provider at prime-mock (`prime-mock -addr
+# 127.0.0.1:8080`), which accepts any non-empty key. Plain http:// is
+# accepted on loopback hosts only; anything else needs https:// (or
+# insecure_http = true, which sends the key in cleartext).
 provider "prime" {
   alias    = "mock"
   base_url = "http://127.0.0.1:8080"

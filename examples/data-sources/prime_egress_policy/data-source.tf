@@ -2,14 +2,21 @@ variable "sandbox_id" {
   type = string
 }
 
-# The policy the platform holds for a VM sandbox, whoever wrote it, and
-# whether the data plane enforces it.
+# The policy the platform holds for a VM sandbox, whoever wrote it (a
+# prime_egress_policy, a sandbox's egress block, the CLI), and whether the
+# data plane enforces it.
 data "prime_egress_policy" "current" {
   sandbox_id = var.sandbox_id
 }
 
 output "egress_mode" {
   value = data.prime_egress_policy.current.mode # "allow", "block" or "open"
+}
+
+output "egress_allow" {
+  # The allowlist as the platform stores it, route hosts included (null
+  # unless the mode is "allow"); block holds the blocklist.
+  value = data.prime_egress_policy.current.allow
 }
 
 # As a gate: a check block reports a warning on every plan and apply while

@@ -1,6 +1,7 @@
-# The setup-then-restrict protocol: sandbox -> trusted setup with the
-# network open -> egress policy -> agent. Each step depends on the previous
-# one; the agent only starts once the data plane enforces the policy.
+# The setup-then-restrict protocol, safe on day two:
+#   sandbox -> setup (network open) -> egress policy -> agent.
+# Change the setup command later and one apply reopens egress, runs the new
+# setup with the network open, locks again and only then runs the agent.
 resource "prime_sandbox" "box" {
   name         = "eval-rollout-1"
   docker_image = "python:3.12-slim"
@@ -8,8 +9,9 @@ resource "prime_sandbox" "box" {
 }
 
 resource "prime_sandbox_command" "setup" {
-  sandbox_id = prime_sandbox.box.id
-  command    = "pip install -r /workspace/requirements.txt"
+  sandbox_id          = prime_sandbox.box.id
+  command             = "pip install -r /workspace/requirements.txt"
+  require_open_egress = true # never run under a lock
 }
 
 resource "prime_egress_policy" "lock" {
@@ -29,18 +31,25 @@ resource "prime_egress_policy" "lock" {
   # front of the allowlist.
   routes = ["https://intercept.example.net/v1"]
 
+  # Written after the setup, and replaced whenever a setup step changes (its
+  # id changes): destroy reopens egress, the new setup runs, the lock comes
+  # back.
+  after = [prime_sandbox_command.setup.id]
+
   timeouts {
     create = "2m"
   }
-
-  depends_on = [prime_sandbox_command.setup]
 }
 
 resource "prime_sandbox_command" "agent" {
-  sandbox_id = prime_sandbox.box.id
+  sandbox_id = prime_egress_policy.lock.sandbox_id # once the lock is enforced
   command    = "python -m agent --task /workspace/task.json"
 
-  depends_on = [prime_egress_policy.lock]
+  # The policy's id changes with every re-lock, so the agent runs again
+  # after the new setup rather than keeping a result from the old one.
+  triggers = {
+    lock = prime_egress_policy.lock.id
+  }
 }
 
 # A blocklist instead: everything but these destinations is reachable.

@@ -1,10 +1,11 @@
-# A VM sandbox (the platform default) for an evaluation rollout. Unset
-# resources (cpu_cores, memory_gb, disk_size_gb) defer to the platform's
-# defaults and are read back.
+# A VM sandbox (the platform default) for an evaluation rollout. Arguments
+# left unset are sent with the Prime SDK's defaults (1 CPU core, 1 GB memory,
+# 5 GB disk, no GPU, a 60-minute lifetime), so the plan shows every value.
+# Create returns once the sandbox is RUNNING and its gateway runs commands.
 resource "prime_sandbox" "example" {
   name         = "eval-rollout-1"
   docker_image = "python:3.12-slim"
-  vm           = true
+  vm           = true # egress policies need a VM; say so explicitly
 
   cpu_cores    = 2
   memory_gb    = 4
@@ -22,13 +23,15 @@ resource "prime_sandbox" "example" {
   start_argv = ["/bin/sh", "-c", "sleep infinity"]
 
   timeouts {
-    # A first-use VM image build can take about ten minutes.
-    create = "30m"
+    create      = "20m" # boot and gateway readiness
+    image_build = "50m" # a first-use VM image build, counted apart from create
   }
 }
 
 # A container sandbox: shell-string start command, secrets kept out of state
-# with a write-only argument (Terraform 1.11+).
+# with a write-only argument (Terraform 1.11+). The sandbox's secrets are in
+# the environment of every command run in it, the agent's included; a secret
+# only setup needs belongs in that command's env_wo instead.
 variable "hf_token" {
   type      = string
   sensitive = true
