@@ -55,7 +55,12 @@ func (r *egressPolicyResource) Configure(_ context.Context, req resource.Configu
 }
 
 // afterAttribute is `after`, shared with prime_fleet_egress_policy.
-func afterAttribute() schema.ListAttribute {
+// importable says whether the resource can be imported.
+func afterAttribute(importable bool) schema.ListAttribute {
+	replaces := "Changing it replaces the policy."
+	if importable {
+		replaces = "Changing it replaces the policy (except on the first apply after an import, which records it)."
+	}
 	return schema.ListAttribute{
 		Optional: true, ElementType: types.StringType,
 		PlanModifiers: []planmodifier.List{replaceUnlessImportedList()},
@@ -64,8 +69,7 @@ func afterAttribute() schema.ListAttribute {
 			"ID, which changes `after`, which **replaces** this policy, so one apply runs: destroy this policy (egress " +
 			"restored and enforced) → the changed setup (network open) → this policy again (locked and enforced) → " +
 			"whatever depends on it. Without it, a changed setup step would run under the enforced lock (see " +
-			"`require_open_egress`). The values are only compared, never interpreted. Changing it replaces the policy " +
-			"(except on the first apply after an import, which records it).",
+			"`require_open_egress`). The values are only compared, never interpreted. " + replaces,
 	}
 }
 
@@ -95,7 +99,7 @@ func (r *egressPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequ
 		MarkdownDescription: "ID of a **VM** sandbox (`vm = true`, the platform default) that is `RUNNING`. " +
 			"Changing it replaces the policy.",
 	}
-	attrs["after"] = afterAttribute()
+	attrs["after"] = afterAttribute(true)
 	attrs["generation"] = schema.Int64Attribute{Computed: true, MarkdownDescription: generationDoc}
 	attrs["applied_generation"] = schema.Int64Attribute{Computed: true, MarkdownDescription: appliedGenerationDoc}
 	attrs["applied"] = schema.BoolAttribute{Computed: true, MarkdownDescription: appliedDoc}
@@ -109,7 +113,8 @@ func (r *egressPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			"(`after` the setup commands) → agent.\n\n" +
 			"Destroy restores what the sandbox held before this policy's first write — unrestricted egress, or the " +
 			"create-time lists of a born-restricted sandbox (`prime_sandbox`'s `egress` block), never an open policy " +
-			"there — and waits for it, so a reused sandbox's next setup is not silently restricted. A newer policy " +
+			"there — and waits for it, so a reused sandbox's next setup is not silently restricted. (An imported " +
+			"policy does not know what came before it: its destroy restores unrestricted egress.) A newer policy " +
 			"written by someone else (a `create_before_destroy` replacement, the CLI) is left in place.",
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{

@@ -35,7 +35,7 @@ const entryGrammarDoc = "Entries are exact hostnames (`api.example.com`, any cas
 	"optional trailing dot), a leftmost wildcard (`*.example.com`: every name under example.com, at any depth, but " +
 	"**not** example.com itself), IPv4 addresses (`1.2.3.4`) or IPv4 CIDRs (`10.0.0.0/8`). Entries are compared in " +
 	"canonical form (lowercase, IDNA A-label, no trailing dot, an address equals its `/32`), so the platform's " +
-	"normalisation never shows as a diff."
+	"normalisation never shows as a diff after an apply or a refresh."
 
 // egressLists are the three arguments that declare a policy.
 type egressLists struct {

@@ -98,7 +98,7 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 			"sandbox ID changed are locked; removed members get back what they held before (the reuse guard " +
 			"applies); the others are untouched.",
 	}
-	attrs["after"] = afterAttribute()
+	attrs["after"] = afterAttribute(false)
 	attrs["members"] = schema.MapNestedAttribute{
 		Computed: true,
 		MarkdownDescription: "Member key → the policy's state on that member. A member whose sandbox is gone drops " +

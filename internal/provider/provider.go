@@ -111,7 +111,8 @@ func (p *primeProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 					"making a second one. It only helps where the next apply runs on the same machine and user as " +
 					"the killed one — local or persistent-runner workflows, not ephemeral CI runners — and it only " +
 					"adopts a sandbox less than 24 hours old whose name and image match and that still runs. Set " +
-					"`false` to turn it off.",
+					"`false` to turn it off. Unix only: on Windows, which has no lock that dies with its process, " +
+					"the journal is always off.",
 			},
 			"team_id": schema.StringAttribute{
 				Optional: true,

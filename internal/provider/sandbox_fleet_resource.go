@@ -183,7 +183,9 @@ func (r *sandboxFleetResource) Schema(_ context.Context, _ resource.SchemaReques
 			"platform's pace, not Terraform's `-parallelism`. It returns when every member is `RUNNING` (and, with " +
 			"an `egress` block, its born lists are enforced). Members that fail (ERROR, TIMEOUT, never running, lists " +
 			"never enforced) fail the apply, naming each member with the platform's error; they are deleted, and " +
-			"the healthy members stay in state.\n\n" +
+			"the healthy members stay in state. (After a failed *first* create Terraform marks the whole fleet " +
+			"tainted; `terraform untaint` keeps the healthy members, and the next apply creates only the failed " +
+			"ones.)\n\n" +
 			"Refresh reads all members through `status:batchGet`; a member gone or stopped out of band drops out and " +
 			"the plan re-creates it **in place**. Adding or removing keys creates or deletes just those members; an " +
 			"`egress` change updates every member in place; any other template change replaces the fleet. Destroy " +
@@ -275,7 +277,10 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 	}
 	have := map[string]fleetMember{}
 	if prior != nil {
-		have = sandboxFleetMembers(ctx, state, &resp.Diagnostics)
+		have = rekeyMembers(sandboxFleetMembers(ctx, state, &resp.Diagnostics), plan.NamePrefix)
+		if wasImported(ctx, req.Private) {
+			warnRecordedAfterImport(plan.memberModel(""), state.memberModel(""), &resp.Diagnostics)
+		}
 	}
 	ids := make(map[string]attr.Value, len(keys))
 	members := make(map[string]attr.Value, len(keys))
@@ -307,6 +312,24 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 			"The egress block of the fleet is removed: this apply writes an unrestricted egress policy to every "+
 				"member (in place) and waits until it is enforced.")
 	}
+}
+
+// rekeyMembers keys members by their names under prefix (`<prefix>-<key>`).
+// An import guesses the prefix from the names alone (at their last "-"); the
+// configuration's name_prefix settles it, so keys that contain "-" keep
+// their members instead of having them deleted and created again.
+func rekeyMembers(members map[string]fleetMember, prefix types.String) map[string]fleetMember {
+	if prefix.IsNull() || prefix.IsUnknown() {
+		return members
+	}
+	out := make(map[string]fleetMember, len(members))
+	for k, m := range members {
+		if key, ok := strings.CutPrefix(m.Name.ValueString(), prefix.ValueString()+"-"); ok && key != "" {
+			k = key
+		}
+		out[k] = m
+	}
+	return out
 }
 
 // fleetEgressApplied: every member enforces the fleet's egress block.
@@ -750,7 +773,7 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	have := sandboxFleetMembers(ctx, state, &resp.Diagnostics)
+	have := rekeyMembers(sandboxFleetMembers(ctx, state, &resp.Diagnostics), plan.NamePrefix)
 	want := map[string]bool{}
 	var add []string
 	for _, k := range keys {

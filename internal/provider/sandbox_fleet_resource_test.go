@@ -259,3 +259,31 @@ func TestAccSandboxFleet_memberFailure(t *testing.T) {
 		},
 	})
 }
+
+// Importing a fleet whose keys contain "-" guesses the name prefix wrong
+// (names split at their last "-"); the configuration's name_prefix settles
+// it, so the first plan updates in place and never deletes a member.
+func TestAccSandboxFleet_importKeysWithDashes(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	cfg := m.config(fleetConfig(`members = ["task-a", "task-b"]`, ""))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{Config: cfg},
+			{
+				Config:             cfg,
+				ResourceName:       "prime_sandbox_fleet.f",
+				ImportState:        true,
+				ImportStateKind:    resource.ImportBlockWithID,
+				ImportStateId:      "label:fleet-test",
+				ExpectNonEmptyPlan: true,
+				ImportPlanChecks: resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox_fleet.f", plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue("prime_sandbox_fleet.f", tfjsonpath.New("sandbox_ids").AtMapKey("task-a"), knownvalue.NotNull()),
+					plancheck.ExpectKnownValue("prime_sandbox_fleet.f", tfjsonpath.New("sandbox_ids").AtMapKey("task-b"), knownvalue.NotNull()),
+				}},
+			},
+		},
+	})
+}

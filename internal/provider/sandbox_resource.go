@@ -369,9 +369,16 @@ func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 			fmt.Sprintf("The egress block of sandbox %s is removed: this apply writes an unrestricted egress policy "+
 				"to it (in place) and waits until it is enforced.", state.ID.ValueString()))
 	}
-	if !wasImported(ctx, req.Private) {
-		return
+	if wasImported(ctx, req.Private) {
+		warnRecordedAfterImport(plan, state, &resp.Diagnostics)
 	}
+}
+
+// warnRecordedAfterImport explains the first plan after an import: settings
+// the platform cannot report are recorded from the configuration, not
+// applied. prime_sandbox and prime_sandbox_fleet (through a member model)
+// share it.
+func warnRecordedAfterImport(plan, state sandboxModel, diags *diag.Diagnostics) {
 	var recorded []string
 	for _, a := range []struct {
 		name        string
@@ -387,9 +394,9 @@ func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		}
 	}
 	if len(recorded) > 0 {
-		resp.Diagnostics.AddWarning("Imported sandbox: recording settings the platform cannot report",
+		diags.AddWarning("Imported sandbox: recording settings the platform cannot report",
 			fmt.Sprintf("The platform does not report %s of an existing sandbox, so the imported state has none. "+
-				"This apply records the configured values in state without replacing the sandbox and without "+
+				"This apply records the configured values in state without replacing anything and without "+
 				"sending them; the sandbox keeps whatever it was created with. To apply them for real, replace it "+
 				"(terraform apply -replace=...).", strings.Join(recorded, ", ")))
 	}
