@@ -6,13 +6,28 @@ import (
 	"time"
 )
 
-// EgressApplyBackoff is the default wait for the data plane: first check
-// within 100 ms (80 ms ±20 %), doubling to a 1 s cap.
+// EgressApplyBackoff bounds the egress wait's cadence: a scout's first check
+// within 100 ms (Initial), never more than Max between two checks of a late
+// policy.
 var EgressApplyBackoff = Backoff{Initial: 80 * time.Millisecond, Factor: 2, Max: time.Second, Jitter: 0.2}
 
-// egressFineStep is the shortest polling interval around the expected apply
-// time (see learnedSchedule).
+// egressFineStep is the shortest interval between two checks of one policy.
 const egressFineStep = 50 * time.Millisecond
+
+// egressCohort is how policy waits share the work (see cohortParams): two
+// scouts while the apply time is unknown, one wait in sixteen scouting
+// afterwards, followers re-reading what is known every fine step and, while
+// nothing is, checking on their own after 2 s, 6 s, 14 s, … (8 s apart at
+// most) in case no scout ever finishes.
+var egressCohort = cohortParams{
+	first:   EgressApplyBackoff.Initial,
+	minStep: egressFineStep,
+	max:     EgressApplyBackoff.Max,
+	hop:     egressFineStep,
+	safety:  Backoff{Initial: 2 * time.Second, Factor: 2, Max: 8 * time.Second},
+	scouts:  2,
+	every:   16,
+}
 
 // EgressNotAppliedError says the platform accepted a policy but did not
 // enforce it before the wait ended: fail closed.
@@ -38,6 +53,12 @@ func (e *EgressNotAppliedError) Unwrap() error { return e.Context }
 // caller already holds (the PUT's); it is checked first, so a policy applied
 // at once costs no extra request. When ctx ends first the error is an
 // *EgressNotAppliedError: the caller must treat the policy as not enforced.
+//
+// Every policy wait of the client belongs to one cohort (learn.go): a few
+// scouts poll finely while the apply time is unknown, and the other waits
+// ask once, when a finished wait says the data plane is done, so a fleet's
+// policies PUT together cost about one GET each and are seen within a step
+// or two of being applied.
 func (c *Client) WaitForEgressApplied(ctx context.Context, id string, gen int64, last *EgressPolicyStatus) (*EgressPolicyStatus, error) {
 	start := time.Now()
 	if last != nil && last.Enforces(gen) {
@@ -47,23 +68,27 @@ func (c *Client) WaitForEgressApplied(ctx context.Context, id string, gen int64,
 	if last != nil {
 		current = *last
 	}
-	sched := c.egressLatency.schedule(EgressApplyBackoff, egressFineStep)
-	var notYet time.Duration // last time the policy was seen not applied
-	err := Poll(ctx, sched, func(ctx context.Context) (bool, error) {
-		asked := time.Since(start)
+	w := c.egressLatency.joinCohort(egressCohort, start)
+	var seen time.Duration
+	defer func() { w.done(seen) }()
+	err := Poll(ctx, w, func(ctx context.Context) (bool, error) {
+		if !w.due() {
+			return false, nil // a follower's free round: nothing new is known
+		}
+		asked := w.elapsed()
 		st, err := c.GetEgressPolicy(ctx, id)
 		if err != nil {
 			return false, err
 		}
 		current = *st
-		if !st.Enforces(gen) {
-			notYet = asked
-			return false, nil
+		applied := st.Enforces(gen)
+		w.asked(asked, !applied)
+		if applied {
+			seen = w.elapsed()
 		}
-		return true, nil
+		return applied, nil
 	})
 	if err == nil {
-		c.egressLatency.record(notYet)
 		return &current, nil
 	}
 	if ctx.Err() != nil {

@@ -3,125 +3,267 @@ package prime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 )
 
-func TestEgressScheduleWithoutEstimateIsTheBackoff(t *testing.T) {
-	nominal := EgressApplyBackoff
-	nominal.Jitter = 0
-	// An expected time too short to plan around falls back to the backoff.
-	s := learnedSchedule{base: EgressApplyBackoff, expected: 100 * time.Millisecond, minStep: egressFineStep}
-	for n := range 8 {
-		got, want := s.Delay(n), nominal.Delay(n)
-		if got < want*8/10 || got > want*12/10 {
-			t.Fatalf("Delay(%d) = %s, want %s ±20 %%", n, got, want)
+// fakeClock drives a cohortWait's schedule without sleeping.
+type fakeClock struct{ t time.Time }
+
+func (f *fakeClock) now() time.Time            { return f.t }
+func (f *fakeClock) set(elapsed time.Duration) { f.t = time.Unix(0, 0).Add(elapsed) }
+
+func newTestWait(est *latencyEstimate, p cohortParams) (*cohortWait, *fakeClock) {
+	clk := &fakeClock{}
+	clk.set(0)
+	w := est.joinCohort(p, clk.now())
+	w.now = clk.now
+	return w, clk
+}
+
+// checkTimes runs a wait's schedule against an event at elapsed time event
+// (a request sent at or after it sees it) and returns when each request was
+// sent.
+func checkTimes(w *cohortWait, clk *fakeClock, event time.Duration) []time.Duration {
+	var at []time.Duration
+	elapsed := time.Duration(0)
+	for range 10000 {
+		elapsed += w.Delay(len(at))
+		clk.set(elapsed)
+		if !w.due() {
+			continue
+		}
+		at = append(at, elapsed)
+		w.asked(elapsed, elapsed < event)
+		if elapsed >= event {
+			w.done(elapsed)
+			return at
 		}
 	}
-	if nominal.Delay(0) > 100*time.Millisecond || nominal.Delay(10) != time.Second {
-		t.Fatal("EgressApplyBackoff must check within 100 ms and cap at 1 s")
+	panic("the schedule never reached the event")
+}
+
+// A wait alone knows nothing and scouts: it checks within 100 ms, then at
+// most max(50 ms, 10 %) apart, so it sees the event within a step. The
+// doubling backoff it replaces (80, 240, 560, 1200 ms) saw a policy applied
+// after 500 ms at 1.2 s — what the three-sandbox demo showed.
+func TestEgressScoutChecksFinelyWhileNothingIsKnown(t *testing.T) {
+	for _, event := range []time.Duration{30 * time.Millisecond, 500 * time.Millisecond, time.Second, 10 * time.Second, 40 * time.Second} {
+		est := &latencyEstimate{}
+		w, clk := newTestWait(est, egressCohort)
+		if !w.scout {
+			t.Fatal("the first wait of a client is not a scout")
+		}
+		at := checkTimes(w, clk, event)
+		if at[0] > 100*time.Millisecond {
+			t.Errorf("event %s: first check at %s, want ≤ 100 ms", event, at[0])
+		}
+		seen := at[len(at)-1]
+		if late, bound := seen-event, min(EgressApplyBackoff.Max, max(egressFineStep, event/10)); late > bound {
+			t.Errorf("event %s: seen at %s, %s late, want ≤ %s", event, seen, late, bound)
+		}
+		if checks, bound := len(at), 50+int(event/EgressApplyBackoff.Max); checks > bound {
+			t.Errorf("event %s: %d checks, want ≤ %d", event, checks, bound)
+		}
+		if _, ok := est.expected(); !ok {
+			t.Errorf("event %s: the scout taught nothing", event)
+		}
 	}
 }
 
-// With an estimate, checks cluster around the expected apply time: the
-// first still within 100 ms, then from 90 % of it in small steps, and the
-// total number of checks up to 150 % stays bounded.
-func TestEgressScheduleClustersAroundExpected(t *testing.T) {
-	for _, expected := range []time.Duration{time.Second, 10 * time.Second} {
-		s := learnedSchedule{base: EgressApplyBackoff, expected: expected, minStep: egressFineStep}
-		if d := s.Delay(0); d > 100*time.Millisecond {
-			t.Fatalf("first check after %s, want ≤ 100 ms", d)
+// Waits that start together share the work: two scout, the others make no
+// request until a scout has seen its policy applied, then check once at
+// that time after their own start.
+func TestEgressFollowersWaitForWhatIsKnown(t *testing.T) {
+	est := &latencyEstimate{}
+	s1, _ := newTestWait(est, egressCohort)
+	s2, _ := newTestWait(est, egressCohort)
+	f, clk := newTestWait(est, egressCohort)
+	if !s1.scout || !s2.scout || f.scout {
+		t.Fatalf("roles: %t %t %t, want two scouts and a follower", s1.scout, s2.scout, f.scout)
+	}
+	// Nothing known: the follower only hops (no request) until its safety
+	// check, seconds away.
+	for _, e := range []time.Duration{0, 300 * time.Millisecond, time.Second} {
+		clk.set(e)
+		if f.due() {
+			t.Fatalf("a follower asks at %s while nothing is known", e)
 		}
-		var at time.Duration
-		checks := 0
-		maxGapNearExpected := time.Duration(0)
-		for n := 0; at < expected*15/10; n++ {
-			d := s.Delay(n)
-			if at >= expected*9/10 && at < expected*14/10 && d > maxGapNearExpected {
-				maxGapNearExpected = d
-			}
-			at += d
-			checks++
+		if d := f.Delay(0); d > egressCohort.hop {
+			t.Fatalf("a follower sleeps %s at once, want ≤ a hop (%s): it must notice what scouts learn", d, egressCohort.hop)
 		}
-		if checks > 20 {
-			t.Errorf("expected %s: %d checks up to 150 %%, want ≤ 20", expected, checks)
-		}
-		if limit := max(egressFineStep, expected/20); maxGapNearExpected > limit {
-			t.Errorf("expected %s: a gap of %s near the expected time, want ≤ %s", expected, maxGapNearExpected, limit)
-		}
+	}
+	if got := f.next(); got != egressCohort.safety.Initial {
+		t.Fatalf("follower's own check at %s, want %s", got, egressCohort.safety.Initial)
+	}
+	// A scout sees its policy applied 1.02 s after its PUT.
+	s1.asked(time.Second, true)
+	s1.asked(1020*time.Millisecond, false)
+	s1.done(1020 * time.Millisecond)
+	clk.set(1100 * time.Millisecond)
+	if got := f.next(); got != 1020*time.Millisecond {
+		t.Fatalf("follower's check at %s, want the scout's 1.02 s", got)
+	}
+	if !f.due() {
+		t.Fatal("the follower does not ask once the scout's time has passed")
+	}
+	// Not applied yet at its one check: small steps, then growing ones.
+	f.asked(1100*time.Millisecond, true)
+	if d, want := f.next()-1100*time.Millisecond, max(egressFineStep, 1020*time.Millisecond/20); d != want {
+		t.Fatalf("after a miss at the expected time the next check is %s later, want %s", d, want)
+	}
+	f.asked(5*time.Second, true)
+	if d := f.next() - 5*time.Second; d != 500*time.Millisecond {
+		t.Fatalf("a late policy is checked %s apart at 5 s, want 500 ms", d)
+	}
+	f.asked(30*time.Second, true)
+	if d := f.next() - 30*time.Second; d != EgressApplyBackoff.Max {
+		t.Fatalf("a late policy is checked %s apart at 30 s, want the cap %s", d, EgressApplyBackoff.Max)
 	}
 }
 
-// Each successful wait teaches the client one apply sample, a lower bound
-// of the apply time (the last moment it was seen not yet applied).
-func TestWaitForEgressAppliedRecordsApplySamples(t *testing.T) {
-	var gets atomic.Int32
+// Once something is known, one wait in sixteen scouts from half the expected
+// time, so a platform that became faster pulls the estimate down; a
+// follower that saw its policy at its one check teaches nothing (it would
+// only confirm the estimate).
+func TestEgressEstimateFollowsAFasterPlatform(t *testing.T) {
+	est := &latencyEstimate{}
+	for range 5 {
+		est.recordUpper(time.Second)
+	}
+	scouts := 0
+	for range 160 {
+		w, clk := newTestWait(est, egressCohort)
+		if w.scout {
+			scouts++
+		}
+		checkTimes(w, clk, 200*time.Millisecond)
+	}
+	if scouts < 5 || scouts > 12 {
+		t.Fatalf("%d scouts in 160 waits, want about one in %d", scouts, egressCohort.every)
+	}
+	e, _ := est.expected()
+	if e > 300*time.Millisecond {
+		t.Fatalf("estimate %s after 160 policies applied within 200 ms, want it to come down", e)
+	}
+	// And a slower platform pushes it up through the followers that missed.
+	for range 16 {
+		w, clk := newTestWait(est, egressCohort)
+		checkTimes(w, clk, 2*time.Second)
+	}
+	if e, _ := est.expected(); e < 2*time.Second {
+		t.Fatalf("estimate %s after 16 policies applied at 2 s, want ≥ 2 s", e)
+	}
+}
+
+// A follower with an estimate makes one request when the platform is as
+// fast as before.
+func TestEgressFollowerChecksOnceAtTheExpectedTime(t *testing.T) {
+	est := &latencyEstimate{}
+	est.recordUpper(time.Second)
+	est.joined, est.lastScout = 1, 1
+	w, clk := newTestWait(est, egressCohort)
+	if w.scout {
+		t.Fatal("the second wait after a scout scouts")
+	}
+	if at := checkTimes(w, clk, 990*time.Millisecond); len(at) != 1 || at[0] != time.Second {
+		t.Fatalf("checks at %v, want one at 1 s", at)
+	}
+	if est.scouts != 0 || len(est.upper) != 1 {
+		t.Fatalf("after the wait: %d scouts, %d samples; want 0 and 1", est.scouts, len(est.upper))
+	}
+}
+
+// A burst of policy waits against a platform that applies every policy at
+// the same moment: the scouts find it, every other wait asks exactly once.
+func TestWaitForEgressAppliedBurstCostsOneRequestPerFollower(t *testing.T) {
+	saved := egressCohort
+	egressCohort.safety = Backoff{Initial: time.Hour, Factor: 1, Max: time.Hour} // no follower asks on its own
+	t.Cleanup(func() { egressCohort = saved })
+
+	const waits = 30
+	appliedAt := time.Now().Add(800 * time.Millisecond)
+	var mu sync.Mutex
+	gets := map[string]int{}
 	c, _ := newTestClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := gets.Add(1)
-		applied := n%2 == 0 // every second GET finds the policy applied
+		id := strings.Split(strings.TrimPrefix(r.URL.Path, "/api/v1/sandbox/"), "/")[0]
+		mu.Lock()
+		gets[id]++
+		mu.Unlock()
+		applied := !time.Now().Before(appliedAt)
 		ag := int64(0)
 		if applied {
 			ag = 1
 		}
 		writeJSON(w, 200, EgressPolicyStatus{Policy: EgressPolicy{Allowlist: []string{}}, Generation: 1, AppliedGeneration: ag, Applied: applied})
 	}), nil)
-	for i := 1; i <= 3; i++ {
-		if _, err := c.WaitForEgressApplied(testContext(t), "sbx", 1, &EgressPolicyStatus{Generation: 1, AppliedGeneration: 0}); err != nil {
+	ids := make([]string, waits)
+	errs := make(chan error, waits)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("sbx%02d", i)
+		go func() {
+			_, err := c.WaitForEgressApplied(testContext(t), ids[i], 1, &EgressPolicyStatus{Generation: 1, AppliedGeneration: 0})
+			errs <- err
+		}()
+		// Start the waits one after the other, so a later wait never started
+		// before an earlier one (the scouts are the first two).
+		for {
+			c.egressLatency.mu.Lock()
+			joined := c.egressLatency.joined
+			c.egressLatency.mu.Unlock()
+			if joined == i+1 {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	for range waits {
+		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
-		c.egressLatency.mu.Lock()
-		n := len(c.egressLatency.recent)
-		c.egressLatency.mu.Unlock()
-		if n != i {
-			t.Fatalf("after %d waits: %d samples", i, n)
-		}
-	}
-	// An answer already applied costs no request and teaches nothing.
-	before := gets.Load()
-	if _, err := c.WaitForEgressApplied(testContext(t), "sbx", 1, &EgressPolicyStatus{Generation: 1, AppliedGeneration: 1, Applied: true}); err != nil {
-		t.Fatal(err)
-	}
-	if gets.Load() != before {
-		t.Fatal("an applied PUT answer was polled again")
-	}
-}
-
-// With a learned apply time the second check comes at 90 % of it, a delay
-// the plain doubling backoff (160 ms ±20 %) never waits.
-func TestWaitForEgressAppliedChecksNearTheLearnedApplyTime(t *testing.T) {
-	const expected = time.Second
-	var mu sync.Mutex
-	var at []time.Time
-	c, _ := newTestClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		at = append(at, time.Now())
-		applied := len(at) >= 2
-		mu.Unlock()
-		ag := int64(0)
-		if applied {
-			ag = 1
-		}
-		writeJSON(w, 200, EgressPolicyStatus{Policy: EgressPolicy{Allowlist: []string{}}, Generation: 1, AppliedGeneration: ag, Applied: applied})
-	}), nil)
-	for range 3 {
-		c.egressLatency.record(expected)
-	}
-	if _, err := c.WaitForEgressApplied(testContext(t), "sbx", 1, &EgressPolicyStatus{Generation: 1, AppliedGeneration: 0}); err != nil {
-		t.Fatal(err)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(at) != 2 {
-		t.Fatalf("%d GETs, want 2", len(at))
+	total := 0
+	for i, id := range ids {
+		total += gets[id]
+		if i >= egressCohort.scouts && gets[id] != 1 {
+			t.Errorf("follower %s asked %d times, want once", id, gets[id])
+		}
 	}
-	if gap, want := at[1].Sub(at[0]), expected*9/10-EgressApplyBackoff.Initial; gap < want {
-		t.Fatalf("second check %s after the first, want at least %s", gap, want)
+	if gets[ids[0]] < 2 {
+		t.Errorf("the first scout asked %d times: it did not scout", gets[ids[0]])
+	}
+	t.Logf("%d waits, %d requests", waits, total)
+}
+
+// An answer already applied costs no request.
+func TestWaitForEgressAppliedTakesAnAppliedAnswer(t *testing.T) {
+	var gets atomic.Int32
+	c, _ := newTestClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gets.Add(1)
+		writeJSON(w, 200, EgressPolicyStatus{Policy: EgressPolicy{Allowlist: []string{}}, Generation: 1, AppliedGeneration: 1, Applied: true})
+	}), nil)
+	if _, err := c.WaitForEgressApplied(testContext(t), "sbx", 1, &EgressPolicyStatus{Generation: 1, AppliedGeneration: 1, Applied: true}); err != nil {
+		t.Fatal(err)
+	}
+	if gets.Load() != 0 {
+		t.Fatal("an applied PUT answer was polled again")
+	}
+	c.egressLatency.mu.Lock()
+	defer c.egressLatency.mu.Unlock()
+	if c.egressLatency.joined != 0 {
+		t.Fatal("an applied PUT answer joined the cohort")
 	}
 }
 
+// A wait that ends without seeing its policy (fail-closed) leaves the
+// cohort: its scout slot is free and it teaches nothing.
 func TestWaitForEgressAppliedFailsClosed(t *testing.T) {
 	c, _ := newTestClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, EgressPolicyStatus{Policy: EgressPolicy{Allowlist: []string{}}, Generation: 1, AppliedGeneration: -1})
@@ -132,6 +274,12 @@ func TestWaitForEgressAppliedFailsClosed(t *testing.T) {
 	var na *EgressNotAppliedError
 	if !errors.As(err, &na) || na.Want != 1 || na.Last.AppliedGeneration != -1 || st == nil {
 		t.Fatalf("err = %v, want an EgressNotAppliedError", err)
+	}
+	c.egressLatency.mu.Lock()
+	scouts, samples := c.egressLatency.scouts, len(c.egressLatency.upper)
+	c.egressLatency.mu.Unlock()
+	if scouts != 0 || samples != 0 {
+		t.Fatalf("after a failed wait: %d scouts, %d samples; want 0 and 0", scouts, samples)
 	}
 	// An answer for an older generation never counts, even if applied.
 	if (EgressPolicyStatus{Generation: 2, AppliedGeneration: 1, Applied: true}).Enforces(2) {

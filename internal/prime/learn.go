@@ -19,6 +19,13 @@ type latencyEstimate struct {
 	mu     sync.Mutex
 	recent []time.Duration // ring of the last latencySamples
 	next   int
+
+	// Cohort waits (joinCohort).
+	upper     []time.Duration // ring of the last upperSamples upper bounds
+	nextUpper int
+	scouts    int // cohort waits scouting now
+	joined    int // cohort waits begun
+	lastScout int // joined when the last scout began
 }
 
 const latencySamples = 32
@@ -83,5 +90,190 @@ func (s learnedSchedule) Delay(n int) time.Duration {
 	default:
 		k := min(n-1-fineSteps, 16)
 		return min(s.base.Max, step<<k)
+	}
+}
+
+// Cohort waits. The lower bounds above place one waiter's checks once a few
+// waits have finished; they cannot help waits that start together before
+// anything is known — a fleet's policies, PUT at once — and every such wait
+// polling on its own backoff either floods the API (a fine cadence times N)
+// or sees its event late (a doubling backoff overshoots by up to the time
+// already waited: a policy applied after 500 ms was seen at 1.2 s). A cohort
+// wait shares the work instead:
+//
+//   - while nothing is known, at most cohortParams.scouts waits at a time are
+//     scouts: they check on a fine cadence (first, then every
+//     max(minStep, elapsed/10)), so a few concurrent waits — three policies of
+//     a demo — each see their event within a step;
+//   - the other waits are followers: they make no request until some wait has
+//     seen its event and recorded when, then check once at that time after
+//     their own start (their own slow safety backoff covers scouts that never
+//     finish). A follower's rounds in between are free: its schedule wakes it
+//     every hop to re-read what is known, and it asks the API only when due;
+//   - once something is known, every wait is a follower but one in
+//     cohortParams.every, which scouts from half the expected time, so a
+//     platform that became faster is noticed.
+//
+// What a finished wait teaches is its upper bound — the elapsed time of the
+// answer that showed the event — when its checks bracketed the event (a
+// scout's, or a follower's that missed first): the expected time is the
+// median of the last few, so a follower's single check comes just after the
+// event.
+type cohortParams struct {
+	// first is a scout's first check without an estimate: a fast event is
+	// never waited on.
+	first time.Duration
+	// minStep is the finest interval between a wait's checks.
+	minStep time.Duration
+	// max caps the interval between checks once the event is late.
+	max time.Duration
+	// hop is how often a follower re-reads what is known.
+	hop time.Duration
+	// safety paces a follower's own checks while nothing is known.
+	safety Backoff
+	// scouts is how many waits scout at once while nothing is known.
+	scouts int
+	// every: with an estimate, one wait in every scouts.
+	every int
+}
+
+// upperSamples is how many upper bounds the expected time is the
+// median of: few, so the estimate follows a platform that changed.
+const upperSamples = 5
+
+// joinCohort starts a cohort wait at start and decides its role.
+func (a *latencyEstimate) joinCohort(p cohortParams, start time.Time) *cohortWait {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.joined++
+	_, known := a.expectedLocked()
+	scout := (!known && a.scouts < p.scouts) || (known && a.joined-a.lastScout >= p.every)
+	if scout {
+		a.scouts++
+		a.lastScout = a.joined
+	}
+	return &cohortWait{est: a, p: p, start: start, now: time.Now, scout: scout}
+}
+
+// expected is the median of the recent upper bounds.
+func (a *latencyEstimate) expected() (time.Duration, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.expectedLocked()
+}
+
+func (a *latencyEstimate) expectedLocked() (time.Duration, bool) {
+	n := len(a.upper)
+	if n == 0 {
+		return 0, false
+	}
+	var s [upperSamples]time.Duration
+	copy(s[:], a.upper)
+	slices.Sort(s[:n])
+	return s[n/2], true
+}
+
+func (a *latencyEstimate) recordUpper(d time.Duration) {
+	if len(a.upper) < upperSamples {
+		a.upper = append(a.upper, d)
+		return
+	}
+	a.upper[a.nextUpper] = d
+	a.nextUpper = (a.nextUpper + 1) % upperSamples
+}
+
+// cohortWait is one wait of a cohort and its Schedule. Its methods are
+// called from the one goroutine that waits (Poll's).
+type cohortWait struct {
+	est   *latencyEstimate
+	p     cohortParams
+	start time.Time
+	now   func() time.Time
+	scout bool
+
+	checks   int           // requests made
+	last     time.Duration // elapsed when the last request was sent
+	lastMiss time.Duration // elapsed when the last miss was sent (0: none)
+	left     bool
+}
+
+func (w *cohortWait) elapsed() time.Duration { return w.now().Sub(w.start) }
+
+// next is the elapsed time at which the next request is due.
+func (w *cohortWait) next() time.Duration {
+	expected, known := w.est.expected()
+	grow := func(t time.Duration) time.Duration { return min(w.p.max, max(w.p.minStep, t/10)) }
+	if w.scout {
+		switch {
+		case w.checks == 0 && known && expected/2 > w.p.first:
+			return expected / 2
+		case w.checks == 0:
+			return w.p.first
+		case known && w.last < expected*8/10:
+			return max(w.last+w.p.minStep, expected*8/10)
+		case known && w.last < expected*15/10:
+			return w.last + max(w.p.minStep, expected/20)
+		}
+		return w.last + grow(w.last)
+	}
+	if !known {
+		due := w.p.safety.Delay(w.checks)
+		if w.checks > 0 {
+			due += w.last
+		}
+		return due
+	}
+	switch {
+	case w.last < expected:
+		// Nothing checked since the event was due (at most an early safety
+		// check): the one check.
+		return expected
+	case w.last < expected*15/10:
+		return w.last + max(w.p.minStep, expected/20)
+	}
+	return w.last + grow(w.last)
+}
+
+// Delay is the wait before the next round: until the next request is due,
+// but at most a hop for a follower, which re-reads what is known.
+func (w *cohortWait) Delay(int) time.Duration {
+	d := max(0, w.next()-w.elapsed())
+	if !w.scout {
+		d = min(d, w.p.hop)
+	}
+	return d
+}
+
+// due reports whether a round must ask (the next request is due).
+func (w *cohortWait) due() bool { return w.elapsed() >= w.next() }
+
+// asked records a request sent at elapsed time at, and whether it missed.
+func (w *cohortWait) asked(at time.Duration, missed bool) {
+	w.checks++
+	w.last = at
+	if missed {
+		w.lastMiss = at
+	}
+}
+
+// done ends the wait; seen > 0 is when the answer that showed the event came
+// (elapsed). It is recorded when it says something: a scout's (its checks
+// are fine, or it explored early) or a follower's that missed first (the
+// event came later than expected). A follower that saw the event at its one
+// check only confirms the estimate, which would keep it from ever going
+// down.
+func (w *cohortWait) done(seen time.Duration) {
+	if w.left {
+		return
+	}
+	w.left = true
+	a := w.est
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if w.scout {
+		a.scouts--
+	}
+	if seen > 0 && (w.scout || w.lastMiss > 0) {
+		a.recordUpper(seen)
 	}
 }
