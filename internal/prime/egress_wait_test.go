@@ -49,7 +49,7 @@ func checkTimes(w *cohortWait, clk *fakeClock, event time.Duration) []time.Durat
 }
 
 // A wait alone knows nothing and scouts: it checks within 100 ms, then at
-// most max(50 ms, 10 %) apart, so it sees the event within a step. The
+// most max(50 ms, 5 %) apart, so it sees the event within a step. The
 // doubling backoff it replaces (80, 240, 560, 1200 ms) saw a policy applied
 // after 500 ms at 1.2 s — what the three-sandbox demo showed.
 func TestEgressScoutChecksFinelyWhileNothingIsKnown(t *testing.T) {
@@ -64,10 +64,10 @@ func TestEgressScoutChecksFinelyWhileNothingIsKnown(t *testing.T) {
 			t.Errorf("event %s: first check at %s, want ≤ 100 ms", event, at[0])
 		}
 		seen := at[len(at)-1]
-		if late, bound := seen-event, min(EgressApplyBackoff.Max, max(egressFineStep, event/10)); late > bound {
+		if late, bound := seen-event, min(EgressApplyBackoff.Max, max(egressFineStep, event/20)); late > bound {
 			t.Errorf("event %s: seen at %s, %s late, want ≤ %s", event, seen, late, bound)
 		}
-		if checks, bound := len(at), 50+int(event/EgressApplyBackoff.Max); checks > bound {
+		if checks, bound := len(at), 80+int(event/EgressApplyBackoff.Max); checks > bound {
 			t.Errorf("event %s: %d checks, want ≤ %d", event, checks, bound)
 		}
 		if _, ok := est.expected(); !ok {

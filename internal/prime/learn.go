@@ -103,7 +103,7 @@ func (s learnedSchedule) Delay(n int) time.Duration {
 //
 //   - while nothing is known, at most cohortParams.scouts waits at a time are
 //     scouts: they check on a fine cadence (first, then every
-//     max(minStep, elapsed/10)), so a few concurrent waits — three policies of
+//     max(minStep, elapsed/20)), so a few concurrent waits — three policies of
 //     a demo — each see their event within a step;
 //   - the other waits are followers: they make no request until some wait has
 //     seen its event and recorded when, then check once at that time after
@@ -202,7 +202,13 @@ func (w *cohortWait) elapsed() time.Duration { return w.now().Sub(w.start) }
 // next is the elapsed time at which the next request is due.
 func (w *cohortWait) next() time.Duration {
 	expected, known := w.est.expected()
+	// Beyond the expected window a wait checks every 10 % of the time
+	// waited; a scout without an estimate every 5 %: its upper bound is
+	// what every follower's one check waits for.
 	grow := func(t time.Duration) time.Duration { return min(w.p.max, max(w.p.minStep, t/10)) }
+	if w.scout && !known {
+		grow = func(t time.Duration) time.Duration { return min(w.p.max, max(w.p.minStep, t/20)) }
+	}
 	if w.scout {
 		switch {
 		case w.checks == 0 && known && expected/2 > w.p.first:
