@@ -1,5 +1,6 @@
-// Package soak drives fleets of prime_sandbox + prime_egress_policy through
-// the real Terraform CLI against the Prime mock, and checks what the mock
+// Package soak drives fleets of prime_sandbox + prime_egress_policy (or one
+// prime_sandbox_fleet + prime_fleet_egress_policy) through the real
+// Terraform CLI against the Prime mock, and checks what the mock
 // saw against what Terraform recorded. It is shared by:
 //
 //   - TestShortSoak (soak_test.go, TF_ACC=1, part of `make test`): N=20
@@ -7,8 +8,10 @@
 //     mock; Terraform runs the provider as a plugin process through
 //     dev_overrides (the test binary serves it, see TestMain);
 //   - cmd/prime-bench: `make soak` (N=100 fault run, never-apply run,
-//     SIGKILL and SIGINT runs) and `make bench` (figures → BENCHMARKS.md),
-//     against a prime-mock process and the ./bin provider.
+//     SIGKILL and SIGINT runs) and `make bench` (the fleet path —
+//     SandboxFleet —, the per-instance path — Fleet — and an SDK stand-in,
+//     figures → BENCHMARKS.md), against a prime-mock process and the ./bin
+//     provider.
 //
 // Nothing here runs `terraform init`: the CLI configuration written into
 // each workspace uses dev_overrides, which plan/apply/destroy honour without

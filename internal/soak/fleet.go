@@ -146,3 +146,63 @@ func orStr(s, d string) string {
 	}
 	return s
 }
+
+// SandboxFleet is the fleet path of the same job: one prime_sandbox_fleet of
+// N members (one resource; the provider creates and waits for every member
+// at once) and one prime_fleet_egress_policy on its sandbox_ids, with the
+// same policy contents as Fleet's per-instance policies.
+type SandboxFleet struct {
+	N       int
+	BaseURL string
+	// Image defaults to python:3.12-slim.
+	Image string
+	// Allow and Routes of the policy (default DefaultAllow and
+	// DefaultRoutes).
+	Allow  []string
+	Routes []string
+	// ProviderExtra is added to the provider block verbatim.
+	ProviderExtra string
+	// Prefix is the fleet's name_prefix (default "fleet").
+	Prefix string
+}
+
+// Addresses of the fleet path's two resources.
+const (
+	FleetAddr       = "prime_sandbox_fleet.fleet"
+	FleetPolicyAddr = "prime_fleet_egress_policy.lock"
+)
+
+// HCL renders the configuration.
+func (f SandboxFleet) HCL() string {
+	allow, routes := f.Allow, f.Routes
+	if allow == nil {
+		allow = DefaultAllow
+	}
+	if routes == nil {
+		routes = DefaultRoutes
+	}
+	return fmt.Sprintf(`terraform {
+  required_providers {
+    prime = { source = "primeintellect/prime" }
+  }
+}
+
+provider "prime" {
+  base_url = %q
+  api_key  = %q
+%s}
+
+resource "prime_sandbox_fleet" "fleet" {
+  name_prefix  = %q
+  size         = %d
+  docker_image = %q
+}
+
+resource "prime_fleet_egress_policy" "lock" {
+  sandbox_ids = prime_sandbox_fleet.fleet.sandbox_ids
+  allow       = %s
+  routes      = %s
+}
+`, f.BaseURL, APIKey, indent(f.ProviderExtra), orStr(f.Prefix, "fleet"), f.N, orStr(f.Image, "python:3.12-slim"),
+		hclList(allow), hclList(routes))
+}

@@ -38,3 +38,20 @@ func TestLiveSandboxes(t *testing.T) {
 		t.Fatalf("live = %v, want only b", live)
 	}
 }
+
+func TestSandboxFleetHCL(t *testing.T) {
+	hcl := SandboxFleet{N: 7, BaseURL: "http://127.0.0.1:1", ProviderExtra: "max_requests_per_second = 0", Prefix: "bench"}.HCL()
+	for _, want := range []string{
+		`resource "prime_sandbox_fleet" "fleet"`, `size         = 7`, `name_prefix  = "bench"`,
+		`resource "prime_fleet_egress_policy" "lock"`, `sandbox_ids = prime_sandbox_fleet.fleet.sandbox_ids`,
+		`allow       = ["example.com"]`, `routes      = ["https://intercept.example.net/v1"]`,
+		`  max_requests_per_second = 0`,
+	} {
+		if !strings.Contains(hcl, want) {
+			t.Errorf("HCL lacks %q:\n%s", want, hcl)
+		}
+	}
+	if FleetAddr != "prime_sandbox_fleet.fleet" || FleetPolicyAddr != "prime_fleet_egress_policy.lock" {
+		t.Error("addresses do not match the rendered resource names")
+	}
+}

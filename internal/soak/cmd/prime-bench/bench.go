@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,14 +18,35 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/soak"
 )
 
+// Paths of one job — N sandboxes, each ready (RUNNING and answering through
+// its gateway) and locked (an egress policy enforced) — measured side by
+// side on the same mock settings.
+const (
+	// pathFleet: one prime_sandbox_fleet (size N) + one
+	// prime_fleet_egress_policy on its sandbox_ids.
+	pathFleet = "fleet"
+	// pathInstances: N prime_sandbox + N prime_egress_policy, each instance
+	// its own resource block.
+	pathInstances = "instances"
+)
+
 type benchConfig struct {
-	bin           string
-	terraform     string
-	n, refreshN   int
-	p             int
+	bin       string
+	terraform string
+	// The matrix: fleet runs for every fleetNs × fleetPs, per-instance runs
+	// for every instNs × instPs, plus extra; SDK stand-in runs for sdkNs.
+	fleetNs, fleetPs []int
+	instNs, instPs   []int
+	extra            []runSpec
+	sdkNs            []int
+	sdkWorkers       int
+	// instBudget skips per-instance runs whose apply lower bound N·W/P
+	// exceeds it (0: none skipped).
+	instBudget    time.Duration
 	latency       time.Duration
 	jitter        time.Duration
 	boot, apply   time.Duration
+	gatewayLag    time.Duration
 	seed          int64
 	providerExtra string
 	out           string
@@ -36,18 +58,93 @@ type benchConfig struct {
 	argv          []string
 }
 
+// runSpec is one Terraform run of the matrix.
+type runSpec struct {
+	path string
+	n, p int
+}
+
+func (s runSpec) String() string { return fmt.Sprintf("%s N=%d P=%d", s.path, s.n, s.p) }
+
+// skipped is a run of the matrix that was not run, and why.
+type skipped struct {
+	spec   runSpec
+	reason string
+}
+
+func intList(dst *[]int) func(string) error {
+	return func(s string) error {
+		*dst = nil
+		for _, f := range strings.Split(s, ",") {
+			f = strings.TrimSpace(f)
+			if f == "" {
+				continue
+			}
+			v, err := strconv.Atoi(f)
+			if err != nil || v < 1 {
+				return fmt.Errorf("%q is not a positive integer", f)
+			}
+			*dst = append(*dst, v)
+		}
+		return nil
+	}
+}
+
+func parseRuns(dst *[]runSpec) func(string) error {
+	return func(s string) error {
+		*dst = nil
+		for _, f := range strings.Split(s, ",") {
+			f = strings.TrimSpace(f)
+			if f == "" {
+				continue
+			}
+			parts := strings.Split(f, ":")
+			if len(parts) != 3 || (parts[0] != pathFleet && parts[0] != pathInstances) {
+				return fmt.Errorf("%q: want fleet:N:P or instances:N:P", f)
+			}
+			n, err1 := strconv.Atoi(parts[1])
+			p, err2 := strconv.Atoi(parts[2])
+			if err1 != nil || err2 != nil || n < 1 || p < 1 {
+				return fmt.Errorf("%q: N and P must be positive integers", f)
+			}
+			*dst = append(*dst, runSpec{parts[0], n, p})
+		}
+		return nil
+	}
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
 func benchMain(args []string) error {
-	var c benchConfig
+	c := benchConfig{
+		fleetNs: []int{200, 1000}, fleetPs: []int{10, 50},
+		instNs: []int{200, 1000}, instPs: []int{10, 50},
+		extra: []runSpec{{pathInstances, 200, 200}},
+		sdkNs: []int{200, 1000},
+	}
 	fs := flag.NewFlagSet("prime-bench bench", flag.ContinueOnError)
 	fs.StringVar(&c.bin, "bin", "bin", "directory holding terraform-provider-prime and prime-mock")
 	fs.StringVar(&c.terraform, "terraform", envOr("TF_CLI", "terraform"), "Terraform CLI")
-	fs.IntVar(&c.n, "n", 200, "sandboxes in the fleet (each with an egress policy: 2N resources)")
-	fs.IntVar(&c.refreshN, "refresh-n", 250, "a second run with this many sandboxes (2×refresh-n resources to refresh); 0 or = n: none")
-	fs.IntVar(&c.p, "parallelism", 50, "terraform -parallelism for apply, plan and destroy")
+	fs.Func("fleet-n", "fleet path: sizes N, comma-separated (default 200,1000)", intList(&c.fleetNs))
+	fs.Func("fleet-p", "fleet path: terraform -parallelism values (default 10,50)", intList(&c.fleetPs))
+	fs.Func("instances-n", "per-instance path: N, comma-separated (default 200,1000)", intList(&c.instNs))
+	fs.Func("instances-p", "per-instance path: terraform -parallelism values (default 10,50)", intList(&c.instPs))
+	fs.Func("runs", "extra runs, comma-separated path:N:P (default instances:200:200; \"\" for none)", parseRuns(&c.extra))
+	fs.Func("sdk-n", "SDK stand-in: N, comma-separated (default 200,1000; \"\" for none)", intList(&c.sdkNs))
+	fs.IntVar(&c.sdkWorkers, "sdk-workers", 200, "SDK stand-in: concurrent workers (the SDK's parallelism)")
+	fs.DurationVar(&c.instBudget, "instances-budget", 4*time.Minute,
+		"skip per-instance runs whose apply lower bound N·W/P exceeds this (0: run the full matrix)")
 	fs.DurationVar(&c.latency, "latency", 5*time.Millisecond, "mock latency per API request")
 	fs.DurationVar(&c.jitter, "jitter", 0, "mock latency jitter [0, jitter)")
 	fs.DurationVar(&c.boot, "boot", 2*time.Second, "mock boot delay (PENDING + PROVISIONING)")
 	fs.DurationVar(&c.apply, "apply", time.Second, "mock egress apply delay")
+	fs.DurationVar(&c.gatewayLag, "gateway-lag", 300*time.Millisecond, "mock gateway registration lag after RUNNING")
 	fs.Int64Var(&c.seed, "seed", 1, "mock random seed")
 	fs.StringVar(&c.providerExtra, "provider-config", "", "extra provider block attributes, e.g. 'max_requests_per_second = 0' (default: provider defaults)")
 	fs.StringVar(&c.out, "out", "BENCHMARKS.md", "markdown report to (over)write; empty: none")
@@ -65,10 +162,14 @@ func benchMain(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if c.n < 1 || c.p < 1 {
-		return errors.New("-n and -parallelism must be at least 1")
+	if c.sdkWorkers < 1 {
+		return errors.New("-sdk-workers must be at least 1")
 	}
 	c.argv = os.Args
+	specs, skips := c.matrix()
+	if len(specs) == 0 && len(c.sdkNs) == 0 {
+		return errors.New("nothing to run")
+	}
 	if c.workdir == "" {
 		d, err := os.MkdirTemp("", "prime-bench-")
 		if err != nil {
@@ -80,30 +181,48 @@ func benchMain(args []string) error {
 		}
 	}
 	mach := machineFacts(c.terraform)
-	ns := []int{c.n}
-	if c.refreshN > 0 && c.refreshN != c.n {
-		ns = append(ns, c.refreshN)
-	}
-	var runs []*runFigures
-	for _, n := range ns {
-		fmt.Printf("\n=== bench run: N=%d sandboxes + %d policies (%d resources), -parallelism=%d, latency %s, boot %s, apply %s\n",
-			n, n, 2*n, c.p, c.latency, c.boot, c.apply)
-		f, err := benchRun(c, n)
-		if err != nil {
-			return fmt.Errorf("bench run with N=%d: %w (work directory %s)", n, err, c.workdir)
+	rep := &report{skipped: skips}
+	// Within each N: the fleet runs, the SDK stand-in right after them (the
+	// two are compared, so they run as close together as possible), then
+	// the per-instance runs.
+	for _, n := range c.allNs(specs) {
+		for _, path := range []string{pathFleet, "sdk", pathInstances} {
+			if path == "sdk" {
+				if !slices.Contains(c.sdkNs, n) {
+					continue
+				}
+				fmt.Printf("\n=== SDK stand-in: N=%d, %d workers\n", n, c.sdkWorkers)
+				f, err := sdkRun(c, n)
+				if err != nil {
+					return fmt.Errorf("SDK stand-in N=%d: %w", n, err)
+				}
+				rep.sdk = append(rep.sdk, f)
+				printSDK(f)
+				continue
+			}
+			for _, s := range specs {
+				if s.n != n || s.path != path {
+					continue
+				}
+				fmt.Printf("\n=== %s: %s, latency %s, boot %s, apply %s, gateway lag %s\n", s, s.describe(), c.latency, c.boot, c.apply, c.gatewayLag)
+				f, err := benchRun(c, s)
+				if err != nil {
+					return fmt.Errorf("bench run %s: %w (work directory %s)", s, err, c.workdir)
+				}
+				rep.runs = append(rep.runs, f)
+				printRun(f)
+			}
 		}
-		runs = append(runs, f)
-		printRun(f, c)
 	}
 	mach.loadEnd = loadAvg()
-	verdicts := evaluate(runs, c)
+	rep.verdicts = evaluate(rep, c)
 	fmt.Println()
-	for _, v := range verdicts {
+	for _, v := range rep.verdicts {
 		fmt.Println(v.line())
 	}
 	if c.out != "" {
 		//nolint:gosec // BENCHMARKS.md is a documentation file of the repository, readable by all.
-		if err := os.WriteFile(c.out, []byte(markdown(c, mach, runs, verdicts)), 0o644); err != nil {
+		if err := os.WriteFile(c.out, []byte(markdown(c, mach, rep)), 0o644); err != nil {
 			return err
 		}
 		fmt.Printf("\nwrote %s\n", c.out)
@@ -114,6 +233,72 @@ func benchMain(args []string) error {
 	return nil
 }
 
+func (s runSpec) describe() string {
+	if s.path == pathFleet {
+		return fmt.Sprintf("one prime_sandbox_fleet (size %d) + one prime_fleet_egress_policy, -parallelism=%d", s.n, s.p)
+	}
+	return fmt.Sprintf("%d prime_sandbox + %d prime_egress_policy (%d resources), -parallelism=%d", s.n, s.n, 2*s.n, s.p)
+}
+
+// matrix lists the runs to make and the per-instance runs left out because
+// their lower bound N·W/P exceeds the budget.
+func (c benchConfig) matrix() ([]runSpec, []skipped) {
+	var specs []runSpec
+	var skips []skipped
+	seen := map[runSpec]bool{}
+	add := func(s runSpec) {
+		if seen[s] {
+			return
+		}
+		seen[s] = true
+		if s.path == pathInstances && c.instBudget > 0 {
+			if lb := instanceLimit(c, s.n, s.p); lb > c.instBudget {
+				skips = append(skips, skipped{s, fmt.Sprintf("its apply alone needs at least N·W/P = %s (%s of slot time per instance "+
+					"at %d slots), over the -instances-budget of %s; the destroy and the plans of %d resources come on top. "+
+					"Run it with -instances-budget 0", secs(lb), ms(chainW(c)), s.p, c.instBudget, 2*s.n)})
+				return
+			}
+		}
+		specs = append(specs, s)
+	}
+	for _, n := range c.fleetNs {
+		for _, p := range c.fleetPs {
+			add(runSpec{pathFleet, n, p})
+		}
+	}
+	for _, n := range c.instNs {
+		for _, p := range c.instPs {
+			add(runSpec{pathInstances, n, p})
+		}
+	}
+	for _, s := range c.extra {
+		add(s)
+	}
+	// Fleet runs first, then per-instance runs by parallelism, within each N.
+	sort.SliceStable(specs, func(i, j int) bool {
+		a, b := specs[i], specs[j]
+		if a.n != b.n {
+			return a.n < b.n
+		}
+		if a.path != b.path {
+			return a.path == pathFleet
+		}
+		return a.p < b.p
+	})
+	return specs, skips
+}
+
+// allNs is every N of the runs and SDK runs, ascending.
+func (c benchConfig) allNs(specs []runSpec) []int {
+	var ns []int
+	for _, s := range specs {
+		ns = append(ns, s.n)
+	}
+	ns = append(ns, c.sdkNs...)
+	slices.Sort(ns)
+	return slices.Compact(ns)
+}
+
 func envOr(k, d string) string {
 	if v := os.Getenv(k); v != "" {
 		return v
@@ -121,19 +306,60 @@ func envOr(k, d string) string {
 	return d
 }
 
+// rtt is the mean round trip of one API request on the mock.
+func rtt(c benchConfig) time.Duration { return c.latency + c.jitter/2 }
+
+// chainW is the platform's shortest time for one sandbox of the job: its
+// create round trip, the boot, then, in parallel, the policy (PUT round
+// trip + data-plane apply) and the gateway (registration lag + one probe
+// round trip). A status poll can coincide with the transition to RUNNING,
+// so it costs nothing.
+func chainW(c benchConfig) time.Duration {
+	return rtt(c) + c.boot + max(rtt(c)+c.apply, c.gatewayLag+rtt(c))
+}
+
+// instanceLimit is the per-instance path's limit: every step of a chain
+// holds one of Terraform's P slots, so N chains need at least N·W/P, and
+// never less than one chain.
+func instanceLimit(c benchConfig, n, p int) time.Duration {
+	w := chainW(c)
+	return max(time.Duration(float64(n)*float64(w)/float64(p)), w)
+}
+
+// fleetChain is the fleet configuration's own chain: the fleet policy can
+// start only once every member is ready, so the gateway (lag + probe) runs
+// before the PUT instead of beside it. Informational: the limit is chainW.
+func fleetChain(c benchConfig) time.Duration {
+	return rtt(c) + c.boot + c.gatewayLag + rtt(c) + rtt(c) + c.apply
+}
+
+// destroyW is one sandbox's destroy: the policy's restore (GET, PUT of the
+// open policy, its apply) then the sandbox DELETE.
+func destroyW(c benchConfig) time.Duration { return c.apply + 3*rtt(c) }
+
 // phase is one Terraform command with the mock's counters around it.
 type phase struct {
 	res      soak.Result
-	requests map[string]int // /api/v1 requests during the phase, by route
+	requests map[string]int // requests during the phase, by route
 	events   []primemock.Event
 	rss      []rssRecord
 	stats    primemock.Stats // after
+	// mockCPU is the prime-mock process's CPU time during the command.
+	mockCPU time.Duration
 }
 
-func (p phase) apiTotal() int {
+// apiTotal counts /api/v1 requests (the control plane, gateway tokens
+// included).
+func (p phase) apiTotal() int { return routeTotal(p.requests, "/api/v1") }
+
+// gatewayTotal counts requests to the gateway (Connect command sessions and
+// REST exec).
+func (p phase) gatewayTotal() int { return routeTotal(p.requests, "/gateway/") }
+
+func routeTotal(reqs map[string]int, part string) int {
 	t := 0
-	for k, v := range p.requests {
-		if strings.Contains(k, "/api/v1") {
+	for k, v := range reqs {
+		if strings.Contains(k, part) {
 			t += v
 		}
 	}
@@ -149,11 +375,38 @@ func (p phase) providerCPU() time.Duration {
 	return time.Duration(ms) * time.Millisecond
 }
 
-// cpuNote is "terraform X + provider Y CPU seconds".
+// cpuNote is "terraform X + provider Y + mock Z CPU seconds".
 func (p phase) cpuNote() string {
 	prov := p.providerCPU()
-	return fmt.Sprintf("terraform %s + provider %s", secs(max(0, p.res.CPU-prov)), secs(prov))
+	return fmt.Sprintf("terraform %s + provider %s + mock %s", secs(max(0, p.res.CPU-prov)), secs(prov), secs(p.mockCPU))
 }
+
+// processCPU is a process's user + system CPU time from /proc/PID/stat (0
+// when it cannot be read).
+func processCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return time.Duration(ut+st) * time.Second / clockTicks
+}
+
+// clockTicks is USER_HZ, 100 on Linux.
+const clockTicks = 100
 
 func (p phase) maxRSS() int64 {
 	var m int64
@@ -164,22 +417,26 @@ func (p phase) maxRSS() int64 {
 }
 
 type runFigures struct {
-	N, P                     int
-	apply, refresh, plan     phase
-	destroy                  phase
-	planEmpty, refreshEmpty  bool
-	W, limit                 time.Duration
-	Wd, destroyLimit         time.Duration
-	span                     time.Duration // first sandbox_created → last policy_observed
-	beforeFirst, afterLast   time.Duration
-	obs                      durStats // policy_applied → policy_observed
-	runToPut                 durStats // sandbox_running → policy_put
-	putToObs                 durStats // policy_put → policy_observed
-	createdSpread            time.Duration
-	liveAfterApply, appliedN int
-	liveAfterDestroy         int
-	destroyObs               durStats
-	trace                    string // -trace breakdown of the apply
+	runSpec
+	apply, refresh, plan      phase
+	destroy                   phase
+	planEmpty, refreshEmpty   bool
+	W, limit, chain           time.Duration
+	Wd, destroyLimit          time.Duration
+	span                      time.Duration // first sandbox_created → last policy_observed
+	beforeFirst, afterLast    time.Duration
+	obs                       durStats // policy_applied → policy_observed
+	runToPut                  durStats // sandbox_running → policy_put
+	putToObs                  durStats // policy_put → policy_observed
+	runToReady                durStats // sandbox_running → gateway_ready (the mock's lag)
+	readyToProbe              durStats // gateway_ready → the probe that ran
+	lastProbeToPut            time.Duration
+	createdSpread             time.Duration
+	liveAfterApply, appliedN  int
+	liveAfterDestroy          int
+	destroyObs                durStats
+	trace                     string // -trace breakdown of the apply
+	refreshRes, refreshMember float64
 }
 
 type durStats struct {
@@ -217,8 +474,16 @@ func (s durStats) String() string {
 	return out
 }
 
+// short is "median / max".
+func (s durStats) short() string {
+	if s.n == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%s / %s", ms(s.median), ms(s.max))
+}
+
 func ms(d time.Duration) string {
-	if d < 10*time.Second {
+	if d < 10*time.Second && d > -10*time.Second {
 		return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
 	}
 	return secs(d)
@@ -226,12 +491,17 @@ func ms(d time.Duration) string {
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 
-func benchRun(c benchConfig, n int) (*runFigures, error) {
-	ctx := context.Background()
-	mock, err := soak.StartMockProcess(filepath.Join(c.bin, "prime-mock"),
+// startMock runs prime-mock with the benchmark's settings.
+func startMock(c benchConfig) (*soak.Mock, error) {
+	return soak.StartMockProcess(filepath.Join(c.bin, "prime-mock"),
 		"-boot-delay", c.boot.String(), "-apply-delay", c.apply.String(),
 		"-latency", c.latency.String(), "-latency-jitter", c.jitter.String(),
-		"-seed", strconv.FormatInt(c.seed, 10))
+		"-gateway-lag", c.gatewayLag.String(), "-seed", strconv.FormatInt(c.seed, 10))
+}
+
+func benchRun(c benchConfig, s runSpec) (*runFigures, error) {
+	ctx := context.Background()
+	mock, err := startMock(c)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +510,7 @@ func benchRun(c benchConfig, n int) (*runFigures, error) {
 
 	// The provider is started through a symlink to this binary that records
 	// its peak RSS (wrap.go).
-	runDir := filepath.Join(c.workdir, fmt.Sprintf("n%d", n))
+	runDir := filepath.Join(c.workdir, fmt.Sprintf("%s-n%d-p%d", s.path, s.n, s.p))
 	wrapDir := filepath.Join(runDir, "provider")
 	if err := os.MkdirAll(wrapDir, 0o750); err != nil {
 		return nil, err
@@ -271,7 +541,7 @@ func benchRun(c benchConfig, n int) (*runFigures, error) {
 	}
 	base := mock.URL
 	var tr *tracer
-	if c.trace {
+	if c.trace && s.path == pathInstances {
 		if tr, err = startTracer(mock.URL); err != nil {
 			return nil, err
 		}
@@ -279,12 +549,16 @@ func benchRun(c benchConfig, n int) (*runFigures, error) {
 		base = tr.URL
 		fmt.Printf("tracing proxy at %s\n", base)
 	}
-	if err := ws.WriteConfig(soak.Fleet{N: n, BaseURL: base, ProviderExtra: c.providerExtra, Prefix: "bench"}.HCL()); err != nil {
+	hcl := soak.Fleet{N: s.n, BaseURL: base, ProviderExtra: c.providerExtra, Prefix: "bench"}.HCL()
+	if s.path == pathFleet {
+		hcl = soak.SandboxFleet{N: s.n, BaseURL: base, ProviderExtra: c.providerExtra, Prefix: "bench"}.HCL()
+	}
+	if err := ws.WriteConfig(hcl); err != nil {
 		return nil, err
 	}
 
-	pflag := fmt.Sprintf("-parallelism=%d", c.p)
-	f := &runFigures{N: n, P: c.p}
+	pflag := fmt.Sprintf("-parallelism=%d", s.p)
+	f := &runFigures{runSpec: s}
 	run := func(label string, args ...string) (phase, error) {
 		before, err := mock.Stats(ctx)
 		if err != nil {
@@ -295,7 +569,9 @@ func benchRun(c benchConfig, n int) (*runFigures, error) {
 			return phase{}, err
 		}
 		fmt.Printf("%-8s terraform %s ... ", label, strings.Join(args, " "))
+		mockBefore := processCPU(mock.PID())
 		res := ws.Run(ctx, args...)
+		mockCPU := processCPU(mock.PID()) - mockBefore
 		fmt.Printf("exit %d in %s (CPU %s)\n", res.ExitCode, secs(res.Duration), secs(res.CPU))
 		after, err := mock.Stats(ctx)
 		if err != nil {
@@ -305,7 +581,7 @@ func benchRun(c benchConfig, n int) (*runFigures, error) {
 		if err != nil {
 			return phase{}, err
 		}
-		ph := phase{res: res, requests: map[string]int{}, events: evs, rss: readRSS(rssLog, res.Start), stats: after}
+		ph := phase{res: res, requests: map[string]int{}, events: evs, rss: readRSS(rssLog, res.Start), stats: after, mockCPU: mockCPU}
 		for k, v := range after.Requests {
 			if d := v - before.Requests[k]; d > 0 {
 				ph.requests[k] = d
@@ -326,12 +602,15 @@ func benchRun(c benchConfig, n int) (*runFigures, error) {
 		f.trace = traceBreakdown(tr.since(f.apply.res.Start), f.apply.events)
 		fmt.Print(f.trace)
 	}
-	// No -detailed-exitcode: Terraform 1.11 exits 2 for this provider's
-	// refresh-only plans even when it reports "No changes" (see the report).
-	if f.refresh, err = run("refresh", "plan", "-refresh-only", "-input=false", pflag); err != nil {
+	// The provider sends refreshed state as JSON, so an unchanged refresh-only
+	// plan exits 0 under -detailed-exitcode (Terraform 1.11 exited 2 before).
+	if f.refresh, err = run("refresh", "plan", "-refresh-only", "-detailed-exitcode", "-input=false", pflag); err != nil {
 		return nil, err
 	}
 	f.refreshEmpty = f.refresh.res.OK()
+	if !f.refreshEmpty {
+		fmt.Println(f.refresh.res.Tail(3000))
+	}
 	if f.plan, err = run("plan", "plan", "-detailed-exitcode", "-input=false", pflag); err != nil {
 		return nil, err
 	}
@@ -350,124 +629,164 @@ func benchRun(c benchConfig, n int) (*runFigures, error) {
 	return f, nil
 }
 
-// compute derives the figures from the phases.
-func (f *runFigures) compute(c benchConfig) {
-	n, p := float64(f.N), float64(f.P)
-	// Physical limit of the schedule. Each sandbox's chain is: create
-	// (1 round trip) → boot → policy PUT (1 round trip) → data-plane apply.
-	// Polling a status can coincide with the transition, so it costs no
-	// round trip in the limit. Mean latency per round trip is latency +
-	// jitter/2. Every step of the chain holds one of Terraform's P slots.
-	rtt := c.latency + c.jitter/2
-	f.W = c.boot + c.apply + 2*rtt
-	f.limit = max(time.Duration(n*float64(f.W)/p), f.W)
-	// Destroy: policy delete (GET, PUT of the open policy, its apply) then
-	// sandbox delete (DELETE; the mock terminates at once).
-	f.Wd = c.apply + 3*rtt
-	f.destroyLimit = max(time.Duration(n*float64(f.Wd)/p), f.Wd)
+// eventTimes is what the analysis needs from a phase's mock events.
+type eventTimes struct {
+	created, running, ready, probed map[string]time.Time
+	firstPut                        map[string]time.Time
+	obs, runToPut, putToObs         durStats
+	firstCreated, lastCreated       time.Time
+	lastObs, lastProbe, firstPutAt  time.Time
+	appliedN                        int
+}
 
+// gatewayProbe is the command the readiness probes run (the SDK's).
+const gatewayProbe = "echo 'sandbox ready'"
+
+func analyse(evs []primemock.Event) eventTimes {
 	type key struct {
 		id  string
 		gen int64
 	}
-	analyse := func(evs []primemock.Event) (obs, runToPut, putToObs durStats, first, lastObs, firstCreated, lastCreated time.Time) {
-		created, running := map[string]time.Time{}, map[string]time.Time{}
-		firstPut := map[string]time.Time{}
-		put, applied, observed := map[key]time.Time{}, map[key]time.Time{}, map[key]time.Time{}
-		for _, e := range evs {
-			k := key{e.SandboxID, e.Generation}
-			switch e.Type {
-			case primemock.EventSandboxCreated:
-				created[e.SandboxID] = e.Time
-				if firstCreated.IsZero() || e.Time.Before(firstCreated) {
-					firstCreated = e.Time
+	t := eventTimes{created: map[string]time.Time{}, running: map[string]time.Time{}, ready: map[string]time.Time{},
+		probed: map[string]time.Time{}, firstPut: map[string]time.Time{}}
+	put, applied, observed := map[key]time.Time{}, map[key]time.Time{}, map[key]time.Time{}
+	for _, e := range evs {
+		k := key{e.SandboxID, e.Generation}
+		switch e.Type {
+		case primemock.EventSandboxCreated:
+			t.created[e.SandboxID] = e.Time
+			if t.firstCreated.IsZero() || e.Time.Before(t.firstCreated) {
+				t.firstCreated = e.Time
+			}
+			if e.Time.After(t.lastCreated) {
+				t.lastCreated = e.Time
+			}
+		case primemock.EventSandboxRunning:
+			t.running[e.SandboxID] = e.Time
+		case primemock.EventGatewayReady:
+			t.ready[e.SandboxID] = e.Time
+		case primemock.EventCommandExecuted:
+			if e.Command == gatewayProbe && e.ExitCode == 0 {
+				if _, ok := t.probed[e.SandboxID]; !ok {
+					t.probed[e.SandboxID] = e.Time
 				}
-				if e.Time.After(lastCreated) {
-					lastCreated = e.Time
+				if e.Time.After(t.lastProbe) {
+					t.lastProbe = e.Time
 				}
-			case primemock.EventSandboxRunning:
-				running[e.SandboxID] = e.Time
-			case primemock.EventPolicyPut:
-				put[k] = e.Time
-				if _, ok := firstPut[e.SandboxID]; !ok {
-					firstPut[e.SandboxID] = e.Time
-				}
-			case primemock.EventPolicyApplied:
-				applied[k] = e.Time
-			case primemock.EventPolicyObserved:
-				observed[k] = e.Time
 			}
-			if first.IsZero() {
-				first = e.Time
+		case primemock.EventPolicyPut:
+			put[k] = e.Time
+			if _, ok := t.firstPut[e.SandboxID]; !ok {
+				t.firstPut[e.SandboxID] = e.Time
 			}
+			if t.firstPutAt.IsZero() || e.Time.Before(t.firstPutAt) {
+				t.firstPutAt = e.Time
+			}
+		case primemock.EventPolicyApplied:
+			applied[k] = e.Time
+			if e.Generation >= 1 {
+				t.appliedN++
+			}
+		case primemock.EventPolicyObserved:
+			observed[k] = e.Time
 		}
-		var o, rp, po []time.Duration
-		missing := 0
-		for k, pt := range put {
-			at, ok := applied[k]
-			if !ok {
-				continue // superseded or never applied
-			}
-			ot, ok := observed[k]
-			if !ok {
-				missing++
-				continue
-			}
-			o = append(o, ot.Sub(at))
-			po = append(po, ot.Sub(pt))
-			if ot.After(lastObs) {
-				lastObs = ot
-			}
-		}
-		for id, rt := range running {
-			if pt, ok := firstPut[id]; ok {
-				rp = append(rp, pt.Sub(rt))
-			}
-		}
-		return newDurStats(o, missing), newDurStats(rp, 0), newDurStats(po, 0), first, lastObs, firstCreated, lastCreated
 	}
-	var firstCreated, lastObs, lastCreated time.Time
-	f.obs, f.runToPut, f.putToObs, _, lastObs, firstCreated, lastCreated = analyse(f.apply.events)
-	if !firstCreated.IsZero() && !lastObs.IsZero() {
-		f.span = lastObs.Sub(firstCreated)
-		f.beforeFirst = firstCreated.Sub(f.apply.res.Start)
-		f.afterLast = f.apply.res.Start.Add(f.apply.res.Duration).Sub(lastObs)
-		f.createdSpread = lastCreated.Sub(firstCreated)
+	var o, rp, po []time.Duration
+	missing := 0
+	for k, pt := range put {
+		at, ok := applied[k]
+		if !ok {
+			continue // superseded or never applied
+		}
+		ot, ok := observed[k]
+		if !ok {
+			missing++
+			continue
+		}
+		o = append(o, ot.Sub(at))
+		po = append(po, ot.Sub(pt))
+		if ot.After(t.lastObs) {
+			t.lastObs = ot
+		}
 	}
-	f.destroyObs, _, _, _, _, _, _ = analyse(f.destroy.events)
+	for id, rt := range t.running {
+		if pt, ok := t.firstPut[id]; ok {
+			rp = append(rp, pt.Sub(rt))
+		}
+	}
+	t.obs, t.runToPut, t.putToObs = newDurStats(o, missing), newDurStats(rp, 0), newDurStats(po, 0)
+	return t
+}
+
+// compute derives the figures from the phases.
+func (f *runFigures) compute(c benchConfig) {
+	f.W = chainW(c)
+	f.chain = f.W
+	f.limit = instanceLimit(c, f.n, f.p)
+	f.Wd = destroyW(c)
+	f.destroyLimit = max(time.Duration(float64(f.n)*float64(f.Wd)/float64(f.p)), f.Wd)
+	if f.path == pathFleet {
+		// One resource creates and waits for every member at once:
+		// Terraform's parallelism does not bound it.
+		f.limit, f.destroyLimit, f.chain = f.W, f.Wd, fleetChain(c)
+	}
+	a := analyse(f.apply.events)
+	f.obs, f.runToPut, f.putToObs, f.appliedN = a.obs, a.runToPut, a.putToObs, a.appliedN
+	if !a.firstCreated.IsZero() && !a.lastObs.IsZero() {
+		f.span = a.lastObs.Sub(a.firstCreated)
+		f.beforeFirst = a.firstCreated.Sub(f.apply.res.Start)
+		f.afterLast = f.apply.res.Start.Add(f.apply.res.Duration).Sub(a.lastObs)
+		f.createdSpread = a.lastCreated.Sub(a.firstCreated)
+	}
+	var rr, rp []time.Duration
+	for id, rt := range a.running {
+		if gt, ok := a.ready[id]; ok {
+			rr = append(rr, gt.Sub(rt))
+			if pt, ok := a.probed[id]; ok {
+				rp = append(rp, pt.Sub(gt))
+			}
+		}
+	}
+	f.runToReady, f.readyToProbe = newDurStats(rr, 0), newDurStats(rp, 0)
+	if !a.lastProbe.IsZero() && !a.firstPutAt.IsZero() {
+		f.lastProbeToPut = a.firstPutAt.Sub(a.lastProbe)
+	}
+	f.destroyObs = analyse(f.destroy.events).obs
 	f.liveAfterApply = f.apply.stats.LiveSandboxes
-	for _, e := range f.apply.events {
-		if e.Type == primemock.EventPolicyApplied && e.Generation >= 1 {
-			f.appliedN++
-		}
-	}
 	f.liveAfterDestroy = f.destroy.stats.LiveSandboxes
+	resources := 2 * f.n
+	if f.path == pathFleet {
+		resources = 2
+	}
+	f.refreshRes = float64(f.refresh.apiTotal()) / float64(resources)
+	f.refreshMember = float64(f.refresh.apiTotal()) / float64(f.n)
 }
 
 const statusRoute = "POST /api/v1/sandbox/status:batchGet"
 
-func perSandbox(ph phase, route string, n int) float64 {
+func perMember(ph phase, route string, n int) float64 {
 	if route == "" {
 		return float64(ph.apiTotal()) / float64(n)
 	}
 	return float64(ph.requests[route]) / float64(n)
 }
 
-func printRun(f *runFigures, c benchConfig) {
-	fmt.Printf("apply    %s wall; physical limit %s → ratio %.2f (target ≤ 1.20)\n", secs(f.apply.res.Duration), secs(f.limit),
-		f.apply.res.Duration.Seconds()/f.limit.Seconds())
+func (f *runFigures) ratio() float64 { return f.apply.res.Duration.Seconds() / f.limit.Seconds() }
+
+func printRun(f *runFigures) {
+	fmt.Printf("apply    %s wall; limit %s → ratio %.2f\n", secs(f.apply.res.Duration), secs(f.limit), f.ratio())
 	fmt.Printf("         API span (first sandbox created → last policy seen applied) %s; before it %s, after it %s (Terraform plan/graph/state)\n",
 		secs(f.span), secs(f.beforeFirst), secs(f.afterLast))
-	fmt.Printf("         status requests/sandbox %.2f (target ≤ 1.5); API requests/sandbox %.2f; peak in flight %d\n",
-		perSandbox(f.apply, statusRoute, f.N), perSandbox(f.apply, "", f.N), f.apply.stats.PeakInFlight)
-	fmt.Printf("         policy applied → seen by provider: %s (target median ≤ 150 ms)\n", f.obs)
-	fmt.Printf("         sandbox RUNNING → policy PUT: %s; policy PUT → seen applied: %s\n", f.runToPut, f.putToObs)
+	fmt.Printf("         per member: %.2f API requests (%.2f status), %.2f gateway requests; peak in flight %d\n",
+		perMember(f.apply, "", f.n), perMember(f.apply, statusRoute, f.n), float64(f.apply.gatewayTotal())/float64(f.n), f.apply.stats.PeakInFlight)
+	fmt.Printf("         policy applied → seen: %s\n", f.obs)
+	fmt.Printf("         gateway ready → probe answered: %s; sandbox RUNNING → policy PUT: %s\n", f.readyToProbe, f.runToPut)
 	fmt.Printf("         live sandboxes %d, policies applied %d, provider peak RSS %s (%d provider processes); CPU: %s\n",
 		f.liveAfterApply, f.appliedN, kb(f.apply.maxRSS()), len(f.apply.rss), f.apply.cpuNote())
-	fmt.Printf("refresh  %s for %d resources (plan -refresh-only, exit %d); plan %s (exit %d, empty: %t); provider peak RSS %s\n",
-		secs(f.refresh.res.Duration), 2*f.N, f.refresh.res.ExitCode, secs(f.plan.res.Duration), f.plan.res.ExitCode, f.planEmpty, kb(f.refresh.maxRSS()))
-	fmt.Printf("destroy  %s wall; limit %s; status requests/sandbox %.2f; API requests/sandbox %.2f; live after %d\n",
-		secs(f.destroy.res.Duration), secs(f.destroyLimit), perSandbox(f.destroy, statusRoute, f.N), perSandbox(f.destroy, "", f.N), f.liveAfterDestroy)
+	fmt.Printf("refresh  %s (plan -refresh-only -detailed-exitcode: exit %d), %d API requests; plan %s (exit %d); provider peak RSS %s\n",
+		secs(f.refresh.res.Duration), f.refresh.res.ExitCode, f.refresh.apiTotal(), secs(f.plan.res.Duration), f.plan.res.ExitCode, kb(f.refresh.maxRSS()))
+	fmt.Printf("destroy  %s wall; limit %s; API requests/member %.2f; live after %d\n",
+		secs(f.destroy.res.Duration), secs(f.destroyLimit), perMember(f.destroy, "", f.n), f.liveAfterDestroy)
 }
 
 func kb(v int64) string {
@@ -475,74 +794,4 @@ func kb(v int64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.1f MiB", float64(v)/1024)
-}
-
-// verdict is one target's evaluation.
-type verdict struct {
-	name, value, target string
-	pass                bool
-	na                  bool // not measured in this invocation
-	note                string
-}
-
-func (v verdict) line() string {
-	mark := "PASS"
-	switch {
-	case v.na:
-		mark = "N/A "
-	case !v.pass:
-		mark = "MISS"
-	}
-	s := fmt.Sprintf("[%s] %s: %s (target %s)", mark, v.name, v.value, v.target)
-	if v.note != "" {
-		s += " — " + v.note
-	}
-	return s
-}
-
-func evaluate(runs []*runFigures, c benchConfig) []verdict {
-	main := runs[0]
-	ratio := main.apply.res.Duration.Seconds() / main.limit.Seconds()
-	st := perSandbox(main.apply, statusRoute, main.N)
-	out := []verdict{
-		{name: fmt.Sprintf("apply wall / physical limit (N=%d, P=%d)", main.N, main.P),
-			value: fmt.Sprintf("%.2f (%s / %s)", ratio, secs(main.apply.res.Duration), secs(main.limit)), target: "≤ 1.20", pass: ratio <= 1.2},
-		{name: fmt.Sprintf("status requests per sandbox during apply (N=%d)", main.N),
-			value: fmt.Sprintf("%.2f", st), target: "≤ 1.5", pass: st <= 1.5},
-		{name: fmt.Sprintf("policy applied → seen, median (N=%d)", main.N),
-			value: ms(main.obs.median), target: "≤ 150 ms", pass: main.obs.n > 0 && main.obs.median <= 150*time.Millisecond},
-	}
-	// Refresh of 500 resources: the run with 2N = 500 if there is one,
-	// else the closest run scaled linearly.
-	var best *runFigures
-	for _, r := range runs {
-		if best == nil || abs(2*r.N-500) < abs(2*best.N-500) {
-			best = r
-		}
-	}
-	rv := verdict{name: "refresh of 500 resources (plan -refresh-only)", target: "≤ 10 s"}
-	t := best.refresh.res.Duration
-	if 2*best.N == 500 {
-		rv.value = secs(t)
-		rv.pass = t <= 10*time.Second && best.refresh.res.OK()
-	} else {
-		rv.na = true
-		rv.value = fmt.Sprintf("not measured (%s for %d resources)", secs(t), 2*best.N)
-		rv.note = "run with REFRESH_N=250 (-refresh-n 250) to measure 500"
-	}
-	out = append(out, rv)
-	for _, r := range runs {
-		if !r.planEmpty || r.liveAfterApply != r.N || r.appliedN < r.N || r.liveAfterDestroy != 0 {
-			out = append(out, verdict{name: fmt.Sprintf("sanity (N=%d)", r.N), target: "N live, N applied, empty plan, 0 after destroy",
-				value: fmt.Sprintf("%d live, %d applied, plan empty %t, %d after destroy", r.liveAfterApply, r.appliedN, r.planEmpty, r.liveAfterDestroy)})
-		}
-	}
-	return out
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
 }

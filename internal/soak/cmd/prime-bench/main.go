@@ -1,7 +1,7 @@
 // Command prime-bench measures and soaks the provider against prime-mock
 // through the real Terraform CLI (make bench, make soak):
 //
-//	prime-bench bench [flags]   fleet apply/refresh/destroy figures → BENCHMARKS.md
+//	prime-bench bench [flags]   fleet path, per-instance path and SDK stand-in → BENCHMARKS.md
 //	prime-bench soak  [flags]   fault-injected, never-apply, SIGKILL and SIGINT runs
 //
 // Both run prime-mock and the provider as separate processes (the provider
@@ -47,7 +47,7 @@ func main() {
 
 func usage() {
 	fmt.Fprint(os.Stderr, `usage:
-  prime-bench bench [flags]   fleet benchmark (make bench)
+  prime-bench bench [flags]   fleet path, per-instance path and SDK stand-in (make bench)
   prime-bench soak  [flags]   fault-injection soak (make soak)
 `)
 }

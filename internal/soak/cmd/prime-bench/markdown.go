@@ -12,13 +12,15 @@ import (
 func invocation(c benchConfig) (makeCmd, exact string) {
 	exact = strings.Join(c.argv, " ")
 	if os.Getenv("MAKELEVEL") != "" {
-		makeCmd = fmt.Sprintf("make bench N=%d PARALLELISM=%d LATENCY=%s BOOT=%s APPLY=%s REFRESH_N=%d",
-			c.n, c.p, c.latency, c.boot, c.apply, c.refreshN)
+		makeCmd = "make bench"
+		if a := os.Getenv("PRIME_BENCH_MAKEARGS"); a != "" {
+			makeCmd += " " + a
+		}
 	}
 	return makeCmd, exact
 }
 
-func markdown(c benchConfig, m machine, runs []*runFigures, verdicts []verdict) string {
+func markdown(c benchConfig, m machine, r *report) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	makeCmd, exact := invocation(c)
@@ -29,24 +31,30 @@ func markdown(c benchConfig, m machine, runs []*runFigures, verdicts []verdict) 
 		w("Command: `%s`  \n", makeCmd)
 	}
 	w("Exact command: `%s`\n\n", exact)
-	w("Fleet: N `prime_sandbox` + N `prime_egress_policy` (each on its own sandbox, `allow = [\"example.com\"]`, one route), " +
-		"each instance its own resource block, provider client settings at their defaults")
-	if c.providerExtra != "" {
-		w(" except `%s`", strings.ReplaceAll(c.providerExtra, "\n", "; "))
-	}
-	w(". prime-mock runs as a separate process with boot %s, apply %s, latency %s", c.boot, c.apply, c.latency)
+	w("The job: N sandboxes, each `RUNNING` and answering commands through its gateway, each locked to the same egress "+
+		"policy (`allow = [\"example.com\"]`, one route), enforced by the data plane. Measured three ways in this one "+
+		"invocation, every run against its own prime-mock process with the same settings (boot %s, egress apply %s, gateway "+
+		"lag %s, latency %s", c.boot, c.apply, c.gatewayLag, c.latency)
 	if c.jitter > 0 {
 		w(" + [0, %s) jitter", c.jitter)
 	}
-	w(", no faults. Terraform runs with `-parallelism=%d` for apply, plan and destroy.\n\n", c.p)
+	w(", no faults):\n\n")
+	w("- **fleet path**: one `prime_sandbox_fleet` (`size = N`) + one `prime_fleet_egress_policy` on its `sandbox_ids`;\n")
+	w("- **per-instance path**: N `prime_sandbox` + N `prime_egress_policy`, each instance its own resource block;\n")
+	w("- **SDK stand-in**: the same job done as verifiers does it on the Python SDK, by %d concurrent workers — an "+
+		"**emulation of the SDK's schedules** written in Go (`internal/soak/cmd/prime-bench/sdk.go`), because the SDK "+
+		"cannot be installed here; it shares no wait or client code with the provider.\n\n", c.sdkWorkers)
+	w("Terraform runs apply, plans and destroy at the `-parallelism` of the run (P); the provider's client settings are "+
+		"its defaults%s.\n\n", extraNote(c))
 
 	w("## Machine\n\n| | |\n|---|---|\n")
 	w("| nproc | %d |\n| CPU | %s |\n| memory | %s |\n| OS | %s, kernel %s |\n", m.nproc, m.cpu, m.memTotal, m.hostGoarch, m.kernel)
 	w("| Go | %s |\n| Terraform | %s |\n| load average (1/5/15 min) at start → end | %s → %s |\n\n", m.goVersion, m.terraform, m.loadStart, m.loadEnd)
-	w("The machine is shared; a high load average means noisy timings.\n\n")
+	w("The machine is shared; a high load average means noisy timings. Compare ratios measured in this run, not " +
+		"absolute times across runs.\n\n")
 
 	w("## Targets\n\n| Figure | Value | Target | |\n|---|---|---|---|\n")
-	for _, v := range verdicts {
+	for _, v := range r.verdicts {
 		mark := "✅ met"
 		switch {
 		case v.na:
@@ -61,90 +69,53 @@ func markdown(c benchConfig, m machine, runs []*runFigures, verdicts []verdict) 
 		w("| %s | %s | %s | %s |\n", v.name, val, v.target, mark)
 	}
 
-	w("\n## Figures\n\n| Figure |")
-	for _, r := range runs {
-		w(" N=%d (%d resources) |", r.N, 2*r.N)
+	var fleet, inst []*runFigures
+	for _, f := range r.runs {
+		if f.path == pathFleet {
+			fleet = append(fleet, f)
+		} else {
+			inst = append(inst, f)
+		}
+	}
+	if len(fleet) > 0 {
+		w("\n## Fleet path\n\n")
+		runTable(&b, fleet, c)
+	}
+	if len(r.sdk) > 0 {
+		w("\n## SDK stand-in\n\n")
+		sdkTable(&b, r, c)
+	}
+	if len(inst) > 0 {
+		w("\n## Per-instance path\n\n")
+		runTable(&b, inst, c)
+	}
+	if len(r.skipped) > 0 {
+		w("\n### Runs left out\n\n")
+		for _, s := range r.skipped {
+			w("- **%s**: %s.\n", s.spec, s.reason)
+		}
+	}
+
+	w("\n## API requests by route (apply)\n\n| Route |")
+	for _, f := range r.runs {
+		w(" %s N=%d P=%d |", f.path, f.n, f.p)
+	}
+	for _, s := range r.sdk {
+		w(" SDK N=%d |", s.n)
 	}
 	w("\n|---|")
-	for range runs {
+	for range len(r.runs) + len(r.sdk) {
 		w("---|")
 	}
 	w("\n")
-	row := func(name string, f func(r *runFigures) string) {
-		w("| %s |", name)
-		for _, r := range runs {
-			w(" %s |", f(r))
-		}
-		w("\n")
-	}
-	row("apply wall time", func(r *runFigures) string { return secs(r.apply.res.Duration) })
-	row("physical limit max(N·W/P, W)", func(r *runFigures) string {
-		return fmt.Sprintf("%s (W = %s)", secs(r.limit), ms(r.W))
-	})
-	row("apply / limit", func(r *runFigures) string {
-		return fmt.Sprintf("%.2f", r.apply.res.Duration.Seconds()/r.limit.Seconds())
-	})
-	row("API span: first sandbox created → last policy seen", func(r *runFigures) string { return secs(r.span) })
-	row("API span / limit (Terraform's plan phase excluded)", func(r *runFigures) string {
-		return fmt.Sprintf("%.2f", r.span.Seconds()/r.limit.Seconds())
-	})
-	row("apply start → first sandbox created", func(r *runFigures) string { return secs(r.beforeFirst) })
-	row("last policy seen → apply exit", func(r *runFigures) string { return secs(r.afterLast) })
-	row("status requests per sandbox (apply)", func(r *runFigures) string {
-		return fmt.Sprintf("%.2f (%d)", perSandbox(r.apply, statusRoute, r.N), r.apply.requests[statusRoute])
-	})
-	row("API requests per sandbox (apply)", func(r *runFigures) string {
-		return fmt.Sprintf("%.2f (%d)", perSandbox(r.apply, "", r.N), r.apply.apiTotal())
-	})
-	row("peak API requests in flight (apply)", func(r *runFigures) string { return fmt.Sprint(r.apply.stats.PeakInFlight) })
-	row("policy applied → seen by provider", func(r *runFigures) string { return r.obs.String() })
-	row("policy PUT → seen applied", func(r *runFigures) string { return r.putToObs.String() })
-	row("sandbox RUNNING → policy PUT", func(r *runFigures) string { return r.runToPut.String() })
-	row("provider peak RSS, apply", func(r *runFigures) string {
-		return fmt.Sprintf("%s (max of %d processes)", kb(r.apply.maxRSS()), len(r.apply.rss))
-	})
-	row("CPU time during apply (user + system)", func(r *runFigures) string { return r.apply.cpuNote() })
-	row("refresh: `plan -refresh-only`", func(r *runFigures) string {
-		return fmt.Sprintf("%s (exit %d)", secs(r.refresh.res.Duration), r.refresh.res.ExitCode)
-	})
-	row("requests per resource (refresh)", func(r *runFigures) string {
-		return fmt.Sprintf("%.2f", float64(r.refresh.apiTotal())/float64(2*r.N))
-	})
-	row("provider peak RSS, refresh", func(r *runFigures) string { return kb(r.refresh.maxRSS()) })
-	row("second `plan -detailed-exitcode`", func(r *runFigures) string {
-		return fmt.Sprintf("%s (exit %d%s)", secs(r.plan.res.Duration), r.plan.res.ExitCode, map[bool]string{true: ", empty", false: ", NOT EMPTY"}[r.planEmpty])
-	})
-	row("CPU time during refresh (user + system)", func(r *runFigures) string { return r.refresh.cpuNote() })
-	row("destroy wall time", func(r *runFigures) string { return secs(r.destroy.res.Duration) })
-	row("destroy limit max(N·Wd/P, Wd)", func(r *runFigures) string {
-		return fmt.Sprintf("%s (Wd = %s)", secs(r.destroyLimit), ms(r.Wd))
-	})
-	row("status requests per sandbox (destroy)", func(r *runFigures) string {
-		return fmt.Sprintf("%.2f (%d)", perSandbox(r.destroy, statusRoute, r.N), r.destroy.requests[statusRoute])
-	})
-	row("API requests per sandbox (destroy)", func(r *runFigures) string {
-		return fmt.Sprintf("%.2f (%d)", perSandbox(r.destroy, "", r.N), r.destroy.apiTotal())
-	})
-	row("open policy applied → seen (destroy)", func(r *runFigures) string { return r.destroyObs.String() })
-	row("live sandboxes after apply / after destroy", func(r *runFigures) string {
-		return fmt.Sprintf("%d / %d", r.liveAfterApply, r.liveAfterDestroy)
-	})
-
-	w("\n### API requests by route\n\n| Route |")
-	for _, r := range runs {
-		w(" apply N=%d | destroy N=%d |", r.N, r.N)
-	}
-	w("\n|---|")
-	for range runs {
-		w("---|---|")
-	}
-	w("\n")
 	routes := map[string]bool{}
-	for _, r := range runs {
-		for k := range r.apply.requests {
+	for _, f := range r.runs {
+		for k := range f.apply.requests {
 			routes[k] = true
 		}
-		for k := range r.destroy.requests {
+	}
+	for _, s := range r.sdk {
+		for k := range s.requests {
 			routes[k] = true
 		}
 	}
@@ -155,51 +126,216 @@ func markdown(c benchConfig, m machine, runs []*runFigures, verdicts []verdict) 
 	sort.Strings(keys)
 	for _, k := range keys {
 		w("| `%s` |", k)
-		for _, r := range runs {
-			w(" %d | %d |", r.apply.requests[k], r.destroy.requests[k])
+		for _, f := range r.runs {
+			w(" %d |", f.apply.requests[k])
+		}
+		for _, s := range r.sdk {
+			w(" %d |", s.requests[k])
 		}
 		w("\n")
 	}
 
-	for _, r := range runs {
-		if r.trace != "" {
-			w("\n### Traced apply, N=%d (`-trace`: a recording proxy sat between provider and mock)\n\n```\n%s```\n", r.N, r.trace)
+	for _, f := range r.runs {
+		if f.trace != "" {
+			w("\n### Traced apply, %s (`-trace`: a recording proxy sat between provider and mock)\n\n```\n%s```\n", f.runSpec, f.trace)
 		}
 	}
 
-	w("\n## How each figure is computed\n\n")
-	rtt := c.latency + c.jitter/2
-	w("- **Apply / destroy / refresh / plan wall time**: wall-clock time of the `terraform` command (it includes " +
-		"Terraform's own plan walk before the apply walk and writing the state).\n")
-	w("- **Physical limit**: each sandbox is one chain create → boot → policy PUT → data-plane apply, and every step of "+
-		"the chain occupies one of Terraform's P slots. W = boot + apply + 2 × (latency + jitter/2) = %s + %s + 2 × %s = %s "+
-		"(the create and the PUT round trips; a status poll can coincide with the transition to RUNNING, so it costs nothing "+
-		"in the limit). Total work is N × W; with at most P operations at once the fleet needs at least N × W / P, and never "+
-		"less than one chain W: limit = max(N × W / P, W). Everything else — Terraform's plan walk and state writes, the "+
-		"provider noticing RUNNING and applied, extra reads — is overhead the ratio apply / limit measures.\n",
-		c.boot, c.apply, rtt, ms(c.boot+c.apply+2*rtt))
-	w("- **Destroy limit** (informational): per sandbox the policy delete (GET, PUT of the open policy, its apply) then "+
-		"the sandbox DELETE: Wd = apply + 3 × (latency + jitter/2) = %s; limit = max(N × Wd / P, Wd).\n", ms(c.apply+3*rtt))
-	w("- **CPU time**: user + system time of `terraform` and the provider processes it waited for (wait4(2) rusage); " +
-		"the provider's share is the sum of its processes' own rusage, recorded by the RSS wrapper below. Compare with " +
-		"wall time × nproc to see whether the machine's cores were the bottleneck.\n")
-	w("- **API span**: from the mock's first `sandbox_created` event to its last `policy_observed` event of the apply; " +
-		"the time before and after it is Terraform (and provider start-up) overhead.\n")
-	w("- **Requests per sandbox**: the difference of the mock's `/_mock/stats` request counters (per route template) " +
-		"before and after the command, divided by N; status requests are `POST /api/v1/sandbox/status:batchGet`.\n")
-	w("- **Policy applied → seen**: for every generation the provider PUT during the apply, the time from the mock's " +
-		"`policy_applied` event to its `policy_observed` event (the first egress-policy answer that told a client the " +
-		"generation was applied) for the same sandbox and generation; median and p95 by nearest rank. " +
-		"**PUT → seen** is from `policy_put` to `policy_observed`; **RUNNING → PUT** from `sandbox_running` to the sandbox's " +
-		"first `policy_put` (how long the provider and Terraform take to move from a booted sandbox to its policy).\n")
-	w("- **Refresh**: `terraform plan -refresh-only -parallelism=P` on the applied state (one read per resource; " +
-		"without `-detailed-exitcode`, because Terraform 1.11 exits 2 on this provider's refresh-only plans even when it " +
-		"prints \"No changes\"). The 500-resource target is checked on the run with 2N = 500 (`REFRESH_N=250`).\n")
-	w("- **Provider peak RSS**: Terraform starts the provider through a symlink to `prime-bench`, which runs the real " +
-		"provider binary as its child (same stdio, arguments and environment, signals forwarded) and records the child's " +
-		"`ru_maxrss` from wait4(2) when it exits — the kernel's high-water mark of its resident set (VmHWM), so no peak " +
-		"between samples can be missed. Terraform starts several provider processes per command (plan walk, apply walk); " +
-		"the maximum is reported.\n")
+	howComputed(&b, c)
 	w("\nAll figures of this file come from the one invocation above.\n")
 	return b.String()
+}
+
+func extraNote(c benchConfig) string {
+	if c.providerExtra == "" {
+		return ""
+	}
+	return fmt.Sprintf(" except `%s`", strings.ReplaceAll(c.providerExtra, "\n", "; "))
+}
+
+func runTable(b *strings.Builder, runs []*runFigures, c benchConfig) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	w("| Figure |")
+	for _, f := range runs {
+		w(" N=%d, P=%d |", f.n, f.p)
+	}
+	w("\n|---|")
+	for range runs {
+		w("---|")
+	}
+	w("\n")
+	row := func(name string, fn func(f *runFigures) string) {
+		w("| %s |", name)
+		for _, f := range runs {
+			w(" %s |", fn(f))
+		}
+		w("\n")
+	}
+	fleet := runs[0].path == pathFleet
+	row("apply wall time", func(f *runFigures) string { return secs(f.apply.res.Duration) })
+	if fleet {
+		row("platform limit W", func(f *runFigures) string { return secs(f.limit) })
+	} else {
+		row("limit max(N·W/P, W)", func(f *runFigures) string { return secs(f.limit) })
+	}
+	row("**apply / limit**", func(f *runFigures) string { return fmt.Sprintf("**%.2f**", f.ratio()) })
+	if fleet {
+		row("the configuration's own chain (gateway before the PUT) / limit", func(f *runFigures) string {
+			return fmt.Sprintf("%s (%.2f)", secs(f.chain), f.chain.Seconds()/f.limit.Seconds())
+		})
+	}
+	row("API span: first sandbox created → last policy seen", func(f *runFigures) string { return secs(f.span) })
+	row("API span / limit", func(f *runFigures) string { return fmt.Sprintf("%.2f", f.span.Seconds()/f.limit.Seconds()) })
+	row("apply start → first sandbox created", func(f *runFigures) string { return secs(f.beforeFirst) })
+	row("last policy seen → apply exit", func(f *runFigures) string { return secs(f.afterLast) })
+	row("**API requests per member (apply)**", func(f *runFigures) string {
+		return fmt.Sprintf("**%.2f** (%d)", perMember(f.apply, "", f.n), f.apply.apiTotal())
+	})
+	row("status requests per member (apply)", func(f *runFigures) string {
+		return fmt.Sprintf("%.2f (%d)", perMember(f.apply, statusRoute, f.n), f.apply.requests[statusRoute])
+	})
+	row("gateway (Connect) requests per member (apply)", func(f *runFigures) string {
+		return fmt.Sprintf("%.2f (%d)", float64(f.apply.gatewayTotal())/float64(f.n), f.apply.gatewayTotal())
+	})
+	row("peak API requests in flight (apply)", func(f *runFigures) string { return fmt.Sprint(f.apply.stats.PeakInFlight) })
+	row("sandbox RUNNING → gateway ready (mock lag)", func(f *runFigures) string { return f.runToReady.short() })
+	row("gateway ready → probe answered, median / max", func(f *runFigures) string { return f.readyToProbe.short() })
+	if fleet {
+		row("last probe answered → first policy PUT (Terraform moves to the policy)", func(f *runFigures) string { return ms(f.lastProbeToPut) })
+	}
+	row("sandbox RUNNING → policy PUT", func(f *runFigures) string { return f.runToPut.String() })
+	row("policy PUT → seen applied", func(f *runFigures) string { return f.putToObs.String() })
+	row("**policy applied → seen**", func(f *runFigures) string { return f.obs.String() })
+	row("provider peak RSS, apply", func(f *runFigures) string {
+		return fmt.Sprintf("%s (max of %d processes)", kb(f.apply.maxRSS()), len(f.apply.rss))
+	})
+	row("CPU time during apply (user + system)", func(f *runFigures) string { return f.apply.cpuNote() })
+	row("**refresh**: `plan -refresh-only -detailed-exitcode`", func(f *runFigures) string {
+		return fmt.Sprintf("%s (exit %d)", secs(f.refresh.res.Duration), f.refresh.res.ExitCode)
+	})
+	row("API requests of the refresh (per member)", func(f *runFigures) string {
+		return fmt.Sprintf("%d (%.2f)", f.refresh.apiTotal(), f.refreshMember)
+	})
+	row("provider peak RSS, refresh", func(f *runFigures) string { return kb(f.refresh.maxRSS()) })
+	row("CPU time during refresh (user + system)", func(f *runFigures) string { return f.refresh.cpuNote() })
+	row("second `plan -detailed-exitcode`", func(f *runFigures) string {
+		return fmt.Sprintf("%s (exit %d%s)", secs(f.plan.res.Duration), f.plan.res.ExitCode, map[bool]string{true: ", empty", false: ", NOT EMPTY"}[f.planEmpty])
+	})
+	row("**destroy wall time**", func(f *runFigures) string { return secs(f.destroy.res.Duration) })
+	if fleet {
+		row("destroy limit Wd", func(f *runFigures) string { return secs(f.destroyLimit) })
+	} else {
+		row("destroy limit max(N·Wd/P, Wd)", func(f *runFigures) string { return secs(f.destroyLimit) })
+	}
+	row("API requests per member (destroy)", func(f *runFigures) string {
+		return fmt.Sprintf("%.2f (%d)", perMember(f.destroy, "", f.n), f.destroy.apiTotal())
+	})
+	row("status requests per member (destroy)", func(f *runFigures) string {
+		return fmt.Sprintf("%.2f (%d)", perMember(f.destroy, statusRoute, f.n), f.destroy.requests[statusRoute])
+	})
+	row("open policy applied → seen (destroy)", func(f *runFigures) string { return f.destroyObs.String() })
+	row("live sandboxes after apply / after destroy", func(f *runFigures) string {
+		return fmt.Sprintf("%d / %d", f.liveAfterApply, f.liveAfterDestroy)
+	})
+	_ = c
+}
+
+func sdkTable(b *strings.Builder, r *report, c benchConfig) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	w("| Figure |")
+	for _, s := range r.sdk {
+		w(" N=%d, %d workers |", s.n, s.workers)
+	}
+	w("\n|---|")
+	for range r.sdk {
+		w("---|")
+	}
+	w("\n")
+	row := func(name string, fn func(s *sdkFigures) string) {
+		w("| %s |", name)
+		for _, s := range r.sdk {
+			w(" %s |", fn(s))
+		}
+		w("\n")
+	}
+	row("**wall time** (first create sent → last policy seen enforced)", func(s *sdkFigures) string { return secs(s.wall) })
+	row("limit max(N·W/workers, W)", func(s *sdkFigures) string { return secs(s.limit) })
+	row("wall / limit", func(s *sdkFigures) string { return fmt.Sprintf("%.2f", s.ratio()) })
+	row("fleet path apply at P=10, same N (Terraform included)", func(s *sdkFigures) string {
+		if f := r.run(pathFleet, s.n, defaultParallelism); f != nil {
+			return fmt.Sprintf("%s (%.2f× the stand-in)", secs(f.apply.res.Duration), f.apply.res.Duration.Seconds()/s.wall.Seconds())
+		}
+		return "not run"
+	})
+	row("API span: first sandbox created → last policy seen", func(s *sdkFigures) string { return secs(s.span) })
+	row("API requests per member", func(s *sdkFigures) string {
+		return fmt.Sprintf("%.2f (%d)", float64(s.apiTotal())/float64(s.n), s.apiTotal())
+	})
+	row("status requests per member", func(s *sdkFigures) string {
+		return fmt.Sprintf("%.2f (%d)", float64(s.requests[statusRoute])/float64(s.n), s.requests[statusRoute])
+	})
+	row("gateway (Connect) requests per member", func(s *sdkFigures) string {
+		return fmt.Sprintf("%.2f (%d)", float64(s.gatewayTotal())/float64(s.n), s.gatewayTotal())
+	})
+	row("peak API requests in flight", func(s *sdkFigures) string { return fmt.Sprint(s.stats.PeakInFlight) })
+	row("gateway ready → probe answered, median / max", func(s *sdkFigures) string { return s.readyProbe.short() })
+	row("sandbox RUNNING → policy PUT", func(s *sdkFigures) string { return s.runToPut.String() })
+	row("policy applied → seen", func(s *sdkFigures) string { return s.obs.String() })
+	row("CPU time (user + system)", func(s *sdkFigures) string {
+		return fmt.Sprintf("stand-in %s + mock %s", secs(s.clientCPU), secs(s.mockCPU))
+	})
+	_ = c
+}
+
+func howComputed(b *strings.Builder, c benchConfig) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	r := rtt(c)
+	w("\n## How each figure is computed\n\n")
+	w("- **Apply / destroy / refresh / plan wall time**: wall-clock time of the `terraform` command (it includes " +
+		"Terraform's own plan walk before the apply walk, provider start-up and writing the state).\n")
+	w("- **Platform limit W**: the platform's shortest time for one sandbox of the job: the create round trip, the boot, "+
+		"then in parallel the policy (PUT round trip + data-plane apply) and the gateway (registration lag + one probe "+
+		"round trip); a status poll can coincide with the transition to RUNNING, so it costs nothing. W = rtt + boot + "+
+		"max(rtt + apply, lag + rtt) = %s + %s + max(%s + %s, %s + %s) = %s, with rtt = latency + jitter/2.\n",
+		ms(r), c.boot, ms(r), c.apply, c.gatewayLag, ms(r), ms(chainW(c)))
+	w("- **Fleet path limit**: W. One resource creates and waits for every member at once, so with the members in "+
+		"parallel the job cannot take less than one chain; Terraform's `-parallelism` does not bound the members. The "+
+		"configuration's own chain is longer: the fleet policy starts only once every member is ready, so the gateway "+
+		"(lag + probe round trip) comes before the PUT: rtt + boot + lag + rtt + rtt + apply = %s (informational; "+
+		"everything above W is overhead the ratio counts).\n", ms(fleetChain(c)))
+	w("- **Per-instance path limit**: every step of a sandbox's chain holds one of Terraform's P slots, so N chains " +
+		"need at least N × W / P, and never less than one chain: max(N × W / P, W) (as in the previous BENCHMARKS.md). " +
+		"`prime_sandbox` now also holds its slot through the gateway lag, which the limit does not count.\n")
+	w("- **SDK stand-in limit**: the same with the workers as slots: max(N × W / workers, W). Its wall time runs from " +
+		"the first create sent to the last worker seeing its policy applied: no Terraform, no plan, no state.\n")
+	w("- **Destroy limit** (informational): per sandbox the policy's restore (GET, PUT of the open policy, its apply) "+
+		"then the sandbox DELETE: Wd = apply + 3 × rtt = %s; per-instance max(N × Wd / P, Wd), fleet Wd.\n", ms(destroyW(c)))
+	w("- **API span**: from the mock's first `sandbox_created` event to its last `policy_observed` event of the apply; " +
+		"the time before and after it is Terraform (and provider start-up) overhead.\n")
+	w("- **Requests per member**: the difference of the mock's `/_mock/stats` request counters (per route template) " +
+		"before and after the command, divided by N. API requests are the `/api/v1` routes (gateway tokens, " +
+		"`POST /api/v1/sandbox/{id}/auth`, included); gateway requests (`/gateway/…`, the Connect command sessions of " +
+		"the readiness probes) are counted apart; status requests are `POST /api/v1/sandbox/status:batchGet`.\n")
+	w("- **Policy applied → seen**: for every generation PUT during the command, the time from the mock's " +
+		"`policy_applied` event to its `policy_observed` event (the first egress-policy answer that told a client the " +
+		"generation was applied) for the same sandbox and generation; median and p95 by nearest rank. **PUT → seen** is " +
+		"from `policy_put` to `policy_observed`; **RUNNING → PUT** from `sandbox_running` to the sandbox's first " +
+		"`policy_put`. **Gateway ready → probe answered** is from the mock's `gateway_ready` event to the first " +
+		"`command_executed` of the readiness probe (`echo 'sandbox ready'`) on that sandbox: how late the client " +
+		"noticed the gateway.\n")
+	w("- **Refresh**: `terraform plan -refresh-only -detailed-exitcode -parallelism=P` on the applied state, and its " +
+		"exit code (0: no changes; Terraform 1.11 used to exit 2 on this provider's unchanged refresh-only plans, which " +
+		"the provider now avoids by sending refreshed state as JSON). Then a second `plan -detailed-exitcode`.\n")
+	w("- **Provider peak RSS**: Terraform starts the provider through a symlink to `prime-bench`, which runs the real " +
+		"provider binary as its child (same stdio, arguments and environment, signals forwarded) and records the child's " +
+		"`ru_maxrss` from wait4(2) when it exits — the kernel's high-water mark of its resident set (VmHWM). Terraform " +
+		"starts several provider processes per command (plan walk, apply walk); the maximum is reported.\n")
+	w("- **CPU time**: user + system time of `terraform` and the provider processes it waited for (wait4(2) rusage), " +
+		"and of the prime-mock process during the command (/proc/PID/stat); compare their sum with wall time × nproc " +
+		"to see whether the machine's cores were the bottleneck.\n")
+	w("- **Previous figures** (targets): the per-instance N=200, P=50 column of BENCHMARKS.md at commit %s, taken "+
+		"before `prime_sandbox` waited for the gateway. Its wall-clock figures came from another invocation on a shared "+
+		"machine; the ratios, request counts, latencies of the client's cadence and memory are what compare.\n", previous.commit)
+	w("- **Runs left out**: a per-instance run whose apply alone needs more than `-instances-budget` even at the limit " +
+		"(N × W / P) is not run by default; the section above names it. `-instances-budget 0` runs the full matrix.\n")
 }

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"fmt"
+	"time"
+)
+
+// report is everything one invocation measured.
+type report struct {
+	runs     []*runFigures
+	sdk      []*sdkFigures
+	skipped  []skipped
+	verdicts []verdict
+}
+
+func (r *report) run(path string, n, p int) *runFigures {
+	for _, f := range r.runs {
+		if f.path == path && f.n == n && f.p == p {
+			return f
+		}
+	}
+	return nil
+}
+
+func (r *report) sdkRun(n int) *sdkFigures {
+	for _, f := range r.sdk {
+		if f.n == n {
+			return f
+		}
+	}
+	return nil
+}
+
+// verdict is one target's evaluation.
+type verdict struct {
+	name, value, target string
+	pass                bool
+	na                  bool // not measured in this invocation
+	note                string
+}
+
+func (v verdict) line() string {
+	mark := "PASS"
+	switch {
+	case v.na:
+		mark = "N/A "
+	case !v.pass:
+		mark = "MISS"
+	}
+	s := fmt.Sprintf("[%s] %s: %s (target %s)", mark, v.name, v.value, v.target)
+	if v.note != "" {
+		s += " — " + v.note
+	}
+	return s
+}
+
+// Terraform's default -parallelism.
+const defaultParallelism = 10
+
+// previous are the per-instance figures of BENCHMARKS.md as recorded on
+// 2026-11-29 (commit 7908cc0: N=200, P=50, the same mock settings), before
+// prime_sandbox waited for the gateway. Wall-clock figures of another
+// invocation are not comparable on a shared machine; ratios to the limit,
+// request counts, the client's observation latencies and memory are.
+var previous = struct {
+	commit                                   string
+	applyRatio, spanRatio                    float64
+	statusPer, apiPer                        float64
+	obsMedian, obsP95                        time.Duration
+	refresh, plan, destroy                   time.Duration
+	refreshPerRes                            float64
+	destroyRatio, destroyAPIPer, destroyStat float64
+	destroyObsMedian                         time.Duration
+	rssApply, rssRefresh                     float64 // MiB
+}{
+	commit:     "7908cc0",
+	applyRatio: 1.49, spanRatio: 1.25, statusPer: 0.59, apiPer: 9.44,
+	obsMedian: 80 * time.Millisecond, obsP95: 312 * time.Millisecond,
+	refresh: 2140 * time.Millisecond, plan: 3490 * time.Millisecond, destroy: 14260 * time.Millisecond,
+	refreshPerRes: 1.00, destroyRatio: 14.26 / 4.06, destroyAPIPer: 10.20, destroyStat: 0.07,
+	destroyObsMedian: 64 * time.Millisecond,
+	rssApply:         59.9, rssRefresh: 55.1,
+}
+
+func notMeasured(name, target, how string) verdict {
+	return verdict{name: name, target: target, na: true, value: "not measured", note: how}
+}
+
+func evaluate(r *report, c benchConfig) []verdict {
+	var out []verdict
+	p := defaultParallelism
+	// 1. N=200 fleet + fleet policy at Terraform's default parallelism.
+	if f := r.run(pathFleet, 200, p); f != nil {
+		out = append(out, verdict{name: fmt.Sprintf("fleet N=200 (P=%d): apply / limit", p), target: "≤ 1.50",
+			value: fmt.Sprintf("%.2f (%s / %s)", f.ratio(), secs(f.apply.res.Duration), secs(f.limit)), pass: f.ratio() <= 1.5})
+		if s := r.sdkRun(200); s != nil {
+			out = append(out, verdict{name: fmt.Sprintf("fleet N=200 (P=%d): apply no slower than the SDK stand-in (%d workers)", p, s.workers),
+				target: "fleet ≤ SDK", value: fmt.Sprintf("fleet %s, SDK stand-in %s (%.2f×)", secs(f.apply.res.Duration), secs(s.wall),
+					f.apply.res.Duration.Seconds()/s.wall.Seconds()), pass: f.apply.res.Duration <= s.wall})
+		} else {
+			out = append(out, notMeasured("fleet N=200: apply no slower than the SDK stand-in", "fleet ≤ SDK", "-sdk-n 200"))
+		}
+	} else {
+		out = append(out, notMeasured(fmt.Sprintf("fleet N=200 (P=%d): apply / limit", p), "≤ 1.50", "-fleet-n 200 -fleet-p 10"))
+	}
+	// 2. N=1000.
+	if f := r.run(pathFleet, 1000, p); f != nil {
+		out = append(out, verdict{name: fmt.Sprintf("fleet N=1000 (P=%d): apply / limit", p), target: "≤ 2.00",
+			value: fmt.Sprintf("%.2f (%s / %s)", f.ratio(), secs(f.apply.res.Duration), secs(f.limit)), pass: f.ratio() <= 2})
+		out = append(out, verdict{name: fmt.Sprintf("fleet N=1000 (P=%d): refresh (plan -refresh-only)", p), target: "≤ 2 s",
+			value: fmt.Sprintf("%s (exit %d)", secs(f.refresh.res.Duration), f.refresh.res.ExitCode),
+			pass:  f.refresh.res.Duration <= 2*time.Second && f.refreshEmpty})
+	} else {
+		out = append(out, notMeasured(fmt.Sprintf("fleet N=1000 (P=%d): apply / limit", p), "≤ 2.00", "-fleet-n 1000 -fleet-p 10"))
+	}
+	// 3. Per-instance N=200 at parallelism 200.
+	if f := r.run(pathInstances, 200, 200); f != nil {
+		per := perMember(f.apply, "", f.n)
+		out = append(out, verdict{name: "per-instance N=200 (P=200): API requests per sandbox (apply)", target: "≤ 5",
+			value: fmt.Sprintf("%.2f (%d)", per, f.apply.apiTotal()), pass: per <= 5})
+		out = append(out, verdict{name: "per-instance N=200 (P=200): policy applied → seen, median", target: "≤ 150 ms",
+			value: ms(f.obs.median), pass: f.obs.n > 0 && f.obs.median <= 150*time.Millisecond})
+	} else {
+		out = append(out, notMeasured("per-instance N=200 (P=200)", "≤ 5 requests, median ≤ 150 ms", "-runs instances:200:200"))
+	}
+	// 4. Per-instance N=200 at parallelism 50: no figure worse than before.
+	if f := r.run(pathInstances, 200, 50); f != nil {
+		out = append(out, previousVerdicts(f)...)
+	} else {
+		out = append(out, notMeasured("per-instance N=200 (P=50) against the previous BENCHMARKS.md", "no figure worse", "-instances-n 200 -instances-p 50"))
+	}
+	for _, f := range r.runs {
+		if !f.planEmpty || !f.refreshEmpty || f.liveAfterApply != f.n || f.appliedN < f.n || f.liveAfterDestroy != 0 {
+			out = append(out, verdict{name: fmt.Sprintf("sanity (%s)", f.runSpec), target: "N live, N applied, refresh and plan exit 0, 0 after destroy",
+				value: fmt.Sprintf("%d live, %d applied, refresh exit %d, plan exit %d, %d after destroy", f.liveAfterApply, f.appliedN,
+					f.refresh.res.ExitCode, f.plan.res.ExitCode, f.liveAfterDestroy)})
+		}
+	}
+	return out
+}
+
+// previousVerdicts compares the per-instance N=200, P=50 run with the
+// previous BENCHMARKS.md, figure by figure (lower is better for each).
+func previousVerdicts(f *runFigures) []verdict {
+	const wall = "wall clock of another invocation: the machine's load decides much of it"
+	var out []verdict
+	cmp := func(name string, now, was float64, format string, note string) {
+		out = append(out, verdict{name: "per-instance N=200 (P=50): " + name, target: "≤ " + fmt.Sprintf(format, was) + " (previous)",
+			value: fmt.Sprintf(format, now), pass: now <= was+1e-9, note: note})
+	}
+	d := func(x time.Duration) float64 { return float64(x) / float64(time.Millisecond) }
+	cmp("apply / limit", f.ratio(), previous.applyRatio, "%.2f", "")
+	cmp("API span / limit", f.span.Seconds()/f.limit.Seconds(), previous.spanRatio, "%.2f", "")
+	cmp("status requests per sandbox (apply)", perMember(f.apply, statusRoute, f.n), previous.statusPer, "%.2f", "")
+	cmp("API requests per sandbox (apply)", perMember(f.apply, "", f.n), previous.apiPer, "%.2f", "")
+	cmp("policy applied → seen, median (ms)", d(f.obs.median), d(previous.obsMedian), "%.0f", "")
+	cmp("policy applied → seen, p95 (ms)", d(f.obs.p95), d(previous.obsP95), "%.0f", "")
+	cmp("provider peak RSS, apply (MiB)", float64(f.apply.maxRSS())/1024, previous.rssApply, "%.1f", "")
+	cmp("refresh requests per resource", f.refreshRes, previous.refreshPerRes, "%.2f", "")
+	cmp("refresh wall (s)", f.refresh.res.Duration.Seconds(), previous.refresh.Seconds(), "%.2f", wall)
+	cmp("provider peak RSS, refresh (MiB)", float64(f.refresh.maxRSS())/1024, previous.rssRefresh, "%.1f", "")
+	cmp("second plan wall (s)", f.plan.res.Duration.Seconds(), previous.plan.Seconds(), "%.2f", wall)
+	cmp("destroy / destroy limit", f.destroy.res.Duration.Seconds()/f.destroyLimit.Seconds(), previous.destroyRatio, "%.2f", "")
+	cmp("API requests per sandbox (destroy)", perMember(f.destroy, "", f.n), previous.destroyAPIPer, "%.2f", "")
+	cmp("status requests per sandbox (destroy)", perMember(f.destroy, statusRoute, f.n), previous.destroyStat, "%.2f", "")
+	cmp("open policy applied → seen, median, destroy (ms)", d(f.destroyObs.median), d(previous.destroyObsMedian), "%.0f", "")
+	return out
+}
