@@ -157,8 +157,13 @@ func (c *Client) execConnect(ctx context.Context, x execCall) (*ExecResult, erro
 			}
 			return nil, timedOut
 		case code == connect.CodeNotFound:
-			c.gateway.forget(x.id)
-			return nil, goneFromNode(what, x.id, c.errorContext(ctx, x.id))
+			// Right after boot the gateway may not know a RUNNING sandbox
+			// yet: its token stays good (the SDK keeps it too).
+			ec := c.errorContext(ctx, x.id)
+			if ec.Status != StatusRunning {
+				c.gateway.forget(x.id)
+			}
+			return nil, goneFromNode(what, x.id, ec)
 		case st.events == 0 && isUnsent(err) && unsent < c.maxRetries:
 			// The request never reached the gateway: safe to repeat.
 			if err := Sleep(ctx, c.retry.Delay(unsent)); err != nil {

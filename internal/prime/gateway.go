@@ -445,8 +445,13 @@ func (c *Client) execREST(ctx context.Context, x execCall) (*ExecResult, error) 
 			reauthed = true
 			continue
 		case isAPI && apiErr.StatusCode == http.StatusBadGateway && code == "sandbox_not_found":
-			c.gateway.forget(x.id)
-			return nil, goneFromNode(what, x.id, c.errorContext(ctx, x.id))
+			// As on Connect: right after boot the gateway may not know a
+			// RUNNING sandbox yet, and its token stays good.
+			ec := c.errorContext(ctx, x.id)
+			if ec.Status != StatusRunning {
+				c.gateway.forget(x.id)
+			}
+			return nil, goneFromNode(what, x.id, ec)
 		case isAPI && apiErr.StatusCode == statusEdgeTimeout:
 			return nil, &edgeTimeoutError{what: what, apiErr: apiErr}
 		case isAPI && apiErr.StatusCode == http.StatusConflict:

@@ -50,9 +50,22 @@ const (
 // gateway usually trails RUNNING by a fraction of a second.
 var gatewayProbeBackoff = Backoff{Initial: 100 * time.Millisecond, Factor: 2, Max: 5 * time.Second, Jitter: 0.2}
 
-// gatewayProbeMinStep is the shortest interval between probes around the
-// expected gateway lag (see learnedSchedule).
+// gatewayProbeMinStep is the shortest interval between two probes of one
+// sandbox.
 const gatewayProbeMinStep = 50 * time.Millisecond
+
+// gatewayCohort paces the probes of every sandbox waiting for its gateway
+// (cohortParams): scouts probe at once, then finely; followers probe once
+// when a scout has seen the gateway answer, or on their own after 2 s.
+var gatewayCohort = cohortParams{
+	first:   0,
+	minStep: gatewayProbeMinStep,
+	max:     gatewayProbeBackoff.Max,
+	hop:     gatewayProbeMinStep,
+	safety:  Backoff{Initial: 2 * time.Second, Factor: 2, Max: gatewayProbeBackoff.Max},
+	scouts:  2,
+	every:   16,
+}
 
 // WaitReadyOptions tune WaitForReady. Zero values select the defaults.
 type WaitReadyOptions struct {
@@ -302,21 +315,32 @@ func (c *Client) waitGateway(ctx context.Context, id string, deadline time.Time,
 	}
 	var last error
 	lastStatus := StatusRunning
-	running := time.Now()
-	var notYet time.Duration // last time the gateway was seen not answering
+	// Probes share the work with every other sandbox waiting for its
+	// gateway (a cohort, learn.go): while the lag is unknown two of them
+	// probe on a fine cadence and the others wait until one has answered,
+	// then probe once at that lag after their own RUNNING.
+	w := c.gatewayLatency.joinCohort(gatewayCohort, time.Now())
+	var seen time.Duration
+	defer func() { w.done(seen) }()
 	probe := func(ctx context.Context) (bool, error) {
-		asked := time.Since(running)
+		if !w.due() {
+			return false, nil // a follower's free round
+		}
+		asked := w.elapsed()
 		_, err := c.Exec(ctx, id, ExecRequest{Command: gatewayProbeCommand, Timeout: gatewayProbeTimeout})
 		if err == nil {
+			w.asked(asked, false)
+			seen = w.elapsed()
 			return true, nil
 		}
+		w.asked(asked, true)
 		if ctx.Err() != nil {
 			return false, context.Cause(ctx)
 		}
 		if !transientProbeError(err) {
 			return false, fmt.Errorf("sandbox %s reached RUNNING but the gateway failed: %w", id, err)
 		}
-		last, notYet = err, asked
+		last = err
 		// A gateway miss already brought the control plane's answer (the
 		// error context says RUNNING): no second question.
 		var failed *SandboxFailedError
@@ -339,24 +363,9 @@ func (c *Client) waitGateway(ctx context.Context, id string, deadline time.Time,
 		}
 		return false, nil
 	}
-	// The gateway usually trails RUNNING by about the same time for every
-	// sandbox of a platform: after a few sandboxes, the first probe waits
-	// for most of that time instead of failing (each failure costs a
-	// command stream and an error-context read).
-	var err error
-	if expected, ok := c.gatewayLatency.median(); ok {
-		err = Sleep(gctx, expected*9/10)
-	}
-	done := false
-	if err == nil {
-		done, err = probe(gctx)
-	}
-	if err == nil && !done {
-		err = Poll(gctx, c.gatewayLatency.schedule(gatewayProbeBackoff, gatewayProbeMinStep), probe)
-	}
+	err := Poll(gctx, w, probe)
 	switch {
 	case err == nil:
-		c.gatewayLatency.record(notYet)
 		return nil
 	case ctx.Err() != nil:
 		return context.Cause(ctx)

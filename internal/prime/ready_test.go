@@ -94,6 +94,12 @@ func TestWaitForReadyRetriesTransientGatewayFailures(t *testing.T) {
 			if n := g.count("batch"); n != wantRounds {
 				t.Fatalf("%d status rounds, want %d", n, wantRounds)
 			}
+			// A gateway miss of a RUNNING sandbox keeps the token: one auth.
+			if strings.Contains(tt.name, "not_found while RUNNING") {
+				if n := g.count("auth"); n != 1 {
+					t.Fatalf("%d gateway auth requests, want 1 (the token stays good)", n)
+				}
+			}
 			if tt.vm {
 				g.mu.Lock()
 				req, hdr := g.starts[0], g.startHdrs[0]
