@@ -190,7 +190,6 @@ func waitBornEgress(ctx context.Context, c *prime.Client, id string, timeout tim
 	return final, nil
 }
 
-
 // refreshEgress merges the platform's policy into a sandbox's egress state
 // (see egress_override_generation). It returns a warning when another
 // writer's policy with other destinations holds the sandbox.

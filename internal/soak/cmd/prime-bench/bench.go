@@ -113,14 +113,6 @@ func parseRuns(dst *[]runSpec) func(string) error {
 	}
 }
 
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, ",")
-}
-
 func benchMain(args []string) error {
 	c := benchConfig{
 		fleetNs: []int{200, 1000}, fleetPs: []int{10, 50},

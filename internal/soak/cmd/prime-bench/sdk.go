@@ -325,7 +325,7 @@ func (s *sdkClient) job(ctx context.Context, name string, allow []string) error 
 func (s *sdkClient) waitForCreation(ctx context.Context, id string) error {
 	deadline := time.Now().Add(sdkCreationBudget)
 	poll, reachability := 0, false
-	var lastErr error
+	lastErr := errors.New("sandbox never reported RUNNING")
 	for time.Now().Before(deadline) {
 		st, err := s.batcher.get(ctx, id)
 		if err != nil {
@@ -358,7 +358,7 @@ func (s *sdkClient) waitForCreation(ctx context.Context, id string) error {
 		}
 		poll++
 	}
-	return fmt.Errorf("sandbox %s not ready within %s (last error: %v)", id, sdkCreationBudget, lastErr)
+	return fmt.Errorf("sandbox %s not ready within %s (last error: %w)", id, sdkCreationBudget, lastErr)
 }
 
 var errSDKRetryableProbe = errors.New("reachability probe failed (retryable)")
@@ -407,9 +407,9 @@ func (s *sdkClient) probe(ctx context.Context, id string) error {
 			if ec.Status == "ERROR" || ec.Status == "TIMEOUT" {
 				return fmt.Errorf("sandbox %s is %s", id, ec.Status)
 			}
-			return fmt.Errorf("%w: %v", errSDKRetryableProbe, err)
+			return fmt.Errorf("%w: %w", errSDKRetryableProbe, err)
 		case code == connect.CodeUnavailable, code == connect.CodeAborted:
-			return fmt.Errorf("%w: %v", errSDKRetryableProbe, err)
+			return fmt.Errorf("%w: %w", errSDKRetryableProbe, err)
 		}
 		return err
 	}
@@ -420,7 +420,7 @@ func readStream(ctx context.Context, client commandsessionpbconnect.CommandSessi
 	if err != nil {
 		return false, false, err
 	}
-	defer stream.Close()
+	defer func() { _ = stream.Close() }()
 	for stream.Receive() {
 		started = true
 		if _, ok := stream.Msg().GetEvent().GetEvent().(*commandsessionpb.CommandSessionEvent_End); ok {
@@ -529,7 +529,9 @@ func (b *sdkBatcher) get(ctx context.Context, id string) (prime.SandboxStatus, e
 	b.pending[id] = append(b.pending[id], ch)
 	if !b.dispatching {
 		b.dispatching = true
-		go b.dispatch()
+		// The batch serves every waiter, so it must outlive the caller that
+		// happened to start it: dispatch uses its own context.
+		go b.dispatch() //nolint:gosec // G118: see above
 	}
 	b.mu.Unlock()
 	select {
