@@ -229,24 +229,28 @@ func (c *Client) send(ctx context.Context, cl call, u string, headers http.Heade
 	}
 	for attempt := 0; ; attempt++ {
 		status, header, body, elapsed, err := c.attempt(ctx, cl.method, u, headers, payload, throttle, cl.timeout)
-		fields := map[string]any{
-			"method": cl.method, "path": logPath, "attempt": attempt + 1,
-			"duration_ms": elapsed.Milliseconds(),
-		}
-		if payload != nil {
-			fields["request_body"] = redactBody(payload, scrub)
-		}
-		if err != nil {
-			fields["error"] = scrubText(err.Error(), scrub)
-		} else {
-			fields["status"] = status
-			if cl.withholdAnswer {
-				fields["response_body"] = "(withheld)"
-			} else {
-				fields["response_body"] = redactBody(body, scrub)
+		// Redacting bodies costs more than the request itself on a fleet:
+		// only when someone reads the record.
+		if c.log != nil {
+			fields := map[string]any{
+				"method": cl.method, "path": logPath, "attempt": attempt + 1,
+				"duration_ms": elapsed.Milliseconds(),
 			}
+			if payload != nil {
+				fields["request_body"] = redactBody(payload, scrub)
+			}
+			if err != nil {
+				fields["error"] = scrubText(err.Error(), scrub)
+			} else {
+				fields["status"] = status
+				if cl.withholdAnswer {
+					fields["response_body"] = "(withheld)"
+				} else {
+					fields["response_body"] = redactBody(body, scrub)
+				}
+			}
+			c.debug(ctx, "Prime API request", fields)
 		}
-		c.debug(ctx, "Prime API request", fields)
 
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return fmt.Errorf("%s %s: %w", cl.method, cl.path, context.Cause(ctx))

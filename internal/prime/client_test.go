@@ -436,6 +436,81 @@ func TestBatchStatusRejectsBadIDLists(t *testing.T) {
 	}
 }
 
+// A fleet's read is one round trip: every chunk of 100 ids is in flight at
+// once (the handler holds each request until all three arrived, so reading
+// chunk by chunk would time out), and the answers merge in id order.
+func TestBatchStatusAllSendsChunksTogether(t *testing.T) {
+	ids := make([]string, 250)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("sb-%03d", i)
+	}
+	ids[7] = "gone-7"
+	var arrived sync.WaitGroup
+	arrived.Add(3)
+	all := make(chan struct{})
+	go func() { arrived.Wait(); close(all) }()
+	var requests atomic.Int32
+	c, _ := newTestClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req BatchStatusRequest
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		if requests.Add(1) <= 3 {
+			arrived.Done()
+		}
+		select {
+		case <-all:
+		case <-time.After(5 * time.Second):
+			writeJSON(w, 400, map[string]any{"detail": "the chunks were not sent together"})
+			return
+		}
+		resp := BatchStatusResponse{Statuses: []SandboxStatus{}, Errors: []SandboxStatusError{}}
+		for _, id := range req.SandboxIDs {
+			if strings.HasPrefix(id, "gone-") {
+				resp.Errors = append(resp.Errors, SandboxStatusError{SandboxID: id, Code: BatchCodeNotFound})
+				continue
+			}
+			resp.Statuses = append(resp.Statuses, SandboxStatus{SandboxID: id, Status: StatusRunning})
+		}
+		writeJSON(w, 200, resp)
+	}), nil)
+	resp, err := c.BatchStatusAll(context.Background(), ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := requests.Load(); n != 3 {
+		t.Fatalf("requests = %d, want 3", n)
+	}
+	if len(resp.Statuses) != 249 || len(resp.Errors) != 1 || resp.Errors[0].SandboxID != "gone-7" {
+		t.Fatalf("statuses %d, errors %+v", len(resp.Statuses), resp.Errors)
+	}
+	if resp.Statuses[0].SandboxID != "sb-000" || resp.Statuses[248].SandboxID != "sb-249" {
+		t.Fatalf("answers out of order: first %s, last %s", resp.Statuses[0].SandboxID, resp.Statuses[248].SandboxID)
+	}
+}
+
+// One failed chunk fails the read: a fleet never drops members it could
+// not see.
+func TestBatchStatusAllFailsWhenAChunkFails(t *testing.T) {
+	c, _ := newTestClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req BatchStatusRequest
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		if req.SandboxIDs[0] == "sb-100" {
+			writeJSON(w, 403, map[string]any{"detail": "forbidden"})
+			return
+		}
+		writeJSON(w, 200, BatchStatusResponse{Statuses: []SandboxStatus{}, Errors: []SandboxStatusError{}})
+	}), nil)
+	ids := make([]string, 150)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("sb-%03d", i)
+	}
+	if _, err := c.BatchStatusAll(context.Background(), ids); err == nil {
+		t.Fatal("a failed chunk was ignored")
+	}
+	if resp, err := c.BatchStatusAll(context.Background(), nil); err != nil || len(resp.Statuses)+len(resp.Errors) != 0 {
+		t.Fatalf("no ids: %+v, %v", resp, err)
+	}
+}
+
 func TestPutEgressPolicyValidatesBeforeSending(t *testing.T) {
 	var calls atomic.Int32
 	c, _ := newTestClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls.Add(1) }), nil)

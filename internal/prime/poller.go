@@ -164,32 +164,44 @@ func (p *StatusPoller) pollOnce(ctx context.Context, batch map[string][]*statusW
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	// Chunks go out together: a round over 1000 waiting sandboxes costs one
+	// round trip, not ten. Each chunk holds other ids, so other waiters.
+	var wg sync.WaitGroup
 	for _, chunk := range chunkStrings(ids, MaxBatchStatusIDs) {
-		resp, err := p.client.BatchStatus(ctx, chunk)
-		if err != nil {
-			// The client already retried; a failure now is not transient.
-			for _, id := range chunk {
-				p.finish(batch[id], fmt.Errorf("polling the status of sandbox %s: %w", id, err))
-			}
-			continue
-		}
-		seen := make(map[string]bool, len(chunk))
-		for i := range resp.Statuses {
-			s := resp.Statuses[i]
-			seen[s.SandboxID] = true
-			p.deliver(batch[s.SandboxID], StatusObservation{SandboxID: s.SandboxID, Status: &s})
-		}
-		for i := range resp.Errors {
-			e := resp.Errors[i]
-			seen[e.SandboxID] = true
-			p.deliver(batch[e.SandboxID], StatusObservation{SandboxID: e.SandboxID, Error: &e})
-		}
-		// An id the server left out becomes an error for its waiters, as in
-		// the SDK: silence must not read as progress.
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.pollChunk(ctx, batch, chunk)
+		}()
+	}
+	wg.Wait()
+}
+
+func (p *StatusPoller) pollChunk(ctx context.Context, batch map[string][]*statusWaiter, chunk []string) {
+	resp, err := p.client.BatchStatus(ctx, chunk)
+	if err != nil {
+		// The client already retried; a failure now is not transient.
 		for _, id := range chunk {
-			if !seen[id] {
-				p.finish(batch[id], fmt.Errorf("sandbox %s: missing from the status:batchGet answer", id))
-			}
+			p.finish(batch[id], fmt.Errorf("polling the status of sandbox %s: %w", id, err))
+		}
+		return
+	}
+	seen := make(map[string]bool, len(chunk))
+	for i := range resp.Statuses {
+		s := resp.Statuses[i]
+		seen[s.SandboxID] = true
+		p.deliver(batch[s.SandboxID], StatusObservation{SandboxID: s.SandboxID, Status: &s})
+	}
+	for i := range resp.Errors {
+		e := resp.Errors[i]
+		seen[e.SandboxID] = true
+		p.deliver(batch[e.SandboxID], StatusObservation{SandboxID: e.SandboxID, Error: &e})
+	}
+	// An id the server left out becomes an error for its waiters, as in
+	// the SDK: silence must not read as progress.
+	for _, id := range chunk {
+		if !seen[id] {
+			p.finish(batch[id], fmt.Errorf("sandbox %s: missing from the status:batchGet answer", id))
 		}
 	}
 }

@@ -86,6 +86,53 @@ func TestStatusPollerCoalescesWaiters(t *testing.T) {
 	}
 }
 
+// A round's chunks of 100 ids go out together: the handler holds every
+// request until all three of the round arrived, so polling chunk by chunk
+// would time out and fail every waiter.
+func TestStatusPollerSendsARoundsChunksTogether(t *testing.T) {
+	fleet := &fakeFleet{polls: 1, seen: map[string]int{}}
+	var arrived sync.WaitGroup
+	arrived.Add(3)
+	all := make(chan struct{})
+	go func() { arrived.Wait(); close(all) }()
+	var requests atomic.Int32
+	c, _ := newTestClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if requests.Add(1) <= 3 {
+			arrived.Done()
+		}
+		select {
+		case <-all:
+			fleet.ServeHTTP(w, r)
+		case <-time.After(5 * time.Second):
+			writeJSON(w, 400, map[string]any{"detail": "the chunks were not sent together"})
+		}
+	}), nil)
+	p := NewStatusPoller(c, fastStatusBackoff)
+	batch := map[string][]*statusWaiter{}
+	for i := range 250 {
+		id := fmt.Sprintf("sbx-%03d", i)
+		batch[id] = []*statusWaiter{{id: id, ctx: context.Background(), done: make(chan error, 1),
+			check: func(obs StatusObservation) (bool, error) {
+				return obs.Status != nil && obs.Status.Status == StatusRunning, nil
+			}}}
+		p.waiters[batch[id][0]] = struct{}{}
+	}
+	p.pollOnce(context.Background(), batch)
+	for id, ws := range batch {
+		select {
+		case err := <-ws[0].done:
+			if err != nil {
+				t.Fatalf("%s: %v", id, err)
+			}
+		default:
+			t.Fatalf("%s: not answered by the round", id)
+		}
+	}
+	if n := requests.Load(); n != 3 {
+		t.Fatalf("requests = %d, want 3", n)
+	}
+}
+
 func TestStatusPollerOutcomes(t *testing.T) {
 	fleet := &fakeFleet{polls: 1, seen: map[string]int{}}
 	c, _ := newTestClient(t, fleet, nil)

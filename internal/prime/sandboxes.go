@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 )
 
 func sandboxPath(id string) string { return "/sandbox/" + url.PathEscape(id) }
@@ -194,6 +195,37 @@ func (c *Client) BatchStatus(ctx context.Context, ids []string) (*BatchStatusRes
 				ErrorMessage: sb.ErrorMessage, PendingImageBuildID: sb.PendingImageBuildID,
 			})
 		}
+	}
+	return out, nil
+}
+
+// BatchStatusAll reads the status of any number of unique sandboxes: one
+// BatchStatus per 100 ids, all sent at once (the throttle still paces them),
+// so reading a 1000-member fleet costs one round trip, not ten. The answers
+// are merged in id order; any failed request fails the whole read.
+func (c *Client) BatchStatusAll(ctx context.Context, ids []string) (*BatchStatusResponse, error) {
+	out := &BatchStatusResponse{Statuses: []SandboxStatus{}, Errors: []SandboxStatusError{}}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	chunks := chunkStrings(ids, MaxBatchStatusIDs)
+	answers := make([]*BatchStatusResponse, len(chunks))
+	errs := make([]error, len(chunks))
+	var wg sync.WaitGroup
+	for i, chunk := range chunks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers[i], errs[i] = c.BatchStatus(ctx, chunk)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for _, a := range answers {
+		out.Statuses = append(out.Statuses, a.Statuses...)
+		out.Errors = append(out.Errors, a.Errors...)
 	}
 	return out, nil
 }

@@ -7,6 +7,8 @@ package provider
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -223,7 +225,7 @@ func (p *primeProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	client, err := prime.New(prime.Options{
 		Config:     cfg,
 		Version:    p.version,
-		Log:        logToTflog,
+		Log:        clientLog(os.Getenv),
 		MaxRetries: retries,
 		Throttle:   prime.SharedThrottle(cfg.BaseURL, prime.ThrottleOptions{RequestsPerSecond: rps, MaxConcurrent: concurrent}),
 	})
@@ -245,6 +247,18 @@ func (p *primeProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	data := &providerData{client: client, journal: journal}
 	resp.ResourceData = data
 	resp.DataSourceData = data
+}
+
+// clientLog is the client's debug sink: none when the provider's logs are
+// switched off (TF_LOG_PROVIDER=OFF, which the provider binary sets when
+// no TF_LOG* variable asks for logs), so a fleet's thousands of requests
+// skip building and redacting records nobody receives. Any other setting
+// keeps them; the logger's own level filters as usual.
+func clientLog(getenv func(string) string) func(context.Context, string, map[string]any) {
+	if strings.EqualFold(strings.TrimSpace(getenv("TF_LOG_PROVIDER")), "off") {
+		return nil
+	}
+	return logToTflog
 }
 
 // logToTflog forwards the client's already redacted debug records to tflog

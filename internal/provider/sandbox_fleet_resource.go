@@ -665,29 +665,27 @@ func (r *sandboxFleetResource) Read(ctx context.Context, req resource.ReadReques
 	}
 	sort.Strings(ids)
 	var dropped []string
-	for _, chunk := range chunk(ids, prime.MaxBatchStatusIDs) {
-		res, err := r.client.BatchStatus(ctx, chunk)
-		if err != nil {
-			resp.Diagnostics.AddError("Cannot read fleet members", err.Error())
-			return
+	res, err := r.client.BatchStatusAll(ctx, ids)
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot read fleet members", err.Error())
+		return
+	}
+	for _, e := range res.Errors {
+		if e.Code == prime.BatchCodeNotFound {
+			dropped = append(dropped, fmt.Sprintf("%q (%s: gone)", keyOf[e.SandboxID], e.SandboxID))
+			delete(members, keyOf[e.SandboxID])
 		}
-		for _, e := range res.Errors {
-			if e.Code == prime.BatchCodeNotFound {
-				dropped = append(dropped, fmt.Sprintf("%q (%s: gone)", keyOf[e.SandboxID], e.SandboxID))
-				delete(members, keyOf[e.SandboxID])
-			}
+	}
+	for _, s := range res.Statuses {
+		k := keyOf[s.SandboxID]
+		if prime.IsTerminalStatus(s.Status) {
+			dropped = append(dropped, fmt.Sprintf("%q (%s: %s)", k, s.SandboxID, s.Status))
+			delete(members, k)
+			continue
 		}
-		for _, s := range res.Statuses {
-			k := keyOf[s.SandboxID]
-			if prime.IsTerminalStatus(s.Status) {
-				dropped = append(dropped, fmt.Sprintf("%q (%s: %s)", k, s.SandboxID, s.Status))
-				delete(members, k)
-				continue
-			}
-			m := members[k]
-			m.Status = types.StringValue(s.Status)
-			members[k] = m
-		}
+		m := members[k]
+		m.Status = types.StringValue(s.Status)
+		members[k] = m
 	}
 	if len(dropped) > 0 {
 		sort.Strings(dropped)
@@ -741,18 +739,6 @@ func (r *sandboxFleetResource) refreshMemberEgress(ctx context.Context, members 
 		sort.Strings(warnings)
 		diags.AddWarning("Egress block overridden on members", strings.Join(warnings, "\n\n"))
 	}
-}
-
-func chunk(s []string, n int) [][]string {
-	var out [][]string
-	for len(s) > n {
-		out = append(out, s[:n])
-		s = s[n:]
-	}
-	if len(s) > 0 {
-		out = append(out, s)
-	}
-	return out
 }
 
 // Update adds and removes members in place, re-creates members that
