@@ -445,33 +445,8 @@ func TestBatchStatusAllSendsChunksTogether(t *testing.T) {
 		ids[i] = fmt.Sprintf("sb-%03d", i)
 	}
 	ids[7] = "gone-7"
-	var arrived sync.WaitGroup
-	arrived.Add(3)
-	all := make(chan struct{})
-	go func() { arrived.Wait(); close(all) }()
-	var requests atomic.Int32
-	c, _ := newTestClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req BatchStatusRequest
-		_ = json.NewDecoder(r.Body).Decode(&req)
-		if requests.Add(1) <= 3 {
-			arrived.Done()
-		}
-		select {
-		case <-all:
-		case <-time.After(5 * time.Second):
-			writeJSON(w, 400, map[string]any{"detail": "the chunks were not sent together"})
-			return
-		}
-		resp := BatchStatusResponse{Statuses: []SandboxStatus{}, Errors: []SandboxStatusError{}}
-		for _, id := range req.SandboxIDs {
-			if strings.HasPrefix(id, "gone-") {
-				resp.Errors = append(resp.Errors, SandboxStatusError{SandboxID: id, Code: BatchCodeNotFound})
-				continue
-			}
-			resp.Statuses = append(resp.Statuses, SandboxStatus{SandboxID: id, Status: StatusRunning})
-		}
-		writeJSON(w, 200, resp)
-	}), nil)
+	h, requests := heldUntilTogether(3, &fakeFleet{polls: 1, seen: map[string]int{}})
+	c, _ := newTestClient(t, h, nil)
 	resp, err := c.BatchStatusAll(context.Background(), ids)
 	if err != nil {
 		t.Fatal(err)

@@ -86,27 +86,34 @@ func TestStatusPollerCoalescesWaiters(t *testing.T) {
 	}
 }
 
-// A round's chunks of 100 ids go out together: the handler holds every
-// request until all three of the round arrived, so polling chunk by chunk
-// would time out and fail every waiter.
-func TestStatusPollerSendsARoundsChunksTogether(t *testing.T) {
-	fleet := &fakeFleet{polls: 1, seen: map[string]int{}}
+// heldUntilTogether serves next once n requests are in flight at the same
+// time; a request that waits 5 s for the others gets a 400 instead, so
+// code that sends them one after another fails. requests counts them all.
+func heldUntilTogether(n int, next http.Handler) (http.Handler, *atomic.Int32) {
 	var arrived sync.WaitGroup
-	arrived.Add(3)
+	arrived.Add(n)
 	all := make(chan struct{})
 	go func() { arrived.Wait(); close(all) }()
-	var requests atomic.Int32
-	c, _ := newTestClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if requests.Add(1) <= 3 {
+	requests := &atomic.Int32{}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if requests.Add(1) <= int32(n) {
 			arrived.Done()
 		}
 		select {
 		case <-all:
-			fleet.ServeHTTP(w, r)
+			next.ServeHTTP(w, r)
 		case <-time.After(5 * time.Second):
 			writeJSON(w, 400, map[string]any{"detail": "the chunks were not sent together"})
 		}
-	}), nil)
+	}), requests
+}
+
+// A round's chunks of 100 ids go out together: the handler holds every
+// request until all three of the round arrived, so polling chunk by chunk
+// would time out and fail every waiter.
+func TestStatusPollerSendsARoundsChunksTogether(t *testing.T) {
+	h, requests := heldUntilTogether(3, &fakeFleet{polls: 1, seen: map[string]int{}})
+	c, _ := newTestClient(t, h, nil)
 	p := NewStatusPoller(c, fastStatusBackoff)
 	batch := map[string][]*statusWaiter{}
 	for i := range 250 {
