@@ -147,7 +147,7 @@ func (c *Client) execConnect(ctx context.Context, x execCall) (*ExecResult, erro
 			reauthed = true
 			continue
 		case code == connect.CodeDeadlineExceeded:
-			ec := c.errorContext(ctx, x.id)
+			ec := c.errorContextFor(ctx, x)
 			if IsTerminalStatus(ec.Status) {
 				return nil, notRunning(what, x.id, ec)
 			}
@@ -159,8 +159,8 @@ func (c *Client) execConnect(ctx context.Context, x execCall) (*ExecResult, erro
 		case code == connect.CodeNotFound:
 			// Right after boot the gateway may not know a RUNNING sandbox
 			// yet: its token stays good (the SDK keeps it too).
-			ec := c.errorContext(ctx, x.id)
-			if ec.Status != StatusRunning {
+			ec := c.errorContextFor(ctx, x)
+			if ec.Status != StatusRunning && !x.probe {
 				c.gateway.forget(x.id)
 			}
 			return nil, goneFromNode(what, x.id, ec)

@@ -193,6 +193,10 @@ func (c *Client) gatewayAuth(ctx context.Context, id string) (*GatewayAuth, erro
 // yields ErrExecTimeout; a command whose fate is unknown yields
 // ErrCommandMayStillRun.
 func (c *Client) Exec(ctx context.Context, sandboxID string, req ExecRequest) (*ExecResult, error) {
+	return c.exec(ctx, sandboxID, req, false)
+}
+
+func (c *Client) exec(ctx context.Context, sandboxID string, req ExecRequest, probe bool) (*ExecResult, error) {
 	if sandboxID == "" {
 		return nil, fmt.Errorf("%w: exec needs a sandbox id", ErrInvalidRequest)
 	}
@@ -201,6 +205,7 @@ func (c *Client) Exec(ctx context.Context, sandboxID string, req ExecRequest) (*
 		env:     mergeEnv(req.Env, req.SensitiveEnv),
 		secrets: mapValues(req.SensitiveEnv),
 		what:    fmt.Sprintf("running %s in sandbox %s", quoteCommand(req.Command), sandboxID),
+		probe:   probe,
 	}
 	if x.timeout <= 0 {
 		x.timeout = DefaultExecTimeout
@@ -229,6 +234,10 @@ type execCall struct {
 	secrets []string          // SensitiveEnv's values
 	timeout time.Duration
 	what    string // "running "cmd" in sandbox id", the prefix of every error
+	// probe: a readiness probe, whose caller asks the shared status poller
+	// about the sandbox after a failure (one batched round for every
+	// waiter), so the call itself never asks error-context.
+	probe bool
 }
 
 func mergeEnv(env, sensitive map[string]string) map[string]string {
@@ -447,13 +456,15 @@ func (c *Client) execREST(ctx context.Context, x execCall) (*ExecResult, error) 
 		case isAPI && apiErr.StatusCode == http.StatusBadGateway && code == "sandbox_not_found":
 			// As on Connect: right after boot the gateway may not know a
 			// RUNNING sandbox yet, and its token stays good.
-			ec := c.errorContext(ctx, x.id)
-			if ec.Status != StatusRunning {
+			ec := c.errorContextFor(ctx, x)
+			if ec.Status != StatusRunning && !x.probe {
 				c.gateway.forget(x.id)
 			}
 			return nil, goneFromNode(what, x.id, ec)
 		case isAPI && apiErr.StatusCode == statusEdgeTimeout:
 			return nil, &edgeTimeoutError{what: what, apiErr: apiErr}
+		case isAPI && apiErr.StatusCode == http.StatusConflict && x.probe:
+			return nil, fmt.Errorf("%s: %w", what, err) // transient for the probe loop
 		case isAPI && apiErr.StatusCode == http.StatusConflict:
 			ec := c.errorContext(ctx, x.id)
 			if ec.Status != StatusRunning {
@@ -469,7 +480,7 @@ func (c *Client) execREST(ctx context.Context, x execCall) (*ExecResult, error) 
 			conflicts++
 			continue
 		case isAPI && apiErr.StatusCode == http.StatusRequestTimeout, isTimeout(err):
-			ec := c.errorContext(ctx, x.id)
+			ec := c.errorContextFor(ctx, x)
 			if IsTerminalStatus(ec.Status) {
 				return nil, notRunning(what, x.id, ec)
 			}
@@ -513,6 +524,17 @@ func (c *Client) errorContext(ctx context.Context, id string) *SandboxErrorConte
 		return &SandboxErrorContext{}
 	}
 	return ec
+}
+
+// errorContextFor is errorContext, or "status unknown" for a readiness
+// probe, whose caller asks the shared status poller instead. A gateway miss
+// with an unknown status keeps the token: the gateway often trails RUNNING,
+// and a sandbox that really stopped fails the poller's check.
+func (c *Client) errorContextFor(ctx context.Context, x execCall) *SandboxErrorContext {
+	if x.probe {
+		return &SandboxErrorContext{}
+	}
+	return c.errorContext(ctx, x.id)
 }
 
 func notRunning(what, id string, ec *SandboxErrorContext) error {

@@ -215,8 +215,8 @@ func (w *cohortWait) next() time.Duration {
 			return expected / 2
 		case w.checks == 0:
 			return w.p.first
-		case known && w.last < expected*8/10:
-			return max(w.last+w.p.minStep, expected*8/10)
+		case known && w.last < expected*9/10:
+			return max(w.last+w.p.minStep, expected*9/10)
 		case known && w.last < expected*15/10:
 			return w.last + max(w.p.minStep, expected/20)
 		}

@@ -368,3 +368,33 @@ func TestWaitForRunningChecksNearTheLearnedBootTime(t *testing.T) {
 		t.Fatalf("second check %s after the first, want at least %s (90 %% of the learned %s)", gap, want, expected)
 	}
 }
+
+// Waiters whose checks fall close together share rounds: a round answers
+// every waiter, and one due within pollSlack counts it as its check instead
+// of asking again a few milliseconds later. Twenty waiters on 100 ms steps,
+// first due 5 ms apart, fall into one phase within two rounds: about one
+// request per step, not one per waiter's phase.
+func TestStatusPollerMergesWaitersDueWithinAStep(t *testing.T) {
+	fleet := &timedFleet{boot: 450 * time.Millisecond, first: map[string]time.Time{}, polls: map[string][]time.Time{}}
+	c, _ := newTestClient(t, fleet, nil)
+	p := NewStatusPoller(c, fastStatusBackoff)
+	ctx := testContext(t)
+	errs := make(chan error, 20)
+	for i := range 20 {
+		sched := stepSchedule{time.Duration(i) * 5 * time.Millisecond, statusMinStep}
+		go func() {
+			errs <- p.Watch(ctx, fmt.Sprintf("sbx-%02d", i), sched, func(obs StatusObservation) (bool, error) {
+				return obs.Status.Status == StatusRunning, nil
+			})
+		}()
+	}
+	for range 20 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// RUNNING 450 ms after the first round: rounds at 0, 100, …, 500.
+	if n := fleet.requests.Load(); n > 7 {
+		t.Fatalf("%d status requests for 20 waiters on 100 ms steps over 450 ms, want at most 7", n)
+	}
+}

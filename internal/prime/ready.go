@@ -327,7 +327,7 @@ func (c *Client) waitGateway(ctx context.Context, id string, deadline time.Time,
 			return false, nil // a follower's free round
 		}
 		asked := w.elapsed()
-		_, err := c.Exec(ctx, id, ExecRequest{Command: gatewayProbeCommand, Timeout: gatewayProbeTimeout})
+		_, err := c.exec(ctx, id, ExecRequest{Command: gatewayProbeCommand, Timeout: gatewayProbeTimeout}, true)
 		if err == nil {
 			w.asked(asked, false)
 			seen = w.elapsed()
@@ -341,15 +341,10 @@ func (c *Client) waitGateway(ctx context.Context, id string, deadline time.Time,
 			return false, fmt.Errorf("sandbox %s reached RUNNING but the gateway failed: %w", id, err)
 		}
 		last = err
-		// A gateway miss already brought the control plane's answer (the
-		// error context says RUNNING): no second question.
-		var failed *SandboxFailedError
-		if errors.As(err, &failed) && failed.ControlPlaneStatus == StatusRunning {
-			return false, nil
-		}
-		// Otherwise, as the SDK does before each probe, ask the control
-		// plane whether the sandbox is still alive (one round of the shared
-		// poller).
+		// As the SDK does before each probe, ask the control plane whether
+		// the sandbox is still alive: one round of the shared poller, which
+		// every waiting sandbox shares (the probe itself never asks
+		// error-context).
 		st, err := c.observeStatus(ctx, id)
 		if err != nil {
 			if ctx.Err() != nil {

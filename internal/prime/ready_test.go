@@ -49,12 +49,9 @@ func TestWaitForReadyRetriesTransientGatewayFailures(t *testing.T) {
 		{name: "rest 502 sandbox_not_found while RUNNING", rest: []int{502, 502}, body: map[string]any{"error": "sandbox_not_found"}},
 		{name: "rest 503", rest: []int{503, 503}, body: map[string]any{"error": "gateway_error"}},
 		{name: "rest 408", rest: []int{408, 408}, body: map[string]any{"error": "timeout"}},
-		{name: "rest 409", rest: []int{409, 409, 409, 409, 409, 409, 409, 409}, body: map[string]any{"error": "conflict"}},
+		{name: "rest 409", rest: []int{409, 409}, body: map[string]any{"error": "conflict"}},
 		{name: "rest 524", rest: []int{524, 524}, body: "<html>timeout</html>"},
 	}
-	saved := execConflictBackoff
-	execConflictBackoff = Backoff{Initial: time.Millisecond}
-	t.Cleanup(func() { execConflictBackoff = saved })
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newFakeGateway(t)
@@ -77,22 +74,18 @@ func TestWaitForReadyRetriesTransientGatewayFailures(t *testing.T) {
 			if !tt.vm {
 				probes, other = other, probes
 			}
-			wantProbes := 3
-			if len(tt.rest) > 2 { // 409: two probes of four attempts each
-				wantProbes = 9
+			// A probe makes one attempt (a 409 too): the probe loop retries.
+			if probes != 3 || other != 0 {
+				t.Fatalf("%d probes on the sandbox's transport and %d on the other, want 3 and 0", probes, other)
 			}
-			if probes != wantProbes || other != 0 {
-				t.Fatalf("%d probes on the sandbox's transport and %d on the other, want %d and 0", probes, other, wantProbes)
+			// One status round to reach RUNNING and one after each failed
+			// probe: a gateway miss too asks the shared poller, never
+			// error-context (one request per miss and sandbox).
+			if n := g.count("batch"); n != 3 {
+				t.Fatalf("%d status rounds, want 3", n)
 			}
-			// One status round to reach RUNNING, one after each failed probe
-			// — except after a gateway miss, whose error context already
-			// said the control plane has the sandbox RUNNING.
-			wantRounds := 3
-			if strings.Contains(tt.name, "while RUNNING") {
-				wantRounds = 1
-			}
-			if n := g.count("batch"); n != wantRounds {
-				t.Fatalf("%d status rounds, want %d", n, wantRounds)
+			if n := g.count("error-context"); n != 0 {
+				t.Fatalf("%d error-context requests, want 0 (a probe asks the shared poller)", n)
 			}
 			// A gateway miss of a RUNNING sandbox keeps the token: one auth.
 			if strings.Contains(tt.name, "not_found while RUNNING") {
@@ -129,10 +122,11 @@ func TestWaitForReadyStopsOnLastingFailures(t *testing.T) {
 					t.Errorf("err = %v", err)
 				}
 			}},
-		{name: "not_found while the control plane says TERMINATED", statuses: running(), status: StatusTerminated, onStart: failFirst(99, connect.CodeNotFound),
+		{name: "not_found while the control plane says TERMINATED",
+			statuses: []SandboxStatus{{Status: StatusRunning}, {Status: StatusTerminated}}, status: StatusTerminated, onStart: failFirst(99, connect.CodeNotFound),
 			check: func(t *testing.T, err error) {
 				var f *SandboxFailedError
-				if !errors.As(err, &f) || f.Status != StatusTerminated || f.ControlPlaneStatus != StatusTerminated {
+				if !errors.As(err, &f) || f.Status != StatusTerminated {
 					t.Errorf("err = %v, want the sandbox reported gone", err)
 				}
 			}},
