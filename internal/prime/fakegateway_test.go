@@ -51,6 +51,8 @@ type fakeGateway struct {
 	listUnimplemented bool
 	// refuseAll: the gateway refuses every token.
 	refuseAll bool
+	// onAuth, when set, runs when POST /auth arrives, before it is answered.
+	onAuth func()
 }
 
 type fakeSandbox struct {
@@ -213,6 +215,9 @@ func (g *fakeGateway) get(w http.ResponseWriter, r *http.Request) {
 
 func (g *fakeGateway) auth(w http.ResponseWriter, r *http.Request) {
 	g.hit("auth")
+	if g.onAuth != nil {
+		g.onAuth()
+	}
 	id, _, ok := g.lookup(w, r)
 	if !ok {
 		return

@@ -51,8 +51,16 @@ const (
 var gatewayProbeBackoff = Backoff{Initial: 100 * time.Millisecond, Factor: 2, Max: 5 * time.Second, Jitter: 0.2}
 
 // gatewayProbeMinStep is the shortest interval between two probes of one
-// sandbox.
-const gatewayProbeMinStep = 50 * time.Millisecond
+// sandbox: a probe is one small request to the gateway, and the gateway
+// usually trails RUNNING by a fraction of a second.
+const gatewayProbeMinStep = 25 * time.Millisecond
+
+// gatewayAliveRecheck is how stale the control plane's RUNNING may be before
+// a failed probe asks again whether the sandbox is still alive. The SDK asks
+// before every probe; its probes are seconds apart, ours can be 25 ms, and a
+// sandbox that dies while its gateway registers is still noticed within a
+// second.
+var gatewayAliveRecheck = time.Second
 
 // gatewayCohort paces the probes of every sandbox waiting for its gateway
 // (cohortParams): scouts probe at once, then finely; followers probe once
@@ -315,6 +323,7 @@ func (c *Client) waitGateway(ctx context.Context, id string, deadline time.Time,
 	}
 	var last error
 	lastStatus := StatusRunning
+	aliveAt := time.Now() // the boot wait just saw RUNNING
 	// Probes share the work with every other sandbox waiting for its
 	// gateway (a cohort, learn.go): while the lag is unknown two of them
 	// probe on a fine cadence and the others wait until one has answered,
@@ -322,6 +331,17 @@ func (c *Client) waitGateway(ctx context.Context, id string, deadline time.Time,
 	w := c.gatewayLatency.joinCohort(gatewayCohort, time.Now())
 	var seen time.Duration
 	defer func() { w.done(seen) }()
+	// Fetch the token now, while the gateway lags: the probe that answers
+	// then costs one round trip, not two. (The SDK asks at the same moment:
+	// its first probe follows RUNNING at once.) Concurrent fetches share one
+	// POST /auth; a failure here is the probe's to report.
+	tctx, stopToken := context.WithCancel(gctx)
+	tokenDone := make(chan struct{})
+	go func() {
+		defer close(tokenDone)
+		_, _ = c.gatewayAuth(tctx, id)
+	}()
+	defer func() { stopToken(); <-tokenDone }()
 	probe := func(ctx context.Context) (bool, error) {
 		if !w.due() {
 			return false, nil // a follower's free round
@@ -341,10 +361,13 @@ func (c *Client) waitGateway(ctx context.Context, id string, deadline time.Time,
 			return false, fmt.Errorf("sandbox %s reached RUNNING but the gateway failed: %w", id, err)
 		}
 		last = err
-		// As the SDK does before each probe, ask the control plane whether
-		// the sandbox is still alive: one round of the shared poller, which
-		// every waiting sandbox shares (the probe itself never asks
-		// error-context).
+		// Ask the control plane whether the sandbox is still alive, as the
+		// SDK does, once its last RUNNING is gatewayAliveRecheck old: one
+		// round of the shared poller, which every waiting sandbox shares
+		// (the probe itself never asks error-context).
+		if time.Since(aliveAt) < gatewayAliveRecheck {
+			return false, nil
+		}
 		st, err := c.observeStatus(ctx, id)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -352,6 +375,7 @@ func (c *Client) waitGateway(ctx context.Context, id string, deadline time.Time,
 			}
 			return false, err
 		}
+		aliveAt = time.Now()
 		lastStatus = st.Status
 		if IsTerminalStatus(st.Status) {
 			return false, &SandboxFailedError{SandboxID: id, Status: st.Status, ErrorType: deref(st.ErrorType), ErrorMessage: deref(st.ErrorMessage)}

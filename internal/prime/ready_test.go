@@ -78,11 +78,12 @@ func TestWaitForReadyRetriesTransientGatewayFailures(t *testing.T) {
 			if probes != 3 || other != 0 {
 				t.Fatalf("%d probes on the sandbox's transport and %d on the other, want 3 and 0", probes, other)
 			}
-			// One status round to reach RUNNING and one after each failed
-			// probe: a gateway miss too asks the shared poller, never
-			// error-context (one request per miss and sandbox).
-			if n := g.count("batch"); n != 3 {
-				t.Fatalf("%d status rounds, want 3", n)
+			// One status round to reach RUNNING and none after the failed
+			// probes: that RUNNING is fresher than gatewayAliveRecheck. A
+			// gateway miss never asks error-context (one request per miss
+			// and sandbox) either.
+			if n := g.count("batch"); n != 1 {
+				t.Fatalf("%d status rounds, want 1", n)
 			}
 			if n := g.count("error-context"); n != 0 {
 				t.Fatalf("%d error-context requests, want 0 (a probe asks the shared poller)", n)
@@ -109,6 +110,9 @@ func TestWaitForReadyRetriesTransientGatewayFailures(t *testing.T) {
 // A failure that is not transient, or a control plane that reports the
 // sandbox stopped, ends the wait at once.
 func TestWaitForReadyStopsOnLastingFailures(t *testing.T) {
+	saved := gatewayAliveRecheck
+	gatewayAliveRecheck = 0 // ask the control plane after every failed probe
+	t.Cleanup(func() { gatewayAliveRecheck = saved })
 	tests := []struct {
 		name     string
 		statuses []SandboxStatus
@@ -168,6 +172,57 @@ func TestWaitForReadyStopsOnLastingFailures(t *testing.T) {
 				t.Errorf("%d probes, want 1", n)
 			}
 		})
+	}
+}
+
+// A sandbox that dies while its gateway never answers is noticed once the
+// last RUNNING is gatewayAliveRecheck old: probes in between cost no status
+// request, and the wait ends with the platform's error, not a timeout.
+func TestWaitForReadyRechecksTheControlPlaneWhileProbing(t *testing.T) {
+	g := newFakeGateway(t)
+	g.add("sbx", &fakeSandbox{vm: true, statuses: []SandboxStatus{{Status: StatusRunning}, {Status: StatusError, ErrorType: ptr("OOM_KILLED")}}})
+	g.onStart = failFirst(1<<30, connect.CodeUnavailable)
+	c, _ := g.client(nil)
+	err := c.WaitForReady(testContext(t), "sbx", WaitReadyOptions{Gateway: true, Timeout: time.Minute})
+	var f *SandboxFailedError
+	if !errors.As(err, &f) || f.Status != StatusError {
+		t.Fatalf("err = %v, want a *SandboxFailedError for ERROR", err)
+	}
+	if n := g.count("batch"); n != 2 {
+		t.Fatalf("%d status rounds, want 2 (RUNNING, then one recheck)", n)
+	}
+	if n := g.count("Start"); n < 2 {
+		t.Fatalf("%d probes, want several before the recheck", n)
+	}
+}
+
+// A sandbox waiting for its gateway fetches its token at once, not when its
+// probe is due: the probe that answers then costs one round trip. Here the
+// cohort expects the gateway in an hour, so only that early fetch can ask.
+func TestWaitForReadyFetchesTheTokenWhileTheGatewayLags(t *testing.T) {
+	g := newFakeGateway(t)
+	g.add("sbx", &fakeSandbox{vm: true, statuses: running()})
+	asked := make(chan struct{}, 1)
+	g.onAuth = func() { asked <- struct{}{} }
+	c, _ := g.client(nil)
+	c.gatewayLatency.recordUpper(time.Hour)
+	c.gatewayLatency.joined, c.gatewayLatency.lastScout = 1, 1 // a follower
+	ctx, cancel := context.WithCancel(testContext(t))
+	done := make(chan error, 1)
+	go func() { done <- c.WaitForReady(ctx, "sbx", WaitReadyOptions{Gateway: true, Timeout: 2 * time.Hour}) }()
+	select {
+	case <-asked:
+	case err := <-done:
+		t.Fatalf("the wait ended (%v) without fetching a token", err)
+	case <-time.After(time.Minute): // a guard against a hang, not a bound
+		t.Fatal("no token was fetched while the probe was not due")
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want the cancellation", err)
+	}
+	if n := g.count("Start"); n != 0 {
+		t.Fatalf("%d probes, want none before the expected lag", n)
 	}
 }
 
