@@ -912,8 +912,9 @@ func (r *sandboxFleetResource) Delete(ctx context.Context, req resource.DeleteRe
 // ImportState takes `label:<label>` (the running sandboxes carrying the
 // label) or a comma-separated list of sandbox IDs. Keys and name_prefix
 // come from the member names (`<prefix>-<key>`); the template is read from
-// the first member. What the platform cannot report (secrets, guaranteed,
-// …) is recorded from the configuration by the first apply, without
+// the first member, and on VMs the egress block from the restriction every
+// member holds. What the platform cannot report (secrets, guaranteed, …)
+// is recorded from the configuration by the first apply, without
 // replacement.
 func (r *sandboxFleetResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	if !requireClient(r.client, &resp.Diagnostics) {
@@ -953,9 +954,72 @@ func (r *sandboxFleetResource) ImportState(ctx context.Context, req resource.Imp
 	for i := range sbs {
 		members[keys[i]] = memberFromSandbox(&sbs[i], false)
 	}
+	if f.VM.ValueBool() {
+		r.importMemberEgress(ctx, &f, members, &resp.Diagnostics)
+	}
 	setFleetMembers(ctx, &f, members, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &f)...)
 	resp.Diagnostics.Append(markImported(ctx, resp.Private)...)
+}
+
+// importMemberEgress reads every member's egress policy, as prime_sandbox's
+// first read after an import reads its own, and records the restriction
+// they share as the egress block, with each member's generation. Members
+// that disagree leave the block unset, with a warning naming them: an apply
+// whose configuration has an egress block then writes it to every member.
+func (r *sandboxFleetResource) importMemberEgress(ctx context.Context, f *sandboxFleetModel, members map[string]fleetMember, diags *diag.Diagnostics) {
+	var mu sync.Mutex
+	statuses := map[string]*prime.EgressPolicyStatus{}
+	var failures memberProblems
+	forEachMember(ctx, sortedKeys(members), 0, func(ctx context.Context, k string) {
+		mu.Lock()
+		id := members[k].ID.ValueString()
+		mu.Unlock()
+		st, gone, err := readEgress(ctx, r.client, id)
+		switch {
+		case err != nil:
+			failures.add(k, "%v", err)
+		case !gone:
+			mu.Lock()
+			statuses[k] = st
+			mu.Unlock()
+		}
+	})
+	if failures.len() > 0 {
+		diags.AddError("Cannot read the members' egress policies", failures.String())
+		return
+	}
+	keys := sortedKeys(statuses)
+	if len(keys) == 0 {
+		return
+	}
+	first := statuses[keys[0]]
+	var differ []string
+	for _, k := range keys[1:] {
+		if !prime.SamePolicy(statuses[k].Policy, first.Policy) {
+			differ = append(differ, fmt.Sprintf("%q (%s)", k, describePolicy(statuses[k].Policy)))
+		}
+	}
+	if len(differ) > 0 {
+		diags.AddWarning("Fleet members hold different egress policies",
+			fmt.Sprintf("Member %q holds %s, but these members differ: %s. The egress block is left unset; an apply "+
+				"whose configuration has an egress block writes it to every member.",
+				keys[0], describePolicy(first.Policy), strings.Join(differ, ", ")))
+		return
+	}
+	eg, d := egressFromImport(ctx, first)
+	diags.Append(d...)
+	if eg == nil {
+		return // open: no egress block
+	}
+	f.Egress, d = egressValue(ctx, eg)
+	diags.Append(d...)
+	for k, st := range statuses {
+		m := members[k]
+		m.EgressGeneration = types.Int64Value(st.Generation)
+		m.EgressApplied = types.BoolValue(st.AppliedGeneration >= st.Generation)
+		members[k] = m
+	}
 }
 
 // importMembers finds the sandboxes an import ID names.

@@ -166,6 +166,7 @@ func TestAccSandboxFleet_bornRestricted(t *testing.T) {
 		return fmt.Sprintf("egress {\n    allow = [%q]\n  }", host)
 	}
 	var ids map[string]string
+	var gen string // member a's egress generation after the change
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
@@ -190,11 +191,28 @@ func TestAccSandboxFleet_bornRestricted(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_sandbox_fleet.f", plancheck.ResourceActionUpdate),
 				}},
-				Check: func(*terraform.State) error {
+				Check: func(s *terraform.State) error {
 					for _, id := range ids {
 						if m.reachable(t, id, "example.com") || !m.reachable(t, id, "google.com") {
 							return fmt.Errorf("member %s did not switch to google.com", id)
 						}
+					}
+					gen = s.RootModule().Resources["prime_sandbox_fleet.f"].Primary.Attributes["sandboxes.a.egress_generation"]
+					return nil
+				},
+			},
+			{
+				// An import reads the restriction the members share into the
+				// egress block, with each member's generation.
+				Config:        m.config(fleetConfig(`members = ["a", "b"]`, egress("google.com"))),
+				ResourceName:  "prime_sandbox_fleet.f",
+				ImportState:   true,
+				ImportStateId: "label:fleet-test",
+				ImportStateCheck: func(states []*terraform.InstanceState) error {
+					a := states[0].Attributes
+					if a["egress.allow.#"] != "1" || a["egress.allow.0"] != "google.com" ||
+						gen == "" || a["sandboxes.a.egress_generation"] != gen || a["sandboxes.b.egress_applied"] != "true" {
+						return fmt.Errorf("imported egress: %v", a)
 					}
 					return nil
 				},
