@@ -250,6 +250,13 @@ func (w *cohortWait) Delay(int) time.Duration {
 	return d
 }
 
+// waitsForKnownLag reports a follower that joined with an estimate: it will
+// not ask before the expected time.
+func (w *cohortWait) waitsForKnownLag() bool {
+	_, known := w.est.expected()
+	return !w.scout && known
+}
+
 // due reports whether a round must ask (the next request is due).
 func (w *cohortWait) due() bool { return w.elapsed() >= w.next() }
 

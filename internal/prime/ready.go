@@ -331,17 +331,22 @@ func (c *Client) waitGateway(ctx context.Context, id string, deadline time.Time,
 	w := c.gatewayLatency.joinCohort(gatewayCohort, time.Now())
 	var seen time.Duration
 	defer func() { w.done(seen) }()
-	// Fetch the token now, while the gateway lags: the probe that answers
-	// then costs one round trip, not two. (The SDK asks at the same moment:
-	// its first probe follows RUNNING at once.) Concurrent fetches share one
-	// POST /auth; a failure here is the probe's to report.
-	tctx, stopToken := context.WithCancel(gctx)
-	tokenDone := make(chan struct{})
-	go func() {
-		defer close(tokenDone)
-		_, _ = c.gatewayAuth(tctx, id)
-	}()
-	defer func() { stopToken(); <-tokenDone }()
+	// A follower that knows the gateway's usual lag fetches its token now,
+	// while it waits: its one probe then costs one round trip, not two.
+	// (The SDK asks at the same moment: its first probe follows RUNNING at
+	// once.) While the lag is unknown nobody does: a thousand fetches at
+	// once would queue the scouts' own and delay what every follower waits
+	// for. Concurrent fetches share one POST /auth; a failure here is the
+	// probe's to report.
+	if w.waitsForKnownLag() {
+		tctx, stopToken := context.WithCancel(gctx)
+		tokenDone := make(chan struct{})
+		go func() {
+			defer close(tokenDone)
+			_, _ = c.gatewayAuth(tctx, id)
+		}()
+		defer func() { stopToken(); <-tokenDone }()
+	}
 	probe := func(ctx context.Context) (bool, error) {
 		if !w.due() {
 			return false, nil // a follower's free round
