@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -154,6 +155,28 @@ func TestAdoptable(t *testing.T) {
 		if got := adoptable(&tc.sb, want); got != tc.want {
 			b, _ := json.Marshal(tc.sb)
 			t.Errorf("adoptable(%s) = %t, want %t", b, got, tc.want)
+		}
+	}
+}
+
+// A fleet's entries are finished together: every file goes and every lock
+// is released (a nil entry, from a create that never began, is skipped).
+func TestCreateJournalFinishAll(t *testing.T) {
+	dir := t.TempDir()
+	j := newCreateJournal(dir)
+	entries := []*inflightCreate{nil}
+	for i := range 40 {
+		e := j.begin(req(fmt.Sprintf("eval-%d", i)))
+		e.recordID(fmt.Sprintf("sbx-%d", i))
+		entries = append(entries, e)
+	}
+	finishAll(entries)
+	if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) != 0 {
+		t.Fatalf("%d journal files left after finishAll: %v", len(left), left)
+	}
+	for _, e := range entries[1:] {
+		if e.f != nil || e.path != "" {
+			t.Fatalf("entry %s still holds its file", e.key)
 		}
 	}
 }

@@ -399,11 +399,7 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 	var mu sync.Mutex
 	created := map[string]fleetMember{}
 	var inflight []*inflightCreate
-	defer func() {
-		for _, c := range inflight {
-			c.finish()
-		}
-	}()
+	defer func() { finishAll(inflight) }()
 	prefix := a.template.NamePrefix.ValueString()
 
 	postCtx, cancel := context.WithTimeoutCause(ctx, a.timeout, fmt.Errorf("create timeout (%s) reached", a.timeout))
