@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
 func fleetConfig(keys string, extra string) string {
@@ -213,6 +215,40 @@ func TestAccSandboxFleet_bornRestricted(t *testing.T) {
 					if a["egress.allow.#"] != "1" || a["egress.allow.0"] != "google.com" ||
 						gen == "" || a["sandboxes.a.egress_generation"] != gen || a["sandboxes.b.egress_applied"] != "true" {
 						return fmt.Errorf("imported egress: %v", a)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// Members that hold different egress policies (one was changed from the
+// CLI) import without an egress block, rather than one member's lists
+// standing for the fleet.
+func TestAccSandboxFleet_importMembersThatDisagreeOnEgress(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	cfg := m.config(fleetConfig(`members = ["a", "b"]`, "egress {\n    allow = [\"example.com\"]\n  }"))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: cfg,
+				Check: func(s *terraform.State) error {
+					_, err := m.client(t).PutEgressPolicy(waitCtx(t), fleetIDs(s)["b"], prime.EgressPolicy{Allowlist: []string{"google.com"}})
+					return err
+				},
+			},
+			{
+				Config:        cfg,
+				ResourceName:  "prime_sandbox_fleet.f",
+				ImportState:   true,
+				ImportStateId: "label:fleet-test",
+				ImportStateCheck: func(states []*terraform.InstanceState) error {
+					a := states[0].Attributes
+					if _, ok := a["egress.allow.#"]; ok || a["sandbox_ids.%"] != "2" {
+						return fmt.Errorf("imported egress from members that disagree: %v", a)
 					}
 					return nil
 				},
