@@ -62,12 +62,17 @@ func (a *latencyEstimate) schedule(base Backoff, minStep time.Duration) Schedule
 	return base
 }
 
-// learnedSchedule checks around an expected duration. The first check still
-// comes after base.Delay(0), so a fast event is never waited on; the next at
-// 90 % of the expected time; then every step = max(minStep, expected/20)
-// until 150 % of it (about a dozen checks at most, whatever the scale); from
-// there doubling from the step up to base.Max, so an event that became
-// slower costs little more than the plain backoff would.
+// learnedSchedule checks around an expected duration: first at 90 % of it,
+// then every step = max(minStep, expected/20) until 150 % of it (about a
+// dozen checks at most, whatever the scale); from there every 10 % of the
+// time waited, up to base.Max, so an event that came a little late is seen
+// a little late (doubling from the step saw a boot 0.4 s past the window
+// up to 0.8 s late) and one that became much slower costs a few dozen
+// checks at most. It makes no early check of its own: every
+// status round carries every waiter, so while others wait a fast boot is
+// seen in their rounds, and only a sandbox waiting alone waits for 90 %.
+// (An early check per waiter cost the per-instance path a round per
+// sandbox, since their waits start at different times.)
 type learnedSchedule struct {
 	base     Backoff
 	expected time.Duration
@@ -80,17 +85,19 @@ func (s learnedSchedule) Delay(n int) time.Duration {
 	}
 	step := max(s.minStep, s.expected/20)
 	fineSteps := int((s.expected*15/10 - s.expected*9/10) / step)
-	switch {
-	case n == 0:
-		return s.base.Delay(0)
-	case n == 1:
-		return s.expected*9/10 - s.base.Initial
-	case n <= 1+fineSteps:
-		return step
-	default:
-		k := min(n-1-fineSteps, 16)
-		return min(s.base.Max, step<<k)
+	if n == 0 {
+		return s.expected * 9 / 10
 	}
+	if n <= fineSteps {
+		return step
+	}
+	waited := s.expected*9/10 + time.Duration(fineSteps)*step
+	d := step
+	for range n - fineSteps {
+		d = min(s.base.Max, max(step, waited/10))
+		waited += d
+	}
+	return d
 }
 
 // Cohort waits. The lower bounds above place one waiter's checks once a few

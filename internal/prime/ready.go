@@ -304,6 +304,13 @@ func (c *Client) waitBoot(ctx context.Context, id string, o bootOptions) (time.T
 		return time.Time{}, err
 	}
 	if !sawBuild {
+		if notYet == 0 {
+			// The first answer already said RUNNING: the boot took at most
+			// the time waited. Half of it keeps a platform that became
+			// faster than the learned time from going unnoticed, since the
+			// learned schedule's first check comes at 90 % of that time.
+			notYet = time.Since(start) / 2
+		}
 		c.bootLatency.record(notYet)
 	}
 	w.mu.Lock()
