@@ -292,7 +292,7 @@ func howComputed(b *strings.Builder, c benchConfig) {
 	r := rtt(c)
 	w("\n## How each figure is computed\n\n")
 	w("- **Apply / destroy / refresh / plan wall time**: wall-clock time of the `terraform` command (it includes " +
-		"Terraform's own plan walk before the apply walk, provider start-up and writing the state). Each run starts with "+
+		"Terraform's own plan walk before the apply walk, provider start-up and writing the state). Each run starts with " +
 		"an unmeasured `terraform validate` (no API call), so no run pays for reading freshly built binaries from disk.\n")
 	w("- **Platform limit W**: the platform's shortest time for one sandbox of the job: the create round trip, the boot, "+
 		"then in parallel the policy (PUT round trip + data-plane apply) and the gateway (registration lag + one probe "+
