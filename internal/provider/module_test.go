@@ -648,6 +648,44 @@ func TestAccModule_evalFleetMemberFails(t *testing.T) {
 	}
 }
 
+// TestAccModule_evalFleet20 is #13's protocol check at fleet scale: 20
+// members through the eval-fleet module with setup, policy and agent.
+// Every setup step must run with egress open and every agent step under its
+// member's enforced lock (the mock's events, checkFleetProtocol); the
+// second plan must be empty, and the destroy (rootWorkspace's clean-up)
+// must leave nothing running.
+func TestAccModule_evalFleet20(t *testing.T) {
+	cli := requireCLI(t)
+	provider := devProvider(t)
+	t.Parallel()
+	m := newTestMock(t, fastMockOptions())
+	run := rootWorkspace(t, cli, m, provider())
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	keys := make([]string, 20)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("%q", fmt.Sprintf("m%02d", i))
+	}
+	members := "-var=members=[" + strings.Join(keys, ",") + "]"
+	if out, err := run(ctx, "apply", "-auto-approve", "-input=false", members); err != nil {
+		t.Fatalf("apply: %v\n%s", err, out)
+	}
+	if ids := outputMap(ctx, t, run, "ready_sandbox_ids"); len(ids) != 20 {
+		t.Fatalf("%d ready members, want 20: %v", len(ids), ids)
+	}
+	traces := fleetTraces(m.Events())
+	if len(traces) != 20 {
+		t.Fatalf("events of %d sandboxes, want 20", len(traces))
+	}
+	if err := checkFleetProtocol(traces, true); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(ctx, "plan", "-detailed-exitcode", "-input=false", members); err != nil {
+		t.Fatalf("the second plan is not empty (%v):\n%s", err, out)
+	}
+}
+
 // TestAccModule_evalFleetMemberDeletedOutOfBand deletes one member's
 // sandbox behind Terraform's back. The plan must update the fleet, the
 // setup, the policy and the agent in place (no replacement); the apply
