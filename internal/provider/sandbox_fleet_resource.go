@@ -967,11 +967,9 @@ func (r *sandboxFleetResource) importMemberEgress(ctx context.Context, f *sandbo
 	var mu sync.Mutex
 	statuses := map[string]*prime.EgressPolicyStatus{}
 	var failures memberProblems
+	// members is only read while the reads run; statuses is written.
 	forEachMember(ctx, sortedKeys(members), 0, func(ctx context.Context, k string) {
-		mu.Lock()
-		id := members[k].ID.ValueString()
-		mu.Unlock()
-		st, gone, err := readEgress(ctx, r.client, id)
+		st, gone, err := readEgress(ctx, r.client, members[k].ID.ValueString())
 		switch {
 		case err != nil:
 			failures.add(k, "%v", err)

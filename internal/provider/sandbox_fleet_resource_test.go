@@ -27,6 +27,11 @@ resource "prime_sandbox_fleet" "f" {
 `, keys, extra)
 }
 
+// egressAllow is a fleet template's egress block allowing host.
+func egressAllow(host string) string {
+	return fmt.Sprintf("egress {\n    allow = [%q]\n  }", host)
+}
+
 // fleetIDs reads sandbox_ids from state.
 func fleetIDs(s *terraform.State) map[string]string {
 	attrs := s.RootModule().Resources["prime_sandbox_fleet.f"].Primary.Attributes
@@ -164,9 +169,6 @@ func TestAccSandboxFleet_planTimeErrors(t *testing.T) {
 // applied to every member in place.
 func TestAccSandboxFleet_bornRestricted(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
-	egress := func(host string) string {
-		return fmt.Sprintf("egress {\n    allow = [%q]\n  }", host)
-	}
 	var ids map[string]string
 	var gen string // member a's egress generation after the change
 	resource.ParallelTest(t, resource.TestCase{
@@ -174,7 +176,7 @@ func TestAccSandboxFleet_bornRestricted(t *testing.T) {
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(fleetConfig(`members = ["a", "b"]`, egress("example.com"))),
+				Config: m.config(fleetConfig(`members = ["a", "b"]`, egressAllow("example.com"))),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("prime_sandbox_fleet.f", tfjsonpath.New("sandboxes").AtMapKey("a").AtMapKey("egress_applied"), knownvalue.Bool(true)),
 				},
@@ -189,7 +191,7 @@ func TestAccSandboxFleet_bornRestricted(t *testing.T) {
 				},
 			},
 			{
-				Config: m.config(fleetConfig(`members = ["a", "b"]`, egress("google.com"))),
+				Config: m.config(fleetConfig(`members = ["a", "b"]`, egressAllow("google.com"))),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_sandbox_fleet.f", plancheck.ResourceActionUpdate),
 				}},
@@ -206,7 +208,7 @@ func TestAccSandboxFleet_bornRestricted(t *testing.T) {
 			{
 				// An import reads the restriction the members share into the
 				// egress block, with each member's generation.
-				Config:        m.config(fleetConfig(`members = ["a", "b"]`, egress("google.com"))),
+				Config:        m.config(fleetConfig(`members = ["a", "b"]`, egressAllow("google.com"))),
 				ResourceName:  "prime_sandbox_fleet.f",
 				ImportState:   true,
 				ImportStateId: "label:fleet-test",
@@ -228,7 +230,7 @@ func TestAccSandboxFleet_bornRestricted(t *testing.T) {
 // standing for the fleet.
 func TestAccSandboxFleet_importMembersThatDisagreeOnEgress(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(fleetConfig(`members = ["a", "b"]`, "egress {\n    allow = [\"example.com\"]\n  }"))
+	cfg := m.config(fleetConfig(`members = ["a", "b"]`, egressAllow("example.com")))
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
