@@ -83,10 +83,12 @@ func (t *Throttle) Acquire(ctx context.Context) (release func(), err error) {
 	}
 	if t.limiter != nil {
 		if err := t.limiter.Wait(ctx); err != nil {
-			if ctx.Err() != nil {
-				return nil, context.Cause(ctx)
-			}
-			return nil, err
+			// Wait refuses at once when the next token comes after ctx's
+			// deadline. The request cannot go before that deadline, so the
+			// caller's outcome is the deadline: report it, with its cause
+			// (e.g. "egress timeout (60s) reached"), when it comes.
+			<-ctx.Done()
+			return nil, context.Cause(ctx)
 		}
 	}
 	if t.slots == nil {

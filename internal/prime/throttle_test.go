@@ -108,6 +108,22 @@ func TestThrottleAcquireHonoursContext(t *testing.T) {
 	release()
 }
 
+// A rate token due after the caller's deadline ends the wait with that
+// deadline's cause, not with the limiter's own "would exceed context
+// deadline" (a wait that ran out of time must read as its timeout).
+func TestThrottleRateWaitPastTheDeadlineReportsItsCause(t *testing.T) {
+	th := NewThrottle(ThrottleOptions{RequestsPerSecond: 1})
+	if _, err := th.Acquire(context.Background()); err != nil { // the burst of one
+		t.Fatal(err)
+	}
+	cause := errors.New("egress timeout (50ms) reached")
+	ctx, cancel := context.WithTimeoutCause(context.Background(), 50*time.Millisecond, cause)
+	defer cancel()
+	if _, err := th.Acquire(ctx); !errors.Is(err, cause) {
+		t.Fatalf("Acquire with the next token after the deadline: err = %v, want %v", err, cause)
+	}
+}
+
 // A pause holds callers even when a slot is free: the slot is released (and
 // shown to be free) before the pause is tested, so only the pause can make
 // Acquire wait.
