@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
@@ -209,5 +210,87 @@ func TestFailClosedMessage(t *testing.T) {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message lacks %q:\n%s", want, msg)
 		}
+	}
+}
+
+func TestFleetMemberValuesRoundTrip(t *testing.T) {
+	members := map[string]fleetMember{
+		"0": {ID: types.StringValue("sb-0"), Name: types.StringValue("f-0"), Status: types.StringValue("RUNNING"),
+			CreatedAt: types.StringValue("2026-12-01T00:00:00Z"), EgressGeneration: types.Int64Value(3), EgressApplied: types.BoolValue(true)},
+		"1": {ID: types.StringValue("sb-1"), Name: types.StringValue("f-1"), Status: types.StringValue("RUNNING"),
+			CreatedAt: types.StringValue("2026-12-01T00:00:01Z"), EgressGeneration: types.Int64Null(), EgressApplied: types.BoolNull()},
+	}
+	v := fleetMembersValue(members)
+	if !v.ElementType(context.Background()).Equal(fleetMemberType()) {
+		t.Fatalf("element type %s", v.ElementType(context.Background()))
+	}
+	// What the framework's reflection builds must be what we build.
+	want, d := types.MapValueFrom(context.Background(), fleetMemberType(), members)
+	if d.HasError() || !v.Equal(want) {
+		t.Fatalf("hand-built %s, reflection %s (%v)", v, want, d)
+	}
+	var diags diag.Diagnostics
+	back := fleetMembersOfMap(v, &diags)
+	if diags.HasError() || len(back) != 2 || back["0"] != members["0"] || back["1"] != members["1"] {
+		t.Fatalf("round trip: %+v %v", back, diags)
+	}
+
+	policy := map[string]fleetPolicyMember{
+		"0": {SandboxID: types.StringValue("sb-0"), Generation: types.Int64Value(2), AppliedGeneration: types.Int64Value(2), Applied: types.BoolValue(true)},
+		"1": {SandboxID: types.StringValue("sb-1"), Generation: types.Int64Unknown(), AppliedGeneration: types.Int64Unknown(), Applied: types.BoolValue(true)},
+	}
+	pv := fleetPolicyMembersValue(policy)
+	pwant, d := types.MapValueFrom(context.Background(), fleetPolicyMemberType(), policy)
+	if d.HasError() || !pv.Equal(pwant) {
+		t.Fatalf("hand-built %s, reflection %s (%v)", pv, pwant, d)
+	}
+	pback := fleetPolicyMembersOfMap(pv, &diags)
+	if diags.HasError() || pback["0"] != policy["0"] || pback["1"] != policy["1"] {
+		t.Fatalf("round trip: %+v %v", pback, diags)
+	}
+}
+
+func TestFleetMembersOfMapRejectsAnUnknownEntry(t *testing.T) {
+	v := types.MapValueMust(fleetMemberType(), map[string]attr.Value{"0": types.ObjectUnknown(fleetMemberAttrTypes)})
+	var diags diag.Diagnostics
+	if got := fleetMembersOfMap(v, &diags); len(got) != 0 || !diags.HasError() ||
+		!strings.Contains(diags.Errors()[0].Detail(), `Member "0" is not a known object`) {
+		t.Fatalf("an unknown entry must be an error, got %+v %v", got, diags)
+	}
+}
+
+func TestFleetCommandResultsRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	results := map[string]fleetCommandResult{
+		"0": {SandboxID: types.StringValue("sb-0"), ExitCode: types.Int64Value(0), ExecutedAt: types.StringValue("2026-12-01T00:00:00Z"),
+			Steps: []fleetCommandStep{
+				{ExitCode: types.Int64Value(0), Stdout: types.StringValue("ok\n"), Stderr: types.StringValue(""), OutputTruncated: types.BoolValue(false)},
+				{ExitCode: types.Int64Value(0), Stdout: types.StringNull(), Stderr: types.StringNull(), OutputTruncated: types.BoolValue(true)},
+			}},
+		"1": {SandboxID: types.StringValue("sb-1"), ExitCode: types.Int64Value(3), ExecutedAt: types.StringValue("2026-12-01T00:00:01Z"),
+			Steps: []fleetCommandStep{}},
+	}
+	elems := map[string]attr.Value{}
+	for k, r := range results {
+		elems[k] = r.object()
+	}
+	got := types.MapValueMust(fleetCommandResultType(), elems)
+	want, d := types.MapValueFrom(ctx, fleetCommandResultType(), results)
+	if d.HasError() || !got.Equal(want) {
+		t.Fatalf("hand-built %s, reflection %s (%v)", got, want, d)
+	}
+	var diags diag.Diagnostics
+	back := fleetCommandResultsOfMap(got, &diags)
+	if diags.HasError() || len(back) != 2 || len(back["0"].Steps) != 2 || back["0"].Steps[1] != results["0"].Steps[1] ||
+		back["1"].ExitCode != results["1"].ExitCode || len(back["1"].Steps) != 0 {
+		t.Fatalf("round trip: %+v %v", back, diags)
+	}
+
+	streams := types.MapValueMust(fleetStreamsType(), map[string]attr.Value{
+		"0": types.ListValueMust(streamsType(), []attr.Value{types.ObjectNull(streamsType().AttrTypes)}),
+	})
+	lists := objectListsOfMap(streams, &diags)
+	if diags.HasError() || len(lists["0"]) != 1 || !lists["0"][0].IsNull() {
+		t.Fatalf("streams: %+v %v", lists, diags)
 	}
 }

@@ -88,12 +88,6 @@ type fleetCommandStep struct {
 	OutputTruncated types.Bool   `tfsdk:"output_truncated"`
 }
 
-func fleetCommandStepType() types.ObjectType {
-	return types.ObjectType{AttrTypes: map[string]attr.Type{
-		"exit_code": types.Int64Type, "stdout": types.StringType, "stderr": types.StringType, "output_truncated": types.BoolType,
-	}}
-}
-
 // fleetStreamsType is an entry of sensitive_streams: one
 // prime_sandbox_command sensitive_streams object per step.
 func fleetStreamsType() types.ListType { return types.ListType{ElemType: streamsType()} }
@@ -103,13 +97,6 @@ func fleetStreamsType() types.ListType { return types.ListType{ElemType: streams
 type commandMemberRecord struct {
 	Result  fleetCommandResult
 	Streams []types.Object
-}
-
-func fleetCommandResultType() types.ObjectType {
-	return types.ObjectType{AttrTypes: map[string]attr.Type{
-		"sandbox_id": types.StringType, "exit_code": types.Int64Type,
-		"steps": types.ListType{ElemType: fleetCommandStepType()}, "executed_at": types.StringType,
-	}}
 }
 
 func (r *fleetCommandResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -246,7 +233,7 @@ func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if !req.State.Raw.IsNull() {
 		var state fleetCommandModel
 		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-		prior = commandMemberRecordsOf(ctx, state, &resp.Diagnostics)
+		prior = commandMemberRecordsOf(state, &resp.Diagnostics)
 		priorSensitive = state.SensitiveOutput.ValueBool()
 	}
 	if resp.Diagnostics.HasError() {
@@ -324,15 +311,14 @@ func stepStreamAt(streams []types.Object, i int) types.Object {
 
 // commandMemberRecordsOf reads results and sensitive_streams; nil when
 // results is null or unknown.
-func commandMemberRecordsOf(ctx context.Context, m fleetCommandModel, diags *diag.Diagnostics) map[string]commandMemberRecord {
+func commandMemberRecordsOf(m fleetCommandModel, diags *diag.Diagnostics) map[string]commandMemberRecord {
 	if m.Results.IsNull() || m.Results.IsUnknown() {
 		return nil
 	}
-	results := map[string]fleetCommandResult{}
-	diags.Append(m.Results.ElementsAs(ctx, &results, false)...)
+	results := fleetCommandResultsOfMap(m.Results, diags)
 	streams := map[string][]types.Object{}
 	if !m.SensitiveStreams.IsNull() && !m.SensitiveStreams.IsUnknown() {
-		diags.Append(m.SensitiveStreams.ElementsAs(ctx, &streams, false)...)
+		streams = objectListsOfMap(m.SensitiveStreams, diags)
 	}
 	out := make(map[string]commandMemberRecord, len(results))
 	for k, r := range results {
@@ -352,9 +338,7 @@ func (r *fleetCommandResource) setRecords(ctx context.Context, m *fleetCommandMo
 			streams[k] = types.ListUnknown(streamsType())
 			continue
 		}
-		obj, d := types.ObjectValueFrom(ctx, fleetCommandResultType().AttrTypes, rec.Result)
-		diags.Append(d...)
-		results[k] = obj
+		results[k] = rec.Result.object()
 		elems := make([]attr.Value, len(rec.Result.Steps))
 		for i := range elems {
 			elems[i] = stepStreamAt(rec.Streams, i)
@@ -507,7 +491,7 @@ func (r *fleetCommandResource) Update(ctx context.Context, req resource.UpdateRe
 	}
 	run := fleetRunOf(ctx, plan, envWO, &resp.Diagnostics)
 	ids := stringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
-	prior := commandMemberRecordsOf(ctx, state, &resp.Diagnostics)
+	prior := commandMemberRecordsOf(state, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}

@@ -59,13 +59,6 @@ type fleetPolicyMember struct {
 	Applied           types.Bool   `tfsdk:"applied"`
 }
 
-func fleetPolicyMemberType() types.ObjectType {
-	return types.ObjectType{AttrTypes: map[string]attr.Type{
-		"sandbox_id": types.StringType, "generation": types.Int64Type, "applied_generation": types.Int64Type,
-		"applied": types.BoolType,
-	}}
-}
-
 // policyMemberOf is the entry of an enforced write.
 func policyMemberOf(id string, gen int64, st *prime.EgressPolicyStatus) fleetPolicyMember {
 	return fleetPolicyMember{SandboxID: types.StringValue(id), Generation: types.Int64Value(gen),
@@ -176,7 +169,7 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 	if !req.State.Raw.IsNull() {
 		var state fleetEgressPolicyModel
 		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-		prior = fleetMembersOf(ctx, state.Members, &resp.Diagnostics)
+		prior = fleetMembersOf(state.Members, &resp.Diagnostics)
 		prev, d := policyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
 		resp.Diagnostics.Append(d...)
 		samePolicy = policy != nil && prime.SamePolicy(prev, *policy)
@@ -199,9 +192,7 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 				p = fleetPolicyMember{SandboxID: id, Generation: types.Int64Unknown(),
 					AppliedGeneration: types.Int64Unknown(), Applied: types.BoolValue(true)}
 			}
-			obj, d := types.ObjectValueFrom(ctx, fleetPolicyMemberType().AttrTypes, p)
-			resp.Diagnostics.Append(d...)
-			entries[key] = obj
+			entries[key] = p.object()
 		}
 		members, d := types.MapValue(fleetPolicyMemberType(), entries)
 		resp.Diagnostics.Append(d...)
@@ -211,13 +202,11 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 }
 
 // fleetMembersOf reads members; nil when null or unknown.
-func fleetMembersOf(ctx context.Context, v types.Map, diags *diag.Diagnostics) map[string]fleetPolicyMember {
+func fleetMembersOf(v types.Map, diags *diag.Diagnostics) map[string]fleetPolicyMember {
 	if v.IsNull() || v.IsUnknown() {
 		return nil
 	}
-	out := map[string]fleetPolicyMember{}
-	diags.Append(v.ElementsAs(ctx, &out, false)...)
-	return out
+	return fleetPolicyMembersOfMap(v, diags)
 }
 
 // Baselines, per member, travel in private state under baselineKey as one
@@ -346,9 +335,7 @@ func (r *fleetEgressPolicyResource) Create(ctx context.Context, req resource.Cre
 func (r *fleetEgressPolicyResource) record(ctx context.Context, m *fleetEgressPolicyModel, policy prime.EgressPolicy, members map[string]fleetPolicyMember) diag.Diagnostics {
 	var diags diag.Diagnostics
 	m.EffectiveAllow, m.EffectiveBlock, diags = effectiveValues(ctx, policy)
-	v, d := types.MapValueFrom(ctx, fleetPolicyMemberType(), members)
-	diags.Append(d...)
-	m.Members = v
+	m.Members = fleetPolicyMembersValue(members)
 	return diags
 }
 
@@ -384,7 +371,7 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 	prev, d := policyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
 	resp.Diagnostics.Append(d...)
 	ids := stringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
-	prior := fleetMembersOf(ctx, state.Members, &resp.Diagnostics)
+	prior := fleetMembersOf(state.Members, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -473,7 +460,7 @@ func (r *fleetEgressPolicyResource) Read(ctx context.Context, req resource.ReadR
 	}
 	effective, d := policyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
 	resp.Diagnostics.Append(d...)
-	prior := fleetMembersOf(ctx, state.Members, &resp.Diagnostics)
+	prior := fleetMembersOf(state.Members, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -517,9 +504,7 @@ func (r *fleetEgressPolicyResource) Read(ctx context.Context, req resource.ReadR
 			"may not follow the policy. The next apply writes it again on them and waits for enforcement.\n\n"+
 			unapplied.String())
 	}
-	v, d := types.MapValueFrom(ctx, fleetPolicyMemberType(), out.members)
-	resp.Diagnostics.Append(d...)
-	state.Members = v
+	state.Members = fleetPolicyMembersValue(out.members)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -539,7 +524,7 @@ func (r *fleetEgressPolicyResource) Delete(ctx context.Context, req resource.Del
 	resp.Diagnostics.Append(d...)
 	stored, d := req.Private.GetKey(ctx, baselineKey)
 	resp.Diagnostics.Append(d...)
-	prior := fleetMembersOf(ctx, state.Members, &resp.Diagnostics)
+	prior := fleetMembersOf(state.Members, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -564,9 +549,7 @@ func (r *fleetEgressPolicyResource) Delete(ctx context.Context, req resource.Del
 	out.addWarnings(&resp.Diagnostics)
 	if problems.len() > 0 {
 		resp.Diagnostics.AddError("Egress not restored", problems.String())
-		v, d := types.MapValueFrom(ctx, fleetPolicyMemberType(), out.members)
-		resp.Diagnostics.Append(d...)
-		state.Members = v
+		state.Members = fleetPolicyMembersValue(out.members)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 	}
 }

@@ -106,13 +106,6 @@ type fleetMember struct {
 	EgressApplied    types.Bool   `tfsdk:"egress_applied"`
 }
 
-func fleetMemberType() types.ObjectType {
-	return types.ObjectType{AttrTypes: map[string]attr.Type{
-		"id": types.StringType, "name": types.StringType, "status": types.StringType, "created_at": types.StringType,
-		"egress_generation": types.Int64Type, "egress_applied": types.BoolType,
-	}}
-}
-
 func (r *sandboxFleetResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_sandbox_fleet"
 }
@@ -277,7 +270,7 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 	}
 	have := map[string]fleetMember{}
 	if prior != nil {
-		have = rekeyMembers(sandboxFleetMembers(ctx, state, &resp.Diagnostics), plan.NamePrefix)
+		have = rekeyMembers(sandboxFleetMembers(state, &resp.Diagnostics), plan.NamePrefix)
 		if wasImported(ctx, req.Private) {
 			warnRecordedAfterImport(plan.memberModel(""), state.memberModel(""), &resp.Diagnostics)
 		}
@@ -297,9 +290,7 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 		} else if plan.Egress.IsNull() {
 			m.EgressGeneration, m.EgressApplied = types.Int64Null(), types.BoolNull()
 		}
-		obj, d := types.ObjectValueFrom(ctx, fleetMemberType().AttrTypes, m)
-		resp.Diagnostics.Append(d...)
-		members[k] = obj
+		members[k] = m.object()
 	}
 	var d diag.Diagnostics
 	plan.SandboxIDs, d = types.MapValue(types.StringType, ids)
@@ -335,7 +326,7 @@ func rekeyMembers(members map[string]fleetMember, prefix types.String) map[strin
 // fleetEgressApplied: every member enforces the fleet's egress block.
 func fleetEgressApplied(ctx context.Context, f sandboxFleetModel) bool {
 	var diags diag.Diagnostics
-	for _, m := range sandboxFleetMembers(ctx, f, &diags) {
+	for _, m := range sandboxFleetMembers(f, &diags) {
 		if !m.EgressApplied.ValueBool() {
 			return false
 		}
@@ -344,26 +335,21 @@ func fleetEgressApplied(ctx context.Context, f sandboxFleetModel) bool {
 }
 
 // sandboxFleetMembers reads the `sandboxes` map of a state.
-func sandboxFleetMembers(ctx context.Context, f sandboxFleetModel, diags *diag.Diagnostics) map[string]fleetMember {
-	out := map[string]fleetMember{}
+func sandboxFleetMembers(f sandboxFleetModel, diags *diag.Diagnostics) map[string]fleetMember {
 	if f.Sandboxes.IsNull() || f.Sandboxes.IsUnknown() {
-		return out
+		return map[string]fleetMember{}
 	}
-	diags.Append(f.Sandboxes.ElementsAs(ctx, &out, false)...)
-	return out
+	return fleetMembersOfMap(f.Sandboxes, diags)
 }
 
 // setFleetMembers writes members into the state's maps.
-func setFleetMembers(ctx context.Context, f *sandboxFleetModel, members map[string]fleetMember, diags *diag.Diagnostics) {
-	ids := make(map[string]string, len(members))
+func setFleetMembers(f *sandboxFleetModel, members map[string]fleetMember) {
+	ids := make(map[string]attr.Value, len(members))
 	for k, m := range members {
-		ids[k] = m.ID.ValueString()
+		ids[k] = types.StringValue(m.ID.ValueString())
 	}
-	var d diag.Diagnostics
-	f.SandboxIDs, d = types.MapValueFrom(ctx, types.StringType, ids)
-	diags.Append(d...)
-	f.Sandboxes, d = types.MapValueFrom(ctx, fleetMemberType(), members)
-	diags.Append(d...)
+	f.SandboxIDs = types.MapValueMust(types.StringType, ids)
+	f.Sandboxes = fleetMembersValue(members)
 }
 
 // memberFromSandbox is a member entry from a sandbox object.
@@ -621,7 +607,7 @@ func (r *sandboxFleetResource) Create(ctx context.Context, req resource.CreateRe
 	save := func(members map[string]fleetMember) {
 		state := plan
 		settleTemplate(&state, firstVM(r.client, members))
-		setFleetMembers(ctx, &state, members, &resp.Diagnostics)
+		setFleetMembers(&state, members)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 	}
 	tflog.Info(ctx, "creating fleet members", map[string]any{"members": len(keys)})
@@ -652,7 +638,7 @@ func (r *sandboxFleetResource) Read(ctx context.Context, req resource.ReadReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	members := sandboxFleetMembers(ctx, state, &resp.Diagnostics)
+	members := sandboxFleetMembers(state, &resp.Diagnostics)
 	ids := make([]string, 0, len(members))
 	keyOf := map[string]string{}
 	for k, m := range members {
@@ -692,7 +678,7 @@ func (r *sandboxFleetResource) Read(ctx context.Context, req resource.ReadReques
 	if eg, d := egressOf(ctx, state.Egress); eg != nil && !d.HasError() {
 		r.refreshMemberEgress(ctx, members, eg, &resp.Diagnostics)
 	}
-	setFleetMembers(ctx, &state, members, &resp.Diagnostics)
+	setFleetMembers(&state, members)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -755,7 +741,7 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	have := rekeyMembers(sandboxFleetMembers(ctx, state, &resp.Diagnostics), plan.NamePrefix)
+	have := rekeyMembers(sandboxFleetMembers(state, &resp.Diagnostics), plan.NamePrefix)
 	want := map[string]bool{}
 	var add []string
 	for _, k := range keys {
@@ -792,7 +778,7 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 			}
 		}
 		settleTemplate(&out, types.Bool.ValueBoolPointer(state.VM))
-		setFleetMembers(ctx, &out, all, &resp.Diagnostics)
+		setFleetMembers(&out, all)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &out)...)
 	}
 
@@ -813,7 +799,7 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 	}
 	out := plan
 	settleTemplate(&out, types.Bool.ValueBoolPointer(state.VM))
-	setFleetMembers(ctx, &out, members, &resp.Diagnostics)
+	setFleetMembers(&out, members)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &out)...)
 	resp.Diagnostics.Append(clearImported(ctx, resp.Private)...)
 	if problems.len() > 0 {
@@ -894,12 +880,12 @@ func (r *sandboxFleetResource) Delete(ctx context.Context, req resource.DeleteRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	members := sandboxFleetMembers(ctx, state, &resp.Diagnostics)
+	members := sandboxFleetMembers(state, &resp.Diagnostics)
 	var problems memberProblems
 	kept := deleteMembers(ctx, r.client, members, sortedKeys(members), timeoutOrDefault(state.Timeouts, "delete", defaultSandboxDeleteTimeout), &problems)
 	if len(kept) > 0 {
 		// What could not be deleted stays in state, so a destroy can retry.
-		setFleetMembers(ctx, &state, kept, &resp.Diagnostics)
+		setFleetMembers(&state, kept)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 		resp.Diagnostics.AddError("Fleet members not deleted", problems.String())
 	}
@@ -953,7 +939,7 @@ func (r *sandboxFleetResource) ImportState(ctx context.Context, req resource.Imp
 	if f.VM.ValueBool() {
 		r.importMemberEgress(ctx, &f, members, &resp.Diagnostics)
 	}
-	setFleetMembers(ctx, &f, members, &resp.Diagnostics)
+	setFleetMembers(&f, members)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &f)...)
 	resp.Diagnostics.Append(markImported(ctx, resp.Private)...)
 }

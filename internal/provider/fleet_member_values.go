@@ -1,0 +1,216 @@
+package provider
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+// Per-member values of the fleet resources are converted by hand, not with
+// the framework's reflection (ObjectValueFrom, MapValueFrom, ElementsAs):
+// reflection compiles a regular expression for every struct field it
+// visits, so a 1000-member fleet paid for about 10 000 compilations on
+// every refresh, plan and apply.
+
+var (
+	fleetMemberAttrTypes = map[string]attr.Type{
+		"id": types.StringType, "name": types.StringType, "status": types.StringType, "created_at": types.StringType,
+		"egress_generation": types.Int64Type, "egress_applied": types.BoolType,
+	}
+	fleetPolicyMemberAttrTypes = map[string]attr.Type{
+		"sandbox_id": types.StringType, "generation": types.Int64Type, "applied_generation": types.Int64Type,
+		"applied": types.BoolType,
+	}
+	fleetCommandStepAttrTypes = map[string]attr.Type{
+		"exit_code": types.Int64Type, "stdout": types.StringType, "stderr": types.StringType, "output_truncated": types.BoolType,
+	}
+	fleetCommandResultAttrTypes = map[string]attr.Type{
+		"sandbox_id": types.StringType, "exit_code": types.Int64Type,
+		"steps": types.ListType{ElemType: fleetCommandStepType()}, "executed_at": types.StringType,
+	}
+)
+
+func fleetMemberType() types.ObjectType {
+	return types.ObjectType{AttrTypes: fleetMemberAttrTypes}
+}
+
+func fleetPolicyMemberType() types.ObjectType {
+	return types.ObjectType{AttrTypes: fleetPolicyMemberAttrTypes}
+}
+
+func fleetCommandStepType() types.ObjectType {
+	return types.ObjectType{AttrTypes: fleetCommandStepAttrTypes}
+}
+
+func fleetCommandResultType() types.ObjectType {
+	return types.ObjectType{AttrTypes: fleetCommandResultAttrTypes}
+}
+
+// object is m as an entry of `sandboxes`.
+func (m fleetMember) object() types.Object {
+	return types.ObjectValueMust(fleetMemberAttrTypes, map[string]attr.Value{
+		"id": m.ID, "name": m.Name, "status": m.Status, "created_at": m.CreatedAt,
+		"egress_generation": m.EgressGeneration, "egress_applied": m.EgressApplied,
+	})
+}
+
+// object is p as an entry of `members`.
+func (p fleetPolicyMember) object() types.Object {
+	return types.ObjectValueMust(fleetPolicyMemberAttrTypes, map[string]attr.Value{
+		"sandbox_id": p.SandboxID, "generation": p.Generation, "applied_generation": p.AppliedGeneration,
+		"applied": p.Applied,
+	})
+}
+
+// object is r as an entry of a fleet command's `results`.
+func (r fleetCommandResult) object() types.Object {
+	steps := make([]attr.Value, len(r.Steps))
+	for i, st := range r.Steps {
+		steps[i] = types.ObjectValueMust(fleetCommandStepAttrTypes, map[string]attr.Value{
+			"exit_code": st.ExitCode, "stdout": st.Stdout, "stderr": st.Stderr, "output_truncated": st.OutputTruncated,
+		})
+	}
+	return types.ObjectValueMust(fleetCommandResultAttrTypes, map[string]attr.Value{
+		"sandbox_id": r.SandboxID, "exit_code": r.ExitCode,
+		"steps": types.ListValueMust(fleetCommandStepType(), steps), "executed_at": r.ExecutedAt,
+	})
+}
+
+// fleetMembersValue is the `sandboxes` map of members.
+func fleetMembersValue(members map[string]fleetMember) types.Map {
+	elems := make(map[string]attr.Value, len(members))
+	for k, m := range members {
+		elems[k] = m.object()
+	}
+	return types.MapValueMust(fleetMemberType(), elems)
+}
+
+// fleetPolicyMembersValue is the `members` map of a fleet policy.
+func fleetPolicyMembersValue(members map[string]fleetPolicyMember) types.Map {
+	elems := make(map[string]attr.Value, len(members))
+	for k, p := range members {
+		elems[k] = p.object()
+	}
+	return types.MapValueMust(fleetPolicyMemberType(), elems)
+}
+
+// memberAttrs are the attributes of entry key of a map of objects; an
+// entry that is not a known object is an error, as it is for ElementsAs.
+func memberAttrs(key string, v attr.Value, diags *diag.Diagnostics) (map[string]attr.Value, bool) {
+	obj, ok := v.(types.Object)
+	if !ok || obj.IsNull() || obj.IsUnknown() {
+		diags.AddError("Unexpected member value", fmt.Sprintf("Member %q is not a known object (%s); this is a bug in the provider.", key, v))
+		return nil, false
+	}
+	return obj.Attributes(), true
+}
+
+// fleetMembersOfMap reads a `sandboxes` map (known, from state).
+func fleetMembersOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetMember {
+	out := make(map[string]fleetMember, len(v.Elements()))
+	for k, e := range v.Elements() {
+		a, ok := memberAttrs(k, e, diags)
+		if !ok {
+			continue
+		}
+		out[k] = fleetMember{
+			ID: stringAttr(a, "id"), Name: stringAttr(a, "name"), Status: stringAttr(a, "status"),
+			CreatedAt: stringAttr(a, "created_at"), EgressGeneration: int64Attr(a, "egress_generation"),
+			EgressApplied: boolAttr(a, "egress_applied"),
+		}
+	}
+	return out
+}
+
+// fleetPolicyMembersOfMap reads a `members` map (known, from state).
+func fleetPolicyMembersOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetPolicyMember {
+	out := make(map[string]fleetPolicyMember, len(v.Elements()))
+	for k, e := range v.Elements() {
+		a, ok := memberAttrs(k, e, diags)
+		if !ok {
+			continue
+		}
+		out[k] = fleetPolicyMember{
+			SandboxID: stringAttr(a, "sandbox_id"), Generation: int64Attr(a, "generation"),
+			AppliedGeneration: int64Attr(a, "applied_generation"), Applied: boolAttr(a, "applied"),
+		}
+	}
+	return out
+}
+
+// stringAttr, int64Attr and boolAttr read one attribute of an object whose
+// type the schema fixes; a missing one reads as null.
+func stringAttr(a map[string]attr.Value, name string) types.String {
+	if v, ok := a[name].(types.String); ok {
+		return v
+	}
+	return types.StringNull()
+}
+
+func int64Attr(a map[string]attr.Value, name string) types.Int64 {
+	if v, ok := a[name].(types.Int64); ok {
+		return v
+	}
+	return types.Int64Null()
+}
+
+func boolAttr(a map[string]attr.Value, name string) types.Bool {
+	if v, ok := a[name].(types.Bool); ok {
+		return v
+	}
+	return types.BoolNull()
+}
+
+// fleetCommandResultsOfMap reads a fleet command's `results` (known, from
+// state).
+func fleetCommandResultsOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetCommandResult {
+	out := make(map[string]fleetCommandResult, len(v.Elements()))
+	for k, e := range v.Elements() {
+		a, ok := memberAttrs(k, e, diags)
+		if !ok {
+			continue
+		}
+		r := fleetCommandResult{SandboxID: stringAttr(a, "sandbox_id"), ExitCode: int64Attr(a, "exit_code"),
+			ExecutedAt: stringAttr(a, "executed_at")}
+		for i, s := range objectsOf(a["steps"]) {
+			sa, ok := memberAttrs(fmt.Sprintf("%s, step %d", k, i+1), s, diags)
+			if !ok {
+				continue
+			}
+			r.Steps = append(r.Steps, fleetCommandStep{ExitCode: int64Attr(sa, "exit_code"), Stdout: stringAttr(sa, "stdout"),
+				Stderr: stringAttr(sa, "stderr"), OutputTruncated: boolAttr(sa, "output_truncated")})
+		}
+		out[k] = r
+	}
+	return out
+}
+
+// objectListsOfMap reads a map of lists of objects (known, from state).
+func objectListsOfMap(v types.Map, diags *diag.Diagnostics) map[string][]types.Object {
+	out := make(map[string][]types.Object, len(v.Elements()))
+	for k, e := range v.Elements() {
+		var objs []types.Object
+		for i, o := range objectsOf(e) {
+			obj, ok := o.(types.Object)
+			if !ok {
+				diags.AddError("Unexpected member value", fmt.Sprintf("Member %q, item %d is not an object; this is a bug in the provider.", k, i+1))
+				continue
+			}
+			objs = append(objs, obj)
+		}
+		out[k] = objs
+	}
+	return out
+}
+
+// objectsOf is the elements of a list value; none when it is null, unknown
+// or not a list.
+func objectsOf(v attr.Value) []attr.Value {
+	l, ok := v.(types.List)
+	if !ok || l.IsNull() || l.IsUnknown() {
+		return nil
+	}
+	return l.Elements()
+}
