@@ -52,6 +52,28 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// sleepOrWake is Sleep that also ends when wake closes (nil: never).
+func sleepOrWake(ctx context.Context, d time.Duration, wake <-chan struct{}) error {
+	if d <= 0 || wake == nil {
+		return Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+	case <-wake:
+	}
+	return nil
+}
+
+// waker is a Schedule whose waiter should look again before its delay ends
+// when the channel closes.
+type waker interface {
+	Wake() <-chan struct{}
+}
+
 // Schedule gives the wait before attempt n (0-based). Backoff is one; a
 // waiter with better knowledge (see learnedSchedule) can supply another.
 type Schedule interface {
@@ -63,9 +85,18 @@ type Schedule interface {
 // a fresh answer check it themselves before polling. It returns the
 // context's cause when the context ends first, so a deadline reads as a
 // timeout.
+//
+// A schedule that can learn something while its waiter sleeps (a cohort
+// wait) also implements waker: Poll then checks as soon as Wake's channel
+// closes, and the check decides whether a request is due.
 func Poll(ctx context.Context, s Schedule, check func(ctx context.Context) (done bool, err error)) error {
+	wk, _ := s.(waker)
 	for n := 0; ; n++ {
-		if err := Sleep(ctx, s.Delay(n)); err != nil {
+		var wake <-chan struct{}
+		if wk != nil {
+			wake = wk.Wake() // before Delay: a change in between closes it
+		}
+		if err := sleepOrWake(ctx, s.Delay(n), wake); err != nil {
 			return err
 		}
 		done, err := check(ctx)

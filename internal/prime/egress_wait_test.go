@@ -286,3 +286,67 @@ func TestWaitForEgressAppliedFailsClosed(t *testing.T) {
 		t.Fatal("an older applied generation was taken for the newer one")
 	}
 }
+
+// A follower that is waiting when a scout first learns the apply time asks
+// at once, not at its next hop: a fleet's policies all start before
+// anything is known, and a hop of lag per follower showed as ~25 ms more
+// applied → seen at N=200 than at N=1000. Hops and safety checks are an
+// hour here, so only the wake can make the follower ask.
+func TestCohortFollowerWakesWhenTheEstimateIsLearned(t *testing.T) {
+	slow := egressCohort
+	slow.hop, slow.safety = time.Hour, Backoff{Initial: time.Hour, Factor: 1, Max: time.Hour}
+	est := &latencyEstimate{}
+	start := time.Now()
+	scout := est.joinCohort(slow, start)
+	_ = est.joinCohort(slow, start)
+	follower := est.joinCohort(slow, start)
+	if !scout.scout || follower.scout {
+		t.Fatal("roles: want the first wait a scout and the third a follower")
+	}
+	asked := make(chan time.Duration, 1)
+	sleeping := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		_ = Poll(ctx, delaySignal{follower, sleeping}, func(context.Context) (bool, error) {
+			if !follower.due() {
+				return false, nil
+			}
+			asked <- follower.elapsed()
+			return true, nil
+		})
+	}()
+	<-sleeping // the follower has its hour-long delay: it sleeps
+	scout.asked(10*time.Millisecond, false)
+	scout.done(10 * time.Millisecond) // the apply takes 10 ms: the follower is due at once
+	select {
+	case <-asked:
+	case <-time.After(time.Minute):
+		t.Fatal("the follower did not ask once the scout's time was known (it slept its hop)")
+	}
+	// A later, larger bound does not wake anyone: no follower is due earlier.
+	ch := est.sooner()
+	est.mu.Lock()
+	est.recordUpper(time.Second)
+	est.mu.Unlock()
+	select {
+	case <-ch:
+		t.Fatal("a larger upper bound woke the followers")
+	default:
+	}
+}
+
+// delaySignal is a cohort wait that reports its first Delay, so a test
+// knows its waiter is about to sleep.
+type delaySignal struct {
+	*cohortWait
+	first chan struct{}
+}
+
+func (d delaySignal) Delay(n int) time.Duration {
+	v := d.cohortWait.Delay(n)
+	if n == 0 {
+		close(d.first)
+	}
+	return v
+}

@@ -26,6 +26,9 @@ type latencyEstimate struct {
 	scouts    int // cohort waits scouting now
 	joined    int // cohort waits begun
 	lastScout int // joined when the last scout began
+	// soonerCh is closed when the expected time becomes known or drops,
+	// which can make a sleeping follower due now (see sooner).
+	soonerCh chan struct{}
 }
 
 const latencySamples = 32
@@ -180,13 +183,32 @@ func (a *latencyEstimate) expectedLocked() (time.Duration, bool) {
 	return s[n/2], true
 }
 
+// recordUpper records an upper bound (a.mu held). When it makes the
+// expected time known or earlier, sleeping followers are woken: their one
+// check may be due now. A later expected time wakes nobody.
 func (a *latencyEstimate) recordUpper(d time.Duration) {
+	before, known := a.expectedLocked()
 	if len(a.upper) < upperSamples {
 		a.upper = append(a.upper, d)
-		return
+	} else {
+		a.upper[a.nextUpper] = d
+		a.nextUpper = (a.nextUpper + 1) % upperSamples
 	}
-	a.upper[a.nextUpper] = d
-	a.nextUpper = (a.nextUpper + 1) % upperSamples
+	if after, _ := a.expectedLocked(); (!known || after < before) && a.soonerCh != nil {
+		close(a.soonerCh)
+		a.soonerCh = nil
+	}
+}
+
+// sooner returns a channel closed the next time the expected time becomes
+// known or drops.
+func (a *latencyEstimate) sooner() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.soonerCh == nil {
+		a.soonerCh = make(chan struct{})
+	}
+	return a.soonerCh
 }
 
 // cohortWait is one wait of a cohort and its Schedule. Its methods are
@@ -256,6 +278,12 @@ func (w *cohortWait) Delay(int) time.Duration {
 	}
 	return d
 }
+
+// Wake is closed when what the wait knows changed so that its next request
+// may be due sooner than its schedule said (Poll wakes on it). A follower
+// that started before anything was known would otherwise notice a scout's
+// answer only at its next hop.
+func (w *cohortWait) Wake() <-chan struct{} { return w.est.sooner() }
 
 // waitsForKnownLag reports a follower that joined with an estimate: it will
 // not ask before the expected time.
