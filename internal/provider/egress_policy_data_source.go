@@ -68,7 +68,7 @@ func (d *egressPolicyDataSource) Read(ctx context.Context, req datasource.ReadRe
 		return
 	}
 	var m egressPolicyDataModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -98,5 +98,5 @@ func (d *egressPolicyDataSource) Read(ctx context.Context, req datasource.ReadRe
 	m.Generation = types.Int64Value(st.Generation)
 	m.AppliedGeneration = types.Int64Value(st.AppliedGeneration)
 	m.Applied = types.BoolValue(st.Enforces(st.Generation))
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	resp.Diagnostics.Append(setState(ctx, &resp.State, &m)...)
 }

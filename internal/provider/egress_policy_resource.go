@@ -131,7 +131,7 @@ func (r *egressPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequ
 
 func (r *egressPolicyResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m egressPolicyModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -143,7 +143,7 @@ func (r *egressPolicyResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return // destroy
 	}
 	var plan egressPolicyModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -163,7 +163,7 @@ func (r *egressPolicyResource) ModifyPlan(ctx context.Context, req resource.Modi
 		resp.Diagnostics.Append(d...)
 		if !req.State.Raw.IsNull() {
 			var state egressPolicyModel
-			resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+			resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
 			prev, d := policyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
 			resp.Diagnostics.Append(d...)
 			// Same destinations, already enforced: nothing will be written,
@@ -174,7 +174,7 @@ func (r *egressPolicyResource) ModifyPlan(ctx context.Context, req resource.Modi
 			}
 		}
 	}
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
 }
 
 // setApplied fills the computed attributes after an enforced write.
@@ -256,7 +256,7 @@ func (r *egressPolicyResource) Create(ctx context.Context, req resource.CreateRe
 		return
 	}
 	var plan egressPolicyModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -282,7 +282,7 @@ func (r *egressPolicyResource) Create(ctx context.Context, req resource.CreateRe
 	}
 	plan.ID = types.StringValue(policyID(id, res.Generation))
 	resp.Diagnostics.Append(setApplied(ctx, &plan, policy, res.Generation, res.Status)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, baselineKey, encodeBaseline(res.Baseline))...)
 }
 
@@ -310,7 +310,7 @@ func (r *egressPolicyResource) Update(ctx context.Context, req resource.UpdateRe
 		return
 	}
 	var plan egressPolicyModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -331,7 +331,7 @@ func (r *egressPolicyResource) Update(ctx context.Context, req resource.UpdateRe
 		return
 	}
 	resp.Diagnostics.Append(setApplied(ctx, &plan, policy, gen, st)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 	resp.Diagnostics.Append(clearImported(ctx, resp.Private)...)
 }
 
@@ -355,7 +355,7 @@ func (r *egressPolicyResource) Read(ctx context.Context, req resource.ReadReques
 		return
 	}
 	var state egressPolicyModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -381,7 +381,7 @@ func (r *egressPolicyResource) Read(ctx context.Context, req resource.ReadReques
 				"generation %d: new connections may not follow the policy. The next apply writes it again and waits "+
 				"for enforcement.", st.Generation, id, st.AppliedGeneration))
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
 }
 
 // applyPlatformPolicy merges a GET answer into state. When the platform
@@ -422,7 +422,7 @@ func (r *egressPolicyResource) Delete(ctx context.Context, req resource.DeleteRe
 		return
 	}
 	var state egressPolicyModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}

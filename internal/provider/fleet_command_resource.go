@@ -209,7 +209,7 @@ func (r *fleetCommandResource) Schema(_ context.Context, _ resource.SchemaReques
 
 func (r *fleetCommandResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m fleetCommandModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -224,7 +224,7 @@ func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	var plan fleetCommandModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -232,7 +232,7 @@ func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.Modi
 	priorSensitive := false
 	if !req.State.Raw.IsNull() {
 		var state fleetCommandModel
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
 		prior = commandMemberRecordsOf(state, &resp.Diagnostics)
 		priorSensitive = state.SensitiveOutput.ValueBool()
 	}
@@ -267,7 +267,7 @@ func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
 }
 
 // keepFleetResult: a recorded result stays when it is from the same sandbox
@@ -448,7 +448,7 @@ func (r *fleetCommandResource) Create(ctx context.Context, req resource.CreateRe
 		return
 	}
 	var plan fleetCommandModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
 	var envWO types.Map
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("env_wo"), &envWO)...)
 	if resp.Diagnostics.HasError() {
@@ -469,7 +469,7 @@ func (r *fleetCommandResource) Create(ctx context.Context, req resource.CreateRe
 	plan.ID = types.StringValue(prime.NewIdempotencyKey()[:16])
 	plan.EnvWO = types.MapNull(types.StringType)
 	r.setRecords(ctx, &plan, done, &resp.Diagnostics)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 }
 
 // Read touches no API: the results are history.
@@ -482,8 +482,8 @@ func (r *fleetCommandResource) Read(_ context.Context, req resource.ReadRequest,
 // others' results. Failed members are left out of results.
 func (r *fleetCommandResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, state fleetCommandModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
 	var envWO types.Map
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("env_wo"), &envWO)...)
 	if resp.Diagnostics.HasError() {
@@ -516,7 +516,7 @@ func (r *fleetCommandResource) Update(ctx context.Context, req resource.UpdateRe
 	}
 	plan.EnvWO = types.MapNull(types.StringType)
 	r.setRecords(ctx, &plan, records, &resp.Diagnostics)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 	if problems.len() > 0 {
 		// The failed members are not recorded: the next apply runs only them.
 		fleetFailure(&resp.Diagnostics, &problems, len(toRun))

@@ -136,7 +136,7 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 
 func (r *fleetEgressPolicyResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m fleetEgressPolicyModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -152,7 +152,7 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 		return // destroy
 	}
 	var plan fleetEgressPolicyModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -168,7 +168,7 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 	samePolicy := false
 	if !req.State.Raw.IsNull() {
 		var state fleetEgressPolicyModel
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
 		prior = fleetMembersOf(state.Members, &resp.Diagnostics)
 		prev, d := policyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
 		resp.Diagnostics.Append(d...)
@@ -198,7 +198,7 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 		resp.Diagnostics.Append(d...)
 		plan.Members = members
 	}
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
 }
 
 // fleetMembersOf reads members; nil when null or unknown.
@@ -289,7 +289,7 @@ func (r *fleetEgressPolicyResource) Create(ctx context.Context, req resource.Cre
 		return
 	}
 	var plan fleetEgressPolicyModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -327,7 +327,7 @@ func (r *fleetEgressPolicyResource) Create(ctx context.Context, req resource.Cre
 	}
 	plan.ID = types.StringValue(prime.NewIdempotencyKey()[:16])
 	resp.Diagnostics.Append(r.record(ctx, &plan, policy, out.members)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, baselineKey, encodeMemberBaselines(out.baselines))...)
 }
 
@@ -351,8 +351,8 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 		return
 	}
 	var plan, state fleetEgressPolicyModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -436,7 +436,7 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 		}
 	})
 	resp.Diagnostics.Append(r.record(ctx, &plan, policy, out.members)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, baselineKey, encodeMemberBaselines(out.baselines))...)
 	out.addWarnings(&resp.Diagnostics)
 	if problems.len() > 0 {
@@ -454,7 +454,7 @@ func (r *fleetEgressPolicyResource) Read(ctx context.Context, req resource.ReadR
 		return
 	}
 	var state fleetEgressPolicyModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -505,7 +505,7 @@ func (r *fleetEgressPolicyResource) Read(ctx context.Context, req resource.ReadR
 			unapplied.String())
 	}
 	state.Members = fleetPolicyMembersValue(out.members)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
 }
 
 // Delete restores every member (restoreEgress: the baseline, the reuse
@@ -516,7 +516,7 @@ func (r *fleetEgressPolicyResource) Delete(ctx context.Context, req resource.Del
 		return
 	}
 	var state fleetEgressPolicyModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -550,6 +550,6 @@ func (r *fleetEgressPolicyResource) Delete(ctx context.Context, req resource.Del
 	if problems.len() > 0 {
 		resp.Diagnostics.AddError("Egress not restored", problems.String())
 		state.Members = fleetPolicyMembersValue(out.members)
-		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+		resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
 	}
 }

@@ -160,7 +160,7 @@ func (p *primeProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 // provider would not send the API key to, at validate and plan time.
 func (p *primeProvider) ValidateConfig(ctx context.Context, req provider.ValidateConfigRequest, resp *provider.ValidateConfigResponse) {
 	var m providerModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() || m.BaseURL.IsNull() || m.BaseURL.IsUnknown() || m.InsecureHTTP.IsUnknown() {
 		return
 	}
@@ -171,7 +171,7 @@ func (p *primeProvider) ValidateConfig(ctx context.Context, req provider.Validat
 
 func (p *primeProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
 	var m providerModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}

@@ -253,7 +253,7 @@ func validateCommandEnv(ctx context.Context, env, envWO types.Map, envWOVersion 
 
 func (r *sandboxCommandResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m sandboxCommandModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -268,15 +268,15 @@ func (r *sandboxCommandResource) ModifyPlan(ctx context.Context, req resource.Mo
 		return
 	}
 	var plan sandboxCommandModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	if !req.State.Raw.IsNull() && !plan.ID.IsUnknown() {
 		var state sandboxCommandModel
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
 		moveOutput(&plan, state)
-		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
 	}
 	r.warnLongContainerCommand(ctx, plan, &resp.Diagnostics)
 }
@@ -396,7 +396,7 @@ func (r *sandboxCommandResource) Create(ctx context.Context, req resource.Create
 		return
 	}
 	var plan sandboxCommandModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
 	var envWO types.Map
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("env_wo"), &envWO)...)
 	if resp.Diagnostics.HasError() {
@@ -421,7 +421,7 @@ func (r *sandboxCommandResource) Create(ctx context.Context, req resource.Create
 	plan.ID = types.StringValue(spec.SandboxID + "/" + prime.NewIdempotencyKey()[:16])
 	plan.EnvWO = types.MapNull(types.StringType)
 	recordResult(&plan, res)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 }
 
 // Read touches no API: a command's result is history.
@@ -433,12 +433,12 @@ func (r *sandboxCommandResource) Read(_ context.Context, req resource.ReadReques
 // runs. The plan (see ModifyPlan) already holds the moved output.
 func (r *sandboxCommandResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan sandboxCommandModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	plan.EnvWO = types.MapNull(types.StringType)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 }
 
 // Delete touches no API: there is nothing to undo on the platform.

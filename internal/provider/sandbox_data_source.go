@@ -92,7 +92,7 @@ func (d *sandboxDataSource) Read(ctx context.Context, req datasource.ReadRequest
 		return
 	}
 	var m sandboxAttributes
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -106,7 +106,7 @@ func (d *sandboxDataSource) Read(ctx context.Context, req datasource.ReadRequest
 		return
 	}
 	resp.Diagnostics.Append(applySandbox(ctx, &m, sb)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	resp.Diagnostics.Append(setState(ctx, &resp.State, &m)...)
 }
 
 // NewSandboxesDataSource is the prime_sandboxes data source constructor.
@@ -163,7 +163,7 @@ func (d *sandboxesDataSource) Read(ctx context.Context, req datasource.ReadReque
 		return
 	}
 	var m sandboxesModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
 	labels, diags := stringSet(ctx, m.Labels)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
@@ -204,5 +204,5 @@ func (d *sandboxesDataSource) Read(ctx context.Context, req datasource.ReadReque
 	sbList, diags := types.ListValueFrom(ctx, sandboxObjectType(), items)
 	resp.Diagnostics.Append(diags...)
 	m.IDs, m.Sandboxes = idList, sbList
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	resp.Diagnostics.Append(setState(ctx, &resp.State, &m)...)
 }

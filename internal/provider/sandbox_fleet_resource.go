@@ -231,7 +231,7 @@ func memberName(prefix, key string) string { return prefix + "-" + key }
 
 func (r *sandboxFleetResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var f sandboxFleetModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &f)...)
+	resp.Diagnostics.Append(getConfig(ctx, req.Config, &f)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -247,7 +247,7 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	var plan sandboxFleetModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -255,7 +255,7 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 	var prior *sandboxEgressState
 	var state sandboxFleetModel
 	if !req.State.Raw.IsNull() {
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
 		prior = &sandboxEgressState{Egress: state.Egress, EgressApplied: types.BoolValue(fleetEgressApplied(ctx, state))}
 	}
 	egressWrites := planEgress(ctx, es, prior, &resp.Diagnostics)
@@ -265,7 +265,7 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if !known {
 		plan.SandboxIDs = types.MapUnknown(types.StringType)
 		plan.Sandboxes = types.MapUnknown(fleetMemberType())
-		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
 		return
 	}
 	have := map[string]fleetMember{}
@@ -297,7 +297,7 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 	resp.Diagnostics.Append(d...)
 	plan.Sandboxes, d = types.MapValue(fleetMemberType(), members)
 	resp.Diagnostics.Append(d...)
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
 	if prior != nil && plan.Egress.IsNull() && !state.Egress.IsNull() {
 		resp.Diagnostics.AddAttributeWarning(egressBlockPath, "Removing egress reopens the members",
 			"The egress block of the fleet is removed: this apply writes an unrestricted egress policy to every "+
@@ -591,7 +591,7 @@ func (r *sandboxFleetResource) Create(ctx context.Context, req resource.CreateRe
 		return
 	}
 	var plan sandboxFleetModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -608,7 +608,7 @@ func (r *sandboxFleetResource) Create(ctx context.Context, req resource.CreateRe
 		state := plan
 		settleTemplate(&state, firstVM(r.client, members))
 		setFleetMembers(&state, members)
-		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+		resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
 	}
 	tflog.Info(ctx, "creating fleet members", map[string]any{"members": len(keys)})
 	healthy := a.createMembers(ctx, keys, &problems, save)
@@ -634,7 +634,7 @@ func (r *sandboxFleetResource) Read(ctx context.Context, req resource.ReadReques
 		return
 	}
 	var state sandboxFleetModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -679,7 +679,7 @@ func (r *sandboxFleetResource) Read(ctx context.Context, req resource.ReadReques
 		r.refreshMemberEgress(ctx, members, eg, &resp.Diagnostics)
 	}
 	setFleetMembers(&state, members)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
 }
 
 // refreshMemberEgress reads every member's policy, as prime_sandbox reads
@@ -731,8 +731,8 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 		return
 	}
 	var plan, state sandboxFleetModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -779,7 +779,7 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 		}
 		settleTemplate(&out, types.Bool.ValueBoolPointer(state.VM))
 		setFleetMembers(&out, all)
-		resp.Diagnostics.Append(resp.State.Set(ctx, &out)...)
+		resp.Diagnostics.Append(setState(ctx, &resp.State, &out)...)
 	}
 
 	// Removed keys first, so a shrinking fleet frees its quota before growing.
@@ -800,7 +800,7 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 	out := plan
 	settleTemplate(&out, types.Bool.ValueBoolPointer(state.VM))
 	setFleetMembers(&out, members)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &out)...)
+	resp.Diagnostics.Append(setState(ctx, &resp.State, &out)...)
 	resp.Diagnostics.Append(clearImported(ctx, resp.Private)...)
 	if problems.len() > 0 {
 		healthy := 0
@@ -876,7 +876,7 @@ func (r *sandboxFleetResource) Delete(ctx context.Context, req resource.DeleteRe
 		return
 	}
 	var state sandboxFleetModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -886,7 +886,7 @@ func (r *sandboxFleetResource) Delete(ctx context.Context, req resource.DeleteRe
 	if len(kept) > 0 {
 		// What could not be deleted stays in state, so a destroy can retry.
 		setFleetMembers(&state, kept)
-		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+		resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
 		resp.Diagnostics.AddError("Fleet members not deleted", problems.String())
 	}
 }
@@ -940,7 +940,7 @@ func (r *sandboxFleetResource) ImportState(ctx context.Context, req resource.Imp
 		r.importMemberEgress(ctx, &f, members, &resp.Diagnostics)
 	}
 	setFleetMembers(&f, members)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &f)...)
+	resp.Diagnostics.Append(setState(ctx, &resp.State, &f)...)
 	resp.Diagnostics.Append(markImported(ctx, resp.Private)...)
 }
 

@@ -332,7 +332,7 @@ func validateSandbox(ctx context.Context, m sandboxModel, diags *diag.Diagnostic
 
 func (r *sandboxResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m sandboxModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -347,20 +347,20 @@ func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		return
 	}
 	var plan sandboxModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	var prior *sandboxEgressState
 	var state sandboxModel
 	if !req.State.Raw.IsNull() {
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
 		prior = state.egressState()
 	}
 	es := plan.egressState()
 	writes := planEgress(ctx, es, prior, &resp.Diagnostics)
 	plan.setEgressState(es)
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
 	if resp.Diagnostics.HasError() || prior == nil {
 		return
 	}
@@ -416,7 +416,7 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	var plan sandboxModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
 	var secretsWO types.Map
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("secrets_wo"), &secretsWO)...)
 	if resp.Diagnostics.HasError() {
@@ -455,7 +455,7 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 	if born != nil {
 		state.EgressApplied = types.BoolValue(false)
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
 	if err != nil {
 		resp.Diagnostics.AddError("Sandbox create interrupted", interruptedCreate(sb.ID, err)+".\n\n"+taintedNote)
 		return
@@ -474,7 +474,7 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 			state.EgressGeneration = types.Int64Value(st.Generation)
 		}
 		if err != nil {
-			resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+			resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
 			resp.Diagnostics.AddError("Born egress policy not enforced", failClosedMessage(sb.ID, egressTimeout, "egress", err)+"\n\n"+taintedNote)
 			return
 		}
@@ -486,7 +486,7 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	resp.Diagnostics.Append(applySandboxResource(ctx, &state, sb)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
 }
 
 func (r *sandboxResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -494,7 +494,7 @@ func (r *sandboxResource) Read(ctx context.Context, req resource.ReadRequest, re
 		return
 	}
 	var state sandboxModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -546,7 +546,7 @@ func (r *sandboxResource) Read(ctx context.Context, req resource.ReadRequest, re
 					sb.ID, state.EgressGeneration.ValueInt64(), st.AppliedGeneration))
 		}
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
 }
 
 // goneFromStateMessage explains why a refresh drops a stopped sandbox.
@@ -577,8 +577,8 @@ func (r *sandboxResource) Update(ctx context.Context, req resource.UpdateRequest
 		return
 	}
 	var plan, state sandboxModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -612,7 +612,7 @@ func (r *sandboxResource) Update(ctx context.Context, req resource.UpdateRequest
 			plan.EgressOverride = types.Int64Null()
 		}
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 	resp.Diagnostics.Append(clearImported(ctx, resp.Private)...)
 }
 
@@ -621,7 +621,7 @@ func (r *sandboxResource) Delete(ctx context.Context, req resource.DeleteRequest
 		return
 	}
 	var state sandboxModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}

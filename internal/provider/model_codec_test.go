@@ -1,0 +1,121 @@
+package provider
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// codecCase is a schema and the model its Get and Set use.
+type codecCase struct {
+	name   string
+	schema func() tfsdk.State
+	model  func() any // a pointer to a zero model
+}
+
+func codecCases(t *testing.T) []codecCase {
+	ctx := context.Background()
+	res := func(r resource.Resource) func() tfsdk.State {
+		return func() tfsdk.State {
+			var resp resource.SchemaResponse
+			r.Schema(ctx, resource.SchemaRequest{}, &resp)
+			if resp.Diagnostics.HasError() {
+				t.Fatal(resp.Diagnostics)
+			}
+			return tfsdk.State{Schema: resp.Schema}
+		}
+	}
+	ds := func(d datasource.DataSource) func() tfsdk.State {
+		return func() tfsdk.State {
+			var resp datasource.SchemaResponse
+			d.Schema(ctx, datasource.SchemaRequest{}, &resp)
+			return tfsdk.State{Schema: resp.Schema}
+		}
+	}
+	return []codecCase{
+		{name: "prime_sandbox", schema: res(NewSandboxResource()), model: func() any { return &sandboxModel{} }},
+		{name: "prime_egress_policy", schema: res(NewEgressPolicyResource()), model: func() any { return &egressPolicyModel{} }},
+		{name: "prime_sandbox_command", schema: res(NewSandboxCommandResource()), model: func() any { return &sandboxCommandModel{} }},
+		{name: "prime_sandbox_fleet", schema: res(NewSandboxFleetResource()), model: func() any { return &sandboxFleetModel{} }},
+		{name: "prime_fleet_command", schema: res(NewFleetCommandResource()), model: func() any { return &fleetCommandModel{} }},
+		{name: "prime_fleet_egress_policy", schema: res(NewFleetEgressPolicyResource()), model: func() any { return &fleetEgressPolicyModel{} }},
+		{name: "data prime_sandbox", schema: ds(NewSandboxDataSource()), model: func() any { return &sandboxAttributes{} }},
+		{name: "data prime_egress_policy", schema: ds(NewEgressPolicyDataSource()), model: func() any { return &egressPolicyDataModel{} }},
+		{name: "data prime_sandboxes", schema: ds(NewSandboxesDataSource()), model: func() any { return &sandboxesModel{} }},
+		{name: "provider", schema: func() tfsdk.State {
+			var resp provider.SchemaResponse
+			New("test")().Schema(ctx, provider.SchemaRequest{}, &resp)
+			return tfsdk.State{Schema: resp.Schema}
+		}, model: func() any { return &providerModel{} }},
+	}
+}
+
+// objectOf is an object of the schema's type whose attributes are all
+// null, or all unknown.
+func objectOf(ctx context.Context, s tfsdk.State, unknown bool) tftypes.Value {
+	typ := s.Schema.Type().TerraformType(ctx).(tftypes.Object)
+	attrs := map[string]tftypes.Value{}
+	for name, at := range typ.AttributeTypes {
+		if unknown {
+			attrs[name] = tftypes.NewValue(at, tftypes.UnknownValue)
+		} else {
+			attrs[name] = tftypes.NewValue(at, nil)
+		}
+	}
+	return tftypes.NewValue(typ, attrs)
+}
+
+// The codec converts every model exactly as the framework's Get and Set do
+// (null and unknown attributes; the acceptance tests carry real values
+// through it), and handles every model of the provider.
+func TestModelCodecMatchesTheFramework(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range codecCases(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			if modelFields(reflect.TypeOf(tc.model()).Elem()) == nil {
+				t.Fatal("the model is not handled by the codec: its Get and Set pay for reflection")
+			}
+			for _, unknown := range []bool{false, true} {
+				s := tc.schema()
+				s.Raw = objectOf(ctx, s, unknown)
+				viaCodec, viaFramework := tc.model(), tc.model()
+				if d := getState(ctx, s, viaCodec); d.HasError() {
+					t.Fatal(d)
+				}
+				if d := s.Get(ctx, viaFramework); d.HasError() {
+					t.Fatal(d)
+				}
+				if !reflect.DeepEqual(viaCodec, viaFramework) {
+					t.Fatalf("unknown=%t: codec read %+v, framework %+v", unknown, viaCodec, viaFramework)
+				}
+				back, fw := tc.schema(), tc.schema()
+				if d := setState(ctx, &back, viaCodec); d.HasError() {
+					t.Fatal(d)
+				}
+				if d := fw.Set(ctx, viaFramework); d.HasError() {
+					t.Fatal(d)
+				}
+				if !back.Raw.Equal(fw.Raw) || !back.Raw.Equal(s.Raw) {
+					t.Fatalf("unknown=%t: codec wrote %s, framework %s, read %s", unknown, back.Raw, fw.Raw, s.Raw)
+				}
+			}
+		})
+	}
+}
+
+// A null state goes to the framework, which reports it.
+func TestModelCodecLeavesANullStateToTheFramework(t *testing.T) {
+	ctx := context.Background()
+	s := codecCases(t)[0].schema()
+	s.Raw = tftypes.NewValue(s.Schema.Type().TerraformType(ctx), nil)
+	var m sandboxModel
+	if d := getState(ctx, s, &m); !d.HasError() {
+		t.Fatal("reading a null state into a model must fail as the framework's Get does")
+	}
+}
