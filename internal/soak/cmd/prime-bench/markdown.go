@@ -5,6 +5,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 )
 
 // invocation reconstructs the make command (when run by make) and the
@@ -211,7 +212,7 @@ func runTable(b *strings.Builder, runs []*runFigures, c benchConfig) {
 	})
 	row("CPU time during apply (user + system)", func(f *runFigures) string { return f.apply.cpuNote() })
 	row("**refresh**: `plan -refresh-only -detailed-exitcode`", func(f *runFigures) string {
-		return fmt.Sprintf("%s (exit %d)", secs(f.refresh.res.Duration), f.refresh.res.ExitCode)
+		return fmt.Sprintf("%s (exit %d; median of %s)", secs(f.refresh.res.Duration), f.refresh.res.ExitCode, durList(f.refreshWalls))
 	})
 	row("API requests of the refresh (per member)", func(f *runFigures) string {
 		return fmt.Sprintf("%d (%.2f)", f.refresh.apiTotal(), f.refreshMember)
@@ -324,9 +325,11 @@ func howComputed(b *strings.Builder, c benchConfig) {
 		"`policy_put`. **Gateway ready → probe answered** is from the mock's `gateway_ready` event to the first " +
 		"`command_executed` of the readiness probe (`echo 'sandbox ready'`) on that sandbox: how late the client " +
 		"noticed the gateway.\n")
-	w("- **Refresh**: `terraform plan -refresh-only -detailed-exitcode -parallelism=P` on the applied state, and its " +
-		"exit code (0: no changes; Terraform 1.11 used to exit 2 on this provider's unchanged refresh-only plans, which " +
-		"the provider now avoids by sending refreshed state as JSON). Then a second `plan -detailed-exitcode`.\n")
+	w("- **Refresh**: `terraform plan -refresh-only -detailed-exitcode -parallelism=P` on the applied state, run %d times "+
+		"in a row; the median run gives the wall time, requests, RSS and CPU (one sample of a 2 s command moved by "+
+		"±0.2 s on this shared machine). The exit code must be 0 every time "+
+		"(0: no changes; Terraform 1.11 used to exit 2 on this provider's unchanged refresh-only plans, which "+
+		"the provider now avoids by sending refreshed state as JSON). Then a second `plan -detailed-exitcode`.\n", refreshRuns)
 	w("- **Provider peak RSS**: Terraform starts the provider through a symlink to `prime-bench`, which runs the real " +
 		"provider binary as its child (same stdio, arguments and environment, signals forwarded) and records the child's " +
 		"`ru_maxrss` from wait4(2) when it exits — the kernel's high-water mark of its resident set (VmHWM). Terraform " +
@@ -339,4 +342,13 @@ func howComputed(b *strings.Builder, c benchConfig) {
 		"machine; the ratios, request counts, latencies of the client's cadence and memory are what compare.\n", previous.commit)
 	w("- **Runs left out**: a per-instance run whose apply alone needs more than `-instances-budget` even at the limit " +
 		"(N × W / P) is not run by default; the section above names it. `-instances-budget 0` runs the full matrix.\n")
+}
+
+// durList is "a, b, c" of durations in seconds.
+func durList(ds []time.Duration) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = secs(d)
+	}
+	return strings.Join(parts, ", ")
 }
