@@ -16,14 +16,14 @@ const egressFineStep = 50 * time.Millisecond
 
 // egressCohort is how policy waits share the work (see cohortParams): two
 // scouts while the apply time is unknown, one wait in sixteen scouting
-// afterwards, followers re-reading what is known every fine step and, while
-// nothing is, checking on their own after 2 s, 6 s, 14 s, … (8 s apart at
-// most) in case no scout ever finishes.
+// afterwards, followers woken when what is known changes (and every second
+// regardless) and, while nothing is, checking on their own after 2 s, 6 s,
+// 14 s, … (8 s apart at most) in case no scout ever finishes.
 var egressCohort = cohortParams{
 	first:   EgressApplyBackoff.Initial,
 	minStep: egressFineStep,
 	max:     EgressApplyBackoff.Max,
-	hop:     egressFineStep,
+	hop:     time.Second,
 	safety:  Backoff{Initial: 2 * time.Second, Factor: 2, Max: 8 * time.Second},
 	scouts:  2,
 	every:   16,
@@ -84,7 +84,7 @@ func (c *Client) WaitForEgressApplied(ctx context.Context, id string, gen int64,
 		applied := st.Enforces(gen)
 		w.asked(asked, !applied)
 		if applied {
-			seen = w.elapsed()
+			seen = asked
 		}
 		return applied, nil
 	})

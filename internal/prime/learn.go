@@ -118,17 +118,21 @@ func (s learnedSchedule) Delay(n int) time.Duration {
 //   - the other waits are followers: they make no request until some wait has
 //     seen its event and recorded when, then check once at that time after
 //     their own start (their own slow safety backoff covers scouts that never
-//     finish). A follower's rounds in between are free: its schedule wakes it
-//     every hop to re-read what is known, and it asks the API only when due;
+//     finish). It sleeps until its check is due or until what is known
+//     changes so that it may be due sooner (Wake), at most a hop, and asks
+//     the API only when due;
 //   - once something is known, every wait is a follower but one in
 //     cohortParams.every, which scouts from half the expected time, so a
 //     platform that became faster is noticed.
 //
-// What a finished wait teaches is its upper bound — the elapsed time of the
-// answer that showed the event — when its checks bracketed the event (a
-// scout's, or a follower's that missed first): the expected time is the
-// median of the last few, so a follower's single check comes just after the
-// event.
+// What a finished wait teaches is its upper bound — the elapsed time that
+// showed the event — when its checks bracketed the event (a scout's, or a
+// follower's that missed first): the expected time is the median of the last
+// few, so a follower's single check comes just after the event. The caller
+// says which time: a policy wait gives the send time of the request that saw
+// the policy applied (its start, the PUT's answer, is precise, and under load
+// an answer took 50 ms that every follower would otherwise wait on top), a
+// gateway wait the answer's time (see waitGateway).
 type cohortParams struct {
 	// first is a scout's first check without an estimate: a fast event is
 	// never waited on.
@@ -137,7 +141,8 @@ type cohortParams struct {
 	minStep time.Duration
 	// max caps the interval between checks once the event is late.
 	max time.Duration
-	// hop is how often a follower re-reads what is known.
+	// hop is the longest a follower sleeps without looking again (a safety
+	// net: Wake wakes it when what is known changes).
 	hop time.Duration
 	// safety paces a follower's own checks while nothing is known.
 	safety Backoff
@@ -304,8 +309,8 @@ func (w *cohortWait) asked(at time.Duration, missed bool) {
 	}
 }
 
-// done ends the wait; seen > 0 is when the answer that showed the event came
-// (elapsed). It is recorded when it says something: a scout's (its checks
+// done ends the wait; seen > 0 is the elapsed time that showed the event
+// (see above). It is recorded when it says something: a scout's (its checks
 // are fine, or it explored early) or a follower's that missed first (the
 // event came later than expected). A follower that saw the event at its one
 // check only confirms the estimate, which would keep it from ever going

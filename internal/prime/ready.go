@@ -69,7 +69,7 @@ var gatewayCohort = cohortParams{
 	first:   0,
 	minStep: gatewayProbeMinStep,
 	max:     gatewayProbeBackoff.Max,
-	hop:     gatewayProbeMinStep,
+	hop:     time.Second,
 	safety:  Backoff{Initial: 2 * time.Second, Factor: 2, Max: gatewayProbeBackoff.Max},
 	scouts:  2,
 	every:   16,
@@ -362,6 +362,12 @@ func (c *Client) waitGateway(ctx context.Context, id string, deadline time.Time,
 		_, err := c.exec(ctx, id, ExecRequest{Command: gatewayProbeCommand, Timeout: gatewayProbeTimeout}, true)
 		if err == nil {
 			w.asked(asked, false)
+			// The answer's time, not the send time as for policies: a
+			// probe's wait starts when the shared status round saw RUNNING,
+			// which lags the real RUNNING by a different amount for each
+			// sandbox, and the answer's slack keeps followers from probing
+			// before their gateway is up (a miss is one more probe on a
+			// gateway already busy with a fleet's).
 			seen = w.elapsed()
 			return true, nil
 		}
