@@ -39,23 +39,13 @@ func (b Backoff) Delay(n int) time.Duration {
 
 // Sleep waits for d, returning early with the context's error when it ends.
 func Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-t.C:
-		return nil
-	}
+	return sleepOrWake(ctx, d, nil)
 }
 
 // sleepOrWake is Sleep that also ends when wake closes (nil: never).
 func sleepOrWake(ctx context.Context, d time.Duration, wake <-chan struct{}) error {
-	if d <= 0 || wake == nil {
-		return Sleep(ctx, d)
+	if d <= 0 {
+		return ctx.Err()
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()

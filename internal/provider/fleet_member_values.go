@@ -107,37 +107,36 @@ func memberAttrs(key string, v attr.Value, diags *diag.Diagnostics) (map[string]
 	return obj.Attributes(), true
 }
 
-// fleetMembersOfMap reads a `sandboxes` map (known, from state).
-func fleetMembersOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetMember {
-	out := make(map[string]fleetMember, len(v.Elements()))
+// membersOfMap reads a map of objects (known, from state) entry by entry.
+func membersOfMap[T any](v types.Map, diags *diag.Diagnostics, of func(key string, a map[string]attr.Value) T) map[string]T {
+	out := make(map[string]T, len(v.Elements()))
 	for k, e := range v.Elements() {
-		a, ok := memberAttrs(k, e, diags)
-		if !ok {
-			continue
-		}
-		out[k] = fleetMember{
-			ID: stringAttr(a, "id"), Name: stringAttr(a, "name"), Status: stringAttr(a, "status"),
-			CreatedAt: stringAttr(a, "created_at"), EgressGeneration: int64Attr(a, "egress_generation"),
-			EgressApplied: boolAttr(a, "egress_applied"),
+		if a, ok := memberAttrs(k, e, diags); ok {
+			out[k] = of(k, a)
 		}
 	}
 	return out
 }
 
-// fleetPolicyMembersOfMap reads a `members` map (known, from state).
-func fleetPolicyMembersOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetPolicyMember {
-	out := make(map[string]fleetPolicyMember, len(v.Elements()))
-	for k, e := range v.Elements() {
-		a, ok := memberAttrs(k, e, diags)
-		if !ok {
-			continue
+// fleetMembersOfMap reads a `sandboxes` map.
+func fleetMembersOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetMember {
+	return membersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetMember {
+		return fleetMember{
+			ID: stringAttr(a, "id"), Name: stringAttr(a, "name"), Status: stringAttr(a, "status"),
+			CreatedAt: stringAttr(a, "created_at"), EgressGeneration: int64Attr(a, "egress_generation"),
+			EgressApplied: boolAttr(a, "egress_applied"),
 		}
-		out[k] = fleetPolicyMember{
+	})
+}
+
+// fleetPolicyMembersOfMap reads a `members` map.
+func fleetPolicyMembersOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetPolicyMember {
+	return membersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetPolicyMember {
+		return fleetPolicyMember{
 			SandboxID: stringAttr(a, "sandbox_id"), Generation: int64Attr(a, "generation"),
 			AppliedGeneration: int64Attr(a, "applied_generation"), Applied: boolAttr(a, "applied"),
 		}
-	}
-	return out
+	})
 }
 
 // stringAttr, int64Attr and boolAttr read one attribute of an object whose
@@ -163,28 +162,19 @@ func boolAttr(a map[string]attr.Value, name string) types.Bool {
 	return types.BoolNull()
 }
 
-// fleetCommandResultsOfMap reads a fleet command's `results` (known, from
-// state).
+// fleetCommandResultsOfMap reads a fleet command's `results`.
 func fleetCommandResultsOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetCommandResult {
-	out := make(map[string]fleetCommandResult, len(v.Elements()))
-	for k, e := range v.Elements() {
-		a, ok := memberAttrs(k, e, diags)
-		if !ok {
-			continue
-		}
+	return membersOfMap(v, diags, func(k string, a map[string]attr.Value) fleetCommandResult {
 		r := fleetCommandResult{SandboxID: stringAttr(a, "sandbox_id"), ExitCode: int64Attr(a, "exit_code"),
 			ExecutedAt: stringAttr(a, "executed_at")}
 		for i, s := range objectsOf(a["steps"]) {
-			sa, ok := memberAttrs(fmt.Sprintf("%s, step %d", k, i+1), s, diags)
-			if !ok {
-				continue
+			if sa, ok := memberAttrs(fmt.Sprintf("%s, step %d", k, i+1), s, diags); ok {
+				r.Steps = append(r.Steps, fleetCommandStep{ExitCode: int64Attr(sa, "exit_code"), Stdout: stringAttr(sa, "stdout"),
+					Stderr: stringAttr(sa, "stderr"), OutputTruncated: boolAttr(sa, "output_truncated")})
 			}
-			r.Steps = append(r.Steps, fleetCommandStep{ExitCode: int64Attr(sa, "exit_code"), Stdout: stringAttr(sa, "stdout"),
-				Stderr: stringAttr(sa, "stderr"), OutputTruncated: boolAttr(sa, "output_truncated")})
 		}
-		out[k] = r
-	}
-	return out
+		return r
+	})
 }
 
 // objectListsOfMap reads a map of lists of objects (known, from state).
