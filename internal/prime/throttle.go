@@ -87,6 +87,9 @@ func (t *Throttle) Acquire(ctx context.Context) (release func(), err error) {
 			// deadline. The request cannot go before that deadline, so the
 			// caller's outcome is the deadline: report it, with its cause
 			// (e.g. "egress timeout (60s) reached"), when it comes.
+			if _, ok := ctx.Deadline(); !ok && ctx.Err() == nil {
+				return nil, err // not a deadline (nothing else is expected)
+			}
 			<-ctx.Done()
 			return nil, context.Cause(ctx)
 		}
