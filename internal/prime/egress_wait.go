@@ -16,14 +16,14 @@ const egressFineStep = 50 * time.Millisecond
 
 // egressCohort is how policy waits share the work (see cohortParams): two
 // scouts while the apply time is unknown, one wait in sixteen scouting
-// afterwards, followers woken when what is known changes (and every second
+// afterwards, followers woken when what is known changes (and every cohortHop
 // regardless) and, while nothing is, checking on their own after 2 s, 6 s,
 // 14 s, … (8 s apart at most) in case no scout ever finishes.
 var egressCohort = cohortParams{
 	first:   EgressApplyBackoff.Initial,
 	minStep: egressFineStep,
 	max:     EgressApplyBackoff.Max,
-	hop:     time.Second,
+	hop:     cohortHop,
 	safety:  Backoff{Initial: 2 * time.Second, Factor: 2, Max: 8 * time.Second},
 	scouts:  2,
 	every:   16,

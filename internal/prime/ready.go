@@ -69,7 +69,7 @@ var gatewayCohort = cohortParams{
 	first:   0,
 	minStep: gatewayProbeMinStep,
 	max:     gatewayProbeBackoff.Max,
-	hop:     time.Second,
+	hop:     cohortHop,
 	safety:  Backoff{Initial: 2 * time.Second, Factor: 2, Max: gatewayProbeBackoff.Max},
 	scouts:  2,
 	every:   16,
