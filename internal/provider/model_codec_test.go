@@ -56,6 +56,32 @@ func codecCases(t *testing.T) []codecCase {
 	}
 }
 
+// sampleOf is a known value of type t with every nested value known: a
+// string "s", the number 1, true, and one element or key in collections.
+func sampleOf(t tftypes.Type) tftypes.Value {
+	switch {
+	case t.Is(tftypes.String):
+		return tftypes.NewValue(t, "s")
+	case t.Is(tftypes.Number):
+		return tftypes.NewValue(t, 1)
+	case t.Is(tftypes.Bool):
+		return tftypes.NewValue(t, true)
+	case t.Is(tftypes.List{}):
+		return tftypes.NewValue(t, []tftypes.Value{sampleOf(t.(tftypes.List).ElementType)})
+	case t.Is(tftypes.Set{}):
+		return tftypes.NewValue(t, []tftypes.Value{sampleOf(t.(tftypes.Set).ElementType)})
+	case t.Is(tftypes.Map{}):
+		return tftypes.NewValue(t, map[string]tftypes.Value{"k": sampleOf(t.(tftypes.Map).ElementType)})
+	case t.Is(tftypes.Object{}):
+		attrs := map[string]tftypes.Value{}
+		for name, at := range t.(tftypes.Object).AttributeTypes {
+			attrs[name] = sampleOf(at)
+		}
+		return tftypes.NewValue(t, attrs)
+	}
+	return tftypes.NewValue(t, nil)
+}
+
 // objectOf is an object of the schema's type whose attributes are all
 // null, or all unknown.
 func objectOf(ctx context.Context, s tfsdk.State, unknown bool) tftypes.Value {
@@ -72,8 +98,8 @@ func objectOf(ctx context.Context, s tfsdk.State, unknown bool) tftypes.Value {
 }
 
 // The codec converts every model exactly as the framework's Get and Set do
-// (null and unknown attributes; the acceptance tests carry real values
-// through it), and handles every model of the provider.
+// (attributes all null, all unknown, or all known down to every nested
+// value), and handles every model of the provider.
 func TestModelCodecMatchesTheFramework(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range codecCases(t) {
@@ -81,9 +107,14 @@ func TestModelCodecMatchesTheFramework(t *testing.T) {
 			if modelFields(reflect.TypeOf(tc.model()).Elem()) == nil {
 				t.Fatal("the model is not handled by the codec: its Get and Set pay for reflection")
 			}
-			for _, unknown := range []bool{false, true} {
+			for i, raw := range []func(tfsdk.State) tftypes.Value{
+				func(s tfsdk.State) tftypes.Value { return objectOf(ctx, s, false) },
+				func(s tfsdk.State) tftypes.Value { return objectOf(ctx, s, true) },
+				func(s tfsdk.State) tftypes.Value { return sampleOf(s.Schema.Type().TerraformType(ctx)) },
+			} {
+				unknown := []string{"null", "unknown", "known"}[i]
 				s := tc.schema()
-				s.Raw = objectOf(ctx, s, unknown)
+				s.Raw = raw(s)
 				viaCodec, viaFramework := tc.model(), tc.model()
 				if d := getState(ctx, s, viaCodec); d.HasError() {
 					t.Fatal(d)
@@ -92,7 +123,7 @@ func TestModelCodecMatchesTheFramework(t *testing.T) {
 					t.Fatal(d)
 				}
 				if !reflect.DeepEqual(viaCodec, viaFramework) {
-					t.Fatalf("unknown=%t: codec read %+v, framework %+v", unknown, viaCodec, viaFramework)
+					t.Fatalf("%s attributes: codec read %+v, framework %+v", unknown, viaCodec, viaFramework)
 				}
 				back, fw := tc.schema(), tc.schema()
 				if d := setState(ctx, &back, viaCodec); d.HasError() {
@@ -102,7 +133,7 @@ func TestModelCodecMatchesTheFramework(t *testing.T) {
 					t.Fatal(d)
 				}
 				if !back.Raw.Equal(fw.Raw) || !back.Raw.Equal(s.Raw) {
-					t.Fatalf("unknown=%t: codec wrote %s, framework %s, read %s", unknown, back.Raw, fw.Raw, s.Raw)
+					t.Fatalf("%s attributes: codec wrote %s, framework %s, read %s", unknown, back.Raw, fw.Raw, s.Raw)
 				}
 			}
 		})
