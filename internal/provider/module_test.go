@@ -452,8 +452,16 @@ output "agent_exit_codes" {
 // directory, installs the module (`terraform get`: the provider comes from
 // dev_overrides) and destroys everything at the end, checking that no
 // sandbox is left running.
-func rootWorkspace(t *testing.T, cli string, m *testMock, rc string) (run func(ctx context.Context, args ...string) (string, error)) {
+//
+// It also starts the test's mock with o and runs the test in parallel; ctx
+// bounds the test's own terraform runs.
+func rootWorkspace(t *testing.T, o primemock.Options) (m *testMock, run func(ctx context.Context, args ...string) (string, error), ctx context.Context) {
 	t.Helper()
+	cli := requireCLI(t)
+	provider := devProvider(t)
+	t.Parallel()
+	m = newTestMock(t, o)
+	rc := provider()
 	work := t.TempDir()
 	copyDir(t, filepath.Join(repoRoot(t), "examples", "modules", "eval-fleet"), filepath.Join(work, "modules", "eval-fleet"))
 	if err := os.WriteFile(filepath.Join(work, "main.tf"), []byte(evalFleetRootHCL), 0o644); err != nil {
@@ -469,9 +477,9 @@ func rootWorkspace(t *testing.T, cli string, m *testMock, rc string) (run func(c
 		}
 		return runTF(ctx, t, cli, work, env, args...)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	getCtx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if out, err := run(ctx, "get"); err != nil {
+	if out, err := run(getCtx, "get"); err != nil {
 		t.Fatalf("terraform get: %v\n%s", err, out)
 	}
 	t.Cleanup(func() {
@@ -484,7 +492,9 @@ func rootWorkspace(t *testing.T, cli string, m *testMock, rc string) (run func(c
 			t.Errorf("%d sandboxes are still live after destroy", live)
 		}
 	})
-	return run
+	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Minute)
+	t.Cleanup(cancel)
+	return m, run, ctx
 }
 
 // outputMap reads a map(string) output of the root module.
@@ -551,16 +561,10 @@ func stateAddrs(ctx context.Context, t *testing.T, run func(context.Context, ...
 // against a data plane that never enforces a policy: the apply must fail
 // closed, and no agent step may ever run.
 func TestAccModule_evalFleetFailsClosed(t *testing.T) {
-	cli := requireCLI(t)
-	provider := devProvider(t)
-	t.Parallel()
 	o := fastMockOptions()
 	o.NeverApply = true
-	m := newTestMock(t, o)
-	run := rootWorkspace(t, cli, m, provider())
+	m, run, ctx := rootWorkspace(t, o)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
 	out, err := run(ctx, "apply", "-auto-approve", "-input=false")
 	if err == nil {
 		t.Fatalf("the apply succeeded although no policy was ever enforced:\n%s", out)
@@ -595,14 +599,8 @@ func TestAccModule_evalFleetFailsClosed(t *testing.T) {
 // with the failed key replaced keeps the healthy member and runs the whole
 // protocol on both.
 func TestAccModule_evalFleetMemberFails(t *testing.T) {
-	cli := requireCLI(t)
-	provider := devProvider(t)
-	t.Parallel()
-	m := newTestMock(t, fastMockOptions())
-	run := rootWorkspace(t, cli, m, provider())
+	m, run, ctx := rootWorkspace(t, fastMockOptions())
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
 	out, err := run(ctx, "apply", "-auto-approve", "-input=false", `-var=members=["ok","prime-mock-oom"]`)
 	if err == nil {
 		t.Fatalf("the apply succeeded although a member failed:\n%s", out)
@@ -655,14 +653,8 @@ func TestAccModule_evalFleetMemberFails(t *testing.T) {
 // second plan must be empty, and the destroy (rootWorkspace's clean-up)
 // must leave nothing running.
 func TestAccModule_evalFleet20(t *testing.T) {
-	cli := requireCLI(t)
-	provider := devProvider(t)
-	t.Parallel()
-	m := newTestMock(t, fastMockOptions())
-	run := rootWorkspace(t, cli, m, provider())
+	m, run, ctx := rootWorkspace(t, fastMockOptions())
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
 	keys := make([]string, 20)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("%q", fmt.Sprintf("m%02d", i))
@@ -693,14 +685,8 @@ func TestAccModule_evalFleet20(t *testing.T) {
 // alone, leaving the other member untouched. Removing the key afterwards
 // deletes just that member.
 func TestAccModule_evalFleetMemberDeletedOutOfBand(t *testing.T) {
-	cli := requireCLI(t)
-	provider := devProvider(t)
-	t.Parallel()
-	m := newTestMock(t, fastMockOptions())
-	run := rootWorkspace(t, cli, m, provider())
+	m, run, ctx := rootWorkspace(t, fastMockOptions())
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
 	if out, err := run(ctx, "apply", "-auto-approve", "-input=false"); err != nil {
 		t.Fatalf("first apply: %v\n%s", err, out)
 	}

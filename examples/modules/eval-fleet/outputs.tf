@@ -73,3 +73,8 @@ output "agent_stdout" {
   description = "Standard output of every agent step (its last 4 KiB), by member key, in order. Empty without `agent`."
   value       = var.agent != null ? { for k, r in prime_fleet_command.agent[0].results : k => [for s in r.steps : s.stdout] } : {}
 }
+
+output "agent_stderr" {
+  description = "Standard error of every agent step (its last 4 KiB), by member key, in order. Empty without `agent`."
+  value       = var.agent != null ? { for k, r in prime_fleet_command.agent[0].results : k => [for s in r.steps : s.stderr] } : {}
+}

@@ -82,6 +82,11 @@ run "fleet" {
   }
 
   assert {
+    condition     = output.agent_stderr["alpha"][0] == "" && strcontains(output.agent_stderr["alpha"][2], "Failed to connect to pypi.org")
+    error_message = "agent_stderr must hold each step's standard error: ${jsonencode(output.agent_stderr)}"
+  }
+
+  assert {
     condition     = jsonencode(prime_fleet_command.agent[0].triggers) == jsonencode({ lock = prime_fleet_egress_policy.this[0].id })
     error_message = "the agent's triggers must name the policy"
   }
