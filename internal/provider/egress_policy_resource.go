@@ -30,7 +30,8 @@ var (
 func NewEgressPolicyResource() resource.Resource { return &egressPolicyResource{} }
 
 type egressPolicyResource struct {
-	client *prime.Client
+	client    *prime.Client
+	baselines *egressBaselines
 }
 
 type egressPolicyModel struct {
@@ -52,6 +53,7 @@ func (r *egressPolicyResource) Metadata(_ context.Context, req resource.Metadata
 
 func (r *egressPolicyResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	r.baselines = baselinesFrom(req.ProviderData)
 }
 
 // afterAttribute is `after`, shared with prime_fleet_egress_policy.
@@ -113,7 +115,8 @@ func (r *egressPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			"(`after` the setup commands) → agent.\n\n" +
 			"Destroy restores what the sandbox held before this policy's first write — unrestricted egress, or the " +
 			"create-time lists of a born-restricted sandbox (`prime_sandbox`'s `egress` block), never an open policy " +
-			"there — and waits for it, so a reused sandbox's next setup is not silently restricted. (An imported " +
+			"there — and waits for it, so a reused sandbox's next setup is not silently restricted (a create that " +
+			"failed closed notes that baseline for the create that retries it; see the provider's `create_journal`). (An imported " +
 			"policy does not know what came before it: its destroy restores unrestricted egress.) A newer policy " +
 			"written by someone else (a `create_before_destroy` replacement, the CLI) is left in place.",
 		Attributes: attrs,
@@ -208,9 +211,12 @@ type lockResult struct {
 
 // lockSandbox is a policy's create on one sandbox (shared with
 // prime_fleet_egress_policy): the sandbox must be a RUNNING VM; what it
-// holds now is kept as the baseline; then the policy is written and waited
-// for, fail-closed. A *lockError carries the attribute-level message.
-func lockSandbox(ctx context.Context, c *prime.Client, id string, policy prime.EgressPolicy, timeout time.Duration) (*lockResult, error) {
+// holds now is kept as the baseline, unless notes say that is an earlier
+// failed create's write; then the policy is written and waited for,
+// fail-closed. A *lockError carries the attribute-level message. A write
+// that fails closed is noted with its baseline; a success drops the note
+// (the caller records the baseline in state).
+func lockSandbox(ctx context.Context, c *prime.Client, notes *egressBaselines, id string, policy prime.EgressPolicy, timeout time.Duration) (*lockResult, error) {
 	// What this process already saw of the sandbox (its create, a refresh,
 	// the shared status poller) saves a GET: a fleet's policies then cost a
 	// PUT and the wait. A stale hint only means the PUT itself is refused.
@@ -228,14 +234,23 @@ func lockSandbox(ctx context.Context, c *prime.Client, id string, policy prime.E
 		}
 		known = prime.KnownSandbox{VM: sb.VM, Status: sb.Status, Egress: baselineOf(sb)}
 	}
+	baseline := known.Egress
+	if noted, ok := notes.baseline(id, known.Egress); ok {
+		baseline = noted
+	}
 	st, gen, err := writeEgress(ctx, c, id, policy, timeout, "create")
 	if err != nil {
 		// Nothing is recorded: the policy does not exist for Terraform, so
 		// dependents are not created and the next apply creates (writes and
-		// waits) again. Nothing lifts the restriction in between.
+		// waits) again. Nothing lifts the restriction in between; the note
+		// keeps the baseline for that next create.
+		if gen > 0 {
+			notes.note(id, baseline, policy)
+		}
 		return nil, &lockError{Summary: "Egress policy not enforced", Err: errors.New(failClosedMessage(id, timeout, "create", err)), Written: gen}
 	}
-	return &lockResult{Status: st, Generation: gen, Baseline: known.Egress}, nil
+	notes.forget(id)
+	return &lockResult{Status: st, Generation: gen, Baseline: baseline}, nil
 }
 
 // lockError is a failed lock. Sandbox marks a problem with the sandbox
@@ -270,7 +285,7 @@ func (r *egressPolicyResource) Create(ctx context.Context, req resource.CreateRe
 		return
 	}
 	id := plan.SandboxID.ValueString()
-	res, err := lockSandbox(ctx, r.client, id, policy, timeout)
+	res, err := lockSandbox(ctx, r.client, r.baselines, id, policy, timeout)
 	if err != nil {
 		var le *lockError
 		if errors.As(err, &le) && le.Sandbox {

@@ -633,3 +633,30 @@ func TestAccEgressPolicy_failedUpdateThenDestroyWithoutRefreshReopens(t *testing
 		},
 	})
 }
+
+// A create that fails closed leaves its write on the sandbox, unrecorded;
+// the create that retries it must still know what the sandbox held before,
+// so that its destroy reopens egress (the reuse guard) instead of
+// "restoring" the lock it found.
+func TestAccEgressPolicy_destroyAfterRetriedCreateReopens(t *testing.T) {
+	o := fastMockOptions()
+	o.NeverApply = true
+	m := newTestMock(t, o)
+	cfg := m.config(vmSandbox + policyHCL(`allow = ["example.com"]`, `timeouts { create = "1s" }`))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{Config: cfg, ExpectError: expectErr("but is not enforced after 1s")},
+			{
+				PreConfig: func() { m.SetNeverApply(false) },
+				Config:    cfg,
+				Check:     reachability(t, m, map[string]bool{"example.com": true, "google.com": false}),
+			},
+			{
+				Config: m.config(vmSandbox),
+				Check:  reachability(t, m, map[string]bool{"example.com": true, "google.com": true}),
+			},
+		},
+	})
+}

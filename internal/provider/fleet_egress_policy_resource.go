@@ -37,7 +37,8 @@ var (
 func NewFleetEgressPolicyResource() resource.Resource { return &fleetEgressPolicyResource{} }
 
 type fleetEgressPolicyResource struct {
-	client *prime.Client
+	client    *prime.Client
+	baselines *egressBaselines
 }
 
 type fleetEgressPolicyModel struct {
@@ -71,6 +72,7 @@ func (r *fleetEgressPolicyResource) Metadata(_ context.Context, req resource.Met
 
 func (r *fleetEgressPolicyResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	r.baselines = baselinesFrom(req.ProviderData)
 }
 
 func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -89,7 +91,8 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 		MarkdownDescription: "Member key → ID of a **VM** sandbox (`vm = true`) that is `RUNNING`, usually " +
 			"`prime_sandbox_fleet.<name>.sandbox_ids`. Changing it updates in place: new members and members whose " +
 			"sandbox ID changed are locked; removed members get back what they held before (the reuse guard " +
-			"applies); the others are untouched.",
+			"applies); the others are untouched. A sandbox that moves to another key (a renamed key) keeps its " +
+			"policy without a write. Each sandbox may appear under one key only.",
 	}
 	attrs["after"] = afterAttribute(false)
 	attrs["members"] = schema.MapNestedAttribute{
@@ -141,6 +144,33 @@ func (r *fleetEgressPolicyResource) ValidateConfig(ctx context.Context, req reso
 		return
 	}
 	m.egressLists.validate(ctx, path.Empty(), &resp.Diagnostics)
+	if m.SandboxIDs.IsNull() || m.SandboxIDs.IsUnknown() {
+		return
+	}
+	known := map[string]string{}
+	for k, v := range m.SandboxIDs.Elements() {
+		if s, ok := v.(types.String); ok && !s.IsNull() && !s.IsUnknown() {
+			known[k] = s.ValueString()
+		}
+	}
+	if dup := sameSandboxTwice(known); dup != "" {
+		resp.Diagnostics.AddAttributeError(path.Root("sandbox_ids"), "Invalid fleet egress policy", dup)
+	}
+}
+
+// sameSandboxTwice explains why ids names one sandbox under two keys (a
+// sandbox holds one policy; two members would write it twice and restore
+// it twice), or returns "".
+func sameSandboxTwice(ids map[string]string) string {
+	first := make(map[string]string, len(ids))
+	for _, k := range sortedKeys(ids) {
+		if other, dup := first[ids[k]]; dup {
+			return fmt.Sprintf("sandbox_ids: keys %q and %q both name sandbox %s; a sandbox takes one policy, so give each "+
+				"member its own sandbox", other, k, ids[k])
+		}
+		first[ids[k]] = k
+	}
+	return ""
 }
 
 // ModifyPlan plans the composed lists and the members: a member that will be
@@ -240,23 +270,19 @@ type policyOutcomes struct {
 	warnings  []string
 }
 
+// set records a member.
 func (o *policyOutcomes) set(key string, m fleetPolicyMember) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.members[key] = m
 }
 
-func (o *policyOutcomes) drop(key string) {
+// keep records a member and the baseline its destroy restores.
+func (o *policyOutcomes) keep(key string, m fleetPolicyMember, baseline prime.EgressPolicy) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	delete(o.members, key)
-	delete(o.baselines, key)
-}
-
-func (o *policyOutcomes) baseline(key string, p prime.EgressPolicy) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.baselines[key] = p
+	o.members[key] = m
+	o.baselines[key] = baseline
 }
 
 func (o *policyOutcomes) warn(key, text string) {
@@ -303,22 +329,29 @@ func (r *fleetEgressPolicyResource) Create(ctx context.Context, req resource.Cre
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if dup := sameSandboxTwice(ids); dup != "" {
+		resp.Diagnostics.AddAttributeError(path.Root("sandbox_ids"), "Invalid fleet egress policy", dup)
+		return
+	}
 	tflog.Info(ctx, "locking fleet egress", map[string]any{"members": len(ids), "timeout": timeout.String()})
 	out := &policyOutcomes{members: map[string]fleetPolicyMember{}, baselines: map[string]prime.EgressPolicy{}}
 	var problems memberProblems
 	forEachMember(ctx, sortedKeys(ids), 0, func(ctx context.Context, key string) {
-		res, err := lockSandbox(ctx, r.client, ids[key], policy, timeout)
+		res, err := lockSandbox(ctx, r.client, r.baselines, ids[key], policy, timeout)
 		if err != nil {
 			problems.add(key, "%s", memberLockProblem(ids[key], err))
 			return
 		}
-		out.set(key, policyMemberOf(ids[key], res.Generation, res.Status))
-		out.baseline(key, res.Baseline)
+		out.keep(key, policyMemberOf(ids[key], res.Generation, res.Status), res.Baseline)
 	})
 	if problems.len() > 0 {
 		// Nothing is recorded: the policy does not exist for Terraform, so
 		// dependents are not created and the next apply locks every member
-		// again. Restrictions already written stay in place.
+		// again. Restrictions already written stay in place; the members
+		// that took theirs keep their baselines in notes, as failed ones do.
+		for key, m := range out.members {
+			r.baselines.note(m.SandboxID.ValueString(), out.baselines[key], policy)
+		}
 		resp.Diagnostics.AddError("Egress policy not enforced on every member",
 			fmt.Sprintf("%d of %d members failed, so the fleet's policy is not recorded as applied and nothing that "+
 				"depends on it was started; the next apply locks every member again, without lifting any "+
@@ -344,8 +377,10 @@ func (r *fleetEgressPolicyResource) record(ctx context.Context, m *fleetEgressPo
 // members, and leaves the rest alone. On failure, members that succeeded
 // are recorded; a failed relock is recorded not applied (so the next apply
 // writes it again, and a destroy knows the write as its own); a failed new
-// member is not recorded (as a failed create); a removed member whose
-// restore failed stays in members, so the next apply restores it again.
+// member is not recorded (as a failed create, its baseline noted); a removed
+// or moved member whose previous sandbox could not be restored stays in
+// members as it was, so the next apply restores it (and locks the new
+// sandbox of a moved one) again.
 func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	if !requireClient(r.client, &resp.Diagnostics) {
 		return
@@ -375,8 +410,26 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if dup := sameSandboxTwice(ids); dup != "" {
+		resp.Diagnostics.AddAttributeError(path.Root("sandbox_ids"), "Invalid fleet egress policy", dup)
+		return
+	}
 	relockAll := !prime.SamePolicy(prev, policy)
-	out := &policyOutcomes{members: map[string]fleetPolicyMember{}, baselines: decodeMemberBaselines(stored)}
+	baselines := decodeMemberBaselines(stored)
+	out := &policyOutcomes{members: map[string]fleetPolicyMember{}, baselines: map[string]prime.EgressPolicy{}}
+	// The work is planned per sandbox, not per key: a sandbox that moves
+	// between keys (a renamed key, two keys swapping sandboxes) is handed
+	// over with its record and baseline, never restored by its old key
+	// while its new key locks it (two concurrent writes, and the last one
+	// could reopen a sandbox recorded as locked).
+	wantedBy := make(map[string]string, len(ids)) // sandbox ID -> key
+	for k, id := range ids {
+		wantedBy[id] = k
+	}
+	heldBy := make(map[string]string, len(prior)) // sandbox ID -> key in state
+	for k, p := range prior {
+		heldBy[p.SandboxID.ValueString()] = k
+	}
 	keys := map[string]bool{}
 	for k := range ids {
 		keys[k] = true
@@ -388,51 +441,52 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 	forEachMember(ctx, sortedKeys(keys), 0, func(ctx context.Context, key string) {
 		id, wanted := ids[key]
 		p, had := prior[key]
-		var why []string
-		// A member's previous sandbox, when it leaves: restore what it held.
-		if had && (!wanted || p.SandboxID.ValueString() != id) {
-			out.mu.Lock()
-			baseline := out.baselines[key]
-			out.mu.Unlock()
-			warning, err := restoreEgress(ctx, r.client, p.SandboxID.ValueString(), p.Generation.ValueInt64(), baseline, deleteTimeout)
+		leaving := had && (!wanted || p.SandboxID.ValueString() != id)
+		// A member's previous sandbox, when no key wants it any more:
+		// restore what it held. If that fails, the member stays as it was
+		// (its new sandbox is not locked in this apply), so the next plan
+		// shows the move again and retries both.
+		if _, handedOver := wantedBy[p.SandboxID.ValueString()]; leaving && !handedOver {
+			warning, err := restoreEgress(ctx, r.client, p.SandboxID.ValueString(), p.Generation.ValueInt64(), baselines[key], deleteTimeout)
 			switch {
 			case err != nil:
-				why = append(why, err.Error())
-				out.set(key, p) // kept, so the next apply restores it again
+				problems.add(key, "%s", err.Error())
+				out.keep(key, p, baselines[key])
+				return
 			case warning != "":
 				out.warn(key, warning)
-				out.drop(key)
-			default:
-				out.drop(key)
 			}
+		}
+		if !wanted {
+			return
+		}
+		baseline, rec, has := baselines[key], p, had && !leaving
+		if from, ok := heldBy[id]; ok && from != key {
+			// Handed over from another key: its record and baseline.
+			baseline, rec, has = baselines[from], prior[from], true
 		}
 		switch {
-		case !wanted:
-		case !had || p.SandboxID.ValueString() != id:
-			res, err := lockSandbox(ctx, r.client, id, policy, createTimeout)
+		case !has:
+			res, err := lockSandbox(ctx, r.client, r.baselines, id, policy, createTimeout)
 			if err != nil {
-				why = append(why, memberLockProblem(id, err))
-				break
+				problems.add(key, "%s", memberLockProblem(id, err))
+				return
 			}
-			out.set(key, policyMemberOf(id, res.Generation, res.Status))
-			out.baseline(key, res.Baseline)
-		case relockAll || !p.Applied.ValueBool():
+			out.keep(key, policyMemberOf(id, res.Generation, res.Status), res.Baseline)
+		case relockAll || !rec.Applied.ValueBool():
 			st, gen, err := relockSandbox(ctx, r.client, id, policy, updateTimeout)
 			if err != nil {
-				why = append(why, fmt.Sprintf("sandbox %s: %s", id, err))
+				problems.add(key, "%s", fmt.Sprintf("sandbox %s: %s", id, err))
 				if gen > 0 {
-					p.Generation = types.Int64Value(gen)
+					rec.Generation = types.Int64Value(gen)
 				}
-				p.Applied = types.BoolValue(false)
-				out.set(key, p)
-				break
+				rec.Applied = types.BoolValue(false)
+				out.keep(key, rec, baseline)
+				return
 			}
-			out.set(key, policyMemberOf(id, gen, st))
+			out.keep(key, policyMemberOf(id, gen, st), baseline)
 		default:
-			out.set(key, p)
-		}
-		if len(why) > 0 {
-			problems.add(key, "%s", strings.Join(why, "\n"))
+			out.keep(key, rec, baseline)
 		}
 	})
 	resp.Diagnostics.Append(r.record(ctx, &plan, policy, out.members)...)

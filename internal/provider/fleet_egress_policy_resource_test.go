@@ -1,9 +1,15 @@
 package provider
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -355,4 +361,177 @@ resource "prime_fleet_egress_policy" "p" {
 			m.noAPICalls(t)
 		})
 	}
+}
+
+// The fleet's version of the retried create: members whose lock failed and
+// members whose lock held are both left unrecorded by the failed create;
+// after the retry, destroy reopens every one of them.
+func TestAccFleetEgressPolicy_destroyAfterRetriedCreateReopens(t *testing.T) {
+	var refuse, unenforced atomic.Value // sandboxes whose writes are refused, or reported never enforced
+	refuse.Store("")
+	unenforced.Store("")
+	var m *testMock
+	hook := func(w http.ResponseWriter, r *http.Request, _ []byte) bool {
+		path := func(v *atomic.Value) string {
+			return prime.APIPrefix + "/sandbox/" + v.Load().(string) + "/egress-policy"
+		}
+		switch {
+		case r.Method == http.MethodPut && r.URL.Path == path(&refuse):
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"detail":"injected: forbidden"}`))
+			return true
+		case r.Method == http.MethodGet && r.URL.Path == path(&unenforced):
+			rec := httptest.NewRecorder()
+			m.Server.ServeHTTP(rec, r)
+			var st prime.EgressPolicyStatus
+			if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil {
+				t.Errorf("decoding the mock's egress policy: %v", err)
+			}
+			st.AppliedGeneration, st.Applied = -1, false
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(st)
+			return true
+		}
+		return false
+	}
+	m = newHookedMock(t, fastMockOptions(), hook)
+	var ids []string
+	cfg := m.config(fleetMemberBoxes(3) + fleetPolicyHCL(`allow = ["example.com"]`, `timeouts { create = "1s" }`))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{Config: m.config(fleetMemberBoxes(3)), Check: boxIDsInto(&ids, 3)},
+			{
+				// Member 0 is never enforced, member 2's write is refused,
+				// member 1 locks: nothing is recorded.
+				PreConfig: func() {
+					unenforced.Store(ids[0])
+					refuse.Store(ids[2])
+				},
+				Config:      cfg,
+				ExpectError: expectInOrder(`Egress policy not enforced on every member`, `2 of 3 members failed`),
+			},
+			{
+				PreConfig: func() {
+					unenforced.Store("")
+					refuse.Store("")
+				},
+				Config: cfg,
+				Check:  fleetReach(t, m, &ids, map[string]bool{"example.com": true, "google.com": false}),
+			},
+			{
+				Config: m.config(fleetMemberBoxes(3)),
+				Check:  fleetReach(t, m, &ids, map[string]bool{"example.com": true, "google.com": true}),
+			},
+		},
+	})
+}
+
+// A key renamed (same sandbox), and two keys swapping sandboxes: the
+// sandboxes are handed over, never restored by the old key while the new
+// one locks them. The hook delays every reopening write, which made the
+// old code's restore land after the lock.
+func TestAccFleetEgressPolicy_movedSandboxesStayLocked(t *testing.T) {
+	hook := func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+		if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/egress-policy") && !bytes.Contains(body, []byte("example.com")) {
+			time.Sleep(300 * time.Millisecond) // a slow reopening write: the race, made deterministic
+		}
+		return false
+	}
+	m := newHookedMock(t, fastMockOptions(), hook)
+	var ids []string
+	policy := func(sandboxIDs string) string {
+		return fmt.Sprintf(`
+resource "prime_fleet_egress_policy" "lock" {
+  sandbox_ids = %s
+  allow       = ["example.com"]
+}
+`, sandboxIDs)
+	}
+	locked := map[string]bool{"example.com": true, "google.com": false}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(fleetMemberBoxes(2) + policy(`{ "0" = prime_sandbox.box[0].id, "1" = prime_sandbox.box[1].id }`)),
+				Check:  resource.ComposeAggregateTestCheckFunc(boxIDsInto(&ids, 2), fleetReach(t, m, &ids, locked)),
+			},
+			{
+				Config: m.config(fleetMemberBoxes(2) + policy(`{ "a" = prime_sandbox.box[0].id, "1" = prime_sandbox.box[1].id }`)),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("prime_fleet_egress_policy.lock", "members.a.applied", "true"),
+					fleetReach(t, m, &ids, locked),
+					wantPolicyPuts(m, &ids, 1, 1), // handed over: nothing written
+				),
+			},
+			{
+				Config: m.config(fleetMemberBoxes(2) + policy(`{ "a" = prime_sandbox.box[1].id, "1" = prime_sandbox.box[0].id }`)),
+				Check:  resource.ComposeAggregateTestCheckFunc(fleetReach(t, m, &ids, locked), wantPolicyPuts(m, &ids, 1, 1)),
+			},
+			{
+				Config:      m.config(fleetMemberBoxes(2) + policy(`{ "a" = prime_sandbox.box[0].id, "b" = prime_sandbox.box[0].id }`)),
+				ExpectError: expectInOrder(`sandbox_ids: keys "a" and "b" both name sandbox`),
+			},
+			{
+				Config: m.config(fleetMemberBoxes(2)),
+				Check:  fleetReach(t, m, &ids, map[string]bool{"example.com": true, "google.com": true}),
+			},
+		},
+	})
+}
+
+// A member moved to another sandbox whose previous sandbox cannot be
+// restored is not forgotten: the apply fails, the member stays on its old
+// sandbox in state, and the next apply restores the old sandbox and locks
+// the new one.
+func TestAccFleetEgressPolicy_failedRestoreOfMovedMemberIsRetried(t *testing.T) {
+	var refuse atomic.Value
+	refuse.Store("")
+	hook := func(w http.ResponseWriter, r *http.Request, _ []byte) bool {
+		if id := refuse.Load().(string); id != "" && r.Method == http.MethodPut && r.URL.Path == prime.APIPrefix+"/sandbox/"+id+"/egress-policy" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"detail":"injected: forbidden"}`))
+			return true
+		}
+		return false
+	}
+	m := newHookedMock(t, fastMockOptions(), hook)
+	var ids []string
+	policy := func(i int) string {
+		return fmt.Sprintf(`
+resource "prime_fleet_egress_policy" "lock" {
+  sandbox_ids = { "0" = prime_sandbox.box[%d].id }
+  allow       = ["example.com"]
+}
+`, i)
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{Config: m.config(fleetMemberBoxes(2) + policy(0)), Check: boxIDsInto(&ids, 2)},
+			{
+				PreConfig:   func() { refuse.Store(ids[0]) },
+				Config:      m.config(fleetMemberBoxes(2) + policy(1)),
+				ExpectError: expectInOrder(`Egress policy not enforced on every member`, `restoring unrestricted egress on sandbox`),
+			},
+			{
+				PreConfig: func() { refuse.Store("") },
+				Config:    m.config(fleetMemberBoxes(2) + policy(1)),
+				Check: func(*terraform.State) error {
+					if !m.reachable(t, ids[0], "google.com") {
+						return fmt.Errorf("sandbox %s (the member's previous sandbox) is still restricted after the retry", ids[0])
+					}
+					if m.reachable(t, ids[1], "google.com") {
+						return fmt.Errorf("sandbox %s (the member's new sandbox) is not locked after the retry", ids[1])
+					}
+					return nil
+				},
+			},
+		},
+	})
 }

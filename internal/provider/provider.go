@@ -69,6 +69,8 @@ type providerModel struct {
 type providerData struct {
 	client  *prime.Client
 	journal *createJournal
+	// baselines are the notes of policy creates that failed closed.
+	baselines *egressBaselines
 }
 
 func (p *primeProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -113,7 +115,9 @@ func (p *primeProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 					"is killed mid-create the next apply of the same configuration adopts that sandbox instead of " +
 					"making a second one. It only helps where the next apply runs on the same machine and user as " +
 					"the killed one — local or persistent-runner workflows, not ephemeral CI runners — and it only " +
-					"adopts a sandbox less than 24 hours old whose name and image match and that still runs. Set " +
+					"adopts a sandbox less than 24 hours old whose name and image match and that still runs. Beside it, " +
+					"an egress policy create that fails closed notes what the sandbox held before its write, so that the " +
+					"create retrying it restores that on destroy rather than the unenforced write. Set " +
 					"`false` to turn it off. Unix only: on Windows, which has no lock that dies with its process, " +
 					"the journal is always off.",
 			},
@@ -244,7 +248,7 @@ func (p *primeProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	default:
 		journal = defaultCreateJournal()
 	}
-	data := &providerData{client: client, journal: journal}
+	data := &providerData{client: client, journal: journal, baselines: egressBaselinesOf(journal)}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 }
@@ -301,4 +305,13 @@ func clientFrom(data any, diags interface {
 		return nil
 	}
 	return pd.client
+}
+
+// baselinesFrom is the egress baseline notes of the provider's data (nil,
+// which keeps none, before Configure).
+func baselinesFrom(data any) *egressBaselines {
+	if pd, ok := data.(*providerData); ok {
+		return pd.baselines
+	}
+	return nil
 }

@@ -91,6 +91,17 @@ func fastMockOptions() primemock.Options {
 
 func newTestMock(t *testing.T, o primemock.Options) *testMock {
 	t.Helper()
+	return newHookedMock(t, o, nil)
+}
+
+// mockHook sees every /api/v1 request (and its body) before the mock does;
+// it may delay it, or answer it itself and return true.
+type mockHook func(w http.ResponseWriter, r *http.Request, body []byte) bool
+
+// newHookedMock is newTestMock with a hook in front of the mock: for races
+// and refusals the mock has no knob for.
+func newHookedMock(t *testing.T, o primemock.Options, hook mockHook) *testMock {
+	t.Helper()
 	m := &testMock{Server: primemock.New(o)}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, prime.APIPrefix) {
@@ -99,6 +110,9 @@ func newTestMock(t *testing.T, o primemock.Options) *testMock {
 			m.mu.Lock()
 			m.requests = append(m.requests, recordedRequest{Method: r.Method, Path: r.URL.Path, Body: body, At: time.Now()})
 			m.mu.Unlock()
+			if hook != nil && hook(w, r, body) {
+				return
+			}
 		}
 		m.Server.ServeHTTP(w, r)
 	}))
