@@ -252,17 +252,24 @@ func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.Modi
 			resp.Diagnostics.Append(plan.AllowedExitCodes.ElementsAs(ctx, &allowed, false)...)
 		}
 		planned := map[string]*commandMemberRecord{}
+		runs := map[string]string{} // members that will run, with known sandbox IDs
 		for key, v := range plan.SandboxIDs.Elements() {
 			id, _ := v.(types.String)
 			p, had := prior[key]
 			if undecided || id.IsUnknown() || !had || !keepFleetResult(p.Result, id.ValueString(), allowed) {
 				planned[key] = nil
+				if !id.IsUnknown() && !id.IsNull() {
+					runs[key] = id.ValueString()
+				}
 				continue
 			}
 			moved := movedRecord(p, priorSensitive, plan.SensitiveOutput.ValueBool())
 			planned[key] = &moved
 		}
 		r.setRecords(ctx, &plan, planned, &resp.Diagnostics)
+		if !plan.TimeoutSeconds.IsUnknown() {
+			warnLongContainerCommands(ctx, r.client, runs, time.Duration(plan.TimeoutSeconds.ValueInt64())*time.Second, &resp.Diagnostics)
+		}
 	}
 	if resp.Diagnostics.HasError() {
 		return

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -347,16 +350,50 @@ func streamsOf(v types.Object) (stdout, stderr types.String) {
 // may run longer than the edge proxy in front of the gateway allows. The
 // sandbox's kind is only known once it exists.
 func (r *sandboxCommandResource) warnLongContainerCommand(ctx context.Context, plan sandboxCommandModel, diags *diag.Diagnostics) {
-	timeout := time.Duration(plan.TimeoutSeconds.ValueInt64()) * time.Second
-	if r.client == nil || plan.SandboxID.IsUnknown() || plan.TimeoutSeconds.IsUnknown() || timeout <= prime.EdgeProxyTimeout {
+	if plan.SandboxID.IsUnknown() || plan.TimeoutSeconds.IsUnknown() {
 		return
 	}
-	sb, err := r.client.GetSandbox(ctx, plan.SandboxID.ValueString())
-	if err != nil || sb.VM {
-		return // the apply reports a missing sandbox; a VM streams
+	warnLongContainerCommands(ctx, r.client, map[string]string{"": plan.SandboxID.ValueString()},
+		time.Duration(plan.TimeoutSeconds.ValueInt64())*time.Second, diags)
+}
+
+// warnLongContainerCommands is the edge-proxy warning for the commands that
+// will run: runs maps a member key ("" for prime_sandbox_command) to a
+// sandbox ID. A sandbox's kind comes from what the client already knows, or
+// one GET; a sandbox that cannot be read is left to the apply to report.
+func warnLongContainerCommands(ctx context.Context, c *prime.Client, runs map[string]string, timeout time.Duration, diags *diag.Diagnostics) {
+	if c == nil || timeout <= prime.EdgeProxyTimeout || len(runs) == 0 {
+		return
 	}
-	diags.AddAttributeWarning(path.Root("timeout_seconds"), "Container command may outlive the edge proxy",
-		longContainerCommandWarning(plan.SandboxID.ValueString(), timeout))
+	var mu sync.Mutex
+	var warnings []string
+	forEachMember(ctx, sortedKeys(runs), 0, func(ctx context.Context, key string) {
+		id := runs[key]
+		known, ok := c.Known(id)
+		vm := known.VM
+		if !ok {
+			sb, err := c.GetSandbox(ctx, id)
+			if err != nil {
+				return
+			}
+			vm = sb.VM
+		}
+		if vm {
+			return // a VM streams its commands
+		}
+		text := longContainerCommandWarning(id, timeout)
+		if key != "" {
+			text = fmt.Sprintf("Member %q: %s", key, text)
+		}
+		mu.Lock()
+		warnings = append(warnings, text)
+		mu.Unlock()
+	})
+	if len(warnings) > 0 {
+		sort.Strings(warnings)
+		diags.AddAttributeWarning(path.Root("timeout_seconds"), "Container command may outlive the edge proxy",
+			strings.Join(warnings, "\n\n"))
+	}
 }
 
 func longContainerCommandWarning(sandboxID string, timeout time.Duration) string {
