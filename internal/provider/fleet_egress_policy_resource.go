@@ -372,15 +372,15 @@ func (r *fleetEgressPolicyResource) record(ctx context.Context, m *fleetEgressPo
 	return diags
 }
 
-// Update locks new and moved members, relocks members that are not
-// enforced (every member when the destinations changed), restores removed
-// members, and leaves the rest alone. On failure, members that succeeded
-// are recorded; a failed relock is recorded not applied (so the next apply
-// writes it again, and a destroy knows the write as its own); a failed new
-// member is not recorded (as a failed create, its baseline noted); a removed
-// or moved member whose previous sandbox could not be restored stays in
-// members as it was, so the next apply restores it (and locks the new
-// sandbox of a moved one) again.
+// Update first restores the sandboxes that leave the policy, then locks new
+// and moved members, relocks members that are not enforced (every member
+// when the destinations changed), and leaves the rest alone. If a restore
+// fails, nothing else changes in this apply (every other member stays as
+// recorded, so the next apply retries the same moves). Otherwise, on
+// failure, members that succeeded are recorded; a failed relock is recorded
+// not applied (so the next apply writes it again, and a destroy knows the
+// write as its own); a failed new member is not recorded (as a failed
+// create, its baseline noted).
 func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	if !requireClient(r.client, &resp.Diagnostics) {
 		return
@@ -430,37 +430,55 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 	for k, p := range prior {
 		heldBy[p.SandboxID.ValueString()] = k
 	}
-	keys := map[string]bool{}
-	for k := range ids {
-		keys[k] = true
-	}
-	for k := range prior {
-		keys[k] = true
-	}
 	var problems memberProblems
-	forEachMember(ctx, sortedKeys(keys), 0, func(ctx context.Context, key string) {
-		id, wanted := ids[key]
-		p, had := prior[key]
-		leaving := had && (!wanted || p.SandboxID.ValueString() != id)
-		// A member's previous sandbox, when no key wants it any more:
-		// restore what it held. If that fails, the member stays as it was
-		// (its new sandbox is not locked in this apply), so the next plan
-		// shows the move again and retries both.
-		if _, handedOver := wantedBy[p.SandboxID.ValueString()]; leaving && !handedOver {
-			warning, err := restoreEgress(ctx, r.client, p.SandboxID.ValueString(), p.Generation.ValueInt64(), baselines[key], deleteTimeout)
-			switch {
-			case err != nil:
-				problems.add(key, "%s", err.Error())
-				out.keep(key, p, baselines[key])
-				return
-			case warning != "":
-				out.warn(key, warning)
-			}
-		}
-		if !wanted {
+	// First the sandboxes no key wants any more get back what they held.
+	// If one cannot be, nothing else moves in this apply: every other
+	// member stays as recorded (a sandbox about to change keys included),
+	// so the next plan shows the same moves and retries them all.
+	restoredKeys := map[string]bool{}
+	var mu sync.Mutex
+	forEachMember(ctx, sortedKeys(prior), 0, func(ctx context.Context, key string) {
+		p := prior[key]
+		old := p.SandboxID.ValueString()
+		if id, wanted := ids[key]; wanted && id == old {
 			return
 		}
-		baseline, rec, has := baselines[key], p, had && !leaving
+		if _, handedOver := wantedBy[old]; handedOver {
+			return
+		}
+		warning, err := restoreEgress(ctx, r.client, old, p.Generation.ValueInt64(), baselines[key], deleteTimeout)
+		switch {
+		case err != nil:
+			problems.add(key, "%s", err.Error())
+			return
+		case warning != "":
+			out.warn(key, warning)
+		}
+		mu.Lock()
+		restoredKeys[key] = true
+		mu.Unlock()
+	})
+	if problems.len() > 0 {
+		for key, p := range prior {
+			if !restoredKeys[key] {
+				out.keep(key, p, baselines[key])
+			}
+		}
+		resp.Diagnostics.Append(r.record(ctx, &plan, policy, out.members)...)
+		resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, baselineKey, encodeMemberBaselines(out.baselines))...)
+		out.addWarnings(&resp.Diagnostics)
+		resp.Diagnostics.AddError("Egress not restored",
+			fmt.Sprintf("%d members' previous sandboxes could not be restored, so no member was locked, moved or "+
+				"relocked in this apply; they stay as recorded and the next apply tries again.\n\n%s",
+				problems.len(), problems.String()))
+		return
+	}
+	// Then every wanted member: handed over, locked, relocked or kept.
+	forEachMember(ctx, sortedKeys(ids), 0, func(ctx context.Context, key string) {
+		id := ids[key]
+		p, had := prior[key]
+		baseline, rec, has := baselines[key], p, had && p.SandboxID.ValueString() == id
 		if from, ok := heldBy[id]; ok && from != key {
 			// Handed over from another key: its record and baseline.
 			baseline, rec, has = baselines[from], prior[from], true

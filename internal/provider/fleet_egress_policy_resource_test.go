@@ -515,9 +515,10 @@ resource "prime_fleet_egress_policy" "lock" {
 		Steps: []resource.TestStep{
 			{Config: m.config(fleetMemberBoxes(2) + policy(0)), Check: boxIDsInto(&ids, 2)},
 			{
-				PreConfig:   func() { refuse.Store(ids[0]) },
-				Config:      m.config(fleetMemberBoxes(2) + policy(1)),
-				ExpectError: expectInOrder(`Egress policy not enforced on every member`, `restoring unrestricted egress on sandbox`),
+				PreConfig: func() { refuse.Store(ids[0]) },
+				Config:    m.config(fleetMemberBoxes(2) + policy(1)),
+				ExpectError: expectInOrder(`Egress not restored`, `so no member was locked, moved or relocked in this apply`,
+					`Member "0": restoring unrestricted egress on sandbox`),
 			},
 			{
 				PreConfig: func() { refuse.Store("") },
@@ -531,6 +532,70 @@ resource "prime_fleet_egress_policy" "lock" {
 					}
 					return nil
 				},
+			},
+		},
+	})
+}
+
+// A sandbox handed to another key while a third sandbox cannot be
+// restored: nothing moves until the restore succeeds, and the handed-over
+// sandbox keeps its record and baseline throughout, so destroy still
+// reopens it.
+func TestAccFleetEgressPolicy_handoverWaitsForFailedRestore(t *testing.T) {
+	var refuse atomic.Value
+	refuse.Store("")
+	hook := func(w http.ResponseWriter, r *http.Request, _ []byte) bool {
+		if id := refuse.Load().(string); id != "" && r.Method == http.MethodPut && r.URL.Path == prime.APIPrefix+"/sandbox/"+id+"/egress-policy" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"detail":"injected: forbidden"}`))
+			return true
+		}
+		return false
+	}
+	m := newHookedMock(t, fastMockOptions(), hook)
+	var ids []string
+	policy := func(sandboxIDs string) string {
+		return fmt.Sprintf(`
+resource "prime_fleet_egress_policy" "lock" {
+  sandbox_ids = %s
+  allow       = ["example.com"]
+}
+`, sandboxIDs)
+	}
+	moved := m.config(fleetMemberBoxes(2) + policy(`{ "b" = prime_sandbox.box[0].id }`))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(fleetMemberBoxes(2) + policy(`{ "a" = prime_sandbox.box[0].id, "b" = prime_sandbox.box[1].id }`)),
+				Check:  boxIDsInto(&ids, 2),
+			},
+			{
+				PreConfig:   func() { refuse.Store(ids[1]) },
+				Config:      moved,
+				ExpectError: expectInOrder(`Egress not restored`, `Member "b": restoring unrestricted egress on sandbox`),
+			},
+			{
+				PreConfig: func() { refuse.Store("") },
+				Config:    moved,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					func(s *terraform.State) error {
+						if got := s.RootModule().Resources["prime_fleet_egress_policy.lock"].Primary.Attributes["members.b.sandbox_id"]; got != ids[0] {
+							return fmt.Errorf("member b is on %s, want %s", got, ids[0])
+						}
+						if m.reachable(t, ids[0], "google.com") || !m.reachable(t, ids[1], "google.com") {
+							return fmt.Errorf("want %s locked and %s open", ids[0], ids[1])
+						}
+						return nil
+					},
+					wantPolicyPuts(m, &ids, 1, 2), // box 0: its first lock only; box 1: lock, then the restore
+				),
+			},
+			{
+				Config: m.config(fleetMemberBoxes(2)),
+				Check:  fleetReach(t, m, &ids, map[string]bool{"example.com": true, "google.com": true}),
 			},
 		},
 	})
