@@ -22,7 +22,9 @@ import (
 // Before each create the provider records the request's idempotency key in
 // a small file and holds an exclusive lock on it; when the create returns,
 // Terraform holds the ID and the file goes. A file nobody holds a lock on
-// belongs to a create whose process died. The next create of the same
+// belongs to a create whose process died, or to one whose answer was lost
+// (the caller got an error and no sandbox, so the sandbox, if the platform
+// made it, is in no state: release keeps the file for the next apply). The next create of the same
 // configuration (same request, by hash) replays that key, and the platform
 // answers with the sandbox it already made instead of making a second one;
 // the caller adopts it only if its name and image match and it still runs.
@@ -244,6 +246,9 @@ func finishAll(cs []*inflightCreate) {
 	wg.Wait()
 }
 
+// release drops the entry's lock and keeps the file: from then on it is a
+// leftover that the next process's scan replays. (This process scanned
+// before its first create, so it never adopts its own released entries.)
 func (c *inflightCreate) release() {
 	if c.f != nil {
 		_ = c.f.Close() // closing the file releases its lock

@@ -402,11 +402,13 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 		sb, entry, err := createSandbox(ctx, a.client, a.journal, req)
 		mu.Lock()
 		defer mu.Unlock()
-		inflight = append(inflight, entry)
 		if sb == nil {
+			// No entry to finish: createSandbox released a key whose create
+			// may have reached the platform, for the next apply to adopt.
 			problems.add(key, "cannot create the sandbox: %v", err)
 			return
 		}
+		inflight = append(inflight, entry)
 		created[key] = memberFromSandbox(sb, a.born != nil)
 		if err != nil {
 			problems.add(key, "%s", interruptedCreate(sb.ID, err))

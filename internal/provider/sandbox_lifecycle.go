@@ -28,7 +28,11 @@ const taintedNote = "The sandbox stays in state as tainted: the next apply repla
 // caller's Create returns (the caller finishes the returned entry then), so
 // a create cut short by a killed Terraform is finished by the next apply
 // instead of leaving an untracked sandbox. A non-nil sandbox exists and must
-// reach state, even when err reports an interruption.
+// reach state, even when err reports an interruption. Without a sandbox
+// there is no entry to finish: a create the platform refused is forgotten,
+// and one whose outcome is unknown (the request may have reached the
+// platform, the answer was lost) is released for the next apply to replay,
+// which adopts the sandbox if it was made.
 func createSandbox(ctx context.Context, c *prime.Client, journal *createJournal, req prime.CreateSandboxRequest) (*prime.Sandbox, *inflightCreate, error) {
 	inflight := journal.begin(req)
 	req.IdempotencyKey = inflight.key
@@ -48,8 +52,10 @@ func createSandbox(ctx context.Context, c *prime.Client, journal *createJournal,
 	if sb == nil {
 		if definitelyNotCreated(err) {
 			inflight.finish()
+		} else {
+			inflight.release()
 		}
-		return nil, inflight, err
+		return nil, nil, err
 	}
 	inflight.recordID(sb.ID)
 	return sb, inflight, err
