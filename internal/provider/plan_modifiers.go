@@ -16,7 +16,20 @@ import (
 // importedKey is the private-state key ImportState sets and the first
 // update after it clears: until then, attributes the platform cannot report
 // hold no real value in state.
+//
+// The first plan after an import must therefore be an update: a no-op plan
+// calls nothing that could clear the flag (Read cannot tell the refresh of
+// that plan from later ones, and a no-op's planned private state is never
+// stored), so it would stay and exempt every later change of these
+// attributes from replacement. importedGuaranteed makes sure of it.
 const importedKey = "imported"
+
+// importedGuaranteed is guaranteed in an imported state, prime_sandbox's and
+// a fleet's: null, since the platform does not report it. guaranteed has a
+// default, so the first plan after an import always records a value for it
+// (an update that clears importedKey, never a no-op), and shows that it
+// does.
+func importedGuaranteed() types.Bool { return types.BoolNull() }
 
 // privateGetter is what attribute plan modifier requests and resource
 // requests offer to read private state.

@@ -273,6 +273,7 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 		have = rekeyMembers(sandboxFleetMembers(state, &resp.Diagnostics), plan.NamePrefix)
 		if wasImported(ctx, req.Private) {
 			warnRecordedAfterImport(plan.memberModel(""), state.memberModel(""), &resp.Diagnostics)
+			warnMembersNotRenamed(plan.NamePrefix, have, &resp.Diagnostics)
 		}
 	}
 	ids := make(map[string]attr.Value, len(keys))
@@ -303,6 +304,29 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 			"The egress block of the fleet is removed: this apply writes an unrestricted egress policy to every "+
 				"member (in place) and waits until it is enforced.")
 	}
+}
+
+// warnMembersNotRenamed explains the first plan after an import whose
+// name_prefix the member names do not carry: like the settings the platform
+// cannot report, the prefix is recorded without replacing (or renaming)
+// anything; only members created from then on carry it.
+func warnMembersNotRenamed(prefix types.String, members map[string]fleetMember, diags *diag.Diagnostics) {
+	if prefix.IsUnknown() {
+		return
+	}
+	var differ []string
+	for _, k := range sortedKeys(members) {
+		if name := members[k].Name.ValueString(); name != memberName(prefix.ValueString(), k) {
+			differ = append(differ, fmt.Sprintf("%q (%s)", k, name))
+		}
+	}
+	if len(differ) == 0 {
+		return
+	}
+	diags.AddAttributeWarning(path.Root("name_prefix"), "Imported fleet: recording name_prefix without renaming members",
+		fmt.Sprintf("These members are not named %s-<key>: %s. This apply records name_prefix without replacing or "+
+			"renaming them; members created from now on are named %s-<key>. To rename them all, replace the "+
+			"fleet (terraform apply -replace=...).", prefix.ValueString(), strings.Join(differ, ", "), prefix.ValueString()))
 }
 
 // rekeyMembers keys members by their names under prefix (`<prefix>-<key>`).
@@ -924,7 +948,7 @@ func (r *sandboxFleetResource) ImportState(ctx context.Context, req resource.Imp
 	f.CPUCores, f.MemoryGB, f.DiskSizeGB, f.GPUCount, f.GPUType = sm.CPUCores, sm.MemoryGB, sm.DiskSizeGB, sm.GPUCount, sm.GPUType
 	f.TimeoutMinutes, f.IdleTimeoutMinutes, f.EnvironmentVars, f.Labels = sm.TimeoutMinutes, sm.IdleTimeoutMinutes, sm.EnvironmentVars, sm.Labels
 	f.TeamID, f.Region, f.RegistryCredentialsID = sm.TeamID, sm.Region, sm.RegistryCredentialsID
-	f.Guaranteed, f.Secrets, f.SecretsWO = types.BoolValue(false), types.MapNull(types.StringType), types.MapNull(types.StringType)
+	f.Guaranteed, f.Secrets, f.SecretsWO = importedGuaranteed(), types.MapNull(types.StringType), types.MapNull(types.StringType)
 	f.Egress = types.ObjectNull(egressObjectType().AttrTypes)
 	members := map[string]fleetMember{}
 	if isNumbered(keys) {

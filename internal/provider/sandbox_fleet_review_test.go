@@ -7,15 +7,95 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
+
+// importFleetBlock imports prime_sandbox_fleet.f by the test label.
+const importFleetBlock = "\nimport {\n  to = prime_sandbox_fleet.f\n  id = \"label:fleet-test\"\n}\n"
+
+// An import whose configuration matches what the import read must still
+// end the import's exemption from replacement: a later name_prefix change
+// replaces the fleet (and renames its members) instead of recording the new
+// prefix in place.
+func TestAccSandboxFleet_templateChangeAfterImportReplaces(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	cfg := fleetConfig("size = 2", "")
+	forget := "\nremoved {\n  from = prime_sandbox_fleet.f\n  lifecycle {\n    destroy = false\n  }\n}\n"
+	renamed := strings.Replace(cfg, `name_prefix  = "eval"`, `name_prefix  = "renamed"`, 1)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{Config: m.config(cfg)},
+			{Config: m.config(forget)}, // the fleet leaves state; its sandboxes keep running
+			{Config: m.config(cfg + importFleetBlock)},
+			{Config: m.config(cfg)},
+			{
+				Config: m.config(renamed),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox_fleet.f", plancheck.ResourceActionDestroyBeforeCreate),
+				}},
+				Check: func(s *terraform.State) error {
+					a := s.RootModule().Resources["prime_sandbox_fleet.f"].Primary.Attributes
+					if a["sandboxes.0.name"] != "renamed-0" {
+						return fmt.Errorf("name_prefix = %q but member 0 is named %q", a["name_prefix"], a["sandboxes.0.name"])
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// The same for prime_sandbox, through a CLI import: once the first apply
+// after the import has run, adding secrets replaces the sandbox.
+func TestAccSandbox_secretsChangeAfterImportReplaces(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	box := func(extra string) string {
+		return m.config(fmt.Sprintf(`
+resource "prime_sandbox" "test" {
+  name         = "imported"
+  docker_image = "python:3.12-slim"
+  %s
+}
+`, extra))
+	}
+	forget := m.config("\nremoved {\n  from = prime_sandbox.test\n  lifecycle {\n    destroy = false\n  }\n}\n")
+	var id string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{Config: box(""), Check: func(s *terraform.State) (err error) { id, err = stateID(s, "prime_sandbox.test"); return err }},
+			{Config: forget},
+			{
+				Config:             box(""),
+				ResourceName:       "prime_sandbox.test",
+				ImportState:        true,
+				ImportStatePersist: true,
+				ImportStateIdFunc:  func(*terraform.State) (string, error) { return id, nil },
+			},
+			{Config: box("")},
+			{
+				Config: box(`secrets = { TOKEN = "s3cret" }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox.test", plancheck.ResourceActionDestroyBeforeCreate),
+				}},
+			},
+		},
+	})
+}
 
 // A member create whose outcome is unknown (the platform made the sandbox,
 // the answer was lost) keeps its create-journal key, released, so the next
@@ -86,4 +166,23 @@ func TestAccSandboxFleet_lostCreateAnswerIsAdoptedNextApply(t *testing.T) {
 			},
 		},
 	})
+}
+
+// The first plan after a fleet import names the members that the
+// configured name_prefix does not rename.
+func TestWarnMembersNotRenamed(t *testing.T) {
+	members := map[string]fleetMember{
+		"0": {ID: types.StringValue("sb-1"), Name: types.StringValue("eval-0")},
+		"1": {ID: types.StringValue("sb-2"), Name: types.StringValue("renamed-1")},
+	}
+	var diags diag.Diagnostics
+	warnMembersNotRenamed(types.StringValue("renamed"), members, &diags)
+	if len(diags) != 1 || !strings.Contains(diags[0].Detail(), `not named renamed-<key>: "0" (eval-0).`) {
+		t.Fatalf("diags = %v", diags)
+	}
+	diags = nil
+	warnMembersNotRenamed(types.StringValue("eval"), map[string]fleetMember{"0": members["0"]}, &diags)
+	if len(diags) != 0 {
+		t.Fatalf("members named <prefix>-<key> warned: %v", diags)
+	}
 }

@@ -241,12 +241,14 @@ func applySandbox(ctx context.Context, m *sandboxAttributes, sb *prime.Sandbox) 
 }
 
 // applySandboxResource is applySandbox plus the resource-only attributes the
-// API cannot report: guaranteed is not in the sandbox object, secrets come
-// back masked ("***"), and secrets_wo is write-only and never stored.
+// API cannot report: guaranteed is not in the sandbox object (the state
+// keeps what it holds: the configured value, or importedGuaranteed after an
+// import), secrets come back masked ("***"), and secrets_wo is write-only
+// and never stored.
 func applySandboxResource(ctx context.Context, m *sandboxModel, sb *prime.Sandbox) diag.Diagnostics {
 	diags := applySandbox(ctx, &m.sandboxAttributes, sb)
-	if m.Guaranteed.IsNull() || m.Guaranteed.IsUnknown() {
-		m.Guaranteed = types.BoolValue(false)
+	if m.Guaranteed.IsUnknown() {
+		m.Guaranteed = importedGuaranteed()
 	}
 	if m.Secrets.IsUnknown() {
 		m.Secrets = types.MapNull(types.StringType)

@@ -649,6 +649,7 @@ func (r *sandboxResource) Delete(ctx context.Context, req resource.DeleteRequest
 // (see importedKey).
 func (r *sandboxResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	resource.ImportStatePassthroughID(ctx, path.Root("id"), req, resp)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("guaranteed"), importedGuaranteed())...)
 	resp.Diagnostics.Append(markImported(ctx, resp.Private)...)
 }
 

@@ -77,15 +77,20 @@ func TestAccSandbox_basic(t *testing.T) {
 				ImportState:       true,
 				ImportStateVerify: true,
 				// timeouts is configuration only; guaranteed is not reported
-				// by the API and reads back as its default.
-				ImportStateVerifyIgnore: []string{"timeouts"},
+				// by the API: an import leaves it null for the first apply to
+				// record.
+				ImportStateVerifyIgnore: []string{"timeouts", "guaranteed"},
 			},
 			{
-				ResourceName:      "prime_sandbox.test",
-				ImportState:       true,
-				ImportStateKind:   resource.ImportBlockWithID,
-				ImportPlanChecks:  resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("prime_sandbox.test", plancheck.ResourceActionNoop)}},
-				ImportStateVerify: false,
+				// The first plan after an import is an update that records
+				// guaranteed (and ends the import's exemption from
+				// replacement), never a replacement.
+				ResourceName:       "prime_sandbox.test",
+				ImportState:        true,
+				ImportStateKind:    resource.ImportBlockWithID,
+				ExpectNonEmptyPlan: true,
+				ImportPlanChecks:   resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("prime_sandbox.test", plancheck.ResourceActionUpdate)}},
+				ImportStateVerify:  false,
 			},
 		},
 	})
@@ -178,7 +183,7 @@ resource "prime_sandbox" "test" {
 					return nil
 				},
 			},
-			{ResourceName: "prime_sandbox.test", ImportState: true, ImportStateVerify: true, ImportStateVerifyIgnore: []string{"timeouts"}},
+			{ResourceName: "prime_sandbox.test", ImportState: true, ImportStateVerify: true, ImportStateVerifyIgnore: []string{"timeouts", "guaranteed"}},
 		},
 	})
 }
