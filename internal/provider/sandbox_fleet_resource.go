@@ -270,7 +270,11 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 	}
 	have := map[string]fleetMember{}
 	if prior != nil {
-		have = rekeyMembers(sandboxFleetMembers(state, &resp.Diagnostics), plan.NamePrefix)
+		var err error
+		if have, err = rekeyMembers(sandboxFleetMembers(state, &resp.Diagnostics), plan.NamePrefix); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("name_prefix"), "Cannot key the fleet's members", err.Error())
+			return
+		}
 		if wasImported(ctx, req.Private) {
 			warnRecordedAfterImport(plan.memberModel(""), state.memberModel(""), &resp.Diagnostics)
 			warnMembersNotRenamed(plan.NamePrefix, have, &resp.Diagnostics)
@@ -332,19 +336,31 @@ func warnMembersNotRenamed(prefix types.String, members map[string]fleetMember, 
 // rekeyMembers keys members by their names under prefix (`<prefix>-<key>`).
 // An import guesses the prefix from the names alone (at their last "-"); the
 // configuration's name_prefix settles it, so keys that contain "-" keep
-// their members instead of having them deleted and created again.
-func rekeyMembers(members map[string]fleetMember, prefix types.String) map[string]fleetMember {
+// their members instead of having them deleted and created again. Members
+// are taken in key order, and none is ever dropped: two that land on one
+// key (`a`, and `eval-a` under prefix `eval`) are an error naming both.
+// Inventing a key for one of them would plan it as a member the
+// configuration does not ask for, to be deleted; which sandbox is the
+// member is the user's call.
+func rekeyMembers(members map[string]fleetMember, prefix types.String) (map[string]fleetMember, error) {
 	if prefix.IsNull() || prefix.IsUnknown() {
-		return members
+		return members, nil
 	}
 	out := make(map[string]fleetMember, len(members))
-	for k, m := range members {
+	for _, k := range sortedKeys(members) {
+		m := members[k]
 		if key, ok := strings.CutPrefix(m.Name.ValueString(), prefix.ValueString()+"-"); ok && key != "" {
 			k = key
 		}
+		if prev, clash := out[k]; clash {
+			return nil, fmt.Errorf("sandboxes %s (%q) and %s (%q) both map to member key %q under name_prefix %q, "+
+				"and a key names one member. Rename or delete one of them, or set a name_prefix under which their "+
+				"keys differ", prev.ID.ValueString(), prev.Name.ValueString(), m.ID.ValueString(), m.Name.ValueString(),
+				k, prefix.ValueString())
+		}
 		out[k] = m
 	}
-	return out
+	return out, nil
 }
 
 // fleetEgressApplied: every member enforces the fleet's egress block.
@@ -767,7 +783,11 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	have := rekeyMembers(sandboxFleetMembers(state, &resp.Diagnostics), plan.NamePrefix)
+	have, err := rekeyMembers(sandboxFleetMembers(state, &resp.Diagnostics), plan.NamePrefix)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("name_prefix"), "Cannot key the fleet's members", err.Error())
+		return
+	}
 	want := map[string]bool{}
 	var add []string
 	for _, k := range keys {

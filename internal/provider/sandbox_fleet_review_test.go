@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -23,6 +24,22 @@ import (
 
 // importFleetBlock imports prime_sandbox_fleet.f by the test label.
 const importFleetBlock = "\nimport {\n  to = prime_sandbox_fleet.f\n  id = \"label:fleet-test\"\n}\n"
+
+// forgetTwo takes twoSandboxes out of state and leaves them running.
+const forgetTwo = `
+removed {
+  from = prime_sandbox.s0
+  lifecycle {
+    destroy = false
+  }
+}
+removed {
+  from = prime_sandbox.s1
+  lifecycle {
+    destroy = false
+  }
+}
+`
 
 // An import whose configuration matches what the import read must still
 // end the import's exemption from replacement: a later name_prefix change
@@ -166,6 +183,55 @@ func TestAccSandboxFleet_lostCreateAnswerIsAdoptedNextApply(t *testing.T) {
 			},
 		},
 	})
+}
+
+// Members "a" and "eval-a" both map to key "a" under name_prefix "eval":
+// the plan fails naming both sandboxes rather than dropping one of them
+// from state.
+func TestAccSandboxFleet_importKeyCollisionFails(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	two := `
+resource "prime_sandbox" "s0" {
+  name         = "a"
+  docker_image = "python:3.12-slim"
+  labels       = ["fleet-test"]
+}
+resource "prime_sandbox" "s1" {
+  name         = "eval-a"
+  docker_image = "python:3.12-slim"
+  labels       = ["fleet-test"]
+}
+`
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		Steps: []resource.TestStep{
+			{Config: m.config(two)},
+			{Config: m.config(forgetTwo)},
+			{
+				Config:      m.config(fleetConfig(`members = ["a", "eval-a"]`, "") + importFleetBlock),
+				ExpectError: regexp.MustCompile(`(?s)sandboxes\s+\S+\s+\("a"\)\s+and\s+\S+\s+\("eval-a"\)\s+both\s+map\s+to\s+member\s+key\s+"a"`),
+			},
+		},
+	})
+}
+
+// rekeyMembers never drops a member: two members that map to one key are
+// an error naming both, whatever the map order.
+func TestRekeyMembersCollision(t *testing.T) {
+	member := func(id, name string) fleetMember {
+		return fleetMember{ID: types.StringValue(id), Name: types.StringValue(name)}
+	}
+	in := map[string]fleetMember{"a": member("sb-1", "a"), "eval-a": member("sb-2", "eval-a"), "eval-b": member("sb-3", "eval-b")}
+	for range 20 {
+		_, err := rekeyMembers(in, types.StringValue("eval"))
+		if err == nil || !strings.Contains(err.Error(), `sb-1 ("a") and sb-2 ("eval-a") both map to member key "a"`) {
+			t.Fatalf("err = %v", err)
+		}
+	}
+	out, err := rekeyMembers(map[string]fleetMember{"task-a": member("sb-1", "eval-task-a"), "b": member("sb-2", "eval-b")}, types.StringValue("eval"))
+	if err != nil || len(out) != 2 || out["task-a"].ID.ValueString() != "sb-1" || out["b"].ID.ValueString() != "sb-2" {
+		t.Fatalf("out %v, err %v", out, err)
+	}
 }
 
 // The first plan after a fleet import names the members that the
