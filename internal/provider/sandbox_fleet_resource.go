@@ -939,9 +939,9 @@ func (r *sandboxFleetResource) Delete(ctx context.Context, req resource.DeleteRe
 
 // ImportState takes `label:<label>` (the running sandboxes carrying the
 // label) or a comma-separated list of sandbox IDs. Keys and name_prefix
-// come from the member names (`<prefix>-<key>`); the template is read from
-// the first member, and on VMs the egress block from the restriction every
-// member holds. What the platform cannot report (secrets, guaranteed, …)
+// come from the member names (`<prefix>-<key>`, distinct); the template is
+// what every member reports (members that differ fail the import), and on
+// VMs the egress block is the restriction every member holds. What the platform cannot report (secrets, guaranteed, …)
 // is recorded from the configuration by the first apply, without
 // replacement.
 func (r *sandboxFleetResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
@@ -953,6 +953,16 @@ func (r *sandboxFleetResource) ImportState(ctx context.Context, req resource.Imp
 		resp.Diagnostics.AddError("Cannot import fleet", err.Error())
 		return
 	}
+	templates := make([]sandboxAttributes, len(sbs))
+	for i := range sbs {
+		var d diag.Diagnostics
+		templates[i], d = importedTemplate(ctx, &sbs[i])
+		resp.Diagnostics.Append(d...)
+	}
+	if msg := differentTemplates(sbs, templates); msg != "" {
+		resp.Diagnostics.AddError("Cannot import fleet", msg)
+		return
+	}
 	prefix, keys := splitMemberNames(sbs)
 	f := sandboxFleetModel{
 		Size: types.Int64Null(), Members: types.SetNull(types.StringType), SecretsWOVersion: types.Int64Null(),
@@ -960,10 +970,7 @@ func (r *sandboxFleetResource) ImportState(ctx context.Context, req resource.Imp
 	}
 	f.ID = types.StringValue("fleet-" + prime.NewIdempotencyKey()[:16])
 	f.NamePrefix = types.StringValue(prefix)
-	var sm sandboxModel
-	sm.EnvironmentVars, sm.Labels = types.MapNull(types.StringType), types.SetNull(types.StringType)
-	sm.StartCommand = types.StringNull()
-	resp.Diagnostics.Append(applySandbox(ctx, &sm.sandboxAttributes, &sbs[0])...)
+	sm := templates[0] // every member's, checked above
 	f.DockerImage, f.VM, f.StartCommand, f.StartArgv = sm.DockerImage, sm.VM, sm.StartCommand, sm.StartArgv
 	f.CPUCores, f.MemoryGB, f.DiskSizeGB, f.GPUCount, f.GPUType = sm.CPUCores, sm.MemoryGB, sm.DiskSizeGB, sm.GPUCount, sm.GPUType
 	f.TimeoutMinutes, f.IdleTimeoutMinutes, f.EnvironmentVars, f.Labels = sm.TimeoutMinutes, sm.IdleTimeoutMinutes, sm.EnvironmentVars, sm.Labels
@@ -988,6 +995,67 @@ func (r *sandboxFleetResource) ImportState(ctx context.Context, req resource.Imp
 	setFleetMembers(&f, members)
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &f)...)
 	resp.Diagnostics.Append(markImported(ctx, resp.Private)...)
+}
+
+// importedTemplate is the template a sandbox was created from, as far as
+// the platform reports it.
+func importedTemplate(ctx context.Context, sb *prime.Sandbox) (sandboxAttributes, diag.Diagnostics) {
+	var a sandboxAttributes
+	a.EnvironmentVars, a.Labels = types.MapNull(types.StringType), types.SetNull(types.StringType)
+	a.StartCommand = types.StringNull()
+	d := applySandbox(ctx, &a, sb)
+	return a, d
+}
+
+// reportedTemplate lists the fleet template's attributes that the platform
+// reports for a member, by attribute name.
+func reportedTemplate(a sandboxAttributes) []struct {
+	name  string
+	value attr.Value
+} {
+	return []struct {
+		name  string
+		value attr.Value
+	}{
+		{"docker_image", a.DockerImage}, {"vm", a.VM}, {"start_command", a.StartCommand}, {"start_argv", a.StartArgv},
+		{"cpu_cores", a.CPUCores}, {"memory_gb", a.MemoryGB}, {"disk_size_gb", a.DiskSizeGB},
+		{"gpu_count", a.GPUCount}, {"gpu_type", a.GPUType}, {"timeout_minutes", a.TimeoutMinutes},
+		{"idle_timeout_minutes", a.IdleTimeoutMinutes}, {"environment_vars", a.EnvironmentVars}, {"labels", a.Labels},
+		{"team_id", a.TeamID}, {"region", a.Region}, {"registry_credentials_id", a.RegistryCredentialsID},
+	}
+}
+
+// differentTemplates explains why sandboxes cannot be one fleet's members:
+// the template attributes in which they differ from the first, naming the
+// members and their values ("" when they share one template). A fleet
+// stores one template, so importing them anyway would claim a template some
+// members do not run, and no plan would ever show it.
+func differentTemplates(sbs []prime.Sandbox, templates []sandboxAttributes) string {
+	const perAttribute = 5
+	var lines []string
+	first := reportedTemplate(templates[0])
+	for i, want := range first {
+		var differ []string
+		for j := 1; j < len(templates); j++ {
+			if got := reportedTemplate(templates[j])[i].value; !got.Equal(want.value) {
+				differ = append(differ, fmt.Sprintf("%s on %s (%s)", got, sbs[j].Name, sbs[j].ID))
+			}
+		}
+		if len(differ) == 0 {
+			continue
+		}
+		if len(differ) > perAttribute {
+			differ = append(differ[:perAttribute], fmt.Sprintf("… and %d more", len(differ)-perAttribute))
+		}
+		lines = append(lines, fmt.Sprintf("%s: %s on %s (%s), but %s", want.name, want.value, sbs[0].Name, sbs[0].ID,
+			strings.Join(differ, ", ")))
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return "The sandboxes were not created from one template, and a fleet's members share one:\n\n" +
+		strings.Join(lines, "\n") + "\n\nImport the members that share a template (by a comma-separated list of " +
+		"IDs), and replace or delete the others."
 }
 
 // importMemberEgress reads every member's egress policy, as prime_sandbox's
@@ -1063,11 +1131,13 @@ func (r *sandboxFleetResource) importMembers(ctx context.Context, id string) ([]
 			}
 		}
 	} else {
+		seen := map[string]bool{}
 		for _, sid := range strings.Split(id, ",") {
 			sid = strings.TrimSpace(sid)
-			if sid == "" {
-				continue
+			if sid == "" || seen[sid] {
+				continue // an ID listed twice is one member
 			}
+			seen[sid] = true
 			sb, err := r.client.GetSandbox(ctx, sid)
 			if err != nil {
 				return nil, fmt.Errorf("sandbox %s: %w", sid, err)
@@ -1078,7 +1148,21 @@ func (r *sandboxFleetResource) importMembers(ctx context.Context, id string) ([]
 	if len(sbs) == 0 {
 		return nil, fmt.Errorf("no running sandbox matches %q; import by label:<label> or by comma-separated sandbox IDs", id)
 	}
-	sort.Slice(sbs, func(i, j int) bool { return sbs[i].Name < sbs[j].Name })
+	sort.Slice(sbs, func(i, j int) bool {
+		if sbs[i].Name != sbs[j].Name {
+			return sbs[i].Name < sbs[j].Name
+		}
+		return sbs[i].ID < sbs[j].ID
+	})
+	// A member's name is its key: two sandboxes with one name would be one
+	// member, and which of them is the user's call.
+	for i := 1; i < len(sbs); i++ {
+		if sbs[i].Name == sbs[i-1].Name {
+			return nil, fmt.Errorf("sandboxes %s and %s are both named %q, and a fleet's members need distinct names "+
+				"(the name is the member's key). Import by a comma-separated list of IDs that leaves one out, or "+
+				"delete one", sbs[i-1].ID, sbs[i].ID, sbs[i].Name)
+		}
+	}
 	return sbs, nil
 }
 

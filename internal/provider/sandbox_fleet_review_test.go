@@ -25,6 +25,23 @@ import (
 // importFleetBlock imports prime_sandbox_fleet.f by the test label.
 const importFleetBlock = "\nimport {\n  to = prime_sandbox_fleet.f\n  id = \"label:fleet-test\"\n}\n"
 
+// twoSandboxes are two prime_sandbox resources named eval-0 and eval-1
+// under the test label, with the given images.
+func twoSandboxes(img0, img1 string) string {
+	return fmt.Sprintf(`
+resource "prime_sandbox" "s0" {
+  name         = "eval-0"
+  docker_image = %q
+  labels       = ["fleet-test"]
+}
+resource "prime_sandbox" "s1" {
+  name         = "eval-1"
+  docker_image = %q
+  labels       = ["fleet-test"]
+}
+`, img0, img1)
+}
+
 // forgetTwo takes twoSandboxes out of state and leaves them running.
 const forgetTwo = `
 removed {
@@ -109,6 +126,80 @@ resource "prime_sandbox" "test" {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_sandbox.test", plancheck.ResourceActionDestroyBeforeCreate),
 				}},
+			},
+		},
+	})
+}
+
+// Importing members created from different templates fails, naming the
+// attribute and the members that differ, instead of one member's template
+// standing for all of them.
+func TestAccSandboxFleet_importMixedTemplatesFails(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		Steps: []resource.TestStep{
+			{Config: m.config(twoSandboxes("python:3.12-slim", "ubuntu:22.04"))},
+			{Config: m.config(forgetTwo)},
+			{
+				Config: m.config(fleetConfig("size = 2", "") + importFleetBlock),
+				ExpectError: regexp.MustCompile(`Cannot import fleet[\s\S]*docker_image[\s\S]*"python:3.12-slim"[\s\S]*eval-0` +
+					`[\s\S]*"ubuntu:22.04"[\s\S]*eval-1`),
+			},
+		},
+	})
+}
+
+// Two running sandboxes named eval-0 under the label: the import fails
+// naming them, not with the framework's "Duplicate Set Element".
+func TestAccSandboxFleet_importDuplicateNamesFails(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		Steps: []resource.TestStep{
+			{Config: m.config(strings.Replace(twoSandboxes("python:3.12-slim", "python:3.12-slim"), `"eval-1"`, `"eval-0"`, 1))},
+			{Config: m.config(forgetTwo)},
+			{
+				Config:        m.config(fleetConfig("size = 1", "")),
+				ResourceName:  "prime_sandbox_fleet.f",
+				ImportState:   true,
+				ImportStateId: "label:fleet-test",
+				ExpectError:   regexp.MustCompile(`Cannot import fleet[\s\S]*sandboxes\s+\S+\s+and\s+\S+\s+are\s+both\s+named\s+"eval-0"`),
+			},
+		},
+	})
+}
+
+// An ID listed twice is one member.
+func TestAccSandboxFleet_importRepeatedIDIsOneMember(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	var id0, id1 string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(twoSandboxes("python:3.12-slim", "python:3.12-slim")),
+				Check: func(s *terraform.State) (err error) {
+					if id0, err = stateID(s, "prime_sandbox.s0"); err != nil {
+						return err
+					}
+					id1, err = stateID(s, "prime_sandbox.s1")
+					return err
+				},
+			},
+			{Config: m.config(forgetTwo)},
+			{
+				Config:            m.config(fleetConfig("size = 2", "")),
+				ResourceName:      "prime_sandbox_fleet.f",
+				ImportState:       true,
+				ImportStateIdFunc: func(*terraform.State) (string, error) { return id0 + "," + id1 + "," + id0, nil },
+				ImportStateCheck: func(states []*terraform.InstanceState) error {
+					a := states[0].Attributes
+					if a["sandbox_ids.%"] != "2" || a["size"] != "2" || a["sandbox_ids.0"] != id0 || a["sandbox_ids.1"] != id1 {
+						return fmt.Errorf("imported %v; want members 0=%s and 1=%s", a, id0, id1)
+					}
+					return nil
+				},
 			},
 		},
 	})
