@@ -66,6 +66,13 @@ func (p *memberProblems) has(key string) bool {
 	return ok
 }
 
+// keys are the failed members' keys, sorted.
+func (p *memberProblems) keys() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return sortedKeys(p.problems)
+}
+
 // String lists the problems, one member per paragraph, at most limit of
 // them (the count of the rest is given).
 func (p *memberProblems) String() string {

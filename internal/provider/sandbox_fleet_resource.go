@@ -585,15 +585,76 @@ func diagSummary(diags diag.Diagnostics) string {
 }
 
 // sandboxFleetFailure is the error of an apply in which members failed.
-func sandboxFleetFailure(problems *memberProblems, healthy int, create bool) string {
-	msg := fmt.Sprintf("%d member(s) failed; %d are healthy.\n\n%s\n\n", problems.len(), healthy, problems)
-	if create {
-		return msg + "Failed members were deleted; the healthy ones are in state. Terraform marks a resource whose " +
-			"first create failed as tainted, which would replace the whole fleet: run `terraform untaint` on this " +
-			"fleet to keep the healthy members, and the next apply creates only the failed ones again."
+// What it says became of them is read from the state the apply leaves
+// (members, of the wanted keys), so it holds for every kind of failure: a
+// member that never started is deleted, one whose egress change is not
+// enforced is kept, one that cannot be deleted stays.
+func sandboxFleetFailure(problems *memberProblems, members map[string]fleetMember, want []string, create bool) string {
+	wanted := map[string]bool{}
+	for _, k := range want {
+		wanted[k] = true
 	}
-	return msg + "Failed members were deleted; the healthy ones stay in state, and the next apply creates only the " +
-		"failed ones again."
+	healthy := 0
+	for k := range members {
+		if !problems.has(k) {
+			healthy++
+		}
+	}
+	var gone, egress, undeleted, kept []string
+	for _, k := range problems.keys() {
+		m, inState := members[k]
+		switch {
+		case !inState:
+			gone = append(gone, k)
+		case !wanted[k]:
+			undeleted = append(undeleted, k)
+		case !m.EgressApplied.IsNull() && !m.EgressApplied.IsUnknown() && !m.EgressApplied.ValueBool():
+			egress = append(egress, k)
+		default:
+			kept = append(kept, k)
+		}
+	}
+	var fates []string
+	if g := membersNamed(gone); g.any {
+		fates = append(fates, fmt.Sprintf("%s %s not in state (deleted, or never created): the next apply creates %s again.",
+			g.names, g.are, g.them))
+	}
+	if e := membersNamed(egress); e.any {
+		fates = append(fates, fmt.Sprintf("%s %s in state with egress_applied = false; the next apply writes %s egress "+
+			"policy again.", e.names, e.stay, e.their))
+	}
+	if u := membersNamed(undeleted); u.any {
+		fates = append(fates, fmt.Sprintf("%s could not be deleted and %s in state; the next apply deletes %s again.",
+			u.names, u.stay, u.them))
+	}
+	if k := membersNamed(kept); k.any {
+		fates = append(fates, fmt.Sprintf("%s %s in state as %s %s (see the error above).", k.names, k.stay, k.they, k.are))
+	}
+	msg := fmt.Sprintf("%d member(s) failed; %d are healthy.\n\n%s\n\n%s", problems.len(), healthy, problems,
+		strings.Join(fates, " "))
+	if create {
+		msg += " Terraform marks a resource whose first create failed as tainted, which would replace the whole " +
+			"fleet: run `terraform untaint` on this fleet to keep the healthy members."
+	}
+	return msg
+}
+
+// memberWords names members in a sentence, with the words that agree.
+type memberWords struct {
+	any                                 bool
+	names, are, stay, them, their, they string
+}
+
+func membersNamed(keys []string) memberWords {
+	quoted := make([]string, len(keys))
+	for i, k := range keys {
+		quoted[i] = strconv.Quote(k)
+	}
+	if len(keys) == 1 {
+		return memberWords{any: true, names: "Member " + quoted[0], are: "is", stay: "stays", them: "it", their: "its", they: "it"}
+	}
+	return memberWords{any: len(keys) > 0, names: "Members " + strings.Join(quoted, ", "), are: "are", stay: "stay",
+		them: "them", their: "their", they: "they"}
 }
 
 func (r *sandboxFleetResource) applyContext(ctx context.Context, plan sandboxFleetModel, config interface {
@@ -656,7 +717,7 @@ func (r *sandboxFleetResource) Create(ctx context.Context, req resource.CreateRe
 	healthy := a.createMembers(ctx, keys, &problems, save)
 	save(healthy)
 	if problems.len() > 0 {
-		resp.Diagnostics.AddError("Fleet members failed", sandboxFleetFailure(&problems, len(healthy), true))
+		resp.Diagnostics.AddError("Fleet members failed", sandboxFleetFailure(&problems, healthy, keys, true))
 	}
 }
 
@@ -849,13 +910,7 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &out)...)
 	resp.Diagnostics.Append(clearImported(ctx, resp.Private)...)
 	if problems.len() > 0 {
-		healthy := 0
-		for k := range members {
-			if !problems.has(k) {
-				healthy++
-			}
-		}
-		resp.Diagnostics.AddError("Fleet members failed", sandboxFleetFailure(&problems, healthy, false))
+		resp.Diagnostics.AddError("Fleet members failed", sandboxFleetFailure(&problems, members, keys, false))
 	}
 }
 

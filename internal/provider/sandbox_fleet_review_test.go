@@ -276,6 +276,39 @@ func TestAccSandboxFleet_lostCreateAnswerIsAdoptedNextApply(t *testing.T) {
 	})
 }
 
+// An egress change that is never enforced fails the update; the members are
+// kept in state (fail-closed, written again by the next apply), and the
+// error says so instead of "Failed members were deleted".
+func TestAccSandboxFleet_egressUpdateFailureSaysMembersKept(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	tmo := "\n  timeouts {\n    egress = \"1s\"\n  }"
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{Config: m.config(fleetConfig(`members = ["a", "b"]`, egressAllow("example.com")+tmo))},
+			{
+				PreConfig: func() { m.SetNeverApply(true) },
+				Config:    m.config(fleetConfig(`members = ["a", "b"]`, egressAllow("google.com")+tmo)),
+				ExpectError: expectErr(`Members "a", "b" stay in state with egress_applied = false; the next apply writes ` +
+					`their egress policy again.`),
+			},
+			{
+				// As the error says: no member was deleted, and the next apply
+				// writes the policy again.
+				PreConfig: func() { m.SetNeverApply(false) },
+				Config:    m.config(fleetConfig(`members = ["a", "b"]`, egressAllow("google.com")+tmo)),
+				Check: func(*terraform.State) error {
+					if st := m.Stats(); st.LiveSandboxes != 2 || st.SandboxesCreated != 2 {
+						return fmt.Errorf("live %d, created %d; want the 2 members kept, none created", st.LiveSandboxes, st.SandboxesCreated)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
 // Members "a" and "eval-a" both map to key "a" under name_prefix "eval":
 // the plan fails naming both sandboxes rather than dropping one of them
 // from state.
@@ -341,5 +374,36 @@ func TestWarnMembersNotRenamed(t *testing.T) {
 	warnMembersNotRenamed(types.StringValue("eval"), map[string]fleetMember{"0": members["0"]}, &diags)
 	if len(diags) != 0 {
 		t.Fatalf("members named <prefix>-<key> warned: %v", diags)
+	}
+}
+
+// The failure message says what became of each failed member, read from
+// the state the apply leaves.
+func TestSandboxFleetFailureSaysWhatBecameOfEachMember(t *testing.T) {
+	var p memberProblems
+	for _, k := range []string{"gone", "locked", "removed", "stuck"} {
+		p.add(k, "failed")
+	}
+	member := func(applied types.Bool) fleetMember {
+		return fleetMember{ID: types.StringValue("sb"), EgressApplied: applied}
+	}
+	state := map[string]fleetMember{
+		"ok": member(types.BoolNull()), "locked": member(types.BoolValue(false)),
+		"removed": member(types.BoolNull()), "stuck": member(types.BoolNull()),
+	}
+	msg := strings.Join(strings.Fields(sandboxFleetFailure(&p, state, []string{"ok", "gone", "locked", "stuck"}, false)), " ")
+	for _, want := range []string{
+		"4 member(s) failed; 1 are healthy.",
+		`Member "gone" is not in state (deleted, or never created): the next apply creates it again.`,
+		`Member "locked" stays in state with egress_applied = false; the next apply writes its egress policy again.`,
+		`Member "removed" could not be deleted and stays in state; the next apply deletes it again.`,
+		`Member "stuck" stays in state as it is`,
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "were deleted") || strings.Contains(msg, "untaint") {
+		t.Errorf("message claims what did not happen:\n%s", msg)
 	}
 }
