@@ -188,10 +188,17 @@ func (r *sandboxFleetResource) Schema(_ context.Context, _ resource.SchemaReques
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
 			"egress":   egressBlock(),
-			"timeouts": timeoutsBlock(sandboxTimeoutKeys("every member")),
+			"timeouts": timeoutsBlock(sandboxTimeoutKeys("every member", fleetCreateTimeoutOutcome)),
 		},
 	}
 }
+
+// fleetCreateTimeoutOutcome is what a fleet's create timeout leaves: the
+// members that were not ready are deleted (as any failed member), the
+// healthy ones kept.
+const fleetCreateTimeoutOutcome = "On timeout the apply fails, naming the members that were not ready by then; " +
+	"they are deleted, the healthy members stay in state, and the next apply creates the deleted ones again " +
+	"(after a failed first create, see `terraform untaint` above)."
 
 // memberKeyPattern keeps keys usable in names and as map keys.
 var memberKeyPattern = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
@@ -1021,7 +1028,7 @@ func (r *sandboxFleetResource) ImportState(ctx context.Context, req resource.Imp
 	prefix, keys := splitMemberNames(sbs)
 	f := sandboxFleetModel{
 		Size: types.Int64Null(), Members: types.SetNull(types.StringType), SecretsWOVersion: types.Int64Null(),
-		Timeouts: timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes(sandboxTimeoutKeys("")))},
+		Timeouts: timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes(sandboxTimeoutKeys("", "")))},
 	}
 	f.ID = types.StringValue("fleet-" + prime.NewIdempotencyKey()[:16])
 	f.NamePrefix = types.StringValue(prefix)

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,8 +12,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -307,6 +311,32 @@ func TestAccSandboxFleet_egressUpdateFailureSaysMembersKept(t *testing.T) {
 			},
 		},
 	})
+}
+
+// The fleet's timeouts.create says what a fleet does on timeout (members
+// not ready are deleted, healthy ones kept), not prime_sandbox's "stays in
+// state, tainted"; and it does delete them.
+func TestAccSandboxFleet_createTimeoutDocMatchesBehaviour(t *testing.T) {
+	var resp fwresource.SchemaResponse
+	NewSandboxFleetResource().Schema(context.Background(), fwresource.SchemaRequest{}, &resp)
+	desc := resp.Schema.Blocks["timeouts"].(schema.SingleNestedBlock).Attributes["create"].GetMarkdownDescription()
+	if strings.Contains(desc, "tainted") || !strings.Contains(desc, "deleted") {
+		t.Fatalf("fleet timeouts.create says %q; a fleet deletes members that time out", desc)
+	}
+
+	o := fastMockOptions()
+	o.BootDelay = 4 * time.Second
+	m := newTestMock(t, o)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		Steps: []resource.TestStep{{
+			Config:      m.config(fleetConfig(`members = ["a", "b"]`, "timeouts {\n    create = \"1s\"\n  }")),
+			ExpectError: expectErr(`2 member(s) failed; 0 are healthy.`),
+		}},
+	})
+	if live := m.Stats().LiveSandboxes; live != 0 {
+		t.Fatalf("%d members live after they timed out; timeouts.create says they are deleted", live)
+	}
 }
 
 // Members "a" and "eval-a" both map to key "a" under name_prefix "eval":

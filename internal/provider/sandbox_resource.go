@@ -196,14 +196,18 @@ func sandboxArgumentAttributes(replaces string) map[string]schema.Attribute {
 	}
 }
 
+// sandboxCreateTimeoutOutcome is what prime_sandbox's create timeout
+// leaves: the sandbox, in state (its ID was saved before the wait), tainted.
+const sandboxCreateTimeoutOutcome = "On timeout the apply fails and what was created stays in state, tainted."
+
 // sandboxTimeoutKeys are the keys of prime_sandbox's (and a fleet's)
-// timeouts block.
-func sandboxTimeoutKeys(what string) map[string]string {
+// timeouts block. onCreateTimeout says what a create timeout leaves, which
+// is where the two differ.
+func sandboxTimeoutKeys(what, onCreateTimeout string) map[string]string {
 	return map[string]string{
 		"create": fmt.Sprintf("How long to wait for %s to be `RUNNING` and reachable through the gateway (default "+
 			"`20m`). A first-use VM image build does not count: it has `image_build`, after which this budget "+
-			"starts again, as in the Prime SDK. On timeout the apply fails and what was created stays in state, "+
-			"tainted.", what),
+			"starts again, as in the Prime SDK. %s", what, onCreateTimeout),
 		"image_build": "How long a first-use VM image build may keep a sandbox `PENDING` (default `50m`, the " +
 			"Prime SDK's budget; the platform builds a VM image the first time an image runs as a VM, which can " +
 			"take around ten minutes).",
@@ -256,7 +260,7 @@ func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
 			"egress":   egressBlock(),
-			"timeouts": timeoutsBlock(sandboxTimeoutKeys("the sandbox")),
+			"timeouts": timeoutsBlock(sandboxTimeoutKeys("the sandbox", sandboxCreateTimeoutOutcome)),
 		},
 	}
 }
