@@ -275,3 +275,216 @@ resource "prime_egress_policy" "agent" {
 		},
 	})
 }
+
+// Changing or removing a born sandbox's egress block while a newer layered
+// policy holds the sandbox would lift that policy: nothing is written and
+// the apply says why. Removing the layered policy in the same apply lets
+// the block change go through.
+func TestAccSandbox_egressBlockChangeRespectsLayeredPolicy(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	sandbox := func(egress string) string {
+		return fmt.Sprintf(`
+resource "prime_sandbox" "box" {
+  name         = "layered"
+  docker_image = "python:3.12-slim"
+  %s
+}
+`, egress)
+	}
+	const layered = `
+resource "prime_egress_policy" "agent" {
+  sandbox_id = prime_sandbox.box.id
+  allow      = []
+}
+`
+	born := "egress {\n    allow = [\"pypi.org\"]\n  }"
+	var id string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(sandbox(born) + layered),
+				Check:  func(s *terraform.State) (err error) { id, err = stateID(s, "prime_sandbox.box"); return err },
+			},
+			{
+				Config:      m.config(sandbox("") + layered),
+				ExpectError: expectInOrder(`Egress block not written`, `written after its egress block's generation 0 by another writer`, `nothing was written`),
+				Check: func(*terraform.State) error {
+					if m.reachable(t, id, "google.com") || m.reachable(t, id, "pypi.org") {
+						return fmt.Errorf("removing the egress block lifted the layered deny-all policy")
+					}
+					return nil
+				},
+			},
+			{
+				Config:      m.config(sandbox("egress {\n    allow = [\"google.com\"]\n  }") + layered),
+				ExpectError: expectInOrder(`Egress block not written`),
+			},
+			{
+				// Both at once: the layered policy's destroy restores the
+				// born lists, then the block's removal reopens.
+				Config: m.config(sandbox("")),
+				Check: func(*terraform.State) error {
+					if !m.reachable(t, id, "google.com") {
+						return fmt.Errorf("the sandbox is not open after the layered policy and the block were removed")
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// An egress write that failed closed and was enforced later must not let
+// the block's previous lists pass for enforced: the refresh compares the
+// lists, and the next apply writes the block again.
+func TestAccSandbox_lateEnforcedFailedWriteIsNotTheBlock(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	cfg := func(egress string) string {
+		return m.config(fmt.Sprintf(`
+resource "prime_sandbox" "box" {
+  name         = "born"
+  docker_image = "python:3.12-slim"
+  %s
+  timeouts {
+    egress = "1s"
+  }
+}
+`, egress))
+	}
+	block := "egress {\n    allow = [\"example.com\"]\n  }"
+	var id string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{Config: cfg(block), Check: func(s *terraform.State) (err error) { id, err = stateID(s, "prime_sandbox.box"); return err }},
+			{
+				PreConfig:   func() { m.SetNeverApply(true) },
+				Config:      cfg(""),
+				ExpectError: expectErr("Egress policy not enforced"),
+			},
+			{
+				PreConfig: func() {
+					m.SetNeverApply(false)
+					// The late open write is enforced before the next plan.
+					var openGen int64 = -1
+					for _, e := range m.Events() {
+						if e.Type == primemock.EventPolicyPut && e.SandboxID == id && e.Policy != nil && e.Policy.IsOpen() {
+							openGen = e.Generation
+						}
+					}
+					if _, err := m.WaitForEvent(waitCtx(t), func(e primemock.Event) bool {
+						return e.Type == primemock.EventPolicyApplied && e.SandboxID == id && e.Generation >= openGen
+					}); err != nil || openGen < 0 {
+						t.Fatalf("the open write (generation %d) was never enforced: %v", openGen, err)
+					}
+				},
+				Config: cfg(block),
+				Check: func(*terraform.State) error {
+					if m.reachable(t, id, "google.com") {
+						return fmt.Errorf("state records egress { allow = [example.com] } as applied, but the sandbox is open")
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// The fleet's egress block follows the same rule as prime_sandbox's: a
+// change under a layered fleet policy writes nothing on the members it
+// holds, keeps the previous block in state (so the next plan proposes it
+// again), and goes through once the layered policy is gone.
+func TestAccSandboxFleet_egressBlockChangeRespectsLayeredPolicy(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	const layered = `
+resource "prime_fleet_egress_policy" "agent" {
+  sandbox_ids = prime_sandbox_fleet.f.sandbox_ids
+  allow       = []
+}
+`
+	var ids map[string]string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(fleetConfig(`size = 2`, egressAllow("pypi.org")) + layered),
+				Check:  func(s *terraform.State) error { ids = fleetIDs(s); return nil },
+			},
+			{
+				Config:      m.config(fleetConfig(`size = 2`, "") + layered),
+				ExpectError: expectInOrder(`Fleet members failed`, `Writing the block now would lift that policy`),
+				Check: func(*terraform.State) error {
+					for k, id := range ids {
+						if m.reachable(t, id, "google.com") || m.reachable(t, id, "pypi.org") {
+							return fmt.Errorf("member %s: removing the egress block lifted the layered deny-all policy", k)
+						}
+					}
+					return nil
+				},
+			},
+			{
+				Config:             m.config(fleetConfig(`size = 2`, "") + layered),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true, // the block's removal is proposed again
+			},
+			{
+				Config: m.config(fleetConfig(`size = 2`, "")),
+				Check: func(*terraform.State) error {
+					for k, id := range ids {
+						if !m.reachable(t, id, "google.com") {
+							return fmt.Errorf("member %s is not open after the layered policy and the block were removed", k)
+						}
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// An imported sandbox without an egress block reads its platform policy
+// into the block once, at its import; a prime_egress_policy added later is
+// a layered policy, never taken for the sandbox's own block (which would
+// plan to "remove" it and reopen egress under the lock).
+func TestAccSandbox_importedSandboxDoesNotSwallowLaterPolicy(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	vm := true
+	sb, err := m.client(t).CreateSandbox(waitCtx(t), prime.CreateSandboxRequest{Name: "imported", DockerImage: "python:3.12-slim", VM: &vm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sandbox = `
+resource "prime_sandbox" "test" {
+  name         = "imported"
+  docker_image = "python:3.12-slim"
+  vm           = true
+}
+`
+	const lock = `
+resource "prime_egress_policy" "lock" {
+  sandbox_id = prime_sandbox.test.id
+  allow      = ["example.com"]
+}
+`
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{Config: m.config(fmt.Sprintf("import {\n  to = prime_sandbox.test\n  id = %q\n}\n", sb.ID) + sandbox)},
+			{Config: m.config(sandbox + lock)},
+			{
+				Config: m.config(sandbox + lock),
+				Check: func(*terraform.State) error {
+					if m.reachable(t, sb.ID, "google.com") {
+						return fmt.Errorf("google.com reachable: re-applying an unchanged configuration reopened egress under prime_egress_policy.lock")
+					}
+					return nil
+				},
+			},
+		},
+	})
+}

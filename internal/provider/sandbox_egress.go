@@ -72,7 +72,9 @@ func egressComputedAttributes() map[string]schema.Attribute {
 				"`prime_egress_policy` layered on top, or the CLI — while the `egress` block was in force; null while " +
 				"the block's policy is the newest. The sandbox does not fight that writer (a refresh shows the change " +
 				"here and warns if its destinations differ); destroying the `prime_egress_policy` restores the block's " +
-				"lists.",
+				"lists. While it holds, changing or removing the `egress` block fails without writing anything, " +
+				"since the write would lift that policy: remove or change the layered policy first (in the same " +
+				"apply is fine).",
 		},
 	}
 }
@@ -190,6 +192,55 @@ func waitBornEgress(ctx context.Context, c *prime.Client, id string, timeout tim
 	return final, nil
 }
 
+// blockEgressOf is the policy an egress block in state stands for (open
+// without a block) and its generation (0, the untouched policy, without
+// one).
+func blockEgressOf(ctx context.Context, s sandboxEgressState, diags *diag.Diagnostics) (prime.EgressPolicy, int64) {
+	own := prime.OpenEgressPolicy()
+	if m, d := egressOf(ctx, s.Egress); m != nil && !d.HasError() {
+		var pd diag.Diagnostics
+		own, pd = policyOfEffective(ctx, m.EffectiveAllow, m.EffectiveBlock)
+		diags.Append(pd...)
+	}
+	ownGen := int64(0)
+	if !s.EgressGeneration.IsNull() && !s.EgressGeneration.IsUnknown() {
+		ownGen = s.EgressGeneration.ValueInt64()
+	}
+	return own, ownGen
+}
+
+// layeredPolicyError: an egress block's write was not made because a newer
+// policy of another writer holds the sandbox.
+type layeredPolicyError struct {
+	SandboxID string
+	Holds     *prime.EgressPolicyStatus
+	OwnGen    int64
+}
+
+func (e *layeredPolicyError) Error() string {
+	return fmt.Sprintf("sandbox %s holds egress policy generation %d (%s), written after its egress block's generation %d "+
+		"by another writer (a prime_egress_policy layered on top, or the CLI). Writing the block now would lift that "+
+		"policy, so nothing was written. Remove or change that policy first — in the same apply is fine: its destroy "+
+		"runs before the sandbox's update — then apply again.",
+		e.SandboxID, e.Holds.Generation, describePolicy(e.Holds.Policy), e.OwnGen)
+}
+
+// writeBlockEgress is an egress block's change on one sandbox (shared with
+// the fleet's members): target (the new lists, or open when the block is
+// removed) is written and waited for, fail-closed, unless a newer policy
+// than the block's own (own, ownGen) holds the sandbox: the sandbox does not
+// fight a layered policy, and writing over it would lift it.
+func writeBlockEgress(ctx context.Context, c *prime.Client, id string, target, own prime.EgressPolicy, ownGen int64, timeout time.Duration) (*prime.EgressPolicyStatus, int64, error) {
+	st, err := c.GetEgressPolicy(ctx, id)
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading the egress policy of sandbox %s: %w", id, err)
+	}
+	if st.Generation > ownGen && !prime.SamePolicy(st.Policy, own) && !prime.SamePolicy(st.Policy, target) {
+		return nil, 0, &layeredPolicyError{SandboxID: id, Holds: st, OwnGen: ownGen}
+	}
+	return writeEgress(ctx, c, id, target, timeout, "egress")
+}
+
 // refreshEgress merges the platform's policy into a sandbox's egress state
 // (see egress_override_generation). It returns a warning when another
 // writer's policy with other destinations holds the sandbox.
@@ -208,9 +259,12 @@ func refreshEgress(ctx context.Context, s *sandboxEgressState, id string, st *pr
 	switch {
 	case st.Generation <= ownGen || prime.SamePolicy(st.Policy, own):
 		// Our policy (or a restore of it by a layered policy's destroy).
+		// A generation of ours can hold other lists: a write that failed
+		// closed and was enforced later. Only the block's lists, enforced,
+		// count as applied; anything else is written again.
 		s.EgressGeneration = types.Int64Value(st.Generation)
 		s.EgressOverride = types.Int64Null()
-		s.EgressApplied = types.BoolValue(st.AppliedGeneration >= st.Generation)
+		s.EgressApplied = types.BoolValue(st.AppliedGeneration >= st.Generation && prime.SamePolicy(st.Policy, own))
 	default:
 		s.EgressOverride = types.Int64Value(st.Generation)
 		s.EgressApplied = types.BoolValue(st.AppliedGeneration >= ownGen)

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -902,8 +903,10 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 		members[k] = m
 	}
 	// The egress block's change reaches the members that stay.
+	refused := false
 	if egressChanged(ctx, plan, state) {
-		r.rewriteMemberEgress(ctx, members, a, &problems)
+		own, _ := blockEgressOf(ctx, sandboxEgressState{Egress: state.Egress}, &resp.Diagnostics)
+		refused = r.rewriteMemberEgress(ctx, members, a, own, &problems)
 	}
 	if len(add) > 0 {
 		tflog.Info(ctx, "adding fleet members", map[string]any{"members": len(add)})
@@ -912,6 +915,12 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 		}
 	}
 	out := plan
+	if refused {
+		// A member's layered policy kept the new block off it: the state
+		// keeps the previous block, so the next plan proposes the change
+		// again (members that took it are written again, harmlessly).
+		out.Egress = state.Egress
+	}
 	settleTemplate(&out, types.Bool.ValueBoolPointer(state.VM))
 	setFleetMembers(&out, members)
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &out)...)
@@ -939,8 +948,10 @@ func egressChanged(ctx context.Context, plan, state sandboxFleetModel) bool {
 }
 
 // rewriteMemberEgress writes the fleet's egress policy (or an open one when
-// the block is gone) to every member, fail-closed, in parallel.
-func (r *sandboxFleetResource) rewriteMemberEgress(ctx context.Context, members map[string]fleetMember, a fleetApply, problems *memberProblems) {
+// the block is gone) to every member, fail-closed, in parallel, as
+// prime_sandbox writes its own (writeBlockEgress: own is the block's
+// previous policy). It reports whether a layered policy refused a member.
+func (r *sandboxFleetResource) rewriteMemberEgress(ctx context.Context, members map[string]fleetMember, a fleetApply, own prime.EgressPolicy, problems *memberProblems) (refused bool) {
 	target := prime.OpenEgressPolicy()
 	if a.born != nil {
 		target = *a.born
@@ -951,10 +962,18 @@ func (r *sandboxFleetResource) rewriteMemberEgress(ctx context.Context, members 
 		m := members[k]
 		mu.Unlock()
 		id := m.ID.ValueString()
-		st, gen, err := writeEgress(ctx, r.client, id, target, a.egressTimeout, "egress")
+		_, ownGen := blockEgressOf(ctx, sandboxEgressState{EgressGeneration: m.EgressGeneration}, &diag.Diagnostics{})
+		st, gen, err := writeBlockEgress(ctx, r.client, id, target, own, ownGen, a.egressTimeout)
 		mu.Lock()
 		defer mu.Unlock()
-		if err != nil {
+		var layered *layeredPolicyError
+		switch {
+		case errors.As(err, &layered):
+			problems.add(k, "%s", err.Error())
+			members[k] = m
+			refused = true
+			return
+		case err != nil:
 			problems.add(k, "%s", failClosedMessage(id, a.egressTimeout, "egress", err))
 			if a.born != nil && gen > 0 {
 				m.EgressGeneration, m.EgressApplied = types.Int64Value(gen), types.BoolValue(false)
@@ -969,6 +988,7 @@ func (r *sandboxFleetResource) rewriteMemberEgress(ctx context.Context, members 
 		}
 		members[k] = m
 	})
+	return refused
 }
 
 func timeoutOrDefault(v timeouts.Value, key string, def time.Duration) time.Duration {

@@ -599,9 +599,15 @@ func (r *sandboxResource) Update(ctx context.Context, req resource.UpdateRequest
 			target = *policy
 		}
 		id := state.ID.ValueString()
-		st, gen, err := writeEgress(ctx, r.client, id, target, timeout, "egress")
+		own, ownGen := blockEgressOf(ctx, *state.egressState(), &resp.Diagnostics)
+		st, gen, err := writeBlockEgress(ctx, r.client, id, target, own, ownGen, timeout)
 		if err != nil {
-			resp.Diagnostics.AddError("Egress policy not enforced", failClosedMessage(id, timeout, "egress", err))
+			var layered *layeredPolicyError
+			if errors.As(err, &layered) {
+				resp.Diagnostics.AddAttributeError(path.Root("egress"), "Egress block not written", err.Error())
+			} else {
+				resp.Diagnostics.AddError("Egress policy not enforced", failClosedMessage(id, timeout, "egress", err))
+			}
 			// The previous lists stay in state; a write the platform accepted
 			// is recorded as ours, not applied, so the next plan writes again.
 			resp.State.Raw = req.State.Raw.Copy()
