@@ -240,7 +240,7 @@ func (c *Client) send(ctx context.Context, cl call, u string, headers http.Heade
 				fields["request_body"] = redactBody(payload, scrub)
 			}
 			if err != nil {
-				fields["error"] = scrubText(err.Error(), scrub)
+				fields["error"] = ScrubText(err.Error(), scrub)
 			} else {
 				fields["status"] = status
 				if cl.withholdAnswer {
@@ -274,7 +274,7 @@ func (c *Client) send(ctx context.Context, cl call, u string, headers http.Heade
 			apiErr := newAPIError(cl.method, cl.path, status, header, body)
 			// A server may echo the request in its detail: the error a user
 			// sees must not carry the key or secret values either.
-			apiErr.Detail = scrubText(apiErr.Detail, scrub)
+			apiErr.Detail = ScrubText(apiErr.Detail, scrub)
 			err = apiErr
 			switch status {
 			case http.StatusTooManyRequests:
@@ -300,7 +300,7 @@ func (c *Client) send(ctx context.Context, cl call, u string, headers http.Heade
 		}
 		c.debug(ctx, "Prime API request will be retried", map[string]any{
 			"method": cl.method, "path": logPath, "attempt": attempt + 1, "wait_ms": wait.Milliseconds(),
-			"error": scrubText(err.Error(), scrub),
+			"error": ScrubText(err.Error(), scrub),
 		})
 		if sleepErr := Sleep(ctx, wait); sleepErr != nil {
 			// Only the context's error is wrapped: the retried error was not
@@ -405,7 +405,7 @@ func redactBody(body []byte, scrub []string) string {
 			text = string(out)
 		}
 	}
-	text = scrubText(text, scrub)
+	text = ScrubText(text, scrub)
 	if len(text) > maxLoggedBody {
 		text = text[:maxLoggedBody] + "…(truncated)"
 	}
@@ -440,9 +440,9 @@ func redactValue(v any) any {
 	return v
 }
 
-// scrubText replaces every occurrence of a secret value with "***". Values
+// ScrubText replaces every occurrence of a secret value with "***". Values
 // shorter than 4 bytes are skipped: scrubbing "1" would mangle every log.
-func scrubText(s string, secrets []string) string {
+func ScrubText(s string, secrets []string) string {
 	for _, sec := range secrets {
 		if len(sec) >= 4 {
 			s = strings.ReplaceAll(s, sec, "***")

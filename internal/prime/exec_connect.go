@@ -173,7 +173,7 @@ func (c *Client) execConnect(ctx context.Context, x execCall) (*ExecResult, erro
 			continue
 		}
 		// Anything else: the command may have started, so no retry.
-		rpcErr := connect.NewError(code, errors.New(scrubText(rpcMessage(err), x.secrets)))
+		rpcErr := connect.NewError(code, errors.New(ScrubText(rpcMessage(err), x.secrets)))
 		if st.started {
 			return nil, fmt.Errorf("%s: the command session failed (%s) after the command started (pid %d): %w: %w",
 				what, code, st.pid, rpcErr, ErrCommandMayStillRun)
@@ -224,7 +224,7 @@ func (c *Client) startStream(ctx context.Context, x execCall, auth *GatewayAuth,
 func (c *Client) stopped(ctx context.Context, x execCall, pid uint32, cause error) error {
 	how, err := c.stopCommand(ctx, x.id, pid)
 	if err != nil {
-		return fmt.Errorf("%w; the command (pid %d) could not be stopped: %s; %w", cause, pid, scrubText(err.Error(), x.secrets), ErrCommandMayStillRun)
+		return fmt.Errorf("%w; the command (pid %d) could not be stopped: %s; %w", cause, pid, ScrubText(err.Error(), x.secrets), ErrCommandMayStillRun)
 	}
 	return fmt.Errorf("%w; the command (pid %d) %s", cause, pid, how)
 }

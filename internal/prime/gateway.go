@@ -258,7 +258,7 @@ type scrubbedError struct {
 	secrets []string
 }
 
-func (e *scrubbedError) Error() string { return scrubText(e.err.Error(), e.secrets) }
+func (e *scrubbedError) Error() string { return ScrubText(e.err.Error(), e.secrets) }
 func (e *scrubbedError) Unwrap() error { return e.err }
 
 func scrubError(err error, secrets []string) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -77,6 +78,12 @@ func runCommand(ctx context.Context, c *prime.Client, spec commandSpec) (*comman
 			summary = "Command outlived the edge proxy"
 		}
 		return nil, &commandError{Summary: summary, Err: fmt.Errorf("sandbox %s: %w", spec.SandboxID, err)}
+	}
+	// A command that prints a write-only value must not carry it into
+	// state or an error: the logs scrub it, and so do the results.
+	if len(spec.EnvWO) > 0 {
+		secrets := slices.Collect(maps.Values(spec.EnvWO))
+		res.Stdout, res.Stderr = prime.ScrubText(res.Stdout, secrets), prime.ScrubText(res.Stderr, secrets)
 	}
 	out := &commandResult{ExitCode: res.ExitCode, ExecutedAt: time.Now().UTC()}
 	var cutOut, cutErr bool

@@ -292,6 +292,11 @@ resource "prime_sandbox_command" "loud" {
   env_wo           = { TOKEN = var.printed }
   sensitive_output = true
 }
+resource "prime_sandbox_command" "echoed" {
+  sandbox_id = prime_sandbox.box.id
+  command    = "printenv TOKEN && printenv TOKEN >&2"
+  env_wo     = { TOKEN = var.hidden }
+}
 `)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: providerFactories(t),
@@ -305,8 +310,12 @@ resource "prime_sandbox_command" "loud" {
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue("prime_sandbox_command.quiet", tfjsonpath.New("env_wo"), knownvalue.Null()),
 				statecheck.ExpectKnownValue("prime_sandbox_command.loud", tfjsonpath.New("env_wo"), knownvalue.Null()),
-				statecheck.ExpectKnownValue("prime_sandbox_command.loud", tfjsonpath.New("sensitive_streams").AtMapKey("stdout"), knownvalue.StringExact(printed+"\n")),
+				// A write-only value the command prints is scrubbed from what
+				// is recorded, sensitive or not.
+				statecheck.ExpectKnownValue("prime_sandbox_command.loud", tfjsonpath.New("sensitive_streams").AtMapKey("stdout"), knownvalue.StringExact("***\n")),
 				statecheck.ExpectKnownValue("prime_sandbox_command.loud", tfjsonpath.New("stdout"), knownvalue.Null()),
+				statecheck.ExpectKnownValue("prime_sandbox_command.echoed", tfjsonpath.New("stdout"), knownvalue.StringExact("***\n")),
+				statecheck.ExpectKnownValue("prime_sandbox_command.echoed", tfjsonpath.New("stderr"), knownvalue.StringExact("***\n")),
 			},
 			Check: func(s *terraform.State) error {
 				for addr, rs := range s.RootModule().Resources {
@@ -333,6 +342,34 @@ resource "prime_sandbox_command" "loud" {
 			t.Fatalf("the TRACE log contains %q: …%s…", secret, log[max(0, i-600):min(len(log), i+200)])
 		}
 	}
+}
+
+// A command that fails after printing a write-only value: the error shows
+// its output tail with the value scrubbed.
+func TestAccSandboxCommand_writeOnlyEnvScrubbedFromErrors(t *testing.T) {
+	const secret = "wo-secret-in-a-failure-93d1"
+	m := newTestMock(t, fastMockOptions())
+	cfg := m.config(commandSandbox + fmt.Sprintf(`
+resource "prime_sandbox_command" "fails" {
+  sandbox_id = prime_sandbox.box.id
+  command    = "echo token=$TOKEN >&2 && exit 3"
+  env_wo     = { TOKEN = %q }
+}
+`, secret))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		ErrorCheck: func(err error) error {
+			switch msg := err.Error(); {
+			case strings.Contains(msg, secret):
+				return fmt.Errorf("the error shows the write-only value: %s", msg)
+			case !strings.Contains(msg, "token=***"):
+				return err
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{{Config: cfg}},
+	})
 }
 
 // planNeverContains fails when a value appears anywhere in the plan.

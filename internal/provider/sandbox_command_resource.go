@@ -106,7 +106,8 @@ func commandArgumentAttributes() map[string]schema.Attribute {
 		"env_wo": schema.MapAttribute{
 			Optional: true, WriteOnly: true, ElementType: types.StringType,
 			MarkdownDescription: "Secret environment variables for the command, write-only: passed to the command, " +
-				"never stored in state or plan and never logged (Terraform 1.11+). Terraform cannot see a change of " +
+				"never stored in state or plan and never logged (Terraform 1.11+); a value the command prints is " +
+				"replaced by `***` in the recorded output and in errors (values of 4 bytes or more). Terraform cannot see a change of " +
 				"a write-only value: bump `env_wo_version` to run the command again with new values. " + secretChannelsDoc,
 		},
 		"env_wo_version": schema.Int64Attribute{
