@@ -440,15 +440,58 @@ func redactValue(v any) any {
 	return v
 }
 
-// ScrubText replaces every occurrence of a secret value with "***". Values
+// ScrubText replaces every occurrence of a secret value with "***", also
+// where it appears escaped inside a JSON string (secretForms). Values
 // shorter than 4 bytes are skipped: scrubbing "1" would mangle every log.
 func ScrubText(s string, secrets []string) string {
 	for _, sec := range secrets {
-		if len(sec) >= 4 {
-			s = strings.ReplaceAll(s, sec, "***")
+		if len(sec) < 4 {
+			continue
+		}
+		for _, form := range secretForms(sec) {
+			s = strings.ReplaceAll(s, form, "***")
 		}
 	}
 	return s
+}
+
+// secretForms is a secret as text may carry it: itself, and inside a JSON
+// string as Go escapes it (a log's re-encoded body: "&" as \u0026), without
+// HTML escaping, and as Python's json.dumps does (a server's error body:
+// non-ASCII as \uXXXX).
+func secretForms(sec string) []string {
+	forms := []string{sec}
+	add := func(f string) {
+		for _, have := range forms {
+			if have == f {
+				return
+			}
+		}
+		forms = append(forms, f)
+	}
+	quoted, _ := json.Marshal(sec)
+	add(string(quoted[1 : len(quoted)-1]))
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(sec)
+	plain := strings.TrimSuffix(buf.String(), "\n")
+	plain = plain[1 : len(plain)-1]
+	add(plain)
+	var ascii strings.Builder
+	for _, r := range plain {
+		switch {
+		case r < 0x80:
+			ascii.WriteRune(r)
+		case r <= 0xFFFF:
+			fmt.Fprintf(&ascii, "\\u%04x", r)
+		default:
+			r -= 0x10000
+			fmt.Fprintf(&ascii, "\\u%04x\\u%04x", 0xD800+(r>>10), 0xDC00+(r&0x3FF))
+		}
+	}
+	add(ascii.String())
+	return forms
 }
 
 // NewIdempotencyKey returns a fresh 32-hex-character key, the SDK's format.

@@ -143,7 +143,9 @@ func (c *Client) execConnect(ctx context.Context, x execCall) (*ExecResult, erro
 		switch {
 		case code == connect.CodeUnauthenticated && st.events == 0 && !reauthed:
 			// Refused before anything ran: one fresh token, then give up.
-			c.gateway.invalidate(x.id, auth.Token)
+			if err := c.gateway.invalidate(ctx, x.id, auth.Token); err != nil {
+				return nil, err
+			}
 			reauthed = true
 			continue
 		case code == connect.CodeDeadlineExceeded:
@@ -331,7 +333,9 @@ func (c *Client) controlRPC(ctx context.Context, id, procedure string, call func
 		cancel()
 		c.logRPC(ctx, procedure, id, began, err, nil)
 		if connect.CodeOf(err) == connect.CodeUnauthenticated && !reauthed {
-			c.gateway.invalidate(id, auth.Token)
+			if err := c.gateway.invalidate(ctx, id, auth.Token); err != nil {
+				return err
+			}
 			continue
 		}
 		return err

@@ -141,14 +141,20 @@ func (g *gatewayTokens) entry(id string) *tokenEntry {
 }
 
 // invalidate drops token if it is still the cached one (a concurrent caller
-// may already have replaced it with a fresh one).
-func (g *gatewayTokens) invalidate(id, token string) {
+// may already have replaced it with a fresh one). It waits for a fetch in
+// progress (which replaces the token anyway) only as long as ctx lasts.
+func (g *gatewayTokens) invalidate(ctx context.Context, id, token string) error {
 	e := g.entry(id)
-	e.lock <- struct{}{}
+	select {
+	case e.lock <- struct{}{}:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 	if e.auth != nil && e.auth.Token == token {
 		e.auth = nil
 	}
 	<-e.lock
+	return nil
 }
 
 // forget drops a sandbox that no longer exists.
@@ -450,7 +456,9 @@ func (c *Client) execREST(ctx context.Context, x execCall) (*ExecResult, error) 
 		switch {
 		case isAPI && apiErr.StatusCode == http.StatusUnauthorized && !reauthed:
 			// Expired or revoked early: one fresh token, then give up.
-			c.gateway.invalidate(x.id, auth.Token)
+			if err := c.gateway.invalidate(ctx, x.id, auth.Token); err != nil {
+				return nil, err
+			}
 			reauthed = true
 			continue
 		case isAPI && apiErr.StatusCode == http.StatusBadGateway && code == "sandbox_not_found":

@@ -458,3 +458,38 @@ func TestLearnedScheduleTail(t *testing.T) {
 		t.Fatalf("%d checks to reach two minutes, want a bounded number", len(checks))
 	}
 }
+
+// With status:batchGet unsupported (404), the per-sandbox GETs keep the
+// batch endpoint's per-id errors: a sandbox the key may not read fails its
+// own waiter, not a RUNNING sandbox polled in the same round.
+func TestBatchFallbackForbiddenFailsOnlyThatID(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/v1/sandbox/status:batchGet", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]any{"detail": "Not Found"})
+	})
+	mux.HandleFunc("GET /api/v1/sandbox/{id}", func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("id") == "forbidden" {
+			writeJSON(w, http.StatusForbidden, map[string]any{"detail": "not yours"})
+			return
+		}
+		sb := sandboxJSON(r.PathValue("id"))
+		sb["status"] = StatusRunning
+		writeJSON(w, http.StatusOK, sb)
+	})
+	c, _ := newTestClient(t, mux, nil)
+
+	resp, err := c.BatchStatus(context.Background(), []string{"ok-1", "forbidden"})
+	if err != nil || len(resp.Statuses) != 1 || len(resp.Errors) != 1 || resp.Errors[0].Code != BatchCodeForbidden {
+		t.Fatalf("BatchStatus = %+v, %v; want ok-1 RUNNING and FORBIDDEN for the other", resp, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	forbidden := make(chan error, 1)
+	go func() { forbidden <- c.WaitForRunning(ctx, "forbidden", WaitRunningOptions{}) }()
+	if err := c.WaitForRunning(ctx, "ok-2", WaitRunningOptions{}); err != nil {
+		t.Errorf("WaitForRunning(ok-2) = %v; a RUNNING sandbox failed because another was forbidden", err)
+	}
+	if err := <-forbidden; err == nil || !strings.Contains(err.Error(), "FORBIDDEN") {
+		t.Errorf("WaitForRunning(forbidden) = %v; want its FORBIDDEN error", err)
+	}
+}

@@ -187,7 +187,12 @@ func (c *Client) BatchStatus(ctx context.Context, ids []string) (*BatchStatusRes
 		switch {
 		case errors.Is(err, ErrNotFound):
 			out.Errors = append(out.Errors, SandboxStatusError{SandboxID: id, Code: BatchCodeNotFound, Message: "Sandbox not found"})
+		case StatusCodeOf(err) == http.StatusForbidden:
+			// As the batch endpoint reports it: an error for this id only,
+			// not for every sandbox polled with it.
+			out.Errors = append(out.Errors, SandboxStatusError{SandboxID: id, Code: BatchCodeForbidden, Message: err.Error()})
 		case err != nil:
+			// Anything else survived the client's retries: the round fails.
 			return nil, err
 		default:
 			out.Statuses = append(out.Statuses, SandboxStatus{
