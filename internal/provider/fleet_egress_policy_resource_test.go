@@ -64,6 +64,31 @@ func fleetReach(t *testing.T, m *testMock, ids *[]string, want map[string]bool) 
 	}
 }
 
+// policyWriteRefuser answers one sandbox's egress policy writes with 403,
+// as a platform that forbids them would (a part of a mockHook).
+type policyWriteRefuser struct{ id atomic.Value }
+
+func newPolicyWriteRefuser() *policyWriteRefuser {
+	p := &policyWriteRefuser{}
+	p.id.Store("")
+	return p
+}
+
+// refuse sets the sandbox whose writes are refused ("": none).
+func (p *policyWriteRefuser) refuse(id string) { p.id.Store(id) }
+
+// handle answers r when it is a refused write.
+func (p *policyWriteRefuser) handle(w http.ResponseWriter, r *http.Request) bool {
+	id := p.id.Load().(string)
+	if id == "" || r.Method != http.MethodPut || r.URL.Path != prime.APIPrefix+"/sandbox/"+id+"/egress-policy" {
+		return false
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusForbidden)
+	_, _ = w.Write([]byte(`{"detail":"injected: forbidden"}`))
+	return true
+}
+
 // policyPutsBySandbox counts accepted policy writes per sandbox.
 func policyPutsBySandbox(m *testMock) map[string]int {
 	out := map[string]int{}
@@ -367,21 +392,15 @@ resource "prime_fleet_egress_policy" "p" {
 // members whose lock held are both left unrecorded by the failed create;
 // after the retry, destroy reopens every one of them.
 func TestAccFleetEgressPolicy_destroyAfterRetriedCreateReopens(t *testing.T) {
-	var refuse, unenforced atomic.Value // sandboxes whose writes are refused, or reported never enforced
-	refuse.Store("")
+	refuse := newPolicyWriteRefuser()
+	var unenforced atomic.Value // a sandbox whose policy is reported never enforced
 	unenforced.Store("")
 	var m *testMock
 	hook := func(w http.ResponseWriter, r *http.Request, _ []byte) bool {
-		path := func(v *atomic.Value) string {
-			return prime.APIPrefix + "/sandbox/" + v.Load().(string) + "/egress-policy"
-		}
 		switch {
-		case r.Method == http.MethodPut && r.URL.Path == path(&refuse):
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusForbidden)
-			_, _ = w.Write([]byte(`{"detail":"injected: forbidden"}`))
+		case refuse.handle(w, r):
 			return true
-		case r.Method == http.MethodGet && r.URL.Path == path(&unenforced):
+		case r.Method == http.MethodGet && r.URL.Path == prime.APIPrefix+"/sandbox/"+unenforced.Load().(string)+"/egress-policy":
 			rec := httptest.NewRecorder()
 			m.Server.ServeHTTP(rec, r)
 			var st prime.EgressPolicyStatus
@@ -408,7 +427,7 @@ func TestAccFleetEgressPolicy_destroyAfterRetriedCreateReopens(t *testing.T) {
 				// member 1 locks: nothing is recorded.
 				PreConfig: func() {
 					unenforced.Store(ids[0])
-					refuse.Store(ids[2])
+					refuse.refuse(ids[2])
 				},
 				Config:      cfg,
 				ExpectError: expectInOrder(`Egress policy not enforced on every member`, `2 of 3 members failed`),
@@ -416,7 +435,7 @@ func TestAccFleetEgressPolicy_destroyAfterRetriedCreateReopens(t *testing.T) {
 			{
 				PreConfig: func() {
 					unenforced.Store("")
-					refuse.Store("")
+					refuse.refuse("")
 				},
 				Config: cfg,
 				Check:  fleetReach(t, m, &ids, map[string]bool{"example.com": true, "google.com": false}),
@@ -488,18 +507,8 @@ resource "prime_fleet_egress_policy" "lock" {
 // sandbox in state, and the next apply restores the old sandbox and locks
 // the new one.
 func TestAccFleetEgressPolicy_failedRestoreOfMovedMemberIsRetried(t *testing.T) {
-	var refuse atomic.Value
-	refuse.Store("")
-	hook := func(w http.ResponseWriter, r *http.Request, _ []byte) bool {
-		if id := refuse.Load().(string); id != "" && r.Method == http.MethodPut && r.URL.Path == prime.APIPrefix+"/sandbox/"+id+"/egress-policy" {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusForbidden)
-			_, _ = w.Write([]byte(`{"detail":"injected: forbidden"}`))
-			return true
-		}
-		return false
-	}
-	m := newHookedMock(t, fastMockOptions(), hook)
+	refuse := newPolicyWriteRefuser()
+	m := newHookedMock(t, fastMockOptions(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool { return refuse.handle(w, r) })
 	var ids []string
 	policy := func(i int) string {
 		return fmt.Sprintf(`
@@ -515,13 +524,13 @@ resource "prime_fleet_egress_policy" "lock" {
 		Steps: []resource.TestStep{
 			{Config: m.config(fleetMemberBoxes(2) + policy(0)), Check: boxIDsInto(&ids, 2)},
 			{
-				PreConfig: func() { refuse.Store(ids[0]) },
+				PreConfig: func() { refuse.refuse(ids[0]) },
 				Config:    m.config(fleetMemberBoxes(2) + policy(1)),
 				ExpectError: expectInOrder(`Egress not restored`, `so no member was locked, moved or relocked in this apply`,
 					`Member "0": restoring unrestricted egress on sandbox`),
 			},
 			{
-				PreConfig: func() { refuse.Store("") },
+				PreConfig: func() { refuse.refuse("") },
 				Config:    m.config(fleetMemberBoxes(2) + policy(1)),
 				Check: func(*terraform.State) error {
 					if !m.reachable(t, ids[0], "google.com") {
@@ -542,18 +551,8 @@ resource "prime_fleet_egress_policy" "lock" {
 // sandbox keeps its record and baseline throughout, so destroy still
 // reopens it.
 func TestAccFleetEgressPolicy_handoverWaitsForFailedRestore(t *testing.T) {
-	var refuse atomic.Value
-	refuse.Store("")
-	hook := func(w http.ResponseWriter, r *http.Request, _ []byte) bool {
-		if id := refuse.Load().(string); id != "" && r.Method == http.MethodPut && r.URL.Path == prime.APIPrefix+"/sandbox/"+id+"/egress-policy" {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusForbidden)
-			_, _ = w.Write([]byte(`{"detail":"injected: forbidden"}`))
-			return true
-		}
-		return false
-	}
-	m := newHookedMock(t, fastMockOptions(), hook)
+	refuse := newPolicyWriteRefuser()
+	m := newHookedMock(t, fastMockOptions(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool { return refuse.handle(w, r) })
 	var ids []string
 	policy := func(sandboxIDs string) string {
 		return fmt.Sprintf(`
@@ -573,12 +572,12 @@ resource "prime_fleet_egress_policy" "lock" {
 				Check:  boxIDsInto(&ids, 2),
 			},
 			{
-				PreConfig:   func() { refuse.Store(ids[1]) },
+				PreConfig:   func() { refuse.refuse(ids[1]) },
 				Config:      moved,
 				ExpectError: expectInOrder(`Egress not restored`, `Member "b": restoring unrestricted egress on sandbox`),
 			},
 			{
-				PreConfig: func() { refuse.Store("") },
+				PreConfig: func() { refuse.refuse("") },
 				Config:    moved,
 				Check: resource.ComposeAggregateTestCheckFunc(
 					func(s *terraform.State) error {
