@@ -64,6 +64,17 @@ func fleetReach(t *testing.T, m *testMock, ids *[]string, want map[string]bool) 
 	}
 }
 
+// fleetLockOver is a prime_fleet_egress_policy "lock" allowing example.com
+// on sandboxIDs (an HCL map expression).
+func fleetLockOver(sandboxIDs string) string {
+	return fmt.Sprintf(`
+resource "prime_fleet_egress_policy" "lock" {
+  sandbox_ids = %s
+  allow       = ["example.com"]
+}
+`, sandboxIDs)
+}
+
 // policyWriteRefuser answers one sandbox's egress policy writes with 403,
 // as a platform that forbids them would (a part of a mockHook).
 type policyWriteRefuser struct{ id atomic.Value }
@@ -461,14 +472,7 @@ func TestAccFleetEgressPolicy_movedSandboxesStayLocked(t *testing.T) {
 	}
 	m := newHookedMock(t, fastMockOptions(), hook)
 	var ids []string
-	policy := func(sandboxIDs string) string {
-		return fmt.Sprintf(`
-resource "prime_fleet_egress_policy" "lock" {
-  sandbox_ids = %s
-  allow       = ["example.com"]
-}
-`, sandboxIDs)
-	}
+	policy := fleetLockOver
 	locked := map[string]bool{"example.com": true, "google.com": false}
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: providerFactories(t),
@@ -510,14 +514,7 @@ func TestAccFleetEgressPolicy_failedRestoreOfMovedMemberIsRetried(t *testing.T) 
 	refuse := newPolicyWriteRefuser()
 	m := newHookedMock(t, fastMockOptions(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool { return refuse.handle(w, r) })
 	var ids []string
-	policy := func(i int) string {
-		return fmt.Sprintf(`
-resource "prime_fleet_egress_policy" "lock" {
-  sandbox_ids = { "0" = prime_sandbox.box[%d].id }
-  allow       = ["example.com"]
-}
-`, i)
-	}
+	policy := func(i int) string { return fleetLockOver(fmt.Sprintf(`{ "0" = prime_sandbox.box[%d].id }`, i)) }
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
@@ -554,14 +551,7 @@ func TestAccFleetEgressPolicy_handoverWaitsForFailedRestore(t *testing.T) {
 	refuse := newPolicyWriteRefuser()
 	m := newHookedMock(t, fastMockOptions(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool { return refuse.handle(w, r) })
 	var ids []string
-	policy := func(sandboxIDs string) string {
-		return fmt.Sprintf(`
-resource "prime_fleet_egress_policy" "lock" {
-  sandbox_ids = %s
-  allow       = ["example.com"]
-}
-`, sandboxIDs)
-	}
+	policy := fleetLockOver
 	moved := m.config(fleetMemberBoxes(2) + policy(`{ "b" = prime_sandbox.box[0].id }`))
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: providerFactories(t),
