@@ -25,7 +25,7 @@
 //	DELETE /sandbox                              bulk delete (JSON body)
 //	POST   /sandbox/status:batchGet              batch lifecycle status
 //	GET    /sandbox/{id}                         get
-//	DELETE /sandbox/{id}                         delete (repeat deletes succeed)
+//	DELETE /sandbox/{id}                         delete ([guess] a repeat delete succeeds; a verifiers comment [C] says the platform answers 404, so clients must take both)
 //	GET    /sandbox/{id}/egress-policy           egress policy status (VM only)
 //	PUT    /sandbox/{id}/egress-policy           replace the egress policy (VM only)
 //	GET    /sandbox/{id}/logs                    {"logs": "..."}
@@ -123,17 +123,34 @@
 // odd labels pass, as they pass the SDK.
 //
 // [guess] An idempotency_key seen before from the same API key returns the
-// original sandbox in its current state, whatever the body.
+// original sandbox in its current state, whatever the body. [guess]
+// "labels": null is a 422 (the SDK never sends it), and unknown keys are
+// ignored, as pydantic models do by default.
+//
+// # List and bulk delete
+//
+// [guess, all of it beyond the SDK's request shapes] per_page is capped at
+// 100 (the CLI pages with 100); a bulk delete needs sandbox_ids or labels (a
+// 422 otherwise), deletes by label only the caller's sandboxes, and reports
+// an unknown ID in failed as "Sandbox not found".
 //
 // # Egress policy
 //
-// VM sandboxes only (a container answers 409). A fresh VM reports policy
-// {allowlist: null, denylist: []}, generation 0, applied_generation -1 (the
-// SDK's fixture). [guess] Create-time lists are the first policy, generation
-// 0; [C] each accepted PUT adds 1; [guess] even an unchanged policy. With a
+// VM sandboxes only ([guess] a container, or a sandbox in a terminal status,
+// answers 409 {"detail"}; the evidence only infers a 4xx). A fresh VM
+// reports policy {allowlist: null, denylist: []}, generation 0,
+// applied_generation -1 (the SDK's fixture) until it is RUNNING. [guess]
+// Create-time lists are the first policy, generation 0; [C] the first PUT is
+// generation 1; [guess] each later one adds 1, even an unchanged policy.
+// [guess, against the fixture's applied_generation -1 for an untouched VM,
+// which the mock shows only before RUNNING or with NeverApply] with a
 // working data plane the open generation 0 counts as applied as soon as the
-// sandbox is RUNNING, and any other generation (create-time lists included)
-// is applied ApplyDelay after the later of its acceptance and RUNNING.
+// sandbox is RUNNING (the provider accepts both readings of an untouched
+// VM), and any other generation (create-time lists included) is applied
+// ApplyDelay after the later of its acceptance and RUNNING. [guess] The
+// sandbox object's networkAllowlist/networkDenylist and
+// advancedConfigs.vmEgressPolicy mirror the desired policy: the create-time
+// lists, then every accepted PUT (null on a VM never given lists).
 // applied_generation never goes backwards and applied = applied_generation
 // >= generation. With NeverApply, policies are accepted but nothing is ever
 // applied (the upstream platform gap in which applied_generation stays -1).
@@ -160,9 +177,10 @@
 //
 // Only the APPLIED policy counts; a desired-but-unapplied policy changes
 // nothing (a PUT is fail-open until applied). Before anything is applied a
-// VM is open, except a VM created with create-time lists (even an empty
-// denylist), which is blocked entirely until generation 0 is applied: the
-// asymmetry the upstream pull request observed. An allowlist reaches a host
+// VM is open, except a VM created with create-time lists, which is blocked
+// entirely until generation 0 is applied: the asymmetry the upstream pull
+// request observed [C, for network_allowlist=["example.com"]; guess for
+// other lists, an empty denylist included]. An allowlist reaches a host
 // iff some entry matches it (so [] reaches nothing); a denylist reaches a
 // host iff no entry matches. A sandbox that is not RUNNING reaches nothing;
 // a RUNNING container reaches everything (it has no egress control). The
@@ -174,12 +192,13 @@
 // # Command transports
 //
 // Both transports authenticate the gateway token first: missing, unknown or
-// expired is 401 (REST) or unauthenticated (Connect); a token of another
-// sandbox is 403 or permission_denied.
+// expired is 401 (REST) or unauthenticated (Connect); [guess] a token of
+// another sandbox is 403 or permission_denied. [guess] Tokens are issued
+// whatever the sandbox's status.
 //
 // REST exec (containers): the SDK's body {command, working_dir, env,
 // sandbox_id, timeout, user}; 200 {stdout, stderr, exit_code} for any exit
-// code; 409 while PENDING or PROVISIONING; 502 sandbox_not_found when the
+// code; [guess] 409 while PENDING or PROVISIONING; 502 sandbox_not_found when the
 // sandbox is gone or terminal or during the gateway lag; 408 command_timeout
 // when the script outlives the request's timeout (the script stops). The
 // user field is accepted and ignored. [guess] A VM's REST exec is refused
@@ -199,7 +218,7 @@
 // is a start event with the pid [guess: pids count up from 1000 per sandbox],
 // data events as output is produced (adjacent writes merged up to 64 KiB),
 // keepalive events every KeepaliveInterval, and an end event: {exit_code,
-// exited true, status "exit"} (the SDK's fixture) or, after a signal,
+// exited true, [guess] status "exit"} or, after a signal,
 // [guess] {exit_code 143 or 137, exited false, status "signal: terminated" or
 // "signal: killed"}. The Connect-Timeout-Ms deadline is honoured: when it
 // passes, the stream ends with deadline_exceeded. [guess] The process keeps

@@ -65,7 +65,7 @@ func (s *Server) handleGetPolicy(r *http.Request, _ string) reply {
 	return s.policyReply(sb)
 }
 
-// decodePolicyBody reads a PUT body. [I] Both keys must be present (the SDK
+// decodePolicyBody reads a PUT body. [guess] Both keys must be present (the SDK
 // always sends both, one of them null); anything else is 422.
 func decodePolicyBody(raw []byte) (prime.EgressPolicy, error) {
 	var keys map[string]json.RawMessage
@@ -95,7 +95,7 @@ func decodePolicyBody(raw []byte) (prime.EgressPolicy, error) {
 }
 
 // checkPolicy applies the PUT rules to a decoded body (nil is null) and
-// returns the policy to store: [I] exactly one list non-null; [C] the SDK's
+// returns the policy to store: [guess] exactly one list non-null; [C] the SDK's
 // count and entry rules, which it calls a mirror of the API's contract;
 // entries canonicalised (see canonicalEgressEntry).
 func checkPolicy(p prime.EgressPolicy) (prime.EgressPolicy, error) {

@@ -341,7 +341,7 @@ func (s *Server) handleList(r *http.Request, _ string) reply {
 		if !ok {
 			return errorReply(http.StatusUnprocessableEntity, "is_active must be a boolean")
 		}
-		// [I] false means "do not filter" (what the CLI's --all sends).
+		// [guess] false means "do not filter" (what the CLI's --all sends).
 		activeOnly = b
 	}
 	team, user, status, labels := q.Get("team_id"), q.Get("user_id"), q.Get("status"), q["labels"]
@@ -349,7 +349,7 @@ func (s *Server) handleList(r *http.Request, _ string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var match []*sandbox
-	// [I] Oldest first: paging stays stable while sandboxes are created.
+	// [guess] Oldest first: paging stays stable while sandboxes are created.
 	for _, sb := range s.order {
 		switch {
 		case activeOnly && isTerminal(sb.status),
@@ -398,8 +398,9 @@ func (s *Server) handleDelete(r *http.Request, _ string) reply {
 		return rep
 	}
 	if sb.status == prime.StatusTerminated {
-		// A retried DELETE whose first attempt succeeded must look like
-		// success, or a client would fail a delete that worked.
+		// [guess] A retried DELETE whose first attempt succeeded looks like
+		// success here; a verifiers comment [C] says the platform answers
+		// 404, so a client must take both (the provider does).
 		return ok(map[string]any{"success": true, "message": fmt.Sprintf("Sandbox %s is already terminated", sb.id)})
 	}
 	s.terminate(sb)
@@ -447,7 +448,7 @@ func (s *Server) handleBulkDelete(r *http.Request, caller string) reply {
 			out.Succeeded = append(out.Succeeded, id)
 		}
 	} else {
-		// [I] By labels (ALL-of), within the team/user scope; without
+		// [guess] By labels (ALL-of), within the team/user scope; without
 		// all_users and user_id the scope is the caller's own sandboxes.
 		user := ""
 		switch {

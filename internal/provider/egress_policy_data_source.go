@@ -53,7 +53,8 @@ func (d *egressPolicyDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 				MarkdownDescription: "The allowlist as the platform stores it (what `prime_egress_policy` calls " +
 					"`effective_allow`: route hosts included); null unless `mode` is `allow`."},
 			"block": schema.ListAttribute{Computed: true, ElementType: types.StringType,
-				MarkdownDescription: "The blocklist as the platform stores it; null in allow mode, `[]` when open."},
+				MarkdownDescription: "The blocklist as the platform stores it; null in allow mode, `[]` when open (null " +
+					"if the platform reports no lists at all)."},
 			"generation": schema.Int64Attribute{Computed: true, MarkdownDescription: "Number of accepted policy writes (0 before any)."},
 			"applied_generation": schema.Int64Attribute{Computed: true,
 				MarkdownDescription: "Last generation the data plane enforces; `-1` while none is."},

@@ -132,7 +132,9 @@ func (d *sandboxesDataSource) Configure(_ context.Context, req datasource.Config
 func (d *sandboxesDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Lists the sandboxes of the provider's team (or account) that match the filters, paging " +
-			"through all of them. Without `status`, terminated sandboxes are included.",
+			"through all of them. Without `status`, no `is_active` filter is sent, as the Prime SDK sends none: the " +
+			"platform's default decides whether terminated sandboxes are listed (prime-mock lists them). With " +
+			"`status`, sandboxes in that status are listed, terminal ones included.",
 		Attributes: map[string]schema.Attribute{
 			"labels": schema.SetAttribute{
 				Optional: true, ElementType: types.StringType,

@@ -32,24 +32,37 @@ var egressBlockPath = path.Root("egress")
 
 var objectAsOptions = basetypes.ObjectAsOptions{}
 
-// egressBlockDoc explains the block once, for the sandbox and the fleet.
-const egressBlockDoc = "Egress lists the sandbox is **born** with: sent in the create request (VM only), so the " +
-	"sandbox never has an open second. Create returns only once the data plane enforces them, or fails closed " +
-	"within `timeouts.egress` (default 60 s): the sandbox stays in state, tainted, and nothing that depends on it " +
-	"starts. `allow`, `block` and `routes` mean exactly what they mean on `prime_egress_policy` (route hosts first " +
+// egressBlockDoc explains the block once, for the sandbox and the fleet;
+// failClosed says what a create that fails closed leaves (it differs).
+func egressBlockDoc(failClosed string) string {
+	return "Egress lists the sandbox is **born** with: sent in the create request (VM only), so the " +
+		"sandbox never has an open second. Create returns only once the data plane enforces them, or fails closed " +
+		"within `timeouts.egress` (default 60 s): " + failClosed + ", and nothing that depends on it " +
+		"starts. " + egressBlockDocRest
+}
+
+// What a born create that fails closed leaves, per resource.
+const (
+	sandboxBornFailClosed = "the sandbox stays in state, tainted"
+	fleetBornFailClosed   = "members whose lists are not enforced fail the apply and are deleted, the healthy " +
+		"members stay in state"
+)
+
+const egressBlockDocRest = "`allow`, `block` and `routes` mean exactly what they mean on `prime_egress_policy` (route hosts first " +
 	"in allow mode, `allow = []` denies all but the routes, `*` refused, at most 256 entries with the route hosts). " +
 	"Changing the lists updates them in place through set-network and waits again; removing the block reopens " +
 	"egress. Use it when setup needs no network or is baked into the image; for trusted setup with the network " +
 	"open, use `prime_egress_policy` after the setup instead. A `prime_egress_policy` on a born-restricted " +
 	"sandbox is layered on top: its destroy restores these lists, never an open policy."
 
-// egressBlock is the schema of the egress block.
-func egressBlock() schema.Block {
+// egressBlock is the schema of the egress block; failClosed as in
+// egressBlockDoc.
+func egressBlock(failClosed string) schema.Block {
 	attrs := egressListAttributes("Changing it updates the sandbox's policy in place and waits for enforcement.")
 	for k, v := range effectiveListAttributes() {
 		attrs[k] = v
 	}
-	return schema.SingleNestedBlock{MarkdownDescription: egressBlockDoc, Attributes: attrs}
+	return schema.SingleNestedBlock{MarkdownDescription: egressBlockDoc(failClosed), Attributes: attrs}
 }
 
 // egressComputedAttributes are the sandbox-level egress status attributes.

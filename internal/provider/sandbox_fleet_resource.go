@@ -188,7 +188,7 @@ func (r *sandboxFleetResource) Schema(_ context.Context, _ resource.SchemaReques
 			"sandbox IDs. Member keys come from the names `<prefix>-<key>`.",
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
-			"egress":   egressBlock(),
+			"egress":   egressBlock(fleetBornFailClosed),
 			"timeouts": timeoutsBlock(sandboxTimeoutKeys("every member", fleetCreateTimeoutOutcome)),
 		},
 	}

@@ -136,8 +136,8 @@ func sandboxArgumentAttributes(replaces string) map[string]schema.Attribute {
 		"idle_timeout_minutes": schema.Int64Attribute{
 			Optional: true, PlanModifiers: []planmodifier.Int64{int64planmodifier.RequiresReplace()},
 			MarkdownDescription: "Stop the sandbox after this many minutes without command or file activity. " +
-				"At least 1, and at most `timeout_minutes` when that is positive (or the platform's 60-minute " +
-				"default when it is unset). Containers with an idle timeout need a finite `timeout_minutes`." + replaces,
+				"At least 1, and at most `timeout_minutes` when that is positive (or the Prime SDK's default of 60, " +
+				"which the provider sends, when it is unset). Containers with an idle timeout need a finite `timeout_minutes`." + replaces,
 		},
 		"environment_vars": schema.MapAttribute{
 			Optional: true, ElementType: types.StringType,
@@ -259,7 +259,7 @@ func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"the network open first, leave the block out and add a `prime_egress_policy` after the setup commands.",
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
-			"egress":   egressBlock(),
+			"egress":   egressBlock(sandboxBornFailClosed),
 			"timeouts": timeoutsBlock(sandboxTimeoutKeys("the sandbox", sandboxCreateTimeoutOutcome)),
 		},
 	}

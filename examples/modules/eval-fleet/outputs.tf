@@ -29,7 +29,7 @@ output "setup_stderr" {
 }
 
 output "policy_generations" {
-  description = "Generation of the fleet's egress policy on each member, by member key: the policy written after the setup, or with `born_restricted` the born lists (the platform gives those generation 0). Empty without `allow`/`block`."
+  description = "Generation of the fleet's egress policy on each member, by member key: the policy written after the setup, or with `born_restricted` the born lists (the generation the platform gives create-time lists; 0 on prime-mock). Empty without `allow`/`block`."
   value = (
     local.lock ? { for k, m in prime_fleet_egress_policy.this[0].members : k => m.generation } :
     local.born ? { for k, s in prime_sandbox_fleet.this.sandboxes : k => s.egress_generation } :
