@@ -19,6 +19,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
 // The examples under examples/ are what the generated documentation shows,
@@ -257,15 +259,33 @@ type validateJSON struct {
 }
 
 // TestAccExamples validates every example directory against the provider
-// built from this tree, and checks that it is `terraform fmt` clean.
-// Warnings fail too: an example that makes the provider warn (a wildcard
+// built from this tree, checks that it is `terraform fmt` clean, and plans
+// it against a mock (with a running VM for the examples that read one, and
+// values for their required variables; the import-by-ID files name IDs
+// that do not exist, and checkImportTargets covers them). Warnings fail
+// validation too: an example that makes the provider warn (a wildcard
 // without its apex, a duplicate entry) teaches the wrong thing.
 func TestAccExamples(t *testing.T) {
 	cli := requireCLI(t)
 	provider := devProvider(t)
 	t.Parallel()
 	examples := filepath.Join(repoRoot(t), "examples")
-	env := tfEnv(provider())
+	rc := provider()
+	env := tfEnv(rc)
+
+	m := newTestMock(t, fastMockOptions())
+	vm := true
+	sb, err := m.client(t).CreateSandbox(waitCtx(t), prime.CreateSandboxRequest{Name: "example-reads-me", DockerImage: "python:3.12-slim", VM: &vm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.client(t).WaitForRunning(waitCtx(t), sb.ID, prime.WaitRunningOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	planEnv := tfEnv(rc, "PRIME_API_BASE_URL="+m.URL, "PRIME_API_KEY="+fastMockOptions().APIKey,
+		"TF_VAR_prime_api_key="+fastMockOptions().APIKey, "TF_VAR_sandbox_id="+sb.ID,
+		"TF_VAR_hf_token=example-token", "TF_VAR_dataset_token=example-token",
+		"TF_VAR_name_prefix=example", "TF_VAR_image=python:3.12-slim", "TF_VAR_size=2")
 
 	dirs := exampleDirs(t, examples)
 	for _, want := range []string{"provider", "modules/eval-fleet"} {
@@ -323,6 +343,13 @@ func TestAccExamples(t *testing.T) {
 			}
 			if err != nil || !res.Valid || len(problems) > 0 {
 				t.Fatalf("terraform validate in examples/%s (valid %t, %v):\n%s", rel, res.Valid, err, strings.Join(problems, "\n"))
+			}
+
+			if err := os.Remove(filepath.Join(work, "import-by-string-id.tf")); err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			if out, err := runTF(ctx, t, cli, work, planEnv, "plan", "-input=false", "-no-color"); err != nil {
+				t.Errorf("terraform plan in examples/%s against the mock: %v\n%s", rel, err, out)
 			}
 
 			checkImportTargets(t, rel, src)
