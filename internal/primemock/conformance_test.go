@@ -341,10 +341,13 @@ func TestConformanceEgressPolicy(t *testing.T) {
 	}
 
 	h := newHarness(t, primemock.Options{BootDelay: 20 * time.Millisecond, ApplyDelay: 20 * time.Millisecond})
-	id = h.vmApplied()
+	id = h.runningVM()
 	p = h.req("GET", "/api/v1/sandbox/"+id+"/egress-policy", nil).must(t, 200).body
-	if p["generation"] != 0.0 || p["applied_generation"] != 0.0 || p["applied"] != true {
-		t.Errorf("RUNNING fresh VM: the open generation 0 counts as applied: %v", p)
+	if p["generation"] != 0.0 || p["applied_generation"] != -1.0 || p["applied"] != false {
+		t.Errorf("RUNNING untouched VM: want the SDK fixture's generation 0, applied_generation -1, applied false: %v", p)
+	}
+	if !h.reachable(id, "example.com") {
+		t.Error("an untouched VM must be open")
 	}
 
 	put = h.req("PUT", "/api/v1/sandbox/"+id+"/egress-policy", map[string]any{
@@ -356,7 +359,7 @@ func TestConformanceEgressPolicy(t *testing.T) {
 	if fmt.Sprint(strs(pol["allowlist"])) != fmt.Sprint(want) || pol["denylist"] != nil {
 		t.Errorf("stored policy = %v, want allowlist %v", pol, want)
 	}
-	if put["generation"] != 1.0 || put["applied_generation"] != 0.0 || put["applied"] != false {
+	if put["generation"] != 1.0 || put["applied_generation"] != -1.0 || put["applied"] != false {
 		t.Errorf("PUT answer = %v", put)
 	}
 	h.waitEvent(primemock.EventPolicyApplied, id, 1)

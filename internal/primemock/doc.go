@@ -139,15 +139,12 @@
 // VM sandboxes only ([guess] a container, or a sandbox in a terminal status,
 // answers 409 {"detail"}; the evidence only infers a 4xx). A fresh VM
 // reports policy {allowlist: null, denylist: []}, generation 0,
-// applied_generation -1 (the SDK's fixture) until it is RUNNING. [guess]
+// applied_generation -1, applied false (the SDK's fixture), also while
+// RUNNING: there is nothing to apply, its egress is open. [guess]
 // Create-time lists are the first policy, generation 0; [C] the first PUT is
 // generation 1; [guess] each later one adds 1, even an unchanged policy.
-// [guess, against the fixture's applied_generation -1 for an untouched VM,
-// which the mock shows only before RUNNING or with NeverApply] with a
-// working data plane the open generation 0 counts as applied as soon as the
-// sandbox is RUNNING (the provider accepts both readings of an untouched
-// VM), and any other generation (create-time lists included) is applied
-// ApplyDelay after the later of its acceptance and RUNNING. [guess] The
+// Every generation but an untouched VM's (create-time lists included) is
+// applied ApplyDelay after the later of its acceptance and RUNNING. [guess] The
 // sandbox object's networkAllowlist/networkDenylist and
 // advancedConfigs.vmEgressPolicy mirror the desired policy: the create-time
 // lists, then every accepted PUT (null on a VM never given lists).

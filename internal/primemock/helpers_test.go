@@ -157,12 +157,11 @@ func (h *harness) ready(body map[string]any) string {
 	return id
 }
 
-// vmApplied creates a RUNNING VM whose open generation 0 is applied.
-func (h *harness) vmApplied() string {
+// runningVM creates a RUNNING VM (untouched: its open generation 0 is not
+// applied, as in the SDK fixture).
+func (h *harness) runningVM() string {
 	h.t.Helper()
-	id := h.running(map[string]any{})
-	h.waitEvent(primemock.EventPolicyApplied, id, 0)
-	return id
+	return h.running(map[string]any{})
 }
 
 // putPolicy PUTs a policy and waits until the mock applies it.

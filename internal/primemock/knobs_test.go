@@ -327,7 +327,7 @@ func TestConfigEndpointAndReset(t *testing.T) {
 
 func TestEventsEndpoint(t *testing.T) {
 	h := newHarness(t, primemock.Options{BootDelay: 10 * time.Millisecond, ApplyDelay: 10 * time.Millisecond})
-	id := h.vmApplied()
+	id := h.runningVM()
 	other := h.create(map[string]any{})
 	h.putPolicy(id, []string{"a.com"}, nil)
 
@@ -351,8 +351,9 @@ func TestEventsEndpoint(t *testing.T) {
 			keysOf(t, "policy_put", e, "seq", "time", "type", "sandbox_id", "generation", "policy")
 		}
 	}
-	// The PUT's answer is the first to report generation 0 applied.
-	want := "sandbox_created sandbox_provisioning sandbox_running policy_applied policy_put policy_observed policy_applied"
+	// An untouched VM's generation 0 is never applied; the PUT's
+	// generation 1 is.
+	want := "sandbox_created sandbox_provisioning sandbox_running policy_put policy_applied"
 	if got := strings.Join(types, " "); got != want {
 		t.Errorf("events = %s\nwant      %s", got, want)
 	}

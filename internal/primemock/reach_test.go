@@ -36,7 +36,7 @@ func TestReachabilityTable(t *testing.T) {
 		{"block a CIDR", nil, []string{"169.254.0.0/16"}, []probe{{"169.254.169.254", false}, {"8.8.8.8", true}, {"metadata.internal", true}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			id := h.vmApplied()
+			id := h.runningVM()
 			h.putPolicy(id, tc.allow, tc.deny)
 			for _, p := range tc.probes {
 				if got := h.reachable(id, p.host); got != p.want {

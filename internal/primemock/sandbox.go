@@ -272,7 +272,12 @@ func (s *Server) handleCreate(r *http.Request, caller string) reply {
 			// (no SDK fixture shows a sandbox created with lists).
 			sb.desired = prime.EgressPolicy{Allowlist: allow, Denylist: deny}
 		}
-		sb.pending = []pendingPolicy{{gen: 0, policy: sb.desired, acceptedAt: time.Now(), delayed: sb.createLists}}
+		// An untouched VM's open generation 0 is never applied: the SDK's
+		// fixture for it reads applied_generation -1, applied false (egress
+		// is open all the same). Create-time lists are applied as any write.
+		if sb.createLists {
+			sb.pending = []pendingPolicy{{gen: 0, policy: sb.desired, acceptedAt: time.Now(), delayed: true}}
+		}
 	}
 	s.sandboxes[sb.id] = sb
 	s.order = append(s.order, sb)

@@ -59,7 +59,9 @@ func (d *egressPolicyDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 			"applied_generation": schema.Int64Attribute{Computed: true,
 				MarkdownDescription: "Last generation the data plane enforces; `-1` while none is."},
 			"applied": schema.BoolAttribute{Computed: true,
-				MarkdownDescription: "Whether the data plane enforces the current generation. Until it does, the previous policy stays in force."},
+				MarkdownDescription: "Whether the data plane enforces the current generation. Until it does, the previous " +
+					"policy stays in force. A VM nobody has written a policy to reports generation 0, `applied_generation` " +
+					"-1 and `applied = false`, as in the Prime SDK's fixture: its egress is open."},
 		},
 	}
 }

@@ -566,7 +566,8 @@ func TestAccEgressPolicyDataSource(t *testing.T) {
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				// A fresh VM: open, nothing written yet.
+				// A fresh VM: open, nothing written or applied yet (the SDK's
+				// fixture for an untouched VM).
 				Config: m.config(vmSandbox + `
 data "prime_egress_policy" "x" {
   sandbox_id = prime_sandbox.vm.id
@@ -575,8 +576,8 @@ data "prime_egress_policy" "x" {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "mode", "open"),
 					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "generation", "0"),
-					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "applied_generation", "0"),
-					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "applied", "true"),
+					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "applied_generation", "-1"),
+					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "applied", "false"),
 				),
 			},
 			{

@@ -232,7 +232,8 @@ func (tr *sandboxTrace) wantPuts(kinds ...string) error {
 // probe at the moment it started:
 //
 //   - a setup step on a sandbox born open runs with an open policy both
-//     enforced and desired (no lock written yet, none pending);
+//     enforced and desired (no lock written yet, none pending), or on an
+//     untouched VM (nothing written or applied yet);
 //   - a setup step on a born-restricted sandbox runs with its lists
 //     enforced;
 //   - an agent step runs with a restriction enforced, and the latest write
@@ -273,7 +274,10 @@ func checkFleetProtocol(traces []*sandboxTrace, allApplied bool) error {
 					}
 				default:
 					setups++
-					if enforced == nil || restrictsEgress(enforced) || restrictsEgress(tr.policyAt(desired)) {
+					// An untouched VM (nothing written, nothing applied: the
+					// SDK fixture's applied_generation -1) is open.
+					untouched := e.AppliedGeneration < 0 && desired == 0
+					if (enforced == nil && !untouched) || restrictsEgress(enforced) || restrictsEgress(tr.policyAt(desired)) {
 						problems = append(problems, fmt.Sprintf("sandbox %s: setup step %q started with generation %d enforced (%s) and %d desired (%s); want open egress",
 							tr.id, e.Command, e.AppliedGeneration, describeEvPolicy(enforced), desired, describeEvPolicy(tr.policyAt(desired))))
 					}

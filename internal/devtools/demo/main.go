@@ -220,11 +220,12 @@ func timelines(events []primemock.Event) map[string]*timeline {
 }
 
 // openAt says whether generation gen lets everything out: generation 0 is
-// the create-time lists (open without any), -1 means nothing is enforced yet.
+// the create-time lists (open without any); -1, nothing applied, is open on
+// an untouched VM (the SDK's fixture) and blocked on one born restricted.
 func (tl *timeline) openAt(gen int64) (open, known bool) {
 	switch {
 	case gen < 0:
-		return false, false
+		return tl.born == nil, true
 	case gen == 0:
 		return tl.born == nil || tl.born.IsOpen(), true
 	}
@@ -252,9 +253,9 @@ func printTimeline(events []primemock.Event, names map[string]string) {
 		fmt.Printf("%s (%s)\n", names[id], id)
 		t0 := tl.events[0].Time
 		for _, e := range tl.events {
-			// The PUT's own answer reports the open generation 0 as applied;
-			// that is not news for the timeline. Each command is one line,
-			// when it ends (with the policy enforced when it started).
+			// An answer that reports the open generation 0 as applied is not
+			// news for the timeline. Each command is one line, when it ends
+			// (with the policy enforced when it started).
 			if e.Type == primemock.EventPolicyObserved && e.Generation == 0 || e.Type == primemock.EventCommandStarted {
 				continue
 			}
@@ -286,9 +287,11 @@ func (tl *timeline) describe(e primemock.Event) string {
 		return fmt.Sprintf("provider saw it enforced (generation %d)", e.Generation)
 	case primemock.EventCommandExecuted:
 		network := "nothing enforced yet"
-		if open, known := tl.openAt(e.AppliedGeneration); known && open {
+		if open, known := tl.openAt(e.AppliedGeneration); known && open && e.AppliedGeneration < 0 {
+			network = "network open, untouched"
+		} else if known && open {
 			network = fmt.Sprintf("network open, generation %d", e.AppliedGeneration)
-		} else if known {
+		} else if known && e.AppliedGeneration >= 0 {
 			network = fmt.Sprintf("restricted, generation %d", e.AppliedGeneration)
 		}
 		role := ""
