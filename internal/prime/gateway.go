@@ -279,10 +279,11 @@ func scrubError(err error, secrets []string) error {
 // client's lifetime), and, as hints that may be stale, its last status and
 // the egress lists its sandbox object or an accepted policy write showed.
 type sandboxKinds struct {
-	mu     sync.Mutex
-	vm     map[string]bool
-	status map[string]string
-	egress map[string]EgressPolicy
+	mu      sync.Mutex
+	vm      map[string]bool
+	status  map[string]string
+	timeout map[string]int
+	egress  map[string]EgressPolicy
 	// reading holds, per sandbox, a channel closed when the GET that will
 	// tell its kind is over, so concurrent first commands share one GET.
 	reading map[string]chan struct{}
@@ -298,6 +299,7 @@ func (k *sandboxKinds) remember(sbs ...Sandbox) {
 			continue
 		}
 		k.vm[sb.ID] = sb.VM
+		k.timeout[sb.ID] = sb.TimeoutMinutes
 		k.status[sb.ID] = sb.Status
 		switch {
 		case sb.NetworkAllowlist != nil:
@@ -312,7 +314,7 @@ func (k *sandboxKinds) remember(sbs ...Sandbox) {
 
 func (k *sandboxKinds) init() {
 	if k.vm == nil {
-		k.vm, k.status, k.egress = map[string]bool{}, map[string]string{}, map[string]EgressPolicy{}
+		k.vm, k.status, k.egress, k.timeout = map[string]bool{}, map[string]string{}, map[string]EgressPolicy{}, map[string]int{}
 	}
 }
 
@@ -342,6 +344,9 @@ type KnownSandbox struct {
 	// Egress is the desired policy the sandbox object showed (its network
 	// lists; both null read as open), or the last one this client wrote.
 	Egress EgressPolicy
+	// TimeoutMinutes is the lifetime the sandbox object declared (-1 or 0:
+	// none).
+	TimeoutMinutes int
 }
 
 // Known returns what the client learned about a sandbox from the sandbox
@@ -355,7 +360,7 @@ func (c *Client) Known(id string) (KnownSandbox, bool) {
 	if !ok {
 		return KnownSandbox{}, false
 	}
-	return KnownSandbox{VM: vm, Status: k.status[id], Egress: k.egress[id]}, true
+	return KnownSandbox{VM: vm, Status: k.status[id], Egress: k.egress[id], TimeoutMinutes: k.timeout[id]}, true
 }
 
 // sandboxIsVM reports the sandbox's kind from the cache, or reads the

@@ -34,6 +34,9 @@ type commandSpec struct {
 	Allowed           []int64
 	RequireOpenEgress bool
 	SensitiveOutput   bool
+	// Background runs the command as a job in the sandbox (runBackground)
+	// instead of over one held gateway call.
+	Background bool
 }
 
 // commandResult is a finished command, output cut to its tails.
@@ -79,17 +82,26 @@ func runCommand(ctx context.Context, c *prime.Client, spec commandSpec) (*comman
 		}
 		return nil, &commandError{Summary: summary, Err: fmt.Errorf("sandbox %s: %w", spec.SandboxID, err)}
 	}
+	return judgeResult(spec, res, false, time.Now().UTC())
+}
+
+// judgeResult turns a finished command's output into the recorded result
+// and judges its exit code: one rule for foreground commands and
+// background jobs. The result is returned with a disallowed exit code too,
+// together with the error.
+// cut reports output already cut before it got here (a job's tails).
+func judgeResult(spec commandSpec, res *prime.ExecResult, cut bool, executedAt time.Time) (*commandResult, error) {
 	// A command that prints a write-only value must not carry it into
 	// state or an error: the logs scrub it, and so do the results.
 	if len(spec.EnvWO) > 0 {
 		secrets := slices.Collect(maps.Values(spec.EnvWO))
 		res.Stdout, res.Stderr = prime.ScrubText(res.Stdout, secrets), prime.ScrubText(res.Stderr, secrets)
 	}
-	out := &commandResult{ExitCode: res.ExitCode, ExecutedAt: time.Now().UTC()}
+	out := &commandResult{ExitCode: res.ExitCode, ExecutedAt: executedAt}
 	var cutOut, cutErr bool
 	out.Stdout, cutOut = tail(res.Stdout, maxCommandOutput)
 	out.Stderr, cutErr = tail(res.Stderr, maxCommandOutput)
-	out.Truncated = cutOut || cutErr
+	out.Truncated = cutOut || cutErr || cut
 	if !slices.Contains(spec.Allowed, int64(res.ExitCode)) {
 		return out, &commandError{Summary: "Command exited with a disallowed code",
 			Err: errors.New(commandFailure(spec.SandboxID, res, spec.Allowed, spec.SensitiveOutput))}
@@ -162,6 +174,14 @@ func checkEgressOpen(ctx context.Context, c *prime.Client, sandboxID string) err
 	}
 	if egressOpenForSetup(st) {
 		return nil
+	}
+	if st.Policy.IsOpen() {
+		// A restore (a destroyed policy's, say) the data plane has not
+		// enforced yet: the previous restriction still holds.
+		return fmt.Errorf("the command has require_open_egress = true, but the open egress policy of sandbox %s "+
+			"(generation %d) is accepted and not yet enforced (applied_generation %d): the restriction before it still "+
+			"holds, so the command was not run. The platform's data plane applies the restore on its own; apply again "+
+			"once it has (the egress policy data source shows applied = true)", sandboxID, st.Generation, st.AppliedGeneration)
 	}
 	state := "enforced"
 	if !st.Enforces(st.Generation) {

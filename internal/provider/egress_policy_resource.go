@@ -452,13 +452,13 @@ func (r *egressPolicyResource) Delete(ctx context.Context, req resource.DeleteRe
 	if !state.Generation.IsNull() {
 		ownGen = state.Generation.ValueInt64()
 	}
-	warning, err := restoreEgress(ctx, r.client, state.SandboxID.ValueString(), ownGen, decodeBaseline(stored), timeout)
+	warning, err := restoreEgress(ctx, r.client, state.SandboxID.ValueString(), ownGen, decodeBaseline(stored), timeout, true)
 	if err != nil {
 		resp.Diagnostics.AddError("Egress not restored", err.Error())
 		return
 	}
 	if warning != "" {
-		resp.Diagnostics.AddWarning("Newer egress policy left in place", warning)
+		resp.Diagnostics.AddWarning("Egress restore", warning)
 	}
 }
 

@@ -389,7 +389,7 @@ func baselineOf(sb *prime.Sandbox) prime.EgressPolicy {
 // write the baseline back and wait until it is enforced. ownGen < 0 means
 // unknown (the guard then compares nothing). warning is set when a newer
 // policy was left in place.
-func restoreEgress(ctx context.Context, c *prime.Client, id string, ownGen int64, baseline prime.EgressPolicy, timeout time.Duration) (warning string, err error) {
+func restoreEgress(ctx context.Context, c *prime.Client, id string, ownGen int64, baseline prime.EgressPolicy, timeout time.Duration, teardown bool) (warning string, err error) {
 	st, gone, err := readEgress(ctx, c, id)
 	switch {
 	case err != nil:
@@ -410,9 +410,20 @@ func restoreEgress(ctx context.Context, c *prime.Client, id string, ownGen int64
 			what = "its create-time egress lists (" + describePolicy(baseline) + ")"
 		}
 		var notApplied *prime.EgressNotAppliedError
+		if errors.As(err, &notApplied) && teardown {
+			// Teardown is never held hostage by a data plane that does not
+			// converge: the restore is accepted, and a kept sandbox stays
+			// safe because require_open_egress refuses every setup step
+			// while the restriction is enforced or the restore pending.
+			return fmt.Sprintf("Restoring %s on sandbox %s was accepted (generation %d) but is not enforced after %s; "+
+				"the destroy goes on so that teardown completes (a sandbox destroyed next is deleted whatever its "+
+				"policy). If the sandbox is kept, it holds the previous restriction until the platform's data plane "+
+				"enforces the restore: setup steps with require_open_egress = true refuse to run until then, naming the "+
+				"pending generation.", what, id, notApplied.Want, timeout), nil
+		}
 		if errors.As(err, &notApplied) {
 			return "", fmt.Errorf("restoring %s on sandbox %s was accepted (generation %d) but is not enforced after "+
-				"%s. The sandbox may still hold this policy, so the resource stays in state; run destroy again to "+
+				"%s. The sandbox may still hold this policy, so the resource stays in state; run the apply again to "+
 				"retry, or raise timeouts.delete", what, id, notApplied.Want, timeout)
 		}
 		return "", fmt.Errorf("restoring %s on sandbox %s: %w", what, id, err)

@@ -6,9 +6,10 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,6 +43,7 @@ func NewFleetCommandResource() resource.Resource { return &fleetCommandResource{
 
 type fleetCommandResource struct {
 	client *prime.Client
+	jobs   *jobJournal
 }
 
 // defaultFleetConcurrency is max_concurrency's default.
@@ -57,6 +59,9 @@ type fleetCommandModel struct {
 	Commands          types.List   `tfsdk:"commands"`
 	WorkingDir        types.String `tfsdk:"working_dir"`
 	Env               types.Map    `tfsdk:"env"`
+	MemberEnv         types.Map    `tfsdk:"member_env"`
+	Background        types.Bool   `tfsdk:"background"`
+	OutputDir         types.String `tfsdk:"output_dir"`
 	EnvWO             types.Map    `tfsdk:"env_wo"`
 	EnvWOVersion      types.Int64  `tfsdk:"env_wo_version"`
 	TimeoutSeconds    types.Int64  `tfsdk:"timeout_seconds"`
@@ -76,6 +81,7 @@ type fleetCommandResult struct {
 	ExitCode   types.Int64        `tfsdk:"exit_code"`
 	Steps      []fleetCommandStep `tfsdk:"steps"`
 	ExecutedAt types.String       `tfsdk:"executed_at"`
+	RunID      types.String       `tfsdk:"run_id"`
 }
 
 // fleetCommandStep is one step's result, with prime_sandbox_command's
@@ -105,6 +111,7 @@ func (r *fleetCommandResource) Metadata(_ context.Context, req resource.Metadata
 
 func (r *fleetCommandResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	r.jobs = jobsFrom(req.ProviderData)
 }
 
 func (r *fleetCommandResource) attributes() map[string]schema.Attribute {
@@ -143,6 +150,18 @@ func (r *fleetCommandResource) attributes() map[string]schema.Attribute {
 			"member again (the resource is replaced).",
 		Validators: []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))},
 	}
+	env := attrs["env"].(schema.MapAttribute)
+	env.MarkdownDescription = "Extra environment variables for every member's steps (a member's `member_env` entry " +
+		"wins over it). Every member also gets `" + memberKeyEnv + "`, its key, so one command can run a different " +
+		"task per member. Stored in state and shown in plans: not for secrets, use `env_wo`." + rerun
+	attrs["env"] = env
+	attrs["member_env"] = schema.MapAttribute{
+		Optional: true, ElementType: types.MapType{ElemType: types.StringType},
+		MarkdownDescription: "Per-member environment: member key → variables for that member's steps, merged over " +
+			"`env` — the task of an evaluation whose members run different tasks (say `{ for k, t in var.tasks : k => " +
+			"{ TASK_ID = t.id } }`). Changing one member's entry runs only that member again (an in-place update); the " +
+			"other members keep their results. Stored in state and shown in plans: not for secrets.",
+	}
 	attrs["max_concurrency"] = schema.Int64Attribute{
 		Optional: true, Computed: true, Default: int64default.StaticInt64(defaultFleetConcurrency),
 		MarkdownDescription: fmt.Sprintf("How many members run at once. Default `%d`. Each running member holds a "+
@@ -162,6 +181,10 @@ func (r *fleetCommandResource) attributes() map[string]schema.Attribute {
 			"exit_code":  schema.Int64Attribute{Computed: true, MarkdownDescription: "Exit code of the last step."},
 			"executed_at": schema.StringAttribute{Computed: true,
 				MarkdownDescription: "When the member's last step finished (RFC 3339)."},
+			"run_id": schema.StringAttribute{Computed: true,
+				MarkdownDescription: "Unique ID of the member's run: a new one every time the member runs again. Give it " +
+					"to `prime_fleet_artifact`'s `member_triggers` so a member's result is downloaded again exactly when " +
+					"it ran again."},
 			"steps": schema.ListNestedAttribute{
 				Computed: true, MarkdownDescription: "One entry per step, in order.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
@@ -214,6 +237,89 @@ func (r *fleetCommandResource) ValidateConfig(ctx context.Context, req resource.
 		return
 	}
 	validateCommandEnv(ctx, m.Env, m.EnvWO, m.EnvWOVersion, &resp.Diagnostics)
+	validateMemberEnv(ctx, m, &resp.Diagnostics)
+}
+
+// memberKeyEnv is the variable that carries a member's key into its
+// steps.
+const memberKeyEnv = "PRIME_MEMBER_KEY"
+
+// validateMemberEnv checks member_env's names, that no variable names the
+// member key's variable, that env_wo does not name a member variable, and
+// that every entry is a member.
+func validateMemberEnv(ctx context.Context, m fleetCommandModel, diags *diag.Diagnostics) {
+	env, _ := stringMap(ctx, m.Env)
+	if _, set := env[memberKeyEnv]; set {
+		diags.AddAttributeError(path.Root("env"), "Invalid command configuration",
+			fmt.Sprintf("env: %s is set by the provider to each member's key", memberKeyEnv))
+	}
+	secret, _ := stringMap(ctx, m.EnvWO)
+	if _, set := secret[memberKeyEnv]; set {
+		diags.AddAttributeError(path.Root("env_wo"), "Invalid command configuration",
+			fmt.Sprintf("env_wo: %s is set by the provider to each member's key", memberKeyEnv))
+	}
+	if m.MemberEnv.IsNull() || m.MemberEnv.IsUnknown() {
+		return
+	}
+	for _, key := range sortedKeys(m.MemberEnv.Elements()) {
+		vars, ok := m.MemberEnv.Elements()[key].(types.Map)
+		if !ok || vars.IsUnknown() {
+			continue
+		}
+		at := path.Root("member_env").AtMapKey(key)
+		for _, name := range sortedKeys(vars.Elements()) {
+			switch {
+			case !prime.ValidEnvName(name):
+				diags.AddAttributeError(at, "Invalid command configuration",
+					fmt.Sprintf("member_env[%q]: %q is not a valid variable name (letters, digits and _, not starting with a digit)", key, name))
+			case name == memberKeyEnv:
+				diags.AddAttributeError(at, "Invalid command configuration",
+					fmt.Sprintf("member_env[%q]: %s is set by the provider to the member's key", key, memberKeyEnv))
+			default:
+				if _, dup := secret[name]; dup {
+					diags.AddAttributeError(at, "Invalid command configuration",
+						fmt.Sprintf("member_env[%q]: %q is also set in env_wo; set each variable in one of them", key, name))
+				}
+			}
+		}
+	}
+	if m.SandboxIDs.IsNull() || m.SandboxIDs.IsUnknown() {
+		return
+	}
+	var strays []string
+	for key := range m.MemberEnv.Elements() {
+		if _, ok := m.SandboxIDs.Elements()[key]; !ok {
+			strays = append(strays, key)
+		}
+	}
+	if len(strays) > 0 {
+		diags.AddAttributeError(path.Root("member_env"), "Invalid command configuration",
+			fmt.Sprintf("member_env: %s %s not a key of sandbox_ids", quoteKeys(sortedKeys(setOfKeys(strays))), pluralVerb(len(strays), "is", "are")))
+	}
+}
+
+// memberEnvOf is member key's entry of member_env: null when it has none,
+// unknown when it is not known yet.
+func memberEnvOf(m fleetCommandModel, key string) types.Map {
+	if m.MemberEnv.IsUnknown() {
+		return types.MapUnknown(types.StringType)
+	}
+	if m.MemberEnv.IsNull() {
+		return types.MapNull(types.StringType)
+	}
+	if v, ok := m.MemberEnv.Elements()[key].(types.Map); ok {
+		return v
+	}
+	return types.MapNull(types.StringType)
+}
+
+// sameMemberEnv: a member's variables are unchanged (an empty entry and
+// none are the same).
+func sameMemberEnv(a, b types.Map) bool {
+	if a.IsUnknown() || b.IsUnknown() {
+		return false
+	}
+	return len(a.Elements()) == 0 && len(b.Elements()) == 0 || a.Equal(b)
 }
 
 // ModifyPlan plans results: every member's entry is unknown when it will
@@ -230,8 +336,8 @@ func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.Modi
 	}
 	var prior map[string]commandMemberRecord
 	priorSensitive := false
+	var state fleetCommandModel
 	if !req.State.Raw.IsNull() {
-		var state fleetCommandModel
 		resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
 		prior = commandMemberRecordsOf(state, &resp.Diagnostics)
 		priorSensitive = state.SensitiveOutput.ValueBool()
@@ -244,7 +350,11 @@ func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if !plan.SensitiveOutput.IsUnknown() && !plan.SensitiveOutput.ValueBool() {
 		plan.SensitiveStreams = types.MapNull(fleetStreamsType())
 	}
-	if !plan.SandboxIDs.IsUnknown() {
+	// A background create may be interrupted with some members still
+	// running: they are then absent from results, so its keys are not
+	// promised (an update says why it is interrupted instead).
+	backgroundCreate := req.State.Raw.IsNull() && (plan.Background.IsUnknown() || plan.Background.ValueBool())
+	if !plan.SandboxIDs.IsUnknown() && !backgroundCreate {
 		// Unknown judging arguments: every entry may change at apply.
 		undecided := plan.AllowedExitCodes.IsUnknown() || plan.SensitiveOutput.IsUnknown()
 		var allowed []int64
@@ -256,7 +366,8 @@ func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.Modi
 		for key, v := range plan.SandboxIDs.Elements() {
 			id, _ := v.(types.String)
 			p, had := prior[key]
-			if undecided || id.IsUnknown() || !had || !keepFleetResult(p.Result, id.ValueString(), allowed) {
+			if undecided || id.IsUnknown() || !had || !keepFleetResult(p.Result, id.ValueString(), allowed) ||
+				!sameMemberEnv(memberEnvOf(plan, key), memberEnvOf(state, key)) {
 				planned[key] = nil
 				if !id.IsUnknown() && !id.IsNull() {
 					runs[key] = id.ValueString()
@@ -267,8 +378,9 @@ func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.Modi
 			planned[key] = &moved
 		}
 		r.setRecords(ctx, &plan, planned, &resp.Diagnostics)
-		if !plan.TimeoutSeconds.IsUnknown() {
-			warnLongContainerCommands(ctx, r.client, runs, time.Duration(plan.TimeoutSeconds.ValueInt64())*time.Second, &resp.Diagnostics)
+		if !plan.TimeoutSeconds.IsUnknown() && !plan.Background.IsUnknown() {
+			warnLongContainerCommands(ctx, r.client, runs, time.Duration(plan.TimeoutSeconds.ValueInt64())*time.Second,
+				plan.Background.ValueBool(), &resp.Diagnostics)
 		}
 	}
 	if resp.Diagnostics.HasError() {
@@ -384,9 +496,21 @@ func fleetStepOf(res *commandResult, sensitive bool) (fleetCommandStep, types.Ob
 
 // fleetRun is what Create and Update run: the arguments every member shares.
 type fleetRun struct {
-	base     commandSpec // without SandboxID and Command
-	commands []string
-	limit    int
+	base      commandSpec // without SandboxID and Command
+	commands  []string
+	limit     int
+	memberEnv map[string]map[string]string
+}
+
+// memberSpec is the base spec with member key's environment: env, then
+// its member_env entry, then its key.
+func (run fleetRun) memberSpec(key string) commandSpec {
+	spec := run.base
+	spec.Env = make(map[string]string, len(run.base.Env)+len(run.memberEnv[key])+1)
+	maps.Copy(spec.Env, run.base.Env)
+	maps.Copy(spec.Env, run.memberEnv[key])
+	spec.Env[memberKeyEnv] = key
+	return spec
 }
 
 // fleetRunOf reads the plan (and env_wo from the configuration) into the
@@ -399,49 +523,73 @@ func fleetRunOf(ctx context.Context, plan fleetCommandModel, envWO types.Map, di
 	diags.Append(d...)
 	commands, d := stringList(ctx, plan.Commands)
 	diags.Append(d...)
-	return fleetRun{base: base, commands: commands, limit: int(plan.MaxConcurrency.ValueInt64())}
+	run := fleetRun{base: base, commands: commands, limit: int(plan.MaxConcurrency.ValueInt64()), memberEnv: map[string]map[string]string{}}
+	if !plan.MemberEnv.IsNull() && !plan.MemberEnv.IsUnknown() {
+		for key, v := range plan.MemberEnv.Elements() {
+			vars, ok := v.(types.Map)
+			if !ok {
+				continue
+			}
+			m, d := stringMap(ctx, vars)
+			diags.Append(d...)
+			run.memberEnv[key] = m
+		}
+	}
+	return run
 }
 
 // runMembers runs the steps on the members in ids (key → sandbox ID),
-// members concurrently (at most run.limit), each member's steps in order
-// through runCommand, stopping a member at its first failed step. It
-// returns the members that succeeded; the others are in problems.
-func (r *fleetCommandResource) runMembers(ctx context.Context, run fleetRun, ids map[string]string, problems *memberProblems) map[string]*commandMemberRecord {
+// members concurrently (at most run.limit), each member's steps in order —
+// through runCommand, or as background jobs resuming from progress —
+// stopping a member at its first failed step. Members that succeeded are in
+// the result; the others are in problems, or left mid-way in its pending.
+func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommandModel, run fleetRun, ids map[string]string,
+	progress map[string]memberProgress, problems *memberProblems) *fleetRunResult {
 	var mu sync.Mutex
-	done := map[string]*commandMemberRecord{}
+	lock := func() func() { mu.Lock(); return mu.Unlock }
+	fr := &fleetRunResult{done: map[string]*commandMemberRecord{}, pending: map[string]memberProgress{}, entries: map[string][]*jobEntry{}}
 	tflog.Info(ctx, "running fleet command", map[string]any{
 		"members": len(ids), "steps": len(run.commands), "max_concurrency": run.limit, "timeout": run.base.Timeout.String(),
+		"background": run.base.Background,
 	})
 	forEachMember(ctx, sortedKeys(ids), run.limit, func(ctx context.Context, key string) {
 		id := ids[key]
-		rec := &commandMemberRecord{Result: fleetCommandResult{SandboxID: types.StringValue(id)}}
-		var last *commandResult
-		for i, command := range run.commands {
-			spec := run.base
-			spec.SandboxID, spec.Command = id, command
-			spec.RequireOpenEgress = run.base.RequireOpenEgress && i == 0
-			res, err := runCommand(ctx, r.client, spec)
-			if err != nil {
-				summary := "Command failed"
-				var ce *commandError
-				if errors.As(err, &ce) {
-					summary = ce.Summary
-				}
-				problems.add(key, "sandbox %s, step %d of %d: %s. %s", id, i+1, len(run.commands), summary, err)
+		var rec *commandMemberRecord
+		if run.base.Background {
+			var prog *memberProgress
+			if p, ok := progress[key]; ok {
+				prog = &p
+			}
+			var ok bool
+			if rec, ok = r.runMemberInBackground(ctx, plan, run, key, id, prog, fr, lock, problems); !ok {
 				return
 			}
-			step, streams := fleetStepOf(res, spec.SensitiveOutput)
-			rec.Result.Steps = append(rec.Result.Steps, step)
-			rec.Streams = append(rec.Streams, streams)
-			last = res
+		} else {
+			rec = &commandMemberRecord{}
+			memberSpec := run.memberSpec(key)
+			for i, command := range run.commands {
+				spec := memberSpec
+				spec.SandboxID, spec.Command = id, command
+				spec.RequireOpenEgress = run.base.RequireOpenEgress && i == 0
+				res, err := runCommand(ctx, r.client, spec)
+				if err != nil {
+					problems.add(key, "sandbox %s, step %d of %d: %s. %s", id, i+1, len(run.commands), commandErrorSummary(err), err)
+					return
+				}
+				step, streams := fleetStepOf(res, spec.SensitiveOutput)
+				rec.Result.Steps = append(rec.Result.Steps, step)
+				rec.Streams = append(rec.Streams, streams)
+				rec.Result.ExecutedAt = types.StringValue(res.ExecutedAt.Format(time.RFC3339))
+			}
 		}
-		rec.Result.ExitCode = types.Int64Value(int64(last.ExitCode))
-		rec.Result.ExecutedAt = types.StringValue(last.ExecutedAt.Format(time.RFC3339))
-		mu.Lock()
-		done[key] = rec
-		mu.Unlock()
+		last := rec.Result.Steps[len(rec.Result.Steps)-1]
+		rec.Result.SandboxID = types.StringValue(id)
+		rec.Result.ExitCode = last.ExitCode
+		rec.Result.RunID = types.StringValue(prime.NewIdempotencyKey()[:16])
+		defer lock()()
+		fr.done[key] = rec
 	})
-	return done
+	return fr
 }
 
 // fleetFailure is the one error for every failed member.
@@ -467,16 +615,45 @@ func (r *fleetCommandResource) Create(ctx context.Context, req resource.CreateRe
 		return
 	}
 	var problems memberProblems
-	done := r.runMembers(ctx, run, ids, &problems)
+	fr := r.runMembers(ctx, plan, run, ids, nil, &problems)
+	addWarnings(&resp.Diagnostics, "Background job", fr.warnings)
 	if problems.len() > 0 {
-		// Nothing is stored: the next apply runs every member again.
+		// Nothing is stored: the next apply runs every member again —
+		// except, on this machine, background steps that finished, whose
+		// outcomes the job journal keeps.
+		fr.settle(false)
 		fleetFailure(&resp.Diagnostics, &problems, len(ids))
 		return
 	}
 	plan.ID = types.StringValue(prime.NewIdempotencyKey()[:16])
 	plan.EnvWO = types.MapNull(types.StringType)
-	r.setRecords(ctx, &plan, done, &resp.Diagnostics)
+	r.setRecords(ctx, &plan, fr.done, &resp.Diagnostics)
+	r.recordPending(ctx, fr, resp.Private, &resp.Diagnostics)
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	fr.settle(!resp.Diagnostics.HasError())
+}
+
+func addWarnings(diags *diag.Diagnostics, summary string, ws []string) {
+	if len(ws) > 0 {
+		diags.AddWarning(summary, strings.Join(ws, "\n\n"))
+	}
+}
+
+// recordPending keeps the members an interrupted apply left mid-way in
+// private state, and says so.
+func (r *fleetCommandResource) recordPending(ctx context.Context, fr *fleetRunResult, priv privateSetter, diags *diag.Diagnostics) {
+	diags.Append(priv.SetKey(ctx, pendingMembersKey, encodeProgress(fr.pending))...)
+	if len(fr.pending) == 0 {
+		return
+	}
+	var b strings.Builder
+	for _, k := range sortedKeys(fr.pending) {
+		p := fr.pending[k]
+		fmt.Fprintf(&b, "\n  %q: step %d, job %s in sandbox %s", k, p.Step+1, p.Job.JobID, p.SandboxID)
+	}
+	diags.AddWarning("Background jobs left running",
+		"The apply was interrupted while these members' jobs ran. The jobs go on; the next apply attaches to them and "+
+			"collects their results without running anything again:"+b.String())
 }
 
 // Read touches no API: the results are history.
@@ -505,7 +682,8 @@ func (r *fleetCommandResource) Update(ctx context.Context, req resource.UpdateRe
 	records := map[string]*commandMemberRecord{}
 	toRun := map[string]string{}
 	for key, id := range ids {
-		if p, had := prior[key]; had && keepFleetResult(p.Result, id, run.base.Allowed) {
+		if p, had := prior[key]; had && keepFleetResult(p.Result, id, run.base.Allowed) &&
+			sameMemberEnv(memberEnvOf(plan, key), memberEnvOf(state, key)) {
 			moved := movedRecord(p, state.SensitiveOutput.ValueBool(), run.base.SensitiveOutput)
 			records[key] = &moved
 		} else {
@@ -513,23 +691,47 @@ func (r *fleetCommandResource) Update(ctx context.Context, req resource.UpdateRe
 		}
 	}
 	var problems memberProblems
+	fr := &fleetRunResult{}
 	if len(toRun) > 0 {
 		if !requireClient(r.client, &resp.Diagnostics) {
 			return
 		}
-		for key, rec := range r.runMembers(ctx, run, toRun, &problems) {
+		if progress := progressOf(ctx, req.Private); len(progress) > 0 {
+			run.base.Background = true // members left mid-way run in the background, whatever the argument says now
+			fr = r.runMembers(ctx, plan, run, toRun, progress, &problems)
+		} else {
+			fr = r.runMembers(ctx, plan, run, toRun, nil, &problems)
+		}
+		for key, rec := range fr.done {
 			records[key] = rec
 		}
+		addWarnings(&resp.Diagnostics, "Background job", fr.warnings)
 	}
 	plan.EnvWO = types.MapNull(types.StringType)
 	r.setRecords(ctx, &plan, records, &resp.Diagnostics)
+	r.recordPending(ctx, fr, resp.Private, &resp.Diagnostics)
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	fr.settle(!resp.Diagnostics.HasError())
+	if fr.interrupted {
+		resp.Diagnostics.AddError("Apply interrupted", "The apply was interrupted while background jobs ran (see the warning "+
+			"above). They are recorded; the next apply collects them.")
+	}
 	if problems.len() > 0 {
 		// The failed members are not recorded: the next apply runs only them.
 		fleetFailure(&resp.Diagnostics, &problems, len(toRun))
 	}
 }
 
-// Delete touches no API: there is nothing to undo on the platform.
-func (r *fleetCommandResource) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {
+// Delete touches no API, except for members an interrupted apply left
+// running: their jobs are stopped (SIGTERM, then SIGKILL), so they cannot
+// go on after their egress lock is lifted.
+func (r *fleetCommandResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	progress := progressOf(ctx, req.Private)
+	if len(progress) == 0 {
+		return
+	}
+	if !requireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	stopPendingMembers(ctx, r.client, r.jobs, progress, &resp.Diagnostics)
 }

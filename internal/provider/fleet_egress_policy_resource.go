@@ -446,7 +446,7 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 		if _, handedOver := wantedBy[old]; handedOver {
 			return
 		}
-		warning, err := restoreEgress(ctx, r.client, old, p.Generation.ValueInt64(), baselines[key], deleteTimeout)
+		warning, err := restoreEgress(ctx, r.client, old, p.Generation.ValueInt64(), baselines[key], deleteTimeout, false)
 		switch {
 		case err != nil:
 			problems.add(key, "%s", err.Error())
@@ -609,7 +609,7 @@ func (r *fleetEgressPolicyResource) Delete(ctx context.Context, req resource.Del
 		if !p.Generation.IsNull() && !p.Generation.IsUnknown() {
 			ownGen = p.Generation.ValueInt64()
 		}
-		warning, err := restoreEgress(ctx, r.client, p.SandboxID.ValueString(), ownGen, baselines[key], timeout)
+		warning, err := restoreEgress(ctx, r.client, p.SandboxID.ValueString(), ownGen, baselines[key], timeout, true)
 		switch {
 		case err != nil:
 			problems.add(key, "%s", err)

@@ -29,6 +29,7 @@ var (
 	fleetCommandResultAttrTypes = map[string]attr.Type{
 		"sandbox_id": types.StringType, "exit_code": types.Int64Type,
 		"steps": types.ListType{ElemType: fleetCommandStepType()}, "executed_at": types.StringType,
+		"run_id": types.StringType,
 	}
 )
 
@@ -75,6 +76,7 @@ func (r fleetCommandResult) object() types.Object {
 	return types.ObjectValueMust(fleetCommandResultAttrTypes, map[string]attr.Value{
 		"sandbox_id": r.SandboxID, "exit_code": r.ExitCode,
 		"steps": types.ListValueMust(fleetCommandStepType(), steps), "executed_at": r.ExecutedAt,
+		"run_id": r.RunID,
 	})
 }
 
@@ -166,7 +168,7 @@ func boolAttr(a map[string]attr.Value, name string) types.Bool {
 func fleetCommandResultsOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetCommandResult {
 	return membersOfMap(v, diags, func(k string, a map[string]attr.Value) fleetCommandResult {
 		r := fleetCommandResult{SandboxID: stringAttr(a, "sandbox_id"), ExitCode: int64Attr(a, "exit_code"),
-			ExecutedAt: stringAttr(a, "executed_at")}
+			ExecutedAt: stringAttr(a, "executed_at"), RunID: stringAttr(a, "run_id")}
 		for i, s := range objectsOf(a["steps"]) {
 			if sa, ok := memberAttrs(fmt.Sprintf("%s, step %d", k, i+1), s, diags); ok {
 				r.Steps = append(r.Steps, fleetCommandStep{ExitCode: int64Attr(sa, "exit_code"), Stdout: stringAttr(sa, "stdout"),

@@ -71,6 +71,8 @@ type providerData struct {
 	journal *createJournal
 	// baselines are the notes of policy creates that failed closed.
 	baselines *egressBaselines
+	// jobs is the journal of background jobs between start and judgement.
+	jobs *jobJournal
 }
 
 func (p *primeProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -248,7 +250,7 @@ func (p *primeProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	default:
 		journal = defaultCreateJournal()
 	}
-	data := &providerData{client: client, journal: journal, baselines: egressBaselinesOf(journal)}
+	data := &providerData{client: client, journal: journal, baselines: egressBaselinesOf(journal), jobs: jobJournalOf(journal)}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 }
@@ -279,6 +281,10 @@ func (p *primeProvider) Resources(context.Context) []func() resource.Resource {
 		NewSandboxFleetResource,
 		NewFleetCommandResource,
 		NewFleetEgressPolicyResource,
+		NewSandboxFileResource,
+		NewFleetFileResource,
+		NewSandboxArtifactResource,
+		NewFleetArtifactResource,
 	}
 }
 
@@ -287,6 +293,8 @@ func (p *primeProvider) DataSources(context.Context) []func() datasource.DataSou
 		NewSandboxDataSource,
 		NewSandboxesDataSource,
 		NewEgressPolicyDataSource,
+		NewSandboxFileDataSource,
+		NewFleetFileDataSource,
 	}
 }
 
@@ -305,6 +313,15 @@ func clientFrom(data any, diags interface {
 		return nil
 	}
 	return pd.client
+}
+
+// jobsFrom is the job journal of the provider's data (an inert one before
+// Configure).
+func jobsFrom(data any) *jobJournal {
+	if pd, ok := data.(*providerData); ok && pd.jobs != nil {
+		return pd.jobs
+	}
+	return &jobJournal{}
 }
 
 // baselinesFrom is the egress baseline notes of the provider's data (nil,

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -29,6 +30,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -46,6 +48,7 @@ func NewSandboxCommandResource() resource.Resource { return &sandboxCommandResou
 
 type sandboxCommandResource struct {
 	client *prime.Client
+	jobs   *jobJournal
 }
 
 type sandboxCommandModel struct {
@@ -67,7 +70,19 @@ type sandboxCommandModel struct {
 	SensitiveStreams  types.Object `tfsdk:"sensitive_streams"`
 	OutputTruncated   types.Bool   `tfsdk:"output_truncated"`
 	ExecutedAt        types.String `tfsdk:"executed_at"`
+	Background        types.Bool   `tfsdk:"background"`
+	OutputDir         types.String `tfsdk:"output_dir"`
+	JobID             types.String `tfsdk:"job_id"`
+	JobStatus         types.String `tfsdk:"job_status"`
+	OutputFiles       types.List   `tfsdk:"output_files"`
 }
+
+// job_status values of a background command.
+const (
+	jobRunning   = "running"   // an interrupted apply left it running: the next apply collects it
+	jobCompleted = "completed" // its result is recorded
+	jobFailed    = "failed"    // collected by a later apply and judged a failure: the next apply runs it again
+)
 
 func (r *sandboxCommandResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_sandbox_command"
@@ -75,6 +90,7 @@ func (r *sandboxCommandResource) Metadata(_ context.Context, req resource.Metada
 
 func (r *sandboxCommandResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	r.jobs = jobsFrom(req.ProviderData)
 }
 
 // Description endings: what a change does.
@@ -88,6 +104,10 @@ const secretChannelsDoc = "Secret channels: `env_wo` reaches only this command's
 	"sandbox's own `secrets`/`secrets_wo` are in the environment of every command, the agent's included. Put " +
 	"setup-only credentials in `env_wo` (but note that whatever the setup writes to disk stays readable by " +
 	"later commands)."
+
+// maxCommandTimeout is the longest timeout_seconds: a week, for agents
+// that run in the background for hours.
+const maxCommandTimeout = 7 * 24 * 3600
 
 // commandArgumentAttributes are the arguments prime_sandbox_command and
 // prime_fleet_command share, with the same meaning and plan behaviour.
@@ -123,7 +143,7 @@ func commandArgumentAttributes() map[string]schema.Attribute {
 				"step is not left running while egress gets locked. On a container the platform's edge proxy ends a "+
 				"call after about %d s (the plan warns): run longer container work in the background.",
 				defaultCommandTimeout, int(prime.EdgeProxyTimeout.Seconds())) + resultsOnly,
-			Validators: []validator.Int64{int64validator.Between(1, 24*3600)},
+			Validators: []validator.Int64{int64validator.Between(1, maxCommandTimeout)},
 		},
 		"triggers": schema.MapAttribute{
 			Optional: true, ElementType: types.StringType,
@@ -149,6 +169,30 @@ func commandArgumentAttributes() map[string]schema.Attribute {
 				"yet enforced) the apply fails naming the policy generation, and the command never reaches the " +
 				"sandbox. Set it on setup steps, so a changed step can never run silently under the agent's lock; " +
 				"pair it with `after` on the `prime_egress_policy`. Default `false`." + resultsOnly,
+		},
+		"background": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "Run the command as a background job in the sandbox instead of over one held gateway " +
+				"call: the Prime SDK's `start_background_job` (the `nohup sh -c` wrapper, 8-hex job IDs and the canonical " +
+				"`/tmp/job_<id>.{stdout.log,stderr.log,exit}` files, so the platform and the SDK see the job too), polled " +
+				"through the platform's batched job-status endpoint until it exits or `timeout_seconds` runs out. Use it for " +
+				"agents and anything longer than a few minutes, and for anything on a container longer than the edge " +
+				"proxy's ~100 s. A job lives in the sandbox, not in the connection: a broken poll, a gateway error, an " +
+				"expired token never start it again, and an apply that was interrupted (Ctrl-C) or killed leaves it " +
+				"running; the next apply attaches to it and collects its result (the job ID is in state after an " +
+				"interrupt, and in a local journal beside the create journal after a kill). The command runs again only " +
+				"when the job is proven gone (its sandbox replaced, or its files missing). A job past `timeout_seconds`, " +
+				"and a running job whose resource is destroyed, is stopped (SIGTERM to its process group, then SIGKILL): " +
+				"for that the provider's wrapper adds, beyond the SDK's, `setsid` and a `/tmp/job_<id>.pgid` file. The " +
+				"result, `allowed_exit_codes`, output tails and failure messages are those of a foreground command. " +
+				"Default `false`." + resultsOnly,
+		},
+		"output_dir": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "With `background`: a local directory that receives the whole stdout and stderr of every " +
+				"run, as `<job_id>.stdout.log` and `<job_id>.stderr.log` (for a fleet, under a directory per member key), " +
+				"downloaded when the job ends, with `env_wo` values replaced by `***`; state keeps the tails and the " +
+				"files' hashes (`output_files`). Unset, only the tails are kept." + resultsOnly,
 		},
 		"sensitive_output": schema.BoolAttribute{
 			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
@@ -188,6 +232,23 @@ func (r *sandboxCommandResource) attributes() map[string]schema.Attribute {
 		PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
 	}
 	attrs["executed_at"] = computedString("When the command finished (RFC 3339).", false)
+	attrs["job_id"] = computedString("With `background`: the ID of the job that ran (8 hex characters, the SDK's format). Null otherwise.", false)
+	attrs["job_status"] = schema.StringAttribute{
+		Computed: true,
+		MarkdownDescription: "With `background`: `completed` once the result is recorded; `running` when an interrupted " +
+			"apply left the job running (the next plan shows an update that collects its result, and nothing runs " +
+			"again); `failed` when a later apply collected it and its exit code was not allowed (the next apply runs the " +
+			"command again). Null for a foreground command.",
+	}
+	attrs["output_files"] = schema.ListNestedAttribute{
+		Computed: true,
+		MarkdownDescription: "With `output_dir`: the files the full output was saved to, with `path`, `size` and `sha256`.",
+		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+			"path":   schema.StringAttribute{Computed: true, MarkdownDescription: "Local path of the file."},
+			"size":   schema.Int64Attribute{Computed: true, MarkdownDescription: "Size in bytes."},
+			"sha256": schema.StringAttribute{Computed: true, MarkdownDescription: "SHA-256 of the bytes (hex)."},
+		}},
+	}
 	return attrs
 }
 
@@ -280,9 +341,75 @@ func (r *sandboxCommandResource) ModifyPlan(ctx context.Context, req resource.Mo
 		var state sandboxCommandModel
 		resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
 		moveOutput(&plan, state)
+		plan.JobID, plan.JobStatus, plan.OutputFiles = state.JobID, state.JobStatus, state.OutputFiles
+		switch state.JobStatus.ValueString() {
+		case jobRunning:
+			// An interrupted apply left the job running: this update
+			// attaches to it and records its result.
+			planPendingResult(&plan)
+		case jobFailed:
+			plan.JobStatus = types.StringUnknown()
+			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("job_status"))
+		}
+		resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+	} else if !plan.Background.IsUnknown() && !plan.Background.ValueBool() {
+		plan.JobID, plan.JobStatus = types.StringNull(), types.StringNull()
+		plan.OutputFiles = types.ListNull(artifactFileType())
 		resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
 	}
 	r.warnLongContainerCommand(ctx, plan, &resp.Diagnostics)
+}
+
+// planPendingResult plans the result of a job that is still running: known
+// only once the update collects it.
+func planPendingResult(m *sandboxCommandModel) {
+	m.ExitCode, m.ExecutedAt, m.JobStatus = types.Int64Unknown(), types.StringUnknown(), types.StringUnknown()
+	m.Stdout, m.Stderr, m.OutputTruncated = types.StringUnknown(), types.StringUnknown(), types.BoolUnknown()
+	m.SensitiveStreams = types.ObjectUnknown(streamsType().AttrTypes)
+	m.OutputFiles, m.JobID = types.ListUnknown(artifactFileType()), types.StringUnknown()
+	if !m.SensitiveOutput.IsUnknown() {
+		if m.SensitiveOutput.ValueBool() {
+			m.Stdout, m.Stderr = types.StringNull(), types.StringNull()
+		} else {
+			m.SensitiveStreams = types.ObjectNull(streamsType().AttrTypes)
+		}
+	}
+}
+
+// recordPending records a job an interrupted apply left running: no
+// result yet.
+func recordPending(m *sandboxCommandModel, p *pendingJob) {
+	m.ExitCode, m.ExecutedAt = types.Int64Null(), types.StringNull()
+	m.Stdout, m.Stderr, m.OutputTruncated = types.StringNull(), types.StringNull(), types.BoolNull()
+	m.SensitiveStreams = types.ObjectNull(streamsType().AttrTypes)
+	m.OutputFiles = types.ListNull(artifactFileType())
+	m.JobID, m.JobStatus = types.StringValue(p.JobID), types.StringValue(jobRunning)
+}
+
+// pendingJobKey is the private-state key of a running job (its start time
+// counts towards timeout_seconds).
+const pendingJobKey = "pending_job"
+
+func encodePending(p *pendingJob) []byte {
+	b, _ := json.Marshal(p)
+	return b
+}
+
+// pendingOf reads the running job of a state: from private state, else
+// from job_id (its start time then unknown: the timeout counts from now).
+func pendingOf(ctx context.Context, priv privateGetter, m sandboxCommandModel) *pendingJob {
+	if priv != nil {
+		if b, _ := priv.GetKey(ctx, pendingJobKey); len(b) > 0 {
+			var p pendingJob
+			if json.Unmarshal(b, &p) == nil && p.JobID != "" {
+				return &p
+			}
+		}
+	}
+	if m.JobID.IsNull() || m.JobID.IsUnknown() {
+		return nil
+	}
+	return &pendingJob{SandboxID: m.SandboxID.ValueString(), JobID: m.JobID.ValueString(), Started: time.Now().UTC(), Confirmed: true}
 }
 
 // moveOutput places the recorded output where sensitive_output wants it.
@@ -348,59 +475,73 @@ func streamsOf(v types.Object) (stdout, stderr types.String) {
 }
 
 // warnLongContainerCommand warns at plan time when a command on a container
-// may run longer than the edge proxy in front of the gateway allows. The
-// sandbox's kind is only known once it exists.
+// may run longer than the edge proxy in front of the gateway allows, or
+// longer than its sandbox lives. The sandbox is only known once it exists.
 func (r *sandboxCommandResource) warnLongContainerCommand(ctx context.Context, plan sandboxCommandModel, diags *diag.Diagnostics) {
-	if plan.SandboxID.IsUnknown() || plan.TimeoutSeconds.IsUnknown() {
+	if plan.SandboxID.IsUnknown() || plan.TimeoutSeconds.IsUnknown() || plan.Background.IsUnknown() {
 		return
 	}
 	warnLongContainerCommands(ctx, r.client, map[string]string{"": plan.SandboxID.ValueString()},
-		time.Duration(plan.TimeoutSeconds.ValueInt64())*time.Second, diags)
+		time.Duration(plan.TimeoutSeconds.ValueInt64())*time.Second, plan.Background.ValueBool(), diags)
 }
 
-// warnLongContainerCommands is the edge-proxy warning for the commands that
-// will run: runs maps a member key ("" for prime_sandbox_command) to a
-// sandbox ID. A sandbox's kind comes from what the client already knows, or
-// one GET; a sandbox that cannot be read is left to the apply to report.
-func warnLongContainerCommands(ctx context.Context, c *prime.Client, runs map[string]string, timeout time.Duration, diags *diag.Diagnostics) {
-	if c == nil || timeout <= prime.EdgeProxyTimeout || len(runs) == 0 {
+// warnLongContainerCommands gives the plan-time warnings about a command's
+// timeout for the commands that will run: runs maps a member key ("" for
+// prime_sandbox_command) to a sandbox ID. A foreground command on a
+// container may outlive the edge proxy; any command may outlive its
+// sandbox (a job cannot outlive it). A sandbox's kind and lifetime come
+// from what the client already knows, or one GET; a sandbox that cannot be
+// read is left to the apply to report.
+func warnLongContainerCommands(ctx context.Context, c *prime.Client, runs map[string]string, timeout time.Duration, background bool, diags *diag.Diagnostics) {
+	if c == nil || len(runs) == 0 {
 		return
 	}
 	var mu sync.Mutex
-	var warnings []string
+	var proxy, lifetime []string
 	forEachMember(ctx, sortedKeys(runs), 0, func(ctx context.Context, key string) {
 		id := runs[key]
 		known, ok := c.Known(id)
-		vm := known.VM
 		if !ok {
+			if timeout <= prime.EdgeProxyTimeout && timeout <= time.Minute {
+				return // shorter than any lifetime or proxy limit: no read needed
+			}
 			sb, err := c.GetSandbox(ctx, id)
 			if err != nil {
 				return
 			}
-			vm = sb.VM
+			known = prime.KnownSandbox{VM: sb.VM, TimeoutMinutes: sb.TimeoutMinutes}
 		}
-		if vm {
-			return // a VM streams its commands
-		}
-		text := longContainerCommandWarning(id, timeout)
+		prefix := ""
 		if key != "" {
-			text = fmt.Sprintf("Member %q: %s", key, text)
+			prefix = fmt.Sprintf("Member %q: ", key)
 		}
 		mu.Lock()
-		warnings = append(warnings, text)
-		mu.Unlock()
+		defer mu.Unlock()
+		if !known.VM && !background && timeout > prime.EdgeProxyTimeout {
+			proxy = append(proxy, prefix+longContainerCommandWarning(id, timeout))
+		}
+		if life := time.Duration(known.TimeoutMinutes) * time.Minute; known.TimeoutMinutes > 0 && timeout > life {
+			lifetime = append(lifetime, fmt.Sprintf("%sSandbox %s declares a lifetime of %s (timeout_minutes = %d), while "+
+				"timeout_seconds allows %s: the platform ends the sandbox, and the command with it, first. Raise the "+
+				"sandbox's timeout_minutes (-1: no limit), or lower timeout_seconds.", prefix, id, life, known.TimeoutMinutes, timeout))
+		}
 	})
-	if len(warnings) > 0 {
-		sort.Strings(warnings)
+	if len(proxy) > 0 {
+		sort.Strings(proxy)
 		diags.AddAttributeWarning(path.Root("timeout_seconds"), "Container command may outlive the edge proxy",
-			strings.Join(warnings, "\n\n"))
+			strings.Join(proxy, "\n\n"))
+	}
+	if len(lifetime) > 0 {
+		sort.Strings(lifetime)
+		diags.AddAttributeWarning(path.Root("timeout_seconds"), "Command may outlive its sandbox", strings.Join(lifetime, "\n\n"))
 	}
 }
 
 func longContainerCommandWarning(sandboxID string, timeout time.Duration) string {
 	return fmt.Sprintf("Sandbox %s is a container: its commands run over one REST call, which the platform's edge "+
 		"proxy ends after about %s (HTTP 524), while timeout_seconds allows %s. A longer command fails the apply "+
-		"and may keep running in the sandbox. Run long work on a VM sandbox (commands stream there), or split it.",
+		"and may keep running in the sandbox. Set background = true (the command then runs as a job and is polled), "+
+		"run it on a VM sandbox (commands stream there), or split it.",
 		sandboxID, prime.EdgeProxyTimeout, timeout)
 }
 
@@ -417,6 +558,7 @@ func specFromCommandModel(ctx context.Context, m sandboxCommandModel, envWO type
 		SandboxID: m.SandboxID.ValueString(), Command: m.Command.ValueString(), WorkingDir: m.WorkingDir.ValueString(),
 		Env: env, EnvWO: secret, Timeout: time.Duration(m.TimeoutSeconds.ValueInt64()) * time.Second,
 		Allowed: allowed, RequireOpenEgress: m.RequireOpenEgress.ValueBool(), SensitiveOutput: m.SensitiveOutput.ValueBool(),
+		Background: m.Background.ValueBool(),
 	}, diags
 }
 
@@ -445,21 +587,113 @@ func (r *sandboxCommandResource) Create(ctx context.Context, req resource.Create
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	plan.EnvWO = types.MapNull(types.StringType)
+	if spec.Background {
+		plan.ID = types.StringValue(spec.SandboxID + "/" + prime.NewIdempotencyKey()[:16])
+		r.runInBackground(ctx, &plan, spec, nil, resp.Private, &resp.State, &resp.Diagnostics)
+		return
+	}
 	tflog.Info(ctx, "running command", map[string]any{"sandbox_id": spec.SandboxID, "timeout": spec.Timeout.String()})
 	res, err := runCommand(ctx, r.client, spec)
 	if err != nil {
-		summary := "Command failed"
-		var ce *commandError
-		if errors.As(err, &ce) {
-			summary = ce.Summary
-		}
-		resp.Diagnostics.AddError(summary, err.Error())
+		resp.Diagnostics.AddError(commandErrorSummary(err), err.Error())
 		return
 	}
 	plan.ID = types.StringValue(spec.SandboxID + "/" + prime.NewIdempotencyKey()[:16])
-	plan.EnvWO = types.MapNull(types.StringType)
 	recordResult(&plan, res)
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+}
+
+// commandErrorSummary is a command failure's diagnostic title.
+func commandErrorSummary(err error) string {
+	var ce *commandError
+	if errors.As(err, &ce) {
+		return ce.Summary
+	}
+	return "Command failed"
+}
+
+// privateSetter is what create and update responses offer to write
+// private state.
+type privateSetter interface {
+	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
+}
+
+// runHashOf identifies a prime_sandbox_command run in the job journal: the
+// arguments that make it a new run (a change of any of them replaces the
+// resource).
+func runHashOf(m sandboxCommandModel) string {
+	return runHash("prime_sandbox_command", m.SandboxID.ValueString(), m.Command.ValueString(), m.WorkingDir.ValueString(),
+		m.Env.String(), m.EnvWOVersion.String(), m.Triggers.String())
+}
+
+// runInBackground runs (or, with attach, collects) the command as a job
+// and records the outcome in m and state: the result; or, when the apply
+// was interrupted, the running job, which the next apply collects.
+func (r *sandboxCommandResource) runInBackground(ctx context.Context, m *sandboxCommandModel, spec commandSpec, attach *pendingJob,
+	priv privateSetter, state interface {
+		Set(context.Context, any) diag.Diagnostics
+	}, diags *diag.Diagnostics) {
+	br, err := runBackground(ctx, r.client, backgroundRun{
+		spec: spec, hash: runHashOf(*m), journal: r.jobs, attach: attach, outputDir: m.OutputDir.ValueString(), keep: true,
+	})
+	defer br.Entry.finish() // after the state below: the outcome is stored
+	for _, w := range br.Warnings {
+		diags.AddWarning("Background job", w)
+	}
+	switch {
+	case errors.Is(err, errJobInterrupted):
+		recordPending(m, br.Pending)
+		diags.Append(priv.SetKey(ctx, pendingJobKey, encodePending(br.Pending))...)
+		diags.AddWarning("Background job left running",
+			fmt.Sprintf("The apply was interrupted while job %s ran in sandbox %s. The job goes on; it is recorded in state "+
+				"(job_status = \"running\"), and the next apply attaches to it and collects its result without running the "+
+				"command again.", br.Pending.JobID, spec.SandboxID))
+		diags.Append(setStateAny(ctx, state, m)...)
+		return
+	case err != nil && br.Pending != nil && attach != nil:
+		// Its outcome is unknown (say, its output could not be read): it
+		// stays recorded as running, and the next apply tries again.
+		recordPending(m, br.Pending)
+		diags.Append(priv.SetKey(ctx, pendingJobKey, encodePending(br.Pending))...)
+		diags.Append(setStateAny(ctx, state, m)...)
+		diags.AddError(commandErrorSummary(err), err.Error())
+		return
+	case err != nil && attach != nil:
+		// A collected job that failed: recorded, so the next apply runs
+		// the command again (a replacement) instead of collecting it again.
+		recordPending(m, &pendingJob{JobID: br.Job.ID})
+		m.JobStatus = types.StringValue(jobFailed)
+		if br.Result != nil {
+			recordResult(m, br.Result)
+			m.JobID, m.JobStatus = types.StringValue(br.Job.ID), types.StringValue(jobFailed)
+		}
+		diags.Append(priv.SetKey(ctx, pendingJobKey, nil)...)
+		diags.Append(setStateAny(ctx, state, m)...)
+		diags.AddError(commandErrorSummary(err), err.Error())
+		return
+	case err != nil:
+		diags.AddError(commandErrorSummary(err), err.Error())
+		return
+	}
+	recordResult(m, br.Result)
+	m.JobID, m.JobStatus = types.StringValue(br.Job.ID), types.StringValue(jobCompleted)
+	m.OutputFiles = types.ListNull(artifactFileType())
+	if m.OutputDir.ValueString() != "" {
+		m.OutputFiles = artifactFilesValue(br.OutputFiles)
+	}
+	diags.Append(priv.SetKey(ctx, pendingJobKey, nil)...)
+	diags.Append(setStateAny(ctx, state, m)...)
+}
+
+// setStateAny is setState for a state behind an interface.
+func setStateAny(ctx context.Context, state interface {
+	Set(context.Context, any) diag.Diagnostics
+}, m any) diag.Diagnostics {
+	if st, ok := state.(*tfsdk.State); ok {
+		return setState(ctx, st, m)
+	}
+	return state.Set(ctx, m)
 }
 
 // Read touches no API: a command's result is history.
@@ -468,17 +702,66 @@ func (r *sandboxCommandResource) Read(_ context.Context, req resource.ReadReques
 }
 
 // Update records arguments that only judge or record the result; nothing
-// runs. The plan (see ModifyPlan) already holds the moved output.
+// runs. The plan (see ModifyPlan) already holds the moved output. A job an
+// interrupted apply left running is collected here.
 func (r *sandboxCommandResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan sandboxCommandModel
+	var plan, state sandboxCommandModel
 	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	plan.EnvWO = types.MapNull(types.StringType)
+	if state.JobStatus.ValueString() == jobRunning {
+		if !requireClient(r.client, &resp.Diagnostics) {
+			return
+		}
+		var envWO types.Map
+		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("env_wo"), &envWO)...)
+		spec, d := specFromCommandModel(ctx, plan, envWO)
+		resp.Diagnostics.Append(d...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		spec.Background = true // the job runs in the background, whatever the argument says now
+		r.runInBackground(ctx, &plan, spec, pendingOf(ctx, req.Private, state), resp.Private, &resp.State, &resp.Diagnostics)
+		return
+	}
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 }
 
-// Delete touches no API: there is nothing to undo on the platform.
-func (r *sandboxCommandResource) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {
+// Delete touches no API, except for a job an interrupted apply left
+// running: it is stopped (SIGTERM, then SIGKILL), so it cannot go on after
+// its egress lock is lifted.
+func (r *sandboxCommandResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state sandboxCommandModel
+	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	if resp.Diagnostics.HasError() || state.JobStatus.ValueString() != jobRunning {
+		return
+	}
+	if !requireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	p := pendingOf(ctx, req.Private, state)
+	if p == nil {
+		return
+	}
+	if err := stopRunningJob(ctx, r.client, r.jobs, *p); err != nil {
+		resp.Diagnostics.AddError("Background job not stopped", err.Error())
+	}
+}
+
+// stopRunningJob stops a job whose resource goes away. A sandbox that is
+// gone took the job with it. A job that cannot be stopped fails the
+// destroy: the agent must not go on running once its lock is lifted.
+func stopRunningJob(ctx context.Context, c *prime.Client, jobs *jobJournal, p pendingJob) error {
+	if gone, err := sandboxGone(ctx, c, p.SandboxID); err == nil && gone {
+		jobs.drop(p.JobID)
+		return nil
+	}
+	if _, err := c.StopJob(ctx, p.job(), c.CommandStopGrace()); err != nil && !goneWithSandbox(err) {
+		return fmt.Errorf("sandbox %s: background job %s is still running and could not be stopped: %w; run destroy again", p.SandboxID, p.JobID, err)
+	}
+	jobs.drop(p.JobID)
+	return nil
 }

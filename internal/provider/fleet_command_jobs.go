@@ -1,0 +1,229 @@
+package provider
+
+// prime_fleet_command in background mode: each step of each member is a
+// job (runBackground), and a member's progress survives the apply. Steps a
+// member finished are kept, with their results, in the job journal until
+// the resource stores them, and in private state when an interrupted apply
+// leaves a member mid-way; a later apply resumes the member at the step
+// that was running, attaching to its job. No step that ran is run again.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+)
+
+// memberProgress is a member an apply left mid-way: the step whose job was
+// still running, and the results of the steps before it.
+type memberProgress struct {
+	SandboxID string        `json:"sandbox_id"`
+	Step      int           `json:"step"`
+	Job       pendingJob    `json:"job"`
+	Done      []stepOutcome `json:"done"`
+}
+
+// pendingMembersKey is the private-state key of members left mid-way.
+const pendingMembersKey = "pending_members"
+
+func encodeProgress(p map[string]memberProgress) []byte {
+	if len(p) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(p)
+	return b
+}
+
+func progressOf(ctx context.Context, priv privateGetter) map[string]memberProgress {
+	if priv == nil {
+		return nil
+	}
+	b, _ := priv.GetKey(ctx, pendingMembersKey)
+	if len(b) == 0 {
+		return nil
+	}
+	var p map[string]memberProgress
+	if json.Unmarshal(b, &p) != nil {
+		return nil
+	}
+	return p
+}
+
+// fleetRunResult is what a run of members produced.
+type fleetRunResult struct {
+	done map[string]*commandMemberRecord
+	// pending are members left mid-way (interrupted, or a step whose
+	// outcome is unknown).
+	pending map[string]memberProgress
+	// entries are the journal entries of each member's judged steps;
+	// settle finishes or releases them.
+	entries     map[string][]*jobEntry
+	interrupted bool
+	warnings    []string
+}
+
+// settle finishes the journal entries of members whose results are now in
+// state (stored) and releases the others', so a later apply on this
+// machine takes their outcomes instead of running their steps again.
+func (fr *fleetRunResult) settle(stored bool) {
+	for key, es := range fr.entries {
+		_, recorded := fr.done[key]
+		for _, e := range es {
+			if stored && recorded {
+				e.finish()
+			} else {
+				e.release()
+			}
+		}
+	}
+}
+
+// stepHash identifies one step of one member in the job journal: the
+// arguments that make it a new run.
+func stepHash(plan fleetCommandModel, run fleetRun, key, sandboxID string, step int) string {
+	return runHash("prime_fleet_command", key, sandboxID, step, run.commands[step], plan.WorkingDir.ValueString(),
+		plan.Env.String(), memberEnvOf(plan, key).String(), plan.EnvWOVersion.String(), plan.Triggers.String())
+}
+
+// runMemberInBackground runs one member's steps as jobs, resuming from its
+// progress (from state) or from the journal, and reports into fr.
+func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan fleetCommandModel, run fleetRun, key, id string,
+	progress *memberProgress, fr *fleetRunResult, lock func() func(), problems *memberProblems) (*commandMemberRecord, bool) {
+	memberSpec := run.memberSpec(key)
+	var outcomes []*commandResult
+	var entries []*jobEntry
+	keep := func() {
+		defer lock()()
+		fr.entries[key] = append(fr.entries[key], entries...)
+	}
+	start := 0
+	if progress != nil && progress.SandboxID == id && progress.Step < len(run.commands) {
+		start = progress.Step
+		for i := range progress.Done {
+			outcomes = append(outcomes, progress.Done[i].result())
+		}
+	} else {
+		progress = nil
+	}
+	for i := range run.commands {
+		hash := stepHash(plan, run, key, id, i)
+		spec := memberSpec
+		spec.SandboxID, spec.Command = id, run.commands[i]
+		spec.RequireOpenEgress = run.base.RequireOpenEgress && i == 0
+		adopted := r.jobs.adopt(hash)
+		if i < start {
+			if adopted != nil {
+				entries = append(entries, adopted) // its outcome is in progress.Done
+			}
+			continue
+		}
+		var attach *pendingJob
+		if progress != nil && i == start {
+			attach = &progress.Job
+		}
+		if attach == nil && adopted != nil && adopted.rec.Outcome != nil && adopted.rec.SandboxID == id {
+			// A killed apply finished this step: take its result.
+			res := adopted.rec.Outcome.result()
+			entries = append(entries, adopted)
+			if !slices.Contains(spec.Allowed, int64(res.ExitCode)) {
+				problems.add(key, "sandbox %s, step %d of %d: Command exited with a disallowed code. %s", id, i+1, len(run.commands),
+					commandFailure(id, &prime.ExecResult{ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: res.Stderr}, spec.Allowed, spec.SensitiveOutput))
+				finishEntries(entries)
+				return nil, false
+			}
+			outcomes = append(outcomes, res)
+			continue
+		}
+		if adopted != nil && adopted.rec.Outcome != nil {
+			adopted.finish() // another sandbox's outcome: not this member's any more
+			adopted = nil
+		}
+		br, err := runBackground(ctx, r.client, backgroundRun{
+			spec: spec, hash: hash, journal: r.jobs, attach: attach, entry: adopted, keep: true,
+			outputDir: memberOutputDir(plan, key),
+		})
+		func() {
+			defer lock()()
+			fr.warnings = append(fr.warnings, memberWarnings(key, br.Warnings)...)
+		}()
+		if br.Pending != nil && (errors.Is(err, errJobInterrupted) || err != nil) {
+			p := memberProgress{SandboxID: id, Step: i, Job: *br.Pending}
+			for _, o := range outcomes {
+				p.Done = append(p.Done, *outcomeOf(o))
+			}
+			func() {
+				defer lock()()
+				fr.pending[key] = p
+				if errors.Is(err, errJobInterrupted) {
+					fr.interrupted = true
+				}
+			}()
+			if !errors.Is(err, errJobInterrupted) {
+				problems.add(key, "sandbox %s, step %d of %d: %s. %s", id, i+1, len(run.commands), commandErrorSummary(err), err)
+			}
+			keep()
+			return nil, false
+		}
+		if err != nil {
+			problems.add(key, "sandbox %s, step %d of %d: %s. %s", id, i+1, len(run.commands), commandErrorSummary(err), err)
+			finishEntries(append(entries, br.Entry))
+			return nil, false
+		}
+		br.Entry.complete(br.Result)
+		entries = append(entries, br.Entry)
+		outcomes = append(outcomes, br.Result)
+	}
+	keep()
+	rec := &commandMemberRecord{}
+	for _, o := range outcomes {
+		step, streams := fleetStepOf(o, memberSpec.SensitiveOutput)
+		rec.Result.Steps = append(rec.Result.Steps, step)
+		rec.Streams = append(rec.Streams, streams)
+	}
+	return rec, true
+}
+
+// finishEntries finishes journal entries (nil ones are skipped by finish).
+func finishEntries(entries []*jobEntry) {
+	for _, e := range entries {
+		e.finish()
+	}
+}
+
+// memberOutputDir is where a member's full output goes (output_dir/<key>),
+// "" without output_dir.
+func memberOutputDir(plan fleetCommandModel, key string) string {
+	if plan.OutputDir.IsNull() || plan.OutputDir.ValueString() == "" {
+		return ""
+	}
+	return filepath.Join(plan.OutputDir.ValueString(), key)
+}
+
+func memberWarnings(key string, ws []string) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = fmt.Sprintf("Member %q: %s", key, w)
+	}
+	return out
+}
+
+// stopPendingMembers stops the jobs of members an interrupted apply left
+// running (the resource is being destroyed or replaced).
+func stopPendingMembers(ctx context.Context, c *prime.Client, jobs *jobJournal, progress map[string]memberProgress, diags *diag.Diagnostics) {
+	var problems memberProblems
+	forEachMember(ctx, sortedKeys(progress), defaultFleetConcurrency, func(ctx context.Context, key string) {
+		if err := stopRunningJob(ctx, c, jobs, progress[key].Job); err != nil {
+			problems.add(key, "%v", err)
+		}
+	})
+	if problems.len() > 0 {
+		diags.AddError("Background jobs not stopped",
+			fmt.Sprintf("%d members still run a job that could not be stopped:\n\n%s", problems.len(), problems.String()))
+	}
+}

@@ -1,0 +1,655 @@
+package provider
+
+// prime_fleet_file: prime_sandbox_file on every member of a fleet — the
+// same file or directory everywhere, or a different source per member (N
+// rollouts of N tasks). Each member's upload goes through the same source
+// rules and the same client call as the single resource; each distinct
+// source is read and archived once for all the members that take it.
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*fleetFileResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*fleetFileResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*fleetFileResource)(nil)
+)
+
+// NewFleetFileResource is the prime_fleet_file constructor.
+func NewFleetFileResource() resource.Resource { return &fleetFileResource{} }
+
+type fleetFileResource struct {
+	client *prime.Client
+}
+
+type fleetFileModel struct {
+	ID             types.String `tfsdk:"id"`
+	SandboxIDs     types.Map    `tfsdk:"sandbox_ids"`
+	Path           types.String `tfsdk:"path"`
+	Content        types.String `tfsdk:"content"`
+	ContentBase64  types.String `tfsdk:"content_base64"`
+	Source         types.String `tfsdk:"source"`
+	SourceDir      types.String `tfsdk:"source_dir"`
+	Members        types.Map    `tfsdk:"members"`
+	Mode           types.String `tfsdk:"mode"`
+	Triggers       types.Map    `tfsdk:"triggers"`
+	MaxConcurrency types.Int64  `tfsdk:"max_concurrency"`
+	Files          types.Map    `tfsdk:"files"`
+}
+
+// fleetFileEntry is one member's upload in `files`.
+type fleetFileEntry struct {
+	SandboxID types.String
+	SHA256    types.String
+	Size      types.Int64
+}
+
+var (
+	fleetFileAttrTypes   = map[string]attr.Type{"sandbox_id": types.StringType, "sha256": types.StringType, "size": types.Int64Type}
+	memberSourceAttrType = map[string]attr.Type{
+		"content": types.StringType, "content_base64": types.StringType, "source": types.StringType, "source_dir": types.StringType,
+	}
+)
+
+func fleetFileType() types.ObjectType     { return types.ObjectType{AttrTypes: fleetFileAttrTypes} }
+func memberSourceType() types.ObjectType { return types.ObjectType{AttrTypes: memberSourceAttrType} }
+
+func (e fleetFileEntry) object() types.Object {
+	return types.ObjectValueMust(fleetFileAttrTypes, map[string]attr.Value{"sandbox_id": e.SandboxID, "sha256": e.SHA256, "size": e.Size})
+}
+
+// fleetFilesValue is the `files` map; a nil entry is a member planned to
+// upload whose sandbox is not known yet.
+func fleetFilesValue(entries map[string]*fleetFileEntry) types.Map {
+	elems := make(map[string]attr.Value, len(entries))
+	for k, e := range entries {
+		if e == nil {
+			elems[k] = types.ObjectUnknown(fleetFileAttrTypes)
+			continue
+		}
+		elems[k] = e.object()
+	}
+	return types.MapValueMust(fleetFileType(), elems)
+}
+
+func fleetFilesOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetFileEntry {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	return membersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetFileEntry {
+		return fleetFileEntry{SandboxID: stringAttr(a, "sandbox_id"), SHA256: stringAttr(a, "sha256"), Size: int64Attr(a, "size")}
+	})
+}
+
+func (r *fleetFileResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_fleet_file"
+}
+
+func (r *fleetFileResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *fleetFileResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	attrs := fileSourceAttributes()
+	for name, a := range attrs {
+		s := a.(schema.StringAttribute)
+		s.MarkdownDescription = "The shared source, for every member without an entry in `members`: " + s.MarkdownDescription +
+			" A change uploads again only to the members that take it."
+		attrs[name] = s
+	}
+	memberAttrs := map[string]schema.Attribute{}
+	for name, a := range fileSourceAttributes() {
+		s := a.(schema.StringAttribute)
+		memberAttrs[name] = schema.StringAttribute{Optional: true, MarkdownDescription: s.MarkdownDescription}
+	}
+	attrs["id"] = schema.StringAttribute{
+		Computed: true, MarkdownDescription: "Unique ID of this set of uploads.",
+		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+	}
+	attrs["sandbox_ids"] = schema.MapAttribute{
+		Required: true, ElementType: types.StringType,
+		MarkdownDescription: "Member key → ID of a `RUNNING` sandbox, usually `prime_sandbox_fleet.<name>.sandbox_ids`. " +
+			"Changing it updates in place: new members and members whose sandbox changed get the file; removed members' " +
+			"files are removed (unless their sandbox is gone).",
+	}
+	attrs["path"] = schema.StringAttribute{
+		Required: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		MarkdownDescription: "Absolute path in every member, as `prime_sandbox_file`'s `path`: the file, or with " +
+			"`source_dir` the directory to unpack into. Parents are created; the path never holds a partial file." + reupload,
+		Validators: []validator.String{remotePathValidator{}},
+	}
+	attrs["members"] = schema.MapNestedAttribute{
+		Optional: true,
+		MarkdownDescription: "Per-member sources: member key → exactly one of `content`, `content_base64`, `source` " +
+			"or `source_dir`, for an evaluation whose members run different tasks. A member listed here takes its own " +
+			"source; the others take the shared one (without a shared source, every member must be listed). A change " +
+			"uploads again only to the members whose bytes changed.",
+		NestedObject: schema.NestedAttributeObject{Attributes: memberAttrs},
+	}
+	attrs["mode"] = schema.StringAttribute{
+		Optional: true,
+		MarkdownDescription: "Permission bits as an octal string, such as `\"0644\"`, applied after each upload (with a " +
+			"directory, to the directory itself). Changing it updates in place (`chmod` on every member).",
+		Validators: []validator.String{modeValidator{}},
+	}
+	attrs["triggers"] = schema.MapAttribute{
+		Optional: true, ElementType: types.StringType,
+		PlanModifiers: []planmodifier.Map{mapplanmodifier.RequiresReplace()},
+		MarkdownDescription: "Arbitrary values; changing any of them uploads again to every member." + reupload,
+	}
+	attrs["max_concurrency"] = schema.Int64Attribute{
+		Optional: true, Computed: true, Default: int64default.StaticInt64(defaultFleetConcurrency),
+		MarkdownDescription: fmt.Sprintf("How many members upload at once. Default `%d`. Each upload holds one gateway "+
+			"connection; its token requests go through the provider's request pacing. Changing it updates in place.",
+			defaultFleetConcurrency),
+		Validators: []validator.Int64{int64validator.AtLeast(1)},
+	}
+	attrs["files"] = schema.MapNestedAttribute{
+		Computed: true,
+		MarkdownDescription: "Member key → what it holds: `sandbox_id`, and the `sha256` and `size` of its upload (of the " +
+			"archive for a directory). Known at plan time for members whose sandbox is known; a member whose bytes " +
+			"change shows its new fingerprint in the plan.",
+		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+			"sandbox_id": schema.StringAttribute{Computed: true, MarkdownDescription: "Sandbox the file is in."},
+			"sha256":     schema.StringAttribute{Computed: true, MarkdownDescription: "SHA-256 of the upload (hex)."},
+			"size":       schema.Int64Attribute{Computed: true, MarkdownDescription: "Bytes uploaded."},
+		}},
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Puts a file or a directory into every member of a fleet, as `prime_sandbox_file` does for " +
+			"one sandbox (same sources, same fingerprints, same upload rules), and optionally a different source per " +
+			"member (`members`), so each rollout gets its own task. Each distinct source is read and archived once; " +
+			"members upload concurrently, up to `max_concurrency`.\n\n" +
+			"Any failure fails the apply with one error naming every failed member. On create nothing is stored " +
+			"(the next apply uploads to every member again, which is harmless); on update the members that succeeded " +
+			"are recorded and the failed ones are left out of `files`, so the next apply uploads only to those.\n\n" +
+			"Write-only content is not offered for fleets: a secret every member needs belongs in the fleet's " +
+			"`secrets_wo`, or in a `prime_sandbox_file` per member.",
+		Attributes: attrs,
+	}
+}
+
+// memberSources are the per-member sources of `members`, nil when unset.
+func memberSources(m fleetFileModel, diags *diag.Diagnostics) map[string]sourceArgs {
+	if m.Members.IsNull() || m.Members.IsUnknown() {
+		return nil
+	}
+	out := map[string]sourceArgs{}
+	for k, v := range m.Members.Elements() {
+		a, ok := memberAttrs(k, v, diags)
+		if !ok {
+			continue
+		}
+		out[k] = sourceArgs{Content: stringAttr(a, "content").ValueStringPointer(),
+			ContentBase64: stringAttr(a, "content_base64").ValueStringPointer(),
+			Source:        stringAttr(a, "source").ValueStringPointer(), SourceDir: stringAttr(a, "source_dir").ValueStringPointer()}
+	}
+	return out
+}
+
+// membersUnknown reports whether a `members` value holds anything unknown.
+func membersUnknown(v types.Map) bool {
+	if v.IsUnknown() {
+		return true
+	}
+	for _, e := range v.Elements() {
+		obj, ok := e.(types.Object)
+		if !ok || obj.IsUnknown() {
+			return true
+		}
+		for _, a := range obj.Attributes() {
+			if a.IsUnknown() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func sharedSourceArgs(m fleetFileModel) (sourceArgs, bool) {
+	a := sourceArgs{Content: m.Content.ValueStringPointer(), ContentBase64: m.ContentBase64.ValueStringPointer(),
+		Source: m.Source.ValueStringPointer(), SourceDir: m.SourceDir.ValueStringPointer()}
+	set := a.Content != nil || a.ContentBase64 != nil || a.Source != nil || a.SourceDir != nil
+	return a, set
+}
+
+// fleetSources resolves which source each member takes.
+type fleetSources struct {
+	shared    *fileSource
+	perMember map[string]fileSource
+}
+
+// resolveFleetSources reads the configuration's sources. Errors name the
+// attribute: members["k"] for a member's own.
+func resolveFleetSources(m fleetFileModel, diags *diag.Diagnostics) fleetSources {
+	var fs fleetSources
+	if args, set := sharedSourceArgs(m); set {
+		src, err := sourceOf(args)
+		if err != nil {
+			diags.AddAttributeError(path.Root("content"), "Invalid file source", "shared source: "+err.Error())
+		} else {
+			fs.shared = &src
+		}
+	}
+	per := memberSources(m, diags)
+	fs.perMember = make(map[string]fileSource, len(per))
+	for _, k := range sortedKeys(per) {
+		src, err := sourceOf(per[k])
+		if err != nil {
+			diags.AddAttributeError(path.Root("members").AtMapKey(k), "Invalid file source", fmt.Sprintf("members[%q]: %v", k, err))
+			continue
+		}
+		fs.perMember[k] = src
+	}
+	return fs
+}
+
+// of is the source member key takes; ok false when it has none.
+func (fs fleetSources) of(key string) (fileSource, bool) {
+	if s, ok := fs.perMember[key]; ok {
+		return s, true
+	}
+	if fs.shared != nil {
+		return *fs.shared, true
+	}
+	return fileSource{}, false
+}
+
+// checkCoverage reports members without a source and `members` entries
+// for keys that are not members.
+func (fs fleetSources) checkCoverage(keys []string, diags *diag.Diagnostics) {
+	isKey := make(map[string]bool, len(keys))
+	var missing []string
+	for _, k := range keys {
+		isKey[k] = true
+		if _, ok := fs.of(k); !ok {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		diags.AddAttributeError(path.Root("members"), "Members without a source",
+			fmt.Sprintf("members: %s %s no entry and there is no shared source (content, content_base64, source or source_dir); "+
+				"give every member a source, or set a shared one.", quoteKeys(missing), pluralVerb(len(missing), "has", "have")))
+	}
+	var strays []string
+	for k := range fs.perMember {
+		if !isKey[k] {
+			strays = append(strays, k)
+		}
+	}
+	if len(strays) > 0 {
+		sort.Strings(strays)
+		diags.AddAttributeError(path.Root("members"), "Unknown member keys",
+			fmt.Sprintf("members: %s %s not a key of sandbox_ids.", quoteKeys(strays), pluralVerb(len(strays), "is", "are")))
+	}
+}
+
+func quoteKeys(keys []string) string {
+	out := ""
+	for i, k := range keys {
+		if i > 0 {
+			out += ", "
+		}
+		out += fmt.Sprintf("%q", k)
+	}
+	return out
+}
+
+func pluralVerb(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// sourceKey identifies a distinct source, so it is fingerprinted and
+// opened once however many members take it.
+func sourceKey(s fileSource) string { return fmt.Sprintf("%d\x00%s", s.kind, s.value) }
+
+func (r *fleetFileResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m fleetFileModel
+	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
+	if resp.Diagnostics.HasError() || sourceArgsUnknown(m.Content, m.ContentBase64, m.Source, m.SourceDir) || membersUnknown(m.Members) {
+		return
+	}
+	fs := resolveFleetSources(m, &resp.Diagnostics)
+	if fs.shared == nil && len(fs.perMember) == 0 && !resp.Diagnostics.HasError() {
+		resp.Diagnostics.AddAttributeError(path.Root("content"), "Invalid file source",
+			"set a shared source (exactly one of content, content_base64, source, source_dir) or members")
+	}
+	if !m.SandboxIDs.IsUnknown() && !m.SandboxIDs.IsNull() {
+		fs.checkCoverage(sortedKeys(m.SandboxIDs.Elements()), &resp.Diagnostics)
+	}
+}
+
+// ModifyPlan fingerprints every distinct source once and plans each
+// member's entry of files: its sandbox, sha256 and size.
+func (r *fleetFileResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan fleetFileModel
+	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if plan.SandboxIDs.IsUnknown() || sourceArgsUnknown(plan.Content, plan.ContentBase64, plan.Source, plan.SourceDir) || membersUnknown(plan.Members) {
+		plan.Files = types.MapUnknown(fleetFileType())
+		resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+		return
+	}
+	fs := resolveFleetSources(plan, &resp.Diagnostics)
+	keys := sortedKeys(plan.SandboxIDs.Elements())
+	fs.checkCoverage(keys, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	prints := map[string]fingerprint{}
+	planned := make(map[string]*fleetFileEntry, len(keys))
+	for _, k := range keys {
+		src, _ := fs.of(k)
+		sk := sourceKey(src)
+		print, done := prints[sk]
+		if !done {
+			var err error
+			if print, err = src.fingerprint(); err != nil {
+				at := path.Root(src.attribute())
+				if _, own := fs.perMember[k]; own {
+					at = path.Root("members").AtMapKey(k).AtName(src.attribute())
+				}
+				resp.Diagnostics.AddAttributeError(at, "Invalid file source", err.Error())
+				return
+			}
+			prints[sk] = print
+		}
+		id, _ := plan.SandboxIDs.Elements()[k].(types.String)
+		if id.IsUnknown() {
+			planned[k] = nil
+			continue
+		}
+		planned[k] = &fleetFileEntry{SandboxID: id, SHA256: types.StringValue(print.SHA256), Size: types.Int64Value(print.Size)}
+	}
+	plan.Files = fleetFilesValue(planned)
+	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+}
+
+// fleetUpload is one member's planned upload.
+type fleetUpload struct {
+	sandboxID string
+	source    fileSource
+	sha256    string
+}
+
+// uploadMembers uploads to the members in todo concurrently, each distinct
+// source opened once, and returns what each member now holds.
+func (r *fleetFileResource) uploadMembers(ctx context.Context, m fleetFileModel, todo map[string]fleetUpload, problems *memberProblems) map[string]fleetFileEntry {
+	opened := map[string]*openedSource{}
+	var openErr = map[string]error{}
+	for _, k := range sortedKeys(todo) {
+		u := todo[k]
+		sk := sourceKey(u.source)
+		if _, done := opened[sk]; done {
+			continue
+		}
+		if _, failed := openErr[sk]; failed {
+			continue
+		}
+		o, err := u.source.open(u.sha256)
+		if err != nil {
+			openErr[sk] = err
+			continue
+		}
+		opened[sk] = o
+	}
+	defer func() {
+		for _, o := range opened {
+			o.Close()
+		}
+	}()
+	remote := m.Path.ValueString()
+	mode := modeOf(m.Mode)
+	var mu sync.Mutex
+	done := map[string]fleetFileEntry{}
+	tflog.Info(ctx, "uploading to fleet", map[string]any{"members": len(todo), "path": remote, "sources": len(opened)})
+	forEachMember(ctx, sortedKeys(todo), int(m.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
+		u := todo[key]
+		sk := sourceKey(u.source)
+		if err := openErr[sk]; err != nil {
+			problems.add(key, "sandbox %s: %v", u.sandboxID, err)
+			return
+		}
+		o := opened[sk]
+		if _, err := r.client.PutFile(ctx, u.sandboxID, prime.PutFileRequest{
+			Path: remote, Source: o.Upload, Mode: mode, Extract: u.source.isDir(),
+		}); err != nil {
+			problems.add(key, "sandbox %s, %s: upload failed: %v", u.sandboxID, remote, err)
+			return
+		}
+		mu.Lock()
+		done[key] = fleetFileEntry{SandboxID: types.StringValue(u.sandboxID), SHA256: types.StringValue(o.Print.SHA256), Size: types.Int64Value(o.Print.Size)}
+		mu.Unlock()
+	})
+	return done
+}
+
+// uploadsOf is the upload each key in keys plans.
+func uploadsOf(ctx context.Context, m fleetFileModel, keys []string, diags *diag.Diagnostics) map[string]fleetUpload {
+	fs := resolveFleetSources(m, diags)
+	ids := stringMapOf(ctx, m.SandboxIDs, diags)
+	planned := fleetFilesOfMap(m.Files, diags)
+	out := make(map[string]fleetUpload, len(keys))
+	for _, k := range keys {
+		src, ok := fs.of(k)
+		if !ok {
+			diags.AddError("Member without a source", fmt.Sprintf("member %q has no source; this should have failed the plan", k))
+			continue
+		}
+		out[k] = fleetUpload{sandboxID: ids[k], source: src, sha256: planned[k].SHA256.ValueString()}
+	}
+	return out
+}
+
+// fleetFileFailure is the one error for every failed member.
+func fleetFileFailure(diags *diag.Diagnostics, problems *memberProblems, tried int) {
+	diags.AddError("Fleet upload failed",
+		fmt.Sprintf("The upload failed on %d of the %d members it was sent to:\n\n%s", problems.len(), tried, problems.String()))
+}
+
+func (r *fleetFileResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	if !requireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var plan fleetFileModel
+	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	todo := uploadsOf(ctx, plan, sortedKeys(plan.SandboxIDs.Elements()), &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	var problems memberProblems
+	done := r.uploadMembers(ctx, plan, todo, &problems)
+	if problems.len() > 0 {
+		fleetFileFailure(&resp.Diagnostics, &problems, len(todo))
+		return
+	}
+	plan.ID = types.StringValue(prime.NewIdempotencyKey()[:16])
+	plan.Files = fleetFilesValue(entryPointers(done))
+	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+}
+
+func entryPointers(m map[string]fleetFileEntry) map[string]*fleetFileEntry {
+	out := make(map[string]*fleetFileEntry, len(m))
+	for k := range m {
+		e := m[k]
+		out[k] = &e
+	}
+	return out
+}
+
+// Read drops the members whose sandbox this process knows to be gone (the
+// file went with it); it makes no request.
+func (r *fleetFileResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state fleetFileModel
+	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	if resp.Diagnostics.HasError() || r.client == nil {
+		resp.State.Raw = req.State.Raw
+		return
+	}
+	files := fleetFilesOfMap(state.Files, &resp.Diagnostics)
+	changed := false
+	for k, e := range files {
+		if known, ok := r.client.Known(e.SandboxID.ValueString()); ok && prime.IsTerminalStatus(known.Status) {
+			delete(files, k)
+			changed = true
+		}
+	}
+	if !changed {
+		resp.State.Raw = req.State.Raw
+		return
+	}
+	state.Files = fleetFilesValue(entryPointers(files))
+	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+}
+
+// Update uploads to the members whose sandbox or bytes changed, changes the
+// mode everywhere when it changed, and removes the files of members that
+// left.
+func (r *fleetFileResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state fleetFileModel
+	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	prior := fleetFilesOfMap(state.Files, &resp.Diagnostics)
+	ids := stringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
+	planned := fleetFilesOfMap(plan.Files, &resp.Diagnostics)
+	records := map[string]fleetFileEntry{}
+	var changedKeys []string
+	for k, id := range ids {
+		p, had := prior[k]
+		if had && p.SandboxID.ValueString() == id && planned[k].SHA256.Equal(p.SHA256) {
+			records[k] = p
+			continue
+		}
+		changedKeys = append(changedKeys, k)
+	}
+	todo := uploadsOf(ctx, plan, changedKeys, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	var problems memberProblems
+	tried := len(todo)
+	if len(todo) > 0 || len(prior) > len(records) || !plan.Mode.Equal(state.Mode) {
+		if !requireClient(r.client, &resp.Diagnostics) {
+			return
+		}
+	}
+	for k, e := range r.uploadMembers(ctx, plan, todo, &problems) {
+		records[k] = e
+	}
+	if mode := modeOf(plan.Mode); mode != nil && !plan.Mode.Equal(state.Mode) {
+		kept := map[string]fleetUpload{}
+		for k, e := range records {
+			if _, uploaded := todo[k]; !uploaded {
+				kept[k] = fleetUpload{sandboxID: e.SandboxID.ValueString()}
+			}
+		}
+		tried += len(kept)
+		forEachMember(ctx, sortedKeys(kept), int(plan.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
+			if err := r.client.ChangeMode(ctx, kept[key].sandboxID, plan.Path.ValueString(), *mode); err != nil {
+				problems.add(key, "sandbox %s: changing the mode: %v", kept[key].sandboxID, err)
+			}
+		})
+		for _, k := range problems.keys() {
+			if _, uploaded := todo[k]; !uploaded {
+				delete(records, k) // recorded again by the next apply
+			}
+		}
+	}
+	// Members that left, or moved to another sandbox: their old copy goes.
+	leaving := map[string]string{}
+	for k, p := range prior {
+		if id, still := ids[k]; !still || id != p.SandboxID.ValueString() {
+			leaving[k] = p.SandboxID.ValueString()
+		}
+	}
+	dir := holdsDirectories(plan)
+	var cleanup memberProblems
+	forEachMember(ctx, sortedKeys(leaving), int(plan.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
+		if err := removeUpload(ctx, r.client, leaving[key], plan.Path.ValueString(), dir); err != nil {
+			cleanup.add(key, "%v", err)
+		}
+	})
+	if cleanup.len() > 0 {
+		resp.Diagnostics.AddWarning("Files of departed members not removed",
+			"These members left the fleet file, but their copies could not be removed:\n\n"+cleanup.String())
+	}
+	plan.Files = fleetFilesValue(entryPointers(records))
+	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	if problems.len() > 0 {
+		fleetFileFailure(&resp.Diagnostics, &problems, tried)
+	}
+}
+
+// holdsDirectories reports whether any member takes a directory, so
+// removals must be recursive.
+func holdsDirectories(m fleetFileModel) bool {
+	var diags diag.Diagnostics
+	fs := resolveFleetSources(m, &diags)
+	if fs.shared != nil && fs.shared.isDir() {
+		return true
+	}
+	for _, s := range fs.perMember {
+		if s.isDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// Delete removes the file from every member whose sandbox still runs.
+func (r *fleetFileResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	if !requireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var state fleetFileModel
+	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	files := fleetFilesOfMap(state.Files, &resp.Diagnostics)
+	dir := holdsDirectories(state)
+	var problems memberProblems
+	forEachMember(ctx, sortedKeys(files), int(state.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
+		if err := removeUpload(ctx, r.client, files[key].SandboxID.ValueString(), state.Path.ValueString(), dir); err != nil {
+			problems.add(key, "%v", err)
+		}
+	})
+	if problems.len() > 0 {
+		resp.Diagnostics.AddError("Cannot remove the fleet's files",
+			fmt.Sprintf("The file could not be removed from %d of %d members:\n\n%s", problems.len(), len(files), problems.String()))
+	}
+}

@@ -1,0 +1,272 @@
+package provider
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The job journal is the create journal's counterpart for background
+// commands. A job lives in its sandbox, not in the provider process: when
+// Terraform is killed (SIGKILL, OOM, a lost CI runner) or the provider
+// crashes while it waits, the job goes on, and nothing in state says it
+// exists. Starting the command again then would run the agent twice.
+//
+// So before a job is started, its ID is written to a small file here, and
+// the file is held under an exclusive lock while this process waits. The
+// file goes once the job's outcome is judged (recorded in state, or a
+// failure that the next apply runs again by design). A file nobody holds a
+// lock on belongs to a process that died, or to a wait whose outcome is
+// unknown (it was interrupted, the job could not be stopped, its output
+// could not be read): the next apply of the same command (same run hash)
+// attaches to that job instead of starting a new one.
+//
+// Like the create journal it is best effort, per Terraform working
+// directory under the user cache directory, under the same switch.
+
+// jobJournalWindow is how long a leftover entry is kept. A job that old
+// has long outlived any timeout a command may have (at most a week).
+const jobJournalWindow = 8 * 24 * time.Hour
+
+// jobRecord is one journal entry.
+type jobRecord struct {
+	// RunHash says which run this job is: resource type, sandbox, command,
+	// arguments, member and step (see runHash).
+	RunHash   string    `json:"run_hash"`
+	SandboxID string    `json:"sandbox_id"`
+	JobID     string    `json:"job_id"`
+	Started   time.Time `json:"started"`
+	// Confirmed: the start command answered, so the job started. Without
+	// it the start may never have reached the sandbox.
+	Confirmed bool `json:"confirmed"`
+	// Outcome is the judged result of a job whose resource has not stored
+	// it yet (a fleet member's finished step): a later process takes it
+	// from here rather than running the step again.
+	Outcome *stepOutcome `json:"outcome,omitempty"`
+}
+
+// stepOutcome is a finished step's recorded result.
+type stepOutcome struct {
+	ExitCode   int       `json:"exit_code"`
+	Stdout     string    `json:"stdout"`
+	Stderr     string    `json:"stderr"`
+	Truncated  bool      `json:"truncated"`
+	ExecutedAt time.Time `json:"executed_at"`
+}
+
+func outcomeOf(r *commandResult) *stepOutcome {
+	return &stepOutcome{ExitCode: r.ExitCode, Stdout: r.Stdout, Stderr: r.Stderr, Truncated: r.Truncated, ExecutedAt: r.ExecutedAt}
+}
+
+func (o *stepOutcome) result() *commandResult {
+	return &commandResult{ExitCode: o.ExitCode, Stdout: o.Stdout, Stderr: o.Stderr, Truncated: o.Truncated, ExecutedAt: o.ExecutedAt}
+}
+
+type jobJournal struct {
+	dir string // "": no journal
+
+	mu sync.Mutex
+	// leftovers are dead processes' entries by run hash; nil until the
+	// first scan (one per process suffices: this process's own entries
+	// are locked while it lives, and a released one is never its own
+	// leftover to adopt).
+	leftovers map[string][]*jobEntry
+}
+
+// jobJournalOf is the job journal beside a create journal (a subdirectory,
+// which the create journal's scan ignores).
+func jobJournalOf(j *createJournal) *jobJournal {
+	if j == nil || j.dir == "" {
+		return &jobJournal{}
+	}
+	return &jobJournal{dir: filepath.Join(j.dir, "jobs")}
+}
+
+// jobEntry is an entry this process owns; f holds its lock.
+type jobEntry struct {
+	rec  jobRecord
+	path string
+	f    *os.File
+}
+
+// runHash identifies a run across processes: the same configuration of
+// the same resource, member and step hashes the same.
+func runHash(parts ...any) string {
+	b, _ := json.Marshal(parts)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// adopt claims a leftover entry for hash (nil when there is none).
+func (j *jobJournal) adopt(hash string) *jobEntry {
+	if j == nil || j.dir == "" {
+		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.leftovers == nil {
+		j.leftovers = j.scan()
+	}
+	list := j.leftovers[hash]
+	if len(list) == 0 {
+		return nil
+	}
+	e := list[0]
+	j.leftovers[hash] = list[1:]
+	return e
+}
+
+// drop forgets leftovers of a job another path (state) now owns.
+func (j *jobJournal) drop(jobID string) {
+	if j == nil || j.dir == "" {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.leftovers == nil {
+		j.leftovers = j.scan()
+	}
+	for h, list := range j.leftovers {
+		kept := list[:0]
+		for _, e := range list {
+			if e.rec.JobID == jobID {
+				e.finish()
+				continue
+			}
+			kept = append(kept, e)
+		}
+		j.leftovers[h] = kept
+	}
+}
+
+// scan locks every entry no live process holds, keeps those young enough
+// and removes the rest.
+func (j *jobJournal) scan() map[string][]*jobEntry {
+	out := map[string][]*jobEntry{}
+	files, _ := filepath.Glob(filepath.Join(j.dir, "*.json"))
+	for _, p := range files {
+		f, err := os.OpenFile(p, os.O_RDWR, 0) //nolint:gosec // G304: our own journal directory
+		if err != nil {
+			continue
+		}
+		if locked, _ := tryLock(f); !locked {
+			_ = f.Close() // a wait in progress somewhere
+			continue
+		}
+		var rec jobRecord
+		data, err := io.ReadAll(f)
+		if err != nil || json.Unmarshal(data, &rec) != nil || rec.JobID+".json" != filepath.Base(p) ||
+			time.Since(rec.Started) > jobJournalWindow {
+			_ = os.Remove(p)
+			_ = f.Close()
+			continue
+		}
+		out[rec.RunHash] = append(out[rec.RunHash], &jobEntry{rec: rec, path: p, f: f})
+	}
+	return out
+}
+
+// begin records a job about to start, locked by this process. The scan
+// runs first, so this process never adopts its own entries.
+func (j *jobJournal) begin(rec jobRecord) *jobEntry {
+	e := &jobEntry{rec: rec}
+	if j == nil || j.dir == "" || strings.ContainsAny(rec.JobID, `/\.`) || rec.JobID == "" {
+		return e
+	}
+	j.mu.Lock()
+	if j.leftovers == nil {
+		j.leftovers = j.scan()
+	}
+	j.mu.Unlock()
+	if os.MkdirAll(j.dir, 0o700) != nil {
+		return e
+	}
+	final := filepath.Join(j.dir, rec.JobID+".json")
+	tmp := final + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600) //nolint:gosec // G304: our own journal directory
+	if err != nil {
+		return e
+	}
+	if locked, _ := tryLock(f); !locked {
+		_ = f.Close()
+		_ = os.Remove(tmp)
+		return e
+	}
+	e.f = f
+	if e.write() != nil || os.Rename(tmp, final) != nil {
+		e.release()
+		_ = os.Remove(tmp)
+		return e
+	}
+	e.path = final
+	return e
+}
+
+// update rewrites the entry (a confirmed start, a new job ID).
+func (e *jobEntry) update(rec jobRecord) {
+	if e == nil {
+		return
+	}
+	if e.f != nil && rec.JobID != e.rec.JobID && e.path != "" {
+		// Renamed to the new ID, so a scan keeps finding it by file name.
+		final := filepath.Join(filepath.Dir(e.path), rec.JobID+".json")
+		if os.Rename(e.path, final) == nil {
+			e.path = final
+		}
+	}
+	e.rec = rec
+	_ = e.write()
+}
+
+func (e *jobEntry) write() error {
+	if e.f == nil {
+		return nil
+	}
+	data, err := json.Marshal(e.rec)
+	if err != nil {
+		return err
+	}
+	if err := e.f.Truncate(0); err != nil {
+		return err
+	}
+	_, err = e.f.WriteAt(data, 0)
+	return err
+}
+
+// complete records the judged outcome in the entry, which stays (locked)
+// until its resource stores the result.
+func (e *jobEntry) complete(r *commandResult) {
+	if e == nil {
+		return
+	}
+	rec := e.rec
+	rec.Outcome = outcomeOf(r)
+	e.update(rec)
+}
+
+// finish removes the entry: the job's outcome is judged.
+func (e *jobEntry) finish() {
+	if e == nil {
+		return
+	}
+	if e.path != "" {
+		_ = os.Remove(e.path)
+		e.path = ""
+	}
+	e.release()
+}
+
+// release keeps the file and drops the lock: the outcome is unknown, and
+// the next process attaches to the job.
+func (e *jobEntry) release() {
+	if e != nil && e.f != nil {
+		_ = e.f.Close()
+		e.f = nil
+	}
+}
