@@ -305,7 +305,9 @@ type remotePathValidator struct{}
 func (remotePathValidator) Description(context.Context) string {
 	return "must be an absolute, clean path in the sandbox other than \"/\""
 }
-func (v remotePathValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (v remotePathValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
 func (remotePathValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
 		return

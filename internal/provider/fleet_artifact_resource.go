@@ -179,7 +179,9 @@ type memberKeyPathValidator struct{}
 func (memberKeyPathValidator) Description(context.Context) string {
 	return "must contain {key}, replaced by each member's key"
 }
-func (v memberKeyPathValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (v memberKeyPathValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
 func (memberKeyPathValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
 		return

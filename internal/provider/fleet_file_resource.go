@@ -71,7 +71,7 @@ var (
 	}
 )
 
-func fleetFileType() types.ObjectType     { return types.ObjectType{AttrTypes: fleetFileAttrTypes} }
+func fleetFileType() types.ObjectType    { return types.ObjectType{AttrTypes: fleetFileAttrTypes} }
 func memberSourceType() types.ObjectType { return types.ObjectType{AttrTypes: memberSourceAttrType} }
 
 func (e fleetFileEntry) object() types.Object {
@@ -154,7 +154,7 @@ func (r *fleetFileResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 	}
 	attrs["triggers"] = schema.MapAttribute{
 		Optional: true, ElementType: types.StringType,
-		PlanModifiers: []planmodifier.Map{mapplanmodifier.RequiresReplace()},
+		PlanModifiers:       []planmodifier.Map{mapplanmodifier.RequiresReplace()},
 		MarkdownDescription: "Arbitrary values; changing any of them uploads again to every member." + reupload,
 	}
 	attrs["max_concurrency"] = schema.Int64Attribute{

@@ -59,8 +59,10 @@ var (
 	artifactRefusedAttrTypes = map[string]attr.Type{"name": types.StringType, "reason": types.StringType}
 )
 
-func artifactFileType() types.ObjectType    { return types.ObjectType{AttrTypes: artifactFileAttrTypes} }
-func artifactRefusedType() types.ObjectType { return types.ObjectType{AttrTypes: artifactRefusedAttrTypes} }
+func artifactFileType() types.ObjectType { return types.ObjectType{AttrTypes: artifactFileAttrTypes} }
+func artifactRefusedType() types.ObjectType {
+	return types.ObjectType{AttrTypes: artifactRefusedAttrTypes}
+}
 
 func artifactFilesValue(files []artifactFileRecord) types.List {
 	elems := make([]attr.Value, len(files))

@@ -241,7 +241,7 @@ func (r *sandboxCommandResource) attributes() map[string]schema.Attribute {
 			"command again). Null for a foreground command.",
 	}
 	attrs["output_files"] = schema.ListNestedAttribute{
-		Computed: true,
+		Computed:            true,
 		MarkdownDescription: "With `output_dir`: the files the full output was saved to, with `path`, `size` and `sha256`.",
 		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 			"path":   schema.StringAttribute{Computed: true, MarkdownDescription: "Local path of the file."},
