@@ -131,7 +131,9 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 					"data plane to enforce it (default `60s`). On timeout the apply fails closed.",
 				UpdateDescription: "As `create`, for relocking existing members (default `60s`); new members use `create`.",
 				DeleteDescription: "How long to wait, per member, for the restored policy to be enforced again, on " +
-					"destroy and for members removed from `sandbox_ids` (default `60s`).",
+					"destroy and for members removed from `sandbox_ids` (default `60s`). On destroy, a member whose " +
+					"restore is not enforced by then is reported in a warning and the destroy completes (teardown is " +
+					"never blocked by a stalled data plane); a member removed from `sandbox_ids` fails the update instead.",
 			}),
 		},
 	}
