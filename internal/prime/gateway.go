@@ -206,10 +206,16 @@ func (c *Client) gatewayAuth(ctx context.Context, id string) (*GatewayAuth, erro
 // yields ErrExecTimeout; a command whose fate is unknown yields
 // ErrCommandMayStillRun.
 func (c *Client) Exec(ctx context.Context, sandboxID string, req ExecRequest) (*ExecResult, error) {
-	return c.exec(ctx, sandboxID, req, false)
+	return c.exec(ctx, sandboxID, req, execMode{})
 }
 
-func (c *Client) exec(ctx context.Context, sandboxID string, req ExecRequest, probe bool) (*ExecResult, error) {
+// execMode is how the client's own commands differ from a user's.
+type execMode struct {
+	probe bool // a readiness probe (execCall.probe)
+	raw   bool // output bytes as they came (execCall.raw)
+}
+
+func (c *Client) exec(ctx context.Context, sandboxID string, req ExecRequest, mode execMode) (*ExecResult, error) {
 	if sandboxID == "" {
 		return nil, fmt.Errorf("%w: exec needs a sandbox id", ErrInvalidRequest)
 	}
@@ -218,7 +224,7 @@ func (c *Client) exec(ctx context.Context, sandboxID string, req ExecRequest, pr
 		env:     mergeEnv(req.Env, req.SensitiveEnv),
 		secrets: mapValues(req.SensitiveEnv),
 		what:    fmt.Sprintf("running %s in sandbox %s", quoteCommand(req.Command), sandboxID),
-		probe:   probe,
+		probe:   mode.probe, raw: mode.raw,
 	}
 	if x.timeout <= 0 {
 		x.timeout = DefaultExecTimeout

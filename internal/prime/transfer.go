@@ -33,8 +33,8 @@ const cleanupTimeout = 30 * time.Second
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
 
 // shellQuote quotes s for a POSIX shell exactly as Python's shlex.quote
-// does: '' for the empty string, s itself when every byte is safe, else s
-// in single quotes with each ' written as '"'"'.
+// does: a pair of single quotes for the empty string, s itself when every
+// byte is safe, else s in single quotes with each ' written as '"'"'.
 func shellQuote(s string) string {
 	if s == "" {
 		return "''"
