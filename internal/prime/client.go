@@ -50,6 +50,9 @@ type Options struct {
 	// CommandStopGrace is how long a VM command that timed out or was
 	// interrupted gets between SIGTERM and SIGKILL (default 5 s).
 	CommandStopGrace time.Duration
+	// JobPollInterval is how often the shared job poller looks at every
+	// waiting background job (default DefaultJobPollInterval).
+	JobPollInterval time.Duration
 }
 
 // DefaultCommandStopGrace is the default Options.CommandStopGrace.
@@ -78,6 +81,13 @@ type Client struct {
 
 	pollerOnce sync.Once
 	poller     *StatusPoller
+
+	// jobBatchUnsupported is set for the client's lifetime once the
+	// background-jobs status:batchGet answers 404/405, as the SDK does.
+	jobBatchUnsupported atomic.Bool
+	jobPollerOnce       sync.Once
+	jobPoller           *JobPoller
+	jobPollInterval     time.Duration
 
 	gateway gatewayTokens
 	// kinds caches which sandboxes are VMs (their commands go over Connect).
@@ -122,19 +132,23 @@ func New(o Options) (*Client, error) {
 		hc = &http.Client{Transport: tr}
 	}
 	c := &Client{
-		cfg:        o.Config,
-		httpClient: hc,
-		userAgent:  "terraform-provider-prime/" + strings.TrimPrefix(orDefault(o.Version, "dev"), "v"),
-		log:        o.Log,
-		retry:      o.Retry,
-		maxRetries: o.MaxRetries,
-		throttle:   o.Throttle,
-		timeout:    o.RequestTimeout,
-		stopGrace:  o.CommandStopGrace,
-		streamHTTP: &http.Client{Transport: hc.Transport, CheckRedirect: hc.CheckRedirect, Jar: hc.Jar},
+		cfg:             o.Config,
+		httpClient:      hc,
+		userAgent:       "terraform-provider-prime/" + strings.TrimPrefix(orDefault(o.Version, "dev"), "v"),
+		log:             o.Log,
+		retry:           o.Retry,
+		maxRetries:      o.MaxRetries,
+		throttle:        o.Throttle,
+		timeout:         o.RequestTimeout,
+		stopGrace:       o.CommandStopGrace,
+		jobPollInterval: o.JobPollInterval,
+		streamHTTP:      &http.Client{Transport: hc.Transport, CheckRedirect: hc.CheckRedirect, Jar: hc.Jar},
 	}
 	if c.stopGrace <= 0 {
 		c.stopGrace = DefaultCommandStopGrace
+	}
+	if c.jobPollInterval <= 0 {
+		c.jobPollInterval = DefaultJobPollInterval
 	}
 	if c.retry == (Backoff{}) {
 		c.retry = DefaultRetryBackoff

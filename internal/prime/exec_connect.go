@@ -65,6 +65,7 @@ func rpcOutcome(err error) string {
 
 // commandStream accumulates one Start stream.
 type commandStream struct {
+	output         *outputScrubber // ExecRequest.OnOutput, or nil
 	events         int
 	pid            uint32
 	started        bool // a start event gave pid
@@ -81,10 +82,13 @@ func (s *commandStream) take(ev *commandsessionpb.CommandSessionEvent) {
 		switch o := e.Data.GetOutput().(type) {
 		case *commandsessionpb.CommandSessionEvent_DataEvent_Stdout:
 			s.stdout.Write(o.Stdout)
+			s.output.write(false, o.Stdout)
 		case *commandsessionpb.CommandSessionEvent_DataEvent_Pty:
 			s.stdout.Write(o.Pty) // a terminal's output is the command's stdout
+			s.output.write(false, o.Pty)
 		case *commandsessionpb.CommandSessionEvent_DataEvent_Stderr:
 			s.stderr.Write(o.Stderr)
+			s.output.write(true, o.Stderr)
 		}
 	case *commandsessionpb.CommandSessionEvent_End:
 		// The SDK keeps the last end event's exit code; so does this.
@@ -117,7 +121,7 @@ func (c *Client) execConnect(ctx context.Context, x execCall) (*ExecResult, erro
 	for unsent := 0; ; {
 		auth, err := c.gatewayAuth(ctx, x.id)
 		if err != nil {
-			return nil, fmt.Errorf("%s: getting a gateway token: %w", what, err)
+			return nil, &preSendError{fmt.Errorf("%s: getting a gateway token: %w", what, err)}
 		}
 		st, err := c.startStream(ctx, x, auth, start)
 		if err == nil {
@@ -126,6 +130,9 @@ func (c *Client) execConnect(ctx context.Context, x execCall) (*ExecResult, erro
 					return nil, fmt.Errorf("%s: %w (pid %d): %w", what, errNoExitCode, st.pid, ErrCommandMayStillRun)
 				}
 				return nil, fmt.Errorf("%s: %w", what, errNoExitCode)
+			}
+			if x.raw {
+				return &ExecResult{ExitCode: int(st.exitCode), Stdout: st.stdout.String(), Stderr: st.stderr.String()}, nil
 			}
 			return &ExecResult{ExitCode: int(st.exitCode), Stdout: decodeOutput(&st.stdout), Stderr: decodeOutput(&st.stderr)}, nil
 		}
@@ -197,7 +204,8 @@ func rpcMessage(err error) string {
 // startStream makes one Start call and reads its stream to the end. The
 // error is the call's (nil when the stream closed cleanly).
 func (c *Client) startStream(ctx context.Context, x execCall, auth *GatewayAuth, start *commandsessionpb.StartRequest) (*commandStream, error) {
-	st := &commandStream{}
+	st := &commandStream{output: x.output}
+	defer st.output.flush() // what a secret's possible start held back
 	cctx, cancel := context.WithTimeout(ctx, x.timeout)
 	defer cancel()
 	req := connect.NewRequest(start)

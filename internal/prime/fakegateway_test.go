@@ -2,10 +2,14 @@ package prime
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -53,6 +57,20 @@ type fakeGateway struct {
 	refuseAll bool
 	// onAuth, when set, runs when POST /auth arrives, before it is answered.
 	onAuth func()
+
+	// File routes (upload, download, read-file): every request in order,
+	// and a hook that may answer in the fake's place (handled true).
+	fileReqs []fakeFileReq
+	onFile   func(n int, route string, w http.ResponseWriter, r *http.Request) (handled bool)
+	// onJobBatch answers the background-jobs status:batchGet (nil: 404).
+	onJobBatch func(n int, req BatchJobStatusRequest) (status int, answer any)
+}
+
+// fakeFileReq is one request to a file route.
+type fakeFileReq struct {
+	route, path, sandboxID string
+	query                  url.Values
+	name                   string // the upload's multipart file name
 }
 
 type fakeSandbox struct {
@@ -66,7 +84,18 @@ type fakeSandbox struct {
 	polls    int
 	// onPoll, when set, runs after each status:batchGet answer is decided.
 	onPoll func()
+	// files is the sandbox's file system as the file routes see it; an
+	// upload larger than fakeKeptFile keeps only its size and digest.
+	files map[string]*fakeFile
 }
+
+type fakeFile struct {
+	data   []byte
+	size   int64
+	sha256 string
+}
+
+const fakeKeptFile = 8 << 20
 
 func newFakeGateway(t *testing.T) *fakeGateway {
 	t.Helper()
@@ -82,6 +111,10 @@ func newFakeGateway(t *testing.T) *fakeGateway {
 	mux.HandleFunc("GET /api/v1/sandbox/{id}/error-context", g.errorContext)
 	mux.HandleFunc("POST /api/v1/sandbox/status:batchGet", g.batch)
 	mux.HandleFunc("POST /gw/{ns}/{id}/exec", g.exec)
+	mux.HandleFunc("POST /gw/{ns}/{id}/upload", g.upload)
+	mux.HandleFunc("GET /gw/{ns}/{id}/download", g.download)
+	mux.HandleFunc("GET /gw/{ns}/{id}/read-file", g.readFile)
+	mux.HandleFunc("POST /api/v1/sandbox/background-jobs/status:batchGet", g.jobBatch)
 	_, connectHandler := commandsessionpbconnect.NewCommandSessionHandler(g)
 	mux.HandleFunc("/gw/{ns}/{id}/command_session.CommandSession/{method}", func(w http.ResponseWriter, r *http.Request) {
 		prefix := "/gw/" + r.PathValue("ns") + "/" + r.PathValue("id")
@@ -424,4 +457,131 @@ func sendAll(send func(*pb.CommandSessionEvent) error, evs ...*pb.CommandSession
 		}
 	}
 	return nil
+}
+
+// putFile stores a file in a sandbox's fake file system.
+func (g *fakeGateway) putFile(id, path string, data []byte) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	sb := g.sandboxes[id]
+	if sb.files == nil {
+		sb.files = map[string]*fakeFile{}
+	}
+	sum := sha256.Sum256(data)
+	sb.files[path] = &fakeFile{data: data, size: int64(len(data)), sha256: hex.EncodeToString(sum[:])}
+}
+
+func (g *fakeGateway) file(id, path string) *fakeFile {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.sandboxes[id].files[path] // the gateway's job_id is the sandbox id here
+}
+
+func (g *fakeGateway) fileRequests() []fakeFileReq {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]fakeFileReq(nil), g.fileReqs...)
+}
+
+// fileRoute records a file request, checks its token, and lets the test's
+// hook answer; it reports whether the fake should still answer.
+func (g *fakeGateway) fileRoute(route string, w http.ResponseWriter, r *http.Request, name string) bool {
+	n := g.hit(route)
+	q := r.URL.Query()
+	g.mu.Lock()
+	g.fileReqs = append(g.fileReqs, fakeFileReq{route: route, path: q.Get("path"), sandboxID: q.Get("sandbox_id"), query: q, name: name})
+	g.mu.Unlock()
+	if !g.authorized(r.Header) {
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "unauthorized", "message": "invalid token"})
+		return false
+	}
+	if g.onFile != nil && g.onFile(n, route, w, r) {
+		return false
+	}
+	return true
+}
+
+func (g *fakeGateway) upload(w http.ResponseWriter, r *http.Request) {
+	mr, err := r.MultipartReader()
+	if err != nil {
+		g.fileRoute("upload", w, r, "")
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "bad_request", "message": err.Error()})
+		return
+	}
+	part, err := mr.NextPart()
+	if err != nil || part.FormName() != "file" {
+		g.fileRoute("upload", w, r, "")
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "bad_request", "message": "no file field"})
+		return
+	}
+	if !g.fileRoute("upload", w, r, part.FileName()) {
+		return
+	}
+	h := sha256.New()
+	var kept []byte
+	buf := make([]byte, 64<<10)
+	var size int64
+	for {
+		k, rerr := part.Read(buf)
+		h.Write(buf[:k])
+		if size+int64(k) <= fakeKeptFile {
+			kept = append(kept, buf[:k]...)
+		}
+		size += int64(k)
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return // the client went away
+		}
+	}
+	if size > fakeKeptFile {
+		kept = nil
+	}
+	path := r.URL.Query().Get("path")
+	g.mu.Lock()
+	sb := g.sandboxes[r.PathValue("id")]
+	if sb.files == nil {
+		sb.files = map[string]*fakeFile{}
+	}
+	sb.files[path] = &fakeFile{data: kept, size: size, sha256: hex.EncodeToString(h.Sum(nil))}
+	g.mu.Unlock()
+	writeJSON(w, 200, map[string]any{"success": true, "path": path, "size": size, "timestamp": time.Now().UTC().Format(time.RFC3339)})
+}
+
+func (g *fakeGateway) download(w http.ResponseWriter, r *http.Request) {
+	if !g.fileRoute("download", w, r, "") {
+		return
+	}
+	f := g.file(r.PathValue("id"), r.URL.Query().Get("path"))
+	if f == nil {
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": "not_found", "message": "File not found"})
+		return
+	}
+	w.Header().Set("Content-Length", fmt.Sprint(len(f.data)))
+	_, _ = w.Write(f.data)
+}
+
+func (g *fakeGateway) readFile(w http.ResponseWriter, r *http.Request) {
+	if !g.fileRoute("read-file", w, r, "") {
+		return
+	}
+	f := g.file(r.PathValue("id"), r.URL.Query().Get("path"))
+	if f == nil {
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": "not_found", "message": "File not found"})
+		return
+	}
+	writeJSON(w, 200, map[string]any{"content": string(f.data), "size": len(f.data)})
+}
+
+func (g *fakeGateway) jobBatch(w http.ResponseWriter, r *http.Request) {
+	n := g.hit("job-batch")
+	var req BatchJobStatusRequest
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	if g.onJobBatch == nil {
+		writeJSON(w, http.StatusNotFound, map[string]any{"detail": "Not Found"})
+		return
+	}
+	status, answer := g.onJobBatch(n, req)
+	writeJSON(w, status, answer)
 }

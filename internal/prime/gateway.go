@@ -85,6 +85,13 @@ type ExecRequest struct {
 	// Timeout bounds the command; zero means DefaultExecTimeout. The REST
 	// wire carries whole seconds, so there it is rounded up.
 	Timeout time.Duration
+	// OnOutput, when set, is called with the command's output as it
+	// arrives: for every data event of a VM's command stream, and once per
+	// stream at the end on REST (which answers only then). Chunks are
+	// scrubbed of SensitiveEnv values (a value split across two chunks
+	// included); the full result is still returned. It runs on the
+	// command's goroutine and must return quickly.
+	OnOutput func(stderr bool, chunk []byte)
 }
 
 // ExecResult is a finished command. A non-zero ExitCode is a normal result,
@@ -199,10 +206,16 @@ func (c *Client) gatewayAuth(ctx context.Context, id string) (*GatewayAuth, erro
 // yields ErrExecTimeout; a command whose fate is unknown yields
 // ErrCommandMayStillRun.
 func (c *Client) Exec(ctx context.Context, sandboxID string, req ExecRequest) (*ExecResult, error) {
-	return c.exec(ctx, sandboxID, req, false)
+	return c.exec(ctx, sandboxID, req, execMode{})
 }
 
-func (c *Client) exec(ctx context.Context, sandboxID string, req ExecRequest, probe bool) (*ExecResult, error) {
+// execMode is how the client's own commands differ from a user's.
+type execMode struct {
+	probe bool // a readiness probe (execCall.probe)
+	raw   bool // output bytes as they came (execCall.raw)
+}
+
+func (c *Client) exec(ctx context.Context, sandboxID string, req ExecRequest, mode execMode) (*ExecResult, error) {
 	if sandboxID == "" {
 		return nil, fmt.Errorf("%w: exec needs a sandbox id", ErrInvalidRequest)
 	}
@@ -211,14 +224,17 @@ func (c *Client) exec(ctx context.Context, sandboxID string, req ExecRequest, pr
 		env:     mergeEnv(req.Env, req.SensitiveEnv),
 		secrets: mapValues(req.SensitiveEnv),
 		what:    fmt.Sprintf("running %s in sandbox %s", quoteCommand(req.Command), sandboxID),
-		probe:   probe,
+		probe:   mode.probe, raw: mode.raw,
 	}
 	if x.timeout <= 0 {
 		x.timeout = DefaultExecTimeout
 	}
 	vm, err := c.sandboxIsVM(ctx, sandboxID)
 	if err != nil {
-		return nil, scrubError(fmt.Errorf("%s: reading the sandbox's kind: %w", x.what, err), x.secrets)
+		return nil, scrubError(&preSendError{fmt.Errorf("%s: reading the sandbox's kind: %w", x.what, err)}, x.secrets)
+	}
+	if req.OnOutput != nil {
+		x.output = newOutputScrubber(req.OnOutput, x.secrets)
 	}
 	var res *ExecResult
 	if vm {
@@ -244,6 +260,11 @@ type execCall struct {
 	// about the sandbox after a failure (one batched round for every
 	// waiter), so the call itself never asks error-context.
 	probe bool
+	// output passes output on to ExecRequest.OnOutput (nil: not asked).
+	output *outputScrubber
+	// raw keeps a VM command's output bytes as they came, without making
+	// them valid UTF-8 (a tail of a log, measured in bytes).
+	raw bool
 }
 
 func mergeEnv(env, sensitive map[string]string) map[string]string {
@@ -282,8 +303,8 @@ type sandboxKinds struct {
 	mu      sync.Mutex
 	vm      map[string]bool
 	status  map[string]string
-	timeout map[string]int
 	egress  map[string]EgressPolicy
+	timeout map[string]int // timeoutMinutes of the last sandbox object
 	// reading holds, per sandbox, a channel closed when the GET that will
 	// tell its kind is over, so concurrent first commands share one GET.
 	reading map[string]chan struct{}
@@ -299,8 +320,8 @@ func (k *sandboxKinds) remember(sbs ...Sandbox) {
 			continue
 		}
 		k.vm[sb.ID] = sb.VM
-		k.timeout[sb.ID] = sb.TimeoutMinutes
 		k.status[sb.ID] = sb.Status
+		k.timeout[sb.ID] = sb.TimeoutMinutes
 		switch {
 		case sb.NetworkAllowlist != nil:
 			k.egress[sb.ID] = EgressPolicy{Allowlist: sb.NetworkAllowlist}
@@ -344,8 +365,9 @@ type KnownSandbox struct {
 	// Egress is the desired policy the sandbox object showed (its network
 	// lists; both null read as open), or the last one this client wrote.
 	Egress EgressPolicy
-	// TimeoutMinutes is the lifetime the sandbox object declared (-1 or 0:
-	// none).
+	// TimeoutMinutes is the sandbox's lifetime from the last sandbox object
+	// seen (its timeoutMinutes, as the platform answered it), so a caller
+	// can compare a command's timeout with it without another GET.
 	TimeoutMinutes int
 }
 
@@ -403,7 +425,9 @@ func (c *Client) sandboxIsVM(ctx context.Context, id string) (bool, error) {
 }
 
 // execREST runs a command on a container sandbox: POST .../exec with the
-// SDK's JSON body, answered when the command has finished.
+// SDK's JSON body, answered when the command has finished. A command is not
+// idempotent: the shared gateway rules repeat it only when nothing can have
+// run (a request that never left, a refused token, a 409 while RUNNING).
 func (c *Client) execREST(ctx context.Context, x execCall) (*ExecResult, error) {
 	secs := int(math.Ceil(x.timeout.Seconds()))
 	body := execBody{Command: x.req.Command, Env: x.env, SandboxID: x.id, Timeout: secs}
@@ -415,92 +439,40 @@ func (c *Client) execREST(ctx context.Context, x execCall) (*ExecResult, error) 
 		return nil, fmt.Errorf("encoding the exec request: %w", err)
 	}
 	what := x.what
-
-	reauthed := false
-	for conflicts := 0; ; {
-		auth, err := c.gatewayAuth(ctx, x.id)
-		if err != nil {
-			return nil, fmt.Errorf("%s: getting a gateway token: %w", what, err)
-		}
-		u, err := url.Parse(gatewayBase(auth) + "/exec")
-		if err != nil {
-			return nil, fmt.Errorf("%s: invalid gateway URL %q: %w", what, auth.GatewayURL, err)
-		}
-		headers := http.Header{
-			"Authorization": {"Bearer " + auth.Token},
-			"Accept":        {"application/json"},
-			"Content-Type":  {"application/json"},
-			"User-Agent":    {c.userAgent},
-		}
-		var out execAnswer
-		// No throttle: it paces the REST API, and a long command would hold
-		// one of its slots for its whole run. The token is scrubbed from the
-		// debug records in case the gateway ever echoes it.
-		err = c.send(ctx, call{
-			method: http.MethodPost, path: u.Path, out: &out, retry: retryUnsent,
-			scrub:          append([]string{auth.Token}, x.secrets...),
-			withholdAnswer: x.req.SensitiveOutput,
-			timeout:        time.Duration(secs)*time.Second + execHTTPMargin,
-		}, u.String(), headers, payload, nil)
-		if err == nil {
-			if out.Stdout == nil || out.Stderr == nil || out.ExitCode == nil {
-				return nil, fmt.Errorf("%s: the gateway's answer lacks stdout, stderr or exit_code", what)
+	var out execAnswer
+	err = c.gatewayDo(ctx, gatewayCall{
+		sandboxID: x.id, method: http.MethodPost, route: "/exec", what: what,
+		contentType: "application/json", payload: payload, out: &out,
+		timeout: time.Duration(secs)*time.Second + execHTTPMargin,
+		scrub:   x.secrets, withholdAnswer: x.req.SensitiveOutput, probe: x.probe,
+		fail: func(err error) error {
+			var apiErr *APIError
+			isAPI := errors.As(err, &apiErr)
+			switch {
+			case isAPI && apiErr.StatusCode == statusEdgeTimeout:
+				return &edgeTimeoutError{what: what, apiErr: apiErr}
+			case isAPI && apiErr.StatusCode == http.StatusRequestTimeout, !isAPI && isTimeout(err):
+				ec := c.errorContextFor(ctx, x)
+				if IsTerminalStatus(ec.Status) {
+					return notRunning(what, x.id, ec)
+				}
+				return fmt.Errorf("%s: %w after %s", what, ErrExecTimeout, x.timeout)
 			}
-			return &ExecResult{ExitCode: *out.ExitCode, Stdout: *out.Stdout, Stderr: *out.Stderr}, nil
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
-		}
-
-		var apiErr *APIError
-		isAPI := errors.As(err, &apiErr)
-		code := ""
-		if isAPI {
-			code = gatewayErrorCode(apiErr)
-		}
-		switch {
-		case isAPI && apiErr.StatusCode == http.StatusUnauthorized && !reauthed:
-			// Expired or revoked early: one fresh token, then give up.
-			if err := c.gateway.invalidate(ctx, x.id, auth.Token); err != nil {
-				return nil, err
-			}
-			reauthed = true
-			continue
-		case isAPI && apiErr.StatusCode == http.StatusBadGateway && code == "sandbox_not_found":
-			// As on Connect: right after boot the gateway may not know a
-			// RUNNING sandbox yet, and its token stays good.
-			ec := c.errorContextFor(ctx, x)
-			if ec.Status != StatusRunning && !x.probe {
-				c.gateway.forget(x.id)
-			}
-			return nil, goneFromNode(what, x.id, ec)
-		case isAPI && apiErr.StatusCode == statusEdgeTimeout:
-			return nil, &edgeTimeoutError{what: what, apiErr: apiErr}
-		case isAPI && apiErr.StatusCode == http.StatusConflict && x.probe:
-			return nil, fmt.Errorf("%s: %w", what, err) // transient for the probe loop
-		case isAPI && apiErr.StatusCode == http.StatusConflict:
-			ec := c.errorContext(ctx, x.id)
-			if ec.Status != StatusRunning {
-				return nil, notRunning(what, x.id, ec)
-			}
-			if conflicts >= execConflictRetries {
-				return nil, fmt.Errorf("%s: the gateway still answered 409 after %d attempts although the sandbox is RUNNING (a transient gateway or DNS issue; retry later): %w",
-					what, conflicts+1, err)
-			}
-			if err := Sleep(ctx, execConflictBackoff.Delay(conflicts)); err != nil {
-				return nil, fmt.Errorf("%s: %w", what, err)
-			}
-			conflicts++
-			continue
-		case isAPI && apiErr.StatusCode == http.StatusRequestTimeout, isTimeout(err):
-			ec := c.errorContextFor(ctx, x)
-			if IsTerminalStatus(ec.Status) {
-				return nil, notRunning(what, x.id, ec)
-			}
-			return nil, fmt.Errorf("%s: %w after %s", what, ErrExecTimeout, x.timeout)
-		}
-		return nil, fmt.Errorf("%s: %w", what, err)
+			return fmt.Errorf("%s: %w", what, err)
+		},
+	})
+	if err != nil {
+		return nil, err
 	}
+	if out.Stdout == nil || out.Stderr == nil || out.ExitCode == nil {
+		return nil, fmt.Errorf("%s: the gateway's answer lacks stdout, stderr or exit_code", what)
+	}
+	if x.output != nil {
+		x.output.write(false, []byte(*out.Stdout))
+		x.output.write(true, []byte(*out.Stderr))
+		x.output.flush()
+	}
+	return &ExecResult{ExitCode: *out.ExitCode, Stdout: *out.Stdout, Stderr: *out.Stderr}, nil
 }
 
 // statusEdgeTimeout is the edge proxy's "origin did not answer in time"

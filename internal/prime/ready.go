@@ -359,7 +359,7 @@ func (c *Client) waitGateway(ctx context.Context, id string, deadline time.Time,
 			return false, nil // a follower's free round
 		}
 		asked := w.elapsed()
-		_, err := c.exec(ctx, id, ExecRequest{Command: gatewayProbeCommand, Timeout: gatewayProbeTimeout}, true)
+		_, err := c.exec(ctx, id, ExecRequest{Command: gatewayProbeCommand, Timeout: gatewayProbeTimeout}, execMode{probe: true})
 		if err == nil {
 			w.asked(asked, false)
 			// The answer's time, not the send time as for policies: a

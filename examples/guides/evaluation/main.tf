@@ -1,0 +1,68 @@
+# One evaluation rollout per task, as a fleet: tasks in, setup open, lock,
+# the agent as a background job, rewards and transcripts out.
+locals {
+  tasks = {
+    "t1" = { id = "demo-1" }
+    "t2" = { id = "demo-2" }
+  }
+}
+
+resource "prime_sandbox_fleet" "eval" {
+  name_prefix     = "eval-guide"
+  members         = keys(local.tasks)
+  docker_image    = "python:3.12-slim"
+  vm              = true
+  timeout_minutes = 180 # longer than the agent may run
+}
+
+# The shared harness, and each member's own task.
+resource "prime_fleet_file" "task" {
+  sandbox_ids = prime_sandbox_fleet.eval.sandbox_ids
+  path        = "/task"
+  source_dir  = "${path.module}/task"
+}
+
+resource "prime_fleet_command" "setup" {
+  sandbox_ids         = prime_fleet_file.task.sandbox_ids
+  commands            = ["pip install -r /task/requirements.txt || true"]
+  require_open_egress = true
+}
+
+resource "prime_fleet_egress_policy" "lock" {
+  sandbox_ids = prime_sandbox_fleet.eval.sandbox_ids
+  allow       = ["api.openai.com"]
+  after       = [prime_fleet_command.setup.id]
+}
+
+# The agent: a background job per member, each with its own task in the
+# environment (PRIME_MEMBER_KEY and member_env).
+resource "prime_fleet_command" "agent" {
+  sandbox_ids     = prime_fleet_egress_policy.lock.sandbox_ids
+  commands        = ["python /task/agent.py --task \"$TASK_ID\" --out /results"]
+  member_env      = { for k, t in local.tasks : k => { TASK_ID = t.id } }
+  background      = true
+  timeout_seconds = 2 * 3600
+  output_dir      = "${path.root}/logs" # the whole stdout and stderr, per member
+
+  triggers = { lock = prime_fleet_egress_policy.lock.id }
+}
+
+# Small results into HCL: each member's reward.
+data "prime_fleet_file" "reward" {
+  sandbox_ids   = { for k, r in prime_fleet_command.agent.results : k => r.sandbox_id }
+  path          = "/results/reward.json"
+  allow_missing = true
+}
+
+# Large results to disk, downloaded again for a member whenever its agent runs again.
+resource "prime_fleet_artifact" "transcripts" {
+  sandbox_ids     = { for k, r in prime_fleet_command.agent.results : k => r.sandbox_id }
+  remote_path     = "/results"
+  kind            = "directory"
+  local_path      = "${path.root}/results/{key}"
+  member_triggers = { for k, r in prime_fleet_command.agent.results : k => r.run_id }
+}
+
+output "rewards" {
+  value = { for k, f in data.prime_fleet_file.reward.files : k => f.exists ? jsondecode(f.content).reward : 0 }
+}

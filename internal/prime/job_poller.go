@@ -1,0 +1,499 @@
+package prime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+)
+
+// DefaultJobPollInterval is how often the job poller looks at every
+// waiting job (verifiers polls its jobs every second too).
+const DefaultJobPollInterval = time.Second
+
+// MaxBatchJobs is the most jobs one background-jobs status:batchGet may
+// carry.
+const MaxBatchJobs = 100
+
+// jobReadConcurrency bounds the per-job exit-file reads of one round: they
+// go to the gateways, which the REST throttle does not pace.
+const jobReadConcurrency = 16
+
+// Per-job error codes of the background-jobs status:batchGet, beyond the
+// sandbox batch's NOT_FOUND, FORBIDDEN and MANAGED.
+const (
+	BatchCodeNotVM        = "NOT_VM"
+	BatchCodeNotRunning   = "NOT_RUNNING"
+	BatchCodeRuntimeError = "RUNTIME_ERROR"
+)
+
+// ErrJobBatchUnsupported: the platform answered the background-jobs
+// status:batchGet with 404 or 405. The client does not ask it again.
+var ErrJobBatchUnsupported = errors.New("the background-jobs status:batchGet endpoint is unavailable")
+
+// BackgroundJobRef names a job on the wire.
+type BackgroundJobRef struct {
+	SandboxID string `json:"sandbox_id"`
+	JobID     string `json:"job_id"`
+}
+
+// BatchJobStatusRequest is the background-jobs status:batchGet body.
+type BatchJobStatusRequest struct {
+	Jobs []BackgroundJobRef `json:"jobs"`
+}
+
+// BackgroundJobStatus is one entry of BatchJobStatusResponse.Statuses.
+type BackgroundJobStatus struct {
+	SandboxID string `json:"sandbox_id"`
+	JobID     string `json:"job_id"`
+	Completed bool   `json:"completed"`
+	ExitCode  *int   `json:"exit_code"`
+}
+
+// BackgroundJobStatusError is one entry of BatchJobStatusResponse.Errors.
+type BackgroundJobStatusError struct {
+	SandboxID string `json:"sandbox_id"`
+	JobID     string `json:"job_id"`
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+}
+
+// BatchJobStatusResponse answers the background-jobs status:batchGet.
+type BatchJobStatusResponse struct {
+	Statuses []BackgroundJobStatus      `json:"statuses"`
+	Errors   []BackgroundJobStatusError `json:"errors"`
+}
+
+// JobStatusError is the platform's status check failing for one job (a
+// per-job error of the batch endpoint, or an answer that leaves the job
+// out or calls it completed without an exit code).
+type JobStatusError struct {
+	SandboxID, JobID string
+	Code             string // the platform's code; empty for a malformed answer
+	Message          string
+}
+
+func (e *JobStatusError) Error() string {
+	code := e.Code
+	if code == "" {
+		code = "malformed answer"
+	}
+	return fmt.Sprintf("the platform's status check of job %s in sandbox %s failed (%s): %s", e.JobID, e.SandboxID, code, e.Message)
+}
+
+// BatchJobStatus asks the platform whether 1 to 100 unique VM jobs have
+// completed (it reads their canonical exit files): POST
+// /sandbox/background-jobs/status:batchGet, retried as an idempotent
+// request and paced by the throttle. A 404 or 405 makes the client stop
+// using the endpoint, as the SDK does: ErrJobBatchUnsupported, then and
+// from then on, without a request.
+func (c *Client) BatchJobStatus(ctx context.Context, jobs []Job) (*BatchJobStatusResponse, error) {
+	if len(jobs) == 0 || len(jobs) > MaxBatchJobs {
+		return nil, fmt.Errorf("%w: background-jobs status:batchGet takes 1 to %d jobs, got %d", ErrInvalidRequest, MaxBatchJobs, len(jobs))
+	}
+	body := BatchJobStatusRequest{Jobs: make([]BackgroundJobRef, 0, len(jobs))}
+	seen := make(map[Job]bool, len(jobs))
+	for _, j := range jobs {
+		if err := j.check(); err != nil {
+			return nil, fmt.Errorf("background-jobs status:batchGet: %w", err)
+		}
+		if seen[j] {
+			return nil, fmt.Errorf("%w: background-jobs status:batchGet: %s twice", ErrInvalidRequest, j)
+		}
+		seen[j] = true
+		body.Jobs = append(body.Jobs, BackgroundJobRef{SandboxID: j.SandboxID, JobID: j.ID})
+	}
+	if c.jobBatchUnsupported.Load() {
+		return nil, ErrJobBatchUnsupported
+	}
+	var out BatchJobStatusResponse
+	err := c.do(ctx, call{
+		method: http.MethodPost, path: "/sandbox/background-jobs/status:batchGet",
+		body: body, out: &out, retry: retryIdempotent,
+	})
+	if code := StatusCodeOf(err); code == http.StatusNotFound || code == http.StatusMethodNotAllowed {
+		c.jobBatchUnsupported.Store(true)
+		c.debug(ctx, "background-jobs status:batchGet unsupported; falling back to reading exit files", map[string]any{"status": code})
+		return nil, fmt.Errorf("%w: %w", ErrJobBatchUnsupported, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// JobPoller is the client's one poller of background jobs, shared by every
+// waiter of the process (the sibling of StatusPoller). Every
+// JobPollInterval a round looks at every waiting job: VM jobs in
+// background-jobs status:batchGet requests of up to 100 jobs, all of a
+// round's chunks sent together (a round over N jobs costs ⌈N/100⌉
+// requests); container jobs, jobs the endpoint answered NOT_VM, and every
+// job once the endpoint answered 404/405, by reading their exit file.
+type JobPoller struct {
+	client   *Client
+	interval time.Duration
+
+	mu      sync.Mutex
+	waiters map[*jobWaiter]struct{}
+	running bool
+	notVM   map[Job]bool // answered NOT_VM: read per job from now on
+
+	// roundDone, when set (tests), is called after every round with the
+	// number of jobs it covered.
+	roundDone func(jobs int)
+}
+
+type jobWaiter struct {
+	job  Job
+	vm   bool
+	ctx  context.Context
+	done chan jobOutcome // buffered: the poller never blocks on a waiter
+}
+
+type jobOutcome struct {
+	state JobState
+	err   error
+}
+
+// JobPoller returns the client's shared job poller.
+func (c *Client) JobPoller() *JobPoller {
+	c.jobPollerOnce.Do(func() {
+		c.jobPoller = &JobPoller{client: c, interval: c.jobPollInterval, waiters: map[*jobWaiter]struct{}{}, notVM: map[Job]bool{}}
+	})
+	return c.jobPoller
+}
+
+// Wait blocks until the job completed, failed at the job level, or ctx
+// ended (see WaitJob).
+func (p *JobPoller) Wait(ctx context.Context, job Job) (JobState, error) {
+	vm, err := p.kind(ctx, job)
+	if err != nil {
+		return JobState{}, err
+	}
+	w := &jobWaiter{job: job, vm: vm, ctx: ctx, done: make(chan jobOutcome, 1)}
+	p.mu.Lock()
+	p.waiters[w] = struct{}{}
+	if !p.running {
+		p.running = true
+		go p.loop()
+	}
+	p.mu.Unlock()
+	select {
+	case o := <-w.done:
+		return o.state, o.err
+	case <-ctx.Done():
+		p.mu.Lock()
+		delete(p.waiters, w)
+		p.mu.Unlock()
+		return JobState{}, context.Cause(ctx)
+	}
+}
+
+// kind reads whether the job's sandbox is a VM (cached by the client),
+// riding out transient failures; a sandbox the platform does not know
+// ended mid-job.
+func (p *JobPoller) kind(ctx context.Context, job Job) (bool, error) {
+	c := p.client
+	vm := false
+	check := func(ctx context.Context) (bool, error) {
+		var err error
+		vm, err = c.sandboxIsVM(ctx, job.SandboxID)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, ErrNotFound):
+			return false, terminatedMidJob(job, sandboxVanished(job.SandboxID))
+		case ctx.Err() != nil:
+			return false, context.Cause(ctx)
+		}
+		c.debug(ctx, "Prime job wait: the sandbox's kind could not be read; trying again", map[string]any{
+			"sandbox_id": job.SandboxID, "job_id": job.ID, "error": err.Error(),
+		})
+		return false, nil
+	}
+	if done, err := check(ctx); done || err != nil {
+		return vm, err
+	}
+	return vm, Poll(ctx, Backoff{Initial: p.interval}, check)
+}
+
+// loop runs a round every interval (start to start; a slow round delays
+// the next, it never overlaps it) while anyone waits.
+func (p *JobPoller) loop() {
+	next := time.Now().Add(p.interval)
+	for {
+		p.mu.Lock()
+		if len(p.waiters) == 0 {
+			// Decided under the lock Wait registers with: no waiter joins
+			// a loop about to return.
+			p.running = false
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+		_ = Sleep(context.Background(), time.Until(next)) // never cancelled
+		begun := time.Now()
+		p.round()
+		next = begun.Add(p.interval)
+	}
+}
+
+// round looks at every waiting job once.
+func (p *JobPoller) round() {
+	byJob, logCtx := p.snapshot()
+	if len(byJob) == 0 {
+		return
+	}
+	c := p.client
+	var batch, reads []Job
+	p.mu.Lock()
+	for job, ws := range byJob {
+		if ws[0].vm && !p.notVM[job] && !c.jobBatchUnsupported.Load() {
+			batch = append(batch, job)
+		} else {
+			reads = append(reads, job)
+		}
+	}
+	p.mu.Unlock()
+	sortJobs(batch)
+	checks := &sandboxChecks{client: c, ctx: logCtx, seen: map[string]*sandboxCheck{}}
+
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, chunk := range chunkJobs(batch, MaxBatchJobs) {
+		wg.Go(func() {
+			fallback := p.batchChunk(logCtx, chunk, byJob, checks)
+			mu.Lock()
+			reads = append(reads, fallback...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+
+	sortJobs(reads)
+	sem := make(chan struct{}, jobReadConcurrency)
+	for _, job := range reads {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			p.readOne(logCtx, job, byJob[job], checks)
+		})
+	}
+	wg.Wait()
+	if p.roundDone != nil {
+		p.roundDone(len(byJob))
+	}
+}
+
+// snapshot groups the waiters by job, with a context that carries a
+// waiter's logging values without its cancellation.
+func (p *JobPoller) snapshot() (map[Job][]*jobWaiter, context.Context) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	byJob := make(map[Job][]*jobWaiter, len(p.waiters))
+	var logCtx context.Context
+	for w := range p.waiters {
+		byJob[w.job] = append(byJob[w.job], w)
+		if logCtx == nil {
+			logCtx = context.WithoutCancel(w.ctx)
+		}
+	}
+	return byJob, logCtx
+}
+
+// batchChunk asks the batch endpoint about up to 100 jobs and settles
+// what it can; it returns the jobs to read one by one this round (NOT_VM,
+// or the endpoint unavailable).
+func (p *JobPoller) batchChunk(ctx context.Context, chunk []Job, byJob map[Job][]*jobWaiter, checks *sandboxChecks) []Job {
+	c := p.client
+	resp, err := c.BatchJobStatus(ctx, chunk)
+	if errors.Is(err, ErrJobBatchUnsupported) {
+		return chunk
+	}
+	if err != nil {
+		// Transient (the client retried already): the next round asks
+		// again. A failed poll never ends a wait.
+		c.debug(ctx, "Prime job poll: background-jobs status:batchGet failed; polling goes on", map[string]any{
+			"jobs": len(chunk), "error": err.Error(),
+		})
+		return nil
+	}
+	statuses := make(map[Job]BackgroundJobStatus, len(resp.Statuses))
+	for _, s := range resp.Statuses {
+		statuses[Job{SandboxID: s.SandboxID, ID: s.JobID}] = s
+	}
+	errs := make(map[Job]BackgroundJobStatusError, len(resp.Errors))
+	for _, e := range resp.Errors {
+		errs[Job{SandboxID: e.SandboxID, ID: e.JobID}] = e
+	}
+	var fallback []Job
+	for _, job := range chunk {
+		ws := byJob[job]
+		if e, ok := errs[job]; ok {
+			if e.Code == BatchCodeNotVM {
+				p.mu.Lock()
+				p.notVM[job] = true
+				p.mu.Unlock()
+				fallback = append(fallback, job)
+				continue
+			}
+			p.batchError(ctx, job, ws, e, checks)
+			continue
+		}
+		s, ok := statuses[job]
+		switch {
+		case !ok:
+			// Silence must not read as progress: an error for this job.
+			p.finish(ws, jobOutcome{err: fmt.Errorf("waiting for %s: %w", job,
+				&JobStatusError{SandboxID: job.SandboxID, JobID: job.ID, Message: "the job is missing from the status:batchGet answer"})})
+		case !s.Completed:
+		case s.ExitCode == nil:
+			p.finish(ws, jobOutcome{err: fmt.Errorf("waiting for %s: %w", job,
+				&JobStatusError{SandboxID: job.SandboxID, JobID: job.ID, Message: "completed without an exit_code"})})
+		default:
+			p.finish(ws, jobOutcome{state: JobState{Completed: true, ExitCode: *s.ExitCode}})
+		}
+	}
+	return fallback
+}
+
+// batchError settles a per-job error of the batch endpoint. NOT_RUNNING
+// and NOT_FOUND are about the sandbox: its status says whether the
+// platform terminated it mid-job. [I: NOT_RUNNING for a sandbox the
+// control plane still calls RUNNING, PAUSED or starting is read as a
+// passing state and polled again; NOT_FOUND for a running sandbox is the
+// job's own error.]
+func (p *JobPoller) batchError(ctx context.Context, job Job, ws []*jobWaiter, e BackgroundJobStatusError, checks *sandboxChecks) {
+	jobErr := &JobStatusError{SandboxID: job.SandboxID, JobID: job.ID, Code: e.Code, Message: e.Message}
+	if e.Code == BatchCodeNotRunning || e.Code == BatchCodeNotFound {
+		ended, status, err := checks.ended(job.SandboxID)
+		switch {
+		case err != nil:
+			p.client.debug(ctx, "Prime job poll: the sandbox's status could not be read; polling goes on", map[string]any{
+				"sandbox_id": job.SandboxID, "job_id": job.ID, "code": e.Code, "error": err.Error(),
+			})
+			return
+		case ended != nil:
+			p.finish(ws, jobOutcome{err: terminatedMidJob(job, ended)})
+			return
+		case e.Code == BatchCodeNotRunning:
+			p.client.debug(ctx, "Prime job poll: the sandbox is not running but not ended; polling goes on", map[string]any{
+				"sandbox_id": job.SandboxID, "job_id": job.ID, "status": status, "message": e.Message,
+			})
+			return
+		}
+	}
+	p.finish(ws, jobOutcome{err: fmt.Errorf("waiting for %s: %w", job, jobErr)})
+}
+
+// readOne reads a job's exit file: 404, empty or not an integer is "not
+// yet", as in the SDK's get_background_job.
+func (p *JobPoller) readOne(ctx context.Context, job Job, ws []*jobWaiter, checks *sandboxChecks) {
+	c := p.client
+	code, exited, err := c.readExitCode(ctx, job)
+	if err == nil {
+		if exited {
+			p.finish(ws, jobOutcome{state: JobState{Completed: true, ExitCode: code}})
+		}
+		return
+	}
+	if errors.Is(err, ErrSandboxNotRunning) {
+		if ended, _, cerr := checks.ended(job.SandboxID); cerr == nil && ended != nil {
+			p.finish(ws, jobOutcome{err: terminatedMidJob(job, ended)})
+			return
+		}
+	}
+	c.debug(ctx, "Prime job poll: reading the exit file failed; polling goes on", map[string]any{
+		"sandbox_id": job.SandboxID, "job_id": job.ID, "error": err.Error(),
+	})
+}
+
+func (p *JobPoller) finish(ws []*jobWaiter, o jobOutcome) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, w := range ws {
+		if _, ok := p.waiters[w]; !ok {
+			continue
+		}
+		delete(p.waiters, w)
+		w.done <- o
+	}
+}
+
+// terminatedMidJob is the error of a job whose sandbox the platform ended
+// while the job ran: not a lost poll, an outcome.
+func terminatedMidJob(job Job, f *SandboxFailedError) error {
+	return fmt.Errorf("waiting for %s: the platform terminated the sandbox mid-job: %w: %w", job, ErrSandboxNotRunning, f)
+}
+
+func sandboxVanished(id string) *SandboxFailedError {
+	return &SandboxFailedError{SandboxID: id, Status: StatusTerminated, ErrorType: "SANDBOX_NOT_FOUND",
+		ErrorMessage: "the platform no longer knows the sandbox"}
+}
+
+// sandboxChecks asks error-context at most once per sandbox and round.
+type sandboxChecks struct {
+	client *Client
+	ctx    context.Context
+	mu     sync.Mutex
+	seen   map[string]*sandboxCheck
+}
+
+type sandboxCheck struct {
+	once   sync.Once
+	ended  *SandboxFailedError
+	status string
+	err    error
+}
+
+// ended reports the sandbox's end (nil while it has not ended) and its
+// status, or the error that kept the platform from telling.
+func (s *sandboxChecks) ended(id string) (*SandboxFailedError, string, error) {
+	s.mu.Lock()
+	chk := s.seen[id]
+	if chk == nil {
+		chk = &sandboxCheck{}
+		s.seen[id] = chk
+	}
+	s.mu.Unlock()
+	chk.once.Do(func() {
+		ec, err := s.client.GetSandboxErrorContext(s.ctx, id)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			chk.ended = sandboxVanished(id)
+		case err != nil:
+			chk.err = err
+		case IsTerminalStatus(ec.Status):
+			chk.ended = &SandboxFailedError{SandboxID: id, Status: ec.Status, ErrorType: deref(ec.ErrorType),
+				ErrorMessage: deref(ec.ErrorMessage), ControlPlaneStatus: ec.Status}
+		}
+		if ec != nil {
+			chk.status = ec.Status
+		}
+	})
+	return chk.ended, chk.status, chk.err
+}
+
+func sortJobs(jobs []Job) {
+	sort.Slice(jobs, func(i, j int) bool {
+		if jobs[i].SandboxID != jobs[j].SandboxID {
+			return jobs[i].SandboxID < jobs[j].SandboxID
+		}
+		return jobs[i].ID < jobs[j].ID
+	})
+}
+
+func chunkJobs(jobs []Job, n int) [][]Job {
+	var out [][]Job
+	for len(jobs) > n {
+		out = append(out, jobs[:n])
+		jobs = jobs[n:]
+	}
+	if len(jobs) > 0 {
+		out = append(out, jobs)
+	}
+	return out
+}
