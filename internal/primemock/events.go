@@ -267,7 +267,7 @@ func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 		var applyErr error
 		s.Configure(func(o *Options) {
 			next := *o
-			if applyErr = p.apply(&next); applyErr == nil {
+			if applyErr = p.apply(&next, time.Now()); applyErr == nil {
 				*o = next
 			}
 		})
@@ -276,5 +276,5 @@ func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, patchOf(s.Options()))
+	writeJSON(w, http.StatusOK, patchOf(s.Options(), time.Now()))
 }

@@ -39,6 +39,9 @@ type Server struct {
 
 	stats    Stats
 	inFlight int
+
+	// blobs holds every sandbox's file contents once.
+	blobs *blobStore
 }
 
 // New builds a mock with the given knobs.
@@ -46,7 +49,7 @@ func New(o Options) *Server {
 	if o.Seed == 0 {
 		o.Seed = timeSeed()
 	}
-	s := &Server{mux: http.NewServeMux(), opts: o}
+	s := &Server{mux: http.NewServeMux(), opts: o, blobs: newBlobStore()}
 	s.rng = newRand(o.Seed)
 	s.resetLocked()
 	s.routes()
@@ -129,6 +132,7 @@ func (s *Server) resetLocked() {
 	for _, sb := range s.sandboxes {
 		sb.stopTimers()
 		stopExecutionsLocked(sb)
+		sb.m.fs.release()
 	}
 	s.sandboxes = map[string]*sandbox{}
 	s.order = nil
