@@ -42,6 +42,8 @@ const (
 	errInval    errno = "Invalid argument"
 	errFBig     errno = "File too large"
 	errPerm     errno = "Operation not permitted"
+	// errGone: the sandbox was deleted; its files are gone.
+	errGone errno = "No such file or directory (the sandbox is gone)"
 )
 
 // blob is one stored content. data is never modified once stored.
@@ -214,7 +216,7 @@ type resolved struct {
 // the kernel resolves paths (at most maxSymlinkHops of them).
 func (f *fileSystem) resolve(p string, follow bool) (resolved, error) {
 	if f.gone {
-		return resolved{}, errNoEnt
+		return resolved{}, errGone
 	}
 	comps := splitPath(p)
 	stack := []*node{f.root}
@@ -430,7 +432,7 @@ func (f *fileSystem) mkdir(p string, perm fs.FileMode, parents bool) error {
 
 func (f *fileSystem) mkdirAllLocked(p string, perm fs.FileMode) error {
 	if f.gone {
-		return errNoEnt
+		return errGone
 	}
 	comps := splitPath(p)
 	for i := range comps {

@@ -623,6 +623,13 @@ func assignment(w word) (string, word, bool) {
 // command): an external command or a subshell then runs in this process
 // instead of a child, as bash execs it.
 func (in *interp) command(ctx context.Context, c command, exec bool) int {
+	if c.negate {
+		c.negate = false
+		if in.command(ctx, c, exec) == 0 {
+			return 1
+		}
+		return 0
+	}
 	if len(c.redirs) > 0 {
 		saved := in.fds
 		in.fds = saved.clone()

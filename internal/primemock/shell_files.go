@@ -339,7 +339,11 @@ func (in *interp) mv(_ int, args []string) int {
 		err := in.m.fs.rename(in.abs(src), in.abs(dst), !o.has('T'))
 		switch {
 		case errors.Is(err, errInval):
-			in.errorf("mv: cannot move '%s' to a subdirectory of itself, '%s'\n", src, path.Join(dst, path.Base(src)))
+			to := dst
+			if fi, err := in.m.fs.stat(in.abs(dst), true); err == nil && fi.IsDir() && !o.has('T') {
+				to = path.Join(dst, path.Base(src))
+			}
+			in.errorf("mv: cannot move '%s' to a subdirectory of itself, '%s'\n", src, to)
 			code = 1
 		case err != nil:
 			in.errorf("mv: cannot move '%s' to '%s': %v\n", src, dst, err)
@@ -795,9 +799,10 @@ func (in *interp) wc(_ int, args []string) int {
 	}
 	var rows []row
 	total := make([]int, len(show))
-	stdin := false
+	stdin, regular := false, 0
 	code := in.inputs("wc", o.operands, func(name string, data []byte) {
 		stdin = stdin || name == "-"
+		regular += len(data)
 		r := row{name: name}
 		for i, f := range show {
 			var n int
@@ -819,13 +824,11 @@ func (in *interp) wc(_ int, args []string) int {
 	if len(rows) > 1 {
 		rows = append(rows, row{name: "total", counts: total})
 	}
-	// coreutils pads to the width of the largest count, at least 7 when
-	// reading stdin, and not at all for one count of one input.
+	// coreutils pads to the digits of the inputs' total size (at least 7
+	// when one is stdin), but not one count of one input.
 	width := 0
 	if len(show) > 1 || len(rows) > 1 {
-		for _, n := range total {
-			width = max(width, len(strconv.Itoa(n)))
-		}
+		width = len(strconv.Itoa(regular))
 		if stdin {
 			width = max(width, 7)
 		}

@@ -62,6 +62,8 @@ type command struct {
 	// "||".
 	op   string
 	line int // the script line it starts on (1-based)
+	// negate: "! command" inverts its status.
+	negate bool
 }
 
 // andOr is commands joined by "&&" and "||" (equal precedence, left to
@@ -521,6 +523,12 @@ func (p *parser) andOr() (andOr, *syntaxError) {
 
 func (p *parser) command() (command, *syntaxError) {
 	c := command{line: p.tok.line}
+	if p.tok.kind == tWord && len(p.tok.w) == 1 && p.tok.w[0].text == "!" && !p.tok.w[0].quoted {
+		c.negate = true
+		if err := p.advance(); err != nil {
+			return c, err
+		}
+	}
 	if p.tok.kind == tOpen {
 		if err := p.advance(); err != nil {
 			return c, err
