@@ -5,6 +5,7 @@ package primemock
 // introspection of a sandbox's files.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -386,6 +387,26 @@ func (s *Server) WriteFile(id, name string, data []byte, mode fs.FileMode) error
 		return m.fs.chmod(p, func(fs.FileMode) fs.FileMode { return mode })
 	}
 	return nil
+}
+
+// WaitForFile waits until match accepts the content of a file of sandbox
+// id (data nil and exists false while it does not exist), checking after
+// every change to the sandbox's files: a test waits for a job's exit file
+// without sleeping. It fails when the sandbox's files are gone or ctx ends.
+func (s *Server) WaitForFile(ctx context.Context, id, name string, match func(data []byte, exists bool) bool) ([]byte, error) {
+	m, found := s.machineOf(id)
+	if !found {
+		return nil, fmt.Errorf("prime-mock: no sandbox %q", id)
+	}
+	p, abs := cleanAbs(name)
+	if !abs {
+		return nil, fmt.Errorf("prime-mock: the path %q is not absolute", name)
+	}
+	data, err := m.fs.waitFor(ctx, p, match)
+	if err != nil {
+		return nil, fmt.Errorf("prime-mock: waiting for %s: %w", p, err)
+	}
+	return slices.Clone(data), nil
 }
 
 // ListFiles lists a directory of sandbox id, sorted by name.

@@ -7,6 +7,7 @@ package primemock
 // archive, and the files unpacked from it, hold one copy of each.
 
 import (
+	"context"
 	"crypto/sha256"
 	"io/fs"
 	"path"
@@ -143,8 +144,40 @@ type fileSystem struct {
 	root  *node
 	now   func() time.Time
 	// gone: the sandbox was deleted or forgotten; its files are released
-	// and every operation fails as if the path did not exist.
+	// and every operation fails with errGone.
 	gone bool
+	// changed is closed and replaced on every change, for waitFor.
+	changed chan struct{}
+}
+
+// unlockChanged wakes the waiters of a change and unlocks.
+func (f *fileSystem) unlockChanged() {
+	close(f.changed)
+	f.changed = make(chan struct{})
+	f.mu.Unlock()
+}
+
+// waitFor waits until match accepts the content of file p (nil, false
+// while it does not exist), re-reading it after every change.
+func (f *fileSystem) waitFor(ctx context.Context, p string, match func(data []byte, exists bool) bool) ([]byte, error) {
+	for {
+		f.mu.Lock()
+		data, err := f.readFileLocked(p)
+		wake := f.changed
+		gone := f.gone
+		f.mu.Unlock()
+		if match(data, err == nil) {
+			return data, nil
+		}
+		if gone {
+			return nil, errGone
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
 }
 
 // skeleton is what every sandbox starts with [guess: a Debian-like image;
@@ -158,7 +191,7 @@ func newFileSystem(store *blobStore, hostname string, now func() time.Time) *fil
 	if now == nil {
 		now = time.Now
 	}
-	f := &fileSystem{store: store, now: now}
+	f := &fileSystem{store: store, now: now, changed: make(chan struct{})}
 	f.root = f.newDir(0o755)
 	for _, d := range skeleton {
 		_ = f.mkdirAllLocked(d, 0o755)
@@ -178,7 +211,7 @@ func (f *fileSystem) newDir(perm fs.FileMode) *node {
 // other sandboxes stay stored for them.
 func (f *fileSystem) release() {
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	defer f.unlockChanged()
 	if f.gone {
 		return
 	}
@@ -360,7 +393,7 @@ func (f *fileSystem) sum(p string) ([32]byte, error) {
 // new file gets perm, an existing one keeps its mode.
 func (f *fileSystem) writeFile(p string, data []byte, perm fs.FileMode) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	defer f.unlockChanged()
 	return f.writeFileLocked(p, data, perm)
 }
 
@@ -413,7 +446,7 @@ func (f *fileSystem) createLocked(p string, perm fs.FileMode) (*node, error) {
 // accepts an existing directory (mkdir -p).
 func (f *fileSystem) mkdir(p string, perm fs.FileMode, parents bool) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	defer f.unlockChanged()
 	if parents {
 		return f.mkdirAllLocked(p, perm)
 	}
@@ -461,7 +494,7 @@ func (f *fileSystem) mkdirAllLocked(p string, perm fs.FileMode) error {
 // recursive unless it is empty and dirOK.
 func (f *fileSystem) remove(p string, recursive, dirOK bool) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	defer f.unlockChanged()
 	r, err := f.resolve(p, false)
 	switch {
 	case err != nil:
@@ -497,7 +530,7 @@ func (f *fileSystem) dropLocked(n *node) {
 // when dst is an existing directory, src moves into it (as mv does).
 func (f *fileSystem) rename(src, dst string, into bool) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	defer f.unlockChanged()
 	s, err := f.resolve(src, false)
 	switch {
 	case err != nil:
@@ -560,7 +593,7 @@ func (f *fileSystem) contains(dir, sub *node) bool {
 // symlink creates p pointing at target (which need not exist).
 func (f *fileSystem) symlink(target, p string) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	defer f.unlockChanged()
 	return f.symlinkLocked(target, p)
 }
 
@@ -581,7 +614,7 @@ func (f *fileSystem) symlinkLocked(target, p string) error {
 // chmod sets the permission bits (and setuid, setgid, sticky) of p.
 func (f *fileSystem) chmod(p string, mode func(fs.FileMode) fs.FileMode) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	defer f.unlockChanged()
 	r, err := f.resolve(p, true)
 	switch {
 	case err != nil:
@@ -596,7 +629,7 @@ func (f *fileSystem) chmod(p string, mode func(fs.FileMode) fs.FileMode) error {
 // touch creates an empty file or updates its time.
 func (f *fileSystem) touch(p string) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	defer f.unlockChanged()
 	r, err := f.resolve(p, true)
 	if err != nil {
 		return err
@@ -634,7 +667,7 @@ func (f *fileSystem) readDir(p string) ([]FileInfo, error) {
 // are shared, not duplicated. Directories need recursive.
 func (f *fileSystem) copyTree(src, dst string, recursive bool) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	defer f.unlockChanged()
 	s, err := f.resolve(src, true)
 	switch {
 	case err != nil:
@@ -734,7 +767,7 @@ type openFile struct {
 // appending. /dev/null opens as a sink.
 func (f *fileSystem) openWrite(p string, appendMode bool) (*openFile, error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	defer f.unlockChanged()
 	n, err := f.createLocked(p, 0o644)
 	if err != nil {
 		return nil, err
@@ -761,7 +794,7 @@ func (f *fileSystem) openWrite(p string, appendMode bool) (*openFile, error) {
 func (o *openFile) write(b []byte) error {
 	f := o.fs
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	defer f.unlockChanged()
 	if o.n.kind != kindFile || f.gone {
 		return nil
 	}
@@ -794,7 +827,7 @@ func (o *openFile) dup() *openFile {
 func (o *openFile) close() {
 	f := o.fs
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	defer f.unlockChanged()
 	if o.refs--; o.refs > 0 || o.n.kind != kindFile {
 		return
 	}
