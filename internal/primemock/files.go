@@ -222,10 +222,16 @@ func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) {
 		s.emit(Event{Type: EventFileDownloaded, SandboxID: sb.id, Path: p, Size: int64(len(data))})
 	}
 	s.mu.Unlock()
+	writeBytes(w, data)
+}
+
+// writeBytes answers raw file bytes, never to be sniffed as a page.
+func writeBytes(w http.ResponseWriter, data []byte) {
 	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(data)
+	_, _ = w.Write(data) //nolint:gosec // G705: raw bytes as application/octet-stream with nosniff, not a page
 }
 
 // handleReadFile answers a file as text. VMs ignore offset and length,
@@ -439,10 +445,7 @@ func (s *Server) handleMockFile(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, detail("File not found"))
 		return
 	}
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(data)
+	writeBytes(w, data)
 }
 
 // handleMockFiles serves GET /_mock/sandbox/{id}/files?path=DIR: the

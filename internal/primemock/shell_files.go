@@ -215,12 +215,13 @@ func getopt(args []string, flags, withArg string, long map[string]byte) (options
 				switch {
 				case strings.IndexByte(withArg, f) >= 0:
 					o.set[f] = true
-					if j+1 < len(a) {
+					switch {
+					case j+1 < len(a): // attached: -c5
 						o.value[f] = a[j+1:]
-					} else if i+1 < len(args) {
+					case i+1 < len(args):
 						i++
 						o.value[f] = args[i]
-					} else {
+					default:
 						return o, "-" + string(f)
 					}
 					j = len(a)
@@ -669,9 +670,10 @@ func modeString(fi FileInfo) string {
 	case "device":
 		b[0] = 'c'
 	}
-	for i, c := range "rwxrwxrwx" {
+	const rwx = "rwxrwxrwx"
+	for i := range len(rwx) {
 		if fi.Mode&(1<<(8-i)) != 0 {
-			b[i+1] = byte(c)
+			b[i+1] = rwx[i]
 		}
 	}
 	if fi.Mode&fs.ModeSticky != 0 {

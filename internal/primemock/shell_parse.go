@@ -19,18 +19,6 @@ type wordPart struct {
 
 type word []wordPart
 
-// literal is the word's text when it has no expansions.
-func (w word) literal() (string, bool) {
-	var b strings.Builder
-	for _, p := range w {
-		if p.varName != "" {
-			return "", false
-		}
-		b.WriteString(p.text)
-	}
-	return b.String(), true
-}
-
 type redirKind uint8
 
 const (
