@@ -339,7 +339,9 @@ func describeSelector(sel *commandsessionpb.CommandSessionSelector) string {
 	return fmt.Sprintf("with pid %d", sel.GetPid())
 }
 
-// List reports the sandbox's running processes (started with Start), by pid.
+// List reports the sandbox's running processes started with Start, by pid.
+// [guess] Background processes a script started ("&") are not listed: the
+// process API knows the commands it started, not their children.
 func (c *commandSession) List(ctx context.Context, _ *connect.Request[commandsessionpb.ListRequest]) (*connect.Response[commandsessionpb.ListResponse], error) {
 	s := c.s
 	sb, _ := ctx.Value(sandboxKey{}).(*sandbox)
