@@ -8,8 +8,8 @@
 // provider's base_url (or PRIME_API_BASE_URL) at that URL. SIGINT or SIGTERM
 // shut it down cleanly (exit status 0). Knobs can also be changed while it
 // runs: POST /_mock/config with a JSON object such as
-// {"never_apply": true, "fail_rate": 0.1, "apply_delay": "2s"}; GET
-// /_mock/config shows the current values. It serves HTTP/1.1 and, without
+// {"never_apply": true, "fail_rate": 0.1, "apply_delay": "2s",
+// "gateway_outage": "10s"}; GET /_mock/config shows the current values. It serves HTTP/1.1 and, without
 // TLS, HTTP/2 with prior knowledge. See the primemock package documentation
 // for the endpoints, magic images and the shell language.
 package main
@@ -75,8 +75,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		"how long after RUNNING the gateway still answers as if the sandbox did not exist (0: no lag)")
 	fs.DurationVar(&o.KeepaliveInterval, "keepalive-interval", primemock.DefaultKeepaliveInterval,
 		"period of keepalive events on a command-session (Connect) stream")
+	fs.Float64Var(&o.SleepScale, "sleep-scale", 1, "factor on the wall time of every shell sleep (0.001: \"sleep 1800\" takes 1.8s)")
+	fs.Int64Var(&o.ReadFileLimit, "read-file-limit", primemock.DefaultReadFileLimit, "bytes read-file answers before 413 (a VM's file, a container's window)")
+	fs.Float64Var(&o.UploadFailRate, "upload-fail-rate", 0, "probability of an injected 503 per gateway upload (half of them after the file was written)")
+	fs.Float64Var(&o.DownloadFailRate, "download-fail-rate", 0, "probability of an injected 503 per gateway download or read-file")
+	outage := fs.Duration("gateway-outage", 0, "fail every gateway request and the job batch for this long from the start (REST 503, Connect unavailable)")
+	fs.BoolVar(&o.JobBatchUnsupported, "job-batch-unsupported", false, "answer the background-job batch endpoint with 404, as a platform without it")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	switch {
+	case *outage < 0:
+		return fmt.Errorf("-gateway-outage must not be negative, got %s", *outage)
+	case *outage > 0:
+		o.GatewayOutageUntil = time.Now().Add(*outage)
+	}
+	if !(o.SleepScale > 0 && o.SleepScale <= 1e6) {
+		return fmt.Errorf("-sleep-scale must be above 0 (at most 1e6), got %g", o.SleepScale)
+	}
+	if o.ReadFileLimit <= 0 {
+		return fmt.Errorf("-read-file-limit must be a positive number of bytes, got %d", o.ReadFileLimit)
 	}
 	switch {
 	case o.GatewayLag < 0:
@@ -90,7 +108,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	for name, r := range map[string]float64{"fail-rate": o.FailRate, "throttle-rate": o.ThrottleRate} {
+	for name, r := range map[string]float64{
+		"fail-rate": o.FailRate, "throttle-rate": o.ThrottleRate,
+		"upload-fail-rate": o.UploadFailRate, "download-fail-rate": o.DownloadFailRate,
+	} {
 		if r < 0 || r > 1 {
 			return fmt.Errorf("-%s must be between 0 and 1, got %g", name, r)
 		}

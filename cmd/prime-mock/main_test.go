@@ -42,12 +42,19 @@ var allFlags = []string{
 	"-latency", "1ms", "-latency-jitter", "2ms", "-fail-rate", "0.0001", "-throttle-rate", "0.0002",
 	"-retry-after", "3s", "-api-key", "k", "-seed", "7", "-token-ttl", "5m",
 	"-gateway-lag", "0", "-keepalive-interval", "150ms",
+	"-sleep-scale", "0.5", "-read-file-limit", "2048", "-upload-fail-rate", "0.0003", "-download-fail-rate", "0.0004",
+	"-job-batch-unsupported",
 }
 
 var allFlagsConfig = map[string]any{
 	"boot_delay": "20ms", "apply_delay": "30ms", "image_build_delay": "40ms", "never_apply": true,
 	"latency": "1ms", "latency_jitter": "2ms", "fail_rate": 0.0001, "throttle_rate": 0.0002,
 	"retry_after": "3s", "seed": 7.0, "token_ttl": "5m0s", "gateway_lag": "0s", "keepalive_interval": "150ms",
+	"sleep_scale": 0.5, "read_file_limit": 2048.0, "upload_fail_rate": 0.0003, "download_fail_rate": 0.0004,
+	"job_batch_unsupported": true,
+	// -gateway-outage is left out here (an outage would stop the Connect
+	// command below); TestRunGatewayOutageFlag covers it.
+	"gateway_outage": "0s",
 }
 
 // getConfig reads GET /_mock/config.
@@ -235,7 +242,11 @@ func startLongCommand(t *testing.T, base string) <-chan error {
 
 func TestRunRejectsBadFlags(t *testing.T) {
 	var out, errOut bytes.Buffer
-	for _, args := range [][]string{{"-fail-rate", "2"}, {"-nope"}, {"extra"}, {"-gateway-lag", "-1s"}, {"-keepalive-interval", "0"}} {
+	for _, args := range [][]string{
+		{"-fail-rate", "2"}, {"-nope"}, {"extra"}, {"-gateway-lag", "-1s"}, {"-keepalive-interval", "0"},
+		{"-sleep-scale", "0"}, {"-read-file-limit", "0"}, {"-upload-fail-rate", "1.5"}, {"-download-fail-rate", "-1"},
+		{"-gateway-outage", "-1s"},
+	} {
 		if err := run(context.Background(), args, &out, &errOut); err == nil {
 			t.Errorf("run(%v) succeeded", args)
 		}
@@ -267,6 +278,8 @@ func TestRunStopsWithContext(t *testing.T) {
 		"boot_delay": "100ms", "apply_delay": "50ms", "image_build_delay": "200ms", "never_apply": false,
 		"latency": "0s", "latency_jitter": "0s", "fail_rate": 0.0, "throttle_rate": 0.0, "retry_after": "1s",
 		"token_ttl": "10m0s", "gateway_lag": "300ms", "keepalive_interval": "2s",
+		"sleep_scale": 1.0, "read_file_limit": 10485760.0, "upload_fail_rate": 0.0, "download_fail_rate": 0.0,
+		"gateway_outage": "0s", "job_batch_unsupported": false,
 	} {
 		if cfg[k] != want {
 			t.Errorf("default %s = %#v, want %#v", k, cfg[k], want)
@@ -275,5 +288,51 @@ func TestRunStopsWithContext(t *testing.T) {
 	cancel()
 	if err := <-errc; err != nil {
 		t.Fatalf("run after cancel: %v", err)
+	}
+}
+
+// TestRunGatewayOutageFlag: -gateway-outage fails the gateway from the
+// start, for that long; the rest of the API answers.
+func TestRunGatewayOutageFlag(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	errc := make(chan error, 1)
+	go func() {
+		errc <- run(ctx, []string{"-addr", "127.0.0.1:0", "-gateway-outage", "1h"}, pw, &bytes.Buffer{})
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
+	left, err := time.ParseDuration(getConfig(t, http.DefaultClient, base)["gateway_outage"].(string))
+	if err != nil || left <= 59*time.Minute {
+		t.Errorf("gateway_outage = %s %v, want about 1h", left, err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+"/gateway/ns/job/exec", strings.NewReader("{}"))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("a gateway request during the outage: %d, want 503", resp.StatusCode)
+	}
+	req, _ = http.NewRequest(http.MethodGet, base+"/api/v1/sandbox", nil)
+	req.Header.Set("Authorization", "Bearer k")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("the API during the outage: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
 	}
 }

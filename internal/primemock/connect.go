@@ -101,6 +101,9 @@ func (g gatewayAuth) WrapStreamingHandler(next connect.StreamingHandlerFunc) con
 }
 
 func (s *Server) connectAuth(ctx context.Context, authorization string) (context.Context, error) {
+	if s.inOutage() {
+		return ctx, errOutage()
+	}
 	gp, _ := ctx.Value(gatewayPathKey{}).(gatewayPath)
 	tok, problem := s.checkToken(authorization, gp.userNS, gp.job)
 	switch problem {
@@ -127,6 +130,11 @@ func (s *Server) connectAuth(ctx context.Context, authorization string) (context
 	return context.WithValue(ctx, sandboxKey{}, sb), nil
 }
 
+// errOutage is a Connect call during a gateway outage.
+func errOutage() error {
+	return connect.NewError(connect.CodeUnavailable, errors.New("the gateway is unavailable (a prime-mock gateway outage)"))
+}
+
 // commandSession implements Start, SendSignal and List; the other
 // procedures answer unimplemented.
 type commandSession struct {
@@ -143,13 +151,17 @@ type commandSession struct {
 func (c *commandSession) Start(ctx context.Context, req *connect.Request[commandsessionpb.StartRequest], stream *connect.ServerStream[commandsessionpb.StartResponse]) error {
 	s := c.s
 	sb, _ := ctx.Value(sandboxKey{}).(*sandbox)
+	cut := s.outageCut()
+	if s.inOutage() { // it began after the interceptor's check
+		return errOutage()
+	}
 	script, err := startScript(req.Msg)
 	if err != nil {
 		return connect.NewError(connect.CodeInvalidArgument, err)
 	}
 	spec := req.Msg.GetCommand()
 	x := &execution{
-		transport: TransportConnect, script: script, sig: newSignalBox(), attached: true,
+		transport: TransportConnect, script: script, attached: true,
 		spec: proto.CloneOf(spec), tag: req.Msg.Tag,
 	}
 	s.mu.Lock()
@@ -214,6 +226,11 @@ func (c *commandSession) Start(ctx context.Context, req *connect.Request[command
 			}
 		case <-x.done:
 			return finish()
+		case <-cut:
+			// [guess] An outage cuts the stream; the process keeps running.
+			x.detach(false)
+			return connect.NewError(connect.CodeUnavailable,
+				fmt.Errorf("the gateway is unavailable (a prime-mock gateway outage); process %d keeps running", x.pid))
 		case <-ctx.Done():
 			select {
 			case <-x.done: // it finished just in time: report that
@@ -322,7 +339,9 @@ func describeSelector(sel *commandsessionpb.CommandSessionSelector) string {
 	return fmt.Sprintf("with pid %d", sel.GetPid())
 }
 
-// List reports the sandbox's running processes (started with Start), by pid.
+// List reports the sandbox's running processes started with Start, by pid.
+// [guess] Background processes a script started ("&") are not listed: the
+// process API knows the commands it started, not their children.
 func (c *commandSession) List(ctx context.Context, _ *connect.Request[commandsessionpb.ListRequest]) (*connect.Response[commandsessionpb.ListResponse], error) {
 	s := c.s
 	sb, _ := ctx.Value(sandboxKey{}).(*sandbox)

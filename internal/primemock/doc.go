@@ -31,6 +31,7 @@
 //	GET    /sandbox/{id}/logs                    {"logs": "..."}
 //	GET    /sandbox/{id}/error-context           {status, errorType, errorMessage}
 //	POST   /sandbox/{id}/auth                    gateway token
+//	POST   /sandbox/background-jobs/status:batchGet  background jobs' status (VMs; see Background jobs)
 //
 // The gateway (what the auth answer's gateway_url points at, derived from
 // the request's Host so it works behind httptest and -addr), authenticated
@@ -38,6 +39,9 @@
 //
 //	POST   /gateway/{user_ns}/{job_id}/exec                                 REST exec (containers)
 //	POST   /gateway/{user_ns}/{job_id}/command_session.CommandSession/{Method}  Connect RPC (VMs)
+//	POST   /gateway/{user_ns}/{job_id}/upload?path=P&sandbox_id=ID          multipart field "file" (both kinds)
+//	GET    /gateway/{user_ns}/{job_id}/download?path=P&sandbox_id=ID        raw bytes (both kinds)
+//	GET    /gateway/{user_ns}/{job_id}/read-file?path=P[&offset=N&length=N] {content, size, ...} (both kinds)
 //
 // Introspection, no authentication, never subject to latency or faults:
 //
@@ -45,13 +49,18 @@
 //	GET    /_mock/events[?sandbox_id=ID][&since=SEQ|RFC3339]
 //	POST   /_mock/reset                          forget every sandbox, token, process, event and counter
 //	GET    /_mock/sandbox/{id}/reachable?host=H  {"reachable": bool} under the APPLIED policy
+//	GET    /_mock/sandbox/{id}/file?path=P       a file's raw bytes (404 when it or the sandbox is missing)
+//	GET    /_mock/sandbox/{id}/files?path=DIR    {"path", "files": [FileInfo...]}
 //	GET    /_mock/config                         the current knobs
 //	POST   /_mock/config                         change knobs at runtime (partial JSON, see ConfigPatch)
 //
 // Stats count requests under their route template, e.g. "GET
-// /api/v1/sandbox/{id}", "POST /gateway/{user_ns}/{job_id}/exec" and "POST
+// /api/v1/sandbox/{id}", "POST /gateway/{user_ns}/{job_id}/exec", "POST
+// /gateway/{user_ns}/{job_id}/upload" and "POST
 // /gateway/{user_ns}/{job_id}/command_session.CommandSession/Start" (one key
 // per procedure; unknown procedure names count under ".../{method}").
+// Stats also report injected_gateway_503 and the file store's file_blobs and
+// file_blob_bytes (distinct contents shared by every sandbox).
 //
 // # Knobs
 //
@@ -71,18 +80,29 @@
 //	Seed               seed                -seed                the one random source (0: time-based)
 //	GatewayLag         gateway_lag         -gateway-lag         gateway registration after RUNNING (default 300ms)
 //	KeepaliveInterval  keepalive_interval  -keepalive-interval  keepalive period of Start streams (default 2s)
+//	SleepScale         sleep_scale         -sleep-scale         factor on the wall time of every shell sleep (default 1)
+//	ReadFileLimit      read_file_limit     -read-file-limit     bytes read-file answers before 413 (default 10 MiB [guess])
+//	UploadFailRate     upload_fail_rate    -upload-fail-rate    probability of an injected 503 per upload (half after the write)
+//	DownloadFailRate   download_fail_rate  -download-fail-rate  probability of an injected 503 per download or read-file
+//	GatewayOutageUntil gateway_outage      -gateway-outage      the gateway is out until then (patch and flag: a duration from now)
+//	JobBatchUnsupported job_batch_unsupported -job-batch-unsupported  the job batch endpoint answers 404
 //	APIKey             (not exposed)       -api-key             the only API key accepted
 //
 // GatewayLag 0 in Options selects the default and a negative value means no
-// lag; gateway_lag "0s" and -gateway-lag 0 mean no lag. Changing a knob
-// re-plans pending policy applications and gateway registrations.
+// lag; gateway_lag "0s" and -gateway-lag 0 mean no lag. gateway_outage reads
+// back as what is left of the outage ("0s" ends one); GatewayOutageUntil is
+// on the real clock. Changing a knob re-plans pending policy applications and
+// gateway registrations; a new sleep_scale applies to sleeps that start
+// after it; an outage that begins cuts what is in flight (Faults).
 //
 // # Lifecycle
 //
 // A sandbox is PENDING for half of BootDelay, PROVISIONING for the other
 // half, then RUNNING (startedAt set). DELETE makes it TERMINATED at once
-// (terminatedAt set) and ends its running commands; records stay readable
-// until Reset. Lifetimes (timeoutMinutes, idle timeouts) are not enforced.
+// (terminatedAt set), ends its running commands and background processes
+// and forgets its files; records stay readable until Reset. A sandbox that
+// goes to ERROR loses its files too. Lifetimes (timeoutMinutes, idle
+// timeouts) are not enforced.
 //
 // The gateway learns of a RUNNING sandbox GatewayLag later (the SDK: "a
 // RUNNING control-plane status can briefly lead gateway registration"; its
@@ -197,8 +217,10 @@
 // sandbox_id, timeout, user}; 200 {stdout, stderr, exit_code} for any exit
 // code; [guess] 409 while PENDING or PROVISIONING; 502 sandbox_not_found when the
 // sandbox is gone or terminal or during the gateway lag; 408 command_timeout
-// when the script outlives the request's timeout (the script stops). The
-// user field is accepted and ignored. [guess] A VM's REST exec is refused
+// when the script outlives the request's timeout (the script stops); a
+// client that goes away stops it too. The user field is accepted and
+// ignored. [guess] An exchange cut by an outage leaves its script running
+// until it ends or its timeout passes. [guess] A VM's REST exec is refused
 // with 400 {"error":"exec_not_supported",...}: the SDK never sends it.
 //
 // Connect (VMs): Start (server streaming), SendSignal and List; Connect,
@@ -228,42 +250,153 @@
 // unless the script ignores it (trap ” TERM) or handles it (the handler runs
 // after the running command, as in bash), SIGKILL always with 137. An unknown
 // or finished process is not_found; another signal is invalid_argument. List
-// returns the running processes (command spec, pid, tag), by pid.
+// returns the running processes (command spec, pid, tag), by pid. [guess]
+// Both know only the processes Start started: background processes a script
+// started ("&") are not listed and not signalled by SendSignal (kill in a
+// script reaches them). [guess] An outage cuts a Start stream with
+// unavailable; its process keeps running.
+//
+// # Files
+//
+// Every sandbox has a file system of its own, in memory: directories,
+// regular files (bytes and mode) and symlinks, resolved as the kernel
+// resolves paths (symlinks in the directory part always, the last one unless
+// the operation acts on the link; 40 hops at most). [guess] It starts as a
+// Debian-like skeleton: /, /bin, /dev (with /dev/null), /etc (hostname: the
+// sandbox id, os-release), /home, /opt, /root, /sandbox-workspace (the
+// sandbox object's diskMountPath), /srv, /tmp, /usr/bin, /usr/local/bin,
+// /usr/sbin, /var/log and /var/tmp. Contents live in a store shared by every
+// sandbox, keyed by SHA-256 and reference counted: a thousand sandboxes
+// given one archive, and the files unpacked from it, hold one copy. A file is
+// at most MaxFileBytes ([guess] 256 MiB, the mock's bound). A sandbox's files
+// vanish when it is deleted (DELETE, bulk delete), goes to ERROR, or on Reset.
+//
+// Go introspection: Server.ReadFile, Server.WriteFile (creates the parent
+// directories), Server.ListFiles and Server.WaitForFile (waits, without
+// polling, until a file's content matches).
+//
+// The gateway's file routes serve VMs and containers alike (files never go
+// over Connect); they authenticate and map sandbox states as REST exec does
+// (401/403, 502 sandbox_not_found, [guess] 409 while booting), a sandbox_id
+// query parameter must match the token ([guess] 400), and they take absolute
+// paths only ([guess] 400 otherwise: [C] the upload is done by a sidecar, not
+// in a command's working directory). Errors use the gateway's JSON shape
+// {"error", "message", "code", "sandboxId"}.
+//
+// Upload reads the multipart body as a stream and stores the field "file":
+// 200 {"success": true, "path", "size", "timestamp"}; a new file is [guess]
+// 0644, a replaced one keeps its mode. [C] The parent directory must exist
+// (verifiers runs mkdir -p first, because a missing or unwritable one fails
+// with "Operation not permitted"): [guess] 400 upload_failed, a status
+// clients do not retry. [guess] A directory is 400, a file over MaxFileBytes
+// 413, a body without the field 400.
+//
+// Download answers the raw bytes (application/octet-stream, Content-Length);
+// [guess] a missing file is 404 file_not_found (the SDK's test only asserts an
+// error), a directory 400.
+//
+// Read-file answers {"content": text, "size": bytes answered}; 404 when the
+// file is missing; 413 (the message says why) past ReadFileLimit. [C] VMs
+// ignore offset and length: the whole file, without total_size, offset and
+// truncated, and the limit applies to the file. Containers answer the window
+// with total_size, offset (where the window starts) and truncated, and the
+// limit applies to the window; [C] a negative offset counts from the end;
+// [guess] offset and length clamp to the file, truncated means the window
+// does not cover the whole file, a negative length or a non-integer is 400.
+// [guess] Bytes that are not valid UTF-8 become U+FFFD, one per byte
+// (binary files belong to download).
+//
+// # Background jobs
+//
+// The SDK's start_background_job sends one ordinary command (timeout 30 s):
+//
+//	nohup sh -c '<SH>' < /dev/null > /dev/null 2>&1 &
+//
+// with <SH> = "(<export K=V; ...; ><cd DIR && ><command>) >
+// /tmp/job_<id>.stdout.log 2> /tmp/job_<id>.stderr.log; echo $? >
+// /tmp/job_<id>.exit" shell-quoted, <id> 8 lowercase hex digits. The
+// provider's wrapper (not the SDK's) adds a process group and a pgid file,
+// keeping the canonical paths:
+//
+//	nohup setsid sh -c 'echo $$ > /tmp/job_<id>.pgid; (cd DIR && <command>) > ...; echo $? > /tmp/job_<id>.exit' < /dev/null > /dev/null 2>&1 &
+//
+// Both run as written (see Shell language): the request returns at once, the
+// job runs as a background process until its script ends, it is killed or
+// the sandbox stops, and "kill -TERM -- -PGID" stops the sh and its subshell
+// before the exit line runs.
+//
+// POST /api/v1/sandbox/background-jobs/status:batchGet {"jobs":
+// [{"sandbox_id", "job_id"}]} is an /api/v1 route (API key, latency, faults;
+// an outage fails it too). [guess] What the SDK's client refuses (not 1 to
+// 100 entries, a job_id not matching [0-9A-Fa-f]{8}, repeated pairs, missing
+// or mistyped keys) is 422 {"detail"}. The answer, 200 {"statuses":
+// [{"sandbox_id", "job_id", "completed", "exit_code"?}], "errors":
+// [{"sandbox_id", "job_id", "code", "message"}]}, holds every job in exactly
+// one list: [C] the platform reads the canonical exit file; missing, empty
+// or not an integer is completed false without exit_code, an integer is
+// completed true with it. Errors: NOT_FOUND (unknown sandbox), FORBIDDEN
+// (another API key's), NOT_VM (a container), NOT_RUNNING ([guess] any status
+// but RUNNING, terminated included); [guess] the messages. With
+// JobBatchUnsupported it answers 404 {"detail": "Not Found"}, which makes the
+// SDK fall back to per-job reads for good.
 //
 // # Shell language
 //
 // Both transports run the same interpreter; nothing runs on the host.
 //
-// Syntax: commands are separated by newlines, ";", "&&" and "||" (equal
-// precedence, left to right); words are split on blanks; single quotes keep
+// Syntax: and-or lists ("&&" and "||", equal precedence, left to right) are
+// separated by newlines and ";", or end with "&" (run in the background);
+// "! cmd" negates a status; "( list )" runs a list in a subshell, with
+// redirections after the ")". Words are split on blanks; single quotes keep
 // everything literal; double quotes keep everything literal except "$"
 // expansions and the backslash before \ " $ `; an unquoted backslash escapes
 // one character, a backslash-newline continues the line; "#" at the start of
-// a word comments out the rest of the line. "$NAME", "${NAME}" and "$?" expand
-// bare (split into fields on blanks) and inside double quotes (not split),
-// never inside single quotes; unset names are empty. "NAME=value" alone sets a
-// shell variable; before a command it sets that command's environment only.
-// Redirections: ">&2", "1>&2", "2>&1", "&>FILE", "[n]>FILE", "[n]>>FILE";
-// /dev/stdout and /dev/stderr are the streams, any other file discards the
-// output (there is no filesystem), "<FILE" is ignored. A syntax error stops
-// the script at the line it is on: bash's message on stderr, exit 2. Pipes,
-// a single "&", globs, command substitution, heredocs, functions and control
-// structures are not interpreted ("|" and "&" stay in words).
+// a word comments out the rest of the line. "$NAME", "${NAME}", "$?", "$$"
+// (the shell's pid; a subshell keeps its parent's, sh -c has its own) and "$!"
+// (the last background pid) expand bare (split into fields on blanks) and
+// inside double quotes (not split), never inside single quotes; unset names
+// are empty. "NAME=value" alone sets a shell variable; before a command it
+// sets that command's environment only. A syntax error stops the script at
+// the line it is on: bash's message on stderr, exit 2. Pipes ("|" stays in
+// words), globs, command substitution, heredocs, brace groups, functions and
+// control structures are not interpreted.
+//
+// Redirections apply left to right with dup semantics ("cmd 1>&2 2>/dev/null"
+// sends cmd's output to the original stderr and its errors nowhere):
+// "[n]>FILE" (create or truncate), "[n]>>FILE" (append), "[n]<FILE", "&>FILE",
+// "&>>FILE", ">&FILE", "[n]>&m", "[n]>&-". /dev/null discards (and reads
+// empty); /dev/stdout, /dev/stderr, /dev/stdin and /dev/fd/N are the
+// descriptors. A file that cannot be opened (a missing parent directory, a
+// directory) fails the command with bash's "bash: line N: PATH: No such file
+// or directory", status 1, without running it.
+//
+// Processes: each script runs as a process with a pid from the sandbox's
+// counter ([guess] from 1000, REST and Connect alike), [guess] the leader of a
+// process group of its own. "( list )", sh, bash, nohup and setsid run in
+// child processes of the same group (an "exit" in a subshell leaves only the
+// subshell); "&" starts a child that is detached from the request: the script
+// goes on at once with status 0, and the child runs until its program ends,
+// it is killed or the sandbox stops running. [guess] What a background
+// process writes to the request's streams is dropped. A single command after
+// "&" is exec'd by that child, as bash does, so "nohup sh -c S &" and "nohup
+// setsid sh -c S &" are one process, and setsid makes it the leader of a new
+// group (its pgid is its pid). Every other command is interpreted inside the
+// shell's process.
 //
 // Environment: HOME=/root and a standard PATH [guess], then the sandbox's
 // environment_vars, then its secrets (real values), then the request's env or
 // envs [guess: this precedence], all exported; PWD follows the working
 // directory. The working directory is the request's working_dir or cwd;
-// [guess] without one it is /root, and a relative one is resolved against
-// /root. Every directory exists.
+// [guess] without one it is /root, a relative one is resolved against /root,
+// and it is not checked. cd checks the file system.
 //
-// Builtins:
+// Builtins (coreutils' and bash's messages, C locale, and statuses):
 //
 //	true, :, false       exit 0, 0, 1
 //	echo [-n] WORDS      to stdout
 //	exit [N]             stop with N mod 256 (default: the last status)
-//	sleep SECONDS        wait (decimal, optional s/m/h suffix); interrupted by a
-//	                     deadline, a signal or the sandbox going away
+//	sleep SECONDS        wait (decimal, optional s/m/h suffix, times SleepScale);
+//	                     interrupted by a deadline, a signal or the sandbox going away
 //	probe HOST           exit 0 if HOST is reachable (see Reachability), else 7
 //	                     with curl's "Couldn't connect" message on stderr
 //	curl [flags...] URL  the same for the URL's host (scheme optional)
@@ -272,6 +405,23 @@
 //	export [NAME[=V]]... set and export (no arguments: list as declare -x)
 //	printenv [NAME...]   the exported environment; exit 1 if a NAME is unset
 //	trap [ACTION] SIG... ACTION '' ignores, '-' restores; TERM and EXIT fire
+//	kill [-s SIG|-SIG] [--] PID|-PGID...
+//	                     TERM (default, 15), KILL (9), 0 (exists?); -PGID is a
+//	                     group; "bash: line N: kill: (PID) - No such process", 1
+//	sh|bash [-c SCRIPT | FILE]  a new shell process ("$$" its pid; -l accepted)
+//	nohup CMD..., setsid CMD...  run CMD (setsid: as a new group's leader)
+//	cat, ls [-alAd1], mkdir [-p] [-m MODE], mv [-fT], cp [-r], chmod [-R] MODE
+//	                     (octal or u+x style), rm [-rfd] (refuses "rm -rf /"),
+//	                     ln -s [-fn], touch, test / [ (-e -f -d -s -L -h -x ...,
+//	                     = != -eq ..., ! -a -o), wc [-clwm], sha256sum,
+//	                     head/tail [-c N] [-n N] (+N, -N, K/M/G)
+//	tar -c|-x|-t [-z] [-v] -f ARCHIVE [-C DIR] [--strip-components=N] [PATH...]
+//	                     ustar, PAX and GNU archives; members as GNU tar names
+//	                     them ("./a"); directories, files with their permission
+//	                     bits, symlinks (made last, so nothing is written
+//	                     through a link the archive made), [guess] hard links as
+//	                     copies; a leading "/" is removed and ".." members are
+//	                     skipped, as GNU tar does
 //	anything else        exit 127, "bash: line N: NAME: command not found"
 //
 // Each of stdout and stderr is capped at MaxExecOutputBytes, with a note on
@@ -290,14 +440,21 @@
 //	policy_applied      generation: the data plane enforces it
 //	policy_observed     generation: the first egress-policy answer that told
 //	                    a client it was applied
-//	command_started     command, transport ("rest" or "connect"), pid
-//	                    (Connect), applied_generation when it started
+//	command_started     command, transport ("rest", "connect" or "background":
+//	                    a process started with "&", whose command is the
+//	                    script of its sh -c, or the list's text), pid,
+//	                    applied_generation when it started
 //	command_executed    command, transport, pid, exit_code (-1 when it did
 //	                    not finish: a REST timeout or the sandbox gone),
 //	                    applied_generation when it started, timed_out (REST:
 //	                    the request's timeout; Connect: the stream's deadline
 //	                    passed first), signalled and signal
-//	command_signalled   command, transport, pid, signal ("SIGTERM"/"SIGKILL")
+//	command_signalled   command, transport, pid, signal ("SIGTERM"/"SIGKILL"):
+//	                    SendSignal, or kill in a script reaching a reported
+//	                    process
+//	file_uploaded       path, size (also when an injected 503 replaced the answer)
+//	file_downloaded     path, size
+//	file_read           path, size (the bytes answered)
 //
 // # Faults and latency
 //
@@ -309,5 +466,15 @@
 // rounded up, at least 1). Half of the injected 503s on POST, PUT and DELETE
 // are post-action: the handler runs and changes state, then its answer is
 // replaced by the 503, which is what makes idempotency keys and repeat
-// deletes matter. Every random decision comes from one seeded source.
+// deletes matter. UploadFailRate and DownloadFailRate inject 503s
+// {"error": "service_unavailable"} on the gateway's file routes (half of the
+// upload ones after the file was written, which is why uploads must be
+// idempotent). Every random decision comes from one seeded source.
+//
+// During a gateway outage (GatewayOutageUntil) every gateway request (REST
+// exec, Connect calls, upload, download, read-file) and the job batch
+// endpoint fail: REST with 503 and [guess] the HTML page an edge proxy
+// (nginx) sends, Connect with unavailable. When an outage begins, the
+// Connect streams and REST exec exchanges in flight are cut the same way;
+// the processes they started keep running. The rest of /api/v1 is up.
 package primemock

@@ -41,6 +41,13 @@ const (
 	// EventCommandSignalled is an accepted SendSignal (PID, Signal
 	// "SIGTERM" or "SIGKILL", Command).
 	EventCommandSignalled = "command_signalled"
+	// EventFileUploaded is a gateway upload that wrote a file (Path, Size),
+	// also when an injected 503 then replaced its answer.
+	EventFileUploaded = "file_uploaded"
+	// EventFileDownloaded is a gateway download (Path, Size).
+	EventFileDownloaded = "file_downloaded"
+	// EventFileRead is a gateway read-file (Path, Size: the bytes answered).
+	EventFileRead = "file_read"
 	// EventGatewayReady is the gateway learning of a RUNNING sandbox, after
 	// the gateway lag; until then both transports answer as if it did not
 	// exist.
@@ -66,6 +73,8 @@ type Event struct {
 	PID               uint32              `json:"pid"`
 	Signalled         bool                `json:"signalled"`
 	Signal            string              `json:"signal"`
+	Path              string              `json:"path"`
+	Size              int64               `json:"size"`
 }
 
 // MarshalJSON writes the common keys and those of the event's type, so a
@@ -89,6 +98,8 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		PID               uint32              `json:"pid,omitempty"`
 		Signalled         *bool               `json:"signalled,omitempty"`
 		Signal            string              `json:"signal,omitempty"`
+		Path              string              `json:"path,omitempty"`
+		Size              *int64              `json:"size,omitempty"`
 	}
 	w := wire{Seq: e.Seq, Time: e.Time.Format(time.RFC3339Nano), Type: e.Type, SandboxID: e.SandboxID}
 	switch e.Type {
@@ -107,6 +118,8 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		w.Command, w.AppliedGeneration, w.Transport, w.PID = &e.Command, &e.AppliedGeneration, e.Transport, e.PID
 	case EventCommandSignalled:
 		w.Command, w.Transport, w.PID, w.Signal = &e.Command, e.Transport, e.PID, e.Signal
+	case EventFileUploaded, EventFileDownloaded, EventFileRead:
+		w.Path, w.Size = e.Path, &e.Size
 	}
 	return json.Marshal(w)
 }
@@ -125,6 +138,13 @@ type Stats struct {
 	PeakInFlight int `json:"peak_in_flight"`
 	Injected503  int `json:"injected_503"`
 	Injected429  int `json:"injected_429"`
+	// InjectedGateway503 counts the 503s of upload_fail_rate and
+	// download_fail_rate.
+	InjectedGateway503 int `json:"injected_gateway_503"`
+	// FileBlobs and FileBlobBytes are the distinct file contents every
+	// sandbox's files share, and their total size.
+	FileBlobs     int   `json:"file_blobs"`
+	FileBlobBytes int64 `json:"file_blob_bytes"`
 }
 
 // emit appends an event (under the lock) and wakes waiters.
@@ -156,6 +176,7 @@ func (s *Server) Stats() Stats {
 	defer s.mu.Unlock()
 	st := s.stats
 	st.Requests = maps.Clone(s.stats.Requests)
+	st.FileBlobs, st.FileBlobBytes = s.blobs.usage()
 	for _, sb := range s.sandboxes {
 		if !isTerminal(sb.status) {
 			st.LiveSandboxes++
@@ -267,7 +288,7 @@ func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 		var applyErr error
 		s.Configure(func(o *Options) {
 			next := *o
-			if applyErr = p.apply(&next); applyErr == nil {
+			if applyErr = p.apply(&next, time.Now()); applyErr == nil {
 				*o = next
 			}
 		})
@@ -276,5 +297,5 @@ func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, patchOf(s.Options()))
+	writeJSON(w, http.StatusOK, patchOf(s.Options(), time.Now()))
 }

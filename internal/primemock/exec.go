@@ -11,7 +11,8 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
-// Transports an execution can arrive on.
+// Transports an execution can arrive on (and TransportBackground, a
+// process a command started with "&").
 const (
 	TransportREST    = "rest"
 	TransportConnect = "connect"
@@ -29,14 +30,17 @@ const dataChunkBytes = 64 << 10
 type execution struct {
 	sb         *sandbox
 	transport  string
-	pid        uint32 // Connect only
+	pid        uint32
 	script     string
 	spec       *commandsessionpb.CommandSpec // Connect only, for List
 	tag        *string
 	appliedGen int64
 	sig        *signalBox
 	cancel     context.CancelCauseFunc
-	done       chan struct{}
+	// release, when set, frees what bounded the script (a REST timeout
+	// that outlives a cut exchange) once it ends.
+	release func()
+	done    chan struct{}
 	// Set before done is closed.
 	out outcome
 	err error
@@ -113,23 +117,20 @@ func environment(sb *sandbox, request map[string]string) map[string]string {
 	return env
 }
 
-// launchLocked registers x on a RUNNING sandbox and starts its script; the
-// caller holds s.mu and has checked the sandbox. parent bounds the script
-// (the REST request and its timeout); a Connect process gets a background
-// context, so it outlives its stream. Every execution ends when the sandbox
-// stops running, Reset forgets it or Close is called.
+// launchLocked registers x on a RUNNING sandbox and starts its script as
+// a new process (the leader of its own group [guess]); the caller holds
+// s.mu and has checked the sandbox. parent bounds the script (the REST
+// request's timeout); a Connect process gets a background context, so it
+// outlives its stream. Every execution ends when the sandbox stops running,
+// Reset forgets it or Close is called.
 func (s *Server) launchLocked(parent context.Context, sb *sandbox, x *execution, env map[string]string, cwd string) {
 	x.sb = sb
 	x.appliedGen = sb.appliedGen
 	x.done = make(chan struct{})
 	x.notify = make(chan struct{}, 1)
-	if x.transport == TransportConnect {
-		if sb.nextPID == 0 {
-			sb.nextPID = firstPID
-		}
-		x.pid = sb.nextPID
-		sb.nextPID++
-	}
+	p := sb.m.spawn(0, true)
+	p.transport, p.command = x.transport, x.script
+	x.pid, x.sig = p.pid, p.sig
 	ctx, cancel := context.WithCancelCause(parent)
 	x.cancel = cancel
 	if sb.execs == nil {
@@ -139,40 +140,98 @@ func (s *Server) launchLocked(parent context.Context, sb *sandbox, x *execution,
 	s.emit(Event{Type: EventCommandStarted, SandboxID: sb.id, Command: x.script, Transport: x.transport,
 		PID: x.pid, AppliedGeneration: x.appliedGen})
 
-	in := newInterp(environment(sb, env), cwd)
-	in.output = x.write
-	in.sig = x.sig
-	in.reachable = func(host string) bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.reachable(sb, host)
-	}
-	in.alive = func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.sandboxes[sb.id] == sb && sb.status == prime.StatusRunning
-	}
+	in := sb.m.shell(p, &sink{output: x.write}, standardFDs(), environment(sb, env), cwd)
 	go func() {
 		out, err := in.run(ctx, x.script)
-		s.mu.Lock()
-		delete(sb.execs, x)
-		x.out, x.err = out, err
-		x.mu.Lock()
-		timedOut := x.timedOut || errors.Is(err, errExecTimeout)
-		x.mu.Unlock()
-		if s.sandboxes[sb.id] == sb {
-			exit := out.exit
-			if err != nil {
-				exit = -1
-			}
-			s.emit(Event{
-				Type: EventCommandExecuted, SandboxID: sb.id, Command: x.script, Transport: x.transport, PID: x.pid,
-				ExitCode: exit, AppliedGeneration: x.appliedGen, TimedOut: timedOut,
-				Signalled: out.signal != "", Signal: out.signal,
-			})
+		s.finishExecution(x, out, err)
+		cancel(nil)
+		if x.release != nil {
+			x.release()
 		}
-		s.mu.Unlock()
-		close(x.done)
+	}()
+}
+
+// finishExecution records how an execution ended, then closes its done.
+func (s *Server) finishExecution(x *execution, out outcome, err error) {
+	sb := x.sb
+	s.mu.Lock()
+	delete(sb.execs, x)
+	x.out, x.err = out, err
+	x.mu.Lock()
+	timedOut := x.timedOut || errors.Is(err, errExecTimeout)
+	x.mu.Unlock()
+	if s.sandboxes[sb.id] == sb {
+		exit := out.exit
+		if err != nil {
+			exit = -1
+		}
+		s.emit(Event{
+			Type: EventCommandExecuted, SandboxID: sb.id, Command: x.script, Transport: x.transport, PID: x.pid,
+			ExitCode: exit, AppliedGeneration: x.appliedGen, TimedOut: timedOut,
+			Signalled: out.signal != "", Signal: out.signal,
+		})
+	}
+	s.mu.Unlock()
+	close(x.done)
+}
+
+// newMachine gives a new sandbox its file system and process table, wired
+// to the server: reachability, liveness, sleep_scale, background processes
+// and their events.
+func (s *Server) newMachine(sb *sandbox) *machine {
+	m := newMachine(newFileSystem(s.blobs, sb.id, s.now))
+	m.hooks = machineHooks{
+		alive: func() bool {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.sandboxes[sb.id] == sb && sb.status == prime.StatusRunning
+		},
+		reachable: func(host string) bool {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.reachable(sb, host)
+		},
+		sleepScale: func() float64 {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.opts.sleepScale()
+		},
+		launch: func(p *process, run func(context.Context) (outcome, error)) { s.launchBackground(sb, p, run) },
+		signalled: func(p *process, sig string) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.sandboxes[sb.id] == sb {
+				s.emit(Event{Type: EventCommandSignalled, SandboxID: sb.id, Transport: p.transport, PID: p.pid, Signal: sig, Command: p.command})
+			}
+		},
+	}
+	return m
+}
+
+// launchBackground runs a process started with "&" as an execution of its
+// own (transport "background"): it is reported like a command, and it stops
+// with the sandbox, not with the request that started it.
+func (s *Server) launchBackground(sb *sandbox, p *process, run func(context.Context) (outcome, error)) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	x := &execution{sb: sb, transport: TransportBackground, pid: p.pid, script: p.command, sig: p.sig,
+		cancel: cancel, done: make(chan struct{})}
+	s.mu.Lock()
+	x.appliedGen = sb.appliedGen
+	if s.sandboxes[sb.id] != sb || sb.status != prime.StatusRunning {
+		cancel(errVanished) // it starts as the sandbox goes: it ends at once
+	}
+	if sb.execs == nil {
+		sb.execs = map[*execution]bool{}
+	}
+	sb.execs[x] = true
+	if s.sandboxes[sb.id] == sb {
+		s.emit(Event{Type: EventCommandStarted, SandboxID: sb.id, Command: x.script, Transport: x.transport,
+			PID: x.pid, AppliedGeneration: x.appliedGen})
+	}
+	s.mu.Unlock()
+	go func() {
+		out, err := run(ctx)
+		s.finishExecution(x, out, err)
 		cancel(nil)
 	}()
 }

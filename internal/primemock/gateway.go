@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -123,22 +124,87 @@ func gatewayError(w http.ResponseWriter, status int, code, msg, sandboxID string
 
 const execRoute = "POST " + gatewayPrefix + "/{user_ns}/{job_id}/exec"
 
-// handleExec is REST exec, the containers' transport.
-func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) {
-	s.count(execRoute)
+// gatewayBegin is what every REST gateway request gets first: it is
+// counted under its route, waits the latency, and fails during an outage.
+func (s *Server) gatewayBegin(w http.ResponseWriter, r *http.Request, route string) bool {
+	s.count(route)
 	if !s.delay(r.Context()) {
-		return
+		return false
 	}
+	if s.inOutage() {
+		writeEdgeUnavailable(w)
+		return false
+	}
+	return true
+}
+
+// gatewayToken authenticates a REST gateway request: a missing, unknown or
+// expired token is 401, a token of another sandbox 403.
+func (s *Server) gatewayToken(w http.ResponseWriter, r *http.Request) (gatewayToken, bool) {
 	tok, problem := s.checkToken(r.Header.Get("Authorization"), r.PathValue("user_ns"), r.PathValue("job_id"))
 	switch problem {
 	case tokenUnknown:
 		gatewayError(w, http.StatusUnauthorized, "unauthorized", "missing or invalid gateway token", "")
-		return
+		return tok, false
 	case tokenExpired:
 		gatewayError(w, http.StatusUnauthorized, "unauthorized", "the gateway token has expired", "")
-		return
+		return tok, false
 	case tokenOtherSandbox:
 		gatewayError(w, http.StatusForbidden, "forbidden", "the token is not valid for this sandbox", "")
+		return tok, false
+	}
+	return tok, true
+}
+
+// refuseUnservedLocked answers for a sandbox the gateway cannot serve: gone
+// or terminal, or RUNNING but not yet registered (the gateway lag), is 502
+// sandbox_not_found; [guess] PENDING or PROVISIONING is 409. It reports
+// whether it answered.
+func refuseUnservedLocked(w http.ResponseWriter, sb *sandbox, id string) bool {
+	switch {
+	case sb == nil || isTerminal(sb.status) || (sb.status == prime.StatusRunning && !sb.gatewayReady):
+		gatewayError(w, http.StatusBadGateway, "sandbox_not_found", "The sandbox was not found", id)
+	case sb.status != prime.StatusRunning:
+		gatewayError(w, http.StatusConflict, "sandbox_not_ready", "The sandbox is not running yet (status "+sb.status+")", id)
+	default:
+		return false
+	}
+	return true
+}
+
+// servedSandbox finds the token's sandbox and refuses one the gateway
+// cannot serve.
+func (s *Server) servedSandbox(w http.ResponseWriter, tok gatewayToken) (*sandbox, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sb := s.sandboxes[tok.sandboxID]
+	if refuseUnservedLocked(w, sb, tok.sandboxID) {
+		return nil, false
+	}
+	return sb, true
+}
+
+// edgeUnavailable is what an edge proxy answers when the gateway behind it
+// is down. [guess] nginx's page: clients must cope with a body that is not
+// JSON.
+const edgeUnavailable = "<html>\r\n<head><title>503 Service Temporarily Unavailable</title></head>\r\n<body>\r\n" +
+	"<center><h1>503 Service Temporarily Unavailable</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
+
+func writeEdgeUnavailable(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/html")
+	w.Header().Set("Content-Length", strconv.Itoa(len(edgeUnavailable)))
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_, _ = w.Write([]byte(edgeUnavailable))
+}
+
+// handleExec is REST exec, the containers' transport.
+func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) {
+	cut := s.outageCut()
+	if !s.gatewayBegin(w, r, execRoute) {
+		return
+	}
+	tok, authed := s.gatewayToken(w, r)
+	if !authed {
 		return
 	}
 	s.mu.Lock()
@@ -170,36 +236,35 @@ func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) {
 	if req.Timeout != nil && *req.Timeout > 0 {
 		timeout = time.Duration(*req.Timeout * float64(time.Second))
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), timeout)
-	defer cancel()
+	// The script is bounded by its timeout, not by the request: an outage
+	// cuts the exchange, and the process goes on (until the timeout).
+	ctx, stop := context.WithTimeout(context.WithoutCancel(r.Context()), timeout)
 
 	s.mu.Lock()
 	sb := s.sandboxes[tok.sandboxID]
-	switch {
-	case sb == nil || isTerminal(sb.status):
+	if refuseUnservedLocked(w, sb, tok.sandboxID) {
 		s.mu.Unlock()
-		gatewayError(w, http.StatusBadGateway, "sandbox_not_found", "The sandbox was not found", tok.sandboxID)
-		return
-	case sb.status != prime.StatusRunning:
-		st := sb.status
-		s.mu.Unlock()
-		gatewayError(w, http.StatusConflict, "sandbox_not_ready", "The sandbox is not running yet (status "+st+")", tok.sandboxID)
-		return
-	case !sb.gatewayReady:
-		// RUNNING can briefly lead gateway registration: the gateway does
-		// not know the sandbox yet.
-		s.mu.Unlock()
-		gatewayError(w, http.StatusBadGateway, "sandbox_not_found", "The sandbox was not found", tok.sandboxID)
+		stop()
 		return
 	}
-	x := &execution{transport: TransportREST, script: *req.Command}
+	x := &execution{transport: TransportREST, script: *req.Command, release: stop}
 	wd := ""
 	if req.WorkingDir != nil {
 		wd = *req.WorkingDir
 	}
 	s.launchLocked(ctx, sb, x, req.Env, wd)
 	s.mu.Unlock()
-	<-x.done
+	select {
+	case <-x.done:
+	case <-cut:
+		writeEdgeUnavailable(w)
+		return
+	case <-r.Context().Done():
+		// The client went away: the script stops, and nobody is answered.
+		x.cancel(context.Canceled)
+		<-x.done
+		return
+	}
 
 	switch {
 	case x.err == nil:
@@ -209,5 +274,4 @@ func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(x.err, errVanished):
 		gatewayError(w, http.StatusBadGateway, "sandbox_not_found", "The sandbox was not found", sb.id)
 	}
-	// Otherwise the client went away: there is nobody to answer.
 }

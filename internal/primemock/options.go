@@ -22,6 +22,11 @@ const (
 	// DefaultKeepaliveInterval is the period of keepalive events on a
 	// command-session stream.
 	DefaultKeepaliveInterval = 2 * time.Second
+	// DefaultReadFileLimit is the most bytes read-file returns (a VM's
+	// whole file, a container's window) before it answers 413. [guess] The
+	// SDK reads job output tails of 10 MiB; the platform's limit is not
+	// documented.
+	DefaultReadFileLimit = 10 << 20
 )
 
 // Options are the mock's knobs. The zero value is a fast, fault-free mock.
@@ -62,6 +67,29 @@ type Options struct {
 	// KeepaliveInterval is the period of keepalive events on a Start
 	// stream (0: DefaultKeepaliveInterval).
 	KeepaliveInterval time.Duration
+	// SleepScale multiplies the wall time of every "sleep" the shell runs,
+	// in the foreground and the background (0: 1). 0.001 makes "sleep 1800"
+	// take 1.8 s, so a test can run a job for "30 minutes" quickly.
+	SleepScale float64
+	// ReadFileLimit is the most bytes read-file returns before it answers
+	// 413: a VM's whole file, a container's window (0:
+	// DefaultReadFileLimit).
+	ReadFileLimit int64
+	// UploadFailRate is the probability of an injected 503 on a gateway
+	// upload; half of them come after the file was written.
+	UploadFailRate float64
+	// DownloadFailRate is the probability of an injected 503 on a gateway
+	// download or read-file.
+	DownloadFailRate float64
+	// GatewayOutageUntil, while in the future (real clock), fails every
+	// gateway request (REST 503 as an edge proxy sends it, Connect
+	// unavailable) and the background-job batch endpoint; an outage that
+	// begins also cuts the Connect streams and REST exec exchanges in
+	// flight (the processes they started keep running).
+	GatewayOutageUntil time.Time
+	// JobBatchUnsupported makes POST /sandbox/background-jobs/status:batchGet
+	// answer 404, as a platform without the endpoint does.
+	JobBatchUnsupported bool
 	// Now is the clock for reported timestamps and token expiry (optional;
 	// time.Now). Timers always run on the real clock.
 	Now func() time.Time
@@ -83,6 +111,23 @@ func (o Options) tokenTTL() time.Duration { return orDuration(o.TokenTTL, Defaul
 func (o Options) keepaliveInterval() time.Duration {
 	return orDuration(o.KeepaliveInterval, DefaultKeepaliveInterval)
 }
+
+func (o Options) sleepScale() float64 {
+	if o.SleepScale <= 0 {
+		return 1
+	}
+	return o.SleepScale
+}
+
+func (o Options) readFileLimit() int64 {
+	if o.ReadFileLimit <= 0 {
+		return DefaultReadFileLimit
+	}
+	return o.ReadFileLimit
+}
+
+// inOutage reports whether the gateway is out at now (real clock).
+func (o Options) inOutage(now time.Time) bool { return now.Before(o.GatewayOutageUntil) }
 
 // gatewayLag resolves GatewayLag: 0 is the default, negative is none.
 func (o Options) gatewayLag() time.Duration {
@@ -122,6 +167,15 @@ type ConfigPatch struct {
 	// Options.GatewayLag, where 0 selects the default).
 	GatewayLag        *Duration `json:"gateway_lag,omitempty"`
 	KeepaliveInterval *Duration `json:"keepalive_interval,omitempty"`
+	SleepScale        *float64  `json:"sleep_scale,omitempty"`
+	// ReadFileLimit is in bytes.
+	ReadFileLimit    *int64   `json:"read_file_limit,omitempty"`
+	UploadFailRate   *float64 `json:"upload_fail_rate,omitempty"`
+	DownloadFailRate *float64 `json:"download_fail_rate,omitempty"`
+	// GatewayOutage is how long from now the gateway is out ("0s" ends an
+	// outage); answers report what is left of it.
+	GatewayOutage       *Duration `json:"gateway_outage,omitempty"`
+	JobBatchUnsupported *bool     `json:"job_batch_unsupported,omitempty"`
 }
 
 // Duration is a time.Duration written as a Go duration string in JSON; a
@@ -150,35 +204,52 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// patchOf reports the effective knob values (defaults resolved).
-func patchOf(o Options) ConfigPatch {
+// patchOf reports the effective knob values (defaults resolved); now is
+// the real clock, for what is left of an outage (in milliseconds).
+func patchOf(o Options, now time.Time) ConfigPatch {
 	dur := func(d time.Duration) *Duration { v := Duration(d); return &v }
+	scale, limit := o.sleepScale(), o.readFileLimit()
+	outage := max(o.GatewayOutageUntil.Sub(now), 0).Round(time.Millisecond)
 	return ConfigPatch{
-		BootDelay:         dur(o.bootDelay()),
-		ApplyDelay:        dur(o.applyDelay()),
-		ImageBuildDelay:   dur(o.buildDelay()),
-		Latency:           dur(o.Latency),
-		LatencyJitter:     dur(o.LatencyJitter),
-		NeverApply:        &o.NeverApply,
-		FailRate:          &o.FailRate,
-		ThrottleRate:      &o.ThrottleRate,
-		RetryAfter:        dur(orDuration(o.RetryAfter, DefaultRetryAfter)),
-		TokenTTL:          dur(o.tokenTTL()),
-		Seed:              &o.Seed,
-		GatewayLag:        dur(o.gatewayLag()),
-		KeepaliveInterval: dur(o.keepaliveInterval()),
+		SleepScale:          &scale,
+		ReadFileLimit:       &limit,
+		UploadFailRate:      &o.UploadFailRate,
+		DownloadFailRate:    &o.DownloadFailRate,
+		GatewayOutage:       dur(outage),
+		JobBatchUnsupported: &o.JobBatchUnsupported,
+		BootDelay:           dur(o.bootDelay()),
+		ApplyDelay:          dur(o.applyDelay()),
+		ImageBuildDelay:     dur(o.buildDelay()),
+		Latency:             dur(o.Latency),
+		LatencyJitter:       dur(o.LatencyJitter),
+		NeverApply:          &o.NeverApply,
+		FailRate:            &o.FailRate,
+		ThrottleRate:        &o.ThrottleRate,
+		RetryAfter:          dur(orDuration(o.RetryAfter, DefaultRetryAfter)),
+		TokenTTL:            dur(o.tokenTTL()),
+		Seed:                &o.Seed,
+		GatewayLag:          dur(o.gatewayLag()),
+		KeepaliveInterval:   dur(o.keepaliveInterval()),
 	}
 }
 
-// apply copies the set fields of p into o.
-func (p ConfigPatch) apply(o *Options) error {
-	for _, r := range []*float64{p.FailRate, p.ThrottleRate} {
+// apply copies the set fields of p into o; now is the real clock, from
+// which an outage is counted.
+func (p ConfigPatch) apply(o *Options, now time.Time) error {
+	for _, r := range []*float64{p.FailRate, p.ThrottleRate, p.UploadFailRate, p.DownloadFailRate} {
 		if r != nil && (*r < 0 || *r > 1) {
 			return fmt.Errorf("rates must be between 0 and 1, got %g", *r)
 		}
 	}
-	if p.KeepaliveInterval != nil && *p.KeepaliveInterval < 0 {
+	switch {
+	case p.KeepaliveInterval != nil && *p.KeepaliveInterval < 0:
 		return fmt.Errorf("keepalive_interval must not be negative")
+	case p.SleepScale != nil && !(*p.SleepScale > 0 && *p.SleepScale <= 1e6):
+		return fmt.Errorf("sleep_scale must be a factor above 0 (at most 1e6), got %g", *p.SleepScale)
+	case p.ReadFileLimit != nil && *p.ReadFileLimit <= 0:
+		return fmt.Errorf("read_file_limit must be a positive number of bytes, got %d", *p.ReadFileLimit)
+	case p.GatewayOutage != nil && *p.GatewayOutage < 0:
+		return fmt.Errorf("gateway_outage must not be negative")
 	}
 	set := func(dst *time.Duration, src *Duration) {
 		if src != nil {
@@ -211,5 +282,26 @@ func (p ConfigPatch) apply(o *Options) error {
 		}
 	}
 	set(&o.KeepaliveInterval, p.KeepaliveInterval)
+	if p.SleepScale != nil {
+		o.SleepScale = *p.SleepScale
+	}
+	if p.ReadFileLimit != nil {
+		o.ReadFileLimit = *p.ReadFileLimit
+	}
+	if p.UploadFailRate != nil {
+		o.UploadFailRate = *p.UploadFailRate
+	}
+	if p.DownloadFailRate != nil {
+		o.DownloadFailRate = *p.DownloadFailRate
+	}
+	if p.GatewayOutage != nil {
+		o.GatewayOutageUntil = time.Time{}
+		if *p.GatewayOutage > 0 {
+			o.GatewayOutageUntil = now.Add(time.Duration(*p.GatewayOutage))
+		}
+	}
+	if p.JobBatchUnsupported != nil {
+		o.JobBatchUnsupported = *p.JobBatchUnsupported
+	}
 	return nil
 }

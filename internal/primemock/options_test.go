@@ -1,6 +1,9 @@
 package primemock
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 )
@@ -44,5 +47,48 @@ func TestLatencyJitterDraws(t *testing.T) {
 		if d != lat {
 			t.Fatalf("without jitter a draw is %s, want %s", d, lat)
 		}
+	}
+}
+
+// TestRequestsSleepTheJitterDraw: every request sleeps Latency plus its
+// draw from the seeded source, API and gateway alike, so a request path
+// that stops applying the jitter (or skips the draw) fails here, where
+// TestLatencyJitterDraws alone would not notice. The delays are recorded,
+// not timed.
+func TestRequestsSleepTheJitterDraw(t *testing.T) {
+	const lat, jitter = time.Microsecond, 2 * time.Millisecond
+	s := New(Options{Seed: 7, Latency: lat, LatencyJitter: jitter})
+	defer s.Close()
+	var slept []time.Duration
+	s.sleptHook = func(d time.Duration) { slept = append(slept, d) }
+	for _, r := range []*http.Request{
+		httptest.NewRequest(http.MethodGet, "/api/v1/sandbox", nil),
+		httptest.NewRequest(http.MethodGet, "/api/v1/sandbox/nope", nil),
+		httptest.NewRequest(http.MethodPost, "/gateway/ns/job/exec", strings.NewReader("{}")),
+		httptest.NewRequest(http.MethodPost, "/gateway/ns/job/upload?path=/x", nil),
+		httptest.NewRequest(http.MethodGet, "/gateway/ns/job/download?path=/x", nil),
+		httptest.NewRequest(http.MethodGet, "/gateway/ns/job/read-file?path=/x", nil),
+		httptest.NewRequest(http.MethodPost, "/gateway/ns/job/command_session.CommandSession/List", strings.NewReader("{}")),
+		httptest.NewRequest(http.MethodPost, "/api/v1/sandbox/background-jobs/status:batchGet", strings.NewReader("{}")),
+	} {
+		r.Header.Set("Authorization", "Bearer k")
+		s.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	// The same seed's draws, in order: nothing else draws from the source
+	// on these requests.
+	replica := New(Options{Seed: 7, Latency: lat, LatencyJitter: jitter})
+	defer replica.Close()
+	if len(slept) != 8 {
+		t.Fatalf("%d requests slept, want 8", len(slept))
+	}
+	jittered := false
+	for i, d := range slept {
+		if want := replica.drawDelay(); d != want {
+			t.Errorf("request %d slept %s, want the draw %s", i, d, want)
+		}
+		jittered = jittered || d > lat
+	}
+	if !jittered {
+		t.Error("no request slept more than Latency: the jitter never reached a request")
 	}
 }

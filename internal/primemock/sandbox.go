@@ -80,8 +80,10 @@ type sandbox struct {
 	// Gateway.
 	gatewayReady bool // RUNNING and past the gateway lag
 	gatewayTimer *time.Timer
-	execs        map[*execution]bool // running scripts, both transports
-	nextPID      uint32
+	execs        map[*execution]bool // running scripts, every transport
+	// m is the sandbox's file system and process table; its files are
+	// released when the sandbox ends.
+	m *machine
 }
 
 // pendingPolicy is an accepted generation the data plane has not applied.
@@ -264,6 +266,7 @@ func (s *Server) handleCreate(r *http.Request, caller string) reply {
 		appliedGen:  -1,
 		observedGen: -1,
 	}
+	sb.m = s.newMachine(sb)
 	if sb.vm {
 		sb.desired = openPolicy()
 		sb.createLists = allow != nil || deny != nil
@@ -422,6 +425,7 @@ func (s *Server) terminate(sb *sandbox) {
 	sb.pendingBuild = nil
 	sb.gatewayReady = false
 	stopExecutionsLocked(sb)
+	sb.m.fs.release()
 	s.emit(Event{Type: EventSandboxDeleted, SandboxID: sb.id, Status: sb.status})
 	s.logf(sb, "sandbox terminated by a delete request")
 }
@@ -636,6 +640,7 @@ func (s *Server) fail(sb *sandbox, errorType, msg string) {
 	sb.errorMsg = strPtr(msg)
 	sb.terminationReason = strPtr(errorType)
 	stopExecutionsLocked(sb)
+	sb.m.fs.release()
 	s.emit(Event{Type: EventSandboxError, SandboxID: sb.id, Status: sb.status, ErrorType: *sb.errorType})
 	s.logf(sb, "error: %s", *sb.errorMsg)
 }

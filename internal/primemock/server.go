@@ -39,6 +39,15 @@ type Server struct {
 
 	stats    Stats
 	inFlight int
+
+	// blobs holds every sandbox's file contents once.
+	blobs *blobStore
+	// cut is closed when a gateway outage begins (and then replaced), so
+	// the streams and exchanges in flight end.
+	cut chan struct{}
+
+	// sleptHook, when set (by tests), sees every request's latency.
+	sleptHook func(time.Duration)
 }
 
 // New builds a mock with the given knobs.
@@ -46,7 +55,7 @@ func New(o Options) *Server {
 	if o.Seed == 0 {
 		o.Seed = timeSeed()
 	}
-	s := &Server{mux: http.NewServeMux(), opts: o}
+	s := &Server{mux: http.NewServeMux(), opts: o, blobs: newBlobStore(), cut: make(chan struct{})}
 	s.rng = newRand(o.Seed)
 	s.resetLocked()
 	s.routes()
@@ -70,32 +79,40 @@ func (s *Server) routes() {
 	for _, r := range []struct {
 		pattern string
 		h       apiFunc
+		// gateway: an outage fails it too (it reads the sandboxes' files).
+		gateway bool
 	}{
-		{"POST " + api + "/sandbox", s.handleCreate},
-		{"GET " + api + "/sandbox", s.handleList},
-		{"DELETE " + api + "/sandbox", s.handleBulkDelete},
+		{"POST " + api + "/sandbox", s.handleCreate, false},
+		{"GET " + api + "/sandbox", s.handleList, false},
+		{"DELETE " + api + "/sandbox", s.handleBulkDelete, false},
 		// Literal segments at the {id} depth: ServeMux prefers the more
 		// specific pattern, so these win over {id}.
-		{"POST " + api + "/sandbox/status:batchGet", s.handleBatchStatus},
-		{"GET " + api + "/sandbox/{id}", s.handleGet},
-		{"DELETE " + api + "/sandbox/{id}", s.handleDelete},
-		{"GET " + api + "/sandbox/{id}/egress-policy", s.handleGetPolicy},
-		{"PUT " + api + "/sandbox/{id}/egress-policy", s.handlePutPolicy},
-		{"GET " + api + "/sandbox/{id}/logs", s.handleLogs},
-		{"GET " + api + "/sandbox/{id}/error-context", s.handleErrorContext},
-		{"POST " + api + "/sandbox/{id}/auth", s.handleAuth},
+		{"POST " + api + "/sandbox/status:batchGet", s.handleBatchStatus, false},
+		{jobBatchRoute, s.handleJobBatch, true},
+		{"GET " + api + "/sandbox/{id}", s.handleGet, false},
+		{"DELETE " + api + "/sandbox/{id}", s.handleDelete, false},
+		{"GET " + api + "/sandbox/{id}/egress-policy", s.handleGetPolicy, false},
+		{"PUT " + api + "/sandbox/{id}/egress-policy", s.handlePutPolicy, false},
+		{"GET " + api + "/sandbox/{id}/logs", s.handleLogs, false},
+		{"GET " + api + "/sandbox/{id}/error-context", s.handleErrorContext, false},
+		{"POST " + api + "/sandbox/{id}/auth", s.handleAuth, false},
 	} {
-		s.mux.Handle(r.pattern, s.api(r.pattern, r.h))
+		s.mux.Handle(r.pattern, s.api(r.pattern, r.h, r.gateway))
 	}
 	s.mux.Handle(api+"/", s.api("other "+api+"/...", func(r *http.Request, _ string) reply {
 		return errorReply(http.StatusNotFound, "Not Found")
-	}))
+	}, false))
 	s.mux.HandleFunc(execRoute, s.handleExec)
+	s.mux.HandleFunc(uploadRoute, s.handleUpload)
+	s.mux.HandleFunc(downloadRoute, s.handleDownload)
+	s.mux.HandleFunc(readFileRoute, s.handleReadFile)
 	s.mux.Handle(connectRoute, s.connectHandler())
 	s.mux.HandleFunc("GET /_mock/stats", s.handleStats)
 	s.mux.HandleFunc("GET /_mock/events", s.handleEvents)
 	s.mux.HandleFunc("POST /_mock/reset", s.handleReset)
 	s.mux.HandleFunc("GET /_mock/sandbox/{id}/reachable", s.handleReachable)
+	s.mux.HandleFunc("GET /_mock/sandbox/{id}/file", s.handleMockFile)
+	s.mux.HandleFunc("GET /_mock/sandbox/{id}/files", s.handleMockFiles)
 	s.mux.HandleFunc("GET /_mock/config", s.handleConfig)
 	s.mux.HandleFunc("POST /_mock/config", s.handleConfig)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -129,6 +146,7 @@ func (s *Server) resetLocked() {
 	for _, sb := range s.sandboxes {
 		sb.stopTimers()
 		stopExecutionsLocked(sb)
+		sb.m.fs.release()
 	}
 	s.sandboxes = map[string]*sandbox{}
 	s.order = nil
@@ -158,7 +176,12 @@ func (s *Server) Configure(f func(*Options)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.opts.Seed
+	wasOut := s.opts.inOutage(time.Now())
 	f(&s.opts)
+	if !wasOut && s.opts.inOutage(time.Now()) {
+		close(s.cut)
+		s.cut = make(chan struct{})
+	}
 	if s.opts.Seed == 0 {
 		s.opts.Seed = timeSeed()
 	}
@@ -222,13 +245,18 @@ const (
 )
 
 // api wraps a handler with what every /api/v1 request gets: counting,
-// latency, authentication and fault injection.
-func (s *Server) api(pattern string, h apiFunc) http.Handler {
+// latency, authentication and fault injection; a gateway route also fails
+// during a gateway outage.
+func (s *Server) api(pattern string, h apiFunc, gateway bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.begin(pattern)
 		defer s.end()
 		if !s.delay(r.Context()) {
 			return // the client gave up; nobody reads an answer
+		}
+		if gateway && s.inOutage() {
+			writeEdgeUnavailable(w)
+			return
 		}
 		caller, authed := s.authenticate(r)
 		if !authed {
@@ -283,9 +311,26 @@ func (s *Server) end() {
 	}
 }
 
+// inOutage reports whether the gateway is out now.
+func (s *Server) inOutage() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.opts.inOutage(time.Now())
+}
+
+// outageCut is closed when the next outage begins.
+func (s *Server) outageCut() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cut
+}
+
 // delay sleeps the configured latency; false if the request context ended.
 func (s *Server) delay(ctx context.Context) bool {
 	d := s.drawDelay()
+	if s.sleptHook != nil {
+		s.sleptHook(d)
+	}
 	if d <= 0 {
 		return ctx.Err() == nil
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"path"
 	"slices"
@@ -30,298 +31,6 @@ const defaultWorkDir = "/root"
 
 // defaultPath is the PATH every command starts with [guess].
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-// wordPart is a piece of a word: literal text, or a variable expansion.
-type wordPart struct {
-	text    string
-	varName string // non-empty for "$NAME", "${NAME}" and "$?"
-	quoted  bool   // from inside quotes: never split into fields
-}
-
-type word []wordPart
-
-// Redirection targets.
-const (
-	toStdout = 1
-	toStderr = 2
-	toNull   = 3
-)
-
-// redirect is "[n]>&m", "[n]>FILE" or "&>FILE" (fd 0 means both 1 and 2).
-type redirect struct {
-	fd     int
-	dup    int  // 1 or 2 for ">&m"
-	file   bool // a file: /dev/stdout and /dev/stderr, or anything else (discarded)
-	target word
-}
-
-// command is one simple command of a script.
-type command struct {
-	words  []word
-	redirs []redirect
-	// op joins it to the previous command: "" (";" or a newline), "&&"
-	// or "||".
-	op string
-	// line is the script line the command starts on (1-based); logical is
-	// the line its list began on (what a syntax error stops).
-	line, logical int
-}
-
-// syntaxError is bash's refusal of a line: nothing from that line on runs.
-type syntaxError struct {
-	logical int
-	msg     string
-}
-
-// parseScript splits a script into commands. Newlines, ";", "&&" and "||"
-// outside quotes separate commands; words are split on blanks; single
-// quotes keep everything literal; double quotes keep everything literal
-// except "$" expansions and the backslash before \ " $ and `; an unquoted
-// backslash escapes the next character (a backslash-newline is dropped); an
-// unquoted "#" at the start of a word comments out the rest of the line.
-func parseScript(src string) ([]command, *syntaxError) {
-	var (
-		cmds    []command
-		cur     command
-		words   []word
-		w       word
-		lit     strings.Builder
-		inWord  bool
-		line    = 1
-		logical = 1
-		pending *redirect
-		nextOp  string
-	)
-	rs := []rune(src)
-	flushLit := func() {
-		if lit.Len() > 0 {
-			w = append(w, wordPart{text: lit.String()})
-			lit.Reset()
-		}
-	}
-	endWord := func() {
-		flushLit()
-		if inWord {
-			if pending != nil {
-				pending.target = w
-				cur.redirs = append(cur.redirs, *pending)
-				pending = nil
-			} else {
-				words = append(words, w)
-			}
-		}
-		w, inWord = nil, false
-	}
-	endCmd := func(op string) *syntaxError {
-		endWord()
-		if pending != nil {
-			return &syntaxError{logical: logical, msg: fmt.Sprintf("bash: -c: line %d: syntax error near unexpected token `newline'", line)}
-		}
-		if len(words) == 0 && len(cur.redirs) == 0 {
-			if op != "" {
-				return &syntaxError{logical: logical, msg: fmt.Sprintf("bash: -c: line %d: syntax error near unexpected token `%s'", line, op)}
-			}
-			return nil // an empty command: a blank line or a stray ";"
-		}
-		cur.words, cur.op = words, nextOp
-		cmds = append(cmds, cur)
-		cur, words, nextOp = command{line: line, logical: logical}, nil, op
-		return nil
-	}
-	cur = command{line: 1, logical: 1}
-	startWord := func() {
-		if !inWord {
-			inWord = true
-			if len(words) == 0 && len(cur.redirs) == 0 && pending == nil {
-				cur.line = line
-			}
-		}
-	}
-	// expansion parses a "$..." at rs[i] (rs[i] == '$'); it returns the
-	// part and the index of its last rune, or ok false for a literal "$".
-	expansion := func(i int, quoted bool) (wordPart, int, bool) {
-		if i+1 >= len(rs) {
-			return wordPart{}, i, false
-		}
-		switch c := rs[i+1]; {
-		case c == '?':
-			return wordPart{varName: "?", quoted: quoted}, i + 1, true
-		case c == '{':
-			j := i + 2
-			for j < len(rs) && isNameRune(rs[j], j == i+2) {
-				j++
-			}
-			if j < len(rs) && rs[j] == '}' && j > i+2 {
-				return wordPart{varName: string(rs[i+2 : j]), quoted: quoted}, j, true
-			}
-		case isNameRune(c, true):
-			j := i + 1
-			for j < len(rs) && isNameRune(rs[j], j == i+1) {
-				j++
-			}
-			return wordPart{varName: string(rs[i+1 : j]), quoted: quoted}, j - 1, true
-		}
-		return wordPart{}, i, false
-	}
-	for i := 0; i < len(rs); i++ {
-		c := rs[i]
-		switch {
-		case c == '\'':
-			startWord()
-			flushLit()
-			j := i + 1
-			for j < len(rs) && rs[j] != '\'' {
-				if rs[j] == '\n' {
-					line++
-				}
-				j++
-			}
-			if j == len(rs) {
-				return cmds, &syntaxError{logical: logical, msg: fmt.Sprintf("bash: -c: line %d: unexpected EOF while looking for matching `''", line)}
-			}
-			w = append(w, wordPart{text: string(rs[i+1 : j]), quoted: true})
-			i = j
-		case c == '"':
-			startWord()
-			flushLit()
-			var q strings.Builder
-			j := i + 1
-			for ; j < len(rs) && rs[j] != '"'; j++ {
-				switch {
-				case rs[j] == '\\' && j+1 < len(rs) && strings.ContainsRune("\\\"$`\n", rs[j+1]):
-					j++
-					if rs[j] != '\n' {
-						q.WriteRune(rs[j])
-					} else {
-						line++
-					}
-				case rs[j] == '$':
-					if p, end, ok := expansion(j, true); ok {
-						w = append(w, wordPart{text: q.String(), quoted: true})
-						q.Reset()
-						w = append(w, p)
-						j = end
-						continue
-					}
-					q.WriteRune('$')
-				default:
-					if rs[j] == '\n' {
-						line++
-					}
-					q.WriteRune(rs[j])
-				}
-			}
-			if j == len(rs) {
-				return cmds, &syntaxError{logical: logical, msg: fmt.Sprintf("bash: -c: line %d: unexpected EOF while looking for matching `\"'", line)}
-			}
-			w = append(w, wordPart{text: q.String(), quoted: true})
-			i = j
-		case c == '\\':
-			if i+1 < len(rs) {
-				i++
-				if rs[i] == '\n' { // a line continuation
-					line++
-					continue
-				}
-				startWord()
-				lit.WriteRune(rs[i])
-			}
-		case c == '$':
-			startWord()
-			if p, end, ok := expansion(i, false); ok {
-				flushLit()
-				w = append(w, p)
-				i = end
-			} else {
-				lit.WriteRune('$')
-			}
-		case c == '#' && !inWord:
-			for i+1 < len(rs) && rs[i+1] != '\n' {
-				i++
-			}
-		case c == '\n' || c == ';':
-			if err := endCmd(""); err != nil {
-				return cmds, err
-			}
-			if c == '\n' {
-				line++
-				if nextOp == "" { // after "&&" or "||" the list goes on
-					logical = line
-				}
-				cur.line, cur.logical = line, logical
-			}
-		case (c == '&' || c == '|') && i+1 < len(rs) && rs[i+1] == c:
-			op := string([]rune{c, c})
-			i++
-			if err := endCmd(op); err != nil {
-				return cmds, err
-			}
-		case c == '>' || c == '<' || (c == '&' && i+1 < len(rs) && rs[i+1] == '>'):
-			if pending != nil {
-				return cmds, &syntaxError{logical: logical, msg: fmt.Sprintf("bash: -c: line %d: syntax error near unexpected token `%c'", line, c)}
-			}
-			r := redirect{fd: 1}
-			if c == '<' {
-				r.fd = -1 // input: ignored (no stdin)
-			}
-			switch {
-			case c == '&':
-				r.fd = 0
-				i++
-			case inWord && len(w) == 0 && (lit.String() == "1" || lit.String() == "2"):
-				// "2>" and "1>": the digit right before ">" is the fd.
-				r.fd = int(lit.String()[0] - '0')
-				lit.Reset()
-				inWord = false
-			default:
-				endWord()
-			}
-			if i+1 < len(rs) && rs[i+1] == '>' && c != '<' {
-				i++ // ">>" appends: the same to a mock without files
-			}
-			if c != '&' && r.fd > 0 && i+1 < len(rs) && rs[i+1] == '&' {
-				j := i + 2
-				if j < len(rs) && (rs[j] == '1' || rs[j] == '2') && (j+1 == len(rs) || strings.ContainsRune(" \t\r\n;&|", rs[j+1])) {
-					r.dup = int(rs[j] - '0')
-					cur.redirs = append(cur.redirs, r)
-					i = j
-					continue
-				}
-				return cmds, &syntaxError{logical: logical, msg: fmt.Sprintf("bash: -c: line %d: syntax error near unexpected token `&'", line)}
-			}
-			r.file = true
-			pending = &r
-		case c == ' ' || c == '\t' || c == '\r':
-			endWord()
-		default:
-			startWord()
-			lit.WriteRune(c)
-		}
-	}
-	if err := endCmd(""); err != nil {
-		return cmds, err
-	}
-	if nextOp != "" {
-		return cmds, &syntaxError{logical: logical, msg: fmt.Sprintf("bash: -c: line %d: syntax error: unexpected end of file", line)}
-	}
-	return cmds, nil
-}
-
-func isNameRune(r rune, first bool) bool {
-	return r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (!first && r >= '0' && r <= '9')
-}
-
-func validName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		if !isNameRune(r, i == 0) {
-			return false
-		}
-	}
-	return true
-}
 
 // Why a script stopped before finishing.
 var (
@@ -388,37 +97,171 @@ type capped struct {
 	truncated bool
 }
 
-// interp runs a script against the mock's model of a sandbox.
-type interp struct {
-	// reachable decides probe/curl; alive reports whether the sandbox still
-	// runs (checked before every command).
-	reachable func(host string) bool
-	alive     func() bool
-	// output receives what the script writes (after capping).
-	output func(stderr bool, s string)
-	// sig delivers SendSignal's signals (nil: none arrive).
-	sig *signalBox
-
+// sink is an execution's two output streams, shared by every process of
+// its foreground tree. Writes after close (an orphaned child still running
+// after its execution was reported) are dropped.
+type sink struct {
+	mu             sync.Mutex
+	output         func(stderr bool, s string)
 	stdout, stderr capped
-	vars           map[string]string
-	exported       map[string]bool
-	cwd            string
-	lastExit       int
+	closed         bool
+}
+
+func (o *sink) emit(stderr bool, s string) {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	c := &o.stdout
+	if stderr {
+		c = &o.stderr
+	}
+	if room := MaxExecOutputBytes - c.n; len(s) > room {
+		s, c.truncated = s[:max(room, 0)], true
+	}
+	if s == "" || o.closed {
+		return
+	}
+	c.n += len(s)
+	if o.output != nil {
+		o.output(stderr, s)
+	}
+}
+
+func (o *sink) truncated(stderr bool) bool {
+	if o == nil {
+		return true
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if stderr {
+		return o.stderr.truncated
+	}
+	return o.stdout.truncated
+}
+
+// close ends the streams, with a note on stderr when output was dropped.
+func (o *sink) close() {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return
+	}
+	if (o.stdout.truncated || o.stderr.truncated) && o.output != nil {
+		o.output(true, fmt.Sprintf("\n[prime-mock: output truncated at %d bytes]\n", MaxExecOutputBytes))
+	}
+	o.closed = true
+}
+
+// What a file descriptor refers to.
+type fdKind uint8
+
+const (
+	fdClosed fdKind = iota
+	fdStdout        // the execution's stdout stream
+	fdStderr        // the execution's stderr stream
+	fdNull          // /dev/null
+	fdFile          // a file open for writing
+	fdInput         // a file open for reading: its content when opened
+)
+
+type fdEntry struct {
+	kind fdKind
+	file *openFile
+	data []byte
+}
+
+// maxFD bounds the descriptors a script can name (0-9, as bash's
+// redirections write them).
+const maxFD = 10
+
+type fdTable [maxFD]fdEntry
+
+// clone is a copy that holds its own references to open files.
+func (t *fdTable) clone() fdTable {
+	c := *t
+	for _, e := range c {
+		if e.kind == fdFile {
+			e.file.dup()
+		}
+	}
+	return c
+}
+
+func (t *fdTable) closeAll() {
+	for i, e := range t {
+		if e.kind == fdFile {
+			e.file.close()
+		}
+		t[i] = fdEntry{}
+	}
+}
+
+// set stores e (whose file reference it takes over) in fd, closing what
+// was there.
+func (t *fdTable) set(fd int, e fdEntry) {
+	old := t[fd]
+	t[fd] = e
+	if old.kind == fdFile {
+		old.file.close()
+	}
+}
+
+func (t *fdTable) dupOf(fd int) fdEntry {
+	e := t[fd]
+	if e.kind == fdFile {
+		e.file.dup()
+	}
+	return e
+}
+
+func standardFDs() fdTable {
+	var t fdTable
+	t[0], t[1], t[2] = fdEntry{kind: fdInput}, fdEntry{kind: fdStdout}, fdEntry{kind: fdStderr}
+	return t
+}
+
+// interp is one shell process: it runs a script against the mock's model
+// of a sandbox (its machine: file system and process table).
+type interp struct {
+	m    *machine
+	proc *process
+	out  *sink
+	fds  fdTable
+
+	vars     map[string]string
+	exported map[string]bool
+	cwd      string
+	lastExit int
+	// shellPID is "$$": the pid of the shell (a subshell keeps its
+	// parent's, as in bash); lastBg is "$!".
+	shellPID, lastBg uint32
 	// traps maps "TERM" and "EXIT" to their action; "" ignores the signal,
 	// an absent key is the default disposition.
 	traps       map[string]string
 	pendingTrap bool
 	// cmdEnv is the temporary environment of "NAME=value command".
 	cmdEnv map[string]string
-	// redir maps fd 1 and 2 of the running command to their target.
-	redir [3]int
-	depth int
+	depth  int
 }
 
-// newInterp prepares a shell with an exported environment and a working
-// directory (relative ones are resolved against defaultWorkDir).
+// newInterp prepares a shell process on a machine of its own (for tests of
+// the language), with an exported environment and a working directory.
 func newInterp(env map[string]string, cwd string) *interp {
-	in := &interp{vars: map[string]string{}, exported: map[string]bool{}, traps: map[string]string{}}
+	m := newMachine(newFileSystem(newBlobStore(), "prime-mock", nil))
+	return m.shell(m.spawn(0, true), &sink{}, standardFDs(), env, cwd)
+}
+
+// shell prepares a shell process p with an exported environment and a
+// working directory (relative ones are resolved against defaultWorkDir).
+// It takes over fds.
+func (m *machine) shell(p *process, out *sink, fds fdTable, env map[string]string, cwd string) *interp {
+	in := &interp{m: m, proc: p, out: out, fds: fds, vars: map[string]string{}, exported: map[string]bool{},
+		traps: map[string]string{}, shellPID: p.pid}
 	for k, v := range map[string]string{"HOME": defaultWorkDir, "PATH": defaultPath} {
 		in.vars[k], in.exported[k] = v, true
 	}
@@ -427,8 +270,28 @@ func newInterp(env map[string]string, cwd string) *interp {
 	}
 	in.cwd = resolveDir(defaultWorkDir, cwd)
 	in.vars["PWD"], in.exported["PWD"] = in.cwd, true
-	in.redir = [3]int{0, toStdout, toStderr}
 	return in
+}
+
+// fork is a copy of the shell for a child process p (a subshell, or the
+// process an external command runs in): variables, working directory,
+// descriptors; traps that ignore a signal are kept, others reset (bash).
+func (in *interp) fork(p *process) *interp {
+	c := &interp{
+		m: in.m, proc: p, out: in.out, fds: in.fds.clone(),
+		vars: maps.Clone(in.vars), exported: maps.Clone(in.exported), cwd: in.cwd,
+		lastExit: in.lastExit, shellPID: in.shellPID, lastBg: in.lastBg, traps: map[string]string{},
+		depth: in.depth,
+	}
+	for k, v := range in.traps {
+		if v == "" && k != "EXIT" {
+			c.traps[k] = v
+		}
+	}
+	for k, v := range in.cmdEnv {
+		c.vars[k], c.exported[k] = v, true
+	}
+	return c
 }
 
 func resolveDir(base, dir string) string {
@@ -439,6 +302,14 @@ func resolveDir(base, dir string) string {
 		dir = base + "/" + dir
 	}
 	return path.Clean(dir)
+}
+
+// abs resolves a path the script names against its working directory.
+func (in *interp) abs(p string) string {
+	if strings.HasPrefix(p, "/") {
+		return path.Clean(p)
+	}
+	return path.Clean(in.cwd + "/" + p)
 }
 
 // outcome is how a script ended.
@@ -456,63 +327,78 @@ type stopScript struct {
 }
 
 func (in *interp) write(fd int, s string) {
-	if s == "" {
+	if s == "" || fd < 0 || fd >= maxFD {
 		return
 	}
-	switch in.redir[fd] {
-	case toNull:
-		return
-	case toStdout:
-		in.emit(false, s)
-	case toStderr:
-		in.emit(true, s)
+	switch e := in.fds[fd]; e.kind {
+	case fdStdout:
+		in.out.emit(false, s)
+	case fdStderr:
+		in.out.emit(true, s)
+	case fdFile:
+		_ = e.file.write([]byte(s))
 	}
 }
 
-// full reports whether writing to fd is pointless: its target is discarded
-// or already truncated.
+func (in *interp) writeBytes(fd int, b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	if e := in.fds[fd]; e.kind == fdFile {
+		_ = e.file.write(b)
+		return
+	}
+	in.write(fd, string(b))
+}
+
+// full reports whether writing to fd is pointless: its target is discarded,
+// already truncated or a file at its size limit.
 func (in *interp) full(fd int) bool {
-	switch in.redir[fd] {
-	case toStdout:
-		return in.stdout.truncated
-	case toStderr:
-		return in.stderr.truncated
+	switch e := in.fds[fd]; e.kind {
+	case fdStdout:
+		return in.out.truncated(false)
+	case fdStderr:
+		return in.out.truncated(true)
+	case fdFile:
+		return e.file.full()
 	}
 	return true
 }
 
-func (in *interp) emit(stderr bool, s string) {
-	c := &in.stdout
-	if stderr {
-		c = &in.stderr
+// stdin is what the command reads: the file redirected to fd 0, or nothing.
+func (in *interp) stdin() []byte {
+	if e := in.fds[0]; e.kind == fdInput {
+		return e.data
 	}
-	if room := MaxExecOutputBytes - c.n; len(s) > room {
-		s, c.truncated = s[:max(room, 0)], true
-	}
-	if s == "" {
-		return
-	}
-	c.n += len(s)
-	if in.output != nil {
-		in.output(stderr, s)
-	}
+	return nil
 }
 
 func (in *interp) errorf(format string, args ...any) { in.write(2, fmt.Sprintf(format, args...)) }
 
-// run executes the script, then its EXIT trap. It returns how it ended, or
-// errExecTimeout when ctx's deadline passed, errVanished when the sandbox
-// stopped running, or ctx's error when the caller went away.
+// run executes the script, then its EXIT trap, and closes the streams. It
+// returns how it ended, or errExecTimeout when ctx's deadline passed,
+// errVanished when the sandbox stopped running, or ctx's error when the
+// caller went away.
 func (in *interp) run(ctx context.Context, script string) (outcome, error) {
-	defer in.finish()
-	st := in.protected(ctx, script)
+	defer in.out.close()
+	return in.program(ctx, func() { in.runScript(ctx, script) })
+}
+
+// program runs body as this process's program, then its EXIT trap; the
+// process then ends (its descriptors are closed, it leaves the table).
+func (in *interp) program(ctx context.Context, body func()) (outcome, error) {
+	defer func() {
+		in.fds.closeAll()
+		in.m.exit(in.proc)
+	}()
+	st := in.protected(body)
 	if st.err != nil || st.out.signal != "" {
 		return st.out, st.err
 	}
 	if action, ok := in.traps["EXIT"]; ok && action != "" {
 		delete(in.traps, "EXIT")
 		in.lastExit = st.out.exit
-		trap := in.protected(ctx, action)
+		trap := in.protected(func() { in.runScript(ctx, action) })
 		// The trap keeps the script's status unless it exits, fails or is
 		// signalled itself.
 		if trap.stopped {
@@ -522,9 +408,9 @@ func (in *interp) run(ctx context.Context, script string) (outcome, error) {
 	return st.out, nil
 }
 
-// protected runs a script and turns the interpreter's unwinding into a
-// result; stopped reports an "exit", a signal or an error.
-func (in *interp) protected(ctx context.Context, script string) (st stopScript) {
+// protected runs body and turns the interpreter's unwinding into a result;
+// stopped reports an "exit", a signal or an error.
+func (in *interp) protected(body func()) (st stopScript) {
 	defer func() {
 		if r := recover(); r != nil {
 			s, ok := r.(stopScript)
@@ -535,21 +421,12 @@ func (in *interp) protected(ctx context.Context, script string) (st stopScript) 
 			st = s
 		}
 	}()
-	in.runScript(ctx, script)
+	body()
 	return stopScript{out: outcome{exit: in.lastExit}}
 }
 
-func (in *interp) finish() {
-	if in.stdout.truncated || in.stderr.truncated {
-		note := fmt.Sprintf("\n[prime-mock: output truncated at %d bytes]\n", MaxExecOutputBytes)
-		if in.output != nil {
-			in.output(true, note)
-		}
-	}
-}
-
-// runScript runs commands until the end, "exit", a signal or an error
-// (the last three unwind with a stopScript panic).
+// runScript parses and runs a script until the end, "exit", a signal or an
+// error (the last three unwind with a stopScript panic).
 func (in *interp) runScript(ctx context.Context, script string) {
 	in.depth++
 	defer func() { in.depth-- }()
@@ -557,22 +434,38 @@ func (in *interp) runScript(ctx context.Context, script string) {
 		in.errorf("bash: maximum trap nesting level exceeded\n")
 		panic(stopScript{out: outcome{exit: 2}})
 	}
-	cmds, synErr := parseScript(script)
-	for _, c := range cmds {
-		if synErr != nil && c.logical >= synErr.logical {
+	list, synErr := parseScript(script)
+	in.runList(ctx, list, synErr)
+	if synErr != nil {
+		in.errorf("%s\n", synErr.msg)
+		panic(stopScript{out: outcome{exit: 2}})
+	}
+}
+
+// runList runs and-or lists, up to the line of a syntax error.
+func (in *interp) runList(ctx context.Context, list []andOr, synErr *syntaxError) {
+	for _, ao := range list {
+		if synErr != nil && ao.logical >= synErr.logical {
 			break
 		}
+		if ao.async {
+			in.checkpoint(ctx)
+			in.lastExit = in.background(ao)
+			in.checkpoint(ctx)
+			continue
+		}
+		in.runAndOr(ctx, ao)
+	}
+}
+
+func (in *interp) runAndOr(ctx context.Context, ao andOr) {
+	for _, c := range ao.cmds {
 		if (c.op == "&&" && in.lastExit != 0) || (c.op == "||" && in.lastExit == 0) {
 			continue
 		}
 		in.checkpoint(ctx)
-		in.lastExit = in.command(ctx, c)
+		in.lastExit = in.command(ctx, c, false)
 		in.checkpoint(ctx)
-	}
-	if synErr != nil {
-		in.redir = [3]int{0, toStdout, toStderr}
-		in.errorf("%s\n", synErr.msg)
-		panic(stopScript{out: outcome{exit: 2}})
 	}
 }
 
@@ -583,16 +476,10 @@ func (in *interp) checkpoint(ctx context.Context) {
 	if ctx.Err() != nil {
 		panic(stopScript{err: ctxErr(ctx)})
 	}
-	if in.alive != nil && !in.alive() {
+	if !in.m.alive() {
 		panic(stopScript{err: errVanished})
 	}
-	for {
-		sig := in.sig.take()
-		if sig == "" {
-			break
-		}
-		in.deliver(sig)
-	}
+	in.takeSignals()
 	if in.pendingTrap {
 		in.pendingTrap = false
 		if action := in.traps["TERM"]; action != "" {
@@ -600,6 +487,16 @@ func (in *interp) checkpoint(ctx context.Context) {
 			in.runScript(ctx, action)
 			in.lastExit = saved
 		}
+	}
+}
+
+func (in *interp) takeSignals() {
+	for {
+		sig := in.proc.sig.take()
+		if sig == "" {
+			return
+		}
+		in.deliver(sig)
 	}
 }
 
@@ -630,10 +527,19 @@ func ctxErr(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// lookup is a variable's value ("$?" included); unset is empty.
+// lookup is a parameter's value ("$?", "$$" and "$!" included); unset is
+// empty.
 func (in *interp) lookup(name string) string {
-	if name == "?" {
+	switch name {
+	case "?":
 		return strconv.Itoa(in.lastExit)
+	case "$":
+		return strconv.FormatUint(uint64(in.shellPID), 10)
+	case "!":
+		if in.lastBg == 0 {
+			return ""
+		}
+		return strconv.FormatUint(uint64(in.lastBg), 10)
 	}
 	return in.vars[name]
 }
@@ -712,33 +618,34 @@ func assignment(w word) (string, word, bool) {
 	return name, value, true
 }
 
-// command runs one simple command and returns its exit code.
-func (in *interp) command(ctx context.Context, c command) int {
-	in.redir = [3]int{0, toStdout, toStderr}
-	for _, r := range c.redirs {
-		target := 0
-		switch {
-		case r.fd < 0:
-			continue
-		case r.dup != 0:
-			target = in.redir[r.dup]
-		case r.file:
-			switch in.expandOne(r.target) {
-			case "/dev/stdout":
-				target = toStdout
-			case "/dev/stderr":
-				target = toStderr
-			default:
-				target = toNull // no filesystem: what goes to a file is dropped
+// command runs one command and returns its exit code. With exec set, the
+// command is the last thing its process does (an asynchronous list's only
+// command): an external command or a subshell then runs in this process
+// instead of a child, as bash execs it.
+func (in *interp) command(ctx context.Context, c command, exec bool) int {
+	if c.negate {
+		c.negate = false
+		if in.command(ctx, c, exec) == 0 {
+			return 1
+		}
+		return 0
+	}
+	if len(c.redirs) > 0 {
+		saved := in.fds
+		in.fds = saved.clone()
+		defer func() {
+			in.fds.closeAll()
+			in.fds = saved
+		}()
+		for _, r := range c.redirs {
+			if !in.redirect(c.line, r) {
+				return 1
 			}
 		}
-		if r.fd == 0 {
-			in.redir[1], in.redir[2] = target, target
-		} else {
-			in.redir[r.fd] = target
-		}
 	}
-	defer func() { in.redir = [3]int{0, toStdout, toStderr} }()
+	if c.isSub {
+		return in.subshell(ctx, c, exec)
+	}
 
 	words := c.words
 	in.cmdEnv = nil
@@ -768,7 +675,17 @@ func (in *interp) command(ctx context.Context, c command) int {
 		}
 		defer func() { in.cmdEnv = nil }()
 	}
-	return in.builtin(ctx, c.line, argv)
+	return in.simple(ctx, c.line, argv, exec)
+}
+
+// simple runs a simple command: a builtin in this process, or one of the
+// commands that start a program (sh, bash, nohup, setsid) in a child
+// process, or in this one when exec is set.
+func (in *interp) simple(ctx context.Context, line int, argv []string, exec bool) int {
+	if startsProgram(argv[0]) {
+		return in.external(ctx, line, argv, exec)
+	}
+	return in.builtin(ctx, line, argv)
 }
 
 // builtin runs a command by name.
@@ -851,8 +768,15 @@ func (in *interp) builtin(ctx context.Context, line int, argv []string) int {
 		if dir == "" {
 			return 0
 		}
-		// No filesystem: every directory exists.
-		in.cwd = resolveDir(in.cwd, dir)
+		target := resolveDir(in.cwd, dir)
+		if fi, err := in.m.fs.stat(target, true); err != nil || !fi.IsDir() {
+			if err == nil {
+				err = errNotDir
+			}
+			in.errorf("bash: line %d: cd: %s: %v\n", line, dir, err)
+			return 1
+		}
+		in.cwd = target
 		in.vars["PWD"] = in.cwd
 		return 0
 	case "export":
@@ -861,6 +785,11 @@ func (in *interp) builtin(ctx context.Context, line int, argv []string) int {
 		return in.printenv(args)
 	case "trap":
 		return in.trap(line, args)
+	case "kill":
+		return in.kill(line, args)
+	}
+	if run := fileCommand(name); run != nil {
+		return run(in, line, args)
 	}
 	in.errorf("bash: line %d: %s: command not found\n", line, name)
 	return 127
@@ -876,7 +805,7 @@ func (in *interp) sleep(ctx context.Context, args []string) int {
 		in.errorf("sleep: invalid time interval %q\n", args[0])
 		return 1
 	}
-	t := time.NewTimer(d)
+	t := time.NewTimer(in.m.scaleSleep(d))
 	defer t.Stop()
 	for {
 		select {
@@ -884,14 +813,8 @@ func (in *interp) sleep(ctx context.Context, args []string) int {
 			return 0
 		case <-ctx.Done():
 			panic(stopScript{err: ctxErr(ctx)})
-		case <-in.sig.wakeC():
-			for {
-				sig := in.sig.take()
-				if sig == "" {
-					break
-				}
-				in.deliver(sig)
-			}
+		case <-in.proc.sig.wakeC():
+			in.takeSignals()
 		}
 	}
 }
@@ -1007,7 +930,7 @@ func (in *interp) trap(line int, args []string) int {
 // connect is the outcome of opening a connection to host: exit 0, or curl's
 // "couldn't connect" exit 7.
 func (in *interp) connect(host string) int {
-	if in.reachable != nil && in.reachable(host) {
+	if in.m.reachable(host) {
 		return 0
 	}
 	in.errorf("curl: (7) Failed to connect to %s port 443 after 0 ms: Couldn't connect to server\n", host)

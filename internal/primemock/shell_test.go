@@ -22,39 +22,63 @@ func TestParseScript(t *testing.T) {
 		{"  \n;; echo x  \n", "[echo x]"},
 		{"echo x >&2", "[echo x]>"},
 		{"a&&b", "[a] &&[b]"},
-		{"echo a&b", "[echo a&b]"},
+		{"echo a&b", "[echo a]& [b]"},
+		{"echo a|b", "[echo a|b]"},
+		{"(a; b) > f 2> g; c", "([a] [b])> [c]"},
+		{"nohup sh -c 'x' < /dev/null > /dev/null 2>&1 &", "[nohup sh -c x]>&"},
+		{"a && b &\nc", "[a] &&[b]& [c]"},
+		{"echo $$ $! $?", "[echo $ ! ?]"},
 		{"echo a # comment\n#only\necho b#c", "[echo a] [echo b#c]"},
 		{"a &&\n b", "[a] &&[b]"},
 		{"echo 'it''s'", "[echo its]"},
+		{"(\n a\n ( b ) ) && c", "([a] ([b])) &&[c]"},
 	} {
-		cmds, err := parseScript(tc.src)
+		list, err := parseScript(tc.src)
 		if err != nil {
 			t.Errorf("parseScript(%q): %s", tc.src, err.msg)
 			continue
 		}
-		var parts []string
-		for _, c := range cmds {
-			var words []string
-			for _, w := range c.words {
-				var b strings.Builder
-				for _, p := range w {
-					b.WriteString(p.text)
+		if got := formatList(list); got != tc.want {
+			t.Errorf("parseScript(%q) = %s, want %s", tc.src, got, tc.want)
+		}
+	}
+}
+
+// formatList renders parsed lists for TestParseScript: words in brackets
+// (expansions by name), an operator before the command it joins, ">" after
+// a command with redirections, "&" after a background list, "(...)" for a
+// subshell.
+func formatList(list []andOr) string {
+	var parts []string
+	for _, ao := range list {
+		for i, c := range ao.cmds {
+			var p string
+			if c.isSub {
+				p = "(" + formatList(c.sub) + ")"
+			} else {
+				var words []string
+				for _, w := range c.words {
+					var b strings.Builder
+					for _, part := range w {
+						b.WriteString(part.text + part.varName)
+					}
+					words = append(words, b.String())
 				}
-				words = append(words, b.String())
+				p = fmt.Sprint(words)
 			}
-			p := fmt.Sprint(words)
 			if c.op != "" {
 				p = c.op + p
 			}
 			if len(c.redirs) > 0 {
 				p += ">"
 			}
+			if ao.async && i == len(ao.cmds)-1 {
+				p += "&"
+			}
 			parts = append(parts, p)
 		}
-		if got := strings.Join(parts, " "); got != tc.want {
-			t.Errorf("parseScript(%q) = %s, want %s", tc.src, got, tc.want)
-		}
 	}
+	return strings.Join(parts, " ")
 }
 
 // runScript runs a script in a fresh interpreter with a reachability rule,
@@ -62,10 +86,9 @@ func TestParseScript(t *testing.T) {
 func runScript(t *testing.T, script string, timeout time.Duration, env map[string]string, cwd string) (string, string, outcome, error) {
 	t.Helper()
 	in := newInterp(env, cwd)
-	in.reachable = func(host string) bool { return host == "ok.example" || host == "10.0.0.1" }
-	in.alive = func() bool { return true }
+	in.m.hooks.reachable = func(host string) bool { return host == "ok.example" || host == "10.0.0.1" }
 	var stdout, stderr strings.Builder
-	in.output = func(isErr bool, s string) {
+	in.out.output = func(isErr bool, s string) {
 		if isErr {
 			stderr.WriteString(s)
 		} else {
@@ -119,7 +142,7 @@ func TestShellLanguage(t *testing.T) {
 		{"false", "", "", 1},
 		{"false; echo $?", "1\n", "", 0},
 		// Unknown commands.
-		{"ls -la /", "", fmt.Sprintf(notFound, 1, "ls"), 127},
+		{"pip install -r x", "", fmt.Sprintf(notFound, 1, "pip"), 127},
 		{"echo a\n  uname -a; echo $?", "a\n127\n", fmt.Sprintf(notFound, 2, "uname"), 0},
 		{"nosuch || echo recovered", "recovered\n", fmt.Sprintf(notFound, 1, "nosuch"), 0},
 		// Variables: bare, braced, in double quotes, not in single quotes.
@@ -133,7 +156,8 @@ func TestShellLanguage(t *testing.T) {
 		{"for_each=$SPACED; echo \"$for_each\"", "a  b\n", "", 0},
 		// Working directory.
 		{"pwd", "/root\n", "", 0},
-		{"cd /tmp && pwd; cd sub; pwd; cd ..; pwd; cd; pwd; echo $PWD", "/tmp\n/tmp/sub\n/tmp\n/root\n/root\n", "", 0},
+		{"cd /tmp && pwd; mkdir sub; cd sub; pwd; cd ..; pwd; cd; pwd; echo $PWD", "/tmp\n/tmp/sub\n/tmp\n/root\n/root\n", "", 0},
+		{"cd /nowhere; pwd", "/root\n", "bash: line 1: cd: /nowhere: No such file or directory\n", 0},
 		{"cd a b", "", "bash: line 1: cd: too many arguments\n", 1},
 		// Redirections.
 		{"echo gone >/dev/null; echo kept", "kept\n", "", 0},
@@ -187,7 +211,7 @@ func TestShellLimits(t *testing.T) {
 		t.Errorf("discarded repeat: %v", err)
 	}
 	in := newInterp(nil, "")
-	in.alive = func() bool { return false }
+	in.m.hooks.alive = func() bool { return false }
 	if _, err := in.run(context.Background(), "echo x"); !errors.Is(err, errVanished) {
 		t.Errorf("a stopped sandbox: %v", err)
 	}
@@ -225,14 +249,13 @@ func TestShellSignals(t *testing.T) {
 		{"trap 'echo bye' EXIT; echo ready; sleep 3600", []string{sigKILL}, "", 137, sigKILL},
 	} {
 		in := newInterp(nil, "")
-		in.sig = newSignalBox()
 		var stdout strings.Builder
-		in.output = func(isErr bool, s string) {
+		in.out.output = func(isErr bool, s string) {
 			switch {
 			case isErr:
 			case s == "ready\n":
 				for _, sig := range tc.signals {
-					in.sig.send(sig)
+					in.proc.sig.send(sig)
 				}
 			default:
 				stdout.WriteString(s)

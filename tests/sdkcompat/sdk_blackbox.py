@@ -35,8 +35,11 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import mimetypes
+import os
 import random
 import re
+import shlex
 import socket
 import sys
 import time
@@ -433,6 +436,47 @@ CommandResponseModel = Model("CommandResponse", [
 ])
 
 
+# models.py FileUploadResponse (upload_file / upload_bytes).
+FileUploadResponseModel = Model("FileUploadResponse", [
+    Field("success", t_bool),
+    Field("path", t_str),
+    Field("size", t_int),
+    Field("timestamp", t_datetime),
+])
+
+# models.py ReadFileResponse: VMs omit the window keys (they default to None).
+ReadFileResponseModel = Model("ReadFileResponse", [
+    Field("content", t_str),
+    Field("size", t_int),
+    Field("total_size", t_optional(t_int), default=None),
+    Field("offset", t_optional(t_int), default=None),
+    Field("truncated", t_optional(t_bool), default=None),
+])
+
+# models.py BackgroundJobStatusSnapshot / BackgroundJobStatusLookupError /
+# BatchBackgroundJobStatusResponse (POST /sandbox/background-jobs/status:batchGet).
+JOB_ERROR_CODES = ("NOT_FOUND", "FORBIDDEN", "MANAGED", "NOT_VM", "NOT_RUNNING", "RUNTIME_ERROR")
+BackgroundJobStatusSnapshotModel = Model("BackgroundJobStatusSnapshot", [
+    Field("sandbox_id", t_str),
+    Field("job_id", t_str),
+    Field("completed", t_bool),
+    Field("exit_code", t_optional(t_int), default=None),
+])
+BackgroundJobStatusLookupErrorModel = Model("BackgroundJobStatusLookupError", [
+    Field("sandbox_id", t_str),
+    Field("job_id", t_str),
+    Field("code", t_choice(JOB_ERROR_CODES, "a Literal code")),
+    Field("message", t_str),
+])
+BatchBackgroundJobStatusResponseModel = Model("BatchBackgroundJobStatusResponse", [
+    Field("statuses", t_list(BackgroundJobStatusSnapshotModel)),
+    Field("errors", t_list(BackgroundJobStatusLookupErrorModel)),
+])
+
+# sandbox.py JOB_OUTPUT_TAIL_BYTES: the tail get_background_job reads of each log.
+JOB_OUTPUT_TAIL_BYTES = 10 * 1024 * 1024
+
+
 def validate_auth(data: Any, loc: str = "auth") -> Dict[str, Any]:
     """The auth answer is a raw dict in the SDK (no model); what it touches:
 
@@ -702,6 +746,38 @@ def network_update_payload(allow: Optional[List[str]] = None,
         return {"allowlist": None, "denylist": []} if allow is not None else {"allowlist": [], "denylist": None}
     return {"allowlist": entries if allow is not None else None,
             "denylist": entries if deny is not None else None}
+
+
+def httpx_multipart(field: str, filename: str, content: bytes) -> Tuple[bytes, str]:
+    """The body and Content-Type httpx builds for files={field: (filename, content)}:
+    a random 32-hex boundary, one part with Content-Disposition and the
+    content type mimetypes guesses from the file name (application/octet-stream
+    when it cannot)."""
+    boundary = os.urandom(16).hex()
+    ctype = mimetypes.guess_type(filename)[0] or "application/octet-stream"
+    head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"{field}\"; filename=\"{filename}\"\r\n"
+            f"Content-Type: {ctype}\r\n\r\n").encode()
+    body = head + content + f"\r\n--{boundary}--\r\n".encode()
+    return body, f"multipart/form-data; boundary={boundary}"
+
+
+def background_job_command(job_id: str, command: str, working_dir: Optional[str] = None,
+                           env: Optional[Dict[str, str]] = None) -> str:
+    """sandbox.py start_background_job: the one command it sends (timeout 30)."""
+    env_prefix = ""
+    if env:
+        exports = [f"export {k}={shlex.quote(v)}" for k, v in env.items()]
+        env_prefix = "; ".join(exports)
+        if env_prefix:
+            env_prefix += "; "
+    dir_prefix = f"cd {shlex.quote(working_dir)} && " if working_dir else ""
+    command_body = f"{env_prefix}{dir_prefix}{command}"
+    sh_command = (
+        f"({command_body}) > {shlex.quote(f'/tmp/job_{job_id}.stdout.log')} "
+        f"2> {shlex.quote(f'/tmp/job_{job_id}.stderr.log')}; "
+        f"echo $? > {shlex.quote(f'/tmp/job_{job_id}.exit')}"
+    )
+    return f"nohup sh -c {shlex.quote(sh_command)} < /dev/null > /dev/null 2>&1 &"
 
 
 # ---------------------------------------------------------------------------
@@ -1310,6 +1386,203 @@ class Run:
         self.expect(_gateway_error(r) is not None, ck, f"{r.describe()}: the refusal should be a gateway error object")
         self.ok(ck, f"HTTP {r.status} {_gateway_error(r)}")
 
+    # -- files and background jobs -------------------------------------------
+
+    def gateway_base(self, key: str) -> str:
+        auth = self.ctx[f"auth_{key}"]
+        return f"{auth['gateway_url'].rstrip('/')}/{auth['user_ns']}/{auth['job_id']}"
+
+    def gateway_headers(self, key: str, content_type: Optional[str] = None) -> Dict[str, str]:
+        h = {"Authorization": f"Bearer {self.ctx[f'auth_{key}']['token']}", "User-Agent": USER_AGENT}
+        if content_type:
+            h["Content-Type"] = content_type
+        return h
+
+    def upload_bytes(self, ck: str, key: str, path: str, content: bytes, filename: str) -> Dict[str, Any]:
+        """sandbox.py upload_bytes: POST {base}/upload?path=&sandbox_id=, multipart files={"file": ...}."""
+        sid = self.ctx[key]["id"]
+        url = f"{self.gateway_base(key)}/upload?{encode_params({'path': path, 'sandbox_id': sid})}"
+        body, ctype = httpx_multipart("file", filename, content)
+        req = urllib.request.Request(url, data=body, method="POST", headers=self.gateway_headers(key, ctype))
+        self.c.requests += 1
+        try:
+            with _OPENER.open(req, timeout=30) as resp:
+                r = Response("POST", url, resp.status, dict(resp.headers), resp.read(), None)
+        except urllib.error.HTTPError as exc:
+            r = Response("POST", url, exc.code, dict(exc.headers or {}), exc.read(), None)
+        self.expect(r.status == 200, ck, f"{r.describe()}: upload_bytes calls raise_for_status(); "
+                                         f"the SDK raises APIError('Upload failed: ...')")
+        try:
+            raw = json.loads(r.body)
+        except ValueError:
+            raise Mismatch(ck, f"[sdk-parse] {r.describe()}: not JSON; FileUploadResponse.model_validate(response.json()) fails") from None
+        out = sdk_parse(FileUploadResponseModel, raw, ck, f"POST {url}", f"{SRC_MODELS} FileUploadResponse")
+        self.expect(out["success"] is True and out["path"] == path and out["size"] == len(content), ck,
+                    f"upload answer {raw}: the SDK's tests assert success and path == the remote path "
+                    f"(size {len(content)} sent)")
+        return out
+
+    def gateway_get(self, key: str, route: str, params: Dict[str, Any]) -> Response:
+        url = f"{self.gateway_base(key)}/{route}?{encode_params(params)}"
+        return self.c.raw("GET", url, headers=self.gateway_headers(key), timeout=30)
+
+    def read_file(self, ck: str, key: str, path: str, offset: Optional[int] = None,
+                  length: Optional[int] = None) -> Optional[Dict[str, Any]]:
+        """sandbox.py read_file: params path[, offset, length] (no sandbox_id); 404 is
+        SandboxFileNotFoundError (returned as None here), 413 SandboxFileTooLargeError."""
+        params: Dict[str, Any] = {"path": path}
+        if offset is not None:
+            params["offset"] = offset
+        if length is not None:
+            params["length"] = length
+        r = self.gateway_get(key, "read-file", params)
+        if r.status == 404:
+            return None
+        self.expect(r.status == 200, ck, f"{r.describe()}: read_file raises APIError on this status")
+        try:
+            raw = json.loads(r.body)
+        except ValueError:
+            raise Mismatch(ck, f"[sdk-parse] {r.describe()}: not JSON") from None
+        return sdk_parse(ReadFileResponseModel, raw, ck, f"GET {r.url}", f"{SRC_MODELS} ReadFileResponse") | {"_raw": raw}
+
+    def execute(self, ck: str, key: str, command: str, timeout: int = 30) -> Tuple[str, str, int]:
+        """execute_command: REST exec for containers, Connect Start for VMs."""
+        if key == "vm":
+            try:
+                events = connect_start(self.gateway_base(key), self.ctx["auth_vm"]["token"],
+                                       encode_start_request(command, {}, None), timeout * 1000)
+            except ConnectError as exc:
+                raise Mismatch(ck, f"[sdk-error] Connect Start: {exc}") from None
+            out = "".join(v.decode("utf-8", "replace") for k, v in events if k == "stdout")
+            err = "".join(v.decode("utf-8", "replace") for k, v in events if k == "stderr")
+            ends = [v for k, v in events if k == "end"]
+            self.expect(bool(ends), ck, "Command stream ended without exit code")
+            return out, err, ends[-1]
+        url = f"{self.gateway_base(key)}/exec"
+        payload = {"command": command, "working_dir": None, "env": {}, "sandbox_id": self.ctx[key]["id"], "timeout": timeout}
+        r = self.c.raw("POST", url, json_body=payload, timeout=timeout + 5,
+                       headers=self.gateway_headers(key, "application/json"))
+        self.expect(r.status == 200, ck, f"{r.describe()}: execute_command needs HTTP 200")
+        out = sdk_parse(CommandResponseModel, json.loads(r.body), ck, f"POST {url}", f"{SRC_MODELS} CommandResponse")
+        return out["stdout"], out["stderr"], out["exit_code"]
+
+    def get_background_job(self, ck: str, key: str, job_id: str) -> Dict[str, Any]:
+        """sandbox.py get_background_job, polled as run_background_job polls it."""
+        deadline = time.monotonic() + self.args.wait_timeout
+        while True:
+            exit_file = self.read_file(ck, key, f"/tmp/job_{job_id}.exit")
+            content = exit_file["content"] if exit_file else ""
+            if content.strip():
+                try:
+                    code = int(content.strip())
+                    break
+                except ValueError:
+                    pass
+            self.expect(time.monotonic() < deadline, ck,
+                        f"job {job_id}'s exit file holds no integer after {self.args.wait_timeout}s ({content!r})")
+            time.sleep(0.05)
+        tails = {}
+        for stream in ("stdout", "stderr"):
+            out = self.read_file(ck, key, f"/tmp/job_{job_id}.{stream}.log",
+                                 offset=-JOB_OUTPUT_TAIL_BYTES, length=JOB_OUTPUT_TAIL_BYTES)
+            tails[stream] = (out["content"], bool(out["truncated"])) if out else ("", False)
+            if out and key == "vm":
+                # VMs ignore offset/length and omit the window keys: detectable as offset None.
+                self.expect(out["offset"] is None and "total_size" not in out["_raw"] and "truncated" not in out["_raw"], ck,
+                            f"VM read-file answered window keys {out['_raw']}; the SDK documents that VM "
+                            f"sandboxes omit total_size/offset/truncated ({SRC_SANDBOX} read_file)")
+            if out and key == "ctr":
+                self.expect(out["offset"] is not None and out["total_size"] is not None and out["truncated"] is not None, ck,
+                            f"container read-file should answer the window keys, got {out['_raw']}")
+        return {"completed": True, "exit_code": code, "stdout": tails["stdout"][0], "stderr": tails["stderr"][0],
+                "stdout_truncated": tails["stdout"][1], "stderr_truncated": tails["stderr"][1]}
+
+    def job_batch(self, ck: str, jobs: List[Tuple[str, str]]) -> Dict[str, Any]:
+        """sandbox.py _request_background_job_status_batch: idempotent POST, timeout 30;
+        HTTP 404/405 means unsupported (a mismatch here: the mock serves it)."""
+        keys = [(s, j) for s, j in jobs]
+        if not keys or len(keys) > 100 or len(set(keys)) != len(keys) or not all(re.fullmatch(r"[0-9A-Fa-f]{8}", j) for _, j in keys):
+            raise ValueError("the SDK only sends 1-100 unique canonical jobs")
+        body = {"jobs": [{"sandbox_id": s, "job_id": j} for s, j in jobs]}
+        try:
+            raw, resp = self.c.request("POST", "/sandbox/background-jobs/status:batchGet", json_body=body,
+                                       idempotent_post=True, check=ck)
+        except SDKError as exc:
+            if "HTTP 404" in exc.message or "HTTP 405" in exc.message:
+                raise Mismatch(ck, f"[sdk-behaviour] {exc.response.describe()}: the SDK reads HTTP 404/405 as "
+                                   f"'batch unsupported' and falls back to per-job reads for good") from None
+            raise Mismatch(ck, f"[sdk-error] {exc.response.describe()}: the SDK raises {exc.kind}({exc.message!r})") from None
+        out = sdk_parse(BatchBackgroundJobStatusResponseModel, raw, ck,
+                        "POST /api/v1/sandbox/background-jobs/status:batchGet",
+                        f"{SRC_MODELS} BatchBackgroundJobStatusResponse")
+        seen = [(x["sandbox_id"], x["job_id"]) for x in out["statuses"] + out["errors"]]
+        self.expect(sorted(seen) == sorted(keys), ck,
+                    f"the batch answered {seen} for {keys}: every job must be in exactly one list "
+                    f"(an omitted one raises 'VM batch status response omitted job')")
+        for st in out["statuses"]:
+            self.expect(not st["completed"] or st["exit_code"] is not None, ck,
+                        f"{st}: 'Completed VM background job omitted exit_code' ({SRC_SANDBOX} get_background_jobs)")
+        return out
+
+    def step_files_jobs(self) -> None:
+        content = "Hello from bytes!\nLine 2\nLine 3\n\U0001f680".encode()
+        for key in ("ctr", "vm"):
+            ck = f"files.upload-{key}"
+            remote = "/tmp/test_upload_bytes.txt"
+            self.upload_bytes(ck, key, remote, content, "test_bytes.txt")
+            out, err, code = self.execute(ck, key, f"cat {remote}; wc -c < {remote}")
+            self.expect(code == 0 and out == content.decode() + f"{len(content)}\n", ck,
+                        f"after the upload, cat and wc -c read {out!r} {err!r} exit {code}")
+            self.ok(ck, f"FileUploadResponse, and the shell reads the {len(content)} bytes")
+
+            ck = f"files.download-{key}"
+            r = self.gateway_get(key, "download", {"path": remote, "sandbox_id": self.ctx[key]["id"]})
+            self.expect(r.status == 200 and r.body == content, ck, f"{r.describe()}: download_file writes response.content")
+            r = self.gateway_get(key, "download", {"path": "/tmp/nonexistent_file.txt", "sandbox_id": self.ctx[key]["id"]})
+            self.expect(r.status >= 400 and r.status not in (401, 409), ck,
+                        f"{r.describe()}: the SDK's test expects APIError for a missing file (not a retried status)")
+            self.ok(ck, f"bytes round-trip; a missing file is HTTP {r.status}")
+
+        ck = "files.read-file-window"
+        ctr = self.read_file(ck, "ctr", "/tmp/test_upload_bytes.txt", offset=-4, length=4)
+        self.expect(ctr is not None and ctr["total_size"] == len(content) and ctr["offset"] == len(content) - 4
+                    and ctr["truncated"] is True and ctr["size"] == 4, ck,
+                    f"container read-file offset=-4 length=4: {ctr and ctr['_raw']}")
+        vm = self.read_file(ck, "vm", "/tmp/test_upload_bytes.txt", offset=-4, length=4)
+        self.expect(vm is not None and vm["content"] == content.decode() and vm["offset"] is None
+                    and vm["size"] == len(content), ck,
+                    f"VM read-file must ignore offset/length and answer the whole file, got {vm and vm['_raw']}")
+        self.expect(self.read_file(ck, "vm", "/tmp/nope.txt") is None, ck, "read-file of a missing file should be 404")
+        self.ok(ck, "containers honour the window; VMs ignore it and omit its keys")
+
+        jobs = {"ctr": "c0ffee01", "vm": "c0ffee02"}
+        for key, job_id in jobs.items():
+            ck = f"jobs.start_background_job-{key}"
+            cmd = background_job_command(job_id, 'echo "job $GREETING"; pwd; echo warn >&2; exit 4',
+                                         working_dir="/tmp", env={"GREETING": "it's here"})
+            out, err, code = self.execute(ck, key, cmd, timeout=30)
+            self.expect(code == 0 and out == "" and err == "", ck,
+                        f"start_background_job's command should return at once with exit 0, got {out!r} {err!r} {code}")
+            st = self.get_background_job(ck, key, job_id)
+            self.expect(st["exit_code"] == 4 and st["stdout"] == "job it's here\n/tmp\n" and st["stderr"] == "warn\n"
+                        and not st["stdout_truncated"], ck, f"get_background_job read {st}")
+            self.ok(ck, f"exit {st['exit_code']}, logs as get_background_job reads them")
+
+        ck = "jobs.get_background_jobs-vm"
+        out = self.job_batch(ck, [(self.ctx["vm"]["id"], jobs["vm"]), (self.ctx["vm"]["id"], "0badf00d")])
+        self.expect(not out["errors"], ck, f"batch errors for a VM's jobs: {out['errors']}")
+        by_job = {x["job_id"]: x for x in out["statuses"]}
+        self.expect(by_job[jobs["vm"]]["completed"] is True and by_job[jobs["vm"]]["exit_code"] == 4, ck,
+                    f"the finished job: {by_job[jobs['vm']]}")
+        self.expect(by_job["0badf00d"]["completed"] is False, ck, f"a job without an exit file: {by_job['0badf00d']}")
+        self.ok(ck, "BatchBackgroundJobStatusResponse: completed with exit_code, and still running")
+
+        ck = "jobs.batch-container-not-vm"
+        out = self.job_batch(ck, [(self.ctx["ctr"]["id"], jobs["ctr"])])
+        self.expect([e["code"] for e in out["errors"]] == ["NOT_VM"], ck,
+                    f"a container's job should be a NOT_VM error (the SDK then raises BatchStatusUnsupportedError), got {out}")
+        self.ok(ck, "NOT_VM")
+
     def check_connect_events(self, ck: str, events: List[Tuple[str, Any]], stdout: str, stderr: str,
                              exit_code: int) -> None:
         """collect_command_session_start_event: stdout/stderr decoded with
@@ -1472,7 +1745,7 @@ class Run:
         print(f"# prime-sandboxes {SDK_VERSION} black-box check against {self.c.base_url} "
               f"(User-Agent {USER_AGENT}, run label {self.label})", flush=True)
         steps = [self.step_create, self.step_wait, self.step_list_get, self.step_egress,
-                 self.step_logs_auth, self.step_errors, self.step_delete, self.step_bulk_delete,
+                 self.step_logs_auth, self.step_files_jobs, self.step_errors, self.step_delete, self.step_bulk_delete,
                  self.step_sdk_default_create]
         for step in steps:
             try:
@@ -1598,6 +1871,27 @@ def self_test() -> int:
     case("set_network deny * mapping", lambda: network_update_payload(deny=["*"]) == {"allowlist": [], "denylist": None} or 1/0, True)
     case("params repeat labels + bool", lambda: encode_params({"page": 1, "labels": ["a", "b"], "is_active": True})
          == "page=1&labels=a&labels=b&is_active=true" or 1/0, True)
+
+    U = FileUploadResponseModel.validate
+    case("upload ok", lambda: U({"success": True, "path": "/tmp/x", "size": 3, "timestamp": "2026-08-20T12:00:00Z"}), True)
+    case("upload size string", lambda: U({"success": True, "path": "/tmp/x", "size": "3", "timestamp": "2026-08-20T12:00:00Z"}), False)
+    case("upload no timestamp", lambda: U({"success": True, "path": "/tmp/x", "size": 3}), False)
+    R = ReadFileResponseModel.validate
+    case("read-file VM shape (SDK _legacy_whole_file)", lambda: R({"content": "x", "size": 1})["offset"] is None or 1/0, True)
+    case("read-file window", lambda: R({"content": "x", "size": 1, "total_size": 9, "offset": 8, "truncated": True}), True)
+    case("read-file content null", lambda: R({"content": None, "size": 0}), False)
+    J = BatchBackgroundJobStatusResponseModel.validate
+    case("job batch SDK fixture", lambda: J({"statuses": [{"sandbox_id": "a", "job_id": "feedface", "completed": True, "exit_code": 7},
+                                                         {"sandbox_id": "b", "job_id": "deadbeef", "completed": False, "exit_code": None}],
+                                            "errors": [{"sandbox_id": "c", "job_id": "cafebabe", "code": "RUNTIME_ERROR", "message": "m"}]}), True)
+    case("job batch exit_code absent", lambda: J({"statuses": [{"sandbox_id": "a", "job_id": "x", "completed": False}], "errors": []}), True)
+    case("job batch unknown code", lambda: J({"statuses": [], "errors": [{"sandbox_id": "a", "job_id": "x", "code": "GONE", "message": "m"}]}), False)
+    case("job batch missing job_id", lambda: J({"statuses": [{"sandbox_id": "a", "completed": True}], "errors": []}), False)
+    case("job command as the SDK builds it", lambda: background_job_command("0a1b2c3d", "echo hi", "/w", {"K": "a b"}) ==
+         "nohup sh -c '(export K='\"'\"'a b'\"'\"'; cd /w && echo hi) > /tmp/job_0a1b2c3d.stdout.log "
+         "2> /tmp/job_0a1b2c3d.stderr.log; echo $? > /tmp/job_0a1b2c3d.exit' < /dev/null > /dev/null 2>&1 &" or 1/0, True)
+    case("multipart as httpx", lambda: httpx_multipart("file", "a.txt", b"x")[1].startswith("multipart/form-data; boundary=")
+         and b'name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nx\r\n' in httpx_multipart("file", "a.txt", b"x")[0] or 1/0, True)
 
     bad = 0
     for name, fn, want_ok in cases:
