@@ -88,7 +88,8 @@ func (fr *fleetRunResult) settle(stored bool) {
 // arguments that make it a new run.
 func stepHash(plan fleetCommandModel, run fleetRun, key, sandboxID string, step int) string {
 	return runHash("prime_fleet_command", key, sandboxID, step, run.commands[step], plan.WorkingDir.ValueString(),
-		plan.Env.String(), memberEnvOf(plan, key).String(), plan.EnvWOVersion.String(), plan.Triggers.String())
+		plan.Env.String(), memberEnvOf(plan, key).String(), memberTriggerOf(plan, key).String(), plan.EnvWOVersion.String(),
+		plan.Triggers.String())
 }
 
 // runMemberInBackground runs one member's steps as jobs, resuming from its

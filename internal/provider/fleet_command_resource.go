@@ -60,6 +60,7 @@ type fleetCommandModel struct {
 	WorkingDir        types.String `tfsdk:"working_dir"`
 	Env               types.Map    `tfsdk:"env"`
 	MemberEnv         types.Map    `tfsdk:"member_env"`
+	MemberTriggers    types.Map    `tfsdk:"member_triggers"`
 	Background        types.Bool   `tfsdk:"background"`
 	OutputDir         types.String `tfsdk:"output_dir"`
 	EnvWO             types.Map    `tfsdk:"env_wo"`
@@ -161,6 +162,12 @@ func (r *fleetCommandResource) attributes() map[string]schema.Attribute {
 			"`env` — the task of an evaluation whose members run different tasks (say `{ for k, t in var.tasks : k => " +
 			"{ TASK_ID = t.id } }`). Changing one member's entry runs only that member again (an in-place update); the " +
 			"other members keep their results. Stored in state and shown in plans: not for secrets.",
+	}
+	attrs["member_triggers"] = schema.MapAttribute{
+		Optional: true, ElementType: types.StringType,
+		MarkdownDescription: "Per-member re-run switch: member key → any value; a member whose value changes runs all " +
+			"steps again, alone (an in-place update). Give it what a member's run depends on, for example its task's " +
+			"fingerprint: `{ for k, f in prime_fleet_file.task.files : k => f.sha256 }`.",
 	}
 	attrs["max_concurrency"] = schema.Int64Attribute{
 		Optional: true, Computed: true, Default: int64default.StaticInt64(defaultFleetConcurrency),
@@ -313,6 +320,25 @@ func memberEnvOf(m fleetCommandModel, key string) types.Map {
 	return types.MapNull(types.StringType)
 }
 
+// memberTriggerOf is member key's entry of member_triggers (null when it
+// has none, unknown while the map is).
+func memberTriggerOf(m fleetCommandModel, key string) types.String {
+	if m.MemberTriggers.IsUnknown() {
+		return types.StringUnknown()
+	}
+	if v, ok := m.MemberTriggers.Elements()[key].(types.String); ok {
+		return v
+	}
+	return types.StringNull()
+}
+
+// sameMemberInputs: a member's per-member inputs (member_env and
+// member_triggers entries) are unchanged, so its recorded result stands.
+func sameMemberInputs(plan, state fleetCommandModel, key string) bool {
+	pt := memberTriggerOf(plan, key)
+	return sameMemberEnv(memberEnvOf(plan, key), memberEnvOf(state, key)) && !pt.IsUnknown() && pt.Equal(memberTriggerOf(state, key))
+}
+
 // sameMemberEnv: a member's variables are unchanged (an empty entry and
 // none are the same).
 func sameMemberEnv(a, b types.Map) bool {
@@ -367,7 +393,7 @@ func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.Modi
 			id, _ := v.(types.String)
 			p, had := prior[key]
 			if undecided || id.IsUnknown() || !had || !keepFleetResult(p.Result, id.ValueString(), allowed) ||
-				!sameMemberEnv(memberEnvOf(plan, key), memberEnvOf(state, key)) {
+				!sameMemberInputs(plan, state, key) {
 				planned[key] = nil
 				if !id.IsUnknown() && !id.IsNull() {
 					runs[key] = id.ValueString()
@@ -519,6 +545,7 @@ func fleetRunOf(ctx context.Context, plan fleetCommandModel, envWO types.Map, di
 	base, d := specFromCommandModel(ctx, sandboxCommandModel{
 		WorkingDir: plan.WorkingDir, Env: plan.Env, TimeoutSeconds: plan.TimeoutSeconds,
 		AllowedExitCodes: plan.AllowedExitCodes, RequireOpenEgress: plan.RequireOpenEgress, SensitiveOutput: plan.SensitiveOutput,
+		Background: plan.Background,
 	}, envWO)
 	diags.Append(d...)
 	commands, d := stringList(ctx, plan.Commands)
@@ -683,7 +710,7 @@ func (r *fleetCommandResource) Update(ctx context.Context, req resource.UpdateRe
 	toRun := map[string]string{}
 	for key, id := range ids {
 		if p, had := prior[key]; had && keepFleetResult(p.Result, id, run.base.Allowed) &&
-			sameMemberEnv(memberEnvOf(plan, key), memberEnvOf(state, key)) {
+			sameMemberInputs(plan, state, key) {
 			moved := movedRecord(p, state.SensitiveOutput.ValueBool(), run.base.SensitiveOutput)
 			records[key] = &moved
 		} else {
