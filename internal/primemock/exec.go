@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/commandsession/commandsessionpb"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
@@ -179,7 +180,16 @@ func (s *Server) finishExecution(x *execution, out outcome, err error) {
 // to the server: reachability, liveness, sleep_scale, background processes
 // and their events.
 func (s *Server) newMachine(sb *sandbox) *machine {
-	m := newMachine(newFileSystem(s.blobs, sb.id, s.now))
+	// The file system keeps its own lock: it reads the clock the sandbox
+	// was created with, not s.opts, which Configure may be replacing.
+	clock := s.opts.Now
+	now := func() time.Time {
+		if clock != nil {
+			return clock().UTC()
+		}
+		return time.Now().UTC()
+	}
+	m := newMachine(newFileSystem(s.blobs, sb.id, now))
 	m.hooks = machineHooks{
 		alive: func() bool {
 			s.mu.Lock()

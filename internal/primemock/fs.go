@@ -692,9 +692,13 @@ func (f *fileSystem) copyTree(src, dst string, recursive bool) error {
 	case d.n != nil:
 		// Overwrite a file's content, keeping the node (as cp does).
 		if d.n.kind == kindFile {
-			old := d.n.blob
-			d.n.blob, d.n.buf = f.blobOf(s.n), nil
-			f.store.unref(old)
+			if d.n.writers > 0 { // open for writing: its writers go on from here
+				d.n.buf = slices.Clone(s.n.content())
+			} else {
+				old := d.n.blob
+				d.n.blob = f.blobOf(s.n)
+				f.store.unref(old)
+			}
 			d.n.mtime = f.now()
 		}
 		return nil
