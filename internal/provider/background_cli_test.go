@@ -1,0 +1,314 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+	"github.com/primeintellect/terraform-provider-prime/internal/soak"
+)
+
+// Background jobs against the real CLI: what survives a killed or an
+// interrupted Terraform can only be seen with a Terraform that can be
+// killed or interrupted.
+
+// cliWork is a working directory driven by the CLI with the provider built
+// from this tree, against one mock.
+type cliWork struct {
+	t   *testing.T
+	cli string
+	dir string
+	env []string
+	m   *testMock
+}
+
+func newCLIWork(t *testing.T, m *testMock, rc, cli, hcl string) *cliWork {
+	t.Helper()
+	w := &cliWork{t: t, cli: cli, dir: t.TempDir(), m: m,
+		env: tfEnv(rc, "PRIME_API_BASE_URL="+m.URL, "PRIME_API_KEY="+fastMockOptions().APIKey)}
+	w.write(hcl)
+	return w
+}
+
+const cliProviders = `
+terraform {
+  required_providers {
+    prime = { source = "primeintellect/prime" }
+  }
+}
+`
+
+func (w *cliWork) write(hcl string) {
+	w.t.Helper()
+	if err := os.WriteFile(filepath.Join(w.dir, "main.tf"), []byte(cliProviders+hcl), 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// run runs the CLI to completion: its output and exit code.
+func (w *cliWork) run(ctx context.Context, args ...string) (string, int) {
+	w.t.Helper()
+	out, err := runTF(ctx, w.t, w.cli, w.dir, w.env, args...)
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return out, 0
+	case errors.As(err, &exit):
+		return out, exit.ExitCode()
+	}
+	w.t.Fatalf("terraform %v: %v\n%s", args, err, out)
+	return out, -1
+}
+
+// runningTF is a CLI run in progress.
+type runningTF struct {
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan error
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// start starts the CLI and returns at once.
+func (w *cliWork) start(args ...string) *runningTF {
+	w.t.Helper()
+	cmd := exec.Command(w.cli, args...)
+	cmd.Dir, cmd.Env = w.dir, w.env
+	r := &runningTF{cmd: cmd, out: &syncBuffer{}, done: make(chan error, 1)}
+	cmd.Stdout, cmd.Stderr = r.out, r.out
+	if err := cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	go func() { r.done <- cmd.Wait() }()
+	w.t.Cleanup(func() {
+		for _, p := range append(soak.Descendants(cmd.Process.Pid), cmd.Process.Pid) {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	})
+	return r
+}
+
+// kill kills Terraform and every plugin process it started, at once.
+func (r *runningTF) kill(t *testing.T) {
+	t.Helper()
+	for _, p := range append(soak.Descendants(r.cmd.Process.Pid), r.cmd.Process.Pid) {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+	<-r.done
+}
+
+// interrupt sends Terraform one SIGINT (Ctrl-C) and waits for it to stop.
+func (r *runningTF) interrupt(t *testing.T, ctx context.Context) {
+	t.Helper()
+	if err := r.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		t.Fatalf("terraform did not stop after SIGINT:\n%s", r.out.String())
+	}
+}
+
+// waitStarts waits until n background jobs whose script contains text have
+// started.
+func waitStarts(ctx context.Context, t *testing.T, m *testMock, text string, n int) {
+	t.Helper()
+	seen := 0
+	_, err := m.WaitForEvent(ctx, func(e primemock.Event) bool {
+		if e.Type == primemock.EventCommandStarted && e.Transport == primemock.TransportBackground && strings.Contains(e.Command, text) {
+			seen++
+		}
+		return seen >= n
+	})
+	if err != nil {
+		t.Fatalf("waiting for %d starts of %q (saw %d): %v", n, text, seen, err)
+	}
+}
+
+// backgroundFleetHCL is a fleet whose agent is a background job of a few
+// seconds that writes a result per member.
+func backgroundFleetHCL(size int, sleep string) string {
+	return fmt.Sprintf(`
+provider "prime" {}
+
+resource "prime_sandbox_fleet" "eval" {
+  name_prefix  = "bg"
+  size         = %d
+  docker_image = "python:3.12-slim"
+  vm           = true
+}
+
+resource "prime_fleet_command" "agent" {
+  sandbox_ids     = prime_sandbox_fleet.eval.sandbox_ids
+  commands        = ["echo agent-start; sleep %s; echo \"done $PRIME_MEMBER_KEY\" > /tmp/result.txt; echo agent-end"]
+  background      = true
+  timeout_seconds = 600
+}
+
+data "prime_fleet_file" "result" {
+  sandbox_ids = { for k, r in prime_fleet_command.agent.results : k => r.sandbox_id }
+  path        = "/tmp/result.txt"
+}
+
+output "results" {
+  value = { for k, f in data.prime_fleet_file.result.files : k => f.content }
+}
+
+output "stdout" {
+  value = { for k, r in prime_fleet_command.agent.results : k => r.steps[0].stdout }
+}
+`, size, sleep)
+}
+
+// The Done-when of background jobs: a 20-member fleet's agent runs as
+// background jobs, Terraform is SIGKILLed mid-run (with its provider) and
+// applied again: every member's agent ran exactly once (one start per
+// member in the mock's event log) and every result is collected.
+func TestAccBackground_killedApplyAttachesToEveryJob(t *testing.T) {
+	cli := requireCLI(t)
+	provider := devProvider(t)
+	t.Parallel()
+	m := newTestMock(t, fastMockOptions())
+	const size = 20
+	w := newCLIWork(t, m, provider(), cli, backgroundFleetHCL(size, "4"))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+
+	r := w.start("apply", "-auto-approve", "-no-color")
+	waitStarts(ctx, t, m, "agent-start", size)
+	r.kill(t)
+	live := m.Stats().LiveSandboxes
+	if live != size {
+		t.Fatalf("%d sandboxes live after the kill, want %d", live, size)
+	}
+
+	out, code := w.run(ctx, "apply", "-auto-approve", "-no-color")
+	if code != 0 {
+		t.Fatalf("the apply after the kill exited %d:\n%s", code, out)
+	}
+	if n := countStarts(m.Events(), "agent-start"); n != size {
+		t.Errorf("the agent started %d times for %d members; each must run exactly once", n, size)
+	}
+	results, code := w.run(ctx, "output", "-json", "results")
+	if code != 0 {
+		t.Fatalf("output: %s", results)
+	}
+	var got map[string]string
+	if err := json.Unmarshal([]byte(results), &got); err != nil {
+		t.Fatalf("output results: %v\n%s", err, results)
+	}
+	for i := range size {
+		if v := got[fmt.Sprint(i)]; v != fmt.Sprintf("done %d\n", i) {
+			t.Errorf("member %d's result is %q", i, v)
+		}
+	}
+	if out, code := w.run(ctx, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
+		t.Errorf("the plan after collecting every job is not empty (exit %d):\n%s", code, out)
+	}
+	if out, code := w.run(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
+		t.Errorf("destroy exited %d:\n%s", code, out)
+	}
+	if live := m.Stats().LiveSandboxes; live != 0 {
+		t.Errorf("%d sandboxes live after destroy", live)
+	}
+}
+
+// Ctrl-C mid-run: Terraform stops, the job goes on and is in state; the
+// next plan shows an update that collects it, the next apply collects it
+// without running the command again; a second interrupted run whose job is
+// then destroyed has its job stopped.
+func TestAccBackground_interruptedApplyCollectsLater(t *testing.T) {
+	cli := requireCLI(t)
+	provider := devProvider(t)
+	t.Parallel()
+	m := newTestMock(t, fastMockOptions())
+	hcl := func(cmd string) string {
+		return fmt.Sprintf(`
+provider "prime" {}
+
+resource "prime_sandbox" "box" {
+  name         = "interrupted"
+  docker_image = "python:3.12-slim"
+  vm           = true
+}
+
+resource "prime_sandbox_command" "agent" {
+  sandbox_id      = prime_sandbox.box.id
+  command         = %q
+  background      = true
+  timeout_seconds = 600
+}
+
+output "exit_code" { value = prime_sandbox_command.agent.exit_code }
+output "stdout" { value = prime_sandbox_command.agent.stdout }
+`, cmd)
+	}
+	w := newCLIWork(t, m, provider(), cli, hcl("echo one-start; sleep 3; echo one-end"))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+
+	r := w.start("apply", "-auto-approve", "-no-color")
+	waitStarts(ctx, t, m, "one-start", 1)
+	r.interrupt(t, ctx)
+	state, code := w.run(ctx, "state", "show", "-no-color", "prime_sandbox_command.agent")
+	if code != 0 || !strings.Contains(state, `job_status`) || !strings.Contains(state, `"running"`) {
+		t.Fatalf("after Ctrl-C the job must be in state as running (exit %d):\n%s\n\napply output:\n%s", code, state, r.out.String())
+	}
+	plan, code := w.run(ctx, "plan", "-detailed-exitcode", "-no-color")
+	if code != 2 || !strings.Contains(plan, "update in-place") {
+		t.Fatalf("the plan after Ctrl-C must be an update that collects the job (exit %d):\n%s", code, plan)
+	}
+	out, code := w.run(ctx, "apply", "-auto-approve", "-no-color")
+	if code != 0 {
+		t.Fatalf("the apply collecting the job exited %d:\n%s", code, out)
+	}
+	if n := countStarts(m.Events(), "one-start"); n != 1 {
+		t.Errorf("the command started %d times; collecting must not run it again", n)
+	}
+	if got, _ := w.run(ctx, "output", "-raw", "stdout"); got != "one-start\none-end\n" {
+		t.Errorf("collected stdout %q", got)
+	}
+	if out, code := w.run(ctx, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
+		t.Errorf("the plan after collecting is not empty (exit %d):\n%s", code, out)
+	}
+
+	// A new run (the command changed), interrupted, then destroyed: its
+	// job is stopped, not left running.
+	w.write(hcl("echo two-start; sleep 1000000; echo two-end"))
+	r = w.start("apply", "-auto-approve", "-no-color")
+	waitStarts(ctx, t, m, "two-start", 1)
+	r.interrupt(t, ctx)
+	if out, code := w.run(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
+		t.Fatalf("destroy exited %d:\n%s", code, out)
+	}
+	signalled := false
+	for _, e := range m.Events() {
+		if e.Type == primemock.EventCommandSignalled && strings.Contains(e.Command, "two-start") {
+			signalled = true
+		}
+	}
+	if !signalled {
+		t.Error("destroying a running background command did not stop its job")
+	}
+	if live := m.Stats().LiveSandboxes; live != 0 {
+		t.Errorf("%d sandboxes live after destroy", live)
+	}
+}
