@@ -141,6 +141,9 @@ type Stats struct {
 	// InjectedGateway503 counts the 503s of upload_fail_rate and
 	// download_fail_rate.
 	InjectedGateway503 int `json:"injected_gateway_503"`
+	// OutageRefusals counts gateway requests (and job batch requests)
+	// refused during a gateway_outage.
+	OutageRefusals int `json:"outage_refusals"`
 	// FileBlobs and FileBlobBytes are the distinct file contents every
 	// sandbox's files share, and their total size.
 	FileBlobs     int   `json:"file_blobs"`

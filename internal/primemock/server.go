@@ -311,11 +311,16 @@ func (s *Server) end() {
 	}
 }
 
-// inOutage reports whether the gateway is out now.
+// inOutage reports whether the gateway is out now; every caller refuses
+// its request when it is, which Stats counts.
 func (s *Server) inOutage() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.opts.inOutage(time.Now())
+	out := s.opts.inOutage(time.Now())
+	if out {
+		s.stats.OutageRefusals++
+	}
+	return out
 }
 
 // outageCut is closed when the next outage begins.
