@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -528,7 +529,7 @@ func (g *fakeGateway) upload(w http.ResponseWriter, r *http.Request) {
 			kept = append(kept, buf[:k]...)
 		}
 		size += int64(k)
-		if rerr == io.EOF {
+		if errors.Is(rerr, io.EOF) {
 			break
 		}
 		if rerr != nil {

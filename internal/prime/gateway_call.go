@@ -91,7 +91,7 @@ func (e *attemptTimeoutError) Unwrap() error   { return e.err }
 func (e *attemptTimeoutError) Timeout() bool   { return true }
 func (e *attemptTimeoutError) Temporary() bool { return false }
 func (e *attemptTimeoutError) Is(target error) bool {
-	return target == context.DeadlineExceeded //nolint:errorlint // Is compares identity by contract
+	return target == context.DeadlineExceeded
 }
 
 // localError is a failure on this side of the exchange (an upload source
@@ -224,12 +224,11 @@ func (c *Client) gatewayScrub(g *gatewayCall, auth *GatewayAuth) []string {
 // attempt's own timer bounds them.
 func (c *Client) gatewayAttempt(ctx context.Context, g *gatewayCall, auth *GatewayAuth, attempt int) (err error) {
 	u := gatewayBase(auth) + g.route
-	path := g.route
-	if pu, perr := url.Parse(u); perr == nil {
-		path = pu.Path
-	} else {
+	pu, perr := url.Parse(u)
+	if perr != nil {
 		return &localError{fmt.Errorf("invalid gateway URL %q: %w", auth.GatewayURL, perr)}
 	}
+	path := pu.Path
 	if len(g.query) > 0 {
 		u += "?" + g.query.Encode()
 	}

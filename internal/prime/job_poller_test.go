@@ -56,12 +56,6 @@ func (f *jobFleet) handle(n int, req BatchJobStatusRequest) (int, any) {
 	return 200, resp
 }
 
-func (f *jobFleet) batched(j Job) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.seen[j] > 0
-}
-
 func exitCode(c int) *int { return &c }
 
 // jobClient is a client on g polling jobs every 10 ms.
