@@ -25,6 +25,9 @@ import (
 // idempotent requests, 408, 500/502/503/504/524 and broken connections.
 // The SDK's MAX_409_RETRIES: 4 attempts, waits of 0.25, 0.5 and 1 s
 // (execConflictBackoff); the SDK shares one counter between both kinds.
+// [I: the SDK waits 1, 2, 4 s between the retries of a download or a
+// read-file and 0.25 s·2ⁿ for an upload's; one backoff for every route
+// keeps one rule, and a passing 5xx is ridden out sooner.]
 const gatewayMaxTries = execConflictRetries + 1
 
 // maxGatewayErrorBody bounds how much of a refusal's body is read: it only
