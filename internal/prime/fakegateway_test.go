@@ -48,9 +48,12 @@ type fakeGateway struct {
 	gatewayURL string // when set, /auth answers this instead of the fake's own address
 
 	// Behaviour, set by tests before use.
-	onExec   func(n int, body execBody) (status int, answer any)
-	onStart  func(ctx context.Context, n int, req *pb.StartRequest, send func(*pb.CommandSessionEvent) error) error
-	onSignal func(pid uint32, sig pb.Signal) error // nil: succeed
+	onExec func(n int, body execBody) (status int, answer any)
+	// onExecHTTP, when set, may answer an exec request at the HTTP level
+	// (handled true), to cut a connection say.
+	onExecHTTP func(n int, w http.ResponseWriter) (handled bool)
+	onStart    func(ctx context.Context, n int, req *pb.StartRequest, send func(*pb.CommandSessionEvent) error) error
+	onSignal   func(pid uint32, sig pb.Signal) error // nil: succeed
 	// termStops: a SIGTERM removes the pid from List's answer.
 	termStops         bool
 	listUnimplemented bool
@@ -346,6 +349,9 @@ func (g *fakeGateway) exec(w http.ResponseWriter, r *http.Request) {
 	g.mu.Unlock()
 	if !g.authorized(r.Header) {
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "unauthorized", "message": "invalid token"})
+		return
+	}
+	if g.onExecHTTP != nil && g.onExecHTTP(n, w) {
 		return
 	}
 	if g.onExec == nil {
