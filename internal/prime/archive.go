@@ -34,13 +34,22 @@ var archiveEpoch = time.Unix(0, 0).UTC()
 // sockets, fifos) is an error naming its path. Files are streamed, never
 // held in memory; one that changes size while it is read is an error.
 func WriteDirTar(w io.Writer, dir string) (int64, error) {
+	// A root that is a link to a directory is archived as that directory
+	// (links below it stay links).
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return 0, fmt.Errorf("archiving %s: %w", dir, err)
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return 0, fmt.Errorf("archiving %s: not a directory", dir)
+	}
 	cw := &countingWriter{w: w}
 	tw := tar.NewWriter(cw)
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, err := filepath.Rel(dir, p)
+		rel, err := filepath.Rel(root, p)
 		if err != nil {
 			return err
 		}
@@ -162,8 +171,8 @@ type ExtractResult struct {
 
 // Errors of ExtractTar, matched with errors.Is.
 var (
-	ErrArchiveTooLarge   = errors.New("the archive exceeds its size limit")
-	ErrArchiveTooManyEnt = errors.New("the archive exceeds its entry limit")
+	ErrArchiveTooLarge       = errors.New("the archive exceeds its size limit")
+	ErrArchiveTooManyEntries = errors.New("the archive exceeds its entry limit")
 )
 
 // ExtractTar unpacks an untrusted tar archive into dest, a directory the
@@ -190,7 +199,7 @@ func ExtractTar(r io.Reader, dest string, lim ExtractLimits) (*ExtractResult, er
 			return x.res, fmt.Errorf("reading the archive: %w", err)
 		}
 		if lim.MaxEntries > 0 && entries > lim.MaxEntries {
-			return x.res, fmt.Errorf("%w: more than %d entries", ErrArchiveTooManyEnt, lim.MaxEntries)
+			return x.res, fmt.Errorf("%w: more than %d entries", ErrArchiveTooManyEntries, lim.MaxEntries)
 		}
 		if err := x.entry(hdr, tr); err != nil {
 			return x.res, err
@@ -391,6 +400,8 @@ func (x *extraction) file(hdr *tar.Header, name, target string, mode fs.FileMode
 		err = cerr
 	}
 	if err != nil {
+		// A partial file must not pass for a whole one.
+		_ = os.Remove(target)
 		return fmt.Errorf("extracting %s: %w", name, err)
 	}
 	x.total += n

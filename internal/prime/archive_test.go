@@ -275,8 +275,8 @@ func TestExtractTarLimits(t *testing.T) {
 		t.Errorf("the file over the limit was written (%v): a limit is not a truncation", statErr)
 	}
 	_, err = ExtractTar(bytes.NewReader(archive), t.TempDir(), ExtractLimits{MaxEntries: 1})
-	if !errors.Is(err, ErrArchiveTooManyEnt) {
-		t.Fatalf("err = %v, want ErrArchiveTooManyEnt", err)
+	if !errors.Is(err, ErrArchiveTooManyEntries) {
+		t.Fatalf("err = %v, want ErrArchiveTooManyEntries", err)
 	}
 }
 
@@ -296,6 +296,16 @@ func TestDirTarRoundTrip(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dest, "x", "y.txt")); string(b) != "why" {
 		t.Errorf("x/y.txt = %q", b)
+	}
+	// A root that is a link archives the directory it points to.
+	if runtime.GOOS != "windows" {
+		link := filepath.Join(t.TempDir(), "link")
+		if err := os.Symlink(src, link); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(tarOf(t, link), tarOf(t, src)) {
+			t.Error("a linked root gave another archive than its directory")
+		}
 	}
 }
 

@@ -202,12 +202,6 @@ type call struct {
 	retry  retryClass
 	// scrub lists extra values (secrets) that must not appear in logs.
 	scrub []string
-	// timeout overrides the client's per-attempt timeout when positive
-	// (a gateway exec runs as long as its command).
-	timeout time.Duration
-	// withholdAnswer keeps a successful answer's body out of the debug log
-	// (a command's output marked sensitive).
-	withholdAnswer bool
 }
 
 // do performs a call with pacing, retries and debug logging.
@@ -234,7 +228,8 @@ func (c *Client) do(ctx context.Context, cl call) error {
 	return c.send(ctx, cl, u, headers, payload, c.throttle)
 }
 
-// send runs the attempt loop shared by REST and gateway requests.
+// send runs the attempt loop of REST requests (the gateway's have theirs:
+// gatewayDo).
 func (c *Client) send(ctx context.Context, cl call, u string, headers http.Header, payload []byte, throttle *Throttle) error {
 	scrub := append([]string{c.cfg.APIKey}, cl.scrub...)
 	logPath := cl.path
@@ -242,7 +237,7 @@ func (c *Client) send(ctx context.Context, cl call, u string, headers http.Heade
 		logPath += "?" + cl.query.Encode()
 	}
 	for attempt := 0; ; attempt++ {
-		status, header, body, elapsed, err := c.attempt(ctx, cl.method, u, headers, payload, throttle, cl.timeout)
+		status, header, body, elapsed, err := c.attempt(ctx, cl.method, u, headers, payload, throttle)
 		// Redacting bodies costs more than the request itself on a fleet:
 		// only when someone reads the record.
 		if c.log != nil {
@@ -257,11 +252,7 @@ func (c *Client) send(ctx context.Context, cl call, u string, headers http.Heade
 				fields["error"] = ScrubText(err.Error(), scrub)
 			} else {
 				fields["status"] = status
-				if cl.withholdAnswer {
-					fields["response_body"] = "(withheld)"
-				} else {
-					fields["response_body"] = redactBody(body, scrub)
-				}
+				fields["response_body"] = redactBody(body, scrub)
 			}
 			c.debug(ctx, "Prime API request", fields)
 		}
@@ -327,17 +318,14 @@ func (c *Client) send(ctx context.Context, cl call, u string, headers http.Heade
 // maxResponseBytes bounds how much of an answer is read.
 const maxResponseBytes = 32 << 20
 
-func (c *Client) attempt(ctx context.Context, method, u string, headers http.Header, payload []byte, throttle *Throttle, timeout time.Duration) (int, http.Header, []byte, time.Duration, error) {
+func (c *Client) attempt(ctx context.Context, method, u string, headers http.Header, payload []byte, throttle *Throttle) (int, http.Header, []byte, time.Duration, error) {
 	release, err := throttle.Acquire(ctx)
 	if err != nil {
 		return 0, nil, nil, 0, err
 	}
 	defer release()
 
-	if timeout <= 0 {
-		timeout = c.timeout
-	}
-	actx, cancel := context.WithTimeout(ctx, timeout)
+	actx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	var rd io.Reader
 	if payload != nil {

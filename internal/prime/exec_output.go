@@ -37,7 +37,7 @@ func (s *outputScrubber) write(stderr bool, chunk []byte) {
 		return
 	}
 	i := streamIndex(stderr)
-	text := append(s.held[i], chunk...)
+	text := append(append([]byte(nil), s.held[i]...), chunk...)
 	scrubbed := []byte(ScrubText(string(text), s.secrets))
 	keep := s.heldBack(scrubbed)
 	s.held[i] = append([]byte(nil), scrubbed[len(scrubbed)-keep:]...)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -47,9 +48,12 @@ type fakeGateway struct {
 	gatewayURL string // when set, /auth answers this instead of the fake's own address
 
 	// Behaviour, set by tests before use.
-	onExec   func(n int, body execBody) (status int, answer any)
-	onStart  func(ctx context.Context, n int, req *pb.StartRequest, send func(*pb.CommandSessionEvent) error) error
-	onSignal func(pid uint32, sig pb.Signal) error // nil: succeed
+	onExec func(n int, body execBody) (status int, answer any)
+	// onExecHTTP, when set, may answer an exec request at the HTTP level
+	// (handled true), to cut a connection say.
+	onExecHTTP func(n int, w http.ResponseWriter) (handled bool)
+	onStart    func(ctx context.Context, n int, req *pb.StartRequest, send func(*pb.CommandSessionEvent) error) error
+	onSignal   func(pid uint32, sig pb.Signal) error // nil: succeed
 	// termStops: a SIGTERM removes the pid from List's answer.
 	termStops         bool
 	listUnimplemented bool
@@ -347,6 +351,9 @@ func (g *fakeGateway) exec(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "unauthorized", "message": "invalid token"})
 		return
 	}
+	if g.onExecHTTP != nil && g.onExecHTTP(n, w) {
+		return
+	}
 	if g.onExec == nil {
 		writeJSON(w, 200, map[string]any{"stdout": "ok\n", "stderr": "", "exit_code": 0})
 		return
@@ -528,7 +535,7 @@ func (g *fakeGateway) upload(w http.ResponseWriter, r *http.Request) {
 			kept = append(kept, buf[:k]...)
 		}
 		size += int64(k)
-		if rerr == io.EOF {
+		if errors.Is(rerr, io.EOF) {
 			break
 		}
 		if rerr != nil {

@@ -189,7 +189,9 @@ func (e *exactReader) Read(p []byte) (int, error) {
 // earlier attempt gave it (a retried download starts over). An error sink
 // returns is not retried unless it came from reading the body. The attempt
 // gets the SDK's 300 s for the answer to begin, then the time its
-// Content-Length needs at 1 MiB/s.
+// Content-Length needs at 1 MiB/s. A missing file wraps ErrFileNotFound
+// [I: the gateway's status for it is taken to be 404, as for read-file;
+// the SDK only shows that it is an HTTP error].
 func (c *Client) DownloadFile(ctx context.Context, sandboxID, remotePath string, sink func(body io.Reader) error) error {
 	what := fmt.Sprintf("downloading %s from sandbox %s", remotePath, sandboxID)
 	if err := checkRemotePath(sandboxID, remotePath); err != nil {

@@ -25,6 +25,9 @@ import (
 // idempotent requests, 408, 500/502/503/504/524 and broken connections.
 // The SDK's MAX_409_RETRIES: 4 attempts, waits of 0.25, 0.5 and 1 s
 // (execConflictBackoff); the SDK shares one counter between both kinds.
+// [I: the SDK waits 1, 2, 4 s between the retries of a download or a
+// read-file and 0.25 s·2ⁿ for an upload's; one backoff for every route
+// keeps one rule, and a passing 5xx is ridden out sooner.]
 const gatewayMaxTries = execConflictRetries + 1
 
 // maxGatewayErrorBody bounds how much of a refusal's body is read: it only
@@ -91,7 +94,7 @@ func (e *attemptTimeoutError) Unwrap() error   { return e.err }
 func (e *attemptTimeoutError) Timeout() bool   { return true }
 func (e *attemptTimeoutError) Temporary() bool { return false }
 func (e *attemptTimeoutError) Is(target error) bool {
-	return target == context.DeadlineExceeded //nolint:errorlint // Is compares identity by contract
+	return target == context.DeadlineExceeded
 }
 
 // localError is a failure on this side of the exchange (an upload source
@@ -224,12 +227,11 @@ func (c *Client) gatewayScrub(g *gatewayCall, auth *GatewayAuth) []string {
 // attempt's own timer bounds them.
 func (c *Client) gatewayAttempt(ctx context.Context, g *gatewayCall, auth *GatewayAuth, attempt int) (err error) {
 	u := gatewayBase(auth) + g.route
-	path := g.route
-	if pu, perr := url.Parse(u); perr == nil {
-		path = pu.Path
-	} else {
+	pu, perr := url.Parse(u)
+	if perr != nil {
 		return &localError{fmt.Errorf("invalid gateway URL %q: %w", auth.GatewayURL, perr)}
 	}
+	path := pu.Path
 	if len(g.query) > 0 {
 		u += "?" + g.query.Encode()
 	}

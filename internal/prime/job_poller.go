@@ -135,6 +135,9 @@ func (c *Client) BatchJobStatus(ctx context.Context, jobs []Job) (*BatchJobStatu
 type JobPoller struct {
 	client   *Client
 	interval time.Duration
+	// life is the poller's own context: its rounds serve every waiter, so
+	// no waiter's cancellation may end them.
+	life context.Context
 
 	mu      sync.Mutex
 	waiters map[*jobWaiter]struct{}
@@ -161,7 +164,7 @@ type jobOutcome struct {
 // JobPoller returns the client's shared job poller.
 func (c *Client) JobPoller() *JobPoller {
 	c.jobPollerOnce.Do(func() {
-		c.jobPoller = &JobPoller{client: c, interval: c.jobPollInterval, waiters: map[*jobWaiter]struct{}{}, notVM: map[Job]bool{}}
+		c.jobPoller = &JobPoller{client: c, interval: c.jobPollInterval, life: context.Background(), waiters: map[*jobWaiter]struct{}{}, notVM: map[Job]bool{}}
 	})
 	return c.jobPoller
 }
@@ -234,7 +237,7 @@ func (p *JobPoller) loop() {
 			return
 		}
 		p.mu.Unlock()
-		_ = Sleep(context.Background(), time.Until(next)) // never cancelled
+		_ = Sleep(p.life, time.Until(next)) // never cancelled
 		begun := time.Now()
 		p.round()
 		next = begun.Add(p.interval)

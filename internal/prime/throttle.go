@@ -19,6 +19,10 @@ type Throttle struct {
 
 	mu         sync.Mutex
 	pauseUntil time.Time
+
+	// pauseWait waits out a pause (Sleep; tests observe what a caller
+	// holds while it waits).
+	pauseWait func(ctx context.Context, d time.Duration) error
 }
 
 // ThrottleOptions configure a Throttle; zero means unlimited.
@@ -77,7 +81,11 @@ func (t *Throttle) Acquire(ctx context.Context) (release func(), err error) {
 		if wait <= 0 {
 			break
 		}
-		if err := Sleep(ctx, wait); err != nil {
+		sleep := t.pauseWait
+		if sleep == nil {
+			sleep = Sleep
+		}
+		if err := sleep(ctx, wait); err != nil {
 			return nil, err
 		}
 	}

@@ -155,3 +155,34 @@ func TestThrottlePauseHoldsCallersWithAFreeSlot(t *testing.T) {
 		t.Fatalf("a shorter pause shortened the one in force to %s", left)
 	}
 }
+
+// Acquire's order is pause, token, slot: a caller waiting out a 429 pause
+// holds neither a rate token nor a concurrency slot, so the fleet's other
+// requests are not blocked behind sleepers. The pause wait is observed
+// from inside, so no timing is involved.
+func TestThrottleWaitsOutThePauseHoldingNothing(t *testing.T) {
+	th := NewThrottle(ThrottleOptions{RequestsPerSecond: 2, MaxConcurrent: 1})
+	th.PauseFor(time.Hour)
+	waits := 0
+	th.pauseWait = func(context.Context, time.Duration) error {
+		waits++
+		if held := len(th.slots); held != 0 {
+			t.Errorf("waiting out the pause while holding %d concurrency slot(s)", held)
+		}
+		if tokens := th.limiter.Tokens(); tokens < 2 {
+			t.Errorf("waiting out the pause after taking a rate token (%.2f of 2 left)", tokens)
+		}
+		th.mu.Lock()
+		th.pauseUntil = time.Time{} // the pause is over
+		th.mu.Unlock()
+		return nil
+	}
+	release, err := th.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if waits != 1 || len(th.slots) != 1 {
+		t.Fatalf("%d pause waits, %d slots held after Acquire; want 1 and 1", waits, len(th.slots))
+	}
+	release()
+}

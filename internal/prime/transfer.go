@@ -71,7 +71,7 @@ type PutFileRequest struct {
 // it into place (or unpacking it and removing it). A partial upload never
 // sits under the final name; on a failure after the upload began the
 // temporary file is removed (best effort). It returns the gateway's answer
-// to the upload.
+// to the upload, with Path the destination.
 func (c *Client) PutFile(ctx context.Context, sandboxID string, req PutFileRequest) (*UploadResult, error) {
 	dest := req.Path
 	kind := "file"
