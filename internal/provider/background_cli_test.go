@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 	"github.com/primeintellect/terraform-provider-prime/internal/soak"
 )
@@ -307,6 +308,151 @@ output "stdout" { value = prime_sandbox_command.agent.stdout }
 	}
 	if !signalled {
 		t.Error("destroying a running background command did not stop its job")
+	}
+	if live := m.Stats().LiveSandboxes; live != 0 {
+		t.Errorf("%d sandboxes live after destroy", live)
+	}
+}
+
+// killProvider kills the provider plugin processes of a running Terraform
+// (a provider crash), leaving Terraform itself alive.
+func (r *runningTF) killProvider(t *testing.T) int {
+	t.Helper()
+	killed := 0
+	for _, p := range soak.Descendants(r.cmd.Process.Pid) {
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+		if err == nil && strings.Contains(string(cmdline), "terraform-provider-prime") {
+			if syscall.Kill(p, syscall.SIGKILL) == nil {
+				killed++
+			}
+		}
+	}
+	return killed
+}
+
+// stateAttr reads one attribute of a resource from `terraform show -json`.
+func (w *cliWork) stateAttr(ctx context.Context, addr, attr string) string {
+	w.t.Helper()
+	out, code := w.run(ctx, "show", "-json")
+	if code != 0 {
+		w.t.Fatalf("show -json: %s", out)
+	}
+	var doc struct {
+		Values struct {
+			RootModule struct {
+				Resources []struct {
+					Address string         `json:"address"`
+					Values  map[string]any `json:"values"`
+				} `json:"resources"`
+			} `json:"root_module"`
+		} `json:"values"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		w.t.Fatalf("show -json: %v", err)
+	}
+	for _, r := range doc.Values.RootModule.Resources {
+		if r.Address == addr {
+			v, _ := r.Values[attr].(string)
+			return v
+		}
+	}
+	return ""
+}
+
+const singleJobHCL = `
+provider "prime" {}
+
+resource "prime_sandbox" "box" {
+  name         = %q
+  docker_image = "python:3.12-slim"
+  vm           = true
+}
+
+resource "prime_sandbox_command" "agent" {
+  sandbox_id      = prime_sandbox.box.id
+  command         = %q
+  background      = true
+  timeout_seconds = 600
+}
+`
+
+// A provider that crashes mid-run (Terraform itself survives and fails the
+// apply) leaves the job running; the next apply attaches to it through the
+// job journal and collects it.
+func TestAccBackground_providerCrashAttaches(t *testing.T) {
+	cli := requireCLI(t)
+	provider := devProvider(t)
+	t.Parallel()
+	m := newTestMock(t, fastMockOptions())
+	w := newCLIWork(t, m, provider(), cli, fmt.Sprintf(singleJobHCL, "crash", "echo crash-start; sleep 3; echo crash-end"))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	r := w.start("apply", "-auto-approve", "-no-color")
+	waitStarts(ctx, t, m, "crash-start", 1)
+	if n := r.killProvider(t); n == 0 {
+		t.Fatal("no provider process to kill")
+	}
+	if err := <-r.done; err == nil {
+		t.Fatalf("the apply whose provider crashed succeeded:\n%s", r.out.String())
+	}
+	out, code := w.run(ctx, "apply", "-auto-approve", "-no-color")
+	if code != 0 {
+		t.Fatalf("the apply after the crash exited %d:\n%s", code, out)
+	}
+	if n := countStarts(m.Events(), "crash-start"); n != 1 {
+		t.Errorf("the command started %d times; the apply after a crash must attach, not run it again", n)
+	}
+	if got := w.stateAttr(ctx, "prime_sandbox_command.agent", "stdout"); got != "crash-start\ncrash-end\n" {
+		t.Errorf("collected stdout %q", got)
+	}
+	if out, code := w.run(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
+		t.Errorf("destroy exited %d:\n%s", code, out)
+	}
+}
+
+// A recorded job is run again only when it is proven gone: here its
+// files vanished from a sandbox that still exists (its /tmp was cleared);
+// and when its sandbox is replaced.
+func TestAccBackground_provenGoneRunsAgain(t *testing.T) {
+	cli := requireCLI(t)
+	provider := devProvider(t)
+	t.Parallel()
+	m := newTestMock(t, fastMockOptions())
+	w := newCLIWork(t, m, provider(), cli, fmt.Sprintf(singleJobHCL, "gone", "echo gone-start; sleep 1000000"))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	r := w.start("apply", "-auto-approve", "-no-color")
+	waitStarts(ctx, t, m, "gone-start", 1)
+	r.interrupt(t, ctx)
+	job := w.stateAttr(ctx, "prime_sandbox_command.agent", "job_id")
+	sb := w.stateAttr(ctx, "prime_sandbox.box", "id")
+	if job == "" || sb == "" {
+		t.Fatalf("no job (%q) or sandbox (%q) in state after Ctrl-C:\n%s", job, sb, r.out.String())
+	}
+	// The sandbox "restarts": the job dies and /tmp is cleared.
+	pgid, _ := m.ReadFile(sb, "/tmp/job_"+job+".pgid")
+	clear := fmt.Sprintf("kill -KILL -- -%s; rm -f /tmp/job_%[2]s.pgid /tmp/job_%[2]s.stdout.log /tmp/job_%[2]s.stderr.log /tmp/job_%[2]s.exit",
+		strings.TrimSpace(string(pgid)), job)
+	if res, err := m.client(t).Exec(ctx, sb, prime.ExecRequest{Command: clear}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("clearing the job: %v %+v", err, res)
+	}
+	w.write(fmt.Sprintf(singleJobHCL, "gone", "echo gone-start; sleep 1000000"))
+	r = w.start("apply", "-auto-approve", "-no-color")
+	waitStarts(ctx, t, m, "gone-start", 2)
+	r.interrupt(t, ctx)
+	if !strings.Contains(r.out.String(), "proven gone") {
+		t.Errorf("the apply did not say the job was proven gone:\n%s", r.out.String())
+	}
+	// The sandbox is replaced: the command runs again on the new one.
+	w.write(fmt.Sprintf(singleJobHCL, "gone-replaced", "echo gone-start; sleep 1000000"))
+	r = w.start("apply", "-auto-approve", "-no-color")
+	waitStarts(ctx, t, m, "gone-start", 3)
+	r.interrupt(t, ctx)
+	if n := countStarts(m.Events(), "gone-start"); n != 3 {
+		t.Errorf("the command started %d times, want 3 (first run, files gone, sandbox replaced)", n)
+	}
+	if out, code := w.run(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
+		t.Errorf("destroy exited %d:\n%s", code, out)
 	}
 	if live := m.Stats().LiveSandboxes; live != 0 {
 		t.Errorf("%d sandboxes live after destroy", live)

@@ -3,6 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -235,3 +237,51 @@ resource "prime_sandbox_command" %q {
 }
 
 var regexpHex8 = regexp.MustCompile(`^[0-9a-f]{8}$`)
+
+// output_dir keeps the whole stdout and stderr of a background run on
+// local disk, with env_wo values scrubbed, while state keeps the tails and
+// the files' hashes.
+func TestAccBackground_outputDirKeepsTheWholeOutput(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	dir := t.TempDir()
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{{
+			Config: m.config(fileSandboxHCL + fmt.Sprintf(`
+resource "prime_sandbox_command" "agent" {
+  sandbox_id = prime_sandbox.box.id
+  command    = "repeat 30000 line-$TOKEN; echo to-stderr >&2"
+  background = true
+  output_dir = %q
+  env_wo     = { TOKEN = "tok-secret-5678" }
+}
+`, dir)),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("prime_sandbox_command.agent", "output_truncated", "true"),
+				resource.TestCheckResourceAttr("prime_sandbox_command.agent", "output_files.#", "2"),
+				func(s *terraform.State) error {
+					a := s.RootModule().Resources["prime_sandbox_command.agent"].Primary.Attributes
+					job := a["job_id"]
+					stdout, err := os.ReadFile(filepath.Join(dir, job+".stdout.log"))
+					if err != nil {
+						return err
+					}
+					if strings.Contains(string(stdout), "tok-secret-5678") {
+						return fmt.Errorf("the saved stdout holds the env_wo value")
+					}
+					if want := strings.Repeat("line-***\n", 30000); string(stdout) != want {
+						return fmt.Errorf("saved stdout is %d bytes, want the whole %d", len(stdout), len(want))
+					}
+					if a["output_files.0.sha256"] != sha256Hex(stdout) {
+						return fmt.Errorf("output_files.0.sha256 %s does not match the file", a["output_files.0.sha256"])
+					}
+					if strings.Contains(a["stdout"], "tok-secret-5678") || !strings.HasSuffix(a["stdout"], "line-***\n") {
+						return fmt.Errorf("the stdout tail in state is wrong: %q…", a["stdout"][:40])
+					}
+					return nil
+				},
+			),
+		}},
+	})
+}

@@ -356,3 +356,47 @@ func hostileTar(t *testing.T) []byte {
 	}
 	return buf.Bytes()
 }
+
+// A result directory (archived by tar in the sandbox) that holds a
+// symbolic link to /etc downloads its files, never the link, and names it.
+func TestAccSandboxArtifact_directoryWithSymlink(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	sb := m.runningVM(t, "symlinked")
+	res, err := m.client(t).Exec(waitCtx(t), sb, prime.ExecRequest{
+		Command: "mkdir -p /results/sub && echo ok > /results/sub/ok.txt && ln -s /etc /results/etc && ln -s ../../etc/hostname /results/sub/host",
+	})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("preparing the directory: %v %+v", err, res)
+	}
+	root := t.TempDir()
+	dest := filepath.Join(root, "out")
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		Steps: []resource.TestStep{{
+			Config: m.config(fmt.Sprintf(`
+resource "prime_sandbox_artifact" "out" {
+  sandbox_id  = %q
+  remote_path = "/results"
+  kind        = "directory"
+  local_path  = %q
+}
+`, sb, dest)),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("prime_sandbox_artifact.out", "files.#", "1"),
+				resource.TestCheckResourceAttr("prime_sandbox_artifact.out", "files.0.path", filepath.Join(dest, "sub", "ok.txt")),
+				resource.TestCheckResourceAttr("prime_sandbox_artifact.out", "refused.#", "2"),
+				func(*terraform.State) error {
+					return filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+						if err != nil {
+							return err
+						}
+						if info.Mode()&os.ModeSymlink != 0 {
+							return fmt.Errorf("a link was created: %s", p)
+						}
+						return nil
+					})
+				},
+			),
+		}},
+	})
+}
