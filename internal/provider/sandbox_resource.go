@@ -34,6 +34,7 @@ var (
 	_ resource.ResourceWithImportState    = (*sandboxResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*sandboxResource)(nil)
 	_ resource.ResourceWithModifyPlan     = (*sandboxResource)(nil)
+	_ resource.ResourceWithIdentity       = (*sandboxResource)(nil)
 )
 
 // NewSandboxResource is the prime_sandbox constructor.
@@ -54,6 +55,10 @@ func (r *sandboxResource) Configure(_ context.Context, req resource.ConfigureReq
 	if pd, ok := req.ProviderData.(*providerData); ok && pd.journal != nil {
 		r.journal = pd.journal
 	}
+}
+
+func (r *sandboxResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = sandboxIdentitySchema()
 }
 
 // replaces is appended to every configurable attribute's description: the
@@ -460,6 +465,7 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 		state.EgressApplied = types.BoolValue(false)
 	}
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+	resp.Diagnostics.Append(setSandboxIdentity(ctx, resp.Identity, state.ID)...)
 	if err != nil {
 		resp.Diagnostics.AddError("Sandbox create interrupted", interruptedCreate(sb.ID, err)+".\n\n"+taintedNote)
 		return
@@ -499,6 +505,8 @@ func (r *sandboxResource) Read(ctx context.Context, req resource.ReadRequest, re
 	}
 	var state sandboxModel
 	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(advanceImported(ctx, req.Private, resp.Private)...)
+	resp.Diagnostics.Append(setSandboxIdentity(ctx, resp.Identity, state.ID)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -623,6 +631,7 @@ func (r *sandboxResource) Update(ctx context.Context, req resource.UpdateRequest
 		}
 	}
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(setSandboxIdentity(ctx, resp.Identity, plan.ID)...)
 	resp.Diagnostics.Append(clearImported(ctx, resp.Private)...)
 }
 
@@ -653,13 +662,19 @@ func (r *sandboxResource) Delete(ctx context.Context, req resource.DeleteRequest
 	}
 }
 
-// ImportState reads the sandbox by ID. What the platform cannot report
-// (secrets, secrets_wo_version, guaranteed, a default start_command) is
-// recorded from the configuration by the first apply, without replacement
-// (see importedKey).
+// ImportState reads the sandbox by ID, or by its identity. What the
+// platform cannot report (secrets, secrets_wo_version, guaranteed, a
+// default start_command) is recorded from the configuration by the first
+// apply, without replacement (see importedKey).
 func (r *sandboxResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	resource.ImportStatePassthroughID(ctx, path.Root("id"), req, resp)
+	id, d := importIDOf(ctx, req, func(m sandboxIdentityModel) (string, error) { return m.ID.ValueString(), nil })
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("guaranteed"), importedGuaranteed())...)
+	resp.Diagnostics.Append(setSandboxIdentity(ctx, resp.Identity, types.StringValue(id))...)
 	resp.Diagnostics.Append(markImported(ctx, resp.Private)...)
 }
 
