@@ -34,6 +34,10 @@ type commandSpec struct {
 	Allowed           []int64
 	RequireOpenEgress bool
 	SensitiveOutput   bool
+	// OnOutput, when set, receives the output while the command runs (the
+	// exec actions stream it as progress), through an outputSink: whole
+	// lines, write-only values scrubbed, nothing with SensitiveOutput.
+	OnOutput func(stderr bool, chunk []byte)
 }
 
 // commandResult is a finished command, output cut to its tails.
@@ -65,10 +69,13 @@ func runCommand(ctx context.Context, c *prime.Client, spec commandSpec) (*comman
 			return nil, &commandError{Summary: "Egress is restricted", Err: err}
 		}
 	}
+	sink := newOutputSink(spec)
 	res, err := c.Exec(ctx, spec.SandboxID, prime.ExecRequest{
 		Command: spec.Command, WorkingDir: spec.WorkingDir, Env: spec.Env, SensitiveEnv: spec.EnvWO,
 		Timeout: spec.Timeout, SensitiveOutput: spec.SensitiveOutput,
+		// Once prime.ExecRequest streams output: OnOutput: sink.write,
 	})
+	sink.finish(res) // until then, the whole output once the command has ended
 	if err != nil {
 		summary := "Command failed to run"
 		switch {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -1242,11 +1243,7 @@ func (r *sandboxFleetResource) importMembers(ctx context.Context, id string) ([]
 		if err != nil {
 			return nil, err
 		}
-		for _, sb := range list {
-			if !prime.IsTerminalStatus(sb.Status) && prime.HasAllLabels(sb.Labels, []string{label}) {
-				sbs = append(sbs, sb)
-			}
-		}
+		sbs = membersLabelled(list, label)
 	} else {
 		seen := map[string]bool{}
 		for _, sid := range strings.Split(id, ",") {
@@ -1262,9 +1259,28 @@ func (r *sandboxFleetResource) importMembers(ctx context.Context, id string) ([]
 			sbs = append(sbs, *sb)
 		}
 	}
+	return orderFleetMembers(id, sbs)
+}
+
+// membersLabelled are the sandboxes of list that a fleet known by label
+// has as members: the running ones carrying it.
+func membersLabelled(list []prime.Sandbox, label string) []prime.Sandbox {
+	var out []prime.Sandbox
+	for _, sb := range list {
+		if !prime.IsTerminalStatus(sb.Status) && prime.HasAllLabels(sb.Labels, []string{label}) {
+			out = append(out, sb)
+		}
+	}
+	return out
+}
+
+// orderFleetMembers sorts the members an import ID found by name (then
+// ID), refusing none and two of one name.
+func orderFleetMembers(id string, sbs []prime.Sandbox) ([]prime.Sandbox, error) {
 	if len(sbs) == 0 {
 		return nil, fmt.Errorf("no running sandbox matches %q; import by label:<label> or by comma-separated sandbox IDs", id)
 	}
+	sbs = slices.Clone(sbs)
 	sort.Slice(sbs, func(i, j int) bool {
 		if sbs[i].Name != sbs[j].Name {
 			return sbs[i].Name < sbs[j].Name

@@ -23,6 +23,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -526,39 +527,54 @@ func (r *sandboxResource) Read(ctx context.Context, req resource.ReadRequest, re
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	resp.Diagnostics.Append(applySandboxResource(ctx, &state, sb)...)
 	imported := wasImported(ctx, req.Private) && state.Egress.IsNull() && state.EgressGeneration.IsNull()
-	if sb.VM && (!state.Egress.IsNull() || imported) {
-		st, gone, err := readEgress(ctx, r.client, sb.ID)
-		switch {
-		case err != nil:
-			resp.Diagnostics.AddError("Cannot read the sandbox's egress policy", err.Error())
-			return
-		case gone:
+	if gone := refreshSandbox(ctx, r.client, &state, sb, imported, &resp.Diagnostics); gone || resp.Diagnostics.HasError() {
+		if gone {
 			resp.State.RemoveResource(ctx)
-			return
 		}
-		if imported {
-			eg, d := egressFromImport(ctx, st)
-			resp.Diagnostics.Append(d...)
-			if eg != nil {
-				state.Egress, d = egressValue(ctx, eg)
-				resp.Diagnostics.Append(d...)
-			}
-		}
-		es := state.egressState()
-		if warning := refreshEgress(ctx, es, sb.ID, st, &resp.Diagnostics); warning != "" {
-			resp.Diagnostics.AddWarning("Egress block overridden", warning)
-		}
-		state.setEgressState(es)
-		if !state.Egress.IsNull() && !state.EgressApplied.ValueBool() {
-			resp.Diagnostics.AddWarning("Egress policy not enforced",
-				fmt.Sprintf("Sandbox %s's egress block (generation %d) is not enforced by the data plane "+
-					"(applied_generation %d). The next apply writes it again and waits for enforcement.",
-					sb.ID, state.EgressGeneration.ValueInt64(), st.AppliedGeneration))
-		}
+		return
 	}
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+}
+
+// refreshSandbox merges a read sandbox into state: what Read does once it
+// has the sandbox, and what the prime_sandbox list resource does to show
+// what an import of it would hold. imported (right after an import, before
+// an egress block is known) reads a VM's egress lists into the block. It
+// reports whether the sandbox is gone.
+func refreshSandbox(ctx context.Context, c *prime.Client, state *sandboxModel, sb *prime.Sandbox, imported bool, diags *diag.Diagnostics) (gone bool) {
+	diags.Append(applySandboxResource(ctx, state, sb)...)
+	if !sb.VM || (state.Egress.IsNull() && !imported) {
+		return false
+	}
+	st, gone, err := readEgress(ctx, c, sb.ID)
+	switch {
+	case err != nil:
+		diags.AddError("Cannot read the sandbox's egress policy", err.Error())
+		return false
+	case gone:
+		return true
+	}
+	if imported {
+		eg, d := egressFromImport(ctx, st)
+		diags.Append(d...)
+		if eg != nil {
+			state.Egress, d = egressValue(ctx, eg)
+			diags.Append(d...)
+		}
+	}
+	es := state.egressState()
+	if warning := refreshEgress(ctx, es, sb.ID, st, diags); warning != "" {
+		diags.AddWarning("Egress block overridden", warning)
+	}
+	state.setEgressState(es)
+	if !state.Egress.IsNull() && !state.EgressApplied.ValueBool() {
+		diags.AddWarning("Egress policy not enforced",
+			fmt.Sprintf("Sandbox %s's egress block (generation %d) is not enforced by the data plane "+
+				"(applied_generation %d). The next apply writes it again and waits for enforcement.",
+				sb.ID, state.EgressGeneration.ValueInt64(), st.AppliedGeneration))
+	}
+	return false
 }
 
 // goneFromStateMessage explains why a refresh drops a stopped sandbox.
@@ -672,10 +688,17 @@ func (r *sandboxResource) ImportState(ctx context.Context, req resource.ImportSt
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("guaranteed"), importedGuaranteed())...)
+	resp.Diagnostics.Append(importedSandboxState(ctx, &resp.State, id)...)
 	resp.Diagnostics.Append(setSandboxIdentity(ctx, resp.Identity, types.StringValue(id))...)
 	resp.Diagnostics.Append(markImported(ctx, resp.Private)...)
+}
+
+// importedSandboxState is the state an import of sandbox id starts from,
+// before its first Read: the ID, and guaranteed assumed.
+func importedSandboxState(ctx context.Context, st *tfsdk.State, id string) diag.Diagnostics {
+	diags := st.SetAttribute(ctx, path.Root("id"), id)
+	diags.Append(st.SetAttribute(ctx, path.Root("guaranteed"), importedGuaranteed())...)
+	return diags
 }
 
 // requireClient reports a clear error when the provider could not be
