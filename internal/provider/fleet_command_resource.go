@@ -6,7 +6,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -387,6 +386,9 @@ type fleetRun struct {
 	base     commandSpec // without SandboxID and Command
 	commands []string
 	limit    int
+	// progress, when set, hears of every member's output and finished
+	// steps (prime_fleet_exec shows them; see fleetRunProgress).
+	progress *fleetRunProgress
 }
 
 // fleetRunOf reads the plan (and env_wo from the configuration) into the
@@ -420,14 +422,11 @@ func (r *fleetCommandResource) runMembers(ctx context.Context, run fleetRun, ids
 			spec := run.base
 			spec.SandboxID, spec.Command = id, command
 			spec.RequireOpenEgress = run.base.RequireOpenEgress && i == 0
+			spec.OnOutput = run.memberOutput(key)
 			res, err := runCommand(ctx, r.client, spec)
+			run.stepDone(key, id, i, res, err)
 			if err != nil {
-				summary := "Command failed"
-				var ce *commandError
-				if errors.As(err, &ce) {
-					summary = ce.Summary
-				}
-				problems.add(key, "sandbox %s, step %d of %d: %s. %s", id, i+1, len(run.commands), summary, err)
+				problems.add(key, "sandbox %s, step %d of %d: %s. %s", id, i+1, len(run.commands), commandErrorSummary(err), err)
 				return
 			}
 			step, streams := fleetStepOf(res, spec.SensitiveOutput)

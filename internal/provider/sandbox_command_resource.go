@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -448,12 +447,7 @@ func (r *sandboxCommandResource) Create(ctx context.Context, req resource.Create
 	tflog.Info(ctx, "running command", map[string]any{"sandbox_id": spec.SandboxID, "timeout": spec.Timeout.String()})
 	res, err := runCommand(ctx, r.client, spec)
 	if err != nil {
-		summary := "Command failed"
-		var ce *commandError
-		if errors.As(err, &ce) {
-			summary = ce.Summary
-		}
-		resp.Diagnostics.AddError(summary, err.Error())
+		resp.Diagnostics.AddError(commandErrorSummary(err), err.Error())
 		return
 	}
 	plan.ID = types.StringValue(spec.SandboxID + "/" + prime.NewIdempotencyKey()[:16])

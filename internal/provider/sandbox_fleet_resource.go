@@ -556,8 +556,10 @@ func deleteMembers(ctx context.Context, c *prime.Client, members map[string]flee
 	for _, id := range res.Succeeded {
 		gone[id] = true
 	}
+	why := map[string]string{} // the platform's reason for a failed delete
 	for _, f := range res.Failed {
 		if !strings.Contains(strings.ToLower(f.Error), "not found") {
+			why[f.SandboxID] = f.Error
 			continue
 		}
 		gone[f.SandboxID] = true // already gone
@@ -569,7 +571,11 @@ func deleteMembers(ctx context.Context, c *prime.Client, members map[string]flee
 			mu.Lock()
 			kept[k] = members[k]
 			mu.Unlock()
-			problems.add(k, "%sthe platform did not delete sandbox %s", prefixed(problems, k), id)
+			reason := ""
+			if why[id] != "" {
+				reason = ": " + why[id]
+			}
+			problems.add(k, "%sthe platform did not delete sandbox %s%s", prefixed(problems, k), id, reason)
 			return
 		}
 		if err := c.WaitForGone(ctx, id); err != nil {
