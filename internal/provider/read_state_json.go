@@ -58,8 +58,8 @@ type frameworkServer interface {
 }
 
 var (
-	_ tfprotov6.ProviderServerWithListResource = (*jsonReadStateServer)(nil)
-	_ tfprotov6.ProviderServerWithActions      = (*jsonReadStateServer)(nil)
+	_ tfprotov6.ListResourceServer = (*jsonReadStateServer)(nil)
+	_ tfprotov6.ActionServer       = (*jsonReadStateServer)(nil)
 )
 
 // jsonReadStateServer re-encodes ReadResource's new state as JSON; every

@@ -15,10 +15,10 @@ import (
 func TestServedProviderOffersTerraform14Surface(t *testing.T) {
 	ctx := context.Background()
 	srv := NewProtocol6Server(New("test")())()
-	if _, ok := srv.(tfprotov6.ProviderServerWithListResource); !ok {
+	if _, ok := srv.(tfprotov6.ListResourceServer); !ok {
 		t.Fatal("the served provider hides the list resource RPCs")
 	}
-	if _, ok := srv.(tfprotov6.ProviderServerWithActions); !ok {
+	if _, ok := srv.(tfprotov6.ActionServer); !ok {
 		t.Fatal("the served provider hides the action RPCs")
 	}
 	schema, err := srv.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
