@@ -57,9 +57,9 @@ func TestAccSandboxList_query(t *testing.T) {
 				Query:  true,
 				Config: query("  config {\n    labels = [\"lost-run\"]\n  }"),
 				QueryResultChecks: []querycheck.QueryResultCheck{
-					querycheck.ExpectLength("list.prime_sandbox.found", 4),
-					querycheck.ExpectIdentity("list.prime_sandbox.found", map[string]knownvalue.Check{"id": knownvalue.NotNull()}),
-					querycheck.ExpectResourceDisplayName("list.prime_sandbox.found",
+					querycheck.ExpectLength("prime_sandbox.found", 4),
+					querycheck.ExpectIdentity("prime_sandbox.found", map[string]knownvalue.Check{"id": knownvalue.NotNull()}),
+					querycheck.ExpectResourceDisplayName("prime_sandbox.found",
 						queryfilter.ByDisplayName(knownvalue.StringRegexp(regexp.MustCompile(`^other \(`))),
 						knownvalue.StringRegexp(regexp.MustCompile(`^other \(.+\)$`))),
 				},
@@ -72,8 +72,8 @@ func TestAccSandboxList_query(t *testing.T) {
     name_prefix = "lost-"
   }`),
 				QueryResultChecks: []querycheck.QueryResultCheck{
-					querycheck.ExpectLength("list.prime_sandbox.found", 3),
-					querycheck.ExpectResourceKnownValues("list.prime_sandbox.found",
+					querycheck.ExpectLength("prime_sandbox.found", 3),
+					querycheck.ExpectResourceKnownValues("prime_sandbox.found",
 						queryfilter.ByDisplayName(knownvalue.StringRegexp(regexp.MustCompile(`^lost-1 \(`))),
 						[]querycheck.KnownValueCheck{
 							{Path: tfjsonpath.New("name"), KnownValue: knownvalue.StringExact("lost-1")},
@@ -90,13 +90,13 @@ func TestAccSandboxList_query(t *testing.T) {
 			{
 				Query:             true,
 				Config:            query("  limit = 2\n  config {\n    labels = [\"lost-run\"]\n  }"),
-				QueryResultChecks: []querycheck.QueryResultCheck{querycheck.ExpectLength("list.prime_sandbox.found", 2)},
+				QueryResultChecks: []querycheck.QueryResultCheck{querycheck.ExpectLength("prime_sandbox.found", 2)},
 			},
 			{
 				Query: true,
 				Config: query(fmt.Sprintf("  config {\n    labels        = [\"lost-run\"]\n    created_after = %q\n  }",
 					time.Now().Add(time.Hour).UTC().Format(time.RFC3339))),
-				QueryResultChecks: []querycheck.QueryResultCheck{querycheck.ExpectLength("list.prime_sandbox.found", 0)},
+				QueryResultChecks: []querycheck.QueryResultCheck{querycheck.ExpectLength("prime_sandbox.found", 0)},
 			},
 			{
 				Query:       true,
@@ -152,16 +152,16 @@ resource "prime_sandbox" "odd" {
 }
 `,
 				QueryResultChecks: []querycheck.QueryResultCheck{
-					querycheck.ExpectLength("list.prime_sandbox_fleet.fleets", 2),
-					querycheck.ExpectIdentity("list.prime_sandbox_fleet.fleets", map[string]knownvalue.Check{
+					querycheck.ExpectLength("prime_sandbox_fleet.fleets", 2),
+					querycheck.ExpectIdentity("prime_sandbox_fleet.fleets", map[string]knownvalue.Check{
 						"label": knownvalue.StringExact("fleet-a"), "sandbox_ids": knownvalue.ListSizeExact(2),
 					}),
-					querycheck.ExpectResourceKnownValues("list.prime_sandbox_fleet.fleets", fleet("fleet-a"), []querycheck.KnownValueCheck{
+					querycheck.ExpectResourceKnownValues("prime_sandbox_fleet.fleets", fleet("fleet-a"), []querycheck.KnownValueCheck{
 						{Path: tfjsonpath.New("name_prefix"), KnownValue: knownvalue.StringExact("a")},
 						{Path: tfjsonpath.New("size"), KnownValue: knownvalue.Int64Exact(2)},
 						{Path: tfjsonpath.New("guaranteed"), KnownValue: knownvalue.Null()},
 					}),
-					querycheck.ExpectResourceKnownValues("list.prime_sandbox_fleet.fleets", fleet("fleet-b"), []querycheck.KnownValueCheck{
+					querycheck.ExpectResourceKnownValues("prime_sandbox_fleet.fleets", fleet("fleet-b"), []querycheck.KnownValueCheck{
 						{Path: tfjsonpath.New("members"), KnownValue: knownvalue.SetExact([]knownvalue.Check{
 							knownvalue.StringExact("x"), knownvalue.StringExact("y")})},
 					}),
@@ -170,7 +170,7 @@ resource "prime_sandbox" "odd" {
 			{
 				Query:             true,
 				Config:            "list \"prime_sandbox_fleet\" \"one\" {\n  provider = prime\n  config {\n    label = \"fleet-b\"\n  }\n}\n",
-				QueryResultChecks: []querycheck.QueryResultCheck{querycheck.ExpectLength("list.prime_sandbox_fleet.one", 1)},
+				QueryResultChecks: []querycheck.QueryResultCheck{querycheck.ExpectLength("prime_sandbox_fleet.one", 1)},
 			},
 			{
 				Query:       true,
