@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
@@ -134,7 +135,8 @@ action "prime_fleet_exec" "probe" {
 // sandboxes that carry all its labels; its default dry run deletes none.
 func TestAccSandboxSweepAction_actionTrigger(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
-	ctx := waitCtx(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // the whole test, destroy included
+	t.Cleanup(cancel)
 	c := m.client(t)
 	for i, labels := range [][]string{{"stale", "run-7"}, {"stale", "run-7"}, {"stale"}, {"keep"}} {
 		if _, err := c.CreateSandbox(ctx, prime.CreateSandboxRequest{Name: fmt.Sprintf("left-%d", i), DockerImage: "img", Labels: labels}); err != nil {
