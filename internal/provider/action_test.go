@@ -1,9 +1,16 @@
 package provider
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -297,6 +304,84 @@ action "prime_fleet_exec" "probe" {
 		Steps: []resource.TestStep{{
 			Config:      cfg,
 			ExpectError: expectErr(`The command failed on 1 of the 1 members that ran: Member "0": sandbox`),
+		}},
+	})
+}
+
+// A sweep reports every sandbox the platform did not delete, with the
+// platform's reason, and fails; the others are deleted.
+func TestAccSandboxSweepAction_reportsFailedDeletes(t *testing.T) {
+	var m *testMock
+	var refused atomic.Value // the sandbox ID whose delete the platform refuses
+	refused.Store("")
+	m = newHookedMock(t, fastMockOptions(), func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+		id, _ := refused.Load().(string)
+		var req prime.BulkDeleteRequest
+		if r.Method != http.MethodDelete || r.URL.Path != prime.APIPrefix+"/sandbox" ||
+			json.Unmarshal(body, &req) != nil || !slices.Contains(req.SandboxIDs, id) {
+			return false
+		}
+		// The mock deletes the others; the answer adds the refused one.
+		req.SandboxIDs = slices.DeleteFunc(req.SandboxIDs, func(s string) bool { return s == id })
+		rest, _ := json.Marshal(req)
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(rest)), int64(len(rest))
+		rec := httptest.NewRecorder()
+		m.Server.ServeHTTP(rec, r)
+		var out prime.BulkDeleteResponse
+		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return true
+		}
+		out.Failed = append(out.Failed, prime.BulkDeleteFailure{SandboxID: id, Error: "sandbox is being migrated"})
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(out)
+		return true
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	c := m.client(t)
+	var ids []string
+	for i := range 3 {
+		sb, err := c.CreateSandbox(ctx, prime.CreateSandboxRequest{Name: fmt.Sprintf("left-%d", i), DockerImage: "img", Labels: []string{"stale"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, sb.ID)
+	}
+	refused.Store(ids[1])
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		TerraformVersionChecks:   skipBelow(tfQuery),
+		CheckDestroy: func(s *terraform.State) error {
+			if n := liveLabelled(ctx, t, c, "stale"); n != 1 {
+				return fmt.Errorf("%d stale sandboxes live after the sweep, want only the refused one", n)
+			}
+			refused.Store("")
+			if _, err := c.BulkDeleteSandboxes(ctx, prime.BulkDeleteRequest{Labels: []string{"stale"}}); err != nil {
+				return err
+			}
+			return m.checkNoLiveSandboxes(s)
+		},
+		Steps: []resource.TestStep{{
+			Config: m.config(`
+resource "prime_sandbox" "marker" {
+  name         = "marker"
+  docker_image = "python:3.12-slim"
+  lifecycle {
+    action_trigger {
+      events  = [after_create]
+      actions = [action.prime_sandbox_sweep.stale]
+    }
+  }
+}
+action "prime_sandbox_sweep" "stale" {
+  config {
+    labels  = ["stale"]
+    dry_run = false
+  }
+}
+`),
+			ExpectError: expectErr(fmt.Sprintf(`1 of the 3 sandboxes labelled stale were not deleted (keyed by sandbox ID): Member %q: the platform did not delete sandbox %s: sandbox is being migrated`, ids[1], ids[1])),
 		}},
 	})
 }
