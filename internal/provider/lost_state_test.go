@@ -110,36 +110,8 @@ func TestAccLostState_queryImportSweepInvoke(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	t.Cleanup(cancel) // after the destroy below, which runs in ctx too
 	env := tfEnv(rc, "PRIME_API_BASE_URL="+m.URL, "PRIME_API_KEY="+fastMockOptions().APIKey)
-	workspace := func(files map[string]string) *cliWorkspace {
-		dir := t.TempDir()
-		for name, text := range files {
-			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return &cliWorkspace{dir: dir, run: func(args ...string) (string, int) {
-			t.Helper()
-			args = append([]string{args[0], "-no-color"}, args[1:]...)
-			out, err := runTF(ctx, t, cli, dir, env, args...)
-			var exit *exec.ExitError
-			switch {
-			case err == nil:
-				return out, 0
-			case errors.As(err, &exit):
-				return out, exit.ExitCode()
-			}
-			t.Fatalf("terraform %v: %v\n%s", args, err, out)
-			return out, -1
-		}}
-	}
-	mustTF := func(w *cliWorkspace, args ...string) string {
-		t.Helper()
-		out, code := w.run(args...)
-		if code != 0 {
-			t.Fatalf("terraform %s exited %d:\n%s", strings.Join(args, " "), code, out)
-		}
-		return out
-	}
+	workspace := func(files map[string]string) *cliWorkspace { return newCLIWorkspace(ctx, t, cli, env, files) }
+	mustTF := func(w *cliWorkspace, args ...string) string { t.Helper(); return w.must(t, args...) }
 	c := m.client(t)
 
 	// The run, and its state lost.
@@ -272,6 +244,42 @@ type cliWorkspace struct {
 	run func(args ...string) (string, int)
 }
 
+// newCLIWorkspace writes files into a new directory whose runs use cli
+// with env, bounded by ctx.
+func newCLIWorkspace(ctx context.Context, t *testing.T, cli string, env []string, files map[string]string) *cliWorkspace {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &cliWorkspace{dir: dir, run: func(args ...string) (string, int) {
+		t.Helper()
+		args = append([]string{args[0], "-no-color"}, args[1:]...)
+		out, err := runTF(ctx, t, cli, dir, env, args...)
+		var exit *exec.ExitError
+		switch {
+		case err == nil:
+			return out, 0
+		case errors.As(err, &exit):
+			return out, exit.ExitCode()
+		}
+		t.Fatalf("terraform %v: %v\n%s", args, err, out)
+		return out, -1
+	}}
+}
+
+// must runs terraform and fails the test unless it exits 0.
+func (w *cliWorkspace) must(t *testing.T, args ...string) string {
+	t.Helper()
+	out, code := w.run(args...)
+	if code != 0 {
+		t.Fatalf("terraform %s exited %d:\n%s", strings.Join(args, " "), code, out)
+	}
+	return out
+}
+
 // read reads a file of the workspace.
 func (w *cliWorkspace) read(t *testing.T, name string) string {
 	t.Helper()
@@ -280,4 +288,62 @@ func (w *cliWorkspace) read(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// A fleet whose state was lost is found by its label, and the generated
+// prime_sandbox_fleet block imports every member with no other change,
+// egress block and write-only secrets included; the next plan is empty.
+func TestAccLostState_fleetQueryImport(t *testing.T) {
+	cli := requireCLIAtLeast(t, tfQuery)
+	provider := devProvider(t)
+	t.Parallel()
+	m := newTestMock(t, fastMockOptions())
+	rc := provider()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	t.Cleanup(cancel)
+	env := tfEnv(rc, "PRIME_API_BASE_URL="+m.URL, "PRIME_API_KEY="+fastMockOptions().APIKey)
+	lost := newCLIWorkspace(ctx, t, cli, env, map[string]string{"main.tf": refreshProviders + `
+resource "prime_sandbox_fleet" "run" {
+  name_prefix        = "eval"
+  docker_image       = "python:3.12-slim"
+  labels             = ["eval-run-7"]
+  members            = ["task-a", "task-b", "task-c"]
+  secrets_wo         = { HF_TOKEN = "hf-wo-secret-value" }
+  secrets_wo_version = 2
+  egress {
+    allow = ["pypi.org"]
+  }
+}
+`})
+	lost.must(t, "apply", "-auto-approve", "-input=false")
+	adopt := newCLIWorkspace(ctx, t, cli, env, map[string]string{"main.tf": refreshProviders, "adopt.tfquery.hcl": `
+list "prime_sandbox_fleet" "runs" {
+  provider         = prime
+  include_resource = true
+  config {
+    label_prefix = "eval-run-"
+  }
+}
+`})
+	t.Cleanup(func() {
+		if out, code := adopt.run("destroy", "-auto-approve", "-input=false"); code != 0 {
+			t.Errorf("destroy exited %d:\n%s", code, out)
+		}
+		if live := m.Stats().LiveSandboxes; live != 0 {
+			t.Errorf("%d sandboxes live after destroy", live)
+		}
+	})
+	if out := adopt.must(t, "query", "-generate-config-out=generated.tf"); !strings.Contains(out, "eval-run-7 (3 members)") {
+		t.Fatalf("terraform query does not list the fleet:\n%s", out)
+	}
+	generated := adopt.read(t, "generated.tf")
+	if strings.Contains(generated, "hf-wo-secret-value") || strings.Contains(generated, "guaranteed") {
+		t.Errorf("the generated configuration claims what the platform cannot report:\n%s", generated)
+	}
+	adopt.must(t, "plan", "-input=false", "-out=adopt.tfplan")
+	checkImportOnlyPlan(t, adopt.must(t, "show", "-json", "adopt.tfplan"), 1)
+	adopt.must(t, "apply", "-input=false", "adopt.tfplan")
+	if out, code := adopt.run("plan", "-input=false", "-detailed-exitcode"); code != 0 {
+		t.Fatalf("the plan after adopting the fleet exited %d, want 0:\n%s\n\ngenerated:\n%s", code, out, generated)
+	}
 }
