@@ -2,7 +2,9 @@
 # Usage: tools/provider-schema.sh TERRAFORM_OR_TOFU OUT.json
 #
 # Writes `providers schema -json` of the provider built from this tree to
-# OUT.json, for `tfplugindocs generate/validate --providers-schema`. Offline
+# OUT.json, for `tfplugindocs generate/validate --providers-schema`. The CLI
+# must be Terraform 1.14 or later: older ones export no actions, list
+# resources or identities (checked below). Offline
 # and independent of $PATH: the provider is built here, installed into a
 # local plugin directory (init -plugin-dir never asks a registry), and the
 # CLI is the one given. The provider is installed as hashicorp/prime, the
@@ -43,3 +45,14 @@ if ! grep -q '"registry.terraform.io/hashicorp/prime"' "$out"; then
 	echo "$0: no schema for the prime provider in the output of $cli providers schema -json" >&2
 	exit 1
 fi
+
+# Actions and list resources are only in the export of Terraform 1.14 and
+# later (resource identities of 1.12 and later); an older CLI (or OpenTofu)
+# leaves them out without a word, and the docs would silently lose their
+# pages. The provider has both, so refuse such an export.
+for key in action_schemas list_resource_schemas resource_identity_schemas; do
+	if ! grep -q "\"$key\"" "$out"; then
+		echo "$0: $cli exported no $key: the docs need Terraform 1.14 or later ($("$cli" version | head -1))" >&2
+		exit 1
+	fi
+done

@@ -66,6 +66,21 @@ const maxListPages = 10000
 
 // ListSandboxes pages through every sandbox matching opts.
 func (c *Client) ListSandboxes(ctx context.Context, opts ListSandboxesOptions) ([]Sandbox, error) {
+	var all []Sandbox
+	err := c.WalkSandboxes(ctx, opts, func(sb Sandbox) bool {
+		all = append(all, sb)
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	return all, nil
+}
+
+// WalkSandboxes pages through the sandboxes matching opts, in the
+// platform's order, calling visit for each; it stops (without asking for
+// the next page) as soon as visit returns false.
+func (c *Client) WalkSandboxes(ctx context.Context, opts ListSandboxesOptions, visit func(Sandbox) bool) error {
 	perPage := opts.PerPage
 	if perPage <= 0 {
 		perPage = 100
@@ -74,7 +89,6 @@ func (c *Client) ListSandboxes(ctx context.Context, opts ListSandboxesOptions) (
 	if team == "" && c.cfg.TeamID != nil {
 		team = *c.cfg.TeamID
 	}
-	var all []Sandbox
 	for page := 1; page <= maxListPages; page++ {
 		q := url.Values{"page": {strconv.Itoa(page)}, "per_page": {strconv.Itoa(perPage)}}
 		if team != "" {
@@ -94,15 +108,19 @@ func (c *Client) ListSandboxes(ctx context.Context, opts ListSandboxesOptions) (
 		}
 		var resp ListSandboxesResponse
 		if err := c.do(ctx, call{method: http.MethodGet, path: "/sandbox", query: q, out: &resp, retry: retryIdempotent}); err != nil {
-			return nil, err
+			return err
 		}
 		c.kinds.remember(resp.Sandboxes...)
-		all = append(all, resp.Sandboxes...)
+		for _, sb := range resp.Sandboxes {
+			if !visit(sb) {
+				return nil
+			}
+		}
 		if !resp.HasNext || len(resp.Sandboxes) == 0 {
-			return all, nil
+			return nil
 		}
 	}
-	return nil, fmt.Errorf("listing sandboxes: more than %d pages", maxListPages)
+	return fmt.Errorf("listing sandboxes: more than %d pages", maxListPages)
 }
 
 // DeleteSandbox deletes a sandbox. An unknown id wraps ErrNotFound; callers

@@ -37,6 +37,11 @@ type commandSpec struct {
 	// Background runs the command as a job in the sandbox (runBackground)
 	// instead of over one held gateway call.
 	Background bool
+	// OnOutput, when set, receives the output while the command runs (the
+	// exec actions stream it as progress), through an outputSink: whole
+	// lines, write-only values scrubbed (by the client), nothing with
+	// SensitiveOutput.
+	OnOutput func(stderr bool, chunk []byte)
 }
 
 // commandResult is a finished command, output cut to its tails.
@@ -68,10 +73,12 @@ func runCommand(ctx context.Context, c *prime.Client, spec commandSpec) (*comman
 			return nil, &commandError{Summary: "Egress is restricted", Err: err}
 		}
 	}
+	sink := newOutputSink(spec)
 	res, err := c.Exec(ctx, spec.SandboxID, prime.ExecRequest{
 		Command: spec.Command, WorkingDir: spec.WorkingDir, Env: spec.Env, SensitiveEnv: spec.EnvWO,
-		Timeout: spec.Timeout, SensitiveOutput: spec.SensitiveOutput,
+		Timeout: spec.Timeout, SensitiveOutput: spec.SensitiveOutput, OnOutput: sink.onOutput(),
 	})
+	sink.finish()
 	if err != nil {
 		summary := "Command failed to run"
 		switch {

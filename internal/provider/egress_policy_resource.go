@@ -24,6 +24,7 @@ var (
 	_ resource.ResourceWithImportState    = (*egressPolicyResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*egressPolicyResource)(nil)
 	_ resource.ResourceWithModifyPlan     = (*egressPolicyResource)(nil)
+	_ resource.ResourceWithIdentity       = (*egressPolicyResource)(nil)
 )
 
 // NewEgressPolicyResource is the prime_egress_policy constructor.
@@ -54,6 +55,10 @@ func (r *egressPolicyResource) Metadata(_ context.Context, req resource.Metadata
 func (r *egressPolicyResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
 	r.baselines = baselinesFrom(req.ProviderData)
+}
+
+func (r *egressPolicyResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = egressPolicyIdentitySchema()
 }
 
 // afterAttribute is `after`, shared with prime_fleet_egress_policy.
@@ -302,6 +307,7 @@ func (r *egressPolicyResource) Create(ctx context.Context, req resource.CreateRe
 	plan.ID = types.StringValue(policyID(id, res.Generation))
 	resp.Diagnostics.Append(setApplied(ctx, &plan, policy, res.Generation, res.Status)...)
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(setEgressPolicyIdentity(ctx, resp.Identity, plan.SandboxID)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, baselineKey, encodeBaseline(res.Baseline))...)
 }
 
@@ -351,6 +357,7 @@ func (r *egressPolicyResource) Update(ctx context.Context, req resource.UpdateRe
 	}
 	resp.Diagnostics.Append(setApplied(ctx, &plan, policy, gen, st)...)
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(setEgressPolicyIdentity(ctx, resp.Identity, plan.SandboxID)...)
 	resp.Diagnostics.Append(clearImported(ctx, resp.Private)...)
 }
 
@@ -381,6 +388,11 @@ func (r *egressPolicyResource) Read(ctx context.Context, req resource.ReadReques
 	id := state.SandboxID.ValueString()
 	if id == "" {
 		id = sandboxOfPolicyID(state.ID.ValueString())
+	}
+	resp.Diagnostics.Append(advanceImported(ctx, req.Private, resp.Private)...)
+	resp.Diagnostics.Append(setEgressPolicyIdentity(ctx, resp.Identity, types.StringValue(id))...)
+	if resp.Diagnostics.HasError() {
+		return
 	}
 	st, gone, err := readEgress(ctx, r.client, id)
 	if err != nil {
@@ -466,14 +478,20 @@ func (r *egressPolicyResource) Delete(ctx context.Context, req resource.DeleteRe
 	}
 }
 
-// ImportState takes a sandbox ID (or a policy ID, "<sandbox_id>/<n>"). The
-// platform's lists become the state; `after` is recorded from the
-// configuration by the first apply, without replacement. An imported
-// policy's destroy restores unrestricted egress: what the sandbox held
-// before it is not known.
+// ImportState takes a sandbox ID (or a policy ID, "<sandbox_id>/<n>"), or
+// the identity's sandbox_id. The platform's lists become the state;
+// `after` is recorded from the configuration by the first apply, without
+// replacement. An imported policy's destroy restores unrestricted egress:
+// what the sandbox held before it is not known.
 func (r *egressPolicyResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	sandboxID := sandboxOfPolicyID(req.ID)
+	id, d := importIDOf(ctx, req, func(m egressPolicyIdentityModel) (string, error) { return m.SandboxID.ValueString(), nil })
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	sandboxID := sandboxOfPolicyID(id)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), sandboxID)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("sandbox_id"), sandboxID)...)
+	resp.Diagnostics.Append(setEgressPolicyIdentity(ctx, resp.Identity, types.StringValue(sandboxID))...)
 	resp.Diagnostics.Append(markImported(ctx, resp.Private)...)
 }

@@ -325,6 +325,12 @@ func TestAccExamples(t *testing.T) {
 				}
 			}
 
+			// An import by identity needs Terraform 1.12+ and names the same
+			// resource as the import by ID: TestAccTerraform14Examples
+			// validates it on its own.
+			if err := os.Remove(filepath.Join(work, "import-by-identity.tf")); err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
 			out, err := runTF(ctx, t, cli, work, env, "validate", "-json", "-no-color")
 			var res validateJSON
 			if jerr := json.Unmarshal([]byte(out), &res); jerr != nil {

@@ -526,6 +526,9 @@ type fleetRun struct {
 	commands  []string
 	limit     int
 	memberEnv map[string]map[string]string
+	// progress, when set, hears of every member's output and finished
+	// steps (prime_fleet_exec shows them; see fleetRunProgress).
+	progress *fleetRunProgress
 }
 
 // memberSpec is the base spec with member key's environment: env, then
@@ -536,6 +539,7 @@ func (run fleetRun) memberSpec(key string) commandSpec {
 	maps.Copy(spec.Env, run.base.Env)
 	maps.Copy(spec.Env, run.memberEnv[key])
 	spec.Env[memberKeyEnv] = key
+	spec.OnOutput = run.memberOutput(key)
 	return spec
 }
 
@@ -599,6 +603,7 @@ func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommand
 				spec.SandboxID, spec.Command = id, command
 				spec.RequireOpenEgress = run.base.RequireOpenEgress && i == 0
 				res, err := runCommand(ctx, r.client, spec)
+				run.stepDone(key, id, i, res, err)
 				if err != nil {
 					problems.add(key, "sandbox %s, step %d of %d: %s. %s", id, i+1, len(run.commands), commandErrorSummary(err), err)
 					return

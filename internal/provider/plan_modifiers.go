@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
@@ -13,23 +14,37 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
-// importedKey is the private-state key ImportState sets and the first
-// update after it clears: until then, attributes the platform cannot report
-// hold no real value in state.
+// importedKey is the private-state key ImportState sets: while it is
+// there, attributes the platform cannot report hold no real value in state,
+// and the replaceUnlessImported* modifiers record a configured value
+// instead of replacing.
 //
-// The first plan after an import must therefore be an update: a no-op plan
-// calls nothing that could clear the flag (Read cannot tell the refresh of
-// that plan from later ones, and a no-op's planned private state is never
-// stored), so it would stay and exempt every later change of these
-// attributes from replacement. importedGuaranteed makes sure of it.
+// It must end at the first apply after the import, also when that apply
+// plans nothing (an import whose configuration says only what the
+// platform reports, such as `terraform query -generate-config-out`
+// writes): otherwise it would exempt every later change of these
+// attributes from replacement. An update clears it; a no-op stores nothing
+// but the refresh, so the refreshes count it down: its value is how many
+// Reads have seen it (importRefreshes). The import's own Read takes it to
+// 1, which is what `terraform import` stores and what an import block's
+// plan sees; the next refresh (the first plan after the import is in
+// state) takes it to 2, still exempt; the one after that removes it. Only
+// Reads that an apply (or a refresh) stores advance it, so however many
+// plans run in between, the exemption lasts until the first apply after
+// the import is in state, and no longer (an apply with -refresh=false
+// does not advance it).
 const importedKey = "imported"
 
+// importRefreshes is the value of importedKey after the Read that removes
+// it no longer exempts anything: the import's own Read and one refresh.
+const importRefreshes = 2
+
 // importedGuaranteed is guaranteed in an imported state, prime_sandbox's and
-// a fleet's: null, since the platform does not report it. guaranteed has a
-// default, so the first plan after an import always records a value for it
-// (an update that clears importedKey, never a no-op), and shows that it
-// does.
-func importedGuaranteed() types.Bool { return types.BoolNull() }
+// a fleet's: the platform does not report it, so the import assumes the
+// default, false. A configuration that leaves it unset then plans no
+// change (an import can be a no-op); one that sets true records it in place
+// (replaceUnlessImportedBool), with the warning of warnRecordedAfterImport.
+func importedGuaranteed() types.Bool { return types.BoolValue(false) }
 
 // privateGetter is what attribute plan modifier requests and resource
 // requests offer to read private state.
@@ -37,8 +52,13 @@ type privateGetter interface {
 	GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
 }
 
-// wasImported reports whether the resource came from an import and has not
-// been applied since.
+// privateSetter is what responses offer to write it.
+type privateSetter interface {
+	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
+}
+
+// wasImported reports whether the resource came from an import and the
+// first apply after it has not ended the exemption yet.
 func wasImported(ctx context.Context, p privateGetter) bool {
 	if p == nil {
 		return false
@@ -47,17 +67,43 @@ func wasImported(ctx context.Context, p privateGetter) bool {
 	return len(v) > 0
 }
 
-// markImported and clearImported set and remove the flag.
-func markImported(ctx context.Context, p interface {
-	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
-}) diag.Diagnostics {
-	return p.SetKey(ctx, importedKey, []byte(`true`))
+// markImported sets the flag (ImportState); clearImported removes it (an
+// update, which records the configuration).
+func markImported(ctx context.Context, p privateSetter) diag.Diagnostics {
+	return p.SetKey(ctx, importedKey, []byte(`0`))
 }
 
-func clearImported(ctx context.Context, p interface {
-	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
-}) diag.Diagnostics {
+func clearImported(ctx context.Context, p privateSetter) diag.Diagnostics {
 	return p.SetKey(ctx, importedKey, nil)
+}
+
+// advanceImported counts one Read against the flag (see importedKey);
+// every importable resource's Read calls it first. A flag stored before
+// the count existed (`true`, set by ImportState and seen by the import's
+// Read) counts as 1.
+func advanceImported(ctx context.Context, req privateGetter, resp privateSetter) diag.Diagnostics {
+	v, diags := req.GetKey(ctx, importedKey)
+	if len(v) == 0 || diags.HasError() {
+		return diags
+	}
+	next, ok := nextImportRefresh(v)
+	if !ok {
+		return clearImported(ctx, resp)
+	}
+	return resp.SetKey(ctx, importedKey, []byte(strconv.Itoa(next)))
+}
+
+// nextImportRefresh is the flag's value after one more Read, false when
+// that Read ends it.
+func nextImportRefresh(v []byte) (int, bool) {
+	seen, err := strconv.Atoi(string(v))
+	if err != nil {
+		seen = 1 // `true`: the earlier form, stored after the import's Read
+	}
+	if seen+1 > importRefreshes {
+		return 0, false
+	}
+	return seen + 1, true
 }
 
 const notReadBackDesc = "Changing it replaces the resource, except after an import: the platform cannot report " +

@@ -12,7 +12,9 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
@@ -39,6 +41,8 @@ const (
 var (
 	_ provider.Provider                   = (*primeProvider)(nil)
 	_ provider.ProviderWithValidateConfig = (*primeProvider)(nil)
+	_ provider.ProviderWithListResources  = (*primeProvider)(nil)
+	_ provider.ProviderWithActions        = (*primeProvider)(nil)
 )
 
 type primeProvider struct {
@@ -253,6 +257,8 @@ func (p *primeProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	data := &providerData{client: client, journal: journal, baselines: egressBaselinesOf(journal), jobs: jobJournalOf(journal)}
 	resp.ResourceData = data
 	resp.DataSourceData = data
+	resp.ListResourceData = data
+	resp.ActionData = data
 }
 
 // clientLog is the client's debug sink: none when the provider's logs are
@@ -285,6 +291,25 @@ func (p *primeProvider) Resources(context.Context) []func() resource.Resource {
 		NewFleetFileResource,
 		NewSandboxArtifactResource,
 		NewFleetArtifactResource,
+	}
+}
+
+// ListResources are what `terraform query` lists (Terraform 1.14+), one per
+// importable resource type whose remote objects can be found.
+func (p *primeProvider) ListResources(context.Context) []func() list.ListResource {
+	return []func() list.ListResource{
+		NewSandboxListResource,
+		NewFleetListResource,
+	}
+}
+
+// Actions are run with `terraform apply -invoke` or an action_trigger
+// (Terraform 1.14+).
+func (p *primeProvider) Actions(context.Context) []func() action.Action {
+	return []func() action.Action{
+		NewSandboxExecAction,
+		NewFleetExecAction,
+		NewSandboxSweepAction,
 	}
 }
 

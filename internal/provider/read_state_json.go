@@ -40,21 +40,39 @@ import (
 // provider requires Terraform 1.15 or later.
 func NewProtocol6Server(p provider.Provider) func() tfprotov6.ProviderServer {
 	return func() tfprotov6.ProviderServer {
-		return &jsonReadStateServer{ProviderServer: providerserver.NewProtocol6(p)()}
+		// The framework's server implements every RPC; the list resource
+		// and action ones are outside tfprotov6.ProviderServer still.
+		return &jsonReadStateServer{frameworkServer: providerserver.NewProtocol6(p)().(frameworkServer)}
 	}
 }
+
+// frameworkServer is what the framework's protocol 6 server implements:
+// the provider server plus the list resource and action RPCs. The wrapper
+// must offer them too, or the protocol server (which looks for
+// tfprotov6.ProviderServerWithListResource and ProviderServerWithActions)
+// would report them unimplemented.
+type frameworkServer interface {
+	tfprotov6.ProviderServer
+	tfprotov6.ListResourceServer
+	tfprotov6.ActionServer
+}
+
+var (
+	_ tfprotov6.ListResourceServer = (*jsonReadStateServer)(nil)
+	_ tfprotov6.ActionServer       = (*jsonReadStateServer)(nil)
+)
 
 // jsonReadStateServer re-encodes ReadResource's new state as JSON; every
 // other call goes to the framework's server unchanged.
 type jsonReadStateServer struct {
-	tfprotov6.ProviderServer
+	frameworkServer
 
 	once  sync.Once
 	types map[string]tftypes.Type
 }
 
 func (s *jsonReadStateServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
-	resp, err := s.ProviderServer.ReadResource(ctx, req)
+	resp, err := s.frameworkServer.ReadResource(ctx, req)
 	if err != nil || resp == nil || resp.NewState == nil || len(resp.NewState.MsgPack) == 0 {
 		return resp, err
 	}
@@ -87,7 +105,7 @@ func (s *jsonReadStateServer) stateJSON(ctx context.Context, typeName string, st
 func (s *jsonReadStateServer) resourceType(ctx context.Context, typeName string) tftypes.Type {
 	s.once.Do(func() {
 		s.types = map[string]tftypes.Type{}
-		resp, err := s.ProviderServer.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
+		resp, err := s.frameworkServer.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
 		if err != nil || resp == nil {
 			return
 		}

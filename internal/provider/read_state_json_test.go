@@ -11,7 +11,7 @@ import (
 
 // stubServer answers GetProviderSchema and ReadResource only.
 type stubServer struct {
-	tfprotov6.ProviderServer
+	frameworkServer
 	schema *tfprotov6.Schema
 	state  tftypes.Value
 }
@@ -53,7 +53,7 @@ func TestJSONReadStateServer(t *testing.T) {
 		"timeouts": tftypes.NewValue(obj, nil),
 	})
 	schema := &tfprotov6.Schema{Block: &tfprotov6.SchemaBlock{Attributes: schemaAttrs}}
-	s := &jsonReadStateServer{ProviderServer: stubServer{schema: schema, state: state}}
+	s := &jsonReadStateServer{frameworkServer: stubServer{schema: schema, state: state}}
 
 	resp, err := s.ReadResource(context.Background(), &tfprotov6.ReadResourceRequest{TypeName: "prime_thing"})
 	if err != nil {
@@ -83,7 +83,7 @@ func TestJSONReadStateServer(t *testing.T) {
 	}
 
 	// An unknown value (which Terraform rejects anyway) keeps msgpack.
-	s = &jsonReadStateServer{ProviderServer: stubServer{schema: schema, state: tftypes.NewValue(tftypes.Object{AttributeTypes: attrs}, tftypes.UnknownValue)}}
+	s = &jsonReadStateServer{frameworkServer: stubServer{schema: schema, state: tftypes.NewValue(tftypes.Object{AttributeTypes: attrs}, tftypes.UnknownValue)}}
 	if resp, _ := s.ReadResource(context.Background(), &tfprotov6.ReadResourceRequest{TypeName: "prime_thing"}); len(resp.NewState.MsgPack) == 0 {
 		t.Errorf("unknown state: want msgpack kept, got %+v", resp.NewState)
 	}

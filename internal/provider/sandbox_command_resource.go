@@ -604,21 +604,6 @@ func (r *sandboxCommandResource) Create(ctx context.Context, req resource.Create
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 }
 
-// commandErrorSummary is a command failure's diagnostic title.
-func commandErrorSummary(err error) string {
-	var ce *commandError
-	if errors.As(err, &ce) {
-		return ce.Summary
-	}
-	return "Command failed"
-}
-
-// privateSetter is what create and update responses offer to write
-// private state.
-type privateSetter interface {
-	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
-}
-
 // runHashOf identifies a prime_sandbox_command run in the job journal: the
 // arguments that make it a new run (a change of any of them replaces the
 // resource).

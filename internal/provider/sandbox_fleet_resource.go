@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,6 +35,7 @@ var (
 	_ resource.ResourceWithValidateConfig = (*sandboxFleetResource)(nil)
 	_ resource.ResourceWithModifyPlan     = (*sandboxFleetResource)(nil)
 	_ resource.ResourceWithImportState    = (*sandboxFleetResource)(nil)
+	_ resource.ResourceWithIdentity       = (*sandboxFleetResource)(nil)
 )
 
 // NewSandboxFleetResource is the prime_sandbox_fleet constructor.
@@ -109,6 +111,12 @@ type fleetMember struct {
 
 func (r *sandboxFleetResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_sandbox_fleet"
+	// The identity's sandbox_ids follow the members (see fleetIdentityDoc).
+	resp.ResourceBehavior.MutableIdentity = true
+}
+
+func (r *sandboxFleetResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = fleetIdentitySchema()
 }
 
 func (r *sandboxFleetResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
@@ -185,7 +193,8 @@ func (r *sandboxFleetResource) Schema(_ context.Context, _ resource.SchemaReques
 			"`egress` change updates every member in place; any other template change replaces the fleet. Destroy " +
 			"deletes all members in bulk and confirms none remains.\n\n" +
 			"Import by a label (`label:<label>`: the running sandboxes carrying it) or a comma-separated list of " +
-			"sandbox IDs. Member keys come from the names `<prefix>-<key>`.",
+			"sandbox IDs, or by identity (Terraform 1.12+). Member keys come from the names `<prefix>-<key>`.\n\n" +
+			"Identity: " + fleetIdentityDoc,
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
 			"egress":   egressBlock(fleetBornFailClosed),
@@ -547,8 +556,10 @@ func deleteMembers(ctx context.Context, c *prime.Client, members map[string]flee
 	for _, id := range res.Succeeded {
 		gone[id] = true
 	}
+	why := map[string]string{} // the platform's reason for a failed delete
 	for _, f := range res.Failed {
 		if !strings.Contains(strings.ToLower(f.Error), "not found") {
+			why[f.SandboxID] = f.Error
 			continue
 		}
 		gone[f.SandboxID] = true // already gone
@@ -560,7 +571,11 @@ func deleteMembers(ctx context.Context, c *prime.Client, members map[string]flee
 			mu.Lock()
 			kept[k] = members[k]
 			mu.Unlock()
-			problems.add(k, "%sthe platform did not delete sandbox %s", prefixed(problems, k), id)
+			reason := ""
+			if why[id] != "" {
+				reason = ": " + why[id]
+			}
+			problems.add(k, "%sthe platform did not delete sandbox %s%s", prefixed(problems, k), id, reason)
 			return
 		}
 		if err := c.WaitForGone(ctx, id); err != nil {
@@ -720,6 +735,7 @@ func (r *sandboxFleetResource) Create(ctx context.Context, req resource.CreateRe
 		settleTemplate(&state, firstVM(r.client, members))
 		setFleetMembers(&state, members)
 		resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+		resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, "", state)...)
 	}
 	tflog.Info(ctx, "creating fleet members", map[string]any{"members": len(keys)})
 	healthy := a.createMembers(ctx, keys, &problems, save)
@@ -746,6 +762,7 @@ func (r *sandboxFleetResource) Read(ctx context.Context, req resource.ReadReques
 	}
 	var state sandboxFleetModel
 	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(advanceImported(ctx, req.Private, resp.Private)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -791,6 +808,7 @@ func (r *sandboxFleetResource) Read(ctx context.Context, req resource.ReadReques
 	}
 	setFleetMembers(&state, members)
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+	resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, fleetLabelOf(ctx, req.Identity), state)...)
 }
 
 // refreshMemberEgress reads every member's policy, as prime_sandbox reads
@@ -895,6 +913,7 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 		settleTemplate(&out, types.Bool.ValueBoolPointer(state.VM))
 		setFleetMembers(&out, all)
 		resp.Diagnostics.Append(setState(ctx, &resp.State, &out)...)
+		resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, fleetLabelOf(ctx, req.Identity), out)...)
 	}
 
 	// Removed keys first, so a shrinking fleet frees its quota before growing.
@@ -924,6 +943,7 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 	settleTemplate(&out, types.Bool.ValueBoolPointer(state.VM))
 	setFleetMembers(&out, members)
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &out)...)
+	resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, fleetLabelOf(ctx, req.Identity), out)...)
 	resp.Diagnostics.Append(clearImported(ctx, resp.Private)...)
 	if problems.len() > 0 {
 		resp.Diagnostics.AddError("Fleet members failed", sandboxFleetFailure(&problems, members, keys, false))
@@ -1020,30 +1040,53 @@ func (r *sandboxFleetResource) Delete(ctx context.Context, req resource.DeleteRe
 }
 
 // ImportState takes `label:<label>` (the running sandboxes carrying the
-// label) or a comma-separated list of sandbox IDs. Keys and name_prefix
-// come from the member names (`<prefix>-<key>`, distinct); the template is
-// what every member reports (members that differ fail the import), and on
-// VMs the egress block is the restriction every member holds. What the platform cannot report (secrets, guaranteed, …)
-// is recorded from the configuration by the first apply, without
-// replacement.
+// label) or a comma-separated list of sandbox IDs, or an identity (its
+// label, else its sandbox_ids). Keys and name_prefix come from the member
+// names (`<prefix>-<key>`, distinct); the template is what every member
+// reports (members that differ fail the import), and on VMs the egress
+// block is the restriction every member holds. What the platform cannot
+// report (secrets, guaranteed, …) is recorded from the configuration by the
+// first apply, without replacement.
 func (r *sandboxFleetResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	if !requireClient(r.client, &resp.Diagnostics) {
 		return
 	}
-	sbs, err := r.importMembers(ctx, req.ID)
+	id, d := importIDOf(ctx, req, fleetImportID)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	sbs, err := r.importMembers(ctx, id)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot import fleet", err.Error())
 		return
 	}
+	f, ok := r.fleetOfMembers(ctx, sbs, &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	resp.Diagnostics.Append(setState(ctx, &resp.State, &f)...)
+	label, _ := strings.CutPrefix(id, "label:") // "" unless imported by a label
+	if label == id {
+		label = ""
+	}
+	resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, label, f)...)
+	resp.Diagnostics.Append(markImported(ctx, resp.Private)...)
+}
+
+// fleetOfMembers is the state an import of these sandboxes starts from, as
+// ImportState and the prime_sandbox_fleet list resource build it. It fails
+// (false, with an error) when they cannot be one fleet's members.
+func (r *sandboxFleetResource) fleetOfMembers(ctx context.Context, sbs []prime.Sandbox, diags *diag.Diagnostics) (sandboxFleetModel, bool) {
 	templates := make([]sandboxAttributes, len(sbs))
 	for i := range sbs {
 		var d diag.Diagnostics
 		templates[i], d = importedTemplate(ctx, &sbs[i])
-		resp.Diagnostics.Append(d...)
+		diags.Append(d...)
 	}
 	if msg := differentTemplates(sbs, templates); msg != "" {
-		resp.Diagnostics.AddError("Cannot import fleet", msg)
-		return
+		diags.AddError("Cannot import fleet", msg)
+		return sandboxFleetModel{}, false
 	}
 	prefix, keys := splitMemberNames(sbs)
 	f := sandboxFleetModel{
@@ -1066,17 +1109,16 @@ func (r *sandboxFleetResource) ImportState(ctx context.Context, req resource.Imp
 	} else {
 		var d diag.Diagnostics
 		f.Members, d = types.SetValueFrom(ctx, types.StringType, keys)
-		resp.Diagnostics.Append(d...)
+		diags.Append(d...)
 	}
 	for i := range sbs {
 		members[keys[i]] = memberFromSandbox(&sbs[i], false)
 	}
 	if f.VM.ValueBool() {
-		r.importMemberEgress(ctx, &f, members, &resp.Diagnostics)
+		r.importMemberEgress(ctx, &f, members, diags)
 	}
 	setFleetMembers(&f, members)
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &f)...)
-	resp.Diagnostics.Append(markImported(ctx, resp.Private)...)
+	return f, !diags.HasError()
 }
 
 // importedTemplate is the template a sandbox was created from, as far as
@@ -1207,11 +1249,7 @@ func (r *sandboxFleetResource) importMembers(ctx context.Context, id string) ([]
 		if err != nil {
 			return nil, err
 		}
-		for _, sb := range list {
-			if !prime.IsTerminalStatus(sb.Status) && prime.HasAllLabels(sb.Labels, []string{label}) {
-				sbs = append(sbs, sb)
-			}
-		}
+		sbs = membersLabelled(list, label)
 	} else {
 		seen := map[string]bool{}
 		for _, sid := range strings.Split(id, ",") {
@@ -1227,9 +1265,28 @@ func (r *sandboxFleetResource) importMembers(ctx context.Context, id string) ([]
 			sbs = append(sbs, *sb)
 		}
 	}
+	return orderFleetMembers(id, sbs)
+}
+
+// membersLabelled are the sandboxes of list that a fleet known by label
+// has as members: the running ones carrying it.
+func membersLabelled(list []prime.Sandbox, label string) []prime.Sandbox {
+	var out []prime.Sandbox
+	for _, sb := range list {
+		if !prime.IsTerminalStatus(sb.Status) && prime.HasAllLabels(sb.Labels, []string{label}) {
+			out = append(out, sb)
+		}
+	}
+	return out
+}
+
+// orderFleetMembers sorts the members an import ID found by name (then
+// ID), refusing none and two of one name.
+func orderFleetMembers(id string, sbs []prime.Sandbox) ([]prime.Sandbox, error) {
 	if len(sbs) == 0 {
 		return nil, fmt.Errorf("no running sandbox matches %q; import by label:<label> or by comma-separated sandbox IDs", id)
 	}
+	sbs = slices.Clone(sbs)
 	sort.Slice(sbs, func(i, j int) bool {
 		if sbs[i].Name != sbs[j].Name {
 			return sbs[i].Name < sbs[j].Name

@@ -23,6 +23,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -34,6 +35,7 @@ var (
 	_ resource.ResourceWithImportState    = (*sandboxResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*sandboxResource)(nil)
 	_ resource.ResourceWithModifyPlan     = (*sandboxResource)(nil)
+	_ resource.ResourceWithIdentity       = (*sandboxResource)(nil)
 )
 
 // NewSandboxResource is the prime_sandbox constructor.
@@ -54,6 +56,10 @@ func (r *sandboxResource) Configure(_ context.Context, req resource.ConfigureReq
 	if pd, ok := req.ProviderData.(*providerData); ok && pd.journal != nil {
 		r.journal = pd.journal
 	}
+}
+
+func (r *sandboxResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = sandboxIdentitySchema()
 }
 
 // replaces is appended to every configurable attribute's description: the
@@ -460,6 +466,7 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 		state.EgressApplied = types.BoolValue(false)
 	}
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+	resp.Diagnostics.Append(setSandboxIdentity(ctx, resp.Identity, state.ID)...)
 	if err != nil {
 		resp.Diagnostics.AddError("Sandbox create interrupted", interruptedCreate(sb.ID, err)+".\n\n"+taintedNote)
 		return
@@ -499,6 +506,8 @@ func (r *sandboxResource) Read(ctx context.Context, req resource.ReadRequest, re
 	}
 	var state sandboxModel
 	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(advanceImported(ctx, req.Private, resp.Private)...)
+	resp.Diagnostics.Append(setSandboxIdentity(ctx, resp.Identity, state.ID)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -518,39 +527,54 @@ func (r *sandboxResource) Read(ctx context.Context, req resource.ReadRequest, re
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	resp.Diagnostics.Append(applySandboxResource(ctx, &state, sb)...)
 	imported := wasImported(ctx, req.Private) && state.Egress.IsNull() && state.EgressGeneration.IsNull()
-	if sb.VM && (!state.Egress.IsNull() || imported) {
-		st, gone, err := readEgress(ctx, r.client, sb.ID)
-		switch {
-		case err != nil:
-			resp.Diagnostics.AddError("Cannot read the sandbox's egress policy", err.Error())
-			return
-		case gone:
+	if gone := refreshSandbox(ctx, r.client, &state, sb, imported, &resp.Diagnostics); gone || resp.Diagnostics.HasError() {
+		if gone {
 			resp.State.RemoveResource(ctx)
-			return
 		}
-		if imported {
-			eg, d := egressFromImport(ctx, st)
-			resp.Diagnostics.Append(d...)
-			if eg != nil {
-				state.Egress, d = egressValue(ctx, eg)
-				resp.Diagnostics.Append(d...)
-			}
-		}
-		es := state.egressState()
-		if warning := refreshEgress(ctx, es, sb.ID, st, &resp.Diagnostics); warning != "" {
-			resp.Diagnostics.AddWarning("Egress block overridden", warning)
-		}
-		state.setEgressState(es)
-		if !state.Egress.IsNull() && !state.EgressApplied.ValueBool() {
-			resp.Diagnostics.AddWarning("Egress policy not enforced",
-				fmt.Sprintf("Sandbox %s's egress block (generation %d) is not enforced by the data plane "+
-					"(applied_generation %d). The next apply writes it again and waits for enforcement.",
-					sb.ID, state.EgressGeneration.ValueInt64(), st.AppliedGeneration))
-		}
+		return
 	}
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+}
+
+// refreshSandbox merges a read sandbox into state: what Read does once it
+// has the sandbox, and what the prime_sandbox list resource does to show
+// what an import of it would hold. imported (right after an import, before
+// an egress block is known) reads a VM's egress lists into the block. It
+// reports whether the sandbox is gone.
+func refreshSandbox(ctx context.Context, c *prime.Client, state *sandboxModel, sb *prime.Sandbox, imported bool, diags *diag.Diagnostics) (gone bool) {
+	diags.Append(applySandboxResource(ctx, state, sb)...)
+	if !sb.VM || (state.Egress.IsNull() && !imported) {
+		return false
+	}
+	st, gone, err := readEgress(ctx, c, sb.ID)
+	switch {
+	case err != nil:
+		diags.AddError("Cannot read the sandbox's egress policy", err.Error())
+		return false
+	case gone:
+		return true
+	}
+	if imported {
+		eg, d := egressFromImport(ctx, st)
+		diags.Append(d...)
+		if eg != nil {
+			state.Egress, d = egressValue(ctx, eg)
+			diags.Append(d...)
+		}
+	}
+	es := state.egressState()
+	if warning := refreshEgress(ctx, es, sb.ID, st, diags); warning != "" {
+		diags.AddWarning("Egress block overridden", warning)
+	}
+	state.setEgressState(es)
+	if !state.Egress.IsNull() && !state.EgressApplied.ValueBool() {
+		diags.AddWarning("Egress policy not enforced",
+			fmt.Sprintf("Sandbox %s's egress block (generation %d) is not enforced by the data plane "+
+				"(applied_generation %d). The next apply writes it again and waits for enforcement.",
+				sb.ID, state.EgressGeneration.ValueInt64(), st.AppliedGeneration))
+	}
+	return false
 }
 
 // goneFromStateMessage explains why a refresh drops a stopped sandbox.
@@ -623,6 +647,7 @@ func (r *sandboxResource) Update(ctx context.Context, req resource.UpdateRequest
 		}
 	}
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(setSandboxIdentity(ctx, resp.Identity, plan.ID)...)
 	resp.Diagnostics.Append(clearImported(ctx, resp.Private)...)
 }
 
@@ -653,14 +678,27 @@ func (r *sandboxResource) Delete(ctx context.Context, req resource.DeleteRequest
 	}
 }
 
-// ImportState reads the sandbox by ID. What the platform cannot report
-// (secrets, secrets_wo_version, guaranteed, a default start_command) is
-// recorded from the configuration by the first apply, without replacement
-// (see importedKey).
+// ImportState reads the sandbox by ID, or by its identity. What the
+// platform cannot report (secrets, secrets_wo_version, guaranteed, a
+// default start_command) is recorded from the configuration by the first
+// apply, without replacement (see importedKey).
 func (r *sandboxResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	resource.ImportStatePassthroughID(ctx, path.Root("id"), req, resp)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("guaranteed"), importedGuaranteed())...)
+	id, d := importIDOf(ctx, req, func(m sandboxIdentityModel) (string, error) { return m.ID.ValueString(), nil })
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(importedSandboxState(ctx, &resp.State, id)...)
+	resp.Diagnostics.Append(setSandboxIdentity(ctx, resp.Identity, types.StringValue(id))...)
 	resp.Diagnostics.Append(markImported(ctx, resp.Private)...)
+}
+
+// importedSandboxState is the state an import of sandbox id starts from,
+// before its first Read: the ID, and guaranteed assumed.
+func importedSandboxState(ctx context.Context, st *tfsdk.State, id string) diag.Diagnostics {
+	diags := st.SetAttribute(ctx, path.Root("id"), id)
+	diags.Append(st.SetAttribute(ctx, path.Root("guaranteed"), importedGuaranteed())...)
+	return diags
 }
 
 // requireClient reports a clear error when the provider could not be

@@ -76,21 +76,20 @@ func TestAccSandbox_basic(t *testing.T) {
 				ResourceName:      "prime_sandbox.test",
 				ImportState:       true,
 				ImportStateVerify: true,
-				// timeouts is configuration only; guaranteed is not reported
-				// by the API: an import leaves it null for the first apply to
-				// record.
-				ImportStateVerifyIgnore: []string{"timeouts", "guaranteed"},
+				// timeouts is configuration only. guaranteed is not reported
+				// by the API: an import assumes its default, false, which is
+				// what this sandbox has.
+				ImportStateVerifyIgnore: []string{"timeouts"},
 			},
 			{
-				// The first plan after an import is an update that records
-				// guaranteed (and ends the import's exemption from
-				// replacement), never a replacement.
-				ResourceName:       "prime_sandbox.test",
-				ImportState:        true,
-				ImportStateKind:    resource.ImportBlockWithID,
-				ExpectNonEmptyPlan: true,
-				ImportPlanChecks:   resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("prime_sandbox.test", plancheck.ResourceActionUpdate)}},
-				ImportStateVerify:  false,
+				// A configuration that says only what the platform reports
+				// imports without any other change (what `terraform query
+				// -generate-config-out` relies on).
+				ResourceName:      "prime_sandbox.test",
+				ImportState:       true,
+				ImportStateKind:   resource.ImportBlockWithID,
+				ImportPlanChecks:  resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("prime_sandbox.test", plancheck.ResourceActionNoop)}},
+				ImportStateVerify: false,
 			},
 		},
 	})

@@ -1,0 +1,387 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+)
+
+// commandRuns counts the finished executions of commands that start with
+// prefix, per sandbox.
+func commandRuns(m *testMock, prefix string) map[string]int {
+	runs := map[string]int{}
+	for _, e := range m.Events() {
+		if e.Type == primemock.EventCommandExecuted && strings.HasPrefix(e.Command, prefix) {
+			runs[e.SandboxID]++
+		}
+	}
+	return runs
+}
+
+// liveLabelled counts the running sandboxes that carry label.
+func liveLabelled(ctx context.Context, t *testing.T, c *prime.Client, label string) int {
+	t.Helper()
+	active := true
+	list, err := c.ListSandboxes(ctx, prime.ListSandboxesOptions{Labels: []string{label}, IsActive: &active})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, sb := range list {
+		if !prime.IsTerminalStatus(sb.Status) && prime.HasAllLabels(sb.Labels, []string{label}) {
+			n++
+		}
+	}
+	return n
+}
+
+// prime_sandbox_exec and prime_fleet_exec run from an action_trigger after
+// their resources are created, once per sandbox, and keep nothing in state
+// (the harness's second plan is empty).
+func TestAccExecActions_actionTrigger(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	cfg := m.config(`
+resource "prime_sandbox" "box" {
+  name         = "triggered"
+  docker_image = "python:3.12-slim"
+}
+
+resource "prime_sandbox_command" "ready" {
+  sandbox_id = prime_sandbox.box.id
+  command    = "echo ready"
+  lifecycle {
+    action_trigger {
+      events  = [after_create]
+      actions = [action.prime_sandbox_exec.hello]
+    }
+  }
+}
+
+action "prime_sandbox_exec" "hello" {
+  config {
+    sandbox_id = prime_sandbox.box.id
+    command    = "echo hello-from-trigger $TOKEN"
+    env_wo     = { TOKEN = "s3cret-token" }
+  }
+}
+
+resource "prime_sandbox_fleet" "f" {
+  name_prefix  = "trig"
+  docker_image = "python:3.12-slim"
+  size         = 2
+}
+
+resource "prime_fleet_command" "ready" {
+  sandbox_ids = prime_sandbox_fleet.f.sandbox_ids
+  commands    = ["echo ready"]
+  lifecycle {
+    action_trigger {
+      events  = [after_create]
+      actions = [action.prime_fleet_exec.probe]
+    }
+  }
+}
+
+action "prime_fleet_exec" "probe" {
+  config {
+    sandbox_ids = prime_sandbox_fleet.f.sandbox_ids
+    commands    = ["echo probe-one", "echo probe-two"]
+  }
+}
+`)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		TerraformVersionChecks:   skipBelow(tfQuery),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: cfg,
+				Check: func(s *terraform.State) error {
+					box, err := stateID(s, "prime_sandbox.box")
+					if err != nil {
+						return err
+					}
+					if runs := commandRuns(m, "echo hello-from-trigger"); len(runs) != 1 || runs[box] != 1 {
+						return fmt.Errorf("prime_sandbox_exec ran %v, want once on %s", runs, box)
+					}
+					ids := s.RootModule().Resources["prime_sandbox_fleet.f"].Primary.Attributes
+					for _, step := range []string{"echo probe-one", "echo probe-two"} {
+						runs := commandRuns(m, step)
+						if len(runs) != 2 || runs[ids["sandbox_ids.0"]] != 1 || runs[ids["sandbox_ids.1"]] != 1 {
+							return fmt.Errorf("prime_fleet_exec ran %q %v, want once on each member", step, runs)
+						}
+					}
+					for addr := range s.RootModule().Resources {
+						if strings.HasPrefix(addr, "action.") {
+							return fmt.Errorf("%s is in state", addr)
+						}
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// prime_sandbox_sweep from an action_trigger deletes exactly the running
+// sandboxes that carry all its labels; its default dry run deletes none.
+func TestAccSandboxSweepAction_actionTrigger(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // the whole test, destroy included
+	t.Cleanup(cancel)
+	c := m.client(t)
+	for i, labels := range [][]string{{"stale", "run-7"}, {"stale", "run-7"}, {"stale"}, {"keep"}} {
+		if _, err := c.CreateSandbox(ctx, prime.CreateSandboxRequest{Name: fmt.Sprintf("left-%d", i), DockerImage: "img", Labels: labels}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sweep := func(name, dryRun string) string {
+		return m.config(fmt.Sprintf(`
+resource "prime_sandbox" "marker" {
+  name         = %[1]q
+  docker_image = "python:3.12-slim"
+  lifecycle {
+    action_trigger {
+      events  = [after_create]
+      actions = [action.prime_sandbox_sweep.leftovers]
+    }
+  }
+}
+
+action "prime_sandbox_sweep" "leftovers" {
+  config {
+    labels = ["stale", "run-7"]
+    %[2]s
+  }
+}
+`, name, dryRun))
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		TerraformVersionChecks:   skipBelow(tfQuery),
+		CheckDestroy: func(s *terraform.State) error {
+			if _, err := c.BulkDeleteSandboxes(ctx, prime.BulkDeleteRequest{Labels: []string{"keep"}}); err != nil {
+				return err
+			}
+			if _, err := c.BulkDeleteSandboxes(ctx, prime.BulkDeleteRequest{Labels: []string{"stale"}}); err != nil {
+				return err
+			}
+			return m.checkNoLiveSandboxes(s)
+		},
+		Steps: []resource.TestStep{
+			{
+				Config: sweep("marker-1", ""),
+				Check: func(*terraform.State) error {
+					if n := liveLabelled(ctx, t, c, "stale"); n != 3 {
+						return fmt.Errorf("after a dry run %d stale sandboxes live, want all 3", n)
+					}
+					return nil
+				},
+			},
+			{
+				Config: sweep("marker-2", "dry_run = false"),
+				Check: func(*terraform.State) error {
+					stale, run7, keep := liveLabelled(ctx, t, c, "stale"), liveLabelled(ctx, t, c, "run-7"), liveLabelled(ctx, t, c, "keep")
+					if run7 != 0 || stale != 1 || keep != 1 {
+						return fmt.Errorf("after the sweep: %d run-7, %d stale, %d keep live; want 0, 1 (stale only), 1", run7, stale, keep)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// Plan-time errors of the actions, before any API call: a sweep without
+// labels, a duration that is not one, a variable both in env and env_wo.
+func TestAccActions_planTimeErrors(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	invoke := func(action string) string {
+		return m.config(`
+resource "prime_sandbox" "marker" {
+  name         = "marker"
+  docker_image = "python:3.12-slim"
+  lifecycle {
+    action_trigger {
+      events  = [after_create]
+      actions = [action.` + action + `]
+    }
+  }
+}
+` + actionBlocks)
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		TerraformVersionChecks:   skipBelow(tfQuery),
+		Steps: []resource.TestStep{
+			{Config: invoke("prime_sandbox_sweep.everything"), ExpectError: expectErr(
+				"prime_sandbox_sweep needs at least one label: without one it would delete every sandbox of the team.")},
+			{Config: invoke("prime_sandbox_sweep.soon"), ExpectError: expectErr(`older_than: "soon" is not a duration such as 90m or 24h`)},
+			{Config: invoke("prime_sandbox_exec.twice"), ExpectError: expectErr(`env_wo: "TOKEN" is also set in env; set each variable in one of them`)},
+			{Config: invoke("prime_fleet_exec.twice"), ExpectError: expectErr(`env_wo: "TOKEN" is also set in env; set each variable in one of them`)},
+		},
+	})
+	m.noAPICalls(t)
+}
+
+// actionBlocks are invalid actions for TestAccActions_planTimeErrors.
+const actionBlocks = `
+action "prime_sandbox_sweep" "everything" {
+  config {
+    labels = []
+  }
+}
+action "prime_sandbox_sweep" "soon" {
+  config {
+    labels     = ["stale"]
+    older_than = "soon"
+  }
+}
+action "prime_sandbox_exec" "twice" {
+  config {
+    sandbox_id = "sb-1"
+    command    = "true"
+    env        = { TOKEN = "a" }
+    env_wo     = { TOKEN = "b" }
+  }
+}
+action "prime_fleet_exec" "twice" {
+  config {
+    sandbox_ids = { a = "sb-1" }
+    commands    = ["true"]
+    env         = { TOKEN = "a" }
+    env_wo      = { TOKEN = "b" }
+  }
+}
+`
+
+// A member whose step exits with a disallowed code fails the action with
+// prime_fleet_command's error, naming the member and its sandbox.
+func TestAccFleetExecAction_disallowedExitCode(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	cfg := m.config(`
+resource "prime_sandbox_fleet" "f" {
+  name_prefix  = "fail"
+  docker_image = "python:3.12-slim"
+  size         = 1
+}
+resource "prime_fleet_command" "ready" {
+  sandbox_ids = prime_sandbox_fleet.f.sandbox_ids
+  commands    = ["echo ready"]
+  lifecycle {
+    action_trigger {
+      events  = [after_create]
+      actions = [action.prime_fleet_exec.probe]
+    }
+  }
+}
+action "prime_fleet_exec" "probe" {
+  config {
+    sandbox_ids = prime_sandbox_fleet.f.sandbox_ids
+    commands    = ["echo failing >&2; exit 3"]
+  }
+}
+`)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		TerraformVersionChecks:   skipBelow(tfQuery),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{{
+			Config:      cfg,
+			ExpectError: expectErr(`The command failed on 1 of the 1 members that ran: Member "0": sandbox`),
+		}},
+	})
+}
+
+// A sweep reports every sandbox the platform did not delete, with the
+// platform's reason, and fails; the others are deleted.
+func TestAccSandboxSweepAction_reportsFailedDeletes(t *testing.T) {
+	var m *testMock
+	var refused atomic.Value // the sandbox ID whose delete the platform refuses
+	refused.Store("")
+	m = newHookedMock(t, fastMockOptions(), func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+		id, _ := refused.Load().(string)
+		var req prime.BulkDeleteRequest
+		if r.Method != http.MethodDelete || r.URL.Path != prime.APIPrefix+"/sandbox" ||
+			json.Unmarshal(body, &req) != nil || !slices.Contains(req.SandboxIDs, id) {
+			return false
+		}
+		// The mock deletes the others; the answer adds the refused one.
+		req.SandboxIDs = slices.DeleteFunc(req.SandboxIDs, func(s string) bool { return s == id })
+		rest, _ := json.Marshal(req)
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(rest)), int64(len(rest))
+		rec := httptest.NewRecorder()
+		m.Server.ServeHTTP(rec, r)
+		var out prime.BulkDeleteResponse
+		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return true
+		}
+		out.Failed = append(out.Failed, prime.BulkDeleteFailure{SandboxID: id, Error: "sandbox is being migrated"})
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(out)
+		return true
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	c := m.client(t)
+	var ids []string
+	for i := range 3 {
+		sb, err := c.CreateSandbox(ctx, prime.CreateSandboxRequest{Name: fmt.Sprintf("left-%d", i), DockerImage: "img", Labels: []string{"stale"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, sb.ID)
+	}
+	refused.Store(ids[1])
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		TerraformVersionChecks:   skipBelow(tfQuery),
+		CheckDestroy: func(s *terraform.State) error {
+			if n := liveLabelled(ctx, t, c, "stale"); n != 1 {
+				return fmt.Errorf("%d stale sandboxes live after the sweep, want only the refused one", n)
+			}
+			refused.Store("")
+			if _, err := c.BulkDeleteSandboxes(ctx, prime.BulkDeleteRequest{Labels: []string{"stale"}}); err != nil {
+				return err
+			}
+			return m.checkNoLiveSandboxes(s)
+		},
+		Steps: []resource.TestStep{{
+			Config: m.config(`
+resource "prime_sandbox" "marker" {
+  name         = "marker"
+  docker_image = "python:3.12-slim"
+  lifecycle {
+    action_trigger {
+      events  = [after_create]
+      actions = [action.prime_sandbox_sweep.stale]
+    }
+  }
+}
+action "prime_sandbox_sweep" "stale" {
+  config {
+    labels  = ["stale"]
+    dry_run = false
+  }
+}
+`),
+			ExpectError: expectErr(fmt.Sprintf(`1 of the 3 sandboxes labelled stale were not deleted (keyed by sandbox ID): Member %q: the platform did not delete sandbox %s: sandbox is being migrated`, ids[1], ids[1])),
+		}},
+	})
+}

@@ -1,0 +1,181 @@
+package provider
+
+// Resource identity (Terraform 1.12+): what names the remote object of
+// prime_sandbox, prime_egress_policy and prime_sandbox_fleet, stored in
+// state beside it, importable with `import { identity = {...} }`, and what
+// the list resources (`terraform query`) return for each result.
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+// sandboxIdentityModel is prime_sandbox's identity: the platform's ID.
+type sandboxIdentityModel struct {
+	ID types.String `tfsdk:"id"`
+}
+
+// egressPolicyIdentityModel is prime_egress_policy's: its sandbox (a
+// sandbox holds one policy).
+type egressPolicyIdentityModel struct {
+	SandboxID types.String `tfsdk:"sandbox_id"`
+}
+
+// fleetIdentityModel is prime_sandbox_fleet's; see fleetIdentityDoc.
+type fleetIdentityModel struct {
+	Label      types.String `tfsdk:"label"`
+	SandboxIDs types.List   `tfsdk:"sandbox_ids"`
+}
+
+// fleetIdentityDoc explains the fleet's identity choice, for the resource
+// description and the guide.
+const fleetIdentityDoc = "A fleet has no object of its own on the platform: it is its members. Its identity is " +
+	"`label`, the label that finds them — the one an import or a `prime_sandbox_fleet` list result named, else the " +
+	"fleet's only label — and `sandbox_ids`, the members' IDs, sorted. An import by identity uses `label` when it " +
+	"is set (every running sandbox that carries it, as `label:<label>`), else `sandbox_ids`. The label is what " +
+	"stays: `labels` cannot change without replacing the fleet. The IDs follow the members, so they change when " +
+	"members are added, removed or re-created, and the identity with them (the fleet declares a mutable " +
+	"identity); they are there for fleets without a label of their own."
+
+func sandboxIdentitySchema() identityschema.Schema {
+	return identityschema.Schema{Attributes: map[string]identityschema.Attribute{
+		"id": identityschema.StringAttribute{RequiredForImport: true, Description: "Sandbox ID assigned by the platform."},
+	}}
+}
+
+func egressPolicyIdentitySchema() identityschema.Schema {
+	return identityschema.Schema{Attributes: map[string]identityschema.Attribute{
+		"sandbox_id": identityschema.StringAttribute{RequiredForImport: true,
+			Description: "ID of the VM sandbox whose egress policy this is (a sandbox has one)."},
+	}}
+}
+
+func fleetIdentitySchema() identityschema.Schema {
+	return identityschema.Schema{Attributes: map[string]identityschema.Attribute{
+		"label": identityschema.StringAttribute{OptionalForImport: true,
+			Description: "The label that finds the members: an import takes every running sandbox that carries it. " +
+				"Null when the fleet has no label of its own."},
+		"sandbox_ids": identityschema.ListAttribute{OptionalForImport: true, ElementType: types.StringType,
+			Description: "The members' sandbox IDs, sorted; an import by identity uses them when label is null."},
+	}}
+}
+
+// setSandboxIdentity records a sandbox's identity (nil: the resource has
+// none, as in Terraform before 1.12).
+func setSandboxIdentity(ctx context.Context, identity *tfsdk.ResourceIdentity, id types.String) diag.Diagnostics {
+	if identity == nil || id.IsNull() || id.IsUnknown() {
+		return nil
+	}
+	return identity.Set(ctx, sandboxIdentityModel{ID: id})
+}
+
+func setEgressPolicyIdentity(ctx context.Context, identity *tfsdk.ResourceIdentity, sandboxID types.String) diag.Diagnostics {
+	if identity == nil || sandboxID.IsNull() || sandboxID.IsUnknown() {
+		return nil
+	}
+	return identity.Set(ctx, egressPolicyIdentityModel{SandboxID: sandboxID})
+}
+
+// setFleetIdentity records a fleet's identity: the label it is known by
+// (priorLabel, the label of the identity it had, while that is still one of
+// the fleet's labels) and its members' IDs.
+func setFleetIdentity(ctx context.Context, identity *tfsdk.ResourceIdentity, priorLabel string, f sandboxFleetModel) diag.Diagnostics {
+	if identity == nil {
+		return nil
+	}
+	var diags diag.Diagnostics
+	labels, d := stringSet(ctx, f.Labels)
+	diags.Append(d...)
+	members := sandboxFleetMembers(f, &diags)
+	ids := make([]string, 0, len(members))
+	for _, m := range members {
+		ids = append(ids, m.ID.ValueString())
+	}
+	id, d := fleetIdentityValue(ctx, fleetIdentityLabel(priorLabel, labels), ids)
+	diags.Append(d...)
+	diags.Append(identity.Set(ctx, id)...)
+	return diags
+}
+
+// fleetLabelOf is the label of a fleet's stored identity ("" when it has
+// none, or no identity).
+func fleetLabelOf(ctx context.Context, identity *tfsdk.ResourceIdentity) string {
+	if identity == nil || identity.Raw.IsNull() {
+		return ""
+	}
+	var m fleetIdentityModel
+	if diags := identity.Get(ctx, &m); diags.HasError() {
+		return ""
+	}
+	return m.Label.ValueString()
+}
+
+// fleetIdentityLabel is the label a fleet is known by: the one it was
+// imported (or listed) by while the fleet still carries it, else its only
+// label, else none.
+func fleetIdentityLabel(prior string, labels []string) string {
+	switch {
+	case prior != "" && slices.Contains(labels, prior):
+		return prior
+	case len(labels) == 1:
+		return labels[0]
+	}
+	return ""
+}
+
+// fleetIdentityValue builds the identity from a label ("" for none) and
+// member IDs (sorted here).
+func fleetIdentityValue(ctx context.Context, label string, ids []string) (fleetIdentityModel, diag.Diagnostics) {
+	sorted := slices.Clone(ids)
+	slices.Sort(sorted)
+	list, diags := types.ListValueFrom(ctx, types.StringType, sorted)
+	m := fleetIdentityModel{Label: types.StringNull(), SandboxIDs: list}
+	if label != "" {
+		m.Label = types.StringValue(label)
+	}
+	return m, diags
+}
+
+// fleetImportID turns an import's identity into the ID form ImportState
+// takes: `label:<label>`, else the comma-separated sandbox IDs.
+func fleetImportID(m fleetIdentityModel) (string, error) {
+	if label := m.Label.ValueString(); label != "" {
+		return "label:" + label, nil
+	}
+	var ids []string
+	for _, v := range m.SandboxIDs.Elements() {
+		if s, ok := v.(types.String); ok && s.ValueString() != "" {
+			ids = append(ids, s.ValueString())
+		}
+	}
+	if len(ids) == 0 {
+		return "", errors.New("the identity of a prime_sandbox_fleet needs label or sandbox_ids")
+	}
+	return strings.Join(ids, ","), nil
+}
+
+// importIDOf is the ID an import names: the `id` of an import block or of
+// `terraform import`, else read from its identity by fromIdentity.
+func importIDOf[M any](ctx context.Context, req resource.ImportStateRequest, fromIdentity func(M) (string, error)) (string, diag.Diagnostics) {
+	if req.ID != "" || req.Identity == nil || req.Identity.Raw.IsNull() {
+		return req.ID, nil
+	}
+	var m M
+	diags := req.Identity.Get(ctx, &m)
+	if diags.HasError() {
+		return "", diags
+	}
+	id, err := fromIdentity(m)
+	if err != nil {
+		diags.AddError("Invalid import identity", err.Error())
+	}
+	return id, diags
+}

@@ -1,0 +1,245 @@
+package provider
+
+// prime_sandbox_exec (Terraform 1.14+ action): prime_sandbox_command's
+// command, run ad hoc — from `terraform apply -invoke=...` or a resource's
+// action_trigger — through the same runCommand, keeping nothing in state.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/action"
+	actionschema "github.com/hashicorp/terraform-plugin-framework/action/schema"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	resourceschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+)
+
+var (
+	_ action.ActionWithConfigure      = (*sandboxExecAction)(nil)
+	_ action.ActionWithValidateConfig = (*sandboxExecAction)(nil)
+	_ action.ActionWithModifyPlan     = (*sandboxExecAction)(nil)
+)
+
+// NewSandboxExecAction is the prime_sandbox_exec constructor.
+func NewSandboxExecAction() action.Action { return &sandboxExecAction{} }
+
+type sandboxExecAction struct{ client *prime.Client }
+
+// execArguments are the arguments the exec actions share with the command
+// resources (commandArgumentAttributes), without those that only matter to
+// a stored result (triggers, env_wo_version).
+type execArguments struct {
+	WorkingDir        types.String `tfsdk:"working_dir"`
+	Env               types.Map    `tfsdk:"env"`
+	EnvWO             types.Map    `tfsdk:"env_wo"`
+	TimeoutSeconds    types.Int64  `tfsdk:"timeout_seconds"`
+	AllowedExitCodes  types.Set    `tfsdk:"allowed_exit_codes"`
+	RequireOpenEgress types.Bool   `tfsdk:"require_open_egress"`
+	SensitiveOutput   types.Bool   `tfsdk:"sensitive_output"`
+}
+
+type sandboxExecModel struct {
+	SandboxID types.String `tfsdk:"sandbox_id"`
+	Command   types.String `tfsdk:"command"`
+	execArguments
+}
+
+// actionsKeepNothing ends every action's description.
+const actionsKeepNothing = "Actions keep nothing in state: a result that matters belongs to a resource " +
+	"(`prime_sandbox_command`, `prime_fleet_command`), which records it and runs again only when told to."
+
+// execArgumentDocs are the exec actions' descriptions of the shared
+// arguments (their types and validators come from the command resources').
+var execArgumentDocs = map[string]string{
+	"working_dir": "Directory to run in. Unset, the sandbox's default.",
+	"env":         "Extra environment variables for the command. Shown in plans: not for secrets, use `env_wo`.",
+	"env_wo": "Secret environment variables for the command, write-only: passed to the command, never shown in " +
+		"plans, never logged, and a value the command prints is replaced by `***` in the progress output and in " +
+		"errors (values of 4 bytes or more).",
+	"timeout_seconds": fmt.Sprintf("How long the command may run, in seconds. Default `%d`. On a timeout (or an "+
+		"interrupted apply) the command is stopped on a VM (SIGTERM, then SIGKILL). On a container the platform's "+
+		"edge proxy ends a call after about %d s (the plan warns).", defaultCommandTimeout, int(prime.EdgeProxyTimeout.Seconds())),
+	"allowed_exit_codes": "Exit codes that count as success. Default `[0]`. Any other fails the action with the " +
+		"code and the end of the output.",
+	"require_open_egress": "Refuse to run unless the sandbox's egress is open (the policy is read right before " +
+		"running; a restricted or not yet enforced one fails the action naming it, and the command never reaches " +
+		"the sandbox), as on `prime_sandbox_command`. Default `false`.",
+	"sensitive_output": "Treat the output as secret: it is not streamed as progress, never logged, and left out of " +
+		"failure messages. Default `false`.",
+}
+
+// execArgumentAttributes are the shared arguments as action attributes.
+func execArgumentAttributes() map[string]actionschema.Attribute {
+	shared := commandArgumentAttributes()
+	out := map[string]actionschema.Attribute{}
+	for name, doc := range execArgumentDocs {
+		out[name] = actionAttribute(shared[name], doc)
+	}
+	return out
+}
+
+// actionAttribute is a resource argument as an action attribute: the same
+// type, requiredness and validators, with the action's description. A
+// resource default becomes the action's, applied by commandModel.
+func actionAttribute(a resourceschema.Attribute, doc string) actionschema.Attribute {
+	switch a := a.(type) {
+	case resourceschema.StringAttribute:
+		return actionschema.StringAttribute{Required: a.Required, Optional: !a.Required, WriteOnly: a.WriteOnly,
+			MarkdownDescription: doc, Validators: a.Validators}
+	case resourceschema.MapAttribute:
+		return actionschema.MapAttribute{Required: a.Required, Optional: !a.Required, WriteOnly: a.WriteOnly,
+			ElementType: a.ElementType, MarkdownDescription: doc, Validators: a.Validators}
+	case resourceschema.ListAttribute:
+		return actionschema.ListAttribute{Required: a.Required, Optional: !a.Required, WriteOnly: a.WriteOnly,
+			ElementType: a.ElementType, MarkdownDescription: doc, Validators: a.Validators}
+	case resourceschema.SetAttribute:
+		return actionschema.SetAttribute{Required: a.Required, Optional: !a.Required,
+			ElementType: a.ElementType, MarkdownDescription: doc, Validators: a.Validators}
+	case resourceschema.Int64Attribute:
+		return actionschema.Int64Attribute{Required: a.Required, Optional: !a.Required, WriteOnly: a.WriteOnly,
+			MarkdownDescription: doc, Validators: a.Validators}
+	case resourceschema.BoolAttribute:
+		return actionschema.BoolAttribute{Required: a.Required, Optional: !a.Required, WriteOnly: a.WriteOnly,
+			MarkdownDescription: doc, Validators: a.Validators}
+	}
+	panic(fmt.Sprintf("actionAttribute: %T has no action form", a)) // a schema bug, caught by every test
+}
+
+// commandModel is the command an action asks for, as prime_sandbox_command
+// holds it after planning: unset arguments take the resource's defaults.
+func (a execArguments) commandModel(sandboxID, command types.String) sandboxCommandModel {
+	m := sandboxCommandModel{SandboxID: sandboxID, Command: command, WorkingDir: a.WorkingDir, Env: a.Env,
+		TimeoutSeconds: a.TimeoutSeconds, AllowedExitCodes: a.AllowedExitCodes,
+		RequireOpenEgress: a.RequireOpenEgress, SensitiveOutput: a.SensitiveOutput}
+	if m.TimeoutSeconds.IsNull() {
+		m.TimeoutSeconds = types.Int64Value(defaultCommandTimeout)
+	}
+	if m.AllowedExitCodes.IsNull() {
+		m.AllowedExitCodes = types.SetValueMust(types.Int64Type, []attr.Value{types.Int64Value(0)})
+	}
+	return m
+}
+
+func (a *sandboxExecAction) Metadata(_ context.Context, req action.MetadataRequest, resp *action.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_sandbox_exec"
+}
+
+func (a *sandboxExecAction) Configure(_ context.Context, req action.ConfigureRequest, resp *action.ConfigureResponse) {
+	a.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (a *sandboxExecAction) Schema(_ context.Context, _ action.SchemaRequest, resp *action.SchemaResponse) {
+	attrs := execArgumentAttributes()
+	attrs["sandbox_id"] = actionschema.StringAttribute{Required: true,
+		MarkdownDescription: "Sandbox to run in; it must be `RUNNING`."}
+	attrs["command"] = actionschema.StringAttribute{Required: true,
+		MarkdownDescription: "Command line, run with `/bin/bash -c`.",
+		Validators:          []validator.String{stringvalidator.LengthAtLeast(1)}}
+	resp.Schema = actionschema.Schema{
+		MarkdownDescription: "Runs a command in a sandbox ad hoc (Terraform 1.14+): `terraform apply " +
+			"-invoke=action.prime_sandbox_exec.<name>`, or from a resource's `lifecycle { action_trigger { ... } }`. " +
+			"It runs exactly as `prime_sandbox_command` runs one — same arguments, same transport (Connect RPC on " +
+			"a VM, REST on a container), same timeout and stop-on-timeout, `require_open_egress` gate, `env_wo` " +
+			"rules and error texts — and is never retried once it may have reached the sandbox. The output is " +
+			"shown as the action's progress (unless `sensitive_output`), and an exit code outside " +
+			"`allowed_exit_codes` fails the action.\n\n" + actionsKeepNothing,
+		Attributes: attrs,
+	}
+}
+
+func (a *sandboxExecAction) ValidateConfig(ctx context.Context, req action.ValidateConfigRequest, resp *action.ValidateConfigResponse) {
+	var m sandboxExecModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	validateCommandEnv(ctx, m.Env, m.EnvWO, types.Int64Null(), &resp.Diagnostics)
+}
+
+// ModifyPlan warns, as prime_sandbox_command's plan does, when a container
+// command may outlive the edge proxy.
+func (a *sandboxExecAction) ModifyPlan(ctx context.Context, req action.ModifyPlanRequest, resp *action.ModifyPlanResponse) {
+	var m sandboxExecModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	cm := m.commandModel(m.SandboxID, m.Command)
+	if resp.Diagnostics.HasError() || cm.SandboxID.IsUnknown() || cm.TimeoutSeconds.IsUnknown() {
+		return
+	}
+	warnLongContainerCommands(ctx, a.client, map[string]string{"": cm.SandboxID.ValueString()},
+		time.Duration(cm.TimeoutSeconds.ValueInt64())*time.Second, false, &resp.Diagnostics)
+}
+
+func (a *sandboxExecAction) Invoke(ctx context.Context, req action.InvokeRequest, resp *action.InvokeResponse) {
+	if !requireClient(a.client, &resp.Diagnostics) {
+		return
+	}
+	var m sandboxExecModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	spec, d := specFromCommandModel(ctx, m.commandModel(m.SandboxID, m.Command), m.EnvWO)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	progress := progressTo(resp)
+	spec.OnOutput = func(stderr bool, chunk []byte) { progress(outputLines("", stderr, chunk)...) }
+	res, err := runCommand(ctx, a.client, spec)
+	if err != nil {
+		resp.Diagnostics.AddError(commandErrorSummary(err), err.Error())
+		return
+	}
+	progress(fmt.Sprintf("sandbox %s: exited with code %d", spec.SandboxID, res.ExitCode))
+}
+
+// commandErrorSummary is the diagnostic title of a runCommand error, as the
+// command resources title it.
+func commandErrorSummary(err error) string {
+	var ce *commandError
+	if errors.As(err, &ce) {
+		return ce.Summary
+	}
+	return "Command failed"
+}
+
+// progressTo sends messages as the action's progress, one event each.
+func progressTo(resp *action.InvokeResponse) func(messages ...string) {
+	return func(messages ...string) {
+		for _, msg := range messages {
+			resp.SendProgress(action.InvokeProgressEvent{Message: msg})
+		}
+	}
+}
+
+// outputLines turns a chunk of command output into progress lines, each
+// prefixed with who printed it (a fleet member's key; "" for a single
+// sandbox) and marked when it is stderr.
+func outputLines(who string, stderr bool, chunk []byte) []string {
+	prefix := ""
+	switch {
+	case who != "" && stderr:
+		prefix = fmt.Sprintf("[%s stderr] ", who)
+	case who != "":
+		prefix = fmt.Sprintf("[%s] ", who)
+	case stderr:
+		prefix = "[stderr] "
+	}
+	text := strings.TrimSuffix(string(chunk), "\n")
+	if text == "" {
+		return nil
+	}
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = prefix + strings.TrimSuffix(l, "\r")
+	}
+	return lines
+}
