@@ -303,7 +303,8 @@ action "prime_fleet_exec" "probe" {
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
 			Config:      cfg,
-			ExpectError: expectErr(`The command failed on 1 of the 1 members that ran: Member "0": sandbox`),
+			ExpectError: expectInOrder(`The command failed on 1 of the 1 members that ran: Member "0": sandbox`,
+				`exited with code 3`, `An action records nothing: invoke it again to run the command again.`),
 		}},
 	})
 }

@@ -42,6 +42,9 @@ type commandSpec struct {
 	// lines, write-only values scrubbed (by the client), nothing with
 	// SensitiveOutput.
 	OnOutput func(stderr bool, chunk []byte)
+	// Action marks an action's run, which records nothing: its failure
+	// messages say so instead of promising a re-run.
+	Action bool
 }
 
 // commandResult is a finished command, output cut to its tails.
@@ -111,7 +114,7 @@ func judgeResult(spec commandSpec, res *prime.ExecResult, cut bool, executedAt t
 	out.Truncated = cutOut || cutErr || cut
 	if !slices.Contains(spec.Allowed, int64(res.ExitCode)) {
 		return out, &commandError{Summary: "Command exited with a disallowed code",
-			Err: errors.New(commandFailure(spec.SandboxID, res, spec.Allowed, spec.SensitiveOutput))}
+			Err: errors.New(commandFailure(spec, res))}
 	}
 	return out, nil
 }
@@ -119,7 +122,8 @@ func judgeResult(spec commandSpec, res *prime.ExecResult, cut bool, executedAt t
 // commandFailure is the error for a disallowed exit code: the code and the
 // end of the output, stderr first, where failures explain themselves (unless
 // the output is sensitive).
-func commandFailure(id string, res *prime.ExecResult, allowed []int64, sensitive bool) string {
+func commandFailure(spec commandSpec, res *prime.ExecResult) string {
+	id, allowed, sensitive := spec.SandboxID, spec.Allowed, spec.SensitiveOutput
 	const show = 2048
 	var b strings.Builder
 	fmt.Fprintf(&b, "The command in sandbox %s exited with code %d (allowed: %v).", id, res.ExitCode, sortedCodes(allowed))
@@ -137,7 +141,11 @@ func commandFailure(id string, res *prime.ExecResult, allowed []int64, sensitive
 			fmt.Fprintf(&b, "\n\nLast of %s:\n%s", s.name, strings.TrimRight(t, "\n"))
 		}
 	}
-	b.WriteString("\n\nNothing was stored: the next apply runs the command again.")
+	if spec.Action {
+		b.WriteString("\n\nAn action records nothing: invoke it again to run the command again.")
+	} else {
+		b.WriteString("\n\nNothing was stored: the next apply runs the command again.")
+	}
 	return b.String()
 }
 

@@ -134,7 +134,7 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 			entries = append(entries, adopted)
 			if !slices.Contains(spec.Allowed, int64(res.ExitCode)) {
 				problems.add(key, "sandbox %s, step %d of %d: Command exited with a disallowed code. %s", id, i+1, len(run.commands),
-					commandFailure(id, &prime.ExecResult{ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: res.Stderr}, spec.Allowed, spec.SensitiveOutput))
+					commandFailure(spec, &prime.ExecResult{ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: res.Stderr}))
 				finishEntries(entries)
 				return nil, false
 			}

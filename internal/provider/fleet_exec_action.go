@@ -120,6 +120,7 @@ func (a *fleetExecAction) Invoke(ctx context.Context, req action.InvokeRequest, 
 		return
 	}
 	run := fleetRunOf(ctx, m.commandModel(), m.EnvWO, &resp.Diagnostics)
+	run.base.Action = true
 	ids := stringMapOf(ctx, m.SandboxIDs, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
