@@ -227,7 +227,9 @@ func (g terraformGate) CheckTerraformVersion(_ context.Context, req tfversion.Ch
 // TestCLIVersionGate holds the gate to its contract on made-up CLIs and
 // environments. No CLI needed.
 func TestCLIVersionGate(t *testing.T) {
-	tf := func(v string) cliInfo { return cliInfo{name: "Terraform", version: version.Must(version.NewVersion(v))} }
+	tf := func(v string) cliInfo {
+		return cliInfo{name: "Terraform", version: version.Must(version.NewVersion(v))}
+	}
 	tofu := func(v string) cliInfo { return cliInfo{name: "OpenTofu", version: version.Must(version.NewVersion(v))} }
 	min14 := tfversion.Version1_14_0
 	expect15CI := gateEnv{ci: true, expect: "1.15"}
