@@ -77,8 +77,9 @@ func summarize(r io.Reader, w io.Writer) (counts, bool, error) {
 			failed = true
 		case e.Test == "":
 			// The package's own lines: "ok", "FAIL", "no test files",
-			// panics and timeouts outside any one test.
-			if e.Action == "output" {
+			// panics and timeouts outside any one test; not the test
+			// binary's "PASS", which plain go test does not show either.
+			if e.Action == "output" && e.Output != "PASS\n" {
 				fmt.Fprint(w, e.Output)
 			}
 			if e.Action == "fail" {

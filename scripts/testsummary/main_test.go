@@ -68,10 +68,14 @@ func TestSummarizePassing(t *testing.T) {
 	var out strings.Builder
 	c, failed, err := summarize(strings.NewReader(`{"Action":"run","Package":"p","Test":"TestOK"}
 {"Action":"pass","Package":"p","Test":"TestOK"}
+{"Action":"output","Package":"p","Output":"PASS\n"}
 {"Action":"output","Package":"p","Output":"ok  \tp\t0.1s\n"}
 {"Action":"pass","Package":"p"}
 `), &out)
 	if err != nil || failed || c.passed != 1 {
 		t.Fatalf("summarize = %+v, failed %v, %v; want one pass and no failure\n%s", c, failed, err, out.String())
+	}
+	if got := out.String(); got != "ok  \tp\t0.1s\n" {
+		t.Errorf("summary of a passing package %q, want only its ok line", got)
 	}
 }
