@@ -84,6 +84,7 @@ func TestAccModule_evalFleet(t *testing.T) {
 		prefix, _, _ := strings.Cut(name, "-")
 		byPrefix[prefix] = append(byPrefix[prefix], tr)
 	}
+	// As many sandboxes as members: the updates replaced none.
 	want := map[string]int{"allow": 2, "block": 1, "born": 2, "relock": 2}
 	for prefix, n := range want {
 		if got := len(byPrefix[prefix]); got != n {
@@ -112,6 +113,12 @@ func TestAccModule_evalFleet(t *testing.T) {
 	}
 	for _, tr := range byPrefix["born"] {
 		if err := checkBornTrace(tr); err != nil {
+			t.Error(err)
+		}
+		// update_born_lists: one write of the new lists, in place (with the
+		// sandbox counts above, the proof that holds whatever the CLI's
+		// test runner resolves).
+		if err := tr.wantPuts("restricted"); err != nil {
 			t.Error(err)
 		}
 	}

@@ -60,15 +60,19 @@ run "born" {
 }
 
 # Changing the born lists updates every member in place through the fleet:
-# the sandboxes stay, and each member's lists move to generation 1.
+# the sandboxes stay, and each member's lists move to generation 1. The
+# first run's IDs come in as a test-only variable: tofu test resolves
+# run.<name> in a variables block but not in an assertion.
 run "update_born_lists" {
   variables {
     allow = ["example.com", "pypi.org"]
+
+    born_sandbox_ids = run.born.sandbox_ids
   }
 
   assert {
-    condition     = output.sandbox_ids == run.born.sandbox_ids
-    error_message = "the members must stay: ${jsonencode(output.sandbox_ids)} vs ${jsonencode(run.born.sandbox_ids)}"
+    condition     = length(var.born_sandbox_ids) == 2 && jsonencode(output.sandbox_ids) == jsonencode(var.born_sandbox_ids)
+    error_message = "the members must stay: ${jsonencode(output.sandbox_ids)} vs ${jsonencode(var.born_sandbox_ids)}"
   }
 
   assert {

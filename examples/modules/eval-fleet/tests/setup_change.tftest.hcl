@@ -28,19 +28,26 @@ run "v1" {
   }
 }
 
+# v1's outputs come in as test-only variables: tofu test resolves
+# run.<name> in a variables block but not in an assertion.
 run "v2" {
   variables {
     setup_commands = ["echo installing v2 && probe pypi.org", "echo second step"]
+
+    v1_sandbox_ids = run.v1.sandbox_ids
+    v1_lock_id     = run.v1.lock_id
   }
 
   assert {
-    condition     = output.sandbox_ids == run.v1.sandbox_ids
-    error_message = "a setup change must not replace a sandbox"
+    condition     = length(var.v1_sandbox_ids) == 2 && jsonencode(output.sandbox_ids) == jsonencode(var.v1_sandbox_ids)
+    error_message = "a setup change must not replace a sandbox: ${jsonencode(output.sandbox_ids)} vs ${jsonencode(var.v1_sandbox_ids)}"
   }
 
+  # Also proves that var.v1_lock_id is v1's, not this run's: the same
+  # value here would fail.
   assert {
-    condition     = output.lock_id != run.v1.lock_id
-    error_message = "a setup change must replace the policy (after names the setup's id)"
+    condition     = var.v1_lock_id != "" && output.lock_id != var.v1_lock_id
+    error_message = "a setup change must replace the policy (after names the setup's id): ${output.lock_id} vs ${var.v1_lock_id}"
   }
 
   assert {
