@@ -4,10 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -123,29 +121,13 @@ func (j *createJournal) begin(r prime.CreateSandboxRequest) *inflightCreate {
 func (j *createJournal) fresh(hash string) *inflightCreate {
 	c := &inflightCreate{key: prime.NewIdempotencyKey()}
 	c.e = journalEntry{Key: c.key, RequestHash: hash, Started: time.Now().UTC()}
-	if j.dir == "" || os.MkdirAll(j.dir, 0o700) != nil {
+	data, err := json.Marshal(c.e)
+	if err != nil {
 		return c
 	}
 	// Written and locked under a temporary name, then renamed: the entry is
 	// locked from the moment another process can see it.
-	final := filepath.Join(j.dir, c.key+".json")
-	tmp := final + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600) //nolint:gosec // G304: our own journal directory
-	if err != nil {
-		return c
-	}
-	if locked, _ := tryLock(f); !locked {
-		_ = f.Close()
-		_ = os.Remove(tmp)
-		return c
-	}
-	c.f = f
-	if c.write() != nil || os.Rename(tmp, final) != nil {
-		c.release()
-		_ = os.Remove(tmp)
-		return c
-	}
-	c.path = final
+	c.f, c.path = createLockedEntry(j.dir, c.key, data)
 	return c
 }
 
@@ -169,26 +151,14 @@ func (j *createJournal) adopt(hash string) *inflightCreate {
 // replay (still locked, now by this process) and removes the rest.
 func (j *createJournal) scan() map[string][]*inflightCreate {
 	out := map[string][]*inflightCreate{}
-	files, _ := filepath.Glob(filepath.Join(j.dir, "*.json"))
-	for _, p := range files {
-		f, err := os.OpenFile(p, os.O_RDWR, 0) //nolint:gosec // G304: our own journal directory
-		if err != nil {
-			continue
-		}
-		if locked, _ := tryLock(f); !locked {
-			_ = f.Close() // a create in flight somewhere: not a leftover
-			continue
-		}
+	scanLeftovers(j.dir, func(key, path string, f *os.File, data []byte) bool {
 		var e journalEntry
-		data, err := io.ReadAll(f)
-		key := strings.TrimSuffix(filepath.Base(p), ".json")
-		if err != nil || json.Unmarshal(data, &e) != nil || e.Key != key || time.Since(e.Started) > journalReplayWindow {
-			_ = os.Remove(p)
-			_ = f.Close()
-			continue
+		if json.Unmarshal(data, &e) != nil || e.Key != key || time.Since(e.Started) > journalReplayWindow {
+			return false
 		}
-		out[e.RequestHash] = append(out[e.RequestHash], &inflightCreate{key: key, adopted: true, path: p, f: f, e: e})
-	}
+		out[e.RequestHash] = append(out[e.RequestHash], &inflightCreate{key: key, adopted: true, path: path, f: f, e: e})
+		return true
+	})
 	return out
 }
 
@@ -199,11 +169,7 @@ func (c *inflightCreate) write() error {
 	if err != nil {
 		return err
 	}
-	if err := c.f.Truncate(0); err != nil {
-		return err
-	}
-	_, err = c.f.WriteAt(data, 0)
-	return err
+	return writeEntry(c.f, data)
 }
 
 // recordID notes the sandbox the platform made (for whoever reads the file).

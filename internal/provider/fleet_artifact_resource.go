@@ -313,10 +313,6 @@ func warnRefused(diags *diag.Diagnostics, m fleetArtifactModel, refused map[stri
 	diags.AddWarning("Archive entries refused", fmt.Sprintf("%s held entries that were not unpacked:%s", m.RemotePath.ValueString(), b.String()))
 }
 
-func fleetArtifactFailure(diags *diag.Diagnostics, problems *memberProblems, tried int) {
-	diags.AddError("Fleet download failed",
-		fmt.Sprintf("The download failed on %d of the %d members it was tried on:\n\n%s", problems.len(), tried, problems.String()))
-}
 
 func (r *fleetArtifactResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	if !requireClient(r.client, &resp.Diagnostics) {
@@ -332,22 +328,14 @@ func (r *fleetArtifactResource) Create(ctx context.Context, req resource.CreateR
 	done, refused := r.downloadMembers(ctx, plan, ids, &problems)
 	warnRefused(&resp.Diagnostics, plan, refused)
 	if problems.len() > 0 {
-		fleetArtifactFailure(&resp.Diagnostics, &problems, len(ids))
+		addFleetFailure(&resp.Diagnostics, "download", &problems, len(ids))
 		return
 	}
 	plan.ID = types.StringValue(prime.NewIdempotencyKey()[:16])
-	plan.Members = fleetArtifactMembersValue(artifactPointers(done))
+	plan.Members = fleetArtifactMembersValue(pointersOf(done))
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 }
 
-func artifactPointers(m map[string]fleetArtifactMember) map[string]*fleetArtifactMember {
-	out := make(map[string]*fleetArtifactMember, len(m))
-	for k := range m {
-		v := m[k]
-		out[k] = &v
-	}
-	return out
-}
 
 // Read drops members whose files are missing or changed on disk, so the
 // next apply downloads them again.
@@ -372,7 +360,7 @@ func (r *fleetArtifactResource) Read(ctx context.Context, req resource.ReadReque
 	resp.Diagnostics.AddWarning("Downloaded files changed on disk",
 		fmt.Sprintf("Files of members %s are missing or changed size; the next apply downloads them again.",
 			quoteKeys(sortedKeys(setOfKeys(dropped)))))
-	state.Members = fleetArtifactMembersValue(artifactPointers(members))
+	state.Members = fleetArtifactMembersValue(pointersOf(members))
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
 }
 
@@ -415,10 +403,10 @@ func (r *fleetArtifactResource) Update(ctx context.Context, req resource.UpdateR
 			}
 		}
 	}
-	plan.Members = fleetArtifactMembersValue(artifactPointers(records))
+	plan.Members = fleetArtifactMembersValue(pointersOf(records))
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 	if problems.len() > 0 {
-		fleetArtifactFailure(&resp.Diagnostics, &problems, len(todo))
+		addFleetFailure(&resp.Diagnostics, "download", &problems, len(todo))
 	}
 }
 

@@ -624,11 +624,6 @@ func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommand
 	return fr
 }
 
-// fleetFailure is the one error for every failed member.
-func fleetFailure(diags *diag.Diagnostics, problems *memberProblems, ran int) {
-	diags.AddError("Fleet command failed",
-		fmt.Sprintf("The command failed on %d of the %d members that ran:\n\n%s", problems.len(), ran, problems.String()))
-}
 
 func (r *fleetCommandResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	if !requireClient(r.client, &resp.Diagnostics) {
@@ -654,7 +649,7 @@ func (r *fleetCommandResource) Create(ctx context.Context, req resource.CreateRe
 		// except, on this machine, background steps that finished, whose
 		// outcomes the job journal keeps.
 		fr.settle(false)
-		fleetFailure(&resp.Diagnostics, &problems, len(ids))
+		addFleetFailure(&resp.Diagnostics, "command", &problems, len(ids))
 		return
 	}
 	plan.ID = types.StringValue(prime.NewIdempotencyKey()[:16])
@@ -750,7 +745,7 @@ func (r *fleetCommandResource) Update(ctx context.Context, req resource.UpdateRe
 	}
 	if problems.len() > 0 {
 		// The failed members are not recorded: the next apply runs only them.
-		fleetFailure(&resp.Diagnostics, &problems, len(toRun))
+		addFleetFailure(&resp.Diagnostics, "command", &problems, len(toRun))
 	}
 }
 

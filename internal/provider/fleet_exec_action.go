@@ -129,7 +129,7 @@ func (a *fleetExecAction) Invoke(ctx context.Context, req action.InvokeRequest, 
 	var problems memberProblems
 	done := (&fleetCommandResource{client: a.client}).runMembers(ctx, m.commandModel(), run, ids, nil, &problems)
 	if problems.len() > 0 {
-		fleetFailure(&resp.Diagnostics, &problems, len(ids))
+		addFleetFailure(&resp.Diagnostics, "command", &problems, len(ids))
 		return
 	}
 	run.progress.send(fmt.Sprintf("all %d members ran every step", len(done.done)))

@@ -469,11 +469,6 @@ func uploadsOf(ctx context.Context, m fleetFileModel, keys []string, diags *diag
 	return out
 }
 
-// fleetFileFailure is the one error for every failed member.
-func fleetFileFailure(diags *diag.Diagnostics, problems *memberProblems, tried int) {
-	diags.AddError("Fleet upload failed",
-		fmt.Sprintf("The upload failed on %d of the %d members it was sent to:\n\n%s", problems.len(), tried, problems.String()))
-}
 
 func (r *fleetFileResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	if !requireClient(r.client, &resp.Diagnostics) {
@@ -491,22 +486,14 @@ func (r *fleetFileResource) Create(ctx context.Context, req resource.CreateReque
 	var problems memberProblems
 	done := r.uploadMembers(ctx, plan, todo, &problems)
 	if problems.len() > 0 {
-		fleetFileFailure(&resp.Diagnostics, &problems, len(todo))
+		addFleetFailure(&resp.Diagnostics, "upload", &problems, len(todo))
 		return
 	}
 	plan.ID = types.StringValue(prime.NewIdempotencyKey()[:16])
-	plan.Files = fleetFilesValue(entryPointers(done))
+	plan.Files = fleetFilesValue(pointersOf(done))
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 }
 
-func entryPointers(m map[string]fleetFileEntry) map[string]*fleetFileEntry {
-	out := make(map[string]*fleetFileEntry, len(m))
-	for k := range m {
-		e := m[k]
-		out[k] = &e
-	}
-	return out
-}
 
 // Read drops the members whose sandbox this process knows to be gone (the
 // file went with it); it makes no request.
@@ -529,7 +516,7 @@ func (r *fleetFileResource) Read(ctx context.Context, req resource.ReadRequest, 
 		resp.State.Raw = req.State.Raw
 		return
 	}
-	state.Files = fleetFilesValue(entryPointers(files))
+	state.Files = fleetFilesValue(pointersOf(files))
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
 }
 
@@ -607,10 +594,10 @@ func (r *fleetFileResource) Update(ctx context.Context, req resource.UpdateReque
 		resp.Diagnostics.AddWarning("Files of departed members not removed",
 			"These members left the fleet file, but their copies could not be removed:\n\n"+cleanup.String())
 	}
-	plan.Files = fleetFilesValue(entryPointers(records))
+	plan.Files = fleetFilesValue(pointersOf(records))
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 	if problems.len() > 0 {
-		fleetFileFailure(&resp.Diagnostics, &problems, tried)
+		addFleetFailure(&resp.Diagnostics, "upload", &problems, tried)
 	}
 }
 

@@ -98,6 +98,29 @@ func (p *memberProblems) String() string {
 	return b.String()
 }
 
+// addFleetFailure is the one error of a fleet operation for every failed
+// member: what failed ("command", "upload", "download") on how many of the
+// members it was tried on.
+func addFleetFailure(diags *diag.Diagnostics, what string, problems *memberProblems, tried int) {
+	among := "it was tried on"
+	if what == "command" {
+		among = "that ran"
+	}
+	diags.AddError("Fleet "+what+" failed",
+		fmt.Sprintf("The %s failed on %d of the %d members %s:\n\n%s", what, problems.len(), tried, among, problems.String()))
+}
+
+// pointersOf is a map of values as a map of pointers to copies (the
+// member maps' constructors take nil for a planned, unknown entry).
+func pointersOf[V any](m map[string]V) map[string]*V {
+	out := make(map[string]*V, len(m))
+	for k := range m {
+		v := m[k]
+		out[k] = &v
+	}
+	return out
+}
+
 // stringMapOf reads a map of strings; nil when unknown or null.
 func stringMapOf(ctx context.Context, v types.Map, diags *diag.Diagnostics) map[string]string {
 	m, d := stringMap(ctx, v)

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,26 +148,14 @@ func (j *jobJournal) drop(jobID string) {
 // and removes the rest.
 func (j *jobJournal) scan() map[string][]*jobEntry {
 	out := map[string][]*jobEntry{}
-	files, _ := filepath.Glob(filepath.Join(j.dir, "*.json"))
-	for _, p := range files {
-		f, err := os.OpenFile(p, os.O_RDWR, 0) //nolint:gosec // G304: our own journal directory
-		if err != nil {
-			continue
-		}
-		if locked, _ := tryLock(f); !locked {
-			_ = f.Close() // a wait in progress somewhere
-			continue
-		}
+	scanLeftovers(j.dir, func(name, path string, f *os.File, data []byte) bool {
 		var rec jobRecord
-		data, err := io.ReadAll(f)
-		if err != nil || json.Unmarshal(data, &rec) != nil || rec.JobID+".json" != filepath.Base(p) ||
-			time.Since(rec.Started) > jobJournalWindow {
-			_ = os.Remove(p)
-			_ = f.Close()
-			continue
+		if json.Unmarshal(data, &rec) != nil || rec.JobID != name || time.Since(rec.Started) > jobJournalWindow {
+			return false
 		}
-		out[rec.RunHash] = append(out[rec.RunHash], &jobEntry{rec: rec, path: p, f: f})
-	}
+		out[rec.RunHash] = append(out[rec.RunHash], &jobEntry{rec: rec, path: path, f: f})
+		return true
+	})
 	return out
 }
 
@@ -184,27 +171,11 @@ func (j *jobJournal) begin(rec jobRecord) *jobEntry {
 		j.leftovers = j.scan()
 	}
 	j.mu.Unlock()
-	if os.MkdirAll(j.dir, 0o700) != nil {
-		return e
-	}
-	final := filepath.Join(j.dir, rec.JobID+".json")
-	tmp := final + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600) //nolint:gosec // G304: our own journal directory
+	data, err := json.Marshal(rec)
 	if err != nil {
 		return e
 	}
-	if locked, _ := tryLock(f); !locked {
-		_ = f.Close()
-		_ = os.Remove(tmp)
-		return e
-	}
-	e.f = f
-	if e.write() != nil || os.Rename(tmp, final) != nil {
-		e.release()
-		_ = os.Remove(tmp)
-		return e
-	}
-	e.path = final
+	e.f, e.path = createLockedEntry(j.dir, rec.JobID, data)
 	return e
 }
 
@@ -232,11 +203,7 @@ func (e *jobEntry) write() error {
 	if err != nil {
 		return err
 	}
-	if err := e.f.Truncate(0); err != nil {
-		return err
-	}
-	_, err = e.f.WriteAt(data, 0)
-	return err
+	return writeEntry(e.f, data)
 }
 
 // complete records the judged outcome in the entry, which stays (locked)
