@@ -302,7 +302,7 @@ action "prime_fleet_exec" "probe" {
 		TerraformVersionChecks:   skipBelow(tfQuery),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config:      cfg,
+			Config: cfg,
 			ExpectError: expectInOrder(`The command failed on 1 of the 1 members that ran: Member "0": sandbox`,
 				`exited with code 3`, `An action records nothing: invoke it again to run the command again.`),
 		}},

@@ -313,7 +313,6 @@ func warnRefused(diags *diag.Diagnostics, m fleetArtifactModel, refused map[stri
 	diags.AddWarning("Archive entries refused", fmt.Sprintf("%s held entries that were not unpacked:%s", m.RemotePath.ValueString(), b.String()))
 }
 
-
 func (r *fleetArtifactResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	if !requireClient(r.client, &resp.Diagnostics) {
 		return
@@ -335,7 +334,6 @@ func (r *fleetArtifactResource) Create(ctx context.Context, req resource.CreateR
 	plan.Members = fleetArtifactMembersValue(pointersOf(done))
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 }
-
 
 // Read drops members whose files are missing or changed on disk, so the
 // next apply downloads them again.

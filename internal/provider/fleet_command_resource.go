@@ -624,7 +624,6 @@ func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommand
 	return fr
 }
 
-
 func (r *fleetCommandResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	if !requireClient(r.client, &resp.Diagnostics) {
 		return

@@ -469,7 +469,6 @@ func uploadsOf(ctx context.Context, m fleetFileModel, keys []string, diags *diag
 	return out
 }
 
-
 func (r *fleetFileResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	if !requireClient(r.client, &resp.Diagnostics) {
 		return
@@ -493,7 +492,6 @@ func (r *fleetFileResource) Create(ctx context.Context, req resource.CreateReque
 	plan.Files = fleetFilesValue(pointersOf(done))
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 }
-
 
 // Read drops the members whose sandbox this process knows to be gone (the
 // file went with it); it makes no request.
