@@ -120,7 +120,7 @@ func (r *runningTF) kill(t *testing.T) {
 }
 
 // interrupt sends Terraform one SIGINT (Ctrl-C) and waits for it to stop.
-func (r *runningTF) interrupt(t *testing.T, ctx context.Context) {
+func (r *runningTF) interrupt(ctx context.Context, t *testing.T) {
 	t.Helper()
 	if err := r.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
@@ -272,7 +272,7 @@ output "stdout" { value = prime_sandbox_command.agent.stdout }
 
 	r := w.start("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "one-start", 1)
-	r.interrupt(t, ctx)
+	r.interrupt(ctx, t)
 	state, code := w.run(ctx, "state", "show", "-no-color", "prime_sandbox_command.agent")
 	if code != 0 || !strings.Contains(state, `job_status`) || !strings.Contains(state, `"running"`) {
 		t.Fatalf("after Ctrl-C the job must be in state as running (exit %d):\n%s\n\napply output:\n%s", code, state, r.out.String())
@@ -300,7 +300,7 @@ output "stdout" { value = prime_sandbox_command.agent.stdout }
 	w.write(hcl("echo two-start; sleep 1000000; echo two-end"))
 	r = w.start("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "two-start", 1)
-	r.interrupt(t, ctx)
+	r.interrupt(ctx, t)
 	if out, code := w.run(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
 		t.Fatalf("destroy exited %d:\n%s", code, out)
 	}
@@ -427,7 +427,7 @@ func TestAccBackground_provenGoneRunsAgain(t *testing.T) {
 	defer cancel()
 	r := w.start("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "gone-start", 1)
-	r.interrupt(t, ctx)
+	r.interrupt(ctx, t)
 	job := w.stateAttr(ctx, "prime_sandbox_command.agent", "job_id")
 	sb := w.stateAttr(ctx, "prime_sandbox.box", "id")
 	if job == "" || sb == "" {
@@ -435,15 +435,15 @@ func TestAccBackground_provenGoneRunsAgain(t *testing.T) {
 	}
 	// The sandbox "restarts": the job dies and /tmp is cleared.
 	pgid, _ := m.ReadFile(sb, "/tmp/job_"+job+".pgid")
-	clear := fmt.Sprintf("kill -KILL -- -%s; rm -f /tmp/job_%[2]s.pgid /tmp/job_%[2]s.stdout.log /tmp/job_%[2]s.stderr.log /tmp/job_%[2]s.exit",
+	wipe := fmt.Sprintf("kill -KILL -- -%s; rm -f /tmp/job_%[2]s.pgid /tmp/job_%[2]s.stdout.log /tmp/job_%[2]s.stderr.log /tmp/job_%[2]s.exit",
 		strings.TrimSpace(string(pgid)), job)
-	if res, err := m.client(t).Exec(ctx, sb, prime.ExecRequest{Command: clear}); err != nil || res.ExitCode != 0 {
+	if res, err := m.client(t).Exec(ctx, sb, prime.ExecRequest{Command: wipe}); err != nil || res.ExitCode != 0 {
 		t.Fatalf("clearing the job: %v %+v", err, res)
 	}
 	w.write(fmt.Sprintf(singleJobHCL, "gone", "echo gone-start; sleep 1000000"))
 	r = w.start("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "gone-start", 2)
-	r.interrupt(t, ctx)
+	r.interrupt(ctx, t)
 	if !strings.Contains(r.out.String(), "proven gone") {
 		t.Errorf("the apply did not say the job was proven gone:\n%s", r.out.String())
 	}
@@ -451,7 +451,7 @@ func TestAccBackground_provenGoneRunsAgain(t *testing.T) {
 	w.write(fmt.Sprintf(singleJobHCL, "gone-replaced", "echo gone-start; sleep 1000000"))
 	r = w.start("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "gone-start", 3)
-	r.interrupt(t, ctx)
+	r.interrupt(ctx, t)
 	if n := countStarts(m.Events(), "gone-start"); n != 3 {
 		t.Errorf("the command started %d times, want 3 (first run, files gone, sandbox replaced)", n)
 	}

@@ -45,8 +45,8 @@ func (p pendingJob) job() prime.Job { return prime.Job{SandboxID: p.SandboxID, I
 // Terraform) while the job ran. The job goes on; the result carries where.
 var errJobInterrupted = errors.New("the apply was interrupted while the job ran; the job goes on in the sandbox and the next apply collects its result")
 
-// jobTimeoutCause ends a background wait at timeout_seconds.
-var jobTimeoutCause = errors.New("timeout_seconds reached")
+// errJobTimeout ends a background wait at timeout_seconds.
+var errJobTimeout = errors.New("timeout_seconds reached")
 
 // collectBudget bounds how long the output of a finished job is retried
 // when the gateway fails: the job is done, so nothing runs again meanwhile.
@@ -154,7 +154,7 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 	out.Job = job
 
 	deadline := p.Started.Add(spec.Timeout)
-	wctx, cancel := context.WithDeadlineCause(ctx, deadline, jobTimeoutCause)
+	wctx, cancel := context.WithDeadlineCause(ctx, deadline, errJobTimeout)
 	state, err := c.WaitJob(wctx, job)
 	cancel()
 	switch {
@@ -164,7 +164,7 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 		entry.release()
 		out.Pending = p
 		return out, errJobInterrupted
-	case errors.Is(context.Cause(wctx), jobTimeoutCause) || errors.Is(err, jobTimeoutCause):
+	case errors.Is(context.Cause(wctx), errJobTimeout) || errors.Is(err, errJobTimeout):
 		return out, stopTimedOutJob(ctx, c, spec, job, entry, p)
 	default:
 		entry.finish()

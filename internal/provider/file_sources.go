@@ -212,16 +212,16 @@ var errSourceChanged = errors.New("changed since the plan")
 func (s fileSource) open(planned string) (*openedSource, error) {
 	switch s.kind {
 	case sourceFile:
-		print, err := s.fingerprint()
+		fp, err := s.fingerprint()
 		if err != nil {
 			return nil, err
 		}
-		if planned != "" && print.SHA256 != planned {
+		if planned != "" && fp.SHA256 != planned {
 			return nil, fmt.Errorf("source: %q %w (sha256 %s, planned %s): run terraform apply again to plan the new content",
-				s.value, errSourceChanged, print.SHA256, planned)
+				s.value, errSourceChanged, fp.SHA256, planned)
 		}
 		name := filepath.Base(s.value)
-		return &openedSource{Print: print, Upload: prime.UploadSource{Name: name, Size: print.Size,
+		return &openedSource{Print: fp, Upload: prime.UploadSource{Name: name, Size: fp.Size,
 			Open: func() (io.ReadCloser, error) { return os.Open(s.value) }}}, nil
 	case sourceDir:
 		return spoolDirArchive(s.value, planned)
@@ -231,8 +231,8 @@ func (s fileSource) open(planned string) (*openedSource, error) {
 		return nil, err
 	}
 	sum := sha256.Sum256(b)
-	print := fingerprint{SHA256: hex.EncodeToString(sum[:]), Size: int64(len(b))}
-	return &openedSource{Print: print, Upload: prime.UploadSource{Name: "content", Size: print.Size,
+	fp := fingerprint{SHA256: hex.EncodeToString(sum[:]), Size: int64(len(b))}
+	return &openedSource{Print: fp, Upload: prime.UploadSource{Name: "content", Size: fp.Size,
 		Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }}}, nil
 }
 
@@ -254,15 +254,15 @@ func spoolDirArchive(dir, planned string) (*openedSource, error) {
 		cleanup()
 		return nil, fmt.Errorf("source_dir: archiving %q: %w", dir, werr)
 	}
-	print := fingerprint{SHA256: hex.EncodeToString(h.Sum(nil)), Size: n}
-	if planned != "" && print.SHA256 != planned {
+	fp := fingerprint{SHA256: hex.EncodeToString(h.Sum(nil)), Size: n}
+	if planned != "" && fp.SHA256 != planned {
 		cleanup()
 		return nil, fmt.Errorf("source_dir: %q %w (archive sha256 %s, planned %s): run terraform apply again to plan the new content",
-			dir, errSourceChanged, print.SHA256, planned)
+			dir, errSourceChanged, fp.SHA256, planned)
 	}
-	return &openedSource{Print: print, close: cleanup, Upload: prime.UploadSource{
+	return &openedSource{Print: fp, close: cleanup, Upload: prime.UploadSource{
 		Name: filepath.Base(dir) + ".tar", Size: n,
-		Open: func() (io.ReadCloser, error) { return os.Open(name) }}}, nil
+		Open: func() (io.ReadCloser, error) { return os.Open(name) }}}, nil //nolint:gosec // G304: the spool file this function made
 }
 
 // checkRemotePath accepts an absolute, clean path other than "/": the

@@ -65,14 +65,10 @@ type fleetFileEntry struct {
 }
 
 var (
-	fleetFileAttrTypes   = map[string]attr.Type{"sandbox_id": types.StringType, "sha256": types.StringType, "size": types.Int64Type}
-	memberSourceAttrType = map[string]attr.Type{
-		"content": types.StringType, "content_base64": types.StringType, "source": types.StringType, "source_dir": types.StringType,
-	}
+	fleetFileAttrTypes = map[string]attr.Type{"sandbox_id": types.StringType, "sha256": types.StringType, "size": types.Int64Type}
 )
 
-func fleetFileType() types.ObjectType    { return types.ObjectType{AttrTypes: fleetFileAttrTypes} }
-func memberSourceType() types.ObjectType { return types.ObjectType{AttrTypes: memberSourceAttrType} }
+func fleetFileType() types.ObjectType { return types.ObjectType{AttrTypes: fleetFileAttrTypes} }
 
 func (e fleetFileEntry) object() types.Object {
 	return types.ObjectValueMust(fleetFileAttrTypes, map[string]attr.Value{"sandbox_id": e.SandboxID, "sha256": e.SHA256, "size": e.Size})
@@ -369,10 +365,10 @@ func (r *fleetFileResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	for _, k := range keys {
 		src, _ := fs.of(k)
 		sk := sourceKey(src)
-		print, done := prints[sk]
+		fp, done := prints[sk]
 		if !done {
 			var err error
-			if print, err = src.fingerprint(); err != nil {
+			if fp, err = src.fingerprint(); err != nil {
 				at := path.Root(src.attribute())
 				if _, own := fs.perMember[k]; own {
 					at = path.Root("members").AtMapKey(k).AtName(src.attribute())
@@ -380,14 +376,14 @@ func (r *fleetFileResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 				resp.Diagnostics.AddAttributeError(at, "Invalid file source", err.Error())
 				return
 			}
-			prints[sk] = print
+			prints[sk] = fp
 		}
 		id, _ := plan.SandboxIDs.Elements()[k].(types.String)
 		if id.IsUnknown() {
 			planned[k] = nil
 			continue
 		}
-		planned[k] = &fleetFileEntry{SandboxID: id, SHA256: types.StringValue(print.SHA256), Size: types.Int64Value(print.Size)}
+		planned[k] = &fleetFileEntry{SandboxID: id, SHA256: types.StringValue(fp.SHA256), Size: types.Int64Value(fp.Size)}
 	}
 	plan.Files = fleetFilesValue(planned)
 	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)

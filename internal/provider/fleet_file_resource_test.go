@@ -105,7 +105,7 @@ func TestAccFleetFile_distinctTasksAndResults(t *testing.T) {
 						seen[v] = true
 						disk, err := os.ReadFile(filepath.Join(out, fmt.Sprint(i), "result.txt"))
 						if err != nil || string(disk) != want(i) {
-							return fmt.Errorf("member %d on disk: %q (%v)", i, disk, err)
+							return fmt.Errorf("member %d on disk: %q (%w)", i, disk, err)
 						}
 					}
 					if len(seen) != size {
@@ -140,7 +140,7 @@ func TestAccFleetFile_distinctTasksAndResults(t *testing.T) {
 					}
 					disk, err := os.ReadFile(filepath.Join(out, "3", "result.txt"))
 					if err != nil || string(disk) != "task-03-v2 by 3 with mode-3\n" {
-						return fmt.Errorf("member 3 on disk after its change: %q (%v)", disk, err)
+						return fmt.Errorf("member 3 on disk after its change: %q (%w)", disk, err)
 					}
 					return nil
 				},

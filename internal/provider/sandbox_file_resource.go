@@ -249,12 +249,12 @@ func plannedFingerprint(config sandboxFileModel, diags *diag.Diagnostics) (types
 	if src.kind == sourceContentWO {
 		return types.StringNull(), types.Int64Null()
 	}
-	print, err := src.fingerprint()
+	fp, err := src.fingerprint()
 	if err != nil {
 		diags.AddAttributeError(path.Root(src.attribute()), "Invalid file source", err.Error())
 		return types.StringUnknown(), types.Int64Unknown()
 	}
-	return types.StringValue(print.SHA256), types.Int64Value(print.Size)
+	return types.StringValue(fp.SHA256), types.Int64Value(fp.Size)
 }
 
 // modeOf is the parsed mode argument, nil when unset.

@@ -131,7 +131,7 @@ resource "prime_sandbox_artifact" "blob" {
 						}
 						back, err := os.ReadFile(out)
 						if err != nil || !bytes.Equal(back, blob) {
-							return fmt.Errorf("the downloaded blob differs (%v, %d bytes)", err, len(back))
+							return fmt.Errorf("the downloaded blob differs (%w, %d bytes)", err, len(back))
 						}
 						if leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".*prime-download*")); len(leftovers) > 0 {
 							return fmt.Errorf("temporary files left behind: %v", leftovers)
@@ -168,7 +168,7 @@ resource "prime_sandbox_artifact" "blob" {
 				Destroy: true,
 				Check: func(*terraform.State) error {
 					if _, err := os.Stat(out); !os.IsNotExist(err) {
-						return fmt.Errorf("the download is still there: %v", err)
+						return fmt.Errorf("the download is still there: %w", err)
 					}
 					return nil
 				},
@@ -317,7 +317,7 @@ resource "prime_sandbox_artifact" "out" {
 						return nil
 					})
 					if err != nil || len(outside) > 0 {
-						return fmt.Errorf("written outside %s: %v (%v)", dest, outside, err)
+						return fmt.Errorf("written outside %s: %v (%w)", dest, outside, err)
 					}
 					return nil
 				},
