@@ -153,20 +153,23 @@ func TestAccModule_evalFleet(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	// tasks.tftest.hcl: alpha's task changed in its second run, so alpha
-	// uploaded its task, ran its agent and was downloaded twice; beta once;
-	// gamma has no task of its own and wrote no results.
+	// tasks.tftest.hcl: alpha's own task changed in the second run, the
+	// shared task in the third. So every member unpacked the shared task
+	// twice and ran its agent once more than its own task changed; gamma has
+	// no task of its own and wrote no results.
 	runs := map[string]tasksTraceWant{
-		"alpha": {memberUploads: 2, agentStarts: 2, fetches: 2},
-		"beta":  {memberUploads: 1, agentStarts: 1, fetches: 1},
-		"gamma": {memberUploads: 0, agentStarts: 1, fetches: 0},
+		"alpha": {sharedUploads: 2, memberUploads: 2, agentStarts: 3, fetches: 3},
+		"beta":  {sharedUploads: 2, memberUploads: 1, agentStarts: 2, fetches: 2},
+		"gamma": {sharedUploads: 2, memberUploads: 0, agentStarts: 2, fetches: 0},
 	}
 	for _, tr := range byPrefix["tasks"] {
 		if err := checkTasksTrace(tr, runs[member[tr]]); err != nil {
 			t.Errorf("tasks-%s: %v", member[tr], err)
 		}
-		if err := tr.wantPuts("restricted", "open"); err != nil {
-			t.Errorf("tasks-%s: a member task change must not re-lock: %v", member[tr], err)
+		// Lock; the member task change re-locks nothing; the shared task
+		// change restores open egress and locks again; the destroy restores.
+		if err := tr.wantPuts("restricted", "open", "restricted", "open"); err != nil {
+			t.Errorf("tasks-%s: %v", member[tr], err)
 		}
 	}
 	// The results outlive terraform test's destroy, and alpha's are its
@@ -184,39 +187,43 @@ func TestAccModule_evalFleet(t *testing.T) {
 
 // tasksTraceWant is what tasks.tftest.hcl leaves in one member's events.
 type tasksTraceWant struct {
-	memberUploads, agentStarts, fetches int
+	sharedUploads, memberUploads, agentStarts, fetches int
 }
 
 // checkTasksTrace follows tasks.tftest.hcl on one member: the shared task
-// unpacked once, before the setup; its own task unpacked before its first
-// agent start, and once more per task change; the agent started
-// want.agentStarts times; every reward read and results download after an
-// agent run ended, the last read after the last run, one download per run
-// that wrote results.
+// unpacked want.sharedUploads times, each time before a setup run started (the setup ran
+// after every upload of it); its own task, want.memberUploads times, each
+// time before an agent run started; the agent started want.agentStarts
+// times, never without the shared task or (with a task of its own) its own;
+// every reward read and results download after an agent run ended, the
+// last read after the last run, and want.fetches downloads.
 func checkTasksTrace(tr *sandboxTrace, want tasksTraceWant) error {
 	const reward = "/results/reward.json"
-	sharedTask, memberTasks, agentStarts, fetches := 0, 0, 0, 0
-	setupStarted, agentEnded := false, false
+	sharedTasks, memberTasks, agentStarts, fetches := 0, 0, 0, 0
+	// An upload not yet followed by the run it is for.
+	sharedPending, memberPending := false, false
+	agentEnded := false
 	lastRead, lastAgentEnd := -1, -1
 	for i, e := range tr.events {
 		unpacked := e.Type == primemock.EventCommandExecuted && e.ExitCode == 0 && strings.Contains(e.Command, "tar -xf ")
 		switch {
 		case unpacked && strings.Contains(e.Command, " -C /task;"):
-			sharedTask++
-			if setupStarted {
-				return fmt.Errorf("the shared task was unpacked after the setup started")
-			}
+			sharedTasks++
+			sharedPending = true
 		case unpacked && strings.Contains(e.Command, " -C /task/member;"):
 			memberTasks++
+			memberPending = true
 		case e.Type == primemock.EventCommandStarted && isStep(e) && !isAgentCommand(e.Command):
-			setupStarted = true
+			if sharedTasks == 0 {
+				return fmt.Errorf("the setup started before the shared task was in place")
+			}
+			sharedPending = false
 		case e.Type == primemock.EventCommandStarted && e.Transport == primemock.TransportBackground && isAgentCommand(e.Command):
 			agentStarts++
-			// Run n needs the shared task and, with a task of its own, its
-			// n-th upload: a changed task is in before the agent runs again.
-			if sharedTask == 0 || (want.memberUploads > 0 && memberTasks < agentStarts) {
-				return fmt.Errorf("agent run %d started before its task was in place (%d shared, %d own uploads)", agentStarts, sharedTask, memberTasks)
+			if sharedTasks == 0 || want.memberUploads > 0 && memberTasks == 0 {
+				return fmt.Errorf("agent run %d started before its task was in place (%d shared, %d own uploads)", agentStarts, sharedTasks, memberTasks)
 			}
+			memberPending = false
 		case e.Type == primemock.EventCommandExecuted && e.Transport == primemock.TransportBackground && isAgentCommand(e.Command):
 			agentEnded, lastAgentEnd = true, i
 		case (e.Type == primemock.EventFileDownloaded || e.Type == primemock.EventFileRead) && e.Path == reward:
@@ -232,10 +239,14 @@ func checkTasksTrace(tr *sandboxTrace, want tasksTraceWant) error {
 		}
 	}
 	switch {
-	case sharedTask != 1:
-		return fmt.Errorf("the shared task was unpacked %d times, want once", sharedTask)
+	case sharedTasks != want.sharedUploads:
+		return fmt.Errorf("the shared task was unpacked %d times, want %d", sharedTasks, want.sharedUploads)
+	case sharedPending:
+		return fmt.Errorf("the setup did not run after the shared task's last upload")
 	case memberTasks != want.memberUploads:
 		return fmt.Errorf("its own task was unpacked %d times, want %d", memberTasks, want.memberUploads)
+	case memberPending:
+		return fmt.Errorf("the agent did not run after its own task's last upload")
 	case agentStarts != want.agentStarts:
 		return fmt.Errorf("the agent started %d times, want %d", agentStarts, want.agentStarts)
 	case fetches != want.fetches:
@@ -1023,8 +1034,8 @@ func TestFleetProtocolChecks(t *testing.T) {
 	read := func(path string) primemock.Event {
 		return primemock.Event{Type: primemock.EventFileDownloaded, SandboxID: "sb", Path: path}
 	}
-	oneRun := tasksTraceWant{memberUploads: 1, agentStarts: 1, fetches: 1}
-	twoRuns := tasksTraceWant{memberUploads: 2, agentStarts: 2, fetches: 2}
+	oneRun := tasksTraceWant{sharedUploads: 1, memberUploads: 1, agentStarts: 1, fetches: 1}
+	twoRuns := tasksTraceWant{sharedUploads: 1, memberUploads: 2, agentStarts: 2, fetches: 2}
 	tasks := func(want tasksTraceWant) func([]primemock.Event) error {
 		return func(events []primemock.Event) error { return checkTasksTrace(fleetTraces(events)[0], want) }
 	}
@@ -1091,12 +1102,20 @@ func TestFleetProtocolChecks(t *testing.T) {
 		{"tasks: shared task after the setup", tasks(oneRun),
 			log(created(nil), run("echo setup", 0), unpack("/task"), unpack("/task/member"), put(1, lock), applied(1), bg("echo agent", 1),
 				read(reward), read(fetch)),
-			"the shared task was unpacked after the setup started"},
+			"the setup started before the shared task was in place"},
 		{"tasks: agent again before its new task", tasks(twoRuns),
 			log(created(nil), unpack("/task"), unpack("/task/member"), run("echo setup", 0), put(1, lock), applied(1), bg("echo agent", 1),
 				read(reward), read(fetch), bg("echo agent", 1), unpack("/task/member"), read(reward), read(fetch)),
-			"agent run 2 started before its task was in place"},
-		{"tasks: a member without a task run again", tasks(tasksTraceWant{agentStarts: 1}),
+			"the agent did not run after its own task's last upload"},
+		{"tasks: the shared task changed, the setup not run again", tasks(tasksTraceWant{sharedUploads: 2, agentStarts: 2, fetches: 2}),
+			log(created(nil), unpack("/task"), run("echo setup", 0), put(1, lock), applied(1), bg("echo agent", 1), read(reward), read(fetch),
+				unpack("/task"), bg("echo agent", 1), read(reward), read(fetch)),
+			"the setup did not run after the shared task's last upload"},
+		{"tasks: the agent before its own task", tasks(oneRun),
+			log(created(nil), unpack("/task"), run("echo setup", 0), put(1, lock), applied(1), bg("echo agent", 1), unpack("/task/member"),
+				read(reward), read(fetch)),
+			"agent run 1 started before its task was in place"},
+		{"tasks: a member without a task run again", tasks(tasksTraceWant{sharedUploads: 1, agentStarts: 1}),
 			log(created(nil), unpack("/task"), run("echo setup", 0), put(1, lock), applied(1), bg("echo agent", 1), bg("echo agent", 1)),
 			"the agent started 2 times, want 1"},
 		{"tasks: results before the agent ended", tasks(oneRun),

@@ -35,7 +35,13 @@ locals {
   # Each member's task fingerprint: the sha256 of its uploads (the shared
   # task directory, its own task), for member_triggers. Null without task
   # files, so that a fleet without them plans as before.
-  has_task_dir     = var.task_dir != null
+  has_task_dir = var.task_dir != null
+  # The shared task's fingerprint for the setup's triggers, known at plan
+  # time whatever the members do (a member being added has no upload
+  # fingerprint yet): each file's name and content.
+  task_dir_hash = local.has_task_dir ? sha256(join("\n", [
+    for f in sort(fileset(var.task_dir, "**")) : "${f} ${filesha256("${var.task_dir}/${f}")}"
+  ])) : null
   has_member_tasks = length(var.member_tasks) > 0
   task_fingerprints = local.has_task_dir || local.has_member_tasks ? {
     for k in keys(prime_sandbox_fleet.this.sandbox_ids) : k => join(" ", compact([
@@ -133,10 +139,11 @@ resource "prime_fleet_command" "setup" {
   env_wo_version      = var.setup_env_wo_version
   require_open_egress = !local.born
 
-  # A changed task directory (a new upload) runs the setup again, which
-  # re-opens and re-locks egress. Member tasks are for the agent: their
-  # changes re-run only its members.
-  triggers   = local.has_task_dir ? { task = prime_fleet_file.task[0].id } : null
+  # A changed task directory runs the setup again, which re-opens and
+  # re-locks egress (the upload itself is updated in place, so its id does
+  # not say so). Member tasks are for the agent: their changes re-run only
+  # its members.
+  triggers   = local.has_task_dir ? { task = local.task_dir_hash } : null
   depends_on = [prime_fleet_file.task, prime_fleet_file.member_task]
 }
 

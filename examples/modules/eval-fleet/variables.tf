@@ -157,7 +157,7 @@ variable "labels" {
 # --- Task files -----------------------------------------------------------
 
 variable "task_dir" {
-  description = "Local directory uploaded to every member at `task_path` before the setup runs (`prime_fleet_file` with `source_dir`: one archive, unpacked there). Fingerprinted at plan time: a change in the tree runs the setup again (re-opening and re-locking egress) and then every member's agent. Null for none."
+  description = "Local directory uploaded to every member at `task_path` before the setup runs (`prime_fleet_file` with `source_dir`: one archive, unpacked there). Fingerprinted at plan time: a change of a file's name or content uploads it again and runs the setup again (re-opening and re-locking egress) and then every member's agent; a change of permission bits alone uploads again and runs the agents again, not the setup. Relative to where Terraform runs: use `path.module`. Null for none."
   type        = string
   default     = null
 

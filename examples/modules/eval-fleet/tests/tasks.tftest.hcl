@@ -3,9 +3,11 @@
 # background job (the default) with a per-member environment, every
 # reward read back and every results directory downloaded. Then one
 # member's task changes: only that member's agent runs again, in place.
-# The Go test that runs these files (internal/provider/module_test.go)
-# also checks the mock's event log: the uploads before the setup, one
-# agent start per member, then one more for the changed member only.
+# Then the shared task changes: the setup runs again, every member is
+# re-locked and every agent runs again. The Go test that runs these files
+# (internal/provider/module_test.go) also checks the mock's event log: each
+# upload before the setup or agent run that needs it, and how often each
+# member's agent started.
 provider "prime" {}
 
 variables {
@@ -126,5 +128,47 @@ run "change_one_task" {
   assert {
     condition     = jsonencode(output.rewards) == jsonencode({ alpha = 1, beta = 0.25, gamma = null })
     error_message = "the rewards must stay: ${jsonencode(output.rewards)}"
+  }
+}
+
+# The shared task changes: it is uploaded again, which replaces the setup,
+# so every member is re-opened, set up with the new task, locked again and
+# runs its agent again, in one apply, with the same sandboxes.
+run "change_shared_task" {
+  variables {
+    task_dir = "tests/fixtures/task-v2"
+    member_tasks = {
+      alpha = { dir = "tests/fixtures/members/alpha-v2" }
+      beta  = { dir = "tests/fixtures/members/beta" }
+    }
+
+    tasks_sandbox_ids   = run.change_one_task.sandbox_ids
+    tasks_lock_id       = run.change_one_task.lock_id
+    tasks_agent_run_ids = run.change_one_task.agent_run_ids
+  }
+
+  assert {
+    condition     = length(var.tasks_sandbox_ids) == 3 && jsonencode(output.sandbox_ids) == jsonencode(var.tasks_sandbox_ids)
+    error_message = "a task change must not replace a sandbox: ${jsonencode(output.sandbox_ids)} vs ${jsonencode(var.tasks_sandbox_ids)}"
+  }
+
+  assert {
+    condition     = var.tasks_lock_id != "" && output.lock_id != var.tasks_lock_id
+    error_message = "a shared task change must re-run the setup and so re-lock: ${output.lock_id} vs ${var.tasks_lock_id}"
+  }
+
+  assert {
+    condition     = jsonencode(output.setup_stdout) == jsonencode({ for k in ["alpha", "beta", "gamma"] : k => ["Fetch https://example.com/ again, version 2.\n"] })
+    error_message = "the setup must run again with the new task: ${jsonencode(output.setup_stdout)}"
+  }
+
+  assert {
+    condition     = alltrue([for k in ["alpha", "beta", "gamma"] : output.agent_run_ids[k] != var.tasks_agent_run_ids[k]])
+    error_message = "every member's agent must run again: ${jsonencode(output.agent_run_ids)} vs ${jsonencode(var.tasks_agent_run_ids)}"
+  }
+
+  assert {
+    condition     = startswith(file("${output.results_local_paths["beta"]}/transcript.txt"), "Fetch https://example.com/ again") && jsonencode(output.rewards) == jsonencode({ alpha = 1, beta = 0.25, gamma = null })
+    error_message = "the new results must be downloaded: ${jsonencode(output.rewards)}"
   }
 }
