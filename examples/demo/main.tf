@@ -110,12 +110,16 @@ resource "prime_fleet_file" "scenario" {
 
 # Trusted setup, once the task is in, while egress is still open;
 # require_open_egress refuses to run it on a sandbox whose egress is
-# restricted. A changed task (a new upload) runs it again everywhere.
+# restricted. A changed task directory runs it again everywhere (and so
+# re-locks): its triggers hold the directory's fingerprint, each file's
+# name and content, since the upload itself is updated in place.
 resource "prime_fleet_command" "setup" {
   sandbox_ids         = { for k, f in prime_fleet_file.task.files : k => f.sandbox_id if contains(keys(local.open_setup), k) }
   commands            = ["sh /task/setup.sh"]
   require_open_egress = true
-  triggers            = { task = prime_fleet_file.task.id }
+  triggers = {
+    task = sha256(join("\n", [for f in sort(fileset("${path.module}/task", "**")) : "${f} ${filesha256("${path.module}/task/${f}")}"]))
+  }
 }
 
 # Lock egress down; create returns only once the data plane enforces it.
@@ -150,14 +154,17 @@ locals {
 # The agent, as a background job in each sandbox (it survives a cut
 # connection or a killed apply): it starts only once its lists are
 # enforced, and never if a policy fails closed. It reads its task and
-# writes /results/reward.json.
+# writes /results/reward.json. A sandbox's agent runs again, alone, when
+# it is locked anew or its task changes.
 resource "prime_fleet_command" "agent" {
   sandbox_ids     = local.agent_sandbox
   commands        = ["sh /task/agent.sh"]
   background      = true
   timeout_seconds = 600
   member_triggers = {
-    for k, id in local.agent_sandbox : k => "${local.lock_id[k]} ${prime_fleet_file.scenario.files[k].sha256}"
+    for k, id in local.agent_sandbox : k => join(" ", [
+      local.lock_id[k], prime_fleet_file.task.files[k].sha256, prime_fleet_file.scenario.files[k].sha256,
+    ])
   }
 }
 
