@@ -1,15 +1,22 @@
-# A small evaluation fleet, the whole protocol as code:
-#   sandbox -> trusted setup (network open) -> egress policy -> agent,
-# written the day-two way: the setup requires open egress, the policy names
-# the setup in `after` (a changed setup re-opens, re-runs and re-locks in one
-# apply), and the agent names the policy in `triggers` (it runs again after
-# every re-lock). One more row is born restricted: its lists are in the
-# create request, so it never has an open second and has no open setup.
+# A small evaluation, the whole protocol as code, one sandbox per scenario
+# of the upstream verification table:
+#
+#   sandbox -> task files in -> trusted setup (network open) -> egress lock
+#     -> agent (a background job) -> reward read back, results to disk
+#
+# written the day-two way: the setup requires open egress, the lock names
+# the setup in `after` (a changed setup re-opens, re-runs and re-locks in
+# one apply), and each member's agent names its lock and its task in
+# `member_triggers` (it alone runs again after its re-lock or a change of
+# its task). One row is born restricted: its lists are in the create
+# request, so it never has an open second and has no open setup. One row
+# is never locked: the baseline.
 #
 # `make demo` runs this against prime-mock (a local, in-memory Prime API),
-# prints the platform's event timeline per sandbox and checks that order.
-# The provider reads PRIME_API_BASE_URL and PRIME_API_KEY from the
-# environment, so the same file runs against the real API with a real key.
+# prints the reward table and the platform's event timeline per sandbox,
+# and checks that order. The provider reads PRIME_API_BASE_URL and
+# PRIME_API_KEY from the environment, so the same file runs against the
+# real API with a real key.
 
 terraform {
   required_providers {
@@ -22,28 +29,35 @@ terraform {
 provider "prime" {}
 
 locals {
-  # One sandbox per scenario of the upstream verification table, with what
-  # the agent must see from inside it.
-  scenarios = {
-    partial-allow = {
-      allow  = ["example.com"], block = null, born = false
-      expect = { "example.com" = "reachable", "google.com" = "blocked" }
-    }
-    blocked = {
-      allow  = [], block = null, born = false
-      expect = { "example.com" = "blocked", "google.com" = "blocked" }
-    }
-    deny-one = {
-      allow  = null, block = ["example.com"], born = false
-      expect = { "example.com" = "blocked", "google.com" = "reachable" }
-    }
+  # The agent's task (task/README.md) is to fetch example.com and
+  # google.com; expect is what its lock lets it reach, hence its reward.
+  # The rows of the reward table, in its order.
+  scenario_rows = [
+    {
+      name   = "open", allow = null, block = null, born = false
+      expect = { "example.com" = true, "google.com" = true }
+    },
+    {
+      name   = "partial-allow", allow = ["example.com"], block = null, born = false
+      expect = { "example.com" = true, "google.com" = false }
+    },
+    {
+      name   = "blocked", allow = [], block = null, born = false
+      expect = { "example.com" = false, "google.com" = false }
+    },
+    {
+      name   = "deny-one", allow = null, block = ["example.com"], born = false
+      expect = { "example.com" = false, "google.com" = true }
+    },
     # Allow example.com from the create on: no open setup at all.
-    born-allow = {
-      allow  = ["example.com"], block = null, born = true
-      expect = { "example.com" = "reachable", "google.com" = "blocked" }
-    }
-  }
+    {
+      name   = "born-allow", allow = ["example.com"], block = null, born = true
+      expect = { "example.com" = true, "google.com" = false }
+    },
+  ]
+  scenarios  = { for s in local.scenario_rows : s.name => s }
   open_setup = { for k, s in local.scenarios : k => s if !s.born }
+  locked     = { for k, s in local.open_setup : k => s if s.allow != null || s.block != null }
   born       = { for k, s in local.scenarios : k => s if s.born }
 
   # The agent's LLM calls go through an interception endpoint it must
@@ -69,65 +83,115 @@ resource "prime_sandbox" "eval" {
   }
 }
 
-# Trusted setup runs while egress is still open; require_open_egress refuses
-# to run it on a sandbox whose egress is restricted.
-resource "prime_sandbox_command" "setup" {
-  for_each            = local.open_setup
-  sandbox_id          = prime_sandbox.eval[each.key].id
-  command             = "echo installing the task && probe pypi.org"
+locals {
+  sandbox_ids = { for k, s in prime_sandbox.eval : k => s.id }
+}
+
+# The task, the same in every sandbox: the prompt, the setup script and the
+# agent (task/). One archive, uploaded through the gateway (egress locks do
+# not apply to it), unpacked into /task.
+resource "prime_fleet_file" "task" {
+  sandbox_ids = local.sandbox_ids
+  path        = "/task"
+  source_dir  = "${path.module}/task"
+}
+
+# Each sandbox's own part of the task: its scenario. A change of one
+# scenario uploads to that sandbox only.
+resource "prime_fleet_file" "scenario" {
+  sandbox_ids = local.sandbox_ids
+  path        = "/task/scenario.json"
+  members = {
+    for k, s in local.scenarios : k => {
+      content = jsonencode({ name = k, allow = s.allow, block = s.block, born_restricted = s.born })
+    }
+  }
+}
+
+# Trusted setup, once the task is in, while egress is still open;
+# require_open_egress refuses to run it on a sandbox whose egress is
+# restricted. A changed task directory runs it again everywhere (and so
+# re-locks): its triggers hold the directory's fingerprint, each file's
+# name and content, since the upload itself is updated in place.
+resource "prime_fleet_command" "setup" {
+  sandbox_ids         = { for k, f in prime_fleet_file.task.files : k => f.sandbox_id if contains(keys(local.open_setup), k) }
+  commands            = ["sh /task/setup.sh"]
   require_open_egress = true
+  triggers = {
+    task = sha256(join("\n", [for f in sort(fileset("${path.module}/task", "**")) : "${f} ${filesha256("${path.module}/task/${f}")}"]))
+  }
 }
 
 # Lock egress down; create returns only once the data plane enforces it.
 # after names the setup: a changed setup replaces this policy, so the
 # sandbox is re-opened for the new setup and locked again after it.
-# Terraform orders whole resource blocks, not instances, so every policy
-# waits for every sandbox's setup: the fleet moves phase by phase.
 resource "prime_egress_policy" "lock" {
-  for_each   = local.open_setup
-  sandbox_id = prime_sandbox.eval[each.key].id
+  for_each   = local.locked
+  sandbox_id = prime_fleet_command.setup.results[each.key].sandbox_id
   allow      = each.value.allow
   block      = each.value.block
   routes     = local.routes
-  after      = [prime_sandbox_command.setup[each.key].id]
+  after      = [prime_fleet_command.setup.id]
 }
 
 locals {
-  # Where the agent runs, reached through what locked it: the policy, or
-  # for a born-restricted sandbox the sandbox itself (its create waited
-  # for the born lists). The IDs go into the agent's triggers, so it runs
-  # again after every re-lock.
+  # Where the agent runs, reached through what locked it: the policy, the
+  # born sandbox itself (its create waited for the born lists), or for the
+  # open baseline its setup. lock_id changes whenever a sandbox was locked
+  # anew.
   agent_sandbox = merge(
+    { for k, r in prime_fleet_command.setup.results : k => r.sandbox_id if !contains(keys(local.locked), k) },
     { for k, p in prime_egress_policy.lock : k => p.sandbox_id },
     { for k, _ in local.born : k => prime_sandbox.eval[k].id },
   )
   lock_id = merge(
+    { for k, _ in local.open_setup : k => prime_fleet_command.setup.id },
     { for k, p in prime_egress_policy.lock : k => p.id },
     { for k, _ in local.born : k => prime_sandbox.eval[k].id },
   )
 }
 
-# The "agent" probes two hosts; curl's exit code 7 means unreachable. It
-# starts only once the lists are enforced, and never if a policy fails
-# closed.
-resource "prime_sandbox_command" "agent_example" {
-  for_each           = local.scenarios
-  sandbox_id         = local.agent_sandbox[each.key]
-  command            = "curl -sS https://example.com/"
-  allowed_exit_codes = [0, 7]
-  triggers           = { lock = local.lock_id[each.key] }
+# The agent, as a background job in each sandbox (it survives a cut
+# connection or a killed apply): it starts only once its lists are
+# enforced, and never if a policy fails closed. It reads its task and
+# writes /results/reward.json. A sandbox's agent runs again, alone, when
+# it is locked anew or its task changes.
+resource "prime_fleet_command" "agent" {
+  sandbox_ids     = local.agent_sandbox
+  commands        = ["sh /task/agent.sh"]
+  background      = true
+  timeout_seconds = 600
+  member_triggers = {
+    for k, id in local.agent_sandbox : k => join(" ", [
+      local.lock_id[k], prime_fleet_file.task.files[k].sha256, prime_fleet_file.scenario.files[k].sha256,
+    ])
+  }
 }
 
-resource "prime_sandbox_command" "agent_google" {
-  for_each           = local.scenarios
-  sandbox_id         = local.agent_sandbox[each.key]
-  command            = "curl -sS https://google.com/"
-  allowed_exit_codes = [0, 7]
-  triggers           = { lock = local.lock_id[each.key] }
+# Each agent's result, read back once it ended (keyed by the agent's
+# results, so it waits for them); a missing one reads as null.
+data "prime_fleet_file" "result" {
+  sandbox_ids   = { for k, r in prime_fleet_command.agent.results : k => r.sandbox_id }
+  path          = "/results/reward.json"
+  allow_missing = true
+}
+
+# Every sandbox's /results to results/<scenario>/ on local disk, again for
+# a sandbox whenever its agent ran again.
+resource "prime_fleet_artifact" "results" {
+  sandbox_ids     = { for k, r in prime_fleet_command.agent.results : k => r.sandbox_id }
+  remote_path     = "/results"
+  kind            = "directory"
+  local_path      = "${path.root}/results/{key}"
+  member_triggers = { for k, r in prime_fleet_command.agent.results : k => r.run_id }
 }
 
 output "sandbox_ids" {
-  value = { for k, s in prime_sandbox.eval : k => s.id }
+  value = local.sandbox_ids
+}
+
+output "scenarios" {
+  value = [for s in local.scenario_rows : { name = s.name, allow = s.allow, block = s.block, born_restricted = s.born }]
 }
 
 output "policies" {
@@ -153,13 +217,13 @@ output "policies" {
   )
 }
 
-output "agent_reachability" {
-  value = {
-    for k in keys(local.scenarios) : k => {
-      "example.com" = prime_sandbox_command.agent_example[k].exit_code == 0 ? "reachable" : "blocked"
-      "google.com"  = prime_sandbox_command.agent_google[k].exit_code == 0 ? "reachable" : "blocked"
-    }
-  }
+# What each agent wrote, decoded: its scenario, what it reached, its reward.
+output "results" {
+  value = { for k, f in data.prime_fleet_file.result.files : k => f.exists ? jsondecode(f.content) : null }
+}
+
+output "result_files" {
+  value = { for k, m in prime_fleet_artifact.results.members : k => [for f in m.files : f.path] }
 }
 
 output "expected_reachability" {

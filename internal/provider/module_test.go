@@ -30,6 +30,30 @@ import (
 // steps all say "agent"; no setup step does.
 func isAgentCommand(cmd string) bool { return strings.Contains(cmd, "agent") }
 
+// providerCommandPrefixes start the commands the provider runs for itself
+// (internal/prime: uploads, downloads and background jobs): mkdir, mv,
+// tar, chmod and rm around a transfer; the job's start, existence check,
+// output tails, signals and exit-code repair. None is a setup or agent
+// step; a background step is its job's process (transport "background").
+var providerCommandPrefixes = []string{
+	"mkdir -p -- ", "mv -f -- ", "rm -f -- ", "rm -rf -- ", "chmod ", "tar -cf ",
+	"nohup setsid sh -c ", "test -e '/tmp/job_", "test -e /tmp/job_", "tail -c ", "kill -", "test -s /tmp/job_", "test -s '/tmp/job_",
+}
+
+// isStep reports whether a command event is a setup or agent step: not
+// the gateway probe, not one of the provider's own commands.
+func isStep(e primemock.Event) bool {
+	if e.Command == gatewayProbe {
+		return false
+	}
+	for _, p := range providerCommandPrefixes {
+		if strings.HasPrefix(e.Command, p) {
+			return false
+		}
+	}
+	return true
+}
+
 // TestAccModule_evalFleet runs the module's own tests
 // (examples/modules/eval-fleet/tests/*.tftest.hcl) with `terraform test`
 // against an in-process mock, using the provider built from this tree. The
@@ -79,13 +103,15 @@ func TestAccModule_evalFleet(t *testing.T) {
 	}
 
 	byPrefix := map[string][]*sandboxTrace{}
+	member := map[*sandboxTrace]string{}
 	for _, tr := range traces {
 		name := sandboxName(t, m, tr.id)
-		prefix, _, _ := strings.Cut(name, "-")
+		prefix, key, _ := strings.Cut(name, "-")
 		byPrefix[prefix] = append(byPrefix[prefix], tr)
+		member[tr] = key
 	}
 	// As many sandboxes as members: the updates replaced none.
-	want := map[string]int{"allow": 2, "block": 1, "born": 2, "relock": 2}
+	want := map[string]int{"allow": 2, "block": 1, "born": 2, "relock": 2, "tasks": 3}
 	for prefix, n := range want {
 		if got := len(byPrefix[prefix]); got != n {
 			t.Errorf("%d sandboxes named %s-*, want %d", got, prefix, n)
@@ -127,6 +153,108 @@ func TestAccModule_evalFleet(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	// tasks.tftest.hcl: alpha's own task changed in the second run, the
+	// shared task in the third. So every member unpacked the shared task
+	// twice and ran its agent once more than its own task changed; gamma has
+	// no task of its own and wrote no results.
+	runs := map[string]tasksTraceWant{
+		"alpha": {sharedUploads: 2, memberUploads: 2, agentStarts: 3, fetches: 3},
+		"beta":  {sharedUploads: 2, memberUploads: 1, agentStarts: 2, fetches: 2},
+		"gamma": {sharedUploads: 2, memberUploads: 0, agentStarts: 2, fetches: 0},
+	}
+	for _, tr := range byPrefix["tasks"] {
+		if err := checkTasksTrace(tr, runs[member[tr]]); err != nil {
+			t.Errorf("tasks-%s: %v", member[tr], err)
+		}
+		// Lock; the member task change re-locks nothing; the shared task
+		// change restores open egress and locks again; the destroy restores.
+		if err := tr.wantPuts("restricted", "open", "restricted", "open"); err != nil {
+			t.Errorf("tasks-%s: %v", member[tr], err)
+		}
+	}
+	// The results outlive terraform test's destroy, and alpha's are its
+	// second task's.
+	for k, want := range map[string]string{"alpha": `"alpha-2"`, "beta": `"beta-1"`} {
+		got, err := os.ReadFile(filepath.Join(work, "test-results", "tasks", k, "reward.json"))
+		if err != nil || !strings.Contains(string(got), want) {
+			t.Errorf("results of %s on disk: %q (%v), want its task %s", k, got, err, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(work, "test-results", "tasks", "gamma")); !os.IsNotExist(err) {
+		t.Errorf("gamma wrote no results, yet something was downloaded for it (%v)", err)
+	}
+}
+
+// tasksTraceWant is what tasks.tftest.hcl leaves in one member's events.
+type tasksTraceWant struct {
+	sharedUploads, memberUploads, agentStarts, fetches int
+}
+
+// checkTasksTrace follows tasks.tftest.hcl on one member: the shared task
+// unpacked want.sharedUploads times, each time before a setup run started (the setup ran
+// after every upload of it); its own task, want.memberUploads times, each
+// time before an agent run started; the agent started want.agentStarts
+// times, never without the shared task or (with a task of its own) its own;
+// every reward read and results download after an agent run ended, the
+// last read after the last run, and want.fetches downloads.
+func checkTasksTrace(tr *sandboxTrace, want tasksTraceWant) error {
+	const reward = "/results/reward.json"
+	sharedTasks, memberTasks, agentStarts, fetches := 0, 0, 0, 0
+	// An upload not yet followed by the run it is for.
+	sharedPending, memberPending := false, false
+	agentEnded := false
+	lastRead, lastAgentEnd := -1, -1
+	for i, e := range tr.events {
+		unpacked := e.Type == primemock.EventCommandExecuted && e.ExitCode == 0 && strings.Contains(e.Command, "tar -xf ")
+		switch {
+		case unpacked && strings.Contains(e.Command, " -C /task;"):
+			sharedTasks++
+			sharedPending = true
+		case unpacked && strings.Contains(e.Command, " -C /task/member;"):
+			memberTasks++
+			memberPending = true
+		case e.Type == primemock.EventCommandStarted && isStep(e) && !isAgentCommand(e.Command):
+			if sharedTasks == 0 {
+				return fmt.Errorf("the setup started before the shared task was in place")
+			}
+			sharedPending = false
+		case e.Type == primemock.EventCommandStarted && e.Transport == primemock.TransportBackground && isAgentCommand(e.Command):
+			agentStarts++
+			if sharedTasks == 0 || want.memberUploads > 0 && memberTasks == 0 {
+				return fmt.Errorf("agent run %d started before its task was in place (%d shared, %d own uploads)", agentStarts, sharedTasks, memberTasks)
+			}
+			memberPending = false
+		case e.Type == primemock.EventCommandExecuted && e.Transport == primemock.TransportBackground && isAgentCommand(e.Command):
+			agentEnded, lastAgentEnd = true, i
+		case (e.Type == primemock.EventFileDownloaded || e.Type == primemock.EventFileRead) && e.Path == reward:
+			if !agentEnded {
+				return fmt.Errorf("the reward was read before any agent run ended")
+			}
+			lastRead = i
+		case e.Type == primemock.EventFileDownloaded && strings.HasPrefix(e.Path, "/tmp/.prime-fetch-"):
+			fetches++
+			if !agentEnded {
+				return fmt.Errorf("the results were downloaded before any agent run ended")
+			}
+		}
+	}
+	switch {
+	case sharedTasks != want.sharedUploads:
+		return fmt.Errorf("the shared task was unpacked %d times, want %d", sharedTasks, want.sharedUploads)
+	case sharedPending:
+		return fmt.Errorf("the setup did not run after the shared task's last upload")
+	case memberTasks != want.memberUploads:
+		return fmt.Errorf("its own task was unpacked %d times, want %d", memberTasks, want.memberUploads)
+	case memberPending:
+		return fmt.Errorf("the agent did not run after its own task's last upload")
+	case agentStarts != want.agentStarts:
+		return fmt.Errorf("the agent started %d times, want %d", agentStarts, want.agentStarts)
+	case fetches != want.fetches:
+		return fmt.Errorf("the results were downloaded %d times, want %d (once per agent run that wrote them)", fetches, want.fetches)
+	case want.fetches > 0 && lastRead < lastAgentEnd:
+		return fmt.Errorf("the reward was not read after the last agent run ended")
+	}
+	return nil
 }
 
 // sandboxName reads a sandbox's name from the mock (deleted sandboxes stay
@@ -205,7 +333,7 @@ func restrictsEgress(p *prime.EgressPolicy) bool { return p != nil && !p.IsOpen(
 // count returns how many setup and agent steps finished on the sandbox.
 func (tr *sandboxTrace) count() (setups, agents int) {
 	for _, e := range tr.events {
-		if e.Type != primemock.EventCommandExecuted || e.Command == gatewayProbe {
+		if e.Type != primemock.EventCommandExecuted || !isStep(e) {
 			continue
 		}
 		if isAgentCommand(e.Command) {
@@ -235,8 +363,9 @@ func (tr *sandboxTrace) wantPuts(kinds ...string) error {
 	return nil
 }
 
-// checkFleetProtocol checks, per sandbox, every command but the gateway
-// probe at the moment it started:
+// checkFleetProtocol checks, per sandbox, every setup and agent step (not
+// the gateway probe, not the provider's own commands: isStep) at the moment
+// it started:
 //
 //   - a setup step on a sandbox born open runs with an open policy both
 //     enforced and desired (no lock written yet, none pending), or on an
@@ -262,7 +391,7 @@ func checkFleetProtocol(traces []*sandboxTrace, allApplied bool) error {
 			case primemock.EventPolicyApplied:
 				applied[e.Generation] = true
 			case primemock.EventCommandStarted:
-				if e.Command == gatewayProbe {
+				if !isStep(e) {
 					continue
 				}
 				enforced := tr.policyAt(e.AppliedGeneration)
@@ -440,10 +569,18 @@ module "fleet" {
   allow          = ["example.com"]
   routes         = ["https://intercept.example.net/v1"]
   policy_timeout = "2s"
+  task_dir       = "${path.module}/task"
+  member_tasks   = { for k in var.members : k => { content = "task ${k}" } }
   agent = {
-    commands           = ["echo agent && probe example.com", "echo agent pypi && probe pypi.org"]
+    commands = [
+      "echo agent && mkdir -p /results && cat /task/member > /results/task.txt && echo '{\"reward\": 1}' > /results/reward.json && probe example.com",
+      "echo agent pypi && probe pypi.org",
+    ]
     allowed_exit_codes = [0, 7]
   }
+  results_path      = "/results"
+  results_local_dir = "${abspath(path.root)}/results"
+  reward_file       = "/results/reward.json"
 }
 
 output "sandbox_ids" {
@@ -456,6 +593,14 @@ output "ready_sandbox_ids" {
 
 output "agent_exit_codes" {
   value = module.fleet.agent_exit_codes
+}
+
+output "rewards" {
+  value = module.fleet.rewards
+}
+
+output "results_local_paths" {
+  value = module.fleet.results_local_paths
 }
 `
 
@@ -476,6 +621,12 @@ func rootWorkspace(t *testing.T, o primemock.Options) (m *testMock, run func(ctx
 	work := t.TempDir()
 	copyDir(t, filepath.Join(repoRoot(t), "examples", "modules", "eval-fleet"), filepath.Join(work, "modules", "eval-fleet"))
 	if err := os.WriteFile(filepath.Join(work, "main.tf"), []byte(evalFleetRootHCL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(work, "task"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "task", "prompt.txt"), []byte("the shared task\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env := tfEnv(rc, "PRIME_API_BASE_URL="+m.URL, "PRIME_API_KEY="+fastMockOptions().APIKey)
@@ -585,7 +736,7 @@ func TestAccModule_evalFleetFailsClosed(t *testing.T) {
 	}
 	setups := 0
 	for _, e := range m.Events() {
-		if e.Type != primemock.EventCommandExecuted || e.Command == gatewayProbe {
+		if e.Type != primemock.EventCommandExecuted || !isStep(e) {
 			continue
 		}
 		if isAgentCommand(e.Command) {
@@ -684,6 +835,21 @@ func TestAccModule_evalFleet20(t *testing.T) {
 	if err := checkFleetProtocol(traces, true); err != nil {
 		t.Fatal(err)
 	}
+	// Every member's reward back, and its results (its own task) on disk.
+	var rewards map[string]*float64
+	if err := json.Unmarshal([]byte(outputJSON(ctx, t, run, "rewards")), &rewards); err != nil || len(rewards) != 20 {
+		t.Fatalf("rewards %v (%v); want 20", rewards, err)
+	}
+	paths := outputMap(ctx, t, run, "results_local_paths")
+	for k, r := range rewards {
+		if r == nil || *r != 1 {
+			t.Errorf("reward of %s: %v, want 1", k, r)
+		}
+		got, err := os.ReadFile(filepath.Join(paths[k], "task.txt"))
+		if err != nil || string(got) != "task "+k {
+			t.Errorf("results of %s on disk: %q (%v), want its own task", k, got, err)
+		}
+	}
 	if out, err := run(ctx, "plan", "-detailed-exitcode", "-input=false", members); err != nil {
 		t.Fatalf("the second plan is not empty (%v):\n%s", err, out)
 	}
@@ -735,6 +901,7 @@ func TestAccModule_evalFleetMemberDeletedOutOfBand(t *testing.T) {
 	for _, addr := range []string{
 		"module.fleet.prime_sandbox_fleet.this", "module.fleet.prime_fleet_command.setup[0]",
 		"module.fleet.prime_fleet_egress_policy.this[0]", "module.fleet.prime_fleet_command.agent[0]",
+		"module.fleet.prime_fleet_file.task[0]", "module.fleet.prime_fleet_file.member_task[0]", "module.fleet.prime_fleet_artifact.results[0]",
 	} {
 		if actions[addr] != "update" {
 			t.Errorf("plan after the deletion: %s %q, want update (in place); all: %v", addr, actions[addr], actions)
@@ -757,8 +924,12 @@ func TestAccModule_evalFleetMemberDeletedOutOfBand(t *testing.T) {
 		}
 	}
 	for _, e := range since {
-		if e.SandboxID == before["one"] && (e.Type == primemock.EventPolicyPut || e.Type == primemock.EventCommandStarted) {
-			t.Errorf("member one was touched after member two was deleted: %s %q (generation %d)", e.Type, e.Command, e.Generation)
+		// Reads of its reward are refreshes; an upload, a command or a
+		// download of its results would be work done again.
+		touched := e.Type == primemock.EventPolicyPut || e.Type == primemock.EventCommandStarted || e.Type == primemock.EventFileUploaded ||
+			e.Type == primemock.EventFileDownloaded && e.Path != "/results/reward.json"
+		if e.SandboxID == before["one"] && touched {
+			t.Errorf("member one was touched after member two was deleted: %s %q %s (generation %d)", e.Type, e.Command, e.Path, e.Generation)
 		}
 	}
 	var newTwo *sandboxTrace
@@ -848,6 +1019,34 @@ func TestFleetProtocolChecks(t *testing.T) {
 		}
 		return out
 	}
+	// bg is a background job's process, as the mock reports it.
+	bg := func(cmd string, gen int64) []primemock.Event {
+		e := run(cmd, gen)
+		for i := range e {
+			e[i].Transport = primemock.TransportBackground
+		}
+		return e
+	}
+	unpack := func(dir string) []primemock.Event {
+		return run("mkdir -p -- "+dir+" && tar -xf /.prime-upload-1.tar -C "+dir+"; s=$?; rm -f -- /.prime-upload-1.tar; exit $s", 0)
+	}
+	const reward, fetch = "/results/reward.json", "/tmp/.prime-fetch-1.tar"
+	read := func(path string) primemock.Event {
+		return primemock.Event{Type: primemock.EventFileDownloaded, SandboxID: "sb", Path: path}
+	}
+	oneRun := tasksTraceWant{sharedUploads: 1, memberUploads: 1, agentStarts: 1, fetches: 1}
+	twoRuns := tasksTraceWant{sharedUploads: 1, memberUploads: 2, agentStarts: 2, fetches: 2}
+	tasks := func(want tasksTraceWant) func([]primemock.Event) error {
+		return func(events []primemock.Event) error { return checkTasksTrace(fleetTraces(events)[0], want) }
+	}
+	goodTasks := func(changed bool) []primemock.Event {
+		parts := []any{created(nil), unpack("/task"), unpack("/task/member"), run("echo setup", 0), put(1, lock), applied(1),
+			bg("echo agent", 1), read(reward), read(fetch)}
+		if changed {
+			parts = append(parts, read(reward), unpack("/task/member"), bg("echo agent", 1), read(reward), read(fetch))
+		}
+		return log(parts...)
+	}
 	protocol := func(events []primemock.Event) error { return checkFleetProtocol(fleetTraces(events), true) }
 	born := func(events []primemock.Event) error { return checkBornTrace(fleetTraces(events)[0]) }
 	change := func(events []primemock.Event) error { return checkSetupChange(fleetTraces(events)[0]) }
@@ -892,6 +1091,41 @@ func TestFleetProtocolChecks(t *testing.T) {
 			log(created(nil), run("echo installing v1", 0), put(1, lock), applied(1), run("echo agent", 1), put(2, open), applied(2),
 				run("echo installing v2", 2), run("echo second step", 2), put(3, lock), applied(3), put(4, open)),
 			"then no \"agent again\""},
+		// The provider's own commands around a background agent are no
+		// steps: the tails read under the lock are no setup.
+		{"background agent with its plumbing", protocol,
+			log(created(nil), run("mkdir -p -- /task && tar -xf /.prime-upload-1.tar -C /task; s=$?; exit $s", 0), run("echo setup", 0),
+				put(1, lock), applied(1), run("nohup setsid sh -c 'echo agent' &", 1), bg("echo agent", 1),
+				run("tail -c 65537 -- /tmp/job_0123abcd.stdout.log", 1), run("tar -cf /tmp/.prime-fetch-1.tar -C /results .", 1)), ""},
+		{"tasks: one run", tasks(oneRun), goodTasks(false), ""},
+		{"tasks: a changed task runs again", tasks(twoRuns), goodTasks(true), ""},
+		{"tasks: shared task after the setup", tasks(oneRun),
+			log(created(nil), run("echo setup", 0), unpack("/task"), unpack("/task/member"), put(1, lock), applied(1), bg("echo agent", 1),
+				read(reward), read(fetch)),
+			"the setup started before the shared task was in place"},
+		{"tasks: agent again before its new task", tasks(twoRuns),
+			log(created(nil), unpack("/task"), unpack("/task/member"), run("echo setup", 0), put(1, lock), applied(1), bg("echo agent", 1),
+				read(reward), read(fetch), bg("echo agent", 1), unpack("/task/member"), read(reward), read(fetch)),
+			"the agent did not run after its own task's last upload"},
+		{"tasks: the shared task changed, the setup not run again", tasks(tasksTraceWant{sharedUploads: 2, agentStarts: 2, fetches: 2}),
+			log(created(nil), unpack("/task"), run("echo setup", 0), put(1, lock), applied(1), bg("echo agent", 1), read(reward), read(fetch),
+				unpack("/task"), bg("echo agent", 1), read(reward), read(fetch)),
+			"the setup did not run after the shared task's last upload"},
+		{"tasks: the agent before its own task", tasks(oneRun),
+			log(created(nil), unpack("/task"), run("echo setup", 0), put(1, lock), applied(1), bg("echo agent", 1), unpack("/task/member"),
+				read(reward), read(fetch)),
+			"agent run 1 started before its task was in place"},
+		{"tasks: a member without a task run again", tasks(tasksTraceWant{sharedUploads: 1, agentStarts: 1}),
+			log(created(nil), unpack("/task"), run("echo setup", 0), put(1, lock), applied(1), bg("echo agent", 1), bg("echo agent", 1)),
+			"the agent started 2 times, want 1"},
+		{"tasks: results before the agent ended", tasks(oneRun),
+			log(created(nil), unpack("/task"), unpack("/task/member"), run("echo setup", 0), put(1, lock), applied(1), read(fetch),
+				bg("echo agent", 1), read(reward)),
+			"the results were downloaded before any agent run ended"},
+		{"tasks: the new reward never read", tasks(twoRuns),
+			log(created(nil), unpack("/task"), unpack("/task/member"), run("echo setup", 0), put(1, lock), applied(1), bg("echo agent", 1),
+				read(reward), read(fetch), unpack("/task/member"), bg("echo agent", 1), read(fetch)),
+			"the reward was not read after the last agent run ended"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.check(tc.log)

@@ -1,9 +1,13 @@
-# eval-fleet: a fleet of VM sandboxes, trusted setup with egress open, then
-# the agent-phase egress policy, enforced before anything runs on
-# ready_sandbox_ids (the optional agent included):
+# eval-fleet: a fleet of VM sandboxes, the task files in, trusted setup
+# with egress open, then the agent-phase egress policy, enforced before
+# anything runs on ready_sandbox_ids (the optional agent included), and the
+# agent's results out:
 #
-#   prime_sandbox_fleet -> prime_fleet_command.setup (require_open_egress)
-#     -> prime_fleet_egress_policy (after = [setup id]) -> agent (triggers = policy id)
+#   prime_sandbox_fleet -> prime_fleet_file (task_dir, member_tasks)
+#     -> prime_fleet_command.setup (require_open_egress)
+#     -> prime_fleet_egress_policy (after = [setup id])
+#     -> agent (background; triggers = policy id, member_triggers = task fingerprints)
+#     -> prime_fleet_file data source (rewards), prime_fleet_artifact (results_path)
 #
 # or, with born_restricted, the lists in the fleet's egress block from the
 # first second and no policy after the setup.
@@ -27,6 +31,32 @@ locals {
     local.born ? { for k, id in local.set_up_ids : k => id if prime_sandbox_fleet.this.sandboxes[k].egress_applied } :
     local.set_up_ids
   )
+
+  # Each member's task fingerprint: the sha256 of its uploads (the shared
+  # task directory, its own task), for member_triggers. Null without task
+  # files, so that a fleet without them plans as before.
+  has_task_dir = var.task_dir != null
+  # The shared task's fingerprint for the setup's triggers, known at plan
+  # time whatever the members do (a member being added has no upload
+  # fingerprint yet): each file's name and content.
+  task_dir_hash = local.has_task_dir ? sha256(join("\n", [
+    for f in sort(fileset(var.task_dir, "**")) : "${f} ${filesha256("${var.task_dir}/${f}")}"
+  ])) : null
+  has_member_tasks = length(var.member_tasks) > 0
+  task_fingerprints = local.has_task_dir || local.has_member_tasks ? {
+    for k in keys(prime_sandbox_fleet.this.sandbox_ids) : k => join(" ", compact([
+      # try: a member being added has no upload yet (its sandbox is unknown).
+      local.has_task_dir ? try(prime_fleet_file.task[0].files[k].sha256, "") : "",
+      contains(keys(var.member_tasks), k) ? try(prime_fleet_file.member_task[0].files[k].sha256, "") : "",
+    ]))
+  } : null
+
+  has_agent   = var.agent != null
+  has_results = local.has_agent && var.results_path != null
+  has_rewards = local.has_agent && var.reward_file != null
+  # Members whose agent succeeded: the result reads and downloads wait for
+  # them through these keys.
+  agent_ids = local.has_agent ? { for k, r in prime_fleet_command.agent[0].results : k => r.sandbox_id } : {}
 
   # What an agent names in triggers so that it runs again whenever the
   # members were set up and locked anew: the policy is replaced after every
@@ -76,6 +106,25 @@ resource "prime_sandbox_fleet" "this" {
   }
 }
 
+# The task files, before the setup: the shared task directory on every
+# member, and each member's own task. A change of one member's task
+# uploads to that member only.
+resource "prime_fleet_file" "task" {
+  count = local.has_task_dir ? 1 : 0
+
+  sandbox_ids = prime_sandbox_fleet.this.sandbox_ids
+  path        = var.task_path
+  source_dir  = var.task_dir
+}
+
+resource "prime_fleet_file" "member_task" {
+  count = local.has_member_tasks ? 1 : 0
+
+  sandbox_ids = { for k, id in prime_sandbox_fleet.this.sandbox_ids : k => id if contains(keys(var.member_tasks), k) }
+  path        = var.member_task_path
+  members     = { for k, t in var.member_tasks : k => { source_dir = t.dir, content = t.content } }
+}
+
 # Trusted setup, every step on every member. require_open_egress refuses
 # to run a step on a member whose egress is restricted, so a changed setup
 # can never run silently under the agent's lock.
@@ -89,6 +138,13 @@ resource "prime_fleet_command" "setup" {
   env_wo              = var.setup_env_wo
   env_wo_version      = var.setup_env_wo_version
   require_open_egress = !local.born
+
+  # A changed task directory runs the setup again, which re-opens and
+  # re-locks egress (the upload itself is updated in place, so its id does
+  # not say so). Member tasks are for the agent: their changes re-run only
+  # its members.
+  triggers   = local.has_task_dir ? { task = local.task_dir_hash } : null
+  depends_on = [prime_fleet_file.task, prime_fleet_file.member_task]
 }
 
 # The agent-phase policy, written once every member's setup succeeded;
@@ -111,15 +167,44 @@ resource "prime_fleet_egress_policy" "this" {
   }
 }
 
-# The optional agent: only on ready members, and again after every re-lock.
+# The optional agent: only on ready members, after the task files are in,
+# as background jobs unless the caller says otherwise; again on every
+# member after every re-lock, and on one member alone when its task
+# changes.
 resource "prime_fleet_command" "agent" {
-  count = var.agent != null ? 1 : 0
+  count = local.has_agent ? 1 : 0
 
   sandbox_ids        = local.ready_ids
   commands           = var.agent.commands
+  background         = var.agent.background
   timeout_seconds    = var.agent.timeout_seconds
   allowed_exit_codes = var.agent.allowed_exit_codes
   env                = var.agent.env
+  member_env         = var.agent.member_env
   max_concurrency    = var.agent.max_concurrency
   triggers           = { lock = local.lock_id }
+  member_triggers    = local.task_fingerprints == null ? null : { for k, _ in local.ready_ids : k => local.task_fingerprints[k] }
+}
+
+# Each member's reward, read once its agent succeeded; a member that wrote
+# no file reads as missing, and `rewards` reports null for it.
+data "prime_fleet_file" "reward" {
+  count = local.has_rewards ? 1 : 0
+
+  sandbox_ids   = local.agent_ids
+  path          = var.reward_file
+  allow_missing = true
+}
+
+# Each member's results directory to <results_local_dir>/<key>, again for
+# a member whenever its agent ran again (its run_id changed).
+resource "prime_fleet_artifact" "results" {
+  count = local.has_results ? 1 : 0
+
+  sandbox_ids     = local.agent_ids
+  remote_path     = var.results_path
+  kind            = "directory"
+  local_path      = "${coalesce(var.results_local_dir, "${path.root}/results")}/{key}"
+  allow_missing   = true
+  member_triggers = { for k, r in prime_fleet_command.agent[0].results : k => r.run_id }
 }

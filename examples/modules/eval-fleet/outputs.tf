@@ -66,15 +66,37 @@ output "effective_block" {
 
 output "agent_exit_codes" {
   description = "Exit code of every agent step, by member key, in order. Empty without `agent`."
-  value       = var.agent != null ? { for k, r in prime_fleet_command.agent[0].results : k => [for s in r.steps : s.exit_code] } : {}
+  value       = local.has_agent ? { for k, r in prime_fleet_command.agent[0].results : k => [for s in r.steps : s.exit_code] } : {}
 }
 
 output "agent_stdout" {
   description = "Standard output of every agent step (its last 4 KiB), by member key, in order. Empty without `agent`."
-  value       = var.agent != null ? { for k, r in prime_fleet_command.agent[0].results : k => [for s in r.steps : s.stdout] } : {}
+  value       = local.has_agent ? { for k, r in prime_fleet_command.agent[0].results : k => [for s in r.steps : s.stdout] } : {}
 }
 
 output "agent_stderr" {
   description = "Standard error of every agent step (its last 4 KiB), by member key, in order. Empty without `agent`."
-  value       = var.agent != null ? { for k, r in prime_fleet_command.agent[0].results : k => [for s in r.steps : s.stderr] } : {}
+  value       = local.has_agent ? { for k, r in prime_fleet_command.agent[0].results : k => [for s in r.steps : s.stderr] } : {}
+}
+
+output "agent_run_ids" {
+  description = "The ID of every member's latest agent run, by member key: a new one whenever that member's agent ran again. Empty without `agent`."
+  value       = local.has_agent ? { for k, r in prime_fleet_command.agent[0].results : k => r.run_id } : {}
+}
+
+output "task_fingerprints" {
+  description = "Each member's task fingerprint, by member key: the sha256 of its uploads (`task_dir`, its `member_tasks` entry). Name it in your own agent's `member_triggers` so a member runs again when its task changes. Null without task files."
+  value       = local.task_fingerprints
+}
+
+output "rewards" {
+  description = "Each member's reward, by member key: the `reward_field` of the JSON object in its `reward_file`, for the members whose agent succeeded; null for a member that wrote no such file, or a file that is not a JSON object with that field. Empty without `reward_file`."
+  value = local.has_rewards ? {
+    for k, f in data.prime_fleet_file.reward[0].files : k => f.exists ? try(jsondecode(f.content)[var.reward_field], null) : null
+  } : {}
+}
+
+output "results_local_paths" {
+  description = "Where each member's results directory was downloaded, by member key; null for a member whose agent wrote none. Empty without `results_path`."
+  value       = local.has_results ? { for k, m in prime_fleet_artifact.results[0].members : k => m.exists ? m.local_path : null } : {}
 }

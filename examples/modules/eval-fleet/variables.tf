@@ -154,6 +154,65 @@ variable "labels" {
   nullable    = false
 }
 
+# --- Task files -----------------------------------------------------------
+
+variable "task_dir" {
+  description = "Local directory uploaded to every member at `task_path` before the setup runs (`prime_fleet_file` with `source_dir`: one archive, unpacked there). Fingerprinted at plan time: a change of a file's name or content uploads it again and runs the setup again (re-opening and re-locking egress) and then every member's agent; a change of permission bits alone uploads again and runs the agents again, not the setup. Relative to where Terraform runs: use `path.module`. Null for none."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.task_dir == null ? true : length(trimspace(var.task_dir)) > 0
+    error_message = "task_dir must be a local directory (or null for none)."
+  }
+}
+
+variable "task_path" {
+  description = "Absolute path in each member where `task_dir` is unpacked."
+  type        = string
+  default     = "/task"
+  nullable    = false
+
+  validation {
+    condition     = startswith(var.task_path, "/") && trimsuffix(var.task_path, "/") != ""
+    error_message = "task_path must be an absolute path other than \"/\", e.g. \"/task\"."
+  }
+}
+
+variable "member_tasks" {
+  description = "Each member's own task, by member key: `{ dir = \"tasks/a\" }` (a local directory, unpacked into `member_task_path`) or `{ content = \"...\" }` (text, written as the file `member_task_path`). Members without an entry get none. Uploaded before the setup; a change of one member's task uploads to that member and runs its agent again, alone, in place (no re-lock, no other member touched). Stored in state when given as `content`: not for secrets."
+  type = map(object({
+    dir     = optional(string)
+    content = optional(string)
+  }))
+  default  = {}
+  nullable = false
+
+  validation {
+    condition     = alltrue([for t in values(var.member_tasks) : (t.dir == null) != (t.content == null)])
+    error_message = "Each member_tasks entry needs exactly one of dir and content."
+  }
+
+  validation {
+    condition = alltrue([
+      for k in keys(var.member_tasks) : contains(var.members != null ? tolist(var.members) : [for i in range(coalesce(var.size, 0)) : tostring(i)], k)
+    ])
+    error_message = "member_tasks keys must be member keys (of members, or \"0\" … \"size-1\")."
+  }
+}
+
+variable "member_task_path" {
+  description = "Absolute path in each member of its `member_tasks` entry: the directory a `dir` is unpacked into, or the file a `content` is written to."
+  type        = string
+  default     = "/task/member"
+  nullable    = false
+
+  validation {
+    condition     = startswith(var.member_task_path, "/") && trimsuffix(var.member_task_path, "/") != ""
+    error_message = "member_task_path must be an absolute path other than \"/\", e.g. \"/task/member\"."
+  }
+}
+
 # --- Setup ----------------------------------------------------------------
 
 variable "setup_commands" {
@@ -253,12 +312,14 @@ variable "policy_timeout" {
 # --- Agent ----------------------------------------------------------------
 
 variable "agent" {
-  description = "Optional agent run on every ready member once the lists are enforced: `commands` (steps, in order), and optionally `timeout_seconds` (per step, default 3600), `allowed_exit_codes` (default `[0]`), `env` and `max_concurrency`. It runs again after every re-lock. Null leaves the agent to the caller: run it on `ready_sandbox_ids` with `triggers = { lock = lock_id }`."
+  description = "Optional agent run on every ready member once the lists are enforced (and after the task files are in): `commands` (steps, in order), and optionally `background` (default `true`: each step a background job in the member, which survives a cut connection or a killed apply; `false` holds one gateway call per step), `timeout_seconds` (per step, default 3600), `allowed_exit_codes` (default `[0]`), `env`, `member_env` (member key → extra variables for that member's steps, merged over `env`; every member also gets `PRIME_MEMBER_KEY`) and `max_concurrency`. It runs again after every re-lock; a member whose task or `member_env` entry changes runs again alone. Null leaves the agent to the caller: run it on `ready_sandbox_ids` with `triggers = { lock = lock_id }` and `member_triggers = task_fingerprints`."
   type = object({
     commands           = list(string)
+    background         = optional(bool, true)
     timeout_seconds    = optional(number, 3600)
     allowed_exit_codes = optional(set(number), [0])
     env                = optional(map(string))
+    member_env         = optional(map(map(string)))
     max_concurrency    = optional(number)
   })
   default = null
@@ -266,5 +327,69 @@ variable "agent" {
   validation {
     condition     = var.agent == null ? true : length(var.agent.commands) > 0 && alltrue([for c in var.agent.commands : length(trimspace(c)) > 0])
     error_message = "agent.commands needs at least one non-empty command."
+  }
+
+  validation {
+    condition = var.agent == null ? true : alltrue([
+      for k in keys(coalesce(var.agent.member_env, {})) : contains(var.members != null ? tolist(var.members) : [for i in range(coalesce(var.size, 0)) : tostring(i)], k)
+    ])
+    error_message = "agent.member_env keys must be member keys (of members, or \"0\" … \"size-1\")."
+  }
+}
+
+# --- Results --------------------------------------------------------------
+
+variable "results_path" {
+  description = "Absolute path of the directory in each member where the agent writes its results, e.g. `\"/results\"`: downloaded once a member's agent succeeded, to `<results_local_dir>/<member key>` (`prime_fleet_artifact`), and again for a member whenever its agent runs again. A member without it is reported as null in `results_local_paths`. Needs `agent`. Null downloads nothing."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.results_path == null ? true : startswith(var.results_path, "/") && trimsuffix(var.results_path, "/") != ""
+    error_message = "results_path must be an absolute path other than \"/\", e.g. \"/results\"."
+  }
+
+  validation {
+    condition     = var.results_path == null || var.agent != null
+    error_message = "results_path needs agent: the download waits for the module's agent."
+  }
+}
+
+variable "results_local_dir" {
+  description = "Local directory that receives each member's results directory as `<results_local_dir>/<member key>`. Relative paths are relative to where Terraform runs. The files stay there after `terraform destroy`. Null for `results` in the root module's directory."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.results_local_dir == null ? true : length(trimspace(var.results_local_dir)) > 0
+    error_message = "results_local_dir must not be empty (null for \"results\" in the root module's directory)."
+  }
+}
+
+variable "reward_file" {
+  description = "Absolute path in each member of a small JSON file the agent writes, e.g. `\"/results/reward.json\"`: read back once a member's agent succeeded (the `prime_fleet_file` data source, up to 1 MiB, kept in state) into the `rewards` output. Needs `agent`. Null reads nothing."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.reward_file == null ? true : startswith(var.reward_file, "/") && !endswith(var.reward_file, "/")
+    error_message = "reward_file must be the absolute path of a file, e.g. \"/results/reward.json\"."
+  }
+
+  validation {
+    condition     = var.reward_file == null || var.agent != null
+    error_message = "reward_file needs agent: the read waits for the module's agent."
+  }
+}
+
+variable "reward_field" {
+  description = "The top-level field of `reward_file`'s JSON object that `rewards` reports, e.g. `\"reward\"` for `{\"reward\": 0.5}`."
+  type        = string
+  default     = "reward"
+  nullable    = false
+
+  validation {
+    condition     = length(trimspace(var.reward_field)) > 0
+    error_message = "reward_field must name a field of the reward file's JSON object."
   }
 }

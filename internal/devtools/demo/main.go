@@ -1,23 +1,33 @@
-// Command demo runs examples/demo end to end against prime-mock: start the
-// mock on a free loopback port, apply the fleet through a dev_overrides CLI
-// configuration, print the outputs and the platform's event timeline per
-// sandbox, check that timeline (setup with the network open, then the
-// policy written and enforced, then the agent; a born-restricted sandbox's
-// lists enforced before anything but the gateway probe) and what each agent
-// reached, destroy everything and stop the mock. It fails when a check does.
-// `make demo` runs it.
+// Command demo runs examples/demo, a small evaluation, end to end against
+// prime-mock: start the mock on a free loopback port, apply the
+// configuration through a dev_overrides CLI configuration (task files in,
+// setup with the network open, the locks, the agent as a background job,
+// each reward read back and the results downloaded), check that a second
+// plan is empty, print the reward table and the platform's event timeline
+// per sandbox, check that timeline (the task in before the setup, the setup
+// with the network open, then the policy written and enforced, then the
+// agent, once; its result read and downloaded after it ended; a
+// born-restricted sandbox's lists enforced before anything but the gateway
+// probe) and every result (its own task, what it reached, its reward, the
+// copy on disk), destroy everything and stop the mock. It fails when a
+// check does. `make demo` runs it.
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -72,7 +82,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := copyTF(*configDir, work); err != nil {
+	if err := copyConfig(*configDir, work); err != nil {
 		return err
 	}
 	// Colour only on a terminal: piped output (CI, logs) stays readable.
@@ -81,46 +91,52 @@ func run(ctx context.Context) error {
 		color = []string{"-no-color"}
 	}
 	terraform := func(args ...string) error {
-		if len(args) > 0 && args[0] != "output" || len(args) == 1 {
-			args = append(args, color...)
-		}
+		args = append(args, color...)
 		cmd := exec.CommandContext(ctx, cli, args...) //nolint:gosec // G204: the CLI the user chose
 		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = ws.Dir, ws.Env, os.Stdout, os.Stderr
 		return cmd.Run()
 	}
 
-	banner("terraform apply: sandboxes -> setup (network open) -> egress policies -> agent probes, and one sandbox born restricted")
+	banner("terraform apply: sandboxes -> task files -> setup (network open) -> egress policies -> agent jobs -> results")
 	start := time.Now()
 	if err := terraform("apply", "-auto-approve", "-input=false", "-compact-warnings"); err != nil {
 		return fmt.Errorf("apply: %w", err)
 	}
 	fmt.Printf("\napply took %s\n", time.Since(start).Round(10*time.Millisecond))
 
-	banner("Outputs")
-	if err := terraform("output"); err != nil {
-		return err
-	}
-	names, err := sandboxNames(ctx, cli, ws)
-	if err != nil {
-		return err
-	}
-	banner("What the platform saw, per sandbox (prime-mock /_mock/events)")
+	// The timeline and its checks are the apply's: the second plan reads
+	// the results again, which is no step of the protocol.
 	events, err := mock.Events(ctx, 0)
 	if err != nil {
 		return err
 	}
-	printTimeline(events, names)
-	// The demo fails, rather than only printing, when the platform saw the
-	// protocol broken or an agent saw what its scenario does not allow.
-	banner("Checks")
-	verdict := checkTimeline(events, names)
-	if err := checkReachability(ctx, cli, ws); err != nil {
-		verdict = errors.Join(verdict, err)
+
+	// Everything below is reported, and the fleet destroyed, even when a
+	// check fails.
+	var verdict error
+	banner("terraform plan: a second plan must be empty")
+	if err := terraform("plan", "-detailed-exitcode", "-input=false", "-compact-warnings"); err != nil {
+		verdict = errors.Join(verdict, fmt.Errorf("the second plan is not empty or failed: %w", err))
 	}
+
+	out, err := readOutputs(ctx, cli, ws)
+	if err != nil {
+		return err
+	}
+	banner("Rewards: what each agent could fetch under its egress configuration (prime_fleet_file data source)")
+	printRewards(out)
+
+	banner("What the platform saw during the apply, per sandbox (prime-mock /_mock/events)")
+	sandboxes := out.sandboxes()
+	printTimeline(events, sandboxes)
+	// The demo fails, rather than only printing, when the platform saw the
+	// protocol broken or an agent's result is not what its scenario allows.
+	banner("Checks")
+	verdict = errors.Join(verdict, checkTimeline(events, sandboxes), checkResults(out, ws.Dir))
 
 	banner("terraform destroy")
 	if err := terraform("destroy", "-auto-approve", "-input=false", "-compact-warnings"); err != nil {
-		return fmt.Errorf("destroy: %w", err)
+		return errors.Join(verdict, fmt.Errorf("destroy: %w", err))
 	}
 	stats, err := mock.Stats(ctx)
 	if err != nil {
@@ -156,40 +172,305 @@ func findCLI(flagValue string) (string, error) {
 	return "", errors.New("no terraform or tofu on PATH (make bin/tofu builds OpenTofu)")
 }
 
-func copyTF(from, to string) error {
-	files, err := filepath.Glob(filepath.Join(from, "*.tf"))
-	if err != nil || len(files) == 0 {
+// copyConfig copies the configuration directory (its .tf files and what
+// they read, such as the task directory) into the workspace, leaving out
+// Terraform's own files and the results of earlier runs.
+func copyConfig(from, to string) error {
+	if files, err := filepath.Glob(filepath.Join(from, "*.tf")); err != nil || len(files) == 0 {
 		return fmt.Errorf("no .tf files in %s", from)
 	}
-	for _, f := range files {
-		data, err := os.ReadFile(f) //nolint:gosec // G304: the demo's own .tf files
+	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(to, filepath.Base(f)), data, 0o600); err != nil { //nolint:gosec // G703: into our temp dir
+		rel, err := filepath.Rel(from, p)
+		if err != nil {
 			return err
 		}
-	}
-	return nil
+		name := d.Name()
+		switch {
+		case rel == ".":
+			return nil
+		case d.IsDir() && (name == ".terraform" || rel == "results"):
+			return filepath.SkipDir
+		case d.IsDir():
+			return os.MkdirAll(filepath.Join(to, rel), 0o750)
+		case !d.Type().IsRegular() || strings.Contains(name, ".tfstate") || name == ".terraform.lock.hcl":
+			return nil
+		}
+		data, err := os.ReadFile(p) //nolint:gosec // G304: the demo's own configuration
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), data, 0o600) //nolint:gosec // G703: into our temp dir
+	})
 }
 
-// sandboxNames maps sandbox IDs to the demo's scenario keys.
-func sandboxNames(ctx context.Context, cli string, ws *soak.Workspace) (map[string]string, error) {
-	byKey := map[string]string{}
-	if err := outputJSON(ctx, cli, ws, "sandbox_ids", &byKey); err != nil {
+// --- The configuration's outputs ------------------------------------------
+
+// scenario is one row of examples/demo's scenarios output. A nil list is
+// unset; an empty one is `allow = []`.
+type scenario struct {
+	Name  string    `json:"name"`
+	Allow *[]string `json:"allow"`
+	Block *[]string `json:"block"`
+	Born  bool      `json:"born_restricted"`
+}
+
+// configuration is the row's egress configuration, as HCL would say it.
+func (s scenario) configuration() string {
+	list := func(attr string, v []string) string {
+		q := make([]string, len(v))
+		for i, e := range v {
+			q[i] = fmt.Sprintf("%q", e)
+		}
+		return attr + " = [" + strings.Join(q, ", ") + "]"
+	}
+	c := "no policy: egress open"
+	switch {
+	case s.Allow != nil:
+		c = list("allow", *s.Allow)
+	case s.Block != nil:
+		c = list("block", *s.Block)
+	}
+	if s.Born {
+		c += ", born restricted"
+	}
+	return c
+}
+
+// result is what an agent wrote to /results/reward.json (task/agent.sh).
+type result struct {
+	Scenario struct {
+		Name string `json:"name"`
+	} `json:"scenario"`
+	Member   string          `json:"member"`
+	SetupRan bool            `json:"setup_ran"`
+	Reached  map[string]bool `json:"reached"`
+	Reward   float64         `json:"reward"`
+}
+
+// routeHost is the interception route's host, which every lock allows.
+const routeHost = "intercept.example.net"
+
+type outputs struct {
+	SandboxIDs map[string]string
+	Scenarios  []scenario
+	// Results are the decoded result files, by scenario; null (nil) when
+	// an agent wrote none. Raw keeps them as read, for the copy on disk.
+	Results map[string]*result
+	Raw     map[string]json.RawMessage
+	// Expected is what each scenario's agent must reach.
+	Expected map[string]map[string]bool
+}
+
+func readOutputs(ctx context.Context, cli string, ws *soak.Workspace) (*outputs, error) {
+	o := &outputs{}
+	for name, v := range map[string]any{
+		"sandbox_ids": &o.SandboxIDs, "scenarios": &o.Scenarios, "results": &o.Results,
+		"expected_reachability": &o.Expected,
+	} {
+		if err := outputJSON(ctx, cli, ws, name, v); err != nil {
+			return nil, err
+		}
+	}
+	if err := outputJSON(ctx, cli, ws, "results", &o.Raw); err != nil {
 		return nil, err
 	}
-	names := map[string]string{}
-	for k, id := range byKey {
-		names[id] = k
-	}
-	return names, nil
+	return o, nil
 }
+
+// sandbox is one scenario's sandbox.
+type sandbox struct {
+	name, id string
+	born     bool
+}
+
+// sandboxes are the scenarios' sandboxes, in the table's order.
+func (o *outputs) sandboxes() []sandbox {
+	out := make([]sandbox, 0, len(o.Scenarios))
+	for _, s := range o.Scenarios {
+		out = append(out, sandbox{name: s.Name, id: o.SandboxIDs[s.Name], born: s.Born})
+	}
+	return out
+}
+
+// expectedReward is the share of the task's pages the scenario lets the
+// agent fetch.
+func (o *outputs) expectedReward(name string) float64 {
+	want := o.Expected[name]
+	if len(want) == 0 {
+		return 0
+	}
+	n := 0
+	for _, ok := range want {
+		if ok {
+			n++
+		}
+	}
+	return float64(n) / float64(len(want))
+}
+
+// printRewards prints the upstream verification table's shape: scenario,
+// configuration, reward; plus what the agent reached.
+func printRewards(o *outputs) {
+	fmt.Printf("  %-14s %-42s %6s  %s\n", "scenario", "configuration", "reward", "the agent reached")
+	for _, s := range o.Scenarios {
+		r := o.Results[s.Name]
+		if r == nil {
+			fmt.Printf("  %-14s %-42s %6s  %s\n", s.Name, s.configuration(), "-", "(no result)")
+			continue
+		}
+		fmt.Printf("  %-14s %-42s %6.1f  %s\n", s.Name, s.configuration(), r.Reward, reachedList(r.Reached))
+	}
+	fmt.Printf("\n  The task: fetch example.com and google.com; reward = the share fetched. Every lock also\n"+
+		"  allows the interception route (%s), which the agent calls first.\n", routeHost)
+}
+
+func reachedList(reached map[string]bool) string {
+	var hosts []string
+	for _, h := range sortedKeys(reached) {
+		if reached[h] {
+			hosts = append(hosts, h)
+		}
+	}
+	if len(hosts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(hosts, ", ")
+}
+
+// checkResults holds every result to its scenario: the agent got its own
+// task and its member key, ran after a setup exactly when the sandbox had
+// an open one, reached the route and exactly what its lists allow, scored
+// the share of pages it fetched, and its results directory on disk
+// (prime_fleet_artifact) holds the same result the data source read.
+func checkResults(o *outputs, dir string) error {
+	var problems []error
+	for _, s := range o.Scenarios {
+		name := s.Name
+		fail := func(format string, args ...any) {
+			err := fmt.Errorf("%s: "+format, append([]any{name}, args...)...)
+			fmt.Printf("  FAIL  %v\n", err)
+			problems = append(problems, err)
+		}
+		r := o.Results[name]
+		if r == nil {
+			fail("the agent wrote no result")
+			continue
+		}
+		if r.Scenario.Name != name || r.Member != name {
+			fail("the agent read the task of %q and the member key %q", r.Scenario.Name, r.Member)
+		}
+		if r.SetupRan == s.Born {
+			fail("setup_ran is %t; want %t (born restricted sandboxes have no open setup)", r.SetupRan, !s.Born)
+		}
+		if !r.Reached[routeHost] {
+			fail("the agent could not reach the interception route %s", routeHost)
+		}
+		for _, host := range sortedKeys(o.Expected[name]) {
+			if want := o.Expected[name][host]; r.Reached[host] != want {
+				fail("the agent reached %s: %t, want %t", host, r.Reached[host], want)
+			}
+		}
+		if want := o.expectedReward(name); math.Abs(r.Reward-want) > 1e-9 {
+			fail("reward %g, want %g", r.Reward, want)
+		}
+		local := filepath.Join(dir, "results", name, "reward.json")
+		disk, err := os.ReadFile(local) //nolint:gosec // G304: the artifact the demo downloaded
+		if err != nil {
+			fail("no result on disk: %v", err)
+			continue
+		}
+		var fromDisk, fromHCL any
+		if err := json.Unmarshal(disk, &fromDisk); err != nil {
+			fail("%s is not JSON: %v", local, err)
+			continue
+		}
+		_ = json.Unmarshal(o.Raw[name], &fromHCL)
+		if !reflect.DeepEqual(fromDisk, fromHCL) {
+			fail("%s holds %s, the data source read %s", local, bytes.TrimSpace(disk), o.Raw[name])
+		}
+	}
+	if len(problems) == 0 {
+		fmt.Printf("  ok    every agent read its own task, reached exactly what its scenario allows and scored\n"+
+			"        the share it fetched; its results are on disk too (%d scenarios)\n", len(o.Scenarios))
+	}
+	return errors.Join(problems...)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func outputJSON(ctx context.Context, cli string, ws *soak.Workspace, name string, v any) error {
+	cmd := exec.CommandContext(ctx, cli, "output", "-json", name) //nolint:gosec // G204: the CLI the user chose
+	cmd.Dir, cmd.Env = ws.Dir, ws.Env
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", name, err)
+	}
+	return json.Unmarshal(out, v)
+}
+
+// --- The timeline ----------------------------------------------------------
+
+// The configuration's paths and scripts (examples/demo), by which the
+// timeline tells its steps apart from the provider's own commands (mkdir,
+// mv, tar, tail, rm: uploads, downloads and job output).
+const (
+	taskDir      = "/task"
+	scenarioFile = "/task/scenario.json"
+	setupCommand = "sh /task/setup.sh"
+	agentScript  = "/task/agent.sh"
+	resultFile   = "/results/reward.json"
+	// fetchPrefix is where the provider packs a directory it downloads.
+	fetchPrefix = "/tmp/.prime-fetch-"
+)
 
 // gatewayProbe is the command the provider runs on every new sandbox to
 // know that its gateway answers (prime.gatewayProbeCommand, the SDK's
 // readiness check): neither setup nor agent.
 const gatewayProbe = "echo 'sandbox ready'"
+
+var jobIDRE = regexp.MustCompile(`/tmp/job_([0-9a-f]{8})\.`)
+
+// step is what a command is in the protocol.
+type step int
+
+const (
+	stepProvider   step = iota // the provider's own plumbing
+	stepProbe                  // the gateway probe
+	stepTaskDir                // the task archive unpacked into /task
+	stepScenario               // the scenario file moved into place
+	stepSetup                  // the trusted setup
+	stepAgentStart             // the command that starts the agent's job
+	stepAgent                  // the agent's job itself
+)
+
+func stepOf(e primemock.Event) step {
+	c := e.Command
+	switch {
+	case c == gatewayProbe:
+		return stepProbe
+	case e.Transport == primemock.TransportBackground && strings.Contains(c, agentScript):
+		return stepAgent
+	case strings.HasPrefix(c, "nohup ") && strings.Contains(c, agentScript):
+		return stepAgentStart
+	case c == setupCommand:
+		return stepSetup
+	case strings.Contains(c, "tar -xf ") && strings.Contains(c, " -C "+taskDir+";"):
+		return stepTaskDir
+	case strings.HasPrefix(c, "mv -f -- ") && strings.HasSuffix(c, " "+scenarioFile):
+		return stepScenario
+	}
+	return stepProvider
+}
 
 // timeline is one sandbox's events, and what they say about its egress.
 type timeline struct {
@@ -233,29 +514,20 @@ func (tl *timeline) openAt(gen int64) (open, known bool) {
 	return ok && p.IsOpen(), ok
 }
 
-// sortedIDs are the demo's sandbox IDs, in the order of their scenario names.
-func sortedIDs(names map[string]string) []string {
-	ids := make([]string, 0, len(names))
-	for id := range names {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return names[ids[i]] < names[ids[j]] })
-	return ids
-}
-
-func printTimeline(events []primemock.Event, names map[string]string) {
+func printTimeline(events []primemock.Event, sandboxes []sandbox) {
 	tls := timelines(events)
-	for _, id := range sortedIDs(names) {
-		tl := tls[id]
+	for _, sb := range sandboxes {
+		tl := tls[sb.id]
 		if tl == nil {
 			continue
 		}
-		fmt.Printf("%s (%s)\n", names[id], id)
+		fmt.Printf("%s (%s)\n", sb.name, sb.id)
 		t0 := tl.events[0].Time
 		for _, e := range tl.events {
 			// An answer that reports the open generation 0 as applied is not
 			// news for the timeline. Each command is one line, when it ends
-			// (with the policy enforced when it started).
+			// (with the policy enforced when it started); the agent's job is
+			// one line when its starting command returns and one when it ends.
 			if e.Type == primemock.EventPolicyObserved && e.Generation == 0 || e.Type == primemock.EventCommandStarted {
 				continue
 			}
@@ -285,20 +557,18 @@ func (tl *timeline) describe(e primemock.Event) string {
 		return fmt.Sprintf("egress policy enforced  generation %d (%s)", e.Generation, what)
 	case primemock.EventPolicyObserved:
 		return fmt.Sprintf("provider saw it enforced (generation %d)", e.Generation)
+	case primemock.EventFileUploaded:
+		return fmt.Sprintf("file uploaded    %s (%d bytes)", e.Path, e.Size)
+	case primemock.EventFileDownloaded, primemock.EventFileRead:
+		switch {
+		case e.Path == resultFile:
+			return fmt.Sprintf("result read      %s (%d bytes): the prime_fleet_file data source", e.Path, e.Size)
+		case strings.HasPrefix(e.Path, fetchPrefix):
+			return fmt.Sprintf("results fetched  /results as one archive (%d bytes): prime_fleet_artifact", e.Size)
+		}
+		return fmt.Sprintf("file read        %s (%d bytes)", e.Path, e.Size)
 	case primemock.EventCommandExecuted:
-		network := "nothing enforced yet"
-		if open, known := tl.openAt(e.AppliedGeneration); known && open && e.AppliedGeneration < 0 {
-			network = "network open, untouched"
-		} else if known && open {
-			network = fmt.Sprintf("network open, generation %d", e.AppliedGeneration)
-		} else if known && e.AppliedGeneration >= 0 {
-			network = fmt.Sprintf("restricted, generation %d", e.AppliedGeneration)
-		}
-		role := ""
-		if e.Command == gatewayProbe {
-			role = "  (gateway probe)"
-		}
-		return fmt.Sprintf("command  %-34q exit %d  [%s]%s", e.Command, e.ExitCode, network, role)
+		return tl.describeCommand(e)
 	default:
 		s := strings.ReplaceAll(e.Type, "_", " ")
 		if e.Status != "" {
@@ -308,75 +578,199 @@ func (tl *timeline) describe(e primemock.Event) string {
 	}
 }
 
+// describeCommand names a finished command by its part in the protocol,
+// with the egress enforced when it started.
+func (tl *timeline) describeCommand(e primemock.Event) string {
+	network := "nothing enforced yet"
+	if open, known := tl.openAt(e.AppliedGeneration); known && open && e.AppliedGeneration < 0 {
+		network = "network open, untouched"
+	} else if known && open {
+		network = fmt.Sprintf("network open, generation %d", e.AppliedGeneration)
+	} else if known && e.AppliedGeneration >= 0 {
+		network = fmt.Sprintf("restricted, generation %d", e.AppliedGeneration)
+	}
+	job := ""
+	if m := jobIDRE.FindStringSubmatch(e.Command); m != nil {
+		job = m[1]
+	}
+	var what string
+	switch stepOf(e) {
+	case stepProbe:
+		what = fmt.Sprintf("gateway probe    %q", e.Command)
+	case stepTaskDir:
+		what = "task in          the archive unpacked into " + taskDir
+	case stepScenario:
+		what = "task in          " + scenarioFile + " moved into place"
+	case stepSetup:
+		what = fmt.Sprintf("setup            %q", e.Command)
+	case stepAgentStart:
+		what = fmt.Sprintf("agent started    job %s: sh %s in the background", job, agentScript)
+	case stepAgent:
+		what = fmt.Sprintf("agent ended      job %s", job)
+	default:
+		c := e.Command
+		if len(c) > 60 {
+			c = c[:57] + "..."
+		}
+		what = fmt.Sprintf("  (provider)     %q", c)
+	}
+	return fmt.Sprintf("%-74s exit %d  [%s]", what, e.ExitCode, network)
+}
+
+// --- The checks ------------------------------------------------------------
+
+// marks are the indexes, in a timeline's events, of what the checks order;
+// -1 when it did not happen.
+type marks struct {
+	taskDir, scenario   int // the upload's last step ended (exit 0)
+	setupStart          int
+	firstPut, lockPut   int // the first policy write; the last restricted one
+	lockGen             int64
+	lockApplied         int // that write enforced
+	agentStart, agentOK int // the job started; it ended with exit 0
+	agentStarts         int
+	resultRead, fetched int // the data source read; the artifact download
+}
+
+func (tl *timeline) marks() marks {
+	m := marks{taskDir: -1, scenario: -1, setupStart: -1, firstPut: -1, lockPut: -1, lockGen: -1, lockApplied: -1,
+		agentStart: -1, agentOK: -1, resultRead: -1, fetched: -1}
+	first := func(p *int, i int) {
+		if *p < 0 {
+			*p = i
+		}
+	}
+	for i, e := range tl.events {
+		ended := e.Type == primemock.EventCommandExecuted && e.ExitCode == 0
+		switch {
+		case ended && stepOf(e) == stepTaskDir:
+			first(&m.taskDir, i)
+		case ended && stepOf(e) == stepScenario:
+			first(&m.scenario, i)
+		case e.Type == primemock.EventCommandStarted && stepOf(e) == stepSetup:
+			first(&m.setupStart, i)
+		case e.Type == primemock.EventPolicyPut:
+			first(&m.firstPut, i)
+			if e.Policy != nil && !e.Policy.IsOpen() {
+				m.lockPut, m.lockGen, m.lockApplied = i, e.Generation, -1
+			}
+		case e.Type == primemock.EventPolicyApplied && m.lockPut >= 0 && e.Generation >= m.lockGen:
+			first(&m.lockApplied, i)
+		case e.Type == primemock.EventCommandStarted && stepOf(e) == stepAgent:
+			m.agentStarts++
+			first(&m.agentStart, i)
+		case ended && stepOf(e) == stepAgent:
+			first(&m.agentOK, i)
+		case (e.Type == primemock.EventFileDownloaded || e.Type == primemock.EventFileRead) && e.Path == resultFile:
+			first(&m.resultRead, i)
+		case e.Type == primemock.EventFileDownloaded && strings.HasPrefix(e.Path, fetchPrefix):
+			first(&m.fetched, i)
+		}
+	}
+	return m
+}
+
 // checkTimeline prints, and returns as an error, what each sandbox's
-// timeline must show. Born open: the setup ran with the network open and
-// before any policy was written; then a restricted policy was written and
-// enforced; then the agent ran, under it. Born restricted: no policy was
-// written at all, and the born lists were enforced before any command other
+// timeline must show. Every sandbox: the task in place before the setup
+// (and the agent), the agent's job started once and ended, then its result
+// read and its results downloaded. Born open and locked: the setup ran with
+// the network open and before any policy was written; then a restricted
+// policy was written and enforced; then the agent started, under it. Born
+// open and never locked (the baseline): no policy at all. Born restricted:
+// no policy written, and the born lists enforced before any command other
 // than the gateway probe.
-func checkTimeline(events []primemock.Event, names map[string]string) error {
+func checkTimeline(events []primemock.Event, sandboxes []sandbox) error {
 	tls := timelines(events)
 	var problems []error
-	for _, id := range sortedIDs(names) {
-		tl := tls[id]
-		if tl == nil {
-			problems = append(problems, fmt.Errorf("%s: no events", names[id]))
-			continue
-		}
+	for _, sb := range sandboxes {
+		name := sb.name
+		tl := tls[sb.id]
 		var err error
 		var ok string
-		if tl.born != nil {
+		switch {
+		case tl == nil:
+			err = errors.New("no events")
+		case sb.born:
 			err = tl.checkBorn()
-			ok = "born restricted; its lists were enforced before any command but the gateway probe, and the agent ran under them"
-		} else {
+			ok = "born restricted; its lists were enforced before any command but the gateway probe; task in, then the agent under them"
+		case len(tl.puts) == 0:
+			err = tl.checkOpen()
+			ok = "never locked (the baseline): task in, setup, then the agent, with the network open"
+		default:
 			err = tl.checkLocked()
-			ok = "setup ran with the network open, then the policy was written and enforced, then the agent ran under it"
+			ok = "task in, setup with the network open, the policy written and enforced, then the agent under it"
+		}
+		if err == nil {
+			err = tl.checkAgentAndResults()
 		}
 		if err != nil {
-			fmt.Printf("  FAIL  %-14s %v\n", names[id], err)
-			problems = append(problems, fmt.Errorf("%s: %w", names[id], err))
+			fmt.Printf("  FAIL  %-14s %v\n", name, err)
+			problems = append(problems, fmt.Errorf("%s: %w", name, err))
 			continue
 		}
-		fmt.Printf("  ok    %-14s %s\n", names[id], ok)
+		fmt.Printf("  ok    %-14s %s\n", name, ok)
+	}
+	if len(problems) == 0 {
+		fmt.Printf("  ok    %-14s each agent started once; its result was read and downloaded only after it ended\n", "every sandbox")
 	}
 	return errors.Join(problems...)
 }
 
+// checkTaskBefore: both parts of the task were in place before event i.
+func (m marks) checkTaskBefore(i int, what string) error {
+	switch {
+	case m.taskDir < 0 || m.scenario < 0:
+		return errors.New("the task was not uploaded (both the task directory and the scenario file)")
+	case m.taskDir > i || m.scenario > i:
+		return fmt.Errorf("%s started before the task was in place", what)
+	}
+	return nil
+}
+
+// checkSetupOpen: the setup ran, with the network open, before any policy
+// was written.
+func (tl *timeline) checkSetupOpen(m marks) error {
+	if m.setupStart < 0 {
+		return errors.New("no setup ran")
+	}
+	if m.firstPut >= 0 && m.firstPut < m.setupStart {
+		return errors.New("a policy was written before the setup ran")
+	}
+	e := tl.events[m.setupStart]
+	if open, known := tl.openAt(e.AppliedGeneration); !known || !open {
+		return fmt.Errorf("setup %q ran without open egress (generation %d)", e.Command, e.AppliedGeneration)
+	}
+	return m.checkTaskBefore(m.setupStart, "the setup")
+}
+
 func (tl *timeline) checkLocked() error {
-	setup, lock, agents := false, int64(-1), 0
-	enforced := false
-	for _, e := range tl.events {
-		switch {
-		case e.Type == primemock.EventPolicyPut:
-			if e.Policy == nil || e.Policy.IsOpen() {
-				return fmt.Errorf("an open policy was written (generation %d)", e.Generation)
-			}
-			if !setup {
-				return fmt.Errorf("the policy (generation %d) was written before the setup ran", e.Generation)
-			}
-			lock = e.Generation
-		case e.Type == primemock.EventPolicyApplied && lock >= 0 && e.Generation >= lock:
-			enforced = true
-		case e.Type != primemock.EventCommandExecuted || e.Command == gatewayProbe:
-		case lock < 0:
-			if open, known := tl.openAt(e.AppliedGeneration); !known || !open {
-				return fmt.Errorf("setup %q ran without open egress (generation %d)", e.Command, e.AppliedGeneration)
-			}
-			setup = true
-		default:
-			if !enforced || e.AppliedGeneration < lock {
-				return fmt.Errorf("%q ran before the policy (generation %d) was enforced", e.Command, lock)
-			}
-			agents++
+	m := tl.marks()
+	if err := tl.checkSetupOpen(m); err != nil {
+		return err
+	}
+	for gen, p := range tl.puts {
+		if p.IsOpen() {
+			return fmt.Errorf("an open policy was written (generation %d)", gen)
 		}
 	}
 	switch {
-	case !setup:
-		return errors.New("no setup ran")
-	case lock < 0 || !enforced:
+	case m.lockPut < 0 || m.lockApplied < 0:
 		return errors.New("no policy was written and enforced")
-	case agents == 0:
+	case m.agentStart < 0:
 		return errors.New("the agent never ran")
+	case m.agentStart < m.lockApplied || tl.events[m.agentStart].AppliedGeneration < m.lockGen:
+		return fmt.Errorf("the agent started before the policy (generation %d) was enforced", m.lockGen)
+	}
+	return nil
+}
+
+func (tl *timeline) checkOpen() error {
+	m := tl.marks()
+	if err := tl.checkSetupOpen(m); err != nil {
+		return err
+	}
+	if m.agentStart < 0 || m.agentStart < m.setupStart {
+		return errors.New("the agent did not run after the setup")
 	}
 	return nil
 }
@@ -385,67 +779,46 @@ func (tl *timeline) checkBorn() error {
 	if tl.born.IsOpen() {
 		return errors.New("created with open lists")
 	}
-	enforced, agents := false, 0
+	enforced := false
 	for _, e := range tl.events {
 		switch {
 		case e.Type == primemock.EventPolicyPut:
 			return fmt.Errorf("a policy was written (generation %d) to a born-restricted sandbox", e.Generation)
 		case e.Type == primemock.EventPolicyApplied && e.Generation == 0:
 			enforced = true
-		case e.Type != primemock.EventCommandExecuted || e.Command == gatewayProbe:
+		case e.Type != primemock.EventCommandStarted || e.Command == gatewayProbe:
 		case !enforced || e.AppliedGeneration < 0:
 			return fmt.Errorf("%q ran before the born lists were enforced", e.Command)
-		default:
-			agents++
+		case stepOf(e) == stepSetup:
+			return errors.New("a setup ran on a born-restricted sandbox")
 		}
 	}
-	if agents == 0 {
+	m := tl.marks()
+	if m.agentStart < 0 {
 		return errors.New("the agent never ran")
 	}
-	return nil
+	return m.checkTaskBefore(m.agentStart, "the agent")
 }
 
-// checkReachability compares what each agent saw with what its scenario
-// expects (the configuration's expected_reachability).
-func checkReachability(ctx context.Context, cli string, ws *soak.Workspace) error {
-	var got, want map[string]map[string]string
-	if err := outputJSON(ctx, cli, ws, "agent_reachability", &got); err != nil {
-		return err
+// checkAgentAndResults: the agent's job started exactly once and ended
+// with exit 0, and only then was its result read and downloaded.
+func (tl *timeline) checkAgentAndResults() error {
+	m := tl.marks()
+	switch {
+	case m.agentStarts != 1:
+		return fmt.Errorf("the agent started %d times, want once", m.agentStarts)
+	case m.agentOK < 0:
+		return errors.New("the agent's job did not end with exit 0")
+	case m.resultRead < 0:
+		return errors.New("the result was never read")
+	case m.resultRead < m.agentOK:
+		return errors.New("the result was read before the agent ended")
+	case m.fetched < 0:
+		return errors.New("the results were never downloaded")
+	case m.fetched < m.agentOK:
+		return errors.New("the results were downloaded before the agent ended")
 	}
-	if err := outputJSON(ctx, cli, ws, "expected_reachability", &want); err != nil {
-		return err
-	}
-	var problems []error
-	for _, k := range sortedKeys(want) {
-		for _, host := range sortedKeys(want[k]) {
-			if got[k][host] != want[k][host] {
-				problems = append(problems, fmt.Errorf("%s: the agent found %s %s, want %s", k, host, got[k][host], want[k][host]))
-			}
-		}
-	}
-	if len(problems) == 0 {
-		fmt.Printf("  ok    every agent reached exactly what its scenario allows (%d scenarios)\n", len(want))
-	}
-	return errors.Join(problems...)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func outputJSON(ctx context.Context, cli string, ws *soak.Workspace, name string, v any) error {
-	cmd := exec.CommandContext(ctx, cli, "output", "-json", name) //nolint:gosec // G204: the CLI the user chose
-	cmd.Dir, cmd.Env = ws.Dir, ws.Env
-	out, err := cmd.Output()
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", name, err)
-	}
-	return json.Unmarshal(out, v)
+	return m.checkTaskBefore(m.agentStart, "the agent")
 }
 
 func compact(p *prime.EgressPolicy) string {

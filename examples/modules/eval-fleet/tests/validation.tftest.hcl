@@ -133,6 +133,127 @@ run "agent_needs_commands" {
   expect_failures = [var.agent]
 }
 
+run "member_tasks_need_one_source" {
+  command = plan
+
+  variables {
+    member_tasks = { a = { dir = "tests/fixtures/members/alpha", content = "task a" } }
+  }
+
+  expect_failures = [var.member_tasks]
+}
+
+run "member_tasks_are_for_members" {
+  command = plan
+
+  variables {
+    member_tasks = { c = { content = "task c" } }
+  }
+
+  expect_failures = [var.member_tasks]
+}
+
+run "member_env_is_for_members" {
+  command = plan
+
+  variables {
+    size    = 2
+    members = null
+    agent   = { commands = ["echo agent"], member_env = { a = { TASK = "a" } } }
+  }
+
+  expect_failures = [var.agent]
+}
+
+run "task_path_is_absolute" {
+  command = plan
+
+  variables {
+    task_dir  = "tests/fixtures/task"
+    task_path = "task"
+  }
+
+  expect_failures = [var.task_path]
+}
+
+run "results_need_the_agent" {
+  command = plan
+
+  variables {
+    results_path = "/results"
+    reward_file  = "/results/reward.json"
+  }
+
+  expect_failures = [var.results_path, var.reward_file]
+}
+
+run "reward_file_is_a_file" {
+  command = plan
+
+  variables {
+    agent       = { commands = ["echo agent"] }
+    reward_file = "/results/"
+  }
+
+  expect_failures = [var.reward_file]
+}
+
+# The task files before the setup, the agent in the background by
+# default, the rewards read and the results downloaded after it.
+run "plan_shows_tasks_and_results" {
+  command = plan
+
+  variables {
+    task_dir       = "tests/fixtures/task"
+    member_tasks   = { a = { content = "task a" }, b = { dir = "tests/fixtures/members/beta" } }
+    setup_commands = ["echo setup"]
+    agent          = { commands = ["echo agent"] }
+    results_path   = "/results"
+    reward_file    = "/results/reward.json"
+  }
+
+  assert {
+    condition     = prime_fleet_file.task[0].path == "/task" && prime_fleet_file.member_task[0].path == "/task/member"
+    error_message = "the task directory must go to /task and each member's task to /task/member by default"
+  }
+
+  assert {
+    condition     = prime_fleet_file.member_task[0].members["a"].content == "task a" && prime_fleet_file.member_task[0].members["b"].source_dir == "tests/fixtures/members/beta"
+    error_message = "member_tasks must reach prime_fleet_file's members: ${jsonencode(prime_fleet_file.member_task[0].members)}"
+  }
+
+  assert {
+    condition     = prime_fleet_command.agent[0].background && length(data.prime_fleet_file.reward) == 1 && data.prime_fleet_file.reward[0].allow_missing
+    error_message = "the agent must run in the background by default, and missing rewards must be allowed"
+  }
+
+  assert {
+    condition     = endswith(prime_fleet_artifact.results[0].local_path, "results/{key}") && prime_fleet_artifact.results[0].kind == "directory" && prime_fleet_artifact.results[0].remote_path == "/results"
+    error_message = "results_path must be downloaded as a directory per member: ${prime_fleet_artifact.results[0].local_path}"
+  }
+}
+
+# Without task files the agent has no member_triggers and without
+# results_path and reward_file nothing is read or downloaded: a fleet that
+# uses none of them plans as before. background = false is honoured.
+run "plan_without_tasks_or_results" {
+  command = plan
+
+  variables {
+    agent = { commands = ["echo agent"], background = false }
+  }
+
+  assert {
+    condition     = prime_fleet_command.agent[0].member_triggers == null && !prime_fleet_command.agent[0].background
+    error_message = "without task files the agent must have no member_triggers, and background = false must reach it"
+  }
+
+  assert {
+    condition     = length(prime_fleet_file.task) == 0 && length(prime_fleet_file.member_task) == 0 && length(data.prime_fleet_file.reward) == 0 && length(prime_fleet_artifact.results) == 0
+    error_message = "no task files, reads or downloads without task_dir, member_tasks, reward_file and results_path"
+  }
+}
+
 # No step cap: twelve setup steps are one fleet command.
 run "setup_has_no_step_cap" {
   command = plan
