@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -106,17 +107,23 @@ func (r *fleetFileResource) Configure(_ context.Context, req resource.ConfigureR
 }
 
 func (r *fleetFileResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	// The sources mean what they mean on prime_sandbox_file, but a change
+	// is an in-place update here: only the members whose bytes change
+	// upload again.
+	inPlace := func(d string) string {
+		return strings.TrimSuffix(d, byFingerprint) + " A change of the bytes uploads again, in place, to the members " +
+			"that take this source (their `files` entries show the new `sha256` in the plan); the others keep theirs."
+	}
 	attrs := fileSourceAttributes()
 	for name, a := range attrs {
 		s := a.(schema.StringAttribute)
-		s.MarkdownDescription = "The shared source, for every member without an entry in `members`: " + s.MarkdownDescription +
-			" A change uploads again only to the members that take it."
+		s.MarkdownDescription = "The shared source, for every member without an entry in `members`: " + inPlace(s.MarkdownDescription)
 		attrs[name] = s
 	}
 	memberAttrs := map[string]schema.Attribute{}
 	for name, a := range fileSourceAttributes() {
 		s := a.(schema.StringAttribute)
-		memberAttrs[name] = schema.StringAttribute{Optional: true, MarkdownDescription: s.MarkdownDescription}
+		memberAttrs[name] = schema.StringAttribute{Optional: true, MarkdownDescription: inPlace(s.MarkdownDescription)}
 	}
 	attrs["id"] = schema.StringAttribute{
 		Computed: true, MarkdownDescription: "Unique ID of this set of uploads.",
