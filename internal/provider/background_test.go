@@ -326,3 +326,50 @@ resource "prime_sandbox_command" "agent" {
 		}},
 	})
 }
+
+// In the background every member's job runs at the same time:
+// max_concurrency bounds the members starting or collecting a job, not the
+// jobs (a fleet of 6 with max_concurrency = 2 has all 6 started before the
+// first ends; in the foreground only 2 would be).
+func TestAccBackground_allMembersRunAtOnce(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{{
+			Config: m.config(`
+resource "prime_sandbox_fleet" "eval" {
+  name_prefix  = "together"
+  size         = 6
+  docker_image = "python:3.12-slim"
+  vm           = true
+}
+
+resource "prime_fleet_command" "agent" {
+  sandbox_ids     = prime_sandbox_fleet.eval.sandbox_ids
+  commands        = ["echo together-agent; sleep 5"]
+  background      = true
+  max_concurrency = 2
+}
+`),
+			Check: func(*terraform.State) error {
+				started := 0
+				for _, e := range m.Events() {
+					if !strings.Contains(e.Command, "together-agent") || e.Transport != primemock.TransportBackground {
+						continue
+					}
+					switch e.Type {
+					case primemock.EventCommandStarted:
+						started++
+					case primemock.EventCommandExecuted:
+						if started < 6 {
+							return fmt.Errorf("only %d of 6 jobs had started when the first ended", started)
+						}
+						return nil
+					}
+				}
+				return fmt.Errorf("no job ended (started %d)", started)
+			},
+		}},
+	})
+}

@@ -72,6 +72,24 @@ type backgroundRun struct {
 	// job; outputName names its files there (default: the job ID).
 	outputDir, outputName string
 	keep                  bool
+	// slots, when set, bounds how many runs talk to the gateway at once
+	// (start, collect): a fleet's max_concurrency. The wait holds none, so
+	// every member's job runs at the same time.
+	slots chan struct{}
+}
+
+// hold takes one of run's slots until release is called (nothing to take
+// without slots).
+func (run backgroundRun) hold(ctx context.Context) (release func(), err error) {
+	if run.slots == nil {
+		return func() {}, nil
+	}
+	select {
+	case run.slots <- struct{}{}:
+		return func() { <-run.slots }, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
 }
 
 // backgroundResult is what a background run produced.
@@ -99,6 +117,11 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 	out := &backgroundResult{}
 	// entry is this run's journal entry, locked while this process owns
 	// the job.
+	release, err := run.hold(ctx)
+	if err != nil {
+		return out, err
+	}
+	defer func() { release() }()
 	entry := run.entry
 	p := run.attach
 	if p == nil && entry != nil {
@@ -152,6 +175,8 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 	}
 	job := p.job()
 	out.Job = job
+	release()
+	release = func() {}
 
 	deadline := p.Started.Add(spec.Timeout)
 	wctx, cancel := context.WithDeadlineCause(ctx, deadline, errJobTimeout)
@@ -172,6 +197,11 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 			Err: fmt.Errorf("sandbox %s, background job %s: %w", spec.SandboxID, job.ID, err)}
 	}
 
+	if release, err = run.hold(ctx); err != nil {
+		entry.release()
+		out.Pending = p
+		return out, errJobInterrupted
+	}
 	res, cut, err := collectJobOutput(ctx, c, job, spec)
 	if err != nil {
 		entry.release()

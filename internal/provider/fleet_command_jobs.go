@@ -95,7 +95,7 @@ func stepHash(plan fleetCommandModel, run fleetRun, key, sandboxID string, step 
 // runMemberInBackground runs one member's steps as jobs, resuming from its
 // progress (from state) or from the journal, and reports into fr.
 func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan fleetCommandModel, run fleetRun, key, id string,
-	progress *memberProgress, fr *fleetRunResult, lock func() func(), problems *memberProblems) (*commandMemberRecord, bool) {
+	progress *memberProgress, slots chan struct{}, fr *fleetRunResult, lock func() func(), problems *memberProblems) (*commandMemberRecord, bool) {
 	memberSpec := run.memberSpec(key)
 	var outcomes []*commandResult
 	var entries []*jobEntry
@@ -147,7 +147,7 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 		}
 		br, err := runBackground(ctx, r.client, backgroundRun{
 			spec: spec, hash: hash, journal: r.jobs, attach: attach, entry: adopted, keep: true,
-			outputDir: memberOutputDir(plan, key),
+			outputDir: memberOutputDir(plan, key), slots: slots,
 		})
 		func() {
 			defer lock()()

@@ -172,8 +172,10 @@ func (r *fleetCommandResource) attributes() map[string]schema.Attribute {
 	attrs["max_concurrency"] = schema.Int64Attribute{
 		Optional: true, Computed: true, Default: int64default.StaticInt64(defaultFleetConcurrency),
 		MarkdownDescription: fmt.Sprintf("How many members run at once. Default `%d`. Each running member holds a "+
-			"gateway command stream, which the provider's request pacing does not limit. Changing it updates in "+
-			"place; nothing runs again.", defaultFleetConcurrency),
+			"gateway command stream, which the provider's request pacing does not limit. With `background`, every "+
+			"member's job runs at the same time, and this bounds only the members starting or collecting a job at "+
+			"once (a waiting job holds nothing but its place in the shared poll). Changing it updates in place; "+
+			"nothing runs again.", defaultFleetConcurrency),
 		Validators: []validator.Int64{int64validator.AtLeast(1)},
 	}
 	outputDoc := func(what, when string) string {
@@ -583,7 +585,13 @@ func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommand
 		"members": len(ids), "steps": len(run.commands), "max_concurrency": run.limit, "timeout": run.base.Timeout.String(),
 		"background": run.base.Background,
 	})
-	forEachMember(ctx, sortedKeys(ids), run.limit, func(ctx context.Context, key string) {
+	// In the background every member's job runs at once; max_concurrency
+	// bounds the members talking to the gateway (starting, collecting).
+	limit, slots := run.limit, chan struct{}(nil)
+	if run.base.Background {
+		limit, slots = 0, make(chan struct{}, max(run.limit, 1))
+	}
+	forEachMember(ctx, sortedKeys(ids), limit, func(ctx context.Context, key string) {
 		id := ids[key]
 		var rec *commandMemberRecord
 		if run.base.Background {
@@ -592,7 +600,7 @@ func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommand
 				prog = &p
 			}
 			var ok bool
-			if rec, ok = r.runMemberInBackground(ctx, plan, run, key, id, prog, fr, lock, problems); !ok {
+			if rec, ok = r.runMemberInBackground(ctx, plan, run, key, id, prog, slots, fr, lock, problems); !ok {
 				return
 			}
 		} else {
