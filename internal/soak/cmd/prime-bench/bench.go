@@ -41,6 +41,14 @@ type benchConfig struct {
 	extra            []runSpec
 	sdkNs            []int
 	sdkWorkers       int
+	// The file run (files.go) at every fileNs, with a task archive of
+	// fileBytes; the background-job run (jobs.go) at every jobNs, a job of
+	// jobSeconds of mock time at sleep_scale jobScale.
+	fileNs     []int
+	fileBytes  int64
+	jobNs      []int
+	jobSeconds int
+	jobScale   float64
 	// instBudget skips per-instance runs whose apply lower bound N·W/P
 	// exceeds it (0: none skipped).
 	instBudget    time.Duration
@@ -118,8 +126,10 @@ func benchMain(args []string) error {
 	c := benchConfig{
 		fleetNs: []int{200, 1000}, fleetPs: []int{10, 50},
 		instNs: []int{200, 1000}, instPs: []int{10, 50},
-		extra: []runSpec{{pathInstances, 200, 200}},
-		sdkNs: []int{200, 1000},
+		extra:  []runSpec{{pathInstances, 200, 200}},
+		sdkNs:  []int{200, 1000},
+		fileNs: []int{200, 1000}, fileBytes: 1 << 20,
+		jobNs: []int{1000}, jobSeconds: 60, jobScale: 0.25,
 	}
 	fs := flag.NewFlagSet("prime-bench bench", flag.ContinueOnError)
 	fs.StringVar(&c.bin, "bin", "bin", "directory holding terraform-provider-prime and prime-mock")
@@ -131,6 +141,11 @@ func benchMain(args []string) error {
 	fs.Func("runs", "extra runs, comma-separated path:N:P (default instances:200:200; \"\" for none)", parseRuns(&c.extra))
 	fs.Func("sdk-n", "SDK stand-in: N, comma-separated (default 200,1000; \"\" for none)", intList(&c.sdkNs))
 	fs.IntVar(&c.sdkWorkers, "sdk-workers", 200, "SDK stand-in: concurrent workers (the SDK's parallelism)")
+	fs.Func("file-n", "file run (task archive in, results out) and its baseline: N, comma-separated (default 200,1000; \"\" for none)", intList(&c.fileNs))
+	fs.Int64Var(&c.fileBytes, "file-bytes", 1<<20, "file run: size of the task archive in bytes (a multiple of 512 is exact)")
+	fs.Func("job-n", "background-job run and its foreground baseline: N, comma-separated (default 1000; \"\" for none)", intList(&c.jobNs))
+	fs.IntVar(&c.jobSeconds, "job-seconds", 60, "background-job run: the job's length in mock time (sleep SECONDS)")
+	fs.Float64Var(&c.jobScale, "job-scale", 0.25, "background-job run: the mock's sleep_scale (wall time of the job = job-seconds × job-scale)")
 	fs.DurationVar(&c.instBudget, "instances-budget", 4*time.Minute,
 		"skip per-instance runs whose apply lower bound N·W/P exceeds this (0: run the full matrix)")
 	fs.DurationVar(&c.latency, "latency", 5*time.Millisecond, "mock latency per API request")
@@ -158,9 +173,15 @@ func benchMain(args []string) error {
 	if c.sdkWorkers < 1 {
 		return errors.New("-sdk-workers must be at least 1")
 	}
+	if c.fileBytes < 8<<10 {
+		return errors.New("-file-bytes must be at least 8 KiB")
+	}
+	if c.jobSeconds < 1 || c.jobScale <= 0 {
+		return errors.New("-job-seconds must be at least 1 and -job-scale above 0")
+	}
 	c.argv = os.Args
 	specs, skips := c.matrix()
-	if len(specs) == 0 && len(c.sdkNs) == 0 {
+	if len(specs) == 0 && len(c.sdkNs) == 0 && len(c.fileNs) == 0 && len(c.jobNs) == 0 {
 		return errors.New("nothing to run")
 	}
 	if c.workdir == "" {
@@ -206,6 +227,9 @@ func benchMain(args []string) error {
 				printRun(f)
 			}
 		}
+	}
+	if err := runFilesAndJobs(c, rep); err != nil {
+		return err
 	}
 	mach.loadEnd = loadAvg()
 	rep.verdicts = evaluate(rep, c)
