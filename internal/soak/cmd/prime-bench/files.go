@@ -492,7 +492,7 @@ func roundUp(a, b int) int { return int(math.Ceil(float64(a) / float64(b))) }
 // directory.
 func runFilesAndJobs(c benchConfig, rep *report) error {
 	if len(c.fileNs) > 0 {
-		archive, err := soak.WriteTaskDir(filepath.Join(c.workdir, "task"), c.fileBytes, uint64(c.seed))
+		archive, err := soak.WriteTaskDir(filepath.Join(c.workdir, "task"), c.fileBytes, c.seed)
 		if err != nil {
 			return fmt.Errorf("generating the task directory: %w", err)
 		}
