@@ -637,7 +637,7 @@ func benchRun(c benchConfig, s runSpec) (*runFigures, error) {
 	base := mock.URL
 	var tr *tracer
 	if c.trace && s.path == pathInstances {
-		if tr, err = startTracer(mock.URL); err != nil {
+		if tr, err = startTracer(mock.URL, false); err != nil {
 			return nil, err
 		}
 		defer tr.Close()

@@ -3,8 +3,9 @@ package main
 // The background-job run: one prime_sandbox_fleet of N members whose agent
 // (a prime_fleet_command with background = true) is a job of JOB_SECONDS
 // of mock time, beside the same fleet with a foreground no-op agent, in
-// the same invocation. Both run behind the recording proxy (trace.go), so
-// every background-jobs status:batchGet is timed and its answer read.
+// the same invocation. Both run with their API requests through the
+// recording proxy (trace.go), so every background-jobs status:batchGet is
+// timed and its answer read; the gateway is reached directly.
 
 import (
 	"context"
@@ -129,6 +130,26 @@ func seenDelays(ends map[string]time.Time, recs []traceRec) (ds []time.Duration,
 	return ds, missing
 }
 
+// lastSeen is the latest first report of a completed job among the ended
+// ones: when the provider had the last of them.
+func lastSeen(ends map[string]time.Time, recs []traceRec) time.Time {
+	first := map[string]time.Time{}
+	for _, r := range recs {
+		for _, k := range r.Done {
+			if t, ok := first[k]; !ok || r.End.Before(t) {
+				first[k] = r.End
+			}
+		}
+	}
+	var last time.Time
+	for k := range ends {
+		if t, ok := first[k]; ok && t.After(last) {
+			last = t
+		}
+	}
+	return last
+}
+
 // readDelays is, for every job that ended, the time from its end to the
 // start of the command reading its output: when the provider acted on the
 // news (an upper bound of when it learned it, from the mock's events alone).
@@ -177,6 +198,9 @@ func batchesPerRound(n int) float64 { return 1.2 * float64(roundUp(n, prime.MaxB
 type jobFigures struct {
 	n          int
 	background bool
+	// round counts the pair's repeats from 1; only the first plans again
+	// and destroys.
+	round      int
 	jobSeconds int
 	// jobWall is the job's length in wall time: jobSeconds × sleep_scale.
 	jobWall time.Duration
@@ -202,6 +226,27 @@ type jobFigures struct {
 	// lastProbe is the fleet's last readiness probe answered: the fleet is
 	// ready, and what follows is the agent's part of the apply.
 	lastProbe time.Time
+	// firstAgent is the agent's first gateway command (the job's start,
+	// or the no-op) and lastAgent the end of its last (the last job's
+	// output read, or the last no-op).
+	firstAgent, lastAgent time.Time
+	// lastStart and lastSeen are the last job's start and the last answer
+	// that reported a job completed for the first time.
+	lastStart, lastSeen time.Time
+}
+
+// jobSteps splits the background agent's commands: the starts (first →
+// last), the last job (→ the last end), the poll (→ the last job seen),
+// the output reads (→ the end of the last).
+func (f *jobFigures) jobSteps() (starts, last, poll, reads time.Duration) {
+	return span(f.firstAgent, f.lastStart), span(f.lastStart, f.lastEnd), span(f.lastEnd, f.lastSeen), span(f.lastSeen, f.lastAgent)
+}
+
+// agentSteps splits agentPart: Terraform moving from the fleet to the
+// agent (last probe → the agent's first command), the agent's commands
+// (→ the end of its last), and the rest (→ terraform's exit).
+func (f *jobFigures) agentSteps() (moveOn, agent, rest time.Duration) {
+	return span(f.lastProbe, f.firstAgent), span(f.firstAgent, f.lastAgent), span(f.lastAgent, f.apply.res.Start.Add(f.apply.res.Duration))
 }
 
 // agentPart is the apply's time after the fleet was ready: the last
@@ -212,13 +257,13 @@ func (f *jobFigures) agentPart() time.Duration {
 
 func (f *jobFigures) name() string {
 	if f.background {
-		return fmt.Sprintf("background jobs N=%d", f.n)
+		return fmt.Sprintf("background jobs N=%d, run %d", f.n, f.round)
 	}
-	return fmt.Sprintf("foreground no-op N=%d", f.n)
+	return fmt.Sprintf("foreground no-op N=%d, run %d", f.n, f.round)
 }
 
 func (f *jobFigures) sane() bool {
-	ok := f.planEmpty && f.liveAfterApply == f.n && f.liveAfterDestroy == 0 && f.results == f.n
+	ok := f.liveAfterApply == f.n && f.results == f.n && (f.round > 1 || f.planEmpty && f.liveAfterDestroy == 0)
 	if f.background {
 		ok = ok && len(f.jobs.ends) == f.n && f.seen.missing == 0
 	}
@@ -234,89 +279,118 @@ func (f *jobFigures) perRound() float64 {
 	return float64(f.statusInWindow) / float64(max(1, f.allowedRounds))
 }
 
-// jobPair is the background run between two runs of its foreground
-// baseline (before and after: on a shared machine a load spike in one of
-// them shows as a difference between the two).
+// jobPair is the background run and its foreground baseline, each run
+// twice, alternately (baseline, job, baseline, job): on this shared
+// machine one 1000-member apply moved by seconds under another agent's
+// load, and the alternation spreads such a spike over both.
 type jobPair struct {
-	n                   int
-	noop, job, noopThen *jobFigures
+	n    int
+	runs []*jobFigures // in the order they ran
 }
 
-// base is the baseline run the job is compared with: the faster of the
-// two, so a load spike in a baseline cannot make the job look cheaper.
-func (p *jobPair) base() *jobFigures {
-	if p.noopThen != nil && p.noopThen.apply.res.Duration < p.noop.apply.res.Duration {
-		return p.noopThen
+// jobRepeats is how many times each of the pair runs.
+const jobRepeats = 2
+
+func (p *jobPair) of(background bool) []*jobFigures {
+	var out []*jobFigures
+	for _, f := range p.runs {
+		if f.background == background {
+			out = append(out, f)
+		}
 	}
-	return p.noop
+	return out
 }
 
-// added is what the job added to the apply.
+func (p *jobPair) baselines() []*jobFigures { return p.of(false) }
+func (p *jobPair) jobRuns() []*jobFigures   { return p.of(true) }
+
+// fastest is the run whose apply took least: the least disturbed.
+func fastest(fs []*jobFigures) *jobFigures {
+	var best *jobFigures
+	for _, f := range fs {
+		if best == nil || f.apply.res.Duration < best.apply.res.Duration {
+			best = f
+		}
+	}
+	return best
+}
+
+// added is what the job added to the apply: the fastest job run minus
+// the fastest baseline run.
 func (p *jobPair) added() time.Duration {
-	return p.job.apply.res.Duration - p.base().apply.res.Duration
+	return fastest(p.jobRuns()).apply.res.Duration - fastest(p.baselines()).apply.res.Duration
 }
 
 // addedAfterReady is the same from the fleet's readiness on (the
-// fleet's boot, common to both, left out).
-func (p *jobPair) addedAfterReady() time.Duration { return p.job.agentPart() - p.base().agentPart() }
-
-// baselines are the baseline runs, in order.
-func (p *jobPair) baselines() []*jobFigures {
-	if p.noopThen == nil {
-		return []*jobFigures{p.noop}
-	}
-	return []*jobFigures{p.noop, p.noopThen}
+// fleet's boot, common to both, left out), of the same two runs.
+func (p *jobPair) addedAfterReady() time.Duration {
+	return fastest(p.jobRuns()).agentPart() - fastest(p.baselines()).agentPart()
 }
 
 // allowed is the target: the job's own length + 2 s.
-func (p *jobPair) allowed() time.Duration { return p.job.jobWall + 2*time.Second }
+func (p *jobPair) allowed() time.Duration { return p.jobRuns()[0].jobWall + 2*time.Second }
+
+// worstPerRound and worstSeen are the job runs' worst figures.
+func (p *jobPair) worstPerRound() *jobFigures {
+	var w *jobFigures
+	for _, f := range p.jobRuns() {
+		if w == nil || f.perRound() > w.perRound() || float64(maxInt(f.rounds)) > float64(maxInt(w.rounds)) {
+			w = f
+		}
+	}
+	return w
+}
+
+func (p *jobPair) worstSeen() *jobFigures {
+	var w *jobFigures
+	for _, f := range p.jobRuns() {
+		if w == nil || f.seen.missing > w.seen.missing || f.seen.median > w.seen.median {
+			w = f
+		}
+	}
+	return w
+}
 
 func jobRunPair(c benchConfig, n int) (*jobPair, error) {
 	p := &jobPair{n: n}
-	for i, bg := range []bool{false, true, false} {
-		what := "foreground no-op agent (baseline, before)"
-		if i == 2 {
-			what = "foreground no-op agent (baseline, after)"
-		}
+	for i := range 2 * jobRepeats {
+		bg, round := i%2 == 1, i/2+1
+		what := fmt.Sprintf("foreground no-op agent (baseline), run %d of %d", round, jobRepeats)
 		if bg {
-			what = fmt.Sprintf("background job of %d s of mock time (sleep_scale %g: %s of wall time)", c.jobSeconds, c.jobScale,
-				secs(time.Duration(float64(c.jobSeconds)*c.jobScale*float64(time.Second))))
+			what = fmt.Sprintf("background job of %d s of mock time (sleep_scale %g: %s of wall time), run %d of %d", c.jobSeconds, c.jobScale,
+				secs(time.Duration(float64(c.jobSeconds)*c.jobScale*float64(time.Second))), round, jobRepeats)
 		}
-		fmt.Printf("\n=== jobs N=%d, %s: latency %s, boot %s, gateway lag %s, behind the recording proxy\n", n, what, c.latency, c.boot, c.gatewayLag)
-		f, err := jobRun(c, n, bg)
+		fmt.Printf("\n=== jobs N=%d, %s: latency %s, boot %s, gateway lag %s, API through the recording proxy\n", n, what, c.latency, c.boot, c.gatewayLag)
+		f, err := jobRun(c, n, bg, round)
 		if err != nil {
-			return nil, fmt.Errorf("job run N=%d (background %t): %w (work directory %s)", n, bg, err, c.workdir)
+			return nil, fmt.Errorf("job run N=%d (background %t, run %d): %w (work directory %s)", n, bg, round, err, c.workdir)
 		}
-		switch {
-		case bg:
-			p.job = f
-		case i == 0:
-			p.noop = f
-		default:
-			p.noopThen = f
-		}
+		p.runs = append(p.runs, f)
 	}
 	printJobPair(p)
 	return p, nil
 }
 
-func jobRun(c benchConfig, n int, background bool) (*jobFigures, error) {
+// jobRun runs one of the pair; the first round also plans again (which
+// must be empty) and destroys, the later ones only apply (each mock and
+// workspace goes with its run).
+func jobRun(c benchConfig, n int, background bool, round int) (*jobFigures, error) {
 	ctx := context.Background()
-	name := fmt.Sprintf("jobs-n%d-noop", n)
+	name := fmt.Sprintf("jobs-n%d-noop-%d", n, round)
 	if background {
-		name = fmt.Sprintf("jobs-n%d", n)
+		name = fmt.Sprintf("jobs-n%d-job-%d", n, round)
 	}
 	env, err := newRunEnv(c, name, "-sleep-scale", strconv.FormatFloat(c.jobScale, 'g', -1, 64))
 	if err != nil {
 		return nil, err
 	}
 	defer env.Close()
-	tr, err := startTracer(env.mock.URL)
+	tr, err := startTracer(env.mock.URL, true)
 	if err != nil {
 		return nil, err
 	}
 	defer tr.Close()
-	f := &jobFigures{n: n, background: background}
+	f := &jobFigures{n: n, background: background, round: round}
 	tf := soak.TaskFleet{N: n, BaseURL: tr.URL, ProviderExtra: c.providerExtra, Prefix: "bench", Command: noopCommand, MaxConcurrency: n}
 	if background {
 		f.jobSeconds = c.jobSeconds
@@ -344,6 +418,9 @@ func jobRun(c benchConfig, n int, background bool) (*jobFigures, error) {
 		return nil, err
 	}
 	f.results = agentResults(state)
+	if round > 1 {
+		return f, nil
+	}
 	if f.plan, err = env.run(ctx, "plan", "plan", "-detailed-exitcode", "-input=false"); err != nil {
 		return nil, err
 	}
@@ -367,8 +444,17 @@ func jobRun(c benchConfig, n int, background bool) (*jobFigures, error) {
 func (f *jobFigures) analyse(recs []traceRec) {
 	f.statusAll = f.apply.requests[jobBatchRoute]
 	for _, e := range f.apply.events {
-		if e.Type == primemock.EventCommandExecuted && e.Command == gatewayProbe && e.Time.After(f.lastProbe) {
+		if e.Transport != "connect" {
+			continue
+		}
+		agent := e.Command == noopCommand || strings.HasPrefix(e.Command, "nohup setsid sh -c ") || jobOutputRead.MatchString(e.Command)
+		switch {
+		case e.Type == primemock.EventCommandExecuted && e.Command == gatewayProbe && e.Time.After(f.lastProbe):
 			f.lastProbe = e.Time
+		case agent && e.Type == primemock.EventCommandStarted && (f.firstAgent.IsZero() || e.Time.Before(f.firstAgent)):
+			f.firstAgent = e.Time
+		case agent && e.Type == primemock.EventCommandExecuted && e.Time.After(f.lastAgent):
+			f.lastAgent = e.Time
 		}
 	}
 	if !f.background {
@@ -391,6 +477,12 @@ func (f *jobFigures) analyse(recs []traceRec) {
 	f.rounds = pollRounds(inWindow, jobPollInterval/2)
 	f.allowedRounds = roundsIn(f.window(), jobPollInterval)
 	f.seen = newDurStats(seenDelays(f.jobs.ends, recs))
+	for _, t := range f.jobs.starts {
+		if t.After(f.lastStart) {
+			f.lastStart = t
+		}
+	}
+	f.lastSeen = lastSeen(f.jobs.ends, recs)
 	f.reacted = newDurStats(readDelays(f.jobs))
 }
 
@@ -443,19 +535,24 @@ func roundsNote(rounds []int) string {
 }
 
 func printJobPair(p *jobPair) {
-	j, b := p.job, p.base()
 	var walls []string
-	for _, f := range p.baselines() {
-		walls = append(walls, secs(f.apply.res.Duration))
+	for _, f := range p.runs {
+		walls = append(walls, fmt.Sprintf("%s %s", f.name(), secs(f.apply.res.Duration)))
 	}
-	fmt.Printf("\njobs N=%d: apply %s with the job, %s with the no-op agent (the faster of %s): the job added %s (allowed %s); from the fleet ready on %s vs %s: %s\n",
-		p.n, secs(j.apply.res.Duration), secs(b.apply.res.Duration), strings.Join(walls, ", "), secs(p.added()), secs(p.allowed()),
-		secs(j.agentPart()), secs(b.agentPart()), secs(p.addedAfterReady()))
-	fmt.Printf("         job starts spread over %s, ends over %s; window (first start → last end) %s\n",
-		secs(j.startSpread), secs(j.endSpread), secs(j.window()))
-	fmt.Printf("         status requests in the window %d (%d in the apply): %.2f per round over %d rounds the interval allows (bound %.1f); %s\n",
-		j.statusInWindow, j.statusAll, j.perRound(), j.allowedRounds, batchesPerRound(p.n), roundsNote(j.rounds))
-	fmt.Printf("         job end → status answer reporting it: %s; → output read started: %s\n", j.seen, j.reacted)
-	fmt.Printf("         results %d/%d; provider peak RSS %s (no-op %s); plan exit %d; destroy %s\n",
-		j.results, p.n, kb(j.apply.maxRSS()), kb(b.apply.maxRSS()), j.plan.res.ExitCode, secs(j.destroy.res.Duration))
+	fmt.Printf("\njobs N=%d: %s\n         the job added %s (fastest job run − fastest baseline; allowed %s); from the fleet ready on %s\n",
+		p.n, strings.Join(walls, ", "), secs(p.added()), secs(p.allowed()), secs(p.addedAfterReady()))
+	for _, f := range p.runs {
+		a, b, c := f.agentSteps()
+		fmt.Printf("         %s: fleet ready → agent's first command %s, its commands %s, → exit %s\n", f.name(), secs(a), secs(b), secs(c))
+		if !f.background {
+			continue
+		}
+		st, lj, po, rd := f.jobSteps()
+		fmt.Printf("           the job's commands: starts %s, last start → last end %s, → last seen %s, → last output read %s\n",
+			secs(st), secs(lj), secs(po), secs(rd))
+		fmt.Printf("           status requests in the window %d (%d in the apply): %.2f per round over %d rounds the interval allows (bound %.1f); %s\n",
+			f.statusInWindow, f.statusAll, f.perRound(), f.allowedRounds, batchesPerRound(p.n), roundsNote(f.rounds))
+		fmt.Printf("           job end → status answer reporting it: %s; → output read started: %s; provider peak RSS %s\n",
+			f.seen, f.reacted, kb(f.apply.maxRSS()))
+	}
 }

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/soak"
 )
 
@@ -22,7 +24,7 @@ func filesSection(b *strings.Builder, r *report, c benchConfig) {
 		"data source reading `%s` from every member after it (`sandbox_ids` from the agent's `results`). Beside each, in "+
 		"the same invocation and on the same mock settings, the **baseline**: the same fleet and agent without the file "+
 		"and the data source. Every `max_concurrency` is the default (%d); Terraform's `-parallelism` is its default.\n\n",
-		a.Size, mib(a.Size), a.SHA256, codeSpan(resultCommandShown()), resultPathShown(), providerFleetConcurrency)
+		a.Size, mib(a.Size), a.SHA256, resultCommandShown(), soak.ResultPath, providerFleetConcurrency)
 	w("| Figure |")
 	for _, p := range r.files {
 		w(" N=%d without files | N=%d with files |", p.n, p.n)
@@ -105,7 +107,9 @@ func filesSection(b *strings.Builder, r *report, c benchConfig) {
 			perN(f.planRead.readCalls(), f.n), kb(f.plan.maxRSS()))
 	})
 	bRow("destroy wall time (the file's removal from every member, then the fleet)", func(f *fileFigures) string {
-		return fmt.Sprintf("%s (%.2f gateway requests per member)", secs(f.destroy.res.Duration), perN(f.destroy.gatewayTotal(), f.n))
+		g := splitGateway(f.destroy, soak.ResultCommand)
+		return fmt.Sprintf("%s (gateway requests per member: %.2f, of which `rm -rf` %.2f, other commands %.2f)", secs(f.destroy.res.Duration),
+			perN(g.total(), f.n), perN(g.commands[cmdRemove], f.n), perN(g.commands[cmdOther]+g.commands[cmdProbe], f.n))
 	})
 	row("results in state (`data.prime_fleet_file.result.files`) / task data intact on the members checked", nil, func(p *filePair) string {
 		return fmt.Sprintf("%d of %d / %d of %d", p.files.resultsInState, p.n, p.files.spotOK, p.files.spotChecked)
@@ -138,111 +142,110 @@ func jobsSection(b *strings.Builder, r *report, c benchConfig) {
 	w("One `prime_sandbox_fleet` of N members and its agent, a `prime_fleet_command` with `background = true` running "+
 		"`%s`: %d s of mock time, which the mock's `sleep_scale` %g makes %s of wall time. Beside it, in the same "+
 		"invocation and on the same mock settings, the **baseline**: the same fleet with a foreground no-op agent (`%s`). "+
+		"Each runs %d times, alternately (baseline, job, baseline, job); the first of each also plans again and destroys. "+
 		"Both agents have `max_concurrency = N` (every member's job runs at once; a background member holds no gateway "+
-		"stream while it waits), and both runs go through the recording proxy (`trace.go`), which times every "+
-		"background-jobs `status:batchGet` and reads its answer; it adds one loopback hop to every request of both. The "+
+		"stream while it waits), and both runs send their API requests through the recording proxy (`trace.go`), which "+
+		"times every background-jobs `status:batchGet` and reads its answer; it adds one loopback hop to every API "+
+		"request of both (the gateway, whose URL the mock derives from the request's host, is reached directly). The "+
 		"provider polls every job with one shared poller per process, every %s (its default), in requests of up to %d jobs.\n\n",
-		jobCommand(c.jobSeconds), c.jobSeconds, c.jobScale, secs(r.jobs[0].job.jobWall), noopCommand, jobPollInterval, 100)
-	// Columns per N: the baseline before, the job, the baseline after.
-	cols := func(p *jobPair) []*jobFigures { return append([]*jobFigures{p.noop, p.job}, p.baselines()[1:]...) }
-	w("| Figure |")
+		jobCommand(c.jobSeconds), c.jobSeconds, c.jobScale, secs(r.jobs[0].jobRuns()[0].jobWall), noopCommand, jobRepeats,
+		jobPollInterval, prime.MaxBatchJobs)
 	for _, p := range r.jobs {
-		for _, f := range cols(p) {
-			switch {
-			case f.background:
-				w(" N=%d, background job |", p.n)
-			case f == p.noop:
-				w(" N=%d, foreground no-op (before) |", p.n)
-			default:
-				w(" N=%d, foreground no-op (after) |", p.n)
+		w("**N=%d: the job added %s to the apply** (the fastest job run's %s − the fastest baseline's %s; allowed: the job's %s + 2 s = %s). "+
+			"From the fleet ready on (the fleet's boot, common to both, left out), the same two runs differ by %s.\n\n",
+			p.n, secs(p.added()), secs(fastest(p.jobRuns()).apply.res.Duration), secs(fastest(p.baselines()).apply.res.Duration),
+			secs(p.allowed()-2*time.Second), secs(p.allowed()), secs(p.addedAfterReady()))
+	}
+	w("| Figure |")
+	var cols []*jobFigures
+	for _, p := range r.jobs {
+		for _, f := range p.runs {
+			kind := "no-op"
+			if f.background {
+				kind = "background job"
 			}
+			w(" N=%d %s, run %d |", p.n, kind, f.round)
+			cols = append(cols, f)
 		}
 	}
 	w("\n|---|")
-	for _, p := range r.jobs {
-		for range cols(p) {
-			w("---|")
-		}
+	for range cols {
+		w("---|")
 	}
 	w("\n")
-	// row writes fn of every run; pair-level figures (base nil) go in the
-	// job's column, "—" in the baselines'.
-	row := func(name string, base func(f *jobFigures) string, job func(p *jobPair) string) {
+	// row writes fn of every run; job rows give "—" for the baselines,
+	// first-round rows for the later rounds.
+	row := func(name string, jobOnly, firstOnly bool, fn func(f *jobFigures) string) {
 		w("| %s |", name)
-		for _, p := range r.jobs {
-			for _, f := range cols(p) {
-				switch {
-				case f.background:
-					w(" %s |", job(p))
-				case base != nil:
-					w(" %s |", base(f))
-				default:
-					w(" — |")
-				}
+		for _, f := range cols {
+			switch {
+			case jobOnly && !f.background, firstOnly && f.round > 1:
+				w(" — |")
+			default:
+				w(" %s |", fn(f))
 			}
 		}
 		w("\n")
 	}
-	bRow := func(name string, fn func(f *jobFigures) string) {
-		row(name, fn, func(p *jobPair) string { return fn(p.job) })
-	}
-	bRow("**apply wall time**", func(f *jobFigures) string { return secs(f.apply.res.Duration) })
-	row("**what the job added to the apply** (vs. the faster baseline; allowed: the job + 2 s)", nil, func(p *jobPair) string {
-		return fmt.Sprintf("**%s** (%s)", secs(p.added()), secs(p.allowed()))
+	row("**apply wall time**", false, false, func(f *jobFigures) string { return fmt.Sprintf("**%s**", secs(f.apply.res.Duration)) })
+	row("fleet ready (last readiness probe answered) → apply exit", false, false, func(f *jobFigures) string { return secs(f.agentPart()) })
+	row("… Terraform to the agent's first command / the agent's commands / last one done → exit", false, false, func(f *jobFigures) string {
+		a, b, c := f.agentSteps()
+		return fmt.Sprintf("%s / %s / %s", secs(a), secs(b), secs(c))
 	})
-	bRow("fleet ready (last readiness probe answered) → apply exit", func(f *jobFigures) string { return secs(f.agentPart()) })
-	row("what the job added from the fleet ready on (the fleet's boot left out)", nil, func(p *jobPair) string {
-		return secs(p.addedAfterReady())
+	row("… the job's commands: starts (first → last) / last start → last end / → last job seen / → last output read done", true, false,
+		func(f *jobFigures) string {
+			st, lj, po, rd := f.jobSteps()
+			return fmt.Sprintf("%s / %s / %s / %s", secs(st), secs(lj), secs(po), secs(rd))
+		})
+	row("job ends: first → last (`command_executed`, transport background)", true, false, func(f *jobFigures) string { return secs(f.endSpread) })
+	row("window: first job start → last job end", true, false, func(f *jobFigures) string { return secs(f.window()) })
+	row("background-jobs `status:batchGet` requests in the window (in the whole apply)", true, false, func(f *jobFigures) string {
+		return fmt.Sprintf("%d (%d)", f.statusInWindow, f.statusAll)
 	})
-	row("job starts: first → last (mock's `command_started`, transport background)", nil, func(p *jobPair) string { return secs(p.job.startSpread) })
-	row("job ends: first → last (`command_executed`, transport background)", nil, func(p *jobPair) string { return secs(p.job.endSpread) })
-	row("window: first job start → last job end", nil, func(p *jobPair) string { return secs(p.job.window()) })
-	row("background-jobs `status:batchGet` requests in the window (in the whole apply)", nil, func(p *jobPair) string {
-		return fmt.Sprintf("%d (%d)", p.job.statusInWindow, p.job.statusAll)
+	row("poll rounds the window holds at the interval: ⌊window / interval⌋ + 1", true, false, func(f *jobFigures) string { return fmt.Sprint(f.allowedRounds) })
+	row("**status requests per poll round** (bound: 1.2 × ⌈N/100⌉)", true, false, func(f *jobFigures) string {
+		return fmt.Sprintf("**%.2f** (%.1f)", f.perRound(), batchesPerRound(f.n))
 	})
-	row("poll rounds the window holds at the interval: ⌊window / interval⌋ + 1", nil, func(p *jobPair) string { return fmt.Sprint(p.job.allowedRounds) })
-	row("**status requests per poll round** (bound: 1.2 × ⌈N/100⌉)", nil, func(p *jobPair) string {
-		return fmt.Sprintf("**%.2f** (%.1f)", p.job.perRound(), batchesPerRound(p.n))
+	row("rounds counted from the request times (a gap over interval / 2 starts one): count, mean, max requests", true, false, func(f *jobFigures) string {
+		return fmt.Sprintf("%d, %.2f, %d", len(f.rounds), meanInt(f.rounds), maxInt(f.rounds))
 	})
-	row("rounds counted from the request times (a gap over interval / 2 starts one): count, mean, max requests", nil, func(p *jobPair) string {
-		return fmt.Sprintf("%d, %.2f, %d", len(p.job.rounds), meanInt(p.job.rounds), maxInt(p.job.rounds))
+	row("jobs per request in the window: mean / max", true, false, func(f *jobFigures) string {
+		return fmt.Sprintf("%.1f / %d", meanInt(f.batchSizes), maxInt(f.batchSizes))
 	})
-	row("jobs per request in the window: mean / max", nil, func(p *jobPair) string {
-		return fmt.Sprintf("%.1f / %d", meanInt(p.job.batchSizes), maxInt(p.job.batchSizes))
-	})
-	row("**job end → status answer reporting it completed** (seen)", nil, func(p *jobPair) string { return p.job.seen.String() })
-	row("job end → the provider's read of its output starts (mock events only)", nil, func(p *jobPair) string { return p.job.reacted.String() })
-	bRow("**API requests per member (apply)**", func(f *jobFigures) string {
+	row("**job end → status answer reporting it completed** (seen)", true, false, func(f *jobFigures) string { return f.seen.String() })
+	row("job end → the provider's read of its output starts (mock events only)", true, false, func(f *jobFigures) string { return f.reacted.String() })
+	row("**API requests per member (apply)**", false, false, func(f *jobFigures) string {
 		return fmt.Sprintf("**%.2f** (%d)", perN(f.apply.apiTotal(), f.n), f.apply.apiTotal())
 	})
-	bRow("sandbox `status:batchGet` requests per member (apply)", func(f *jobFigures) string {
+	row("sandbox `status:batchGet` requests per member (apply)", false, false, func(f *jobFigures) string {
 		return fmt.Sprintf("%.2f (%d)", perMember(f.apply, statusRoute, f.n), f.apply.requests[statusRoute])
 	})
-	bRow("gateway requests per member (apply)", func(f *jobFigures) string {
+	row("gateway requests per member (apply)", false, false, func(f *jobFigures) string {
 		return fmt.Sprintf("%.2f (%d)", perN(f.apply.gatewayTotal(), f.n), f.apply.gatewayTotal())
 	})
-	bRow("**provider peak RSS, apply**", func(f *jobFigures) string {
+	row("**provider peak RSS, apply**", false, false, func(f *jobFigures) string {
 		return fmt.Sprintf("**%s** (max of %d processes)", kb(f.apply.maxRSS()), len(f.apply.rss))
 	})
-	bRow("CPU time during apply (user + system)", func(f *jobFigures) string { return f.apply.cpuNote() })
-	bRow("second `plan -detailed-exitcode`", func(f *jobFigures) string {
+	row("CPU time during apply (user + system)", false, false, func(f *jobFigures) string { return f.apply.cpuNote() })
+	row("second `plan -detailed-exitcode`", false, true, func(f *jobFigures) string {
 		return fmt.Sprintf("%s (exit %d, %d API requests)", secs(f.plan.res.Duration), f.plan.res.ExitCode, f.plan.apiTotal())
 	})
-	bRow("destroy wall time", func(f *jobFigures) string { return secs(f.destroy.res.Duration) })
-	bRow("results in state (exit 0, output `done`) / live after apply / after destroy", func(f *jobFigures) string {
-		return fmt.Sprintf("%d / %d / %d", f.results, f.liveAfterApply, f.liveAfterDestroy)
+	row("destroy wall time / live sandboxes after it", false, true, func(f *jobFigures) string {
+		return fmt.Sprintf("%s / %d", secs(f.destroy.res.Duration), f.liveAfterDestroy)
+	})
+	row("results in state (exit 0, output `done`) / live sandboxes after apply", false, false, func(f *jobFigures) string {
+		return fmt.Sprintf("%d / %d", f.results, f.liveAfterApply)
 	})
 	w("\nRequests of the applies, by route:\n\n| Route |")
 	var phases []phase
-	for _, p := range r.jobs {
-		for _, f := range cols(p) {
-			kind := "no-op"
-			if f.background {
-				kind = "job"
-			}
-			w(" N=%d %s |", p.n, kind)
-			phases = append(phases, f.apply)
+	for _, f := range cols {
+		kind := "no-op"
+		if f.background {
+			kind = "job"
 		}
+		w(" N=%d %s %d |", f.n, kind, f.round)
+		phases = append(phases, f.apply)
 	}
 	w("\n|---|")
 	for range phases {
@@ -291,12 +294,13 @@ func howFilesAndJobs(b *strings.Builder, r *report, c benchConfig) {
 			"the chain the file and the read add, member by member at the configured round trip (rtt = %s): PutFile's 3 "+
 			"gateway calls and the read's 1, %d members at a time (the default `max_concurrency`), so ⌈N / %d⌉ × 4 × rtt; "+
 			"plus the transfer: N × the archive's size over the mock's upload throughput, measured before each pair "+
-			"against a mock of its own with no latency (%d uploads of the archive to one sandbox, %d at a time, streamed "+
-			"from disk by the provider's client, as the provider streams them). Every member's copy crosses the one mock "+
+			"against a mock of its own with no latency (%d sandboxes, one upload stream each as the run's members have, "+
+			"%d uploads of the archive per stream, streamed from disk by the provider's client as the provider streams "+
+			"them; the fastest of %d passes, since a floor takes the best this machine showed). Every member's copy crosses the one mock "+
 			"process on this 2-core machine, so the bytes cannot arrive faster. Terraform's own work for the two added "+
 			"graph nodes, the unpacking's CPU in the mock and the token requests are not in it; the baseline is a measured "+
 			"run, so its noise (a few tenths of a second here) is the floor's too.\n",
-			ms(rtt(c)), providerFleetConcurrency, providerFleetConcurrency, 4*providerFleetConcurrency, providerFleetConcurrency)
+			ms(rtt(c)), providerFleetConcurrency, providerFleetConcurrency, providerFleetConcurrency, ingestPerStream, ingestPasses)
 		w("- **File run, memory**: the provider's peak RSS (`ru_maxrss`, as above) of the file run's apply minus the " +
 			"baseline's at the same N; the target allows twice the archive plus 50 MiB. The provider archives a " +
 			"`source_dir` once into a temporary file and streams every upload from it (multipart framing around the " +
@@ -311,7 +315,7 @@ func howFilesAndJobs(b *strings.Builder, r *report, c benchConfig) {
 			"shortens its wall time to %s. Nothing else changes: the provider's poll interval is wall time (1 s), so the "+
 			"end → seen latency, the requests per round and the overhead over the job do not depend on the job's "+
 			"length once it spans many rounds; a real 60 s would add 45 s of waiting per run and no information.\n",
-			c.jobSeconds, c.jobScale, secs(r.jobs[0].job.jobWall))
+			c.jobSeconds, c.jobScale, secs(r.jobs[0].jobRuns()[0].jobWall))
 		w("- **Background jobs, status requests per round**: every background-jobs `status:batchGet` the proxy saw " +
 			"start between the first job start and the last job end (the mock's `command_started` and " +
 			"`command_executed` events of the jobs' processes, transport `background`), divided by the rounds that " +
@@ -329,17 +333,15 @@ func howFilesAndJobs(b *strings.Builder, r *report, c benchConfig) {
 			"next act), from the mock's events alone.\n")
 		w("- **Background jobs, overhead**: the background run's apply wall time minus the baseline's (same fleet, a " +
 			"foreground `echo done` at the same `max_concurrency`), against the job's wall time + 2 s: starting the " +
-			"jobs, the poll latency and reading each job's output must fit in 2 s. The baseline runs twice, before and " +
-			"after the job (this machine is shared: one run of a 1000-member apply moved by several seconds under " +
-			"another agent's load), and the faster of the two is the one compared, so a disturbed baseline cannot make " +
-			"the job look cheaper. Cross-check, less exposed to that noise: the same difference from the fleet's " +
-			"readiness on (the mock's last readiness-probe `command_executed` → terraform's exit), which leaves out " +
-			"the fleet's boot, common to both.\n")
+			"jobs, the poll latency and reading each job's output must fit in 2 s. Each of the two runs twice, " +
+			"alternately (this machine is shared: one 1000-member apply moved by several seconds under another agent's " +
+			"load), and the fastest run of each — the least disturbed — is compared. Cross-check, less exposed to that " +
+			"noise: the same difference from the fleet's readiness on (the mock's last readiness-probe " +
+			"`command_executed` → terraform's exit), which leaves out the fleet's boot, common to both. The rows below " +
+			"split that part: Terraform moving on to the agent, the agent's commands (for the job: the starts, the last " +
+			"job's run, the poll that saw it, the output reads), and what follows the last command until terraform exits " +
+			"(building and storing 1000 results).\n")
 	}
 }
 
-func codeSpan(s string) string { return "`" + s + "`" }
-
 func resultCommandShown() string { return strings.ReplaceAll(soak.ResultCommand, "|", "\\|") }
-
-func resultPathShown() string { return "`" + soak.ResultPath + "`" }

@@ -176,6 +176,13 @@ func TestSeenDelays(t *testing.T) {
 	if missing != 1 || !slices.Equal(ds, []time.Duration{1008 * time.Millisecond, 1510 * time.Millisecond}) {
 		t.Errorf("delays %v, %d missing", ds, missing)
 	}
+	if last := lastSeen(ends, recs); !last.Equal(at(3010)) {
+		t.Errorf("last seen %s, want the answer that ended at 3010 ms", last)
+	}
+	f := &jobFigures{firstAgent: at(0), lastStart: at(900), lastEnd: at(15950), lastSeen: at(16500), lastAgent: at(16800)}
+	if st, lj, po, rd := f.jobSteps(); st != 900*time.Millisecond || lj != 15050*time.Millisecond || po != 550*time.Millisecond || rd != 300*time.Millisecond {
+		t.Errorf("job steps %s %s %s %s", st, lj, po, rd)
+	}
 }
 
 func TestPollRounds(t *testing.T) {
@@ -261,5 +268,38 @@ func TestFileAndJobFlags(t *testing.T) {
 	}
 	if !strings.Contains(jobCommand(60), "sleep 60") {
 		t.Errorf("job command %q", jobCommand(60))
+	}
+}
+
+// The job pair compares the fastest run of each kind and judges the job
+// runs' worst poll figures.
+func TestJobPair(t *testing.T) {
+	run := func(bg bool, round int, wall time.Duration, perRound int) *jobFigures {
+		f := &jobFigures{n: 1000, background: bg, round: round, jobWall: 15 * time.Second}
+		f.apply.res.Duration = wall
+		if bg {
+			f.statusInWindow, f.allowedRounds, f.rounds = perRound*16, 16, []int{perRound}
+			f.seen = durStats{n: 1000, median: time.Duration(perRound) * 50 * time.Millisecond}
+		}
+		return f
+	}
+	p := &jobPair{n: 1000, runs: []*jobFigures{
+		run(false, 1, 9*time.Second, 0), run(true, 1, 26*time.Second, 10),
+		run(false, 2, 6*time.Second, 0), run(true, 2, 23*time.Second, 11),
+	}}
+	if d := p.added(); d != 17*time.Second {
+		t.Errorf("added %s, want 23 s − 6 s", d)
+	}
+	if a := p.allowed(); a != 17*time.Second {
+		t.Errorf("allowed %s", a)
+	}
+	if w := p.worstPerRound(); w.round != 2 || w.perRound() != 11 {
+		t.Errorf("worst per round: run %d, %.1f", w.round, w.perRound())
+	}
+	if w := p.worstSeen(); w.round != 2 {
+		t.Errorf("worst seen: run %d", w.round)
+	}
+	if len(p.baselines()) != 2 || len(p.jobRuns()) != 2 || fastest(nil) != nil {
+		t.Error("runs by kind")
 	}
 }

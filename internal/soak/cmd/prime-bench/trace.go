@@ -60,13 +60,6 @@ func (s *statusRecorder) Write(p []byte) (int, error) {
 	return s.ResponseWriter.Write(p)
 }
 
-// Flush passes flushes on, so streamed answers (Connect) stay streamed.
-func (s *statusRecorder) Flush() {
-	if f, ok := s.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
 // jobBatchPath is the background-jobs status:batchGet's path.
 const jobBatchPath = "/api/v1/sandbox/background-jobs/status:batchGet"
 
@@ -93,7 +86,11 @@ func parseJobBatch(req, resp []byte) (jobs, done []string) {
 	return jobs, done
 }
 
-func startTracer(target string) (*tracer, error) {
+// startTracer starts the proxy in front of target. With apiOnly, requests
+// reach the mock under its own Host, so the gateway URLs it hands out
+// (derived from the Host) point at the mock itself: only /api/v1 goes
+// through the proxy, and the gateway's streams do not take the extra hop.
+func startTracer(target string, apiOnly bool) (*tracer, error) {
 	u, err := url.Parse(target)
 	if err != nil {
 		return nil, err
@@ -103,6 +100,9 @@ func startTracer(target string) (*tracer, error) {
 		return nil, err
 	}
 	rp := httputil.NewSingleHostReverseProxy(u)
+	if apiOnly {
+		rp = &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(u) }}
+	}
 	rp.Transport = &http.Transport{MaxIdleConns: 512, MaxIdleConnsPerHost: 512, IdleConnTimeout: time.Minute}
 	t := &tracer{URL: "http://" + ln.Addr().String()}
 	t.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -232,32 +232,35 @@ func jobVerdicts(r *report, c benchConfig) []verdict {
 		return append(out, notMeasured("background jobs N=1000", "status requests, end → seen, apply overhead", "-job-n 1000"))
 	}
 	for _, p := range r.jobs {
-		j := p.job
+		j := p.worstPerRound()
 		bound := batchesPerRound(p.n)
 		out = append(out, verdict{
 			name:   fmt.Sprintf("background jobs N=%d: status requests per poll round (first job start → last job end)", p.n),
 			target: fmt.Sprintf("≤ 1.2 × ⌈N/100⌉ = %.1f", bound),
-			value: fmt.Sprintf("%.2f (%d requests, %d rounds in %s at %s; %s)", j.perRound(), j.statusInWindow, j.allowedRounds,
-				secs(j.window()), jobPollInterval, roundsNote(j.rounds)),
+			value: fmt.Sprintf("%.2f (the worse of %d job runs: %d requests, %d rounds in %s at %s; %s)", j.perRound(), len(p.jobRuns()),
+				j.statusInWindow, j.allowedRounds, secs(j.window()), jobPollInterval, roundsNote(j.rounds)),
 			pass: j.statusInWindow > 0 && j.perRound() <= bound+1e-9 && float64(maxInt(j.rounds)) <= bound+1e-9,
 		})
+		j = p.worstSeen()
 		out = append(out, verdict{
 			name:   fmt.Sprintf("background jobs N=%d: job end → seen by the provider, median", p.n),
 			target: "≤ 1 s",
-			value:  fmt.Sprintf("%s (p95 %s, max %s, n=%d, %d never seen)", ms(j.seen.median), ms(j.seen.p95), ms(j.seen.max), j.seen.n, j.seen.missing),
-			pass:   j.seen.n == p.n && j.seen.missing == 0 && j.seen.median <= time.Second,
+			value: fmt.Sprintf("%s (the worse of %d job runs: p95 %s, max %s, n=%d, %d never seen)", ms(j.seen.median), len(p.jobRuns()),
+				ms(j.seen.p95), ms(j.seen.max), j.seen.n, j.seen.missing),
+			pass: j.seen.n == p.n && j.seen.missing == 0 && j.seen.median <= time.Second,
 		})
 		out = append(out, verdict{
 			name:   fmt.Sprintf("background jobs N=%d: apply time the job adds (vs. a foreground no-op agent)", p.n),
-			target: fmt.Sprintf("≤ the job's %s + 2 s = %s", secs(j.jobWall), secs(p.allowed())),
-			value: fmt.Sprintf("%s (%s with the job, %s without: the faster of the baseline runs before and after; from the fleet ready on, %s)",
-				secs(p.added()), secs(j.apply.res.Duration), secs(p.base().apply.res.Duration), secs(p.addedAfterReady())),
+			target: fmt.Sprintf("≤ the job's %s + 2 s = %s", secs(p.allowed()-2*time.Second), secs(p.allowed())),
+			value: fmt.Sprintf("%s (fastest of %d runs each: %s with the job, %s without; from the fleet ready on, %s)",
+				secs(p.added()), jobRepeats, secs(fastest(p.jobRuns()).apply.res.Duration), secs(fastest(p.baselines()).apply.res.Duration),
+				secs(p.addedAfterReady())),
 			pass: p.added() <= p.allowed(),
 		})
-		for _, f := range append(p.baselines(), j) {
+		for _, f := range p.runs {
 			if !f.sane() {
 				out = append(out, verdict{name: fmt.Sprintf("sanity (%s)", f.name()),
-					target: "N live, N results (exit 0, output \"done\"), every job seen, plan exit 0, 0 after destroy",
+					target: "N live, N results (exit 0, output \"done\"), every job seen; first runs: plan exit 0, 0 after destroy",
 					value: fmt.Sprintf("%d live, %d results, %d jobs ended, %d never seen, plan exit %d, %d after destroy",
 						f.liveAfterApply, f.results, len(f.jobs.ends), f.seen.missing, f.plan.res.ExitCode, f.liveAfterDestroy)})
 			}
