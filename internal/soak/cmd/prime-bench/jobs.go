@@ -230,6 +230,8 @@ type jobFigures struct {
 	// or the no-op) and lastAgent the end of its last (the last job's
 	// output read, or the last no-op).
 	firstAgent, lastAgent time.Time
+	// firstCreated is the fleet's first sandbox_created.
+	firstCreated time.Time
 	// lastStart and lastSeen are the last job's start and the last answer
 	// that reported a job completed for the first time.
 	lastStart, lastSeen time.Time
@@ -240,6 +242,13 @@ type jobFigures struct {
 // the output reads (→ the end of the last).
 func (f *jobFigures) jobSteps() (starts, last, poll, reads time.Duration) {
 	return span(f.firstAgent, f.lastStart), span(f.lastStart, f.lastEnd), span(f.lastEnd, f.lastSeen), span(f.lastSeen, f.lastAgent)
+}
+
+// fleetSteps splits the apply before agentPart: Terraform's plan walk and
+// the provider's start (apply start → first sandbox created), and the
+// fleet's creation (→ the last readiness probe answered).
+func (f *jobFigures) fleetSteps() (before, fleet time.Duration) {
+	return span(f.apply.res.Start, f.firstCreated), span(f.firstCreated, f.lastProbe)
 }
 
 // agentSteps splits agentPart: Terraform moving from the fleet to the
@@ -444,6 +453,9 @@ func jobRun(c benchConfig, n int, background bool, round int) (*jobFigures, erro
 func (f *jobFigures) analyse(recs []traceRec) {
 	f.statusAll = f.apply.requests[jobBatchRoute]
 	for _, e := range f.apply.events {
+		if e.Type == primemock.EventSandboxCreated && (f.firstCreated.IsZero() || e.Time.Before(f.firstCreated)) {
+			f.firstCreated = e.Time
+		}
 		if e.Transport != "connect" {
 			continue
 		}
@@ -543,7 +555,9 @@ func printJobPair(p *jobPair) {
 		p.n, strings.Join(walls, ", "), secs(p.added()), secs(p.allowed()), secs(p.addedAfterReady()))
 	for _, f := range p.runs {
 		a, b, c := f.agentSteps()
-		fmt.Printf("         %s: fleet ready → agent's first command %s, its commands %s, → exit %s\n", f.name(), secs(a), secs(b), secs(c))
+		x, y := f.fleetSteps()
+		fmt.Printf("         %s: apply start → first sandbox %s, → fleet ready %s, → agent's first command %s, its commands %s, → exit %s\n",
+			f.name(), secs(x), secs(y), secs(a), secs(b), secs(c))
 		if !f.background {
 			continue
 		}

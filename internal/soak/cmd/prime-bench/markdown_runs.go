@@ -188,7 +188,11 @@ func jobsSection(b *strings.Builder, r *report, c benchConfig) {
 		w("\n")
 	}
 	row("**apply wall time**", false, false, func(f *jobFigures) string { return fmt.Sprintf("**%s**", secs(f.apply.res.Duration)) })
-	row("fleet ready (last readiness probe answered) → apply exit", false, false, func(f *jobFigures) string { return secs(f.agentPart()) })
+	row("apply start → first sandbox created / → fleet ready (last readiness probe answered)", false, false, func(f *jobFigures) string {
+		x, y := f.fleetSteps()
+		return fmt.Sprintf("%s / %s", secs(x), secs(y))
+	})
+	row("fleet ready → apply exit", false, false, func(f *jobFigures) string { return secs(f.agentPart()) })
 	row("… Terraform to the agent's first command / the agent's commands / last one done → exit", false, false, func(f *jobFigures) string {
 		a, b, c := f.agentSteps()
 		return fmt.Sprintf("%s / %s / %s", secs(a), secs(b), secs(c))
