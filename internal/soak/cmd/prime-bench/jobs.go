@@ -552,7 +552,7 @@ func printJobPair(p *jobPair) {
 		walls = append(walls, fmt.Sprintf("%s %s", f.name(), secs(f.apply.res.Duration)))
 	}
 	fmt.Printf("\njobs N=%d: %s\n         the job added %s (fastest job run − fastest baseline; allowed %s); from the fleet ready on %s\n",
-		p.n, strings.Join(walls, ", "), secs(p.added()), secs(p.allowed()), secs(p.addedAfterReady()))
+		p.n, strings.Join(walls, ", "), secs3(p.added()), secs(p.allowed()), secs(p.addedAfterReady()))
 	for _, f := range p.runs {
 		a, b, c := f.agentSteps()
 		x, y := f.fleetSteps()

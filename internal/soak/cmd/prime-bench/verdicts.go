@@ -253,7 +253,7 @@ func jobVerdicts(r *report, c benchConfig) []verdict {
 			name:   fmt.Sprintf("background jobs N=%d: apply time the job adds (vs. a foreground no-op agent)", p.n),
 			target: fmt.Sprintf("≤ the job's %s + 2 s = %s", secs(p.allowed()-2*time.Second), secs(p.allowed())),
 			value: fmt.Sprintf("%s (fastest of %d runs each: %s with the job, %s without; from the fleet ready on, %s)",
-				secs(p.added()), jobRepeats, secs(fastest(p.jobRuns()).apply.res.Duration), secs(fastest(p.baselines()).apply.res.Duration),
+				secs3(p.added()), jobRepeats, secs(fastest(p.jobRuns()).apply.res.Duration), secs(fastest(p.baselines()).apply.res.Duration),
 				secs(p.addedAfterReady())),
 			pass: p.added() <= p.allowed(),
 		})
@@ -278,3 +278,7 @@ func signedKB(v int64) string {
 	}
 	return fmt.Sprintf("%s%.1f MiB", sign, float64(v)/1024)
 }
+
+// secs3 is seconds to the millisecond, for a figure judged against a
+// bound it may be close to.
+func secs3(d time.Duration) string { return fmt.Sprintf("%.3f s", d.Seconds()) }
