@@ -10,8 +10,10 @@
 //   - cmd/prime-bench: `make soak` (N=100 fault run, never-apply run,
 //     SIGKILL and SIGINT runs) and `make bench` (the fleet path —
 //     SandboxFleet —, the per-instance path — Fleet — and an SDK stand-in,
-//     figures → BENCHMARKS.md), against a prime-mock process and the ./bin
-//     provider.
+//     then task files in / results out and background jobs on the fleet
+//     path — TaskFleet, with a task archive from WriteTaskDir —, each
+//     beside a baseline; figures → BENCHMARKS.md), against a prime-mock
+//     process and the ./bin provider.
 //
 // Nothing here runs `terraform init`: the CLI configuration written into
 // each workspace uses dev_overrides, which plan/apply/destroy honour without

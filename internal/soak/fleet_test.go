@@ -55,3 +55,38 @@ func TestSandboxFleetHCL(t *testing.T) {
 		t.Error("addresses do not match the rendered resource names")
 	}
 }
+
+func TestTaskFleetHCL(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		f         TaskFleet
+		want, not []string
+	}{
+		{"files and read", TaskFleet{N: 5, BaseURL: "http://127.0.0.1:1", TaskDir: "/tmp/task", ReadResult: true, Prefix: "bench"},
+			[]string{`size         = 5`, `resource "prime_fleet_file" "task"`, `source_dir  = "/tmp/task"`, `path        = "/task"`,
+				`depends_on  = [prime_fleet_file.task]`, `data "prime_fleet_file" "result"`, `path        = "/task/result.json"`,
+				`commands    = ["mkdir -p /task && echo \"{\\\"reward\\\": 1}\" > /task/result.json"]`,
+				`sandbox_ids = { for k, r in prime_fleet_command.agent.results : k => r.sandbox_id }`},
+			[]string{"background", "max_concurrency"}},
+		{"no files", TaskFleet{N: 5, BaseURL: "http://127.0.0.1:1"},
+			[]string{`resource "prime_fleet_command" "agent"`},
+			[]string{"prime_fleet_file", "depends_on"}},
+		{"background job", TaskFleet{N: 1000, BaseURL: "http://127.0.0.1:1", Command: "sleep 60", Background: true, MaxConcurrency: 1000},
+			[]string{`commands    = ["sleep 60"]`, `background  = true`, `max_concurrency = 1000`},
+			[]string{"prime_fleet_file"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hcl := tc.f.HCL()
+			for _, w := range tc.want {
+				if !strings.Contains(hcl, w) {
+					t.Errorf("HCL lacks %q:\n%s", w, hcl)
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(hcl, w) {
+					t.Errorf("HCL has %q:\n%s", w, hcl)
+				}
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"strings"
 	"sync"
@@ -203,6 +204,28 @@ func (m *Mock) Reachable(ctx context.Context, id, host string) (Reachability, er
 	var r Reachability
 	err := m.getJSON(ctx, "/_mock/sandbox/"+id+"/reachable?host="+host, &r)
 	return r, err
+}
+
+// File reads a file of sandbox id through /_mock/sandbox/{id}/file
+// (introspection: no latency, not counted in the stats).
+func (m *Mock) File(ctx context.Context, id, path string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.URL+"/_mock/sandbox/"+url.PathEscape(id)+"/file?path="+url.QueryEscape(path), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := m.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /_mock/sandbox/%s/file?path=%s: %s", id, path, resp.Status)
+	}
+	return b, nil
 }
 
 // Client is an API client for verification: it retries injected faults

@@ -41,6 +41,14 @@ type benchConfig struct {
 	extra            []runSpec
 	sdkNs            []int
 	sdkWorkers       int
+	// The file run (files.go) at every fileNs, with a task archive of
+	// fileBytes; the background-job run (jobs.go) at every jobNs, a job of
+	// jobSeconds of mock time at sleep_scale jobScale.
+	fileNs     []int
+	fileBytes  int64
+	jobNs      []int
+	jobSeconds int
+	jobScale   float64
 	// instBudget skips per-instance runs whose apply lower bound N·W/P
 	// exceeds it (0: none skipped).
 	instBudget    time.Duration
@@ -118,8 +126,10 @@ func benchMain(args []string) error {
 	c := benchConfig{
 		fleetNs: []int{200, 1000}, fleetPs: []int{10, 50},
 		instNs: []int{200, 1000}, instPs: []int{10, 50},
-		extra: []runSpec{{pathInstances, 200, 200}},
-		sdkNs: []int{200, 1000},
+		extra:  []runSpec{{pathInstances, 200, 200}},
+		sdkNs:  []int{200, 1000},
+		fileNs: []int{200, 1000}, fileBytes: 1 << 20,
+		jobNs: []int{1000}, jobSeconds: 60, jobScale: 0.25,
 	}
 	fs := flag.NewFlagSet("prime-bench bench", flag.ContinueOnError)
 	fs.StringVar(&c.bin, "bin", "bin", "directory holding terraform-provider-prime and prime-mock")
@@ -131,6 +141,11 @@ func benchMain(args []string) error {
 	fs.Func("runs", "extra runs, comma-separated path:N:P (default instances:200:200; \"\" for none)", parseRuns(&c.extra))
 	fs.Func("sdk-n", "SDK stand-in: N, comma-separated (default 200,1000; \"\" for none)", intList(&c.sdkNs))
 	fs.IntVar(&c.sdkWorkers, "sdk-workers", 200, "SDK stand-in: concurrent workers (the SDK's parallelism)")
+	fs.Func("file-n", "file run (task archive in, results out) and its baseline: N, comma-separated (default 200,1000; \"\" for none)", intList(&c.fileNs))
+	fs.Int64Var(&c.fileBytes, "file-bytes", 1<<20, "file run: size of the task archive in bytes (a multiple of 512 is exact)")
+	fs.Func("job-n", "background-job run and its foreground baseline: N, comma-separated (default 1000; \"\" for none)", intList(&c.jobNs))
+	fs.IntVar(&c.jobSeconds, "job-seconds", 60, "background-job run: the job's length in mock time (sleep SECONDS)")
+	fs.Float64Var(&c.jobScale, "job-scale", 0.25, "background-job run: the mock's sleep_scale (wall time of the job = job-seconds × job-scale)")
 	fs.DurationVar(&c.instBudget, "instances-budget", 4*time.Minute,
 		"skip per-instance runs whose apply lower bound N·W/P exceeds this (0: run the full matrix)")
 	fs.DurationVar(&c.latency, "latency", 5*time.Millisecond, "mock latency per API request")
@@ -158,9 +173,15 @@ func benchMain(args []string) error {
 	if c.sdkWorkers < 1 {
 		return errors.New("-sdk-workers must be at least 1")
 	}
+	if c.fileBytes < 8<<10 {
+		return errors.New("-file-bytes must be at least 8 KiB")
+	}
+	if c.jobSeconds < 1 || c.jobScale <= 0 {
+		return errors.New("-job-seconds must be at least 1 and -job-scale above 0")
+	}
 	c.argv = os.Args
 	specs, skips := c.matrix()
-	if len(specs) == 0 && len(c.sdkNs) == 0 {
+	if len(specs) == 0 && len(c.sdkNs) == 0 && len(c.fileNs) == 0 && len(c.jobNs) == 0 {
 		return errors.New("nothing to run")
 	}
 	if c.workdir == "" {
@@ -206,6 +227,9 @@ func benchMain(args []string) error {
 				printRun(f)
 			}
 		}
+	}
+	if err := runFilesAndJobs(c, rep); err != nil {
+		return err
 	}
 	mach.loadEnd = loadAvg()
 	rep.verdicts = evaluate(rep, c)
@@ -489,36 +513,54 @@ func ms(d time.Duration) string {
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 
-// startMock runs prime-mock with the benchmark's settings.
-func startMock(c benchConfig) (*soak.Mock, error) {
-	return soak.StartMockProcess(filepath.Join(c.bin, "prime-mock"),
+// startMock runs prime-mock with the benchmark's settings (extra flags
+// after them).
+func startMock(c benchConfig, extra ...string) (*soak.Mock, error) {
+	return soak.StartMockProcess(filepath.Join(c.bin, "prime-mock"), append([]string{
 		"-boot-delay", c.boot.String(), "-apply-delay", c.apply.String(),
 		"-latency", c.latency.String(), "-latency-jitter", c.jitter.String(),
-		"-gateway-lag", c.gatewayLag.String(), "-seed", strconv.FormatInt(c.seed, 10))
+		"-gateway-lag", c.gatewayLag.String(), "-seed", strconv.FormatInt(c.seed, 10)}, extra...)...)
 }
 
-func benchRun(c benchConfig, s runSpec) (*runFigures, error) {
-	ctx := context.Background()
-	mock, err := startMock(c)
+// runEnv is one Terraform run's surroundings: its own prime-mock process,
+// a workspace whose provider is started through the RSS-recording wrapper
+// (wrap.go), and the run's directory.
+type runEnv struct {
+	mock   *soak.Mock
+	ws     *soak.Workspace
+	dir    string
+	rssLog string
+}
+
+// newRunEnv starts a mock (extra flags after the benchmark's) and makes
+// the workspace under c.workdir/name. Close stops the mock.
+func newRunEnv(c benchConfig, name string, mockFlags ...string) (*runEnv, error) {
+	mock, err := startMock(c, mockFlags...)
 	if err != nil {
 		return nil, err
 	}
-	defer mock.Close()
 	fmt.Printf("prime-mock (pid %d) at %s\n", mock.PID(), mock.URL)
+	e := &runEnv{mock: mock, dir: filepath.Join(c.workdir, name)}
+	if err := e.init(c); err != nil {
+		mock.Close()
+		return nil, err
+	}
+	return e, nil
+}
 
+func (e *runEnv) init(c benchConfig) error {
 	// The provider is started through a symlink to this binary that records
 	// its peak RSS (wrap.go).
-	runDir := filepath.Join(c.workdir, fmt.Sprintf("%s-n%d-p%d", s.path, s.n, s.p))
-	wrapDir := filepath.Join(runDir, "provider")
+	wrapDir := filepath.Join(e.dir, "provider")
 	if err := os.MkdirAll(wrapDir, 0o750); err != nil {
-		return nil, err
+		return err
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := os.Symlink(self, filepath.Join(wrapDir, "terraform-provider-prime")); err != nil {
-		return nil, err
+		return err
 	}
 	providerPath := c.providerBin
 	if providerPath == "" {
@@ -526,21 +568,76 @@ func benchRun(c benchConfig, s runSpec) (*runFigures, error) {
 	}
 	provider, err := filepath.Abs(providerPath)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if _, err := os.Stat(provider); err != nil {
-		return nil, fmt.Errorf("provider binary: %w (run make build)", err)
+		return fmt.Errorf("provider binary: %w (run make build)", err)
 	}
-	rssLog := filepath.Join(runDir, "rss.jsonl")
-	ws, err := soak.NewWorkspace(filepath.Join(runDir, "tf"), c.terraform, wrapDir,
-		append([]string{wrapTargetEnv + "=" + provider, wrapLogEnv + "=" + rssLog}, c.providerEnv...)...)
+	e.rssLog = filepath.Join(e.dir, "rss.jsonl")
+	e.ws, err = soak.NewWorkspace(filepath.Join(e.dir, "tf"), c.terraform, wrapDir,
+		append([]string{wrapTargetEnv + "=" + provider, wrapLogEnv + "=" + e.rssLog}, c.providerEnv...)...)
+	return err
+}
+
+func (e *runEnv) Close() { e.mock.Close() }
+
+// run runs one terraform command and takes the mock's counters and events
+// around it.
+func (e *runEnv) run(ctx context.Context, label string, args ...string) (phase, error) {
+	mock := e.mock
+	before, err := mock.Stats(ctx)
+	if err != nil {
+		return phase{}, err
+	}
+	seq, err := mock.LastSeq(ctx)
+	if err != nil {
+		return phase{}, err
+	}
+	fmt.Printf("%-8s terraform %s ... ", label, strings.Join(args, " "))
+	mockBefore := processCPU(mock.PID())
+	res := e.ws.Run(ctx, args...)
+	mockCPU := processCPU(mock.PID()) - mockBefore
+	fmt.Printf("exit %d in %s (CPU %s)\n", res.ExitCode, secs(res.Duration), secs(res.CPU))
+	after, err := mock.Stats(ctx)
+	if err != nil {
+		return phase{}, err
+	}
+	evs, err := mock.Events(ctx, seq)
+	if err != nil {
+		return phase{}, err
+	}
+	ph := phase{res: res, requests: map[string]int{}, events: evs, rss: readRSS(e.rssLog, res.Start), stats: after, mockCPU: mockCPU}
+	for k, v := range after.Requests {
+		if d := v - before.Requests[k]; d > 0 {
+			ph.requests[k] = d
+		}
+	}
+	return ph, nil
+}
+
+// warmUp runs an unmeasured `terraform validate`: it starts Terraform and
+// the provider once (no API call), so the first run of an invocation does
+// not pay for reading freshly built binaries from disk, which the others
+// do not (the first fleet apply's plan took 0.3 s longer).
+func (e *runEnv) warmUp(ctx context.Context) error {
+	if res := e.ws.Run(ctx, "validate", "-no-color"); !res.OK() {
+		return fmt.Errorf("warm-up validate failed: %s", res.Describe())
+	}
+	return nil
+}
+
+func benchRun(c benchConfig, s runSpec) (*runFigures, error) {
+	ctx := context.Background()
+	env, err := newRunEnv(c, fmt.Sprintf("%s-n%d-p%d", s.path, s.n, s.p))
 	if err != nil {
 		return nil, err
 	}
+	defer env.Close()
+	mock, ws := env.mock, env.ws
 	base := mock.URL
 	var tr *tracer
 	if c.trace && s.path == pathInstances {
-		if tr, err = startTracer(mock.URL); err != nil {
+		if tr, err = startTracer(mock.URL, false); err != nil {
 			return nil, err
 		}
 		defer tr.Close()
@@ -557,43 +654,10 @@ func benchRun(c benchConfig, s runSpec) (*runFigures, error) {
 
 	pflag := fmt.Sprintf("-parallelism=%d", s.p)
 	f := &runFigures{runSpec: s}
-	run := func(label string, args ...string) (phase, error) {
-		before, err := mock.Stats(ctx)
-		if err != nil {
-			return phase{}, err
-		}
-		seq, err := mock.LastSeq(ctx)
-		if err != nil {
-			return phase{}, err
-		}
-		fmt.Printf("%-8s terraform %s ... ", label, strings.Join(args, " "))
-		mockBefore := processCPU(mock.PID())
-		res := ws.Run(ctx, args...)
-		mockCPU := processCPU(mock.PID()) - mockBefore
-		fmt.Printf("exit %d in %s (CPU %s)\n", res.ExitCode, secs(res.Duration), secs(res.CPU))
-		after, err := mock.Stats(ctx)
-		if err != nil {
-			return phase{}, err
-		}
-		evs, err := mock.Events(ctx, seq)
-		if err != nil {
-			return phase{}, err
-		}
-		ph := phase{res: res, requests: map[string]int{}, events: evs, rss: readRSS(rssLog, res.Start), stats: after, mockCPU: mockCPU}
-		for k, v := range after.Requests {
-			if d := v - before.Requests[k]; d > 0 {
-				ph.requests[k] = d
-			}
-		}
-		return ph, nil
-	}
+	run := func(label string, args ...string) (phase, error) { return env.run(ctx, label, args...) }
 
-	// An unmeasured `terraform validate` first: it starts Terraform and the
-	// provider once (no API call), so the first run of an invocation does
-	// not pay for reading freshly built binaries from disk, which the
-	// others do not (the first fleet apply's plan took 0.3 s longer).
-	if res := ws.Run(ctx, "validate", "-no-color"); !res.OK() {
-		return nil, fmt.Errorf("warm-up validate failed: %s", res.Describe())
+	if err := env.warmUp(ctx); err != nil {
+		return nil, err
 	}
 	if f.apply, err = run("apply", "apply", "-auto-approve", "-input=false", pflag); err != nil {
 		return nil, err

@@ -47,6 +47,12 @@ func markdown(c benchConfig, m machine, r *report) string {
 		"cannot be installed here; it shares no wait or client code with the provider.\n\n", c.sdkWorkers)
 	w("Terraform runs apply, plans and destroy at the `-parallelism` of the run (P); the provider's client settings are "+
 		"its defaults%s.\n\n", extraNote(c))
+	if len(r.files) > 0 || len(r.jobs) > 0 {
+		w("Then, on the fleet path and the same mock settings, each beside a baseline measured in the same invocation: " +
+			"[task files in, results out](#task-files-in-results-out) (`prime_fleet_file`, the agent, the " +
+			"`prime_fleet_file` data source) and [background jobs](#background-jobs) (`background = true` on " +
+			"`prime_fleet_command`).\n\n")
+	}
 
 	w("## Machine\n\n| | |\n|---|---|\n")
 	w("| nproc | %d |\n| CPU | %s |\n| memory | %s |\n| OS | %s, kernel %s |\n", m.nproc, m.cpu, m.memTotal, m.hostGoarch, m.kernel)
@@ -97,43 +103,8 @@ func markdown(c benchConfig, m machine, r *report) string {
 		}
 	}
 
-	w("\n## API requests by route (apply)\n\n| Route |")
-	for _, f := range r.runs {
-		w(" %s N=%d P=%d |", f.path, f.n, f.p)
-	}
-	for _, s := range r.sdk {
-		w(" SDK N=%d |", s.n)
-	}
-	w("\n|---|")
-	for range len(r.runs) + len(r.sdk) {
-		w("---|")
-	}
-	w("\n")
-	routes := map[string]bool{}
-	for _, f := range r.runs {
-		for k := range f.apply.requests {
-			routes[k] = true
-		}
-	}
-	for _, s := range r.sdk {
-		for k := range s.requests {
-			routes[k] = true
-		}
-	}
-	var keys []string
-	for k := range routes {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		w("| `%s` |", k)
-		for _, f := range r.runs {
-			w(" %d |", f.apply.requests[k])
-		}
-		for _, s := range r.sdk {
-			w(" %d |", s.requests[k])
-		}
-		w("\n")
+	if len(r.runs)+len(r.sdk) > 0 {
+		matrixRoutes(&b, r)
 	}
 
 	for _, f := range r.runs {
@@ -142,7 +113,11 @@ func markdown(c benchConfig, m machine, r *report) string {
 		}
 	}
 
+	filesSection(&b, r, c)
+	jobsSection(&b, r, c)
+
 	howComputed(&b, c)
+	howFilesAndJobs(&b, r, c)
 	w("\nAll figures of this file come from the one invocation above.\n")
 	return b.String()
 }
@@ -351,4 +326,47 @@ func durList(ds []time.Duration) string {
 		parts[i] = secs(d)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// matrixRoutes is the route table of the matrix's applies.
+func matrixRoutes(b *strings.Builder, r *report) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	w("\n## API requests by route (apply)\n\n| Route |")
+	for _, f := range r.runs {
+		w(" %s N=%d P=%d |", f.path, f.n, f.p)
+	}
+	for _, s := range r.sdk {
+		w(" SDK N=%d |", s.n)
+	}
+	w("\n|---|")
+	for range len(r.runs) + len(r.sdk) {
+		w("---|")
+	}
+	w("\n")
+	routes := map[string]bool{}
+	for _, f := range r.runs {
+		for k := range f.apply.requests {
+			routes[k] = true
+		}
+	}
+	for _, s := range r.sdk {
+		for k := range s.requests {
+			routes[k] = true
+		}
+	}
+	var keys []string
+	for k := range routes {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		w("| `%s` |", k)
+		for _, f := range r.runs {
+			w(" %d |", f.apply.requests[k])
+		}
+		for _, s := range r.sdk {
+			w(" %d |", s.requests[k])
+		}
+		w("\n")
+	}
 }

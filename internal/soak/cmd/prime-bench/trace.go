@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
@@ -35,11 +36,16 @@ type traceRec struct {
 	IDs          []string // the sandbox in the path, or a batch's ids
 	Start, End   time.Time
 	Status       int
+	// Jobs and Done, for the background-jobs status:batchGet: the jobs
+	// asked about and those the answer reported completed, as jobKey.
+	Jobs, Done []string
 }
 
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
+	// body, when set, receives a copy of what is written.
+	body *bytes.Buffer
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
@@ -47,7 +53,44 @@ func (s *statusRecorder) WriteHeader(code int) {
 	s.ResponseWriter.WriteHeader(code)
 }
 
-func startTracer(target string) (*tracer, error) {
+func (s *statusRecorder) Write(p []byte) (int, error) {
+	if s.body != nil {
+		s.body.Write(p)
+	}
+	return s.ResponseWriter.Write(p)
+}
+
+// jobBatchPath is the background-jobs status:batchGet's path.
+const jobBatchPath = "/api/v1/sandbox/background-jobs/status:batchGet"
+
+// jobKey names a job in a sandbox.
+func jobKey(sandboxID, jobID string) string { return sandboxID + "/" + jobID }
+
+// parseJobBatch reads a background-jobs status:batchGet's request and
+// answer: the jobs asked about and those reported completed.
+func parseJobBatch(req, resp []byte) (jobs, done []string) {
+	var q prime.BatchJobStatusRequest
+	if json.Unmarshal(req, &q) == nil {
+		for _, j := range q.Jobs {
+			jobs = append(jobs, jobKey(j.SandboxID, j.JobID))
+		}
+	}
+	var a prime.BatchJobStatusResponse
+	if json.Unmarshal(resp, &a) == nil {
+		for _, s := range a.Statuses {
+			if s.Completed {
+				done = append(done, jobKey(s.SandboxID, s.JobID))
+			}
+		}
+	}
+	return jobs, done
+}
+
+// startTracer starts the proxy in front of target. With apiOnly, requests
+// reach the mock under its own Host, so the gateway URLs it hands out
+// (derived from the Host) point at the mock itself: only /api/v1 goes
+// through the proxy, and the gateway's streams do not take the extra hop.
+func startTracer(target string, apiOnly bool) (*tracer, error) {
 	u, err := url.Parse(target)
 	if err != nil {
 		return nil, err
@@ -57,11 +100,20 @@ func startTracer(target string) (*tracer, error) {
 		return nil, err
 	}
 	rp := httputil.NewSingleHostReverseProxy(u)
+	if apiOnly {
+		rp = &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(u) }}
+	}
 	rp.Transport = &http.Transport{MaxIdleConns: 512, MaxIdleConnsPerHost: 512, IdleConnTimeout: time.Minute}
 	t := &tracer{URL: "http://" + ln.Addr().String()}
 	t.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := traceRec{Method: r.Method, Path: r.URL.Path, Start: time.Now()}
-		if strings.HasSuffix(r.URL.Path, "status:batchGet") {
+		sr := &statusRecorder{ResponseWriter: w, status: 200}
+		var reqBody []byte
+		if r.URL.Path == jobBatchPath {
+			reqBody, _ = io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(reqBody))
+			sr.body = &bytes.Buffer{}
+		} else if strings.HasSuffix(r.URL.Path, "status:batchGet") {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			var req struct {
@@ -72,9 +124,11 @@ func startTracer(target string) (*tracer, error) {
 		} else if rest, ok := strings.CutPrefix(r.URL.Path, "/api/v1/sandbox/"); ok {
 			rec.IDs = []string{strings.SplitN(rest, "/", 2)[0]}
 		}
-		sr := &statusRecorder{ResponseWriter: w, status: 200}
 		rp.ServeHTTP(sr, r)
 		rec.End, rec.Status = time.Now(), sr.status
+		if sr.body != nil && sr.status == http.StatusOK {
+			rec.Jobs, rec.Done = parseJobBatch(reqBody, sr.body.Bytes())
+		}
 		t.mu.Lock()
 		t.recs = append(t.recs, rec)
 		t.mu.Unlock()
@@ -137,6 +191,7 @@ func traceBreakdown(recs []traceRec, evs []primemock.Event) string {
 	gets := map[string]int{}
 	for _, r := range recs {
 		switch {
+		case r.Path == jobBatchPath:
 		case strings.HasSuffix(r.Path, "status:batchGet"):
 			polls = append(polls, r.Start)
 			pollSizes = append(pollSizes, len(r.IDs))

@@ -9,6 +9,8 @@ import (
 type report struct {
 	runs     []*runFigures
 	sdk      []*sdkFigures
+	files    []*filePair
+	jobs     []*jobPair
 	skipped  []skipped
 	verdicts []verdict
 }
@@ -129,6 +131,8 @@ func evaluate(r *report, c benchConfig) []verdict {
 	} else {
 		out = append(out, notMeasured("per-instance N=200 (P=50) against the previous BENCHMARKS.md", "no figure worse", "-instances-n 200 -instances-p 50"))
 	}
+	out = append(out, fileVerdicts(r, c)...)
+	out = append(out, jobVerdicts(r, c)...)
 	for _, f := range r.runs {
 		if !f.planEmpty || !f.refreshEmpty || f.liveAfterApply != f.n || f.appliedN < f.n || f.liveAfterDestroy != 0 {
 			out = append(out, verdict{name: fmt.Sprintf("sanity (%s)", f.runSpec), target: "N live, N applied, refresh and plan exit 0, 0 after destroy",
@@ -166,3 +170,115 @@ func previousVerdicts(f *runFigures) []verdict {
 	cmp("open policy applied → seen, median, destroy (ms)", d(f.destroyObs.median), d(previous.destroyObsMedian), "%.0f", "")
 	return out
 }
+
+func (r *report) filePair(n int) *filePair {
+	for _, p := range r.files {
+		if p.n == n {
+			return p
+		}
+	}
+	return nil
+}
+
+// fileVerdicts judges the file runs: the provider's memory at N=1000 and
+// the gateway requests of the upload and the read at every N.
+func fileVerdicts(r *report, c benchConfig) []verdict {
+	var out []verdict
+	if p := r.filePair(1000); p != nil {
+		allow := rssAllowance(p.files.archive.Size)
+		out = append(out, verdict{
+			name:   "files N=1000: provider peak RSS (apply) above the same fleet without files",
+			target: fmt.Sprintf("≤ 2 × archive + 50 MiB = %s", kb(allow)),
+			value: fmt.Sprintf("%s (%s with files, %s without)", signedKB(p.rssAbove()),
+				kb(p.files.apply.maxRSS()), kb(p.base.apply.maxRSS())),
+			pass: p.rssAbove() <= allow && p.files.apply.maxRSS() > 0 && p.base.apply.maxRSS() > 0,
+		})
+	} else {
+		out = append(out, notMeasured("files N=1000: provider peak RSS above the same fleet without files", "≤ 2 × archive + 50 MiB", "-file-n 1000"))
+	}
+	for _, p := range r.files {
+		g := p.files.split
+		per := perN(g.uploadCalls()+g.readCalls(), p.n)
+		out = append(out, verdict{
+			name:   fmt.Sprintf("files N=%d: gateway requests per member, upload + result read", p.n),
+			target: "≤ 4 (mkdir, upload, unpack, read)",
+			value: fmt.Sprintf("%.2f (upload %.2f: mkdir %.2f + upload %.2f + unpack %.2f; read %.2f)", per, perN(g.uploadCalls(), p.n),
+				perN(g.commands[cmdMkdir], p.n), perN(g.uploads, p.n), perN(g.commands[cmdUnpack], p.n), perN(g.readCalls(), p.n)),
+			pass: per <= 4+1e-9 && g.uploadCalls() > 0 && g.readCalls() > 0,
+		})
+	}
+	if len(r.files) == 0 {
+		out = append(out, notMeasured("files: gateway requests per member, upload + result read", "≤ 4", "-file-n 200,1000"))
+	}
+	for _, p := range r.files {
+		for _, f := range []*fileFigures{p.base, p.files} {
+			if !f.sane() {
+				out = append(out, verdict{name: fmt.Sprintf("sanity (%s)", f.name()),
+					target: "N live, every result read and in state, task data intact, plan exit 0, 0 after destroy",
+					value: fmt.Sprintf("%d live, %d results in state, %d of %d result reads with the result, data intact on %d of %d checked, plan exit %d, %d after destroy",
+						f.liveAfterApply, f.resultsInState, f.split.resultReadsOK, f.split.resultReads, f.spotOK, f.spotChecked,
+						f.plan.res.ExitCode, f.liveAfterDestroy)})
+			}
+		}
+	}
+	return out
+}
+
+// jobVerdicts judges the background-job runs: status requests per poll
+// round, job end → seen, and what the job added to the apply.
+func jobVerdicts(r *report, c benchConfig) []verdict {
+	var out []verdict
+	if len(r.jobs) == 0 {
+		return append(out, notMeasured("background jobs N=1000", "status requests, end → seen, apply overhead", "-job-n 1000"))
+	}
+	for _, p := range r.jobs {
+		j := p.worstPerRound()
+		bound := batchesPerRound(p.n)
+		out = append(out, verdict{
+			name:   fmt.Sprintf("background jobs N=%d: status requests per poll round (first job start → last job end)", p.n),
+			target: fmt.Sprintf("≤ 1.2 × ⌈N/100⌉ = %.1f", bound),
+			value: fmt.Sprintf("%.2f (the worse of %d job runs: %d requests, %d rounds in %s at %s; %s)", j.perRound(), len(p.jobRuns()),
+				j.statusInWindow, j.allowedRounds, secs(j.window()), jobPollInterval, roundsNote(j.rounds)),
+			pass: j.statusInWindow > 0 && j.perRound() <= bound+1e-9 && float64(maxInt(j.rounds)) <= bound+1e-9,
+		})
+		j = p.worstSeen()
+		out = append(out, verdict{
+			name:   fmt.Sprintf("background jobs N=%d: job end → seen by the provider, median", p.n),
+			target: "≤ 1 s",
+			value: fmt.Sprintf("%s (the worse of %d job runs: p95 %s, max %s, n=%d, %d never seen)", ms(j.seen.median), len(p.jobRuns()),
+				ms(j.seen.p95), ms(j.seen.max), j.seen.n, j.seen.missing),
+			pass: j.seen.n == p.n && j.seen.missing == 0 && j.seen.median <= time.Second,
+		})
+		out = append(out, verdict{
+			name:   fmt.Sprintf("background jobs N=%d: apply time the job adds (vs. a foreground no-op agent)", p.n),
+			target: fmt.Sprintf("≤ the job's %s + 2 s = %s", secs(p.allowed()-2*time.Second), secs(p.allowed())),
+			value: fmt.Sprintf("%s (fastest of %d runs each: %s with the job, %s without; from the fleet ready on, %s)",
+				secs3(p.added()), jobRepeats, secs(fastest(p.jobRuns()).apply.res.Duration), secs(fastest(p.baselines()).apply.res.Duration),
+				secs(p.addedAfterReady())),
+			pass: p.added() <= p.allowed(),
+		})
+		for _, f := range p.runs {
+			if !f.sane() {
+				out = append(out, verdict{name: fmt.Sprintf("sanity (%s)", f.name()),
+					target: "N live, N results (exit 0, output \"done\"), every job seen; first runs: plan exit 0, 0 after destroy",
+					value: fmt.Sprintf("%d live, %d results, %d jobs ended, %d never seen, plan exit %d, %d after destroy",
+						f.liveAfterApply, f.results, len(f.jobs.ends), f.seen.missing, f.plan.res.ExitCode, f.liveAfterDestroy)})
+			}
+		}
+	}
+	_ = c
+	return out
+}
+
+// signedKB is kb for a difference ("+1.5 MiB", "-0.7 MiB").
+func signedKB(v int64) string {
+	sign := "+"
+	if v < 0 {
+		sign, v = "−", -v
+	}
+	return fmt.Sprintf("%s%.1f MiB", sign, float64(v)/1024)
+}
+
+// secs3 is seconds to the millisecond, for a figure judged against a
+// bound it may be close to.
+func secs3(d time.Duration) string { return fmt.Sprintf("%.3f s", d.Seconds()) }
