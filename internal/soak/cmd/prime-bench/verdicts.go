@@ -117,13 +117,17 @@ func evaluate(r *report, c benchConfig) []verdict {
 	}
 	// 3. Per-instance N=200 at parallelism 200.
 	if f := r.run(pathInstances, 200, 200); f != nil {
+		// ≤ 6, decided on issue 13: five requests per sandbox come before any
+		// poll (create, the gateway token of the readiness probe, the GET
+		// after ready for started_at, the policy PUT, one egress GET), and
+		// both the probe and started_at stay.
 		per := perMember(f.apply, "", f.n)
-		out = append(out, verdict{name: "per-instance N=200 (P=200): API requests per sandbox (apply)", target: "≤ 5",
-			value: fmt.Sprintf("%.2f (%d)", per, f.apply.apiTotal()), pass: per <= 5})
+		out = append(out, verdict{name: "per-instance N=200 (P=200): API requests per sandbox (apply)", target: "≤ 6 (floor 5)",
+			value: fmt.Sprintf("%.2f (%d)", per, f.apply.apiTotal()), pass: per <= 6})
 		out = append(out, verdict{name: "per-instance N=200 (P=200): policy applied → seen, median", target: "≤ 150 ms",
 			value: ms(f.obs.median), pass: f.obs.n > 0 && f.obs.median <= 150*time.Millisecond})
 	} else {
-		out = append(out, notMeasured("per-instance N=200 (P=200)", "≤ 5 requests, median ≤ 150 ms", "-runs instances:200:200"))
+		out = append(out, notMeasured("per-instance N=200 (P=200)", "≤ 6 requests, median ≤ 150 ms", "-runs instances:200:200"))
 	}
 	// 4. Per-instance N=200 at parallelism 50: no figure worse than before.
 	if f := r.run(pathInstances, 200, 50); f != nil {
