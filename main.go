@@ -47,6 +47,11 @@ func main() {
 	if err != nil {
 		log.Fatal(err.Error())
 	}
+	// Serve returns when Terraform shuts the provider down cleanly; it
+	// writes its final state next, so what this process returned to it
+	// needs its journal entries only for a short grace. A killed Terraform
+	// never gets here.
+	provider.ReleaseJournals()
 }
 
 // versionString is "terraform-provider-prime VERSION (commit C)": C is

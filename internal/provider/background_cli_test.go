@@ -236,6 +236,64 @@ func TestAccBackground_killedApplyAttachesToEveryJob(t *testing.T) {
 	}
 }
 
+// Killed after the agent finished: Create had returned every result, but
+// Terraform stores state on its own schedule (OpenTofu's local backend and
+// every remote backend at most every 20 s), so the state may hold neither
+// the fleet nor the results. The next apply adopts the same sandboxes and
+// takes the recorded results: no sandbox is created twice, no agent runs
+// twice, and nothing is left untracked. The kill comes while a later step
+// runs (a kill while Terraform writes its state file can corrupt it, which
+// is Terraform's to survive, not the provider's).
+func TestAccBackground_killedAfterResultsRunsNothingAgain(t *testing.T) {
+	cli := requireCLI(t)
+	provider := devProvider(t)
+	t.Parallel()
+	m := newTestMock(t, fastMockOptions())
+	const size = 8
+	w := newCLIWork(t, m, provider(), cli, backgroundFleetHCL(size, "1")+`
+resource "prime_fleet_command" "report" {
+  sandbox_ids     = { for k, f in data.prime_fleet_file.result.files : k => prime_fleet_command.agent.results[k].sandbox_id }
+  commands        = ["echo report-start; sleep 2; echo report-end"]
+  background      = true
+  timeout_seconds = 600
+}
+`)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+
+	r := w.start("apply", "-auto-approve", "-no-color")
+	waitStarts(ctx, t, m, "report-start", size)
+	r.kill(t)
+
+	out, code := w.run(ctx, "apply", "-auto-approve", "-no-color")
+	if code != 0 {
+		t.Fatalf("the apply after the kill exited %d:\n%s", code, out)
+	}
+	if n := countStarts(m.Events(), "agent-start"); n != size {
+		t.Errorf("the agent started %d times for %d members; each must run exactly once", n, size)
+	}
+	if n := countStarts(m.Events(), "report-start"); n != size {
+		t.Errorf("the report started %d times for %d members; the apply after the kill attaches to each", n, size)
+	}
+	if n := m.Stats().SandboxesCreated; n != size {
+		t.Errorf("%d sandboxes created for %d members", n, size)
+	}
+	results, _ := w.run(ctx, "output", "-json", "results")
+	var got map[string]string
+	if err := json.Unmarshal([]byte(results), &got); err != nil || len(got) != size {
+		t.Fatalf("output results: %v\n%s", err, results)
+	}
+	if out, code := w.run(ctx, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
+		t.Errorf("the plan after the recovering apply is not empty (exit %d):\n%s", code, out)
+	}
+	if out, code := w.run(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
+		t.Errorf("destroy exited %d:\n%s", code, out)
+	}
+	if live := m.Stats().LiveSandboxes; live != 0 {
+		t.Errorf("%d sandboxes live after destroy", live)
+	}
+}
+
 // Ctrl-C mid-run: Terraform stops, the job goes on and is in state; the
 // next plan shows an update that collects it, the next apply collects it
 // without running the command again; a second interrupted run whose job is

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,8 +19,17 @@ import (
 // its create returns, so that sandbox would run with nobody tracking it.
 //
 // Before each create the provider records the request's idempotency key in
-// a small file and holds an exclusive lock on it; when the create returns,
-// Terraform holds the ID and the file goes. A file nobody holds a lock on
+// a small file and holds an exclusive lock on it. When the create returns,
+// Terraform has the ID, but it stores state on its own schedule: OpenTofu's
+// local backend and every remote backend persist an apply's state at most
+// every 20 s, so a fleet created seconds before an hours-long agent run is
+// saved only when the run ends. The entry is therefore handed over, not
+// removed: marked returned, unlocked, kept. It goes once Terraform shows it
+// holds the sandbox: a plan with the sandbox in its prior state (forget),
+// or handOverGrace after Terraform shut the provider down cleanly, after
+// which it writes its final state (ReleaseJournals). A killed Terraform
+// leaves it for the next apply, which adopts the sandbox if its state lost
+// it. A file nobody holds a lock on
 // belongs to a create whose process died, or to one whose answer was lost
 // (the caller got an error and no sandbox, so the sandbox, if the platform
 // made it, is in no state: release keeps the file for the next apply). The next create of the same
@@ -47,6 +57,11 @@ type createJournal struct {
 	dir string
 
 	mu sync.Mutex
+	// handedOver are the entries this journal handed over (ReleaseJournals
+	// removes them); byID indexes other processes' entries by sandbox ID
+	// for forget, built on its first call.
+	handedOver []string
+	byID       map[string][]string
 	// leftovers are the entries of dead creates found by the first scan,
 	// by request hash; nil until scanned. Only dead processes' entries are
 	// in it, so one scan per process is enough: a create of this process
@@ -59,10 +74,15 @@ type journalEntry struct {
 	RequestHash string    `json:"request_hash"`
 	SandboxID   string    `json:"sandbox_id,omitempty"`
 	Started     time.Time `json:"started"`
+	// Returned: Create returned the sandbox to Terraform, which may not
+	// have stored it yet (see handOver).
+	Returned bool `json:"returned,omitempty"`
+	// ReleasedAt: when the process that returned it ended cleanly.
+	ReleasedAt time.Time `json:"released_at,omitzero"`
 }
 
-// defaultCreateJournal is the journal for the provider's working directory,
-// or a disabled one.
+// defaultCreateJournal is the journal for the provider's working directory
+// and workspace, or a disabled one.
 func defaultCreateJournal() *createJournal {
 	cache, err := os.UserCacheDir()
 	if err != nil {
@@ -72,8 +92,42 @@ func defaultCreateJournal() *createJournal {
 	if err != nil {
 		return newCreateJournal("")
 	}
-	sum := sha256.Sum256([]byte(wd))
-	return newCreateJournal(filepath.Join(cache, "terraform-provider-prime", "creates", hex.EncodeToString(sum[:8])))
+	return newCreateJournal(filepath.Join(cache, "terraform-provider-prime", "creates", journalName(wd, currentWorkspace(os.Getenv, wd))))
+}
+
+// journalName names a journal directory: the working directory and the
+// workspace, hashed. Each workspace has its own state, so a create in one
+// never adopts what another's apply made.
+func journalName(wd, workspace string) string {
+	key := wd
+	if workspace != "default" {
+		key += "\x00" + workspace
+	}
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:8])
+}
+
+// currentWorkspace is the Terraform workspace of working directory wd, as
+// Terraform finds it: TF_WORKSPACE, else the name the data directory
+// records (TF_DATA_DIR, default .terraform), else "default". Terraform
+// does not tell providers its workspace.
+func currentWorkspace(getenv func(string) string, wd string) string {
+	if w := getenv("TF_WORKSPACE"); w != "" {
+		return w
+	}
+	data := getenv("TF_DATA_DIR")
+	if data == "" {
+		data = ".terraform"
+	}
+	if !filepath.IsAbs(data) {
+		data = filepath.Join(wd, data)
+	}
+	if b, err := os.ReadFile(filepath.Join(data, "environment")); err == nil { //nolint:gosec // G304: Terraform's own data directory
+		if w := strings.TrimSpace(string(b)); w != "" {
+			return w
+		}
+	}
+	return "default"
 }
 
 // newCreateJournal uses dir ("" disables the journal, as does a platform
@@ -82,7 +136,11 @@ func newCreateJournal(dir string) *createJournal {
 	if !journalLocksSupported {
 		dir = ""
 	}
-	return &createJournal{dir: dir}
+	j := &createJournal{dir: dir}
+	if dir != "" {
+		liveJournals.add(j)
+	}
+	return j
 }
 
 // requestHash identifies a configuration: the create body without its key.
@@ -96,6 +154,7 @@ func requestHash(r prime.CreateSandboxRequest) string {
 // inflightCreate is one create in progress. While it lives, f holds the
 // entry's lock.
 type inflightCreate struct {
+	j   *createJournal
 	key string
 	// adopted is true when key is a dead create's, replayed: the caller
 	// must check that the sandbox it gets back is the one it wants.
@@ -119,7 +178,7 @@ func (j *createJournal) begin(r prime.CreateSandboxRequest) *inflightCreate {
 
 // fresh records a new key for hash.
 func (j *createJournal) fresh(hash string) *inflightCreate {
-	c := &inflightCreate{key: prime.NewIdempotencyKey()}
+	c := &inflightCreate{j: j, key: prime.NewIdempotencyKey()}
 	c.e = journalEntry{Key: c.key, RequestHash: hash, Started: time.Now().UTC()}
 	data, err := json.Marshal(c.e)
 	if err != nil {
@@ -153,10 +212,10 @@ func (j *createJournal) scan() map[string][]*inflightCreate {
 	out := map[string][]*inflightCreate{}
 	scanLeftovers(j.dir, func(key, path string, f *os.File, data []byte) bool {
 		var e journalEntry
-		if json.Unmarshal(data, &e) != nil || e.Key != key || time.Since(e.Started) > journalReplayWindow {
+		if json.Unmarshal(data, &e) != nil || e.Key != key || time.Since(e.Started) > journalReplayWindow || pastGrace(e.ReleasedAt) {
 			return false
 		}
-		out[e.RequestHash] = append(out[e.RequestHash], &inflightCreate{key: key, adopted: true, path: path, f: f, e: e})
+		out[e.RequestHash] = append(out[e.RequestHash], &inflightCreate{j: j, key: key, adopted: true, path: path, f: f, e: e})
 		return true
 	})
 	return out
@@ -169,7 +228,7 @@ func (c *inflightCreate) write() error {
 	if err != nil {
 		return err
 	}
-	return writeEntry(c.f, data)
+	return writeEntry(&c.f, c.path, data)
 }
 
 // recordID notes the sandbox the platform made (for whoever reads the file).
@@ -181,9 +240,9 @@ func (c *inflightCreate) recordID(id string) {
 	_ = c.write()
 }
 
-// finish removes the entry: Create returned, so Terraform holds the ID (or
-// no sandbox exists). The lock is released after the removal, so nobody can
-// adopt the entry in between.
+// finish removes the entry: no sandbox exists, or it is not one this
+// configuration can use. The lock is released after the removal, so nobody
+// can adopt the entry in between.
 func (c *inflightCreate) finish() {
 	if c.path != "" {
 		_ = os.Remove(c.path)
@@ -192,24 +251,134 @@ func (c *inflightCreate) finish() {
 	c.release()
 }
 
-// finishAll finishes a fleet's entries, a few at a time: one by one, a
-// thousand removals held a fleet's Create for about 0.2 s after its last
-// member was ready. Nil entries are skipped.
-func finishAll(cs []*inflightCreate) {
+// handOver marks the entry returned and drops its lock, keeping the file:
+// Create returned the sandbox to Terraform, which may be killed before it
+// stores it. This process never adopts the entry (its scan ran before its
+// first create); the next process does, unless a plan shows that Terraform
+// holds the sandbox (forget) or this one ended cleanly more than
+// handOverGrace ago (ReleaseJournals).
+func (c *inflightCreate) handOver() {
+	if c == nil || c.f == nil {
+		return
+	}
+	c.e.Returned = true
+	if c.write() != nil {
+		c.finish()
+		return
+	}
+	c.j.mu.Lock()
+	c.j.handedOver = append(c.j.handedOver, c.path)
+	c.j.mu.Unlock()
+	c.path = ""
+	c.release()
+}
+
+// handOverAll hands a fleet's entries over, a few at a time: one by one, a
+// thousand file operations held a fleet's Create for about 0.2 s after its
+// last member was ready. Nil entries are skipped.
+func handOverAll(cs []*inflightCreate) {
+	inParallel(len(cs), func(i int) {
+		if cs[i] != nil {
+			cs[i].handOver()
+		}
+	})
+}
+
+// forget removes the entries of sandboxes Terraform holds: it planned them
+// from prior state, so no later create may adopt them. Entries this
+// process holds for adoption are finished; unlocked ones are removed.
+func (j *createJournal) forget(ids ...string) {
+	if j == nil || j.dir == "" || len(ids) == 0 {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.byID == nil {
+		j.byID = map[string][]string{}
+		readUnlockedEntries(j.dir, func(path string, data []byte) bool {
+			var e journalEntry
+			if json.Unmarshal(data, &e) == nil && e.SandboxID != "" {
+				j.byID[e.SandboxID] = append(j.byID[e.SandboxID], path)
+			}
+			return false
+		})
+	}
+	gone := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		gone[id] = true
+		for _, p := range j.byID[id] {
+			removeUnlockedEntry(p)
+		}
+		delete(j.byID, id)
+	}
+	for h, list := range j.leftovers {
+		kept := list[:0]
+		for _, c := range list {
+			if gone[c.e.SandboxID] {
+				c.finish()
+				continue
+			}
+			kept = append(kept, c)
+		}
+		j.leftovers[h] = kept
+	}
+}
+
+// releaseHandedOver stamps the entries this journal handed over released:
+// adoptable for handOverGrace more, then gone.
+func (j *createJournal) releaseHandedOver() {
+	j.mu.Lock()
+	paths := j.handedOver
+	j.handedOver = nil
+	j.mu.Unlock()
+	now := time.Now()
+	inParallel(len(paths), func(i int) { stampReleased(paths[i], now) })
+}
+
+// inParallel runs fn(0..n-1), sixteen at a time.
+func inParallel(n int, fn func(i int)) {
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, 16)
-	for _, c := range cs {
-		if c == nil {
-			continue
-		}
+	for i := range n {
 		slots <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			c.finish()
+			fn(i)
 		}()
 	}
 	wg.Wait()
+}
+
+// liveJournals are the journals (create and job) this process made, for
+// ReleaseJournals.
+var liveJournals journalSet
+
+type journalSet struct {
+	mu   sync.Mutex
+	list []interface{ releaseHandedOver() }
+}
+
+func (s *journalSet) add(j interface{ releaseHandedOver() }) {
+	s.mu.Lock()
+	s.list = append(s.list, j)
+	s.mu.Unlock()
+}
+
+// ReleaseJournals stamps the entries of every create and every command
+// result this process returned to Terraform released: adoptable for
+// handOverGrace more (Terraform writes its final state after shutting the
+// provider down, and may die in between), then removed by the next scan.
+// Call it only after Terraform shut the provider down cleanly (the plugin
+// server returned). A killed Terraform never gets here, and its entries
+// stay until a plan shows them in state, or for the replay window.
+func ReleaseJournals() {
+	liveJournals.mu.Lock()
+	list := liveJournals.list
+	liveJournals.mu.Unlock()
+	for _, j := range list {
+		j.releaseHandedOver()
+	}
 }
 
 // release drops the entry's lock and keeps the file: from then on it is a

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -78,11 +79,41 @@ func TestCreateJournalAdoptsAKilledCreate(t *testing.T) {
 		t.Fatal("one leftover entry was claimed twice")
 	}
 
-	// Once Create returns, Terraform holds the ID: the entry goes.
-	again.finish()
-	other.finish()
-	if entries, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(entries) != 1 { // the third, still in flight
-		t.Fatalf("%d journal entries left, want 1: %v", len(entries), entries)
+	// Once Create returns, the entry is handed over: kept for a later
+	// process (Terraform may be killed before it stores the ID), stamped
+	// when the process ends cleanly, and gone once that is past the grace.
+	again.handOver()
+	other.handOver()
+	if entries, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(entries) != 3 {
+		t.Fatalf("%d journal entries, want 3 (two handed over, the third in flight): %v", len(entries), entries)
+	}
+	j2.releaseHandedOver()
+	for _, e := range []*inflightCreate{again, other} {
+		agePastGrace(t, filepath.Join(dir, e.key+".json"))
+	}
+	_ = newCreateJournal(dir).begin(req("eval-0")) // a later process scans
+	// The third and the new one.
+	if entries, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(entries) != 2 {
+		t.Fatalf("%d journal entries left, want 2: %v", len(entries), entries)
+	}
+	// The third is still in flight: its file (and lock) must not be
+	// collected before the scan above.
+	runtime.KeepAlive(third)
+}
+
+// agePastGrace backdates the clean-end stamp of the entry at path past
+// handOverGrace (failing if it has none).
+func agePastGrace(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	var fields map[string]any
+	if err != nil || json.Unmarshal(data, &fields) != nil || fields["released_at"] == nil {
+		t.Fatalf("entry %s has no clean-end stamp: %s (%v)", path, data, err)
+	}
+	fields["released_at"] = time.Now().Add(-handOverGrace - time.Minute).UTC()
+	data, _ = json.Marshal(fields)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -159,9 +190,12 @@ func TestAdoptable(t *testing.T) {
 	}
 }
 
-// A fleet's entries are finished together: every file goes and every lock
-// is released (a nil entry, from a create that never began, is skipped).
-func TestCreateJournalFinishAll(t *testing.T) {
+// A fleet's entries are handed over together: every lock is released and
+// every file stays, marked returned (a nil entry, from a create that never
+// began, is skipped). A clean end of the process stamps them: a later
+// process still adopts them within the grace (Terraform writes its final
+// state after the provider stops), and removes them after it.
+func TestCreateJournalHandOverAll(t *testing.T) {
 	dir := t.TempDir()
 	j := newCreateJournal(dir)
 	entries := []*inflightCreate{nil}
@@ -170,13 +204,123 @@ func TestCreateJournalFinishAll(t *testing.T) {
 		e.recordID(fmt.Sprintf("sbx-%d", i))
 		entries = append(entries, e)
 	}
-	finishAll(entries)
-	if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) != 0 {
-		t.Fatalf("%d journal files left after finishAll: %v", len(left), left)
-	}
+	handOverAll(entries)
 	for _, e := range entries[1:] {
 		if e.f != nil || e.path != "" {
 			t.Fatalf("entry %s still holds its file", e.key)
 		}
+		data, err := os.ReadFile(filepath.Join(dir, e.key+".json"))
+		var got journalEntry
+		if err != nil || json.Unmarshal(data, &got) != nil || !got.Returned || got.SandboxID == "" {
+			t.Fatalf("entry %s after hand-over: %s (%v)", e.key, data, err)
+		}
+	}
+	j.releaseHandedOver()
+	for _, e := range entries[2:] {
+		agePastGrace(t, filepath.Join(dir, e.key+".json"))
+	}
+	later := newCreateJournal(dir)
+	if got := later.begin(req("eval-0")); !got.adopted || got.key != entries[1].key {
+		t.Fatal("an entry stamped by a clean end was not adoptable within the grace")
+	}
+	if got := later.begin(req("eval-1")); got.adopted {
+		t.Fatal("an entry past the grace was adopted")
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(left) != 2 { // the adopted one, and eval-1's new one
+		t.Fatalf("%d journal files left after the grace, want 2: %v", len(left), left)
+	}
+}
+
+// The gap hand-over closes: Create returned, Terraform was killed before it
+// stored the state (OpenTofu's local backend and remote backends persist
+// every 20 s), so the next process's create of the same configuration gets
+// the same key and adopts the sandbox. A plan that shows Terraform holds a
+// sandbox removes its entry instead, so a create in the same working
+// directory (create_before_destroy, a count that grows) never adopts one
+// that state already has.
+func TestCreateJournalHandedOverEntries(t *testing.T) {
+	dir := t.TempDir()
+	killed := newCreateJournal(dir)
+	lost, kept := killed.begin(req("eval-lost")), killed.begin(req("eval-kept"))
+	lost.recordID("sbx-lost")
+	kept.recordID("sbx-kept")
+	lost.handOver()
+	kept.handOver()
+
+	// The killed process's own journal never adopts its entries.
+	if again := killed.begin(req("eval-lost")); again.adopted {
+		t.Fatal("a process adopted an entry it handed over itself")
+	}
+
+	// The next run's plan sees sbx-kept in prior state.
+	newCreateJournal(dir).forget("sbx-kept", "sbx-unknown")
+	if _, err := os.Stat(filepath.Join(dir, kept.key+".json")); !os.IsNotExist(err) {
+		t.Fatalf("the entry of a sandbox in prior state was not removed (err %v)", err)
+	}
+
+	// Its apply creates both again: the lost one adopts, the kept one not.
+	next := newCreateJournal(dir)
+	if got := next.begin(req("eval-lost")); !got.adopted || got.key != lost.key {
+		t.Fatalf("the lost sandbox's entry was not adopted: key %s adopted %t", got.key, got.adopted)
+	}
+	if got := next.begin(req("eval-kept")); got.adopted || got.key == kept.key {
+		t.Fatal("the entry of a sandbox in state was adopted")
+	}
+}
+
+// forget reaches entries this process already holds for adoption (its
+// scan ran before the plan that shows Terraform holds them).
+func TestCreateJournalForgetAfterScan(t *testing.T) {
+	dir := t.TempDir()
+	old := newCreateJournal(dir).begin(req("eval-0"))
+	old.recordID("sbx-0")
+	old.handOver()
+	j := newCreateJournal(dir)
+	_ = j.begin(req("other")) // scans: holds old's entry
+	j.forget("sbx-0")
+	if got := j.begin(req("eval-0")); got.adopted {
+		t.Fatal("an entry forgotten after the scan was adopted")
+	}
+	if _, err := os.Stat(filepath.Join(dir, old.key+".json")); !os.IsNotExist(err) {
+		t.Fatalf("the forgotten entry is still on disk (err %v)", err)
+	}
+}
+
+// Each workspace of a working directory has its own journal: its own
+// state, so a create in one never adopts what another's apply made. The
+// default workspace keeps the working directory's name.
+func TestCurrentWorkspaceNamesTheJournal(t *testing.T) {
+	wd := t.TempDir()
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	if got := currentWorkspace(getenv, wd); got != "default" {
+		t.Fatalf("no workspace recorded: %q, want default", got)
+	}
+	if err := os.MkdirAll(filepath.Join(wd, ".terraform"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(wd, ".terraform", "environment"), []byte("staging"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := currentWorkspace(getenv, wd); got != "staging" {
+		t.Fatalf("recorded workspace: %q, want staging", got)
+	}
+	env["TF_DATA_DIR"] = filepath.Join(wd, "elsewhere")
+	if got := currentWorkspace(getenv, wd); got != "default" {
+		t.Fatalf("TF_DATA_DIR without a workspace: %q, want default", got)
+	}
+	env["TF_WORKSPACE"] = "ci"
+	if got := currentWorkspace(getenv, wd); got != "ci" {
+		t.Fatalf("TF_WORKSPACE: %q, want ci", got)
+	}
+	names := map[string]bool{}
+	for _, w := range []string{"default", "staging", "ci"} {
+		names[journalName(wd, w)] = true
+	}
+	if len(names) != 3 {
+		t.Fatalf("workspaces share a journal: %v", names)
+	}
+	if journalName(wd, "default") == journalName(t.TempDir(), "default") {
+		t.Fatal("two working directories share a journal")
 	}
 }

@@ -68,15 +68,16 @@ type fleetRunResult struct {
 	warnings    []string
 }
 
-// settle finishes the journal entries of members whose results are now in
+// settle hands over the journal entries of members whose results go to
 // state (stored) and releases the others', so a later apply on this
-// machine takes their outcomes instead of running their steps again.
+// machine takes their outcomes instead of running their steps again —
+// also when Terraform is killed before it stores the results.
 func (fr *fleetRunResult) settle(stored bool) {
 	for key, es := range fr.entries {
 		_, recorded := fr.done[key]
 		for _, e := range es {
 			if stored && recorded {
-				e.finish()
+				e.handOver()
 			} else {
 				e.release()
 			}
@@ -90,6 +91,28 @@ func stepHash(plan fleetCommandModel, run fleetRun, key, sandboxID string, step 
 	return runHash("prime_fleet_command", key, sandboxID, step, run.commands[step], plan.WorkingDir.ValueString(),
 		plan.Env.String(), memberEnvOf(plan, key).String(), memberTriggerOf(plan, key).String(), plan.EnvWOVersion.String(),
 		plan.Triggers.String())
+}
+
+// recordedStepHashes are the job-journal names of the steps whose results
+// a fleet command's state records.
+func recordedStepHashes(ctx context.Context, state fleetCommandModel) []string {
+	var diags diag.Diagnostics
+	commands, d := stringList(ctx, state.Commands)
+	diags.Append(d...)
+	records := commandMemberRecordsOf(state, &diags)
+	ids, d := stringMap(ctx, state.SandboxIDs)
+	diags.Append(d...)
+	if diags.HasError() {
+		return nil
+	}
+	run := fleetRun{commands: commands}
+	var out []string
+	for key := range records {
+		for i := range commands {
+			out = append(out, stepHash(state, run, key, ids[key], i))
+		}
+	}
+	return out
 }
 
 // runMemberInBackground runs one member's steps as jobs, resuming from its

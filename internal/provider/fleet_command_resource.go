@@ -354,6 +354,11 @@ func sameMemberEnv(a, b types.Map) bool {
 // run, else its recorded result with the output where sensitive_output
 // wants it.
 func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	var held fleetCommandModel
+	if !req.State.Raw.IsNull() && !getState(ctx, req.State, &held).HasError() && held.Background.ValueBool() {
+		// Terraform holds these members' results: their journal entries go.
+		r.jobs.forget(recordedStepHashes(ctx, held)...)
+	}
 	if req.Plan.Raw.IsNull() {
 		return
 	}

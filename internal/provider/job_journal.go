@@ -18,9 +18,12 @@ import (
 // exists. Starting the command again then would run the agent twice.
 //
 // So before a job is started, its ID is written to a small file here, and
-// the file is held under an exclusive lock while this process waits. The
-// file goes once the job's outcome is judged (recorded in state, or a
-// failure that the next apply runs again by design). A file nobody holds a
+// the file is held under an exclusive lock while this process waits. A
+// failure that the next apply runs again by design removes the file. A
+// result returned to Terraform hands it over, as the create journal does
+// (Terraform may be killed before it stores the result): unlocked and kept
+// until a plan shows the result in state (forget), or until handOverGrace
+// after Terraform shut the provider down cleanly (ReleaseJournals). A file nobody holds a
 // lock on belongs to a process that died, or to a wait whose outcome is
 // unknown (it was interrupted, the job could not be stopped, its output
 // could not be read): the next apply of the same command (same run hash)
@@ -48,6 +51,8 @@ type jobRecord struct {
 	// it yet (a fleet member's finished step): a later process takes it
 	// from here rather than running the step again.
 	Outcome *stepOutcome `json:"outcome,omitempty"`
+	// ReleasedAt: when the process that handed it over ended cleanly.
+	ReleasedAt time.Time `json:"released_at,omitzero"`
 }
 
 // stepOutcome is a finished step's recorded result.
@@ -71,6 +76,8 @@ type jobJournal struct {
 	dir string // "": no journal
 
 	mu sync.Mutex
+	// handedOver are the entries this journal handed over.
+	handedOver []string
 	// leftovers are dead processes' entries by run hash; nil until the
 	// first scan (one per process suffices: this process's own entries
 	// are locked while it lives, and a released one is never its own
@@ -84,11 +91,14 @@ func jobJournalOf(j *createJournal) *jobJournal {
 	if j == nil || j.dir == "" {
 		return &jobJournal{}
 	}
-	return &jobJournal{dir: filepath.Join(j.dir, "jobs")}
+	jj := &jobJournal{dir: filepath.Join(j.dir, "jobs")}
+	liveJournals.add(jj)
+	return jj
 }
 
 // jobEntry is an entry this process owns; f holds its lock.
 type jobEntry struct {
+	j    *jobJournal
 	rec  jobRecord
 	path string
 	f    *os.File
@@ -150,10 +160,10 @@ func (j *jobJournal) scan() map[string][]*jobEntry {
 	out := map[string][]*jobEntry{}
 	scanLeftovers(j.dir, func(name, path string, f *os.File, data []byte) bool {
 		var rec jobRecord
-		if json.Unmarshal(data, &rec) != nil || rec.JobID != name || time.Since(rec.Started) > jobJournalWindow {
+		if json.Unmarshal(data, &rec) != nil || rec.JobID != name || time.Since(rec.Started) > jobJournalWindow || pastGrace(rec.ReleasedAt) {
 			return false
 		}
-		out[rec.RunHash] = append(out[rec.RunHash], &jobEntry{rec: rec, path: path, f: f})
+		out[rec.RunHash] = append(out[rec.RunHash], &jobEntry{j: j, rec: rec, path: path, f: f})
 		return true
 	})
 	return out
@@ -162,7 +172,7 @@ func (j *jobJournal) scan() map[string][]*jobEntry {
 // begin records a job about to start, locked by this process. The scan
 // runs first, so this process never adopts its own entries.
 func (j *jobJournal) begin(rec jobRecord) *jobEntry {
-	e := &jobEntry{rec: rec}
+	e := &jobEntry{j: j, rec: rec}
 	if j == nil || j.dir == "" || strings.ContainsAny(rec.JobID, `/\.`) || rec.JobID == "" {
 		return e
 	}
@@ -203,7 +213,7 @@ func (e *jobEntry) write() error {
 	if err != nil {
 		return err
 	}
-	return writeEntry(e.f, data)
+	return writeEntry(&e.f, e.path, data)
 }
 
 // complete records the judged outcome in the entry, which stays (locked)
@@ -227,6 +237,59 @@ func (e *jobEntry) finish() {
 		e.path = ""
 	}
 	e.release()
+}
+
+// handOver keeps the file, unlocked, and drops the lock: the entry's
+// result was returned to Terraform, which may be killed before it stores
+// it. A later process's apply of the same run then takes the recorded
+// outcome (or collects the finished job again) instead of running the
+// command twice, unless a plan shows the result in state (forget) or this
+// process ended cleanly more than handOverGrace ago (ReleaseJournals).
+func (e *jobEntry) handOver() {
+	if e == nil || e.f == nil || e.path == "" || e.j == nil {
+		e.finish()
+		return
+	}
+	e.j.mu.Lock()
+	e.j.handedOver = append(e.j.handedOver, e.path)
+	e.j.mu.Unlock()
+	e.path = ""
+	e.release()
+}
+
+// forget removes the entries of runs whose results Terraform holds: it
+// planned them from prior state. Runs are named by run hash; entries this
+// process holds for adoption are finished, unlocked ones removed.
+func (j *jobJournal) forget(hashes ...string) {
+	if j == nil || j.dir == "" || len(hashes) == 0 {
+		return
+	}
+	gone := make(map[string]bool, len(hashes))
+	for _, h := range hashes {
+		gone[h] = true
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	readUnlockedEntries(j.dir, func(_ string, data []byte) bool {
+		var rec jobRecord
+		return json.Unmarshal(data, &rec) == nil && gone[rec.RunHash]
+	})
+	for _, h := range hashes {
+		for _, e := range j.leftovers[h] {
+			e.finish()
+		}
+		delete(j.leftovers, h)
+	}
+}
+
+// releaseHandedOver stamps the entries this journal handed over released.
+func (j *jobJournal) releaseHandedOver() {
+	j.mu.Lock()
+	paths := j.handedOver
+	j.handedOver = nil
+	j.mu.Unlock()
+	now := time.Now()
+	inParallel(len(paths), func(i int) { stampReleased(paths[i], now) })
 }
 
 // release keeps the file and drops the lock: the outcome is unknown, and

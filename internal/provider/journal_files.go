@@ -1,10 +1,13 @@
 package provider
 
 import (
+	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // The files the create journal and the job journal keep: one JSON entry
@@ -12,6 +15,14 @@ import (
 // it. The kernel releases the lock when the process dies, which is what
 // makes an unlocked entry a leftover. Every operation is best effort: a
 // file-system problem only means no entry.
+//
+// An entry is never rewritten in place: a process killed between a
+// truncate and a write would leave an empty entry, which the next scan
+// drops, and with it the one record that a job already ran. A new version
+// is written and locked under a temporary name, then renamed over the old
+// one. The lock is on the file, not the name, so whoever locks an entry
+// checks afterwards that the name still leads to the file it locked
+// (lockedCurrent).
 
 // createLockedEntry writes data to dir/name.json: created and locked under
 // a temporary name, then renamed, so the entry is locked from the moment
@@ -22,47 +33,90 @@ func createLockedEntry(dir, name string, data []byte) (*os.File, string) {
 		return nil, ""
 	}
 	final := filepath.Join(dir, name+".json")
-	tmp := final + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600) //nolint:gosec // G304: our own journal directory
+	if _, err := os.Lstat(final); err == nil {
+		return nil, "" // never replace another entry
+	}
+	f, err := replaceLocked(final, data)
 	if err != nil {
-		return nil, ""
-	}
-	if locked, _ := tryLock(f); !locked {
-		_ = f.Close()
-		_ = os.Remove(tmp)
-		return nil, ""
-	}
-	if writeEntry(f, data) != nil || os.Rename(tmp, final) != nil {
-		_ = f.Close()
-		_ = os.Remove(tmp)
 		return nil, ""
 	}
 	return f, final
 }
 
-// writeEntry rewrites a locked entry through its file (never re-creating
-// one that was removed).
-func writeEntry(f *os.File, data []byte) error {
-	if err := f.Truncate(0); err != nil {
+// replaceLocked writes data to a new file, locks it and renames it to
+// path: the entry at path is then the new file, locked by the caller.
+func replaceLocked(path string, data []byte) (*os.File, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return nil, err
+	}
+	if locked, lerr := tryLock(f); !locked {
+		_ = f.Close()
+		_ = os.Remove(f.Name())
+		return nil, errors.Join(errors.New("cannot lock a new journal entry"), lerr)
+	}
+	if _, err = f.Write(data); err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = f.Close()
+		_ = os.Remove(f.Name())
+		return nil, err
+	}
+	return f, nil
+}
+
+// writeEntry replaces the locked entry at path (held through *f) with
+// data, atomically; *f becomes the new file's lock. A removed entry (nil
+// *f) is never created again.
+func writeEntry(f **os.File, path string, data []byte) error {
+	if *f == nil || path == "" {
+		return nil
+	}
+	nf, err := replaceLocked(path, data)
+	if err != nil {
 		return err
 	}
-	_, err := f.WriteAt(data, 0)
-	return err
+	_ = (*f).Close()
+	*f = nf
+	return nil
+}
+
+// lockUnowned opens the entry at path and locks it if no live process
+// holds it: the open, locked file, or nil.
+func lockUnowned(path string, flag int) *os.File {
+	f, err := os.OpenFile(path, flag, 0) //nolint:gosec // G304: our own journal directory
+	if err != nil {
+		return nil
+	}
+	if locked, _ := tryLock(f); !locked || !lockedCurrent(f, path) {
+		_ = f.Close() // owned by a live process, or replaced since it was opened
+		return nil
+	}
+	return f
+}
+
+// lockedCurrent reports whether path still names the file f locked (not a
+// version that replaced it, nor nothing).
+func lockedCurrent(f *os.File, path string) bool {
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(path)
+	return err == nil && os.SameFile(a, b)
 }
 
 // scanLeftovers locks every entry of dir that no live process holds and
 // offers it to keep, with its name (without .json) and its contents; an
 // entry keep refuses is removed. Kept entries stay locked by this process
-// through f, which keep takes over.
+// through f, which keep takes over. Temporary files of writes a killed
+// process never finished go too.
 func scanLeftovers(dir string, keep func(name, path string, f *os.File, data []byte) bool) {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	for _, p := range files {
-		f, err := os.OpenFile(p, os.O_RDWR, 0) //nolint:gosec // G304: our own journal directory
-		if err != nil {
-			continue
-		}
-		if locked, _ := tryLock(f); !locked {
-			_ = f.Close() // owned by a live process
+		f := lockUnowned(p, os.O_RDWR)
+		if f == nil {
 			continue
 		}
 		data, err := io.ReadAll(f)
@@ -70,5 +124,76 @@ func scanLeftovers(dir string, keep func(name, path string, f *os.File, data []b
 			_ = os.Remove(p)
 			_ = f.Close()
 		}
+	}
+	removeStaleTemporaries(dir)
+}
+
+// removeStaleTemporaries removes temporary entry files older than an hour
+// (a write takes milliseconds; only a killed writer leaves one).
+func removeStaleTemporaries(dir string) {
+	tmps, _ := filepath.Glob(filepath.Join(dir, "*.tmp"))
+	for _, p := range tmps {
+		if info, err := os.Stat(p); err == nil && time.Since(info.ModTime()) > time.Hour {
+			_ = os.Remove(p)
+		}
+	}
+}
+
+// handOverGrace is how long an entry handed over by a process that ended
+// cleanly stays adoptable. Terraform writes its final state after it shuts
+// the provider down, and a kill in between (a remote backend's upload
+// takes seconds) would otherwise lose what the apply made. Past the grace
+// the entry goes: a later create of the same configuration in this
+// working directory (another state, say) is a new one.
+const handOverGrace = 10 * time.Minute
+
+// stampReleased records in the entry at path (unless a live process holds
+// it) that its process ended cleanly at now.
+func stampReleased(path string, now time.Time) {
+	f := lockUnowned(path, os.O_RDONLY)
+	if f == nil {
+		return
+	}
+	defer func() { _ = f.Close() }()
+	data, err := io.ReadAll(f)
+	var fields map[string]json.RawMessage
+	if err != nil || json.Unmarshal(data, &fields) != nil {
+		return
+	}
+	fields["released_at"], _ = json.Marshal(now.UTC())
+	if data, err = json.Marshal(fields); err == nil {
+		_ = writeEntry(&f, path, data)
+	}
+}
+
+// pastGrace reports whether an entry stamped released at t is too old to
+// adopt.
+func pastGrace(t time.Time) bool {
+	return !t.IsZero() && time.Since(t) > handOverGrace
+}
+
+// readUnlockedEntries offers every entry of dir that no live process holds
+// to read, with its path and contents; an entry read asks to remove goes,
+// the others are left as they were.
+func readUnlockedEntries(dir string, read func(path string, data []byte) (remove bool)) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	for _, p := range files {
+		f := lockUnowned(p, os.O_RDONLY)
+		if f == nil {
+			continue
+		}
+		if data, err := io.ReadAll(f); err == nil && read(p, data) {
+			_ = os.Remove(p)
+		}
+		_ = f.Close()
+	}
+}
+
+// removeUnlockedEntry removes the entry at path unless a live process
+// holds it.
+func removeUnlockedEntry(path string) {
+	if f := lockUnowned(path, os.O_RDONLY); f != nil {
+		_ = os.Remove(path)
+		_ = f.Close()
 	}
 }

@@ -117,9 +117,10 @@ func (p *primeProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 				Optional: true,
 				MarkdownDescription: "Keep the create journal (default `true`): before each sandbox create the " +
 					"provider notes the request's idempotency key in a small file under the user cache directory " +
-					"(per Terraform working directory) and removes it when the create returns, so if Terraform itself " +
-					"is killed mid-create the next apply of the same configuration adopts that sandbox instead of " +
-					"making a second one. It only helps where the next apply runs on the same machine and user as " +
+					"(per Terraform working directory and workspace) and keeps it until a plan shows the sandbox in " +
+					"state (or ten minutes after a clean end of the apply), so if Terraform itself is killed mid-create, " +
+					"or before it stored a create that returned, the next apply of the same configuration adopts that " +
+					"sandbox instead of making a second one. It only helps where the next apply runs on the same machine and user as " +
 					"the killed one — local or persistent-runner workflows, not ephemeral CI runners — and it only " +
 					"adopts a sandbox less than 24 hours old whose name and image match and that still runs. Beside it, " +
 					"an egress policy create that fails closed notes what the sandbox held before its write, so that the " +

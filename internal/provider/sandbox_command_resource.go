@@ -329,6 +329,11 @@ func (r *sandboxCommandResource) ValidateConfig(ctx context.Context, req resourc
 // sensitive_output moves the recorded output) and warns when a container
 // command may outlive the edge proxy.
 func (r *sandboxCommandResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	var prior sandboxCommandModel
+	if !req.State.Raw.IsNull() && !getState(ctx, req.State, &prior).HasError() && prior.JobStatus.ValueString() == jobCompleted {
+		// Terraform holds this job's result: its journal entry goes.
+		r.jobs.forget(runHashOf(prior))
+	}
 	if req.Plan.Raw.IsNull() {
 		return
 	}
@@ -622,7 +627,16 @@ func (r *sandboxCommandResource) runInBackground(ctx context.Context, m *sandbox
 	br, err := runBackground(ctx, r.client, backgroundRun{
 		spec: spec, hash: runHashOf(*m), journal: r.jobs, attach: attach, outputDir: m.OutputDir.ValueString(), keep: true,
 	})
-	defer br.Entry.finish() // after the state below: the outcome is stored
+	stored := false
+	defer func() {
+		// After the state below: a stored result is handed over (Terraform
+		// may be killed before it persists it); a failure runs again.
+		if stored {
+			br.Entry.handOver()
+		} else {
+			br.Entry.finish()
+		}
+	}()
 	for _, w := range br.Warnings {
 		diags.AddWarning("Background job", w)
 	}
@@ -669,6 +683,7 @@ func (r *sandboxCommandResource) runInBackground(ctx context.Context, m *sandbox
 	}
 	diags.Append(priv.SetKey(ctx, pendingJobKey, nil)...)
 	diags.Append(setStateAny(ctx, state, m)...)
+	stored = !diags.HasError()
 }
 
 // setStateAny is setState for a state behind an interface.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -260,6 +261,13 @@ func (r *sandboxFleetResource) ValidateConfig(ctx context.Context, req resource.
 // dropped or replaced ones become unknown entries; an egress change makes
 // every member's egress status unknown.
 func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if !req.State.Raw.IsNull() {
+		// Terraform holds these members: their create-journal entries go.
+		var ids map[string]string
+		if !req.State.GetAttribute(ctx, path.Root("sandbox_ids"), &ids).HasError() {
+			r.journal.forget(slices.Collect(maps.Values(ids))...)
+		}
+	}
 	if req.Plan.Raw.IsNull() {
 		return
 	}
@@ -442,7 +450,7 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 	var mu sync.Mutex
 	created := map[string]fleetMember{}
 	var inflight []*inflightCreate
-	defer func() { finishAll(inflight) }()
+	defer func() { handOverAll(inflight) }()
 	prefix := a.template.NamePrefix.ValueString()
 
 	postCtx, cancel := context.WithTimeoutCause(ctx, a.timeout, fmt.Errorf("create timeout (%s) reached", a.timeout))

@@ -353,6 +353,13 @@ func (r *sandboxResource) ValidateConfig(ctx context.Context, req resource.Valid
 // generation), says when removing the egress block reopens egress, and
 // explains the first plan after an import.
 func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if !req.State.Raw.IsNull() {
+		// Terraform holds this sandbox: its create-journal entry goes.
+		var id types.String
+		if !req.State.GetAttribute(ctx, path.Root("id"), &id).HasError() {
+			r.journal.forget(id.ValueString())
+		}
+	}
 	if req.Plan.Raw.IsNull() {
 		return
 	}
@@ -455,7 +462,7 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 		resp.Diagnostics.AddError("Cannot create sandbox", err.Error())
 		return
 	}
-	defer inflight.finish() // from here on the state returned carries the ID
+	defer inflight.handOver() // from here on the state returned carries the ID
 	// Save the ID before waiting: if the wait fails or the apply is
 	// interrupted, Terraform keeps a tainted resource it can destroy, never
 	// an untracked sandbox. Born lists are not enforced yet.
