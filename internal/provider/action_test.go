@@ -141,6 +141,9 @@ action "prime_fleet_exec" "probe" {
 // prime_sandbox_sweep from an action_trigger deletes exactly the running
 // sandboxes that carry all its labels; its default dry run deletes none.
 func TestAccSandboxSweepAction_actionTrigger(t *testing.T) {
+	// Parallel before the context: a parallel test waits for the serial
+	// ones, and a deadline taken before that wait can pass before it runs.
+	t.Parallel()
 	m := newTestMock(t, fastMockOptions())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // the whole test, destroy included
 	t.Cleanup(cancel)
@@ -171,7 +174,7 @@ action "prime_sandbox_sweep" "leftovers" {
 }
 `, name, dryRun))
 	}
-	resource.ParallelTest(t, resource.TestCase{
+	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: providerFactories(t),
 		TerraformVersionChecks:   skipBelow(tfQuery),
 		CheckDestroy: func(s *terraform.State) error {
@@ -312,6 +315,9 @@ action "prime_fleet_exec" "probe" {
 // A sweep reports every sandbox the platform did not delete, with the
 // platform's reason, and fails; the others are deleted.
 func TestAccSandboxSweepAction_reportsFailedDeletes(t *testing.T) {
+	// Parallel before the context: a parallel test waits for the serial
+	// ones, and a deadline taken before that wait can pass before it runs.
+	t.Parallel()
 	var m *testMock
 	var refused atomic.Value // the sandbox ID whose delete the platform refuses
 	refused.Store("")
@@ -350,7 +356,7 @@ func TestAccSandboxSweepAction_reportsFailedDeletes(t *testing.T) {
 		ids = append(ids, sb.ID)
 	}
 	refused.Store(ids[1])
-	resource.ParallelTest(t, resource.TestCase{
+	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: providerFactories(t),
 		TerraformVersionChecks:   skipBelow(tfQuery),
 		CheckDestroy: func(s *terraform.State) error {

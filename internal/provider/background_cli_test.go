@@ -205,12 +205,27 @@ func TestAccBackground_killedApplyAttachesToEveryJob(t *testing.T) {
 		t.Fatalf("%d sandboxes live after the kill, want %d", live, size)
 	}
 
+	recoverAfterKill(ctx, t, w, size, "agent-start")
+}
+
+// recoverAfterKill applies again after a killed apply of a fleet of size
+// and checks what the kill must not have cost: every job whose script
+// holds one of texts started exactly once per member, one sandbox was made
+// per member, every member's result is collected, the next plan is empty
+// and destroy leaves nothing running.
+func recoverAfterKill(ctx context.Context, t *testing.T, w *cliWork, size int, texts ...string) {
+	t.Helper()
 	out, code := w.run(ctx, "apply", "-auto-approve", "-no-color")
 	if code != 0 {
 		t.Fatalf("the apply after the kill exited %d:\n%s", code, out)
 	}
-	if n := countStarts(m.Events(), "agent-start"); n != size {
-		t.Errorf("the agent started %d times for %d members; each must run exactly once", n, size)
+	for _, text := range texts {
+		if n := countStarts(w.m.Events(), text); n != size {
+			t.Errorf("%q started %d times for %d members; each must run exactly once", text, n, size)
+		}
+	}
+	if n := w.m.Stats().SandboxesCreated; n != size {
+		t.Errorf("%d sandboxes created for %d members", n, size)
 	}
 	results, code := w.run(ctx, "output", "-json", "results")
 	if code != 0 {
@@ -226,12 +241,12 @@ func TestAccBackground_killedApplyAttachesToEveryJob(t *testing.T) {
 		}
 	}
 	if out, code := w.run(ctx, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
-		t.Errorf("the plan after collecting every job is not empty (exit %d):\n%s", code, out)
+		t.Errorf("the plan after the recovering apply is not empty (exit %d):\n%s", code, out)
 	}
 	if out, code := w.run(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
 		t.Errorf("destroy exited %d:\n%s", code, out)
 	}
-	if live := m.Stats().LiveSandboxes; live != 0 {
+	if live := w.m.Stats().LiveSandboxes; live != 0 {
 		t.Errorf("%d sandboxes live after destroy", live)
 	}
 }
@@ -264,34 +279,7 @@ resource "prime_fleet_command" "report" {
 	r := w.start("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "report-start", size)
 	r.kill(t)
-
-	out, code := w.run(ctx, "apply", "-auto-approve", "-no-color")
-	if code != 0 {
-		t.Fatalf("the apply after the kill exited %d:\n%s", code, out)
-	}
-	if n := countStarts(m.Events(), "agent-start"); n != size {
-		t.Errorf("the agent started %d times for %d members; each must run exactly once", n, size)
-	}
-	if n := countStarts(m.Events(), "report-start"); n != size {
-		t.Errorf("the report started %d times for %d members; the apply after the kill attaches to each", n, size)
-	}
-	if n := m.Stats().SandboxesCreated; n != size {
-		t.Errorf("%d sandboxes created for %d members", n, size)
-	}
-	results, _ := w.run(ctx, "output", "-json", "results")
-	var got map[string]string
-	if err := json.Unmarshal([]byte(results), &got); err != nil || len(got) != size {
-		t.Fatalf("output results: %v\n%s", err, results)
-	}
-	if out, code := w.run(ctx, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
-		t.Errorf("the plan after the recovering apply is not empty (exit %d):\n%s", code, out)
-	}
-	if out, code := w.run(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
-		t.Errorf("destroy exited %d:\n%s", code, out)
-	}
-	if live := m.Stats().LiveSandboxes; live != 0 {
-		t.Errorf("%d sandboxes live after destroy", live)
-	}
+	recoverAfterKill(ctx, t, w, size, "agent-start", "report-start")
 }
 
 // Ctrl-C mid-run: Terraform stops, the job goes on and is in state; the
