@@ -74,9 +74,6 @@ type journalEntry struct {
 	RequestHash string    `json:"request_hash"`
 	SandboxID   string    `json:"sandbox_id,omitempty"`
 	Started     time.Time `json:"started"`
-	// Returned: Create returned the sandbox to Terraform, which may not
-	// have stored it yet (see handOver).
-	Returned bool `json:"returned,omitempty"`
 	// ReleasedAt: when the process that returned it ended cleanly.
 	ReleasedAt time.Time `json:"released_at,omitzero"`
 }
@@ -251,7 +248,8 @@ func (c *inflightCreate) finish() {
 	c.release()
 }
 
-// handOver marks the entry returned and drops its lock, keeping the file:
+// handOver drops the entry's lock and keeps the file (it already holds the
+// sandbox ID, so nothing is written: a fleet hands a thousand over at once):
 // Create returned the sandbox to Terraform, which may be killed before it
 // stores it. This process never adopts the entry (its scan ran before its
 // first create); the next process does, unless a plan shows that Terraform
@@ -261,11 +259,6 @@ func (c *inflightCreate) handOver() {
 	if c == nil || c.f == nil {
 		return
 	}
-	c.e.Returned = true
-	if c.write() != nil {
-		c.finish()
-		return
-	}
 	c.j.mu.Lock()
 	c.j.handedOver = append(c.j.handedOver, c.path)
 	c.j.mu.Unlock()
@@ -273,9 +266,8 @@ func (c *inflightCreate) handOver() {
 	c.release()
 }
 
-// handOverAll hands a fleet's entries over, a few at a time: one by one, a
-// thousand file operations held a fleet's Create for about 0.2 s after its
-// last member was ready. Nil entries are skipped.
+// handOverAll hands a fleet's entries over, a few at a time. Nil entries
+// are skipped.
 func handOverAll(cs []*inflightCreate) {
 	inParallel(len(cs), func(i int) {
 		if cs[i] != nil {
@@ -291,21 +283,33 @@ func (j *createJournal) forget(ids ...string) {
 	if j == nil || j.dir == "" || len(ids) == 0 {
 		return
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.byID == nil {
-		j.byID = map[string][]string{}
-		readUnlockedEntries(j.dir, func(path string, data []byte) bool {
-			var e journalEntry
-			if json.Unmarshal(data, &e) == nil && e.SandboxID != "" {
-				j.byID[e.SandboxID] = append(j.byID[e.SandboxID], path)
-			}
-			return false
-		})
-	}
 	gone := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		gone[id] = true
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.byID == nil {
+		// The first call reads the directory once: it removes the entries
+		// of ids on the way and indexes the others for later calls (one per
+		// resource planned).
+		var mu sync.Mutex
+		j.byID = map[string][]string{}
+		readUnlockedEntries(j.dir, func(path string, data []byte) bool {
+			var e journalEntry
+			if json.Unmarshal(data, &e) != nil || e.SandboxID == "" {
+				return false
+			}
+			if gone[e.SandboxID] {
+				return true
+			}
+			mu.Lock()
+			j.byID[e.SandboxID] = append(j.byID[e.SandboxID], path)
+			mu.Unlock()
+			return false
+		})
+	}
+	for _, id := range ids {
 		for _, p := range j.byID[id] {
 			removeUnlockedEntry(p)
 		}

@@ -173,20 +173,22 @@ func pastGrace(t time.Time) bool {
 }
 
 // readUnlockedEntries offers every entry of dir that no live process holds
-// to read, with its path and contents; an entry read asks to remove goes,
-// the others are left as they were.
+// to read (concurrently: read must be safe for that), with its path and
+// contents; an entry read asks to remove goes, the others are left as they
+// were.
 func readUnlockedEntries(dir string, read func(path string, data []byte) (remove bool)) {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
-	for _, p := range files {
+	inParallel(len(files), func(i int) {
+		p := files[i]
 		f := lockUnowned(p, os.O_RDONLY)
 		if f == nil {
-			continue
+			return
 		}
 		if data, err := io.ReadAll(f); err == nil && read(p, data) {
 			_ = os.Remove(p)
 		}
 		_ = f.Close()
-	}
+	})
 }
 
 // removeUnlockedEntry removes the entry at path unless a live process
