@@ -56,12 +56,13 @@ const journalReplayWindow = 24 * time.Hour
 type createJournal struct {
 	dir string
 
+	// handed are the entries this journal handed over.
+	handed handedOverEntries
+
 	mu sync.Mutex
-	// handedOver are the entries this journal handed over (ReleaseJournals
-	// removes them); byID indexes other processes' entries by sandbox ID
-	// for forget, built on its first call.
-	handedOver []string
-	byID       map[string][]string
+	// byID indexes other processes' entries by sandbox ID for forget,
+	// built on its first call.
+	byID map[string][]string
 	// leftovers are the entries of dead creates found by the first scan,
 	// by request hash; nil until scanned. Only dead processes' entries are
 	// in it, so one scan per process is enough: a create of this process
@@ -135,7 +136,7 @@ func newCreateJournal(dir string) *createJournal {
 	}
 	j := &createJournal{dir: dir}
 	if dir != "" {
-		liveJournals.add(j)
+		liveJournals.add(&j.handed)
 	}
 	return j
 }
@@ -259,9 +260,7 @@ func (c *inflightCreate) handOver() {
 	if c == nil || c.f == nil {
 		return
 	}
-	c.j.mu.Lock()
-	c.j.handedOver = append(c.j.handedOver, c.path)
-	c.j.mu.Unlock()
+	c.j.handed.add(c.path)
 	c.path = ""
 	c.release()
 }
@@ -283,10 +282,7 @@ func (j *createJournal) forget(ids ...string) {
 	if j == nil || j.dir == "" || len(ids) == 0 {
 		return
 	}
-	gone := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		gone[id] = true
-	}
+	gone := setOf(ids)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.byID == nil {
@@ -325,63 +321,6 @@ func (j *createJournal) forget(ids ...string) {
 			kept = append(kept, c)
 		}
 		j.leftovers[h] = kept
-	}
-}
-
-// releaseHandedOver stamps the entries this journal handed over released:
-// adoptable for handOverGrace more, then gone.
-func (j *createJournal) releaseHandedOver() {
-	j.mu.Lock()
-	paths := j.handedOver
-	j.handedOver = nil
-	j.mu.Unlock()
-	now := time.Now()
-	inParallel(len(paths), func(i int) { stampReleased(paths[i], now) })
-}
-
-// inParallel runs fn(0..n-1), sixteen at a time.
-func inParallel(n int, fn func(i int)) {
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, 16)
-	for i := range n {
-		slots <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-slots; wg.Done() }()
-			fn(i)
-		}()
-	}
-	wg.Wait()
-}
-
-// liveJournals are the journals (create and job) this process made, for
-// ReleaseJournals.
-var liveJournals journalSet
-
-type journalSet struct {
-	mu   sync.Mutex
-	list []interface{ releaseHandedOver() }
-}
-
-func (s *journalSet) add(j interface{ releaseHandedOver() }) {
-	s.mu.Lock()
-	s.list = append(s.list, j)
-	s.mu.Unlock()
-}
-
-// ReleaseJournals stamps the entries of every create and every command
-// result this process returned to Terraform released: adoptable for
-// handOverGrace more (Terraform writes its final state after shutting the
-// provider down, and may die in between), then removed by the next scan.
-// Call it only after Terraform shut the provider down cleanly (the plugin
-// server returned). A killed Terraform never gets here, and its entries
-// stay until a plan shows them in state, or for the replay window.
-func ReleaseJournals() {
-	liveJournals.mu.Lock()
-	list := liveJournals.list
-	liveJournals.mu.Unlock()
-	for _, j := range list {
-		j.releaseHandedOver()
 	}
 }
 

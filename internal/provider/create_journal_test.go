@@ -87,7 +87,7 @@ func TestCreateJournalAdoptsAKilledCreate(t *testing.T) {
 	if entries, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(entries) != 3 {
 		t.Fatalf("%d journal entries, want 3 (two handed over, the third in flight): %v", len(entries), entries)
 	}
-	j2.releaseHandedOver()
+	j2.handed.release()
 	for _, e := range []*inflightCreate{again, other} {
 		agePastGrace(t, filepath.Join(dir, e.key+".json"))
 	}
@@ -215,7 +215,7 @@ func TestCreateJournalHandOverAll(t *testing.T) {
 			t.Fatalf("entry %s after hand-over: %s (%v)", e.key, data, err)
 		}
 	}
-	j.releaseHandedOver()
+	j.handed.release()
 	for _, e := range entries[2:] {
 		agePastGrace(t, filepath.Join(dir, e.key+".json"))
 	}

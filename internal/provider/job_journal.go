@@ -75,9 +75,10 @@ func (o *stepOutcome) result() *commandResult {
 type jobJournal struct {
 	dir string // "": no journal
 
+	// handed are the entries this journal handed over.
+	handed handedOverEntries
+
 	mu sync.Mutex
-	// handedOver are the entries this journal handed over.
-	handedOver []string
 	// leftovers are dead processes' entries by run hash; nil until the
 	// first scan (one per process suffices: this process's own entries
 	// are locked while it lives, and a released one is never its own
@@ -92,7 +93,7 @@ func jobJournalOf(j *createJournal) *jobJournal {
 		return &jobJournal{}
 	}
 	jj := &jobJournal{dir: filepath.Join(j.dir, "jobs")}
-	liveJournals.add(jj)
+	liveJournals.add(&jj.handed)
 	return jj
 }
 
@@ -250,9 +251,7 @@ func (e *jobEntry) handOver() {
 		e.finish()
 		return
 	}
-	e.j.mu.Lock()
-	e.j.handedOver = append(e.j.handedOver, e.path)
-	e.j.mu.Unlock()
+	e.j.handed.add(e.path)
 	e.path = ""
 	e.release()
 }
@@ -264,10 +263,7 @@ func (j *jobJournal) forget(hashes ...string) {
 	if j == nil || j.dir == "" || len(hashes) == 0 {
 		return
 	}
-	gone := make(map[string]bool, len(hashes))
-	for _, h := range hashes {
-		gone[h] = true
-	}
+	gone := setOf(hashes)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	readUnlockedEntries(j.dir, func(_ string, data []byte) bool {
@@ -280,16 +276,6 @@ func (j *jobJournal) forget(hashes ...string) {
 		}
 		delete(j.leftovers, h)
 	}
-}
-
-// releaseHandedOver stamps the entries this journal handed over released.
-func (j *jobJournal) releaseHandedOver() {
-	j.mu.Lock()
-	paths := j.handedOver
-	j.handedOver = nil
-	j.mu.Unlock()
-	now := time.Now()
-	inParallel(len(paths), func(i int) { stampReleased(paths[i], now) })
 }
 
 // release keeps the file and drops the lock: the outcome is unknown, and

@@ -40,7 +40,7 @@ func TestJobJournalHandOver(t *testing.T) {
 	// the grace a later scan removes it.
 	again := j3.begin(jobRecord{RunHash: "h-3", SandboxID: "sbx-3", JobID: "aaaa0003", Started: time.Now(), Confirmed: true})
 	again.handOver()
-	j3.releaseHandedOver()
+	j3.handed.release()
 	agePastGrace(t, filepath.Join(dir, "jobs", "aaaa0003.json"))
 	if data, _ := os.ReadFile(filepath.Join(dir, "jobs", "aaaa0002.json")); strings.Contains(string(data), "released_at") {
 		t.Fatalf("a clean end stamped an entry it did not hand over: %s", data)

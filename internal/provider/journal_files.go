@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -197,5 +198,84 @@ func removeUnlockedEntry(path string) {
 	if f := lockUnowned(path, os.O_RDONLY); f != nil {
 		_ = os.Remove(path)
 		_ = f.Close()
+	}
+}
+
+// handedOverEntries are the entries one journal handed over, for
+// ReleaseJournals to stamp.
+type handedOverEntries struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (h *handedOverEntries) add(path string) {
+	h.mu.Lock()
+	h.paths = append(h.paths, path)
+	h.mu.Unlock()
+}
+
+// release stamps the entries handed over released: adoptable for
+// handOverGrace more, then gone.
+func (h *handedOverEntries) release() {
+	h.mu.Lock()
+	paths := h.paths
+	h.paths = nil
+	h.mu.Unlock()
+	now := time.Now()
+	inParallel(len(paths), func(i int) { stampReleased(paths[i], now) })
+}
+
+// inParallel runs fn(0..n-1), sixteen at a time.
+func inParallel(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, 16)
+	for i := range n {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			fn(i)
+		}()
+	}
+	wg.Wait()
+}
+
+// setOf is the set of names.
+func setOf(names []string) map[string]bool {
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	return set
+}
+
+// liveJournals are the hand-over lists of every journal (create and job)
+// this process made, for ReleaseJournals.
+var liveJournals journalSet
+
+type journalSet struct {
+	mu   sync.Mutex
+	list []*handedOverEntries
+}
+
+func (s *journalSet) add(h *handedOverEntries) {
+	s.mu.Lock()
+	s.list = append(s.list, h)
+	s.mu.Unlock()
+}
+
+// ReleaseJournals stamps the entries of every create and every command
+// result this process returned to Terraform released: adoptable for
+// handOverGrace more (Terraform writes its final state after shutting the
+// provider down, and may die in between), then removed by the next scan.
+// Call it only after Terraform shut the provider down cleanly (the plugin
+// server returned). A killed Terraform never gets here, and its entries
+// stay until a plan shows them in state, or for the replay window.
+func ReleaseJournals() {
+	liveJournals.mu.Lock()
+	list := liveJournals.list
+	liveJournals.mu.Unlock()
+	for _, h := range list {
+		h.release()
 	}
 }
