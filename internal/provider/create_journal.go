@@ -24,7 +24,7 @@ import (
 // local backend and every remote backend persist an apply's state at most
 // every 20 s, so a fleet created seconds before an hours-long agent run is
 // saved only when the run ends. The entry is therefore handed over, not
-// removed: marked returned, unlocked, kept. It goes once Terraform shows it
+// removed: unlocked and kept as it is. It goes once Terraform shows it
 // holds the sandbox: a plan with the sandbox in its prior state (forget),
 // or handOverGrace after Terraform shut the provider down cleanly, after
 // which it writes its final state (ReleaseJournals). A killed Terraform
