@@ -76,5 +76,10 @@ done
 (cd "$src" && CGO_ENABLED=0 GOFLAGS=-buildvcs=false "$GO" build -trimpath \
 	-ldflags "-s -w -X github.com/hashicorp/terraform/version.dev=no" \
 	-o "$out.tmp" .)
+# Check that the binary runs before it takes its place, and print only the
+# first line of its version. Not `version | head -1`: under pipefail the CLI
+# gets SIGPIPE writing its second line once head has exited, and the script
+# failed (exit 141) after a successful build.
+version="$(TF_CLI_CONFIG_FILE=/dev/null CHECKPOINT_DISABLE=1 "$out.tmp" version)"
 mv "$out.tmp" "$out"
-TF_CLI_CONFIG_FILE=/dev/null CHECKPOINT_DISABLE=1 "$out" version | head -1
+printf '%s\n' "${version%%$'\n'*}"

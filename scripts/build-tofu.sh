@@ -28,5 +28,10 @@ fi
 (cd "$dir" && CGO_ENABLED=0 GOFLAGS=-buildvcs=false "$GO" build -trimpath \
 	-ldflags "-s -w -X github.com/opentofu/opentofu/version.dev=no" \
 	-o "$out.tmp" ./cmd/tofu)
+# Check that the binary runs before it takes its place, and print only the
+# first line of its version. Not `version | head -1`: under pipefail the CLI
+# gets SIGPIPE writing its second line once head has exited, and the script
+# failed (exit 141) after a successful build.
+version="$(TF_CLI_CONFIG_FILE=/dev/null "$out.tmp" version)"
 mv "$out.tmp" "$out"
-TF_CLI_CONFIG_FILE=/dev/null "$out" version | head -1
+printf '%s\n' "${version%%$'\n'*}"
