@@ -11,7 +11,8 @@
 // {"never_apply": true, "fail_rate": 0.1, "apply_delay": "2s",
 // "gateway_outage": "10s"}; GET /_mock/config shows the current values. It serves HTTP/1.1 and, without
 // TLS, HTTP/2 with prior knowledge. See the primemock package documentation
-// for the endpoints, magic images and the shell language.
+// for the endpoints, magic images and the shell language; -h prints the
+// flags and the shell's supported subset.
 package main
 
 import (
@@ -57,6 +58,11 @@ const shutdownGrace = 5 * time.Second
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("prime-mock", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage of prime-mock (an in-memory Prime Sandboxes API and gateway):\n")
+		fs.PrintDefaults()
+		fmt.Fprintf(fs.Output(), "\n%s", primemock.ShellSubset)
+	}
 	var o primemock.Options
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address (port 0 picks a free port)")
 	fs.DurationVar(&o.BootDelay, "boot-delay", primemock.DefaultBootDelay, "PENDING + PROVISIONING time of a sandbox")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/primeintellect/terraform-provider-prime/internal/commandsession/commandsessionpb"
 	"github.com/primeintellect/terraform-provider-prime/internal/commandsession/commandsessionpb/commandsessionpbconnect"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
 // TestMain lets the test binary act as prime-mock itself: a child started
@@ -253,6 +254,21 @@ func TestRunRejectsBadFlags(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"-h"}, &out, &errOut); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v", err)
+	}
+}
+
+// TestHelpListsTheShellSubset: -h documents what the mock's shell runs
+// and what it refuses, after the flags.
+func TestHelpListsTheShellSubset(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"-h"}, &out, &errOut); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("-h: %v", err)
+	}
+	help := errOut.String()
+	for _, want := range []string{"Usage of prime-mock", "-boot-delay", primemock.ShellSubset, "prime-mock does not support"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("-h output lacks %q:\n%s", want, help)
+		}
 	}
 }
 

@@ -346,20 +346,39 @@
 //
 // Syntax: and-or lists ("&&" and "||", equal precedence, left to right) are
 // separated by newlines and ";", or end with "&" (run in the background);
-// "! cmd" negates a status; "( list )" runs a list in a subshell, with
-// redirections after the ")". Words are split on blanks; single quotes keep
-// everything literal; double quotes keep everything literal except "$"
-// expansions and the backslash before \ " $ `; an unquoted backslash escapes
-// one character, a backslash-newline continues the line; "#" at the start of
-// a word comments out the rest of the line. "$NAME", "${NAME}", "$?", "$$"
-// (the shell's pid; a subshell keeps its parent's, sh -c has its own) and "$!"
-// (the last background pid) expand bare (split into fields on blanks) and
-// inside double quotes (not split), never inside single quotes; unset names
-// are empty. "NAME=value" alone sets a shell variable; before a command it
-// sets that command's environment only. A syntax error stops the script at
-// the line it is on: bash's message on stderr, exit 2. Pipes ("|" stays in
-// words), globs, command substitution, heredocs, brace groups, functions and
-// control structures are not interpreted.
+// "! pipeline" negates a status; "( list )" runs a list in a subshell, with
+// redirections after the ")". "a | b" runs each stage in a child process
+// (as bash without lastpipe), one after the other [guess: a stage never
+// waits for its reader, so side effects across stages may come in another
+// order than through a real pipe; what each stage reads and writes is the
+// same], its stdout (with "|&" also its stderr) the next stage's stdin; the
+// status is the last stage's, or with "set -o pipefail" the last non-zero
+// one. Words are split on blanks; single quotes keep everything literal;
+// double quotes keep everything literal except "$" expansions and the
+// backslash before \ " $ `; an unquoted backslash escapes one character, a
+// backslash-newline continues the line; "#" at the start of a word comments
+// out the rest of the line. "$NAME", "${NAME}", "$?", "$$" (the shell's pid;
+// a subshell keeps its parent's, sh -c has its own) and "$!" (the last
+// background pid) expand bare (split into fields on blanks) and inside
+// double quotes (not split), never inside single quotes; unset names are
+// empty (with "set -u", bash's "NAME: unbound variable" and exit 127). A
+// leading "~" is $HOME; unquoted "*", "?" and "[...]" glob against the
+// sandbox's files (sorted; a pattern without a match stays as written; "*"
+// skips dot files). "<<WORD" and "<<-WORD" here-documents (expanded unless
+// WORD is quoted) and "<<<" here-strings feed stdin. "set -e", "-u", "-x" and
+// "-o pipefail" behave as in bash. "NAME=value" alone sets a shell variable;
+// before a command it sets that command's environment only. A syntax error
+// stops the script at the line it is on: bash's message on stderr, exit 2.
+//
+// What the shell does not interpret is refused, never run as a literal:
+// ShellSubset lists it (command substitution, control structures,
+// functions, parameter operators, positional parameters, brace expansion,
+// the bash builtins it lacks, ...). The shell that meets such a construct
+// writes "bash: line N: prime-mock does not support …" to stderr and stops
+// with ExitUnsupported (2); what ran before stays run, and the execution
+// ends with ExitUnsupported even when a parent shell goes on (so the
+// background-job wrapper still records the job's status). A background
+// list that holds one is refused in the foreground, before it starts.
 //
 // Redirections apply left to right with dup semantics ("cmd 1>&2 2>/dev/null"
 // sends cmd's output to the original stderr and its errors nowhere):
@@ -390,7 +409,8 @@
 // [guess] without one it is /root, a relative one is resolved against /root,
 // and it is not checked. cd checks the file system.
 //
-// Builtins (coreutils' and bash's messages, C locale, and statuses):
+// Commands (coreutils', grep's and bash's messages, C locale, and
+// statuses; ShellSubset is the summary "prime-mock -h" prints):
 //
 //	true, :, false       exit 0, 0, 1
 //	echo [-n] WORDS      to stdout
@@ -422,7 +442,22 @@
 //	                     through a link the archive made), [guess] hard links as
 //	                     copies; a leading "/" is removed and ".." members are
 //	                     skipped, as GNU tar does
-//	anything else        exit 127, "bash: line N: NAME: command not found"
+//	set -e|-u|-x|-o NAME errexit, nounset, xtrace, pipefail (and +); other options refused
+//	unset NAME...        forget variables
+//	printf FORMAT ARG... %s %d %i %u %x %X %o %c %f %e %g %b %% with flags, width
+//	                     and precision; \n \t \r \\ \a \0NNN; the format repeats
+//	source FILE, . FILE  run FILE's script in this shell
+//	tr [-ds] SET1 [SET2] ranges, \n \t, [:lower:] [:upper:] [:digit:] [:alpha:]
+//	                     [:alnum:] [:space:] [:blank:] [:punct:]
+//	grep [-vicqnoxwFEsHh] [-e PAT] PAT [FILE...]  BRE (default), ERE (-E), fixed (-F);
+//	                     exit 0 matched, 1 none, 2 error
+//	sort [-rnu], uniq [-cdu], cut -f LIST [-d C] [-s] | -c LIST, tee [-a] FILE...,
+//	basename NAME [SUFFIX], dirname NAME...
+//	                     an option these have elsewhere but not here is refused
+//	bash builtins the mock lacks (read, eval, exec, wait, ...)
+//	                     refused (ExitUnsupported)
+//	anything else        exit 127, "bash: line N: NAME: command not found" and
+//	                     "prime-mock: "NAME" is not one of the mock's commands"
 //
 // Each of stdout and stderr is capped at MaxExecOutputBytes, with a note on
 // stderr when output was dropped.

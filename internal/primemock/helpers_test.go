@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -201,4 +202,9 @@ func strs(v any) []string {
 		out = append(out, x.(string))
 	}
 	return out
+}
+
+// mockLacks is the line that follows bash's "command not found".
+func mockLacks(name string) string {
+	return fmt.Sprintf("prime-mock: %q is not one of the mock's commands (prime-mock -h lists them)\n", name)
 }

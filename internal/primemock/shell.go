@@ -2,7 +2,8 @@ package primemock
 
 // The interpreted shell both gateway transports run instead of anything on
 // the host. See the package documentation ("Shell language") for what it
-// understands; everything else is an unknown command (exit 127).
+// understands; a construct it does not interpret is refused
+// (ExitUnsupported), an unknown command is exit 127.
 
 import (
 	"context"
@@ -10,8 +11,8 @@ import (
 	"fmt"
 	"maps"
 	"path"
-	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // MaxExecOutputBytes caps each of stdout and stderr of one execution; the
@@ -55,6 +56,15 @@ type interp struct {
 	// cmdEnv is the temporary environment of "NAME=value command".
 	cmdEnv map[string]string
 	depth  int
+	// opts are the shell's "set" options.
+	opts shellOptions
+	// refused is set when a shell of this execution met a construct the
+	// mock does not interpret: the execution then ends with
+	// ExitUnsupported whatever follows. Shared with subshells and the
+	// shells they start; a background process gets its own.
+	refused *atomic.Bool
+	// line is the script line of the command being run (for messages).
+	line int
 }
 
 // newInterp prepares a shell process on a machine of its own (for tests of
@@ -69,7 +79,7 @@ func newInterp(env map[string]string, cwd string) *interp {
 // It takes over fds.
 func (m *machine) shell(p *process, out *sink, fds fdTable, env map[string]string, cwd string) *interp {
 	in := &interp{m: m, proc: p, out: out, fds: fds, vars: map[string]string{}, exported: map[string]bool{},
-		traps: map[string]string{}, shellPID: p.pid}
+		traps: map[string]string{}, shellPID: p.pid, refused: new(atomic.Bool)}
 	for k, v := range map[string]string{"HOME": defaultWorkDir, "PATH": defaultPath} {
 		in.vars[k], in.exported[k] = v, true
 	}
@@ -89,7 +99,7 @@ func (in *interp) fork(p *process) *interp {
 		m: in.m, proc: p, out: in.out, fds: in.fds.clone(),
 		vars: maps.Clone(in.vars), exported: maps.Clone(in.exported), cwd: in.cwd,
 		lastExit: in.lastExit, shellPID: in.shellPID, lastBg: in.lastBg, traps: map[string]string{},
-		depth: in.depth,
+		depth: in.depth, opts: in.opts, refused: in.refused, line: in.line,
 	}
 	for k, v := range in.traps {
 		if v == "" && k != "EXIT" {
@@ -145,6 +155,8 @@ func (in *interp) write(fd int, s string) {
 		in.out.emit(true, s)
 	case fdFile:
 		_ = e.file.write([]byte(s))
+	case fdPipe:
+		e.pipe.write([]byte(s))
 	}
 }
 
@@ -169,6 +181,8 @@ func (in *interp) full(fd int) bool {
 		return in.out.truncated(true)
 	case fdFile:
 		return e.file.full()
+	case fdPipe:
+		return e.pipe.full()
 	}
 	return true
 }
@@ -189,7 +203,11 @@ func (in *interp) errorf(format string, args ...any) { in.write(2, fmt.Sprintf(f
 // caller went away.
 func (in *interp) run(ctx context.Context, script string) (outcome, error) {
 	defer in.out.close()
-	return in.program(ctx, func() { in.runScript(ctx, script) })
+	out, err := in.program(ctx, func() { in.runScript(ctx, script) })
+	if err == nil && out.signal == "" && in.refused.Load() {
+		out.exit = ExitUnsupported
+	}
+	return out, err
 }
 
 // program runs body as this process's program, then its EXIT trap; the
@@ -242,7 +260,10 @@ func (in *interp) runScript(ctx context.Context, script string) {
 		in.errorf("bash: maximum trap nesting level exceeded\n")
 		panic(stopScript{out: outcome{exit: 2}})
 	}
-	list, synErr := parseScript(script)
+	list, synErr, warnings := parseWithWarnings(script)
+	for _, w := range warnings {
+		in.errorf("%s\n", w)
+	}
 	in.runList(ctx, list, synErr)
 	if synErr != nil {
 		in.errorf("%s\n", synErr.msg)
@@ -266,14 +287,20 @@ func (in *interp) runList(ctx context.Context, list []andOr, synErr *syntaxError
 	}
 }
 
+// runAndOr runs an and-or list. With errexit ("set -e"), a failure of its
+// last command stops the shell, unless that command is negated; failures
+// of the commands before it do not, as in bash.
 func (in *interp) runAndOr(ctx context.Context, ao andOr) {
-	for _, c := range ao.cmds {
+	for i, c := range ao.cmds {
 		if (c.op == "&&" && in.lastExit != 0) || (c.op == "||" && in.lastExit == 0) {
 			continue
 		}
 		in.checkpoint(ctx)
 		in.lastExit = in.command(ctx, c, false)
 		in.checkpoint(ctx)
+		if in.opts.errexit && in.lastExit != 0 && i == len(ao.cmds)-1 && !c.negate {
+			panic(stopScript{out: outcome{exit: in.lastExit}})
+		}
 	}
 }
 
@@ -335,84 +362,6 @@ func ctxErr(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// lookup is a parameter's value ("$?", "$$" and "$!" included); unset is
-// empty.
-func (in *interp) lookup(name string) string {
-	switch name {
-	case "?":
-		return strconv.Itoa(in.lastExit)
-	case "$":
-		return strconv.FormatUint(uint64(in.shellPID), 10)
-	case "!":
-		if in.lastBg == 0 {
-			return ""
-		}
-		return strconv.FormatUint(uint64(in.lastBg), 10)
-	}
-	return in.vars[name]
-}
-
-// expand turns a word into fields: quoted parts stay whole, unquoted
-// expansions are split on blanks, and a word made only of unquoted
-// expansions that are empty disappears.
-func (in *interp) expand(w word) []string {
-	var (
-		fields []string
-		cur    strings.Builder
-		have   bool
-	)
-	finish := func() {
-		if have {
-			fields = append(fields, cur.String())
-		}
-		cur.Reset()
-		have = false
-	}
-	for _, p := range w {
-		if p.varName == "" {
-			cur.WriteString(p.text)
-			have = have || p.quoted || p.text != ""
-			continue
-		}
-		val := in.lookup(p.varName)
-		if p.quoted {
-			cur.WriteString(val)
-			have = true
-			continue
-		}
-		pieces := strings.Fields(val)
-		if len(pieces) > 0 && strings.IndexAny(val[:1], " \t\n") == 0 {
-			finish()
-		}
-		for i, piece := range pieces {
-			if i > 0 {
-				finish()
-			}
-			cur.WriteString(piece)
-			have = true
-		}
-		if len(pieces) > 0 && strings.ContainsAny(val[len(val)-1:], " \t\n") {
-			finish()
-		}
-	}
-	finish()
-	return fields
-}
-
-// expandOne expands a word without field splitting (assignment values,
-// redirection targets).
-func (in *interp) expandOne(w word) string {
-	var b strings.Builder
-	for _, p := range w {
-		if p.varName != "" {
-			b.WriteString(in.lookup(p.varName))
-		} else {
-			b.WriteString(p.text)
-		}
-	}
-	return b.String()
-}
-
 // assignment splits "NAME=value" (an unquoted NAME= prefix).
 func assignment(w word) (string, word, bool) {
 	if len(w) == 0 || w[0].quoted || w[0].varName != "" {
@@ -428,15 +377,23 @@ func assignment(w word) (string, word, bool) {
 
 // command runs one command and returns its exit code. With exec set, the
 // command is the last thing its process does (an asynchronous list's only
-// command): an external command or a subshell then runs in this process
-// instead of a child, as bash execs it.
+// command, a pipeline's stage): an external command or a subshell then
+// runs in this process instead of a child, as bash execs it. A command
+// that holds a construct the mock does not interpret is refused.
 func (in *interp) command(ctx context.Context, c command, exec bool) int {
+	in.line = c.line
 	if c.negate {
 		c.negate = false
 		if in.command(ctx, c, exec) == 0 {
 			return 1
 		}
 		return 0
+	}
+	if len(c.stages) > 0 {
+		return in.pipeline(ctx, c)
+	}
+	if what := c.unsupportedConstruct(); what != "" {
+		in.refuse(what)
 	}
 	if len(c.redirs) > 0 {
 		saved := in.fds
@@ -474,6 +431,7 @@ func (in *interp) command(ctx context.Context, c command, exec bool) int {
 		for _, a := range assigns {
 			in.vars[a[0]] = a[1]
 		}
+		in.trace(assigns, nil)
 		return 0
 	}
 	if len(assigns) > 0 {
@@ -483,6 +441,7 @@ func (in *interp) command(ctx context.Context, c command, exec bool) int {
 		}
 		defer func() { in.cmdEnv = nil }()
 	}
+	in.trace(assigns, argv)
 	return in.simple(ctx, c.line, argv, exec)
 }
 

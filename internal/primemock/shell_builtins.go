@@ -113,12 +113,51 @@ func (in *interp) builtin(ctx context.Context, line int, argv []string) int {
 		return in.trap(line, args)
 	case "kill":
 		return in.kill(line, args)
+	case "set":
+		return in.set(args)
+	case "unset":
+		for _, a := range args {
+			if a != "-v" {
+				delete(in.vars, a)
+				delete(in.exported, a)
+			}
+		}
+		return 0
+	case ".", "source":
+		return in.source(ctx, line, name, args)
 	}
 	if run := fileCommand(name); run != nil {
 		return run(in, line, args)
 	}
+	if run := textCommand(name); run != nil {
+		return run(in, args)
+	}
+	if unsupportedBuiltins[name] {
+		in.refuse(fmt.Sprintf("the bash builtin %q", name))
+	}
 	in.errorf("bash: line %d: %s: command not found\n", line, name)
+	in.errorf("prime-mock: %q is not one of the mock's commands (prime-mock -h lists them)\n", name)
 	return 127
+}
+
+// source runs a file's script in this shell (". FILE" and "source FILE";
+// arguments after FILE are refused: the mock has no positional
+// parameters).
+func (in *interp) source(ctx context.Context, line int, name string, args []string) int {
+	switch {
+	case len(args) == 0:
+		in.errorf("bash: line %d: %s: filename argument required\n", line, name)
+		return 2
+	case len(args) > 1:
+		in.refuse(fmt.Sprintf("arguments to %q (positional parameters)", name))
+	}
+	data, err := in.m.fs.readFile(in.abs(args[0]))
+	if err != nil {
+		in.errorf("bash: line %d: %s: %v\n", line, args[0], err)
+		return 1
+	}
+	in.runScript(ctx, string(data))
+	return in.lastExit
 }
 
 func (in *interp) sleep(ctx context.Context, args []string) int {

@@ -138,12 +138,14 @@ const (
 	fdNull          // /dev/null
 	fdFile          // a file open for writing
 	fdInput         // a file open for reading: its content when opened
+	fdPipe          // the write end of a pipe to the next stage
 )
 
 type fdEntry struct {
 	kind fdKind
 	file *openFile
 	data []byte
+	pipe *pipeBuffer
 }
 
 // maxFD bounds the descriptors a script can name (0-9, as bash's
