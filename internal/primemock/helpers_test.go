@@ -168,7 +168,7 @@ func (h *harness) runningVM() string {
 // putPolicy PUTs a policy and waits until the mock applies it.
 func (h *harness) putPolicy(id string, allow, deny []string) {
 	h.t.Helper()
-	a := h.req("PUT", "/api/v1/sandbox/"+id+"/egress-policy", map[string]any{"allowlist": allow, "denylist": deny}).must(h.t, 200)
+	a := h.req("PUT", "/api/v1/sandbox/"+id+"/egress-policy", map[string]any{"allowlist": allow, "denylist": deny}).must(h.t, 202)
 	h.waitEvent(primemock.EventPolicyApplied, id, int64(a.body["generation"].(float64)))
 }
 

@@ -77,6 +77,9 @@ type sandbox struct {
 	observedGen   int64     // highest applied_generation a client was told
 	applyTimer    *time.Timer
 
+	// frozen is open while the sandbox is PAUSED: its processes wait on it.
+	frozen chan struct{}
+
 	// Gateway.
 	gatewayReady bool // RUNNING and past the gateway lag
 	gatewayTimer *time.Timer
@@ -424,6 +427,7 @@ func (s *Server) terminate(sb *sandbox) {
 	sb.terminated = &now
 	sb.pendingBuild = nil
 	sb.gatewayReady = false
+	s.thaw(sb)
 	stopExecutionsLocked(sb)
 	sb.m.fs.release()
 	s.emit(Event{Type: EventSandboxDeleted, SandboxID: sb.id, Status: sb.status})
@@ -639,6 +643,7 @@ func (s *Server) fail(sb *sandbox, errorType, msg string) {
 	sb.errorType = strPtr(errorType)
 	sb.errorMsg = strPtr(msg)
 	sb.terminationReason = strPtr(errorType)
+	s.thaw(sb)
 	stopExecutionsLocked(sb)
 	sb.m.fs.release()
 	s.emit(Event{Type: EventSandboxError, SandboxID: sb.id, Status: sb.status, ErrorType: *sb.errorType})
