@@ -44,7 +44,7 @@ var allFlags = []string{
 	"-retry-after", "3s", "-api-key", "k", "-seed", "7", "-token-ttl", "5m",
 	"-gateway-lag", "0", "-keepalive-interval", "150ms",
 	"-sleep-scale", "0.5", "-read-file-limit", "2048", "-upload-fail-rate", "0.0003", "-download-fail-rate", "0.0004",
-	"-job-batch-unsupported",
+	"-job-batch-unsupported", "-egress-put-answer", "minimal", "-rate-limits", "-rate-limit-scale", "2",
 }
 
 var allFlagsConfig = map[string]any{
@@ -52,7 +52,7 @@ var allFlagsConfig = map[string]any{
 	"latency": "1ms", "latency_jitter": "2ms", "fail_rate": 0.0001, "throttle_rate": 0.0002,
 	"retry_after": "3s", "seed": 7.0, "token_ttl": "5m0s", "gateway_lag": "0s", "keepalive_interval": "150ms",
 	"sleep_scale": 0.5, "read_file_limit": 2048.0, "upload_fail_rate": 0.0003, "download_fail_rate": 0.0004,
-	"job_batch_unsupported": true,
+	"job_batch_unsupported": true, "egress_put_answer": "minimal", "rate_limits": true, "rate_limit_scale": 2.0,
 	// -gateway-outage is left out here (an outage would stop the Connect
 	// command below); TestRunGatewayOutageFlag covers it.
 	"gateway_outage": "0s",
@@ -246,7 +246,7 @@ func TestRunRejectsBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-fail-rate", "2"}, {"-nope"}, {"extra"}, {"-gateway-lag", "-1s"}, {"-keepalive-interval", "0"},
 		{"-sleep-scale", "0"}, {"-read-file-limit", "0"}, {"-upload-fail-rate", "1.5"}, {"-download-fail-rate", "-1"},
-		{"-gateway-outage", "-1s"},
+		{"-gateway-outage", "-1s"}, {"-egress-put-answer", "nope"}, {"-rate-limit-scale", "0"},
 	} {
 		if err := run(context.Background(), args, &out, &errOut); err == nil {
 			t.Errorf("run(%v) succeeded", args)

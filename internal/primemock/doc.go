@@ -31,6 +31,8 @@
 //	GET    /sandbox/{id}/logs                    {"logs": "..."}
 //	GET    /sandbox/{id}/error-context           {status, errorType, errorMessage}
 //	POST   /sandbox/{id}/auth                    gateway token
+//	POST   /sandbox/{id}/pause                   pause a RUNNING VM (see Pause and resume)
+//	POST   /sandbox/{id}/resume                  resume a PAUSED VM
 //	POST   /sandbox/background-jobs/status:batchGet  background jobs' status (VMs; see Background jobs)
 //
 // The gateway (what the auth answer's gateway_url points at, derived from
@@ -51,6 +53,10 @@
 //	GET    /_mock/sandbox/{id}/reachable?host=H  {"reachable": bool} under the APPLIED policy
 //	GET    /_mock/sandbox/{id}/file?path=P       a file's raw bytes (404 when it or the sandbox is missing)
 //	GET    /_mock/sandbox/{id}/files?path=DIR    {"path", "files": [FileInfo...]}
+//	POST   /_mock/sandbox/{id}/pause             Server.Pause (the same as the API's pause)
+//	POST   /_mock/sandbox/{id}/resume            Server.Resume
+//	POST   /_mock/sandbox/{id}/terminate         Server.TerminateSandbox: {"reason": "timeout"|"oom"|"cancel"}
+//	                                             or {"status", "error_type", "error_message"}
 //	GET    /_mock/config                         the current knobs
 //	POST   /_mock/config                         change knobs at runtime (partial JSON, see ConfigPatch)
 //
@@ -86,6 +92,9 @@
 //	DownloadFailRate   download_fail_rate  -download-fail-rate  probability of an injected 503 per download or read-file
 //	GatewayOutageUntil gateway_outage      -gateway-outage      the gateway is out until then (patch and flag: a duration from now)
 //	JobBatchUnsupported job_batch_unsupported -job-batch-unsupported  the job batch endpoint answers 404
+//	EgressPutAnswer    egress_put_answer   -egress-put-answer   the 202's body: status (default), minimal ({"generation"}), empty
+//	RateLimits         rate_limits         -rate-limits         enforce the published rate limits with 429s (see Rate limits)
+//	RateLimitScale     rate_limit_scale    -rate-limit-scale    factor on every limit (default 1)
 //	APIKey             (not exposed)       -api-key             the only API key accepted
 //
 // GatewayLag 0 in Options selects the default and a negative value means no
@@ -103,6 +112,31 @@
 // and forgets its files; records stay readable until Reset. A sandbox that
 // goes to ERROR loses its files too. Lifetimes (timeoutMinutes, idle
 // timeouts) are not enforced.
+//
+// The platform can also end a live sandbox on its own (its lifetime
+// timeout, an OOM kill, a cancellation): Server.TerminateSandbox and POST
+// /_mock/sandbox/{id}/terminate do that at a moment a test picks, e.g. in
+// the middle of a background job. The sandbox goes to the given final
+// status (Terminations: timeout is TIMEOUT with errorType TIMEOUT, oom is
+// ERROR with OOM_KILLED, cancel is TERMINATED without an error type
+// [guess: the statuses and messages; the SDK names the error types]), its
+// processes stop and its files go; GET /sandbox/{id}/error-context, the
+// batch status and the sandbox object (terminationReason) carry the reason,
+// and the job batch answers NOT_RUNNING for its jobs. Event sandbox_ended.
+//
+// # Pause and resume
+//
+// POST /sandbox/{id}/pause makes a RUNNING VM PAUSED and POST
+// /sandbox/{id}/resume makes a PAUSED one RUNNING [OA: the routes; guess:
+// 200 with the sandbox object, the change at once (the platform takes a few
+// seconds), 409 for any other status or a container]. While paused the
+// gateway answers 409 sandbox_not_ready (as while booting), nothing is
+// reachable, egress PUTs are accepted (202, a new generation) and applied
+// only after the resume (ApplyDelay after it; the newest generation wins),
+// and [guess] the sandbox's processes freeze at their next step until the
+// resume (streams in flight stay open and stall; the platform drops them).
+// After the resume the gateway serves it again GatewayLag later. Events
+// sandbox_paused and sandbox_resumed.
 //
 // The gateway learns of a RUNNING sandbox GatewayLag later (the SDK: "a
 // RUNNING control-plane status can briefly lead gateway registration"; its
@@ -171,6 +205,14 @@
 // applied_generation never goes backwards and applied = applied_generation
 // >= generation. With NeverApply, policies are accepted but nothing is ever
 // applied (the upstream platform gap in which applied_generation stays -1).
+//
+// A PUT is answered 202 once the desired generation is persisted [OA]; the
+// data plane applies it asynchronously, ApplyDelay later (on a paused
+// sandbox, after the resume). [guess] The 202's body is the policy status,
+// as GET answers it; EgressPutAnswer "minimal" answers {"generation": N}
+// and "empty" no body at all, for clients that must cope with either.
+// [guess] Connections are not modelled (curl and probe are instantaneous),
+// so "established flows are not revoked" has nothing to act on.
 //
 // A PUT body must carry both keys [guess: 422 otherwise], exactly one of
 // them a list [guess: 422 otherwise], at most 256 entries, each valid by the
@@ -283,20 +325,23 @@
 // in a command's working directory). Errors use the gateway's JSON shape
 // {"error", "message", "code", "sandboxId"}.
 //
-// Upload reads the multipart body as a stream and stores the field "file":
+// Upload reads the multipart body as a stream and stores the field "file",
+// creating the missing parent directories [G: uploads create parents and
+// overwrite; guess: 0755], at most MaxUploadBytes (16 MiB [G]) per file
+// ([guess] 413 beyond it, and nothing is written):
 // 200 {"success": true, "path", "size", "timestamp"}; a new file is [guess]
-// 0644, a replaced one keeps its mode. [C] The parent directory must exist
-// (verifiers runs mkdir -p first, because a missing or unwritable one fails
-// with "Operation not permitted"): [guess] 400 upload_failed, a status
-// clients do not retry. [guess] A directory is 400, a file over MaxFileBytes
-// 413, a body without the field 400.
+// 0644, a replaced one keeps its mode. [guess] A parent that is a file is
+// 400 upload_failed (a status clients do not retry), a directory is 400, a
+// body without the field 400.
 //
 // Download answers the raw bytes (application/octet-stream, Content-Length);
 // [guess] a missing file is 404 file_not_found (the SDK's test only asserts an
 // error), a directory 400.
 //
 // Read-file answers {"content": text, "size": bytes answered}; 404 when the
-// file is missing; 413 (the message says why) past ReadFileLimit. [C] VMs
+// file is missing; 413 file_too_large (the message says why; the SDK's
+// SandboxFileTooLargeError) past ReadFileLimit (10 MiB, the platform's read
+// limit [G]). [C] VMs
 // ignore offset and length: the whole file, without total_size, offset and
 // truncated, and the limit applies to the file. Containers answer the window
 // with total_size, offset (where the window starts) and truncated, and the
@@ -505,6 +550,22 @@
 // {"error": "service_unavailable"} on the gateway's file routes (half of the
 // upload ones after the file was written, which is why uploads must be
 // idempotent). Every random decision comes from one seeded source.
+//
+// # Rate limits
+//
+// The platform publishes limits per 60 s [OA]: per sandbox, egress PUT 120,
+// egress GET 300, sandbox GET 300, logs 300, gateway auth 120,
+// error-context 600, pause and resume 60, and status:batchGet and the job
+// batch 300 for each sandbox a request names; per API key, create 15,000,
+// list 1,000, delete 500. The mock counts every request against them in a
+// sliding 60-second window and reports, in Stats.RatePeaks, the most
+// requests one sandbox (or key) made in any window, per limit: a client's
+// margin, measured whether or not it is enforced. With RateLimits, a
+// request whose window is full is answered 429 {"detail": "Rate limit
+// exceeded"} with Retry-After (whole seconds until the window has room)
+// [guess: the contract shows neither the 429 nor any rate-limit header],
+// and it counts nowhere; Stats.RateLimited429 counts them. RateLimitScale
+// multiplies every limit (at least 1), so a test reaches one quickly.
 //
 // During a gateway outage (GatewayOutageUntil) every gateway request (REST
 // exec, Connect calls, upload, download, read-file) and the job batch

@@ -23,9 +23,8 @@ const (
 	// command-session stream.
 	DefaultKeepaliveInterval = 2 * time.Second
 	// DefaultReadFileLimit is the most bytes read-file returns (a VM's
-	// whole file, a container's window) before it answers 413. [guess] The
-	// SDK reads job output tails of 10 MiB; the platform's limit is not
-	// documented.
+	// whole file, a container's window) before it answers 413: the
+	// platform's 10 MiB read limit [G: the 2026 files guide].
 	DefaultReadFileLimit = 10 << 20
 )
 
