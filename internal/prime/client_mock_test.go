@@ -2,10 +2,12 @@ package prime_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
@@ -74,5 +76,50 @@ func TestClientAgainstMock(t *testing.T) {
 	}
 	if _, err := c.BulkDeleteSandboxes(ctx, prime.BulkDeleteRequest{}); err == nil {
 		t.Fatal("a bulk delete without ids, labels or all_users must be refused locally")
+	}
+}
+
+// A policy written to a PAUSED sandbox is accepted (202) and applied only
+// on resume: the wait ends at once with Paused, never as enforced; after
+// the resume the same generation is enforced.
+func TestEgressOnPausedSandboxAppliesOnResume(t *testing.T) {
+	ctx := context.Background()
+	c, m := mockClient(t)
+	sb, err := c.CreateSandbox(ctx, prime.CreateSandboxRequest{Name: "p", DockerImage: "img"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitForRunning(ctx, sb.ID, prime.WaitRunningOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Pause(sb.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetSandbox(ctx, sb.ID); err != nil {
+		t.Fatal(err)
+	}
+	put, err := c.PutEgressPolicy(ctx, sb.ID, prime.EgressPolicy{Allowlist: []string{"example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = c.WaitForEgressApplied(wctx, sb.ID, put.Generation, put)
+	var na *prime.EgressNotAppliedError
+	if !errors.As(err, &na) || !na.Paused || !strings.Contains(err.Error(), "applies the policy when it resumes") {
+		t.Fatalf("err = %v, want a paused not-applied error", err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Errorf("the paused wait took %s", time.Since(start))
+	}
+	if err := m.Resume(sb.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetSandbox(ctx, sb.ID); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := c.WaitForEgressApplied(wctx, sb.ID, put.Generation, nil); err != nil || !st.Enforces(put.Generation) {
+		t.Fatalf("after the resume: %+v %v", st, err)
 	}
 }
