@@ -128,7 +128,13 @@ func (c *Client) UploadFile(ctx context.Context, sandboxID, remotePath string, s
 		},
 		timeout: transferTimeout(src.Size),
 		out:     &out,
-		fail:    func(err error) error { return fileError(what, err) },
+		fail: func(err error) error {
+			if StatusCodeOf(err) == http.StatusRequestEntityTooLarge {
+				return fmt.Errorf("%s: the gateway refused the upload of %d bytes as too large (the platform's documented "+
+					"limit is %d bytes per uploaded file): %w", what, src.Size, MaxUploadBytes, err)
+			}
+			return fileError(what, err)
+		},
 	})
 	if err != nil {
 		return nil, err
