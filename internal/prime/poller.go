@@ -39,6 +39,8 @@ type StatusPoller struct {
 	waiters map[*statusWaiter]struct{}
 	wake    chan struct{}
 	running bool
+	// polled is when each sandbox was last looked up (statusSandboxFloor).
+	polled map[string]time.Time
 }
 
 type statusWaiter struct {
@@ -55,9 +57,19 @@ type statusWaiter struct {
 // polling one of them 50 ms early is cheaper than a second request.
 const pollSlack = 50 * time.Millisecond
 
+// statusSandboxFloor is the least time between two lookups of one sandbox.
+// The platform limits status:batchGet to 300 lookups a minute for each
+// sandbox it names; rounds carry every waiter, and a fleet's waiters are
+// due at different times, so without a floor one sandbox rode along in
+// nearly every round (every ~50 ms: 1,200 a minute). 250 ms is at most 240
+// a minute; a due waiter inside the floor waits for it (its sandbox was
+// just looked up for another waiter's round, and that answer was its).
+const statusSandboxFloor = 250 * time.Millisecond
+
 // NewStatusPoller builds a poller on c with the given cadence.
 func NewStatusPoller(c *Client, b Backoff) *StatusPoller {
-	return &StatusPoller{client: c, backoff: b, waiters: map[*statusWaiter]struct{}{}, wake: make(chan struct{}, 1)}
+	return &StatusPoller{client: c, backoff: b, waiters: map[*statusWaiter]struct{}{}, wake: make(chan struct{}, 1),
+		polled: map[string]time.Time{}}
 }
 
 // StatusPoller returns the client's shared poller (DefaultStatusBackoff).
@@ -138,21 +150,42 @@ func (p *StatusPoller) loop() {
 	}
 }
 
-// snapshot returns every waiter grouped by id, the waiters due by dueBy, and
-// a context that carries a waiter's logging values without its cancellation.
+// snapshot returns the waiters of every sandbox that may be looked up now
+// (past its statusSandboxFloor), grouped by id, the waiters among them due
+// by dueBy, and a context that carries a waiter's logging values without
+// its cancellation. A due waiter whose sandbox is inside its floor is due
+// again when the floor ends. The sandboxes returned count as looked up now.
 func (p *StatusPoller) snapshot(dueBy time.Time) (map[string][]*statusWaiter, []*statusWaiter, context.Context) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	now := time.Now()
 	batch := make(map[string][]*statusWaiter, len(p.waiters))
 	var due []*statusWaiter
 	var logCtx context.Context
 	for w := range p.waiters {
+		if free := p.polled[w.id].Add(statusSandboxFloor); now.Before(free) {
+			if !w.due.After(dueBy) {
+				w.due = free
+			}
+			continue
+		}
 		batch[w.id] = append(batch[w.id], w)
 		if !w.due.After(dueBy) {
 			due = append(due, w)
 		}
 		if logCtx == nil {
 			logCtx = context.WithoutCancel(w.ctx)
+		}
+	}
+	if len(due) == 0 {
+		return nil, nil, nil // nobody is due: no round, and nothing is looked up
+	}
+	for id := range batch {
+		p.polled[id] = now
+	}
+	for id, at := range p.polled {
+		if now.Sub(at) > time.Minute {
+			delete(p.polled, id) // forget sandboxes nobody waits for
 		}
 	}
 	return batch, due, logCtx
