@@ -5,6 +5,7 @@ package primemock
 // introspection of a sandbox's files.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -200,7 +201,12 @@ func readUploadPart(r *http.Request) ([]byte, int, error) {
 			_, _ = io.Copy(io.Discard, part)
 			continue
 		}
-		data, err := io.ReadAll(io.LimitReader(part, MaxUploadBytes+1))
+		var buf bytes.Buffer
+		if n := r.ContentLength; n > 0 {
+			buf.Grow(int(min(n, MaxUploadBytes+1))) // one allocation, not a doubling series
+		}
+		_, err = buf.ReadFrom(io.LimitReader(part, MaxUploadBytes+1))
+		data := buf.Bytes()
 		if err != nil {
 			return nil, http.StatusBadRequest, fmt.Errorf("reading the field \"file\": %w", err)
 		}
