@@ -294,7 +294,7 @@ func (c *Client) send(ctx context.Context, cl call, u string, headers http.Heade
 				if pause <= 0 {
 					pause = c.retry.Delay(attempt)
 				}
-				if !sandboxScoped(cl.path) {
+				if !sandboxScoped(cl.method, cl.path) {
 					throttle.PauseFor(pause)
 				}
 				retryable = cl.retry == retryIdempotent
@@ -327,15 +327,19 @@ func (c *Client) send(ctx context.Context, cl call, u string, headers http.Heade
 	}
 }
 
-// sandboxScoped reports a path below one sandbox ("/sandbox/{id}..."),
-// whose rate limits the platform counts per sandbox; the batch routes at
-// the same depth are not.
-func sandboxScoped(path string) bool {
+// sandboxScoped reports a request below one sandbox ("/sandbox/{id}..."),
+// whose rate limit the platform counts per sandbox; the batch routes at
+// the same depth are not, nor is deleting a sandbox (500 a minute per API
+// key).
+func sandboxScoped(method, path string) bool {
 	rest, found := strings.CutPrefix(path, "/sandbox/")
 	if !found || rest == "" {
 		return false
 	}
-	first, _, _ := strings.Cut(rest, "/")
+	first, sub, _ := strings.Cut(rest, "/")
+	if method == http.MethodDelete && sub == "" {
+		return false
+	}
 	return !strings.Contains(first, ":") && first != "background-jobs" && first != "checkpoints" &&
 		first != "volumes" && first != "networks"
 }

@@ -134,16 +134,19 @@ func TestPerSandbox429DoesNotPauseTheFleet(t *testing.T) {
 
 // TestSandboxScopedPaths: which paths carry per-sandbox limits.
 func TestSandboxScopedPaths(t *testing.T) {
-	for path, want := range map[string]bool{
-		"/sandbox/abc":                             true,
-		"/sandbox/abc/egress-policy":               true,
-		"/sandbox/abc/auth":                        true,
-		"/sandbox":                                 false,
-		"/sandbox/status:batchGet":                 false,
-		"/sandbox/background-jobs/status:batchGet": false,
+	for req, want := range map[string]bool{
+		"GET /sandbox/abc":                              true,
+		"GET /sandbox/abc/egress-policy":                true,
+		"PUT /sandbox/abc/egress-policy":                true,
+		"POST /sandbox/abc/auth":                        true,
+		"DELETE /sandbox/abc":                           false, // 500 a minute per API key
+		"POST /sandbox":                                 false,
+		"POST /sandbox/status:batchGet":                 false,
+		"POST /sandbox/background-jobs/status:batchGet": false,
 	} {
-		if got := sandboxScoped(path); got != want {
-			t.Errorf("sandboxScoped(%q) = %t", path, got)
+		method, path, _ := strings.Cut(req, " ")
+		if got := sandboxScoped(method, path); got != want {
+			t.Errorf("sandboxScoped(%s) = %t", req, got)
 		}
 	}
 }
