@@ -59,9 +59,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("prime-mock", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage of prime-mock (an in-memory Prime Sandboxes API and gateway):\n")
+		_, _ = fmt.Fprintf(fs.Output(), "Usage of prime-mock (an in-memory Prime Sandboxes API and gateway):\n")
 		fs.PrintDefaults()
-		fmt.Fprintf(fs.Output(), "\n%s", primemock.ShellSubset)
+		_, _ = fmt.Fprintf(fs.Output(), "\n%s", primemock.ShellSubset)
 	}
 	var o primemock.Options
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address (port 0 picks a free port)")

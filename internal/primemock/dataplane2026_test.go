@@ -98,7 +98,7 @@ func TestEgressPutAnswers(t *testing.T) {
 	id := h.running(map[string]any{})
 	path := "/api/v1/sandbox/" + id + "/egress-policy"
 	raw := func() (int, string) {
-		r, _ := http.NewRequest("PUT", h.ts.URL+path, strings.NewReader(`{"allowlist":["a.com"],"denylist":null,"rules":{}}`))
+		r, _ := http.NewRequest(http.MethodPut, h.ts.URL+path, strings.NewReader(`{"allowlist":["a.com"],"denylist":null,"rules":{}}`))
 		r.Header.Set("Authorization", "Bearer k")
 		resp, err := h.ts.Client().Do(r)
 		if err != nil {

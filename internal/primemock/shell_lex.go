@@ -205,7 +205,9 @@ func matchClose(rs []rune, open int) int {
 		case '\\':
 			j++
 		case '\'':
-			for j++; j < len(rs) && rs[j] != '\''; j++ {
+			j++
+			for j < len(rs) && rs[j] != '\'' {
+				j++
 			}
 		case '"':
 			for j++; j < len(rs) && rs[j] != '"'; j++ {

@@ -94,14 +94,14 @@ resource "prime_sandbox_artifact" "task" {
 				resource.TestCheckResourceAttr("prime_sandbox_file.blob", "size", fmt.Sprint(len(blob))),
 				func(s *terraform.State) error {
 					if got, err := os.ReadFile(outBlob); err != nil || !bytes.Equal(got, blob) {
-						return fmt.Errorf("the blob came back as %d bytes (%v), not the %d sent", len(got), err, len(blob))
+						return fmt.Errorf("the blob came back as %d bytes (%w), not the %d sent", len(got), err, len(blob))
 					}
 					got, err := os.ReadFile(filepath.Join(outTask, "data", "dataset.bin"))
 					if err != nil || !bytes.Equal(got, dataset) {
-						return fmt.Errorf("the dataset came back as %d bytes (%v), not the %d sent", len(got), err, len(dataset))
+						return fmt.Errorf("the dataset came back as %d bytes (%w), not the %d sent", len(got), err, len(dataset))
 					}
 					if got, err := os.ReadFile(filepath.Join(outTask, "task.json")); err != nil || string(got) != `{"id":"big"}` {
-						return fmt.Errorf("task.json came back as %q (%v)", got, err)
+						return fmt.Errorf("task.json came back as %q (%w)", got, err)
 					}
 					id := sandboxIDOf(s, "prime_sandbox_file.blob")
 					return checkUploadsUnderTheLimit(m, id, "/data/in", "/")

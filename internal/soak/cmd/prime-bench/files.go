@@ -97,11 +97,8 @@ func splitGateway(ph phase, agent string) gatewaySplit {
 			}
 			class := classifyCommand(e.Command, agent)
 			g.commands[class]++
-			switch class {
-			case cmdAgent:
-				if g.firstAgent.IsZero() || e.Time.Before(g.firstAgent) {
-					g.firstAgent = e.Time
-				}
+			if class == cmdAgent && (g.firstAgent.IsZero() || e.Time.Before(g.firstAgent)) {
+				g.firstAgent = e.Time
 			}
 		case primemock.EventCommandExecuted:
 			switch classifyCommand(e.Command, agent) {
