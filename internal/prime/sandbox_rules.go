@@ -34,9 +34,16 @@ func ApplySDKCreateDefaults(r *CreateSandboxRequest) {
 			*p = &v
 		}
 	}
-	setFloat(&r.CPUCores, DefaultCPUCores)
-	setFloat(&r.MemoryGB, DefaultMemoryGB)
-	setFloat(&r.DiskSizeGB, DefaultDiskSizeGB)
+	// A restore takes the checkpoint's disk size (it must not be sent), and
+	// a memory restore keeps the paused shape [I: sending the default CPU
+	// and memory could conflict with it], so neither gets those defaults.
+	if r.RestoreMemory == nil || !*r.RestoreMemory {
+		setFloat(&r.CPUCores, DefaultCPUCores)
+		setFloat(&r.MemoryGB, DefaultMemoryGB)
+	}
+	if r.CheckpointID == nil {
+		setFloat(&r.DiskSizeGB, DefaultDiskSizeGB)
+	}
 	if r.GPUCount == nil {
 		zero := 0
 		r.GPUCount = &zero
@@ -96,9 +103,10 @@ func CreateRules(r CreateSandboxRequest) []RuleViolation {
 	if strings.TrimSpace(r.Name) == "" {
 		add(in("name"), "must not be empty")
 	}
-	if strings.TrimSpace(r.DockerImage) == "" {
+	if strings.TrimSpace(r.DockerImage) == "" && r.CheckpointID == nil {
 		add(in("docker_image"), "must not be empty")
 	}
+	out = append(out, restoreRules(r)...)
 
 	// 1. GPUs.
 	if gpus < 0 {
