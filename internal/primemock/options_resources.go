@@ -111,44 +111,54 @@ func resourcePatchOf(o ResourceOptions) ResourcePatch {
 
 // apply checks p and copies its set fields into o.
 func (p ResourcePatch) apply(o *ResourceOptions) error {
-	if err := (ResourceOptions{CheckpointFailRate: deref(p.CheckpointFailRate), ResumeLimit: deref(p.ResumeLimit)}).check(); err != nil {
-		return err
-	}
-	for _, d := range []*Duration{p.CheckpointFreezeDelay, p.CheckpointDurableDelay, p.RestoreDelay, p.PauseDelay, p.ResumeDelay, p.VMBuildDelay} {
-		if d != nil && *d < 0 {
-			return fmt.Errorf("resource delays must not be negative, got %s", time.Duration(*d))
-		}
-	}
+	next := *o
 	set := func(dst *time.Duration, src *Duration) {
 		if src != nil {
 			*dst = time.Duration(*src)
 		}
 	}
-	set(&o.CheckpointFreezeDelay, p.CheckpointFreezeDelay)
-	set(&o.CheckpointDurableDelay, p.CheckpointDurableDelay)
-	set(&o.RestoreDelay, p.RestoreDelay)
-	set(&o.PauseDelay, p.PauseDelay)
-	set(&o.ResumeDelay, p.ResumeDelay)
-	set(&o.VMBuildDelay, p.VMBuildDelay)
+	set(&next.CheckpointFreezeDelay, p.CheckpointFreezeDelay)
+	set(&next.CheckpointDurableDelay, p.CheckpointDurableDelay)
+	set(&next.RestoreDelay, p.RestoreDelay)
+	set(&next.PauseDelay, p.PauseDelay)
+	set(&next.ResumeDelay, p.ResumeDelay)
+	set(&next.VMBuildDelay, p.VMBuildDelay)
 	if p.CheckpointFailRate != nil {
-		o.CheckpointFailRate = *p.CheckpointFailRate
+		next.CheckpointFailRate = *p.CheckpointFailRate
 	}
 	if p.ResumeLimit != nil {
-		o.ResumeLimit = *p.ResumeLimit
+		next.ResumeLimit = *p.ResumeLimit
 	}
 	if p.ImagesWithoutVM != nil {
-		o.ImagesWithoutVM = slices.Clone(*p.ImagesWithoutVM)
+		next.ImagesWithoutVM = slices.Clone(*p.ImagesWithoutVM)
 	}
 	if p.NetworkDefaultAllow != nil {
-		o.NetworkDefaultAllow = *p.NetworkDefaultAllow
+		next.NetworkDefaultAllow = *p.NetworkDefaultAllow
 	}
+	if err := next.Validate(); err != nil {
+		return err
+	}
+	*o = next
 	return nil
 }
 
-// check validates the knobs that have a range.
-func (o ResourceOptions) check() error {
+// Validate checks the knobs' ranges: no negative delay, a probability for
+// the fail rate, a limit of 0 or more.
+func (o ResourceOptions) Validate() error {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"checkpoint_freeze_delay", o.CheckpointFreezeDelay}, {"checkpoint_durable_delay", o.CheckpointDurableDelay},
+		{"restore_delay", o.RestoreDelay}, {"pause_delay", o.PauseDelay}, {"resume_delay", o.ResumeDelay},
+		{"vm_build_delay", o.VMBuildDelay},
+	} {
+		if d.v < 0 {
+			return fmt.Errorf("%s must not be negative, got %s", d.name, d.v)
+		}
+	}
 	switch {
-	case o.CheckpointFailRate < 0 || o.CheckpointFailRate > 1:
+	case !(o.CheckpointFailRate >= 0 && o.CheckpointFailRate <= 1):
 		return fmt.Errorf("checkpoint_fail_rate must be between 0 and 1, got %g", o.CheckpointFailRate)
 	case o.ResumeLimit < 0:
 		return fmt.Errorf("resume_limit must not be negative (0: no limit), got %d", o.ResumeLimit)
