@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
@@ -275,7 +276,8 @@ func (e Event) withResourceKeys(b []byte, err error) ([]byte, error) {
 // sessions close, it leaves its networks. Its volume copies die with it.
 func (s *Server) sandboxEnded(sb *sandbox) {
 	r := s.res
-	for _, ck := range r.ckOrder {
+	// A clone: dropCheckpoint removes from ckOrder.
+	for _, ck := range slices.Clone(r.ckOrder) {
 		if ck.sandboxID == sb.id && r.checkpoints[ck.id] == ck && ck.state != prime.CheckpointDurable {
 			s.dropCheckpoint(ck, EventCheckpointDiscarded, "its sandbox ended before the checkpoint was DURABLE")
 		}

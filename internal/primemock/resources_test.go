@@ -533,3 +533,20 @@ func TestResourceEventJSON(t *testing.T) {
 		t.Fatalf("%s\nwant suffix %s", b, want)
 	}
 }
+
+// Every checkpoint of a deleted sandbox that is not DURABLE is discarded,
+// however many there are.
+func TestEveryPendingCheckpointIsDiscarded(t *testing.T) {
+	o := fastResources()
+	o.CheckpointDurableDelay = time.Hour
+	h := newHarness(t, o)
+	id := h.running(map[string]any{})
+	var ids []string
+	for range 4 {
+		ids = append(ids, h.req("POST", "/api/v1/sandbox/"+id+"/checkpoints", nil).must(t, 202).body["id"].(string))
+	}
+	h.req("DELETE", "/api/v1/sandbox/"+id, nil).must(t, 200)
+	for _, ck := range ids {
+		h.req("GET", "/api/v1/sandbox/checkpoints/"+ck, nil).must(t, 404)
+	}
+}
