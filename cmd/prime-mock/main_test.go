@@ -55,7 +55,7 @@ var allFlagsConfig = map[string]any{
 	"latency": "1ms", "latency_jitter": "2ms", "fail_rate": 0.0001, "throttle_rate": 0.0002,
 	"retry_after": "3s", "seed": 7.0, "token_ttl": "5m0s", "gateway_lag": "0s", "keepalive_interval": "150ms",
 	"sleep_scale": 0.5, "read_file_limit": 2048.0, "upload_fail_rate": 0.0003, "download_fail_rate": 0.0004,
-	"job_batch_unsupported": true,
+	"job_batch_unsupported":   true,
 	"checkpoint_freeze_delay": "11ms", "checkpoint_durable_delay": "12ms", "checkpoint_fail_rate": 0.25,
 	"restore_delay": "13ms", "pause_delay": "14ms", "resume_delay": "15ms", "resume_limit": 4.0,
 	"images_without_vm": []any{"me/a:1", "me/b:2", "c:3"}, "vm_build_delay": "16ms", "network_default_allow": true,

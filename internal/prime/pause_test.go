@@ -29,7 +29,7 @@ func (f *pauseFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch {
-	case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/pause"), r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/resume"):
+	case r.Method == http.MethodPost && (strings.HasSuffix(r.URL.Path, "/pause") || strings.HasSuffix(r.URL.Path, "/resume")):
 		if f.refuse != "" {
 			writeJSON(w, http.StatusConflict, map[string]any{"detail": f.refuse})
 			return

@@ -27,7 +27,6 @@ type resources struct {
 	images      map[string]*mockImage // "name:tag" (any owner)
 	builds      map[string]*imageBuild
 	sessions    map[string]*sshSession
-	nextID      int
 }
 
 func newResources() *resources {
@@ -311,15 +310,6 @@ func (s *Server) activeCount(owner string) int {
 		}
 	}
 	return n
-}
-
-// mountedVolumes lists a sandbox's attachments as "name:/path[:ro]".
-func (x sandboxExtra) mountedVolumes() []string {
-	var out []string
-	for _, a := range x.volumes {
-		out = append(out, prime.VolumeMount{Name: a.name, MountPath: a.mountPath, ReadOnly: a.readOnly}.String())
-	}
-	return out
 }
 
 // admission is what a create's resources resolved to.
