@@ -237,6 +237,7 @@ func TestWaitForCheckpointBatchesWaiters(t *testing.T) {
 		}
 	}
 	// Three answers each; one request per waiter per answer would be 450.
+	t.Logf("%d checkpoints:batchGet requests for %d waiters of three answers each", fleet.requests.Load(), n)
 	if got := fleet.requests.Load(); got > 30 {
 		t.Fatalf("%d batchGet requests for %d waiters, want them batched", got, n)
 	}

@@ -130,6 +130,13 @@ func TestSetupOnceFanOutAgainstMock(t *testing.T) {
 	if setups != 1 {
 		t.Fatalf("the setup ran %d times, want once", setups)
 	}
+	st := m.Stats()
+	total := 0
+	for route, n := range st.Requests {
+		total += n
+		t.Logf("%5d  %s", n, route)
+	}
+	t.Logf("%d API requests for one template and %d members: %.1f per member", total, members, float64(total)/members)
 	for _, id := range ids {
 		if applied[id] == 0 || agentAt[id] == 0 || applied[id] > agentAt[id] {
 			t.Fatalf("member %s: policy applied at %d, agent at %d; want the lock first", id, applied[id], agentAt[id])
