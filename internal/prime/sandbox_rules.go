@@ -27,7 +27,9 @@ const (
 // The SDK's body carries these keys on every create; what the server does
 // with a body that lacks them is not known, so the client sends them too.
 // vm itself stays unset when unset: the platform then picks its default
-// runtime. Explicitly set values are never changed.
+// runtime. Explicitly set values are never changed. A restore
+// (CheckpointID) gets no disk_size_gb, and a memory restore no cpu_cores or
+// memory_gb.
 func ApplySDKCreateDefaults(r *CreateSandboxRequest) {
 	setFloat := func(p **float64, v float64) {
 		if *p == nil {
