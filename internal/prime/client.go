@@ -106,6 +106,9 @@ type Client struct {
 	egressLatency  latencyEstimate
 	bootLatency    latencyEstimate
 	gatewayLatency latencyEstimate // RUNNING → the gateway first answers
+
+	// res is the checkpoint, volume, network and image calls' state.
+	res resourceState
 }
 
 // New builds a client. It fails without an API key, before any request, as
