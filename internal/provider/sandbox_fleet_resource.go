@@ -32,11 +32,12 @@ import (
 )
 
 var (
-	_ resource.ResourceWithConfigure      = (*sandboxFleetResource)(nil)
-	_ resource.ResourceWithValidateConfig = (*sandboxFleetResource)(nil)
-	_ resource.ResourceWithModifyPlan     = (*sandboxFleetResource)(nil)
-	_ resource.ResourceWithImportState    = (*sandboxFleetResource)(nil)
-	_ resource.ResourceWithIdentity       = (*sandboxFleetResource)(nil)
+	_ resource.ResourceWithConfigure       = (*sandboxFleetResource)(nil)
+	_ resource.ResourceWithValidateConfig  = (*sandboxFleetResource)(nil)
+	_ resource.ResourceWithModifyPlan      = (*sandboxFleetResource)(nil)
+	_ resource.ResourceWithImportState     = (*sandboxFleetResource)(nil)
+	_ resource.ResourceWithIdentity        = (*sandboxFleetResource)(nil)
+	_ resource.ResourceWithUpgradeIdentity = (*sandboxFleetResource)(nil)
 )
 
 // NewSandboxFleetResource is the prime_sandbox_fleet constructor.
@@ -118,6 +119,13 @@ func (r *sandboxFleetResource) Metadata(_ context.Context, req resource.Metadata
 
 func (r *sandboxFleetResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
 	resp.IdentitySchema = fleetIdentitySchema()
+}
+
+// UpgradeIdentity reads identities stored before the fleet's id was part
+// of it (see fleetIdentityVersion).
+func (r *sandboxFleetResource) UpgradeIdentity(context.Context) map[int64]resource.IdentityUpgrader {
+	v0 := fleetIdentityV0Schema()
+	return map[int64]resource.IdentityUpgrader{0: {PriorSchema: &v0, IdentityUpgrader: upgradeFleetIdentityV0}}
 }
 
 func (r *sandboxFleetResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
@@ -1072,6 +1080,9 @@ func (r *sandboxFleetResource) ImportState(ctx context.Context, req resource.Imp
 	f, ok := r.fleetOfMembers(ctx, sbs, &resp.Diagnostics)
 	if !ok {
 		return
+	}
+	if keep := fleetIDOfIdentity(ctx, req); keep != "" {
+		f.ID = types.StringValue(keep)
 	}
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &f)...)
 	label, _ := strings.CutPrefix(id, "label:") // "" unless imported by a label
