@@ -1054,4 +1054,3 @@ func (r *sandboxFleetResource) Delete(ctx context.Context, req resource.DeleteRe
 		resp.Diagnostics.AddError("Fleet members not deleted", problems.String())
 	}
 }
-
