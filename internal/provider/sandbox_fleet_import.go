@@ -76,7 +76,8 @@ func (r *sandboxFleetResource) fleetOfMembers(ctx context.Context, sbs []prime.S
 	prefix, keys := splitMemberNames(sbs)
 	f := sandboxFleetModel{
 		Size: types.Int64Null(), Members: types.SetNull(types.StringType), SecretsWOVersion: types.Int64Null(),
-		Timeouts: timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes(sandboxTimeoutKeys("", "")))},
+		MemberTriggers: types.MapNull(types.StringType),
+		Timeouts:       timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes(sandboxTimeoutKeys("", "")))},
 	}
 	f.ID = types.StringValue("fleet-" + prime.NewIdempotencyKey()[:16])
 	f.NamePrefix = types.StringValue(prefix)

@@ -55,6 +55,7 @@ type sandboxFleetModel struct {
 	ID                    types.String   `tfsdk:"id"`
 	Size                  types.Int64    `tfsdk:"size"`
 	Members               types.Set      `tfsdk:"members"`
+	MemberTriggers        types.Map      `tfsdk:"member_triggers"`
 	NamePrefix            types.String   `tfsdk:"name_prefix"`
 	DockerImage           types.String   `tfsdk:"docker_image"`
 	VM                    types.Bool     `tfsdk:"vm"`
@@ -159,6 +160,7 @@ func (r *sandboxFleetResource) Schema(_ context.Context, _ resource.SchemaReques
 		Validators: []validator.Set{setvalidator.ValueStringsAre(stringvalidator.LengthBetween(1, 100),
 			stringvalidator.RegexMatches(memberKeyPattern, "must be letters, digits, '.', '_' or '-'"))},
 	}
+	attrs["member_triggers"] = memberTriggersAttribute()
 	attrs["name_prefix"] = schema.StringAttribute{
 		Required: true, PlanModifiers: []planmodifier.String{replaceUnlessImportedString()},
 		MarkdownDescription: "Member names are `<name_prefix>-<key>`." + replacesFleet,
@@ -199,7 +201,8 @@ func (r *sandboxFleetResource) Schema(_ context.Context, _ resource.SchemaReques
 			"ones.)\n\n" +
 			"Refresh reads all members through `status:batchGet`; a member gone or stopped out of band drops out and " +
 			"the plan re-creates it **in place**. Adding or removing keys creates or deletes just those members; an " +
-			"`egress` change updates every member in place; any other template change replaces the fleet. Destroy " +
+			"`egress` change updates every member in place; a new `member_triggers` value redoes that one member (its " +
+			"sandbox deleted and created again) in place; any other template change replaces the fleet. Destroy " +
 			"deletes all members in bulk and confirms none remains.\n\n" +
 			"Import by a label (`label:<label>`: the running sandboxes carrying it) or a comma-separated list of " +
 			"sandbox IDs, or by identity (Terraform 1.12+). Member keys come from the names `<prefix>-<key>`.\n\n" +
@@ -263,6 +266,9 @@ func (r *sandboxFleetResource) ValidateConfig(ctx context.Context, req resource.
 	}
 	// One member stands for all: the template is what is checked.
 	validateSandbox(ctx, f.memberModel(memberName(f.NamePrefix.ValueString(), "0")), &resp.Diagnostics)
+	if keys, known := fleetKeys(ctx, f, &resp.Diagnostics); known {
+		validateMemberTriggers(f.MemberTriggers, keys, &resp.Diagnostics)
+	}
 }
 
 // ModifyPlan plans the members: kept members keep their entries; new,
@@ -308,9 +314,15 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 			resp.Diagnostics.AddAttributeError(path.Root("name_prefix"), "Cannot key the fleet's members", err.Error())
 			return
 		}
-		if wasImported(ctx, req.Private) {
+		imported := wasImported(ctx, req.Private)
+		if imported {
 			warnRecordedAfterImport(plan.memberModel(""), state.memberModel(""), &resp.Diagnostics)
 			warnMembersNotRenamed(plan.NamePrefix, have, &resp.Diagnostics)
+			warnTriggersRecordedAfterImport(plan.MemberTriggers, state.MemberTriggers, &resp.Diagnostics)
+		}
+		// A redone member is planned as a new one.
+		for _, k := range membersToRedo(plan.MemberTriggers, state.MemberTriggers, keptKeys(keys, have), imported) {
+			delete(have, k)
 		}
 	}
 	ids := make(map[string]attr.Value, len(keys))
@@ -905,10 +917,12 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 			remove = append(remove, k)
 		}
 	}
+	// Redone members go with the removed ones, and come back with the added.
+	redo := membersToRedo(plan.MemberTriggers, state.MemberTriggers, keptKeys(keys, have), wasImported(ctx, req.Private))
 	var problems memberProblems
 	members := map[string]fleetMember{}
 	for k, m := range have {
-		if want[k] {
+		if want[k] && !slices.Contains(redo, k) {
 			members[k] = m
 		}
 	}
@@ -932,11 +946,24 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 		resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, fleetLabelOf(ctx, req.Identity), out)...)
 	}
 
-	// Removed keys first, so a shrinking fleet frees its quota before growing.
-	kept := deleteMembers(ctx, r.client, have, remove, timeoutOrDefault(state.Timeouts, "delete", defaultSandboxDeleteTimeout), &problems)
+	// Removed and redone keys first, so a shrinking fleet frees its quota
+	// before growing. A redone member that could not be deleted stays as it
+	// was, and is not created again.
+	kept := deleteMembers(ctx, r.client, have, append(slices.Clone(remove), redo...),
+		timeoutOrDefault(state.Timeouts, "delete", defaultSandboxDeleteTimeout), &problems)
+	var notRedone []string
 	for k, m := range kept {
 		members[k] = m
+		if want[k] {
+			notRedone = append(notRedone, k)
+		}
 	}
+	for _, k := range redo {
+		if _, stays := kept[k]; !stays {
+			add = append(add, k)
+		}
+	}
+	slices.Sort(add)
 	// The egress block's change reaches the members that stay.
 	refused := false
 	if egressChanged(ctx, plan, state) {
@@ -950,6 +977,7 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 		}
 	}
 	out := plan
+	out.MemberTriggers = triggersAfterRedo(plan.MemberTriggers, state.MemberTriggers, notRedone)
 	if refused {
 		// A member's layered policy kept the new block off it: the state
 		// keeps the previous block, so the next plan proposes the change

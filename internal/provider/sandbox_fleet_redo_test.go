@@ -1,0 +1,246 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+)
+
+// redoFleet is a 3-member fleet whose member_triggers are triggers, and a
+// fleet command on its members.
+func redoFleet(triggers string) string {
+	return fmt.Sprintf(`
+resource "prime_sandbox_fleet" "f" {
+  name_prefix     = "redo"
+  docker_image    = "python:3.12-slim"
+  members         = ["a", "b", "c"]
+  member_triggers = %s
+}
+
+resource "prime_fleet_command" "agent" {
+  sandbox_ids = prime_sandbox_fleet.f.sandbox_ids
+  commands    = ["echo agent-run"]
+}
+`, triggers)
+}
+
+// planRedoes checks a plan redoes exactly the given members: their
+// sandbox IDs become unknown, the others keep theirs.
+func planRedoes(redone ...string) plancheck.PlanCheck {
+	var checks []plancheck.PlanCheck
+	for _, k := range []string{"a", "b", "c"} {
+		v := tfjsonpath.New("sandbox_ids").AtMapKey(k)
+		if slices.Contains(redone, k) {
+			checks = append(checks, plancheck.ExpectUnknownValue("prime_sandbox_fleet.f", v))
+		} else {
+			checks = append(checks, plancheck.ExpectKnownValue("prime_sandbox_fleet.f", v, knownvalue.NotNull()))
+		}
+	}
+	return planChecks(append(checks, plancheck.ExpectResourceAction("prime_sandbox_fleet.f", plancheck.ResourceActionUpdate)))
+}
+
+// planChecks runs several plan checks as one.
+type planChecks []plancheck.PlanCheck
+
+func (p planChecks) CheckPlan(ctx context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	for _, c := range p {
+		c.CheckPlan(ctx, req, resp)
+		if resp.Error != nil {
+			return
+		}
+	}
+}
+
+// Redoing one member by key: a changed member_triggers entry deletes that
+// member's sandbox and creates it again in place (same fleet id, new
+// sandbox ID); the other members and their agent runs are untouched, and
+// only the redone member's agent runs again. Setting an entry for the
+// first time counts as a change; removing one redoes nothing.
+func TestAccSandboxFleet_memberTriggersRedoOneMember(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	var first map[string]string
+	var fleetID string
+	redoneOnly := func(key string, runsOfNew int) func(s *terraform.State) error {
+		return func(s *terraform.State) error {
+			ids := fleetIDs(s)
+			if id, _ := stateID(s, "prime_sandbox_fleet.f"); id != fleetID {
+				return fmt.Errorf("fleet id %s became %s: a redo is in place", fleetID, id)
+			}
+			for k, id := range first {
+				if changed := ids[k] != id; changed != (k == key) {
+					return fmt.Errorf("members %v (were %v): want only %q to get a new sandbox", ids, first, key)
+				}
+			}
+			runs := commandRuns(m, "echo agent-run")
+			for k, id := range ids {
+				if want := map[bool]int{true: runsOfNew, false: 1}[k == key]; runs[id] != want {
+					return fmt.Errorf("member %q (%s) ran the agent %d times, want %d (runs %v)", k, id, runs[id], want, runs)
+				}
+			}
+			if key != "" && runs[first[key]] != 1 {
+				return fmt.Errorf("the redone member's old sandbox ran the agent %d times, want 1", runs[first[key]])
+			}
+			if live := m.Stats().LiveSandboxes; live != 3 {
+				return fmt.Errorf("%d live sandboxes, want 3 (the old one deleted)", live)
+			}
+			first = ids
+			return nil
+		}
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(redoFleet(`{ a = "1", c = "1" }`)),
+				Check: func(s *terraform.State) error {
+					first = fleetIDs(s)
+					var err error
+					fleetID, err = stateID(s, "prime_sandbox_fleet.f")
+					return err
+				},
+			},
+			{
+				Config: m.config(redoFleet(`{ a = "1", c = "2" }`)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					planRedoes("c"),
+					plancheck.ExpectResourceAction("prime_fleet_command.agent", plancheck.ResourceActionUpdate),
+				}},
+				Check: redoneOnly("c", 1),
+			},
+			{
+				// An entry set for the first time redoes its member.
+				Config:           m.config(redoFleet(`{ a = "1", b = "x", c = "2" }`)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{planRedoes("b")}},
+				Check:            redoneOnly("b", 1),
+			},
+			{
+				// A removed entry is recorded; nothing is redone or run.
+				Config:           m.config(redoFleet(`{ a = "1", c = "2" }`)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{planRedoes()}},
+				Check:            redoneOnly("", 1),
+			},
+		},
+	})
+}
+
+// An entry for a key the fleet does not have is a plan-time error naming
+// it, before any API call.
+func TestAccSandboxFleet_memberTriggersUnknownKey(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		Steps: []resource.TestStep{{
+			Config:      m.config(fleetConfig("size = 2", `member_triggers = { "2" = "x" }`)),
+			PlanOnly:    true,
+			ExpectError: expectErr(`member_triggers names "2", but the fleet's member keys are "0", "1".`),
+		}},
+	})
+	m.noAPICalls(t)
+}
+
+// Which members a plan redoes: a new or changed entry (or one not yet
+// known) of a kept member, not a removed one; none while an import's
+// exemption lasts.
+func TestMembersToRedo(t *testing.T) {
+	m := func(kv ...string) types.Map {
+		els := map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			els[kv[i]] = kv[i+1]
+		}
+		v, _ := types.MapValueFrom(context.Background(), types.StringType, els)
+		return v
+	}
+	null := types.MapNull(types.StringType)
+	kept := []string{"a", "b", "c"}
+	for _, c := range []struct {
+		name              string
+		planned, recorded types.Map
+		imported          bool
+		want              []string
+	}{
+		{"unchanged", m("a", "1"), m("a", "1"), false, nil},
+		{"changed", m("a", "1", "b", "1"), m("a", "2", "b", "1"), false, []string{"a"}},
+		{"set for the first time", m("c", "1"), null, false, []string{"c"}},
+		{"removed", m("a", "1"), m("a", "1", "b", "1"), false, nil},
+		{"whole map unknown", types.MapUnknown(types.StringType), m("a", "1"), false, kept},
+		{"entry of a new member", m("d", "1"), null, false, nil},
+		{"after an import", m("a", "1"), null, true, nil},
+		{"both null", null, null, false, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := membersToRedo(c.planned, c.recorded, kept, c.imported); !slices.Equal(got, c.want) {
+				t.Errorf("membersToRedo = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// A member whose redo did not happen keeps its recorded entry, so the next
+// plan redoes it again; the others take the planned entries.
+func TestTriggersAfterRedo(t *testing.T) {
+	ctx := context.Background()
+	planned, _ := types.MapValueFrom(ctx, types.StringType, map[string]string{"a": "2", "b": "2", "c": "1"})
+	recorded, _ := types.MapValueFrom(ctx, types.StringType, map[string]string{"a": "1", "b": "1"})
+	got := triggersAfterRedo(planned, recorded, []string{"a", "c"})
+	var out map[string]string
+	if d := got.ElementsAs(ctx, &out, false); d.HasError() {
+		t.Fatal(d)
+	}
+	if fmt.Sprint(out) != fmt.Sprint(map[string]string{"a": "1", "b": "2"}) {
+		t.Fatalf("triggersAfterRedo = %v; want a kept at 1, b planned, c dropped (it had none)", out)
+	}
+	if got := triggersAfterRedo(planned, recorded, nil); !got.Equal(planned) {
+		t.Fatalf("with every redo done: %v, want the planned map", got)
+	}
+}
+
+// Unknown keys are named, each once, with the fleet's keys.
+func TestValidateMemberTriggers(t *testing.T) {
+	triggers, _ := types.MapValueFrom(context.Background(), types.StringType, map[string]string{"a": "1", "zz": "1", "y": "2"})
+	var diags diag.Diagnostics
+	validateMemberTriggers(triggers, []string{"a", "b"}, &diags)
+	if diags.ErrorsCount() != 2 {
+		t.Fatalf("%d errors, want 2 (y and zz): %v", diags.ErrorsCount(), diags)
+	}
+	if d := diags.Errors()[0].Detail(); d != `member_triggers names "y", but the fleet's member keys are "a", "b". Use a member key, or remove the entry (a removed member needs no entry).` {
+		t.Fatalf("detail: %s", d)
+	}
+}
+
+// The platform cannot report member_triggers: an import records the
+// configured entries without redoing any member.
+func TestAccSandboxFleet_memberTriggersAfterImportRedoNothing(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	cfg := m.config(fleetConfig("size = 2", `member_triggers = { "0" = "1", "1" = "1" }`))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		TerraformVersionChecks:   skipBelow(tfIdentity), // import blocks
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{Config: cfg},
+			{
+				Config:             cfg,
+				ResourceName:       "prime_sandbox_fleet.f",
+				ImportState:        true,
+				ImportStateKind:    resource.ImportBlockWithID,
+				ImportStateId:      "label:fleet-test",
+				ExpectNonEmptyPlan: true,
+				ImportPlanChecks: resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox_fleet.f", plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue("prime_sandbox_fleet.f", tfjsonpath.New("sandbox_ids").AtMapKey("0"), knownvalue.NotNull()),
+					plancheck.ExpectKnownValue("prime_sandbox_fleet.f", tfjsonpath.New("sandbox_ids").AtMapKey("1"), knownvalue.NotNull()),
+				}},
+			},
+		},
+	})
+}
