@@ -187,6 +187,7 @@ func (r *egressPolicyResource) ModifyPlan(ctx context.Context, req resource.Modi
 		}
 	}
 	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+	warnAfterRecordedAfterImport(ctx, req, &resp.Diagnostics)
 }
 
 // setApplied fills the computed attributes after an enforced write.
@@ -389,7 +390,8 @@ func (r *egressPolicyResource) Read(ctx context.Context, req resource.ReadReques
 	if id == "" {
 		id = sandboxOfPolicyID(state.ID.ValueString())
 	}
-	resp.Diagnostics.Append(advanceImported(ctx, req.Private, resp.Private)...)
+	_, d := readAfterImport(ctx, req.Private, resp.Private)
+	resp.Diagnostics.Append(d...)
 	resp.Diagnostics.Append(setEgressPolicyIdentity(ctx, resp.Identity, types.StringValue(id))...)
 	if resp.Diagnostics.HasError() {
 		return

@@ -276,6 +276,13 @@ type stateInstance struct {
 // fleetInstance reads prime_sandbox_fleet.f's instance from a state file.
 func fleetInstance(t *testing.T, path string) stateInstance {
 	t.Helper()
+	return stateInstanceOf(t, path, "prime_sandbox_fleet", "f")
+}
+
+// stateInstanceOf reads the instance of the resource typ.name (one
+// instance) from a state file.
+func stateInstanceOf(t *testing.T, path, typ, name string) stateInstance {
+	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -290,11 +297,11 @@ func fleetInstance(t *testing.T, path string) stateInstance {
 		t.Fatal(err)
 	}
 	for _, r := range st.Resources {
-		if r.Type == "prime_sandbox_fleet" && r.Name == "f" && len(r.Instances) == 1 {
+		if r.Type == typ && r.Name == name && len(r.Instances) == 1 {
 			return r.Instances[0]
 		}
 	}
-	t.Fatalf("no prime_sandbox_fleet.f in %s", data)
+	t.Fatalf("no %s.%s in %s", typ, name, data)
 	return stateInstance{}
 }
 

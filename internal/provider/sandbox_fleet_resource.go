@@ -790,7 +790,8 @@ func (r *sandboxFleetResource) Read(ctx context.Context, req resource.ReadReques
 	}
 	var state sandboxFleetModel
 	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
-	resp.Diagnostics.Append(advanceImported(ctx, req.Private, resp.Private)...)
+	_, d := readAfterImport(ctx, req.Private, resp.Private)
+	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
