@@ -206,7 +206,9 @@ type fakePrivate struct {
 	writes int
 }
 
-func (f *fakePrivate) GetKey(_ context.Context, key string) ([]byte, diag.Diagnostics) { return f.m[key], nil }
+func (f *fakePrivate) GetKey(_ context.Context, key string) ([]byte, diag.Diagnostics) {
+	return f.m[key], nil
+}
 func (f *fakePrivate) SetKey(_ context.Context, key string, v []byte) diag.Diagnostics {
 	f.writes++
 	f.m[key] = v
