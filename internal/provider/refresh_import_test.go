@@ -112,11 +112,7 @@ func TestAccRefreshOnlyAfterImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.must(t, "apply", "-auto-approve", "-input=false")
-	for i := range 3 {
-		if out, code := w.run("plan", "-refresh-only", "-detailed-exitcode", "-input=false"); code != 0 {
-			t.Fatalf("refresh-only plan %d after the import exited %d, want 0:\n%s", i+1, code, out)
-		}
-	}
+	refreshOnlyUnchanged(t, w, "after the import")
 	if out, code := w.run("plan", "-detailed-exitcode", "-input=false"); code != 0 {
 		t.Fatalf("the plan after the import exited %d, want 0:\n%s", code, out)
 	}
