@@ -66,7 +66,8 @@ func (r *egressPolicyResource) IdentitySchema(_ context.Context, _ resource.Iden
 func afterAttribute(importable bool) schema.ListAttribute {
 	replaces := "Changing it replaces the policy."
 	if importable {
-		replaces = "Changing it replaces the policy (except on the first apply after an import, which records it)."
+		replaces = "Changing it replaces the policy (except on the first apply after an import that changes the " +
+			"policy, which records it, with a warning)."
 	}
 	return schema.ListAttribute{
 		Optional: true, ElementType: types.StringType,

@@ -20,9 +20,9 @@ import (
 func memberTriggersAttribute() schema.MapAttribute {
 	return schema.MapAttribute{
 		Optional: true, ElementType: types.StringType,
-		MarkdownDescription: "Per-member redo switch: member key → any string. A member whose entry is set to a new " +
-			"value (one it did not have, or a first one) is redone: its sandbox is deleted and created again from the " +
-			"template, **in place** " +
+		MarkdownDescription: "Per-member redo switch: member key → any string. A member whose entry is set to a value " +
+			"other than the recorded one (a first value included) is redone: its sandbox is deleted and created " +
+			"again from the template, **in place** " +
 			"(an update of the fleet, same `id`), under the same name and with a new sandbox ID; the other members " +
 			"are untouched. The plan shows exactly which: that member's `sandbox_ids` and `sandboxes` entries become " +
 			"`(known after apply)`. Members of a `prime_fleet_command` that take `sandbox_ids` then run again, " +

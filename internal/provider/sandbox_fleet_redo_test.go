@@ -13,6 +13,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
 // redoFleet is a 3-member fleet whose member_triggers are triggers, and a
@@ -240,6 +242,108 @@ func TestAccSandboxFleet_memberTriggersAfterImportRedoNothing(t *testing.T) {
 					plancheck.ExpectKnownValue("prime_sandbox_fleet.f", tfjsonpath.New("sandbox_ids").AtMapKey("0"), knownvalue.NotNull()),
 					plancheck.ExpectKnownValue("prime_sandbox_fleet.f", tfjsonpath.New("sandbox_ids").AtMapKey("1"), knownvalue.NotNull()),
 				}},
+			},
+		},
+	})
+}
+
+// redoChain is the evaluations guide's chain on a fleet with
+// member_triggers: a task file, setup with egress open, the lock, the
+// agent.
+func redoChain(triggers string) string {
+	return fmt.Sprintf(`
+resource "prime_sandbox_fleet" "f" {
+  name_prefix     = "chain"
+  docker_image    = "python:3.12-slim"
+  members         = ["a", "b", "c"]
+  member_triggers = %s
+}
+
+resource "prime_fleet_file" "task" {
+  sandbox_ids = prime_sandbox_fleet.f.sandbox_ids
+  path        = "/task/prompt.txt"
+  content     = "solve it"
+}
+
+resource "prime_fleet_command" "setup" {
+  sandbox_ids         = prime_fleet_file.task.sandbox_ids
+  commands            = ["echo chain-setup"]
+  require_open_egress = true
+}
+
+resource "prime_fleet_egress_policy" "lock" {
+  sandbox_ids = prime_sandbox_fleet.f.sandbox_ids
+  allow       = ["example.com"]
+  after       = [prime_fleet_command.setup.id]
+}
+
+resource "prime_fleet_command" "agent" {
+  sandbox_ids = prime_fleet_egress_policy.lock.sandbox_ids
+  commands    = ["cat /task/prompt.txt"]
+  triggers    = { lock = prime_fleet_egress_policy.lock.id }
+}
+`, triggers)
+}
+
+// The guide's claim: everything keyed by sandbox_ids follows a redone
+// member, and only it. Its new sandbox gets the task, runs the setup while
+// open, is locked, and runs the agent (under the lock); the other members
+// upload, set up, lock and run nothing.
+func TestAccSandboxFleet_memberTriggersRedoFollowsTheChain(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	var first map[string]string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(redoChain(`{}`)),
+				Check:  func(s *terraform.State) error { first = fleetIDs(s); return nil },
+			},
+			{
+				Config: m.config(redoChain(`{ b = "1" }`)),
+				Check: func(s *terraform.State) error {
+					ids := fleetIDs(s)
+					redone := ids["b"]
+					if redone == first["b"] || ids["a"] != first["a"] || ids["c"] != first["c"] {
+						return fmt.Errorf("members %v (were %v): want only b redone", ids, first)
+					}
+					uploads, setups, agents := map[string]int{}, map[string]int{}, map[string]int{}
+					var setupBeforeLock, agentUnderLock bool
+					applied := map[string]bool{}
+					for _, e := range m.Events() {
+						switch {
+						case e.Type == primemock.EventFileUploaded:
+							uploads[e.SandboxID]++
+						case e.Type == primemock.EventPolicyApplied && e.Generation > 0:
+							applied[e.SandboxID] = true
+						case e.Type == primemock.EventCommandExecuted && e.Command == "echo chain-setup":
+							setups[e.SandboxID]++
+							if e.SandboxID == redone {
+								setupBeforeLock = !applied[redone]
+							}
+						case e.Type == primemock.EventCommandExecuted && e.Command == "cat /task/prompt.txt":
+							agents[e.SandboxID]++
+							if e.SandboxID == redone {
+								agentUnderLock = applied[redone]
+							}
+						}
+					}
+					for k, id := range ids {
+						if uploads[id] < 1 || setups[id] != 1 || agents[id] != 1 {
+							return fmt.Errorf("member %q (%s): %d uploads, %d setups, %d agent runs; want the task, one "+
+								"setup, one agent run", k, id, uploads[id], setups[id], agents[id])
+						}
+					}
+					if !setupBeforeLock || !agentUnderLock {
+						return fmt.Errorf("redone member: setup before its lock %t, agent under its lock %t; want both",
+							setupBeforeLock, agentUnderLock)
+					}
+					if !m.reachable(t, redone, "example.com") || m.reachable(t, redone, "google.com") {
+						return fmt.Errorf("the redone member %s is not locked to example.com", redone)
+					}
+					return nil
+				},
 			},
 		},
 	})
