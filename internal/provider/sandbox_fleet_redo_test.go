@@ -2,8 +2,11 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -14,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
@@ -341,6 +345,57 @@ func TestAccSandboxFleet_memberTriggersRedoFollowsTheChain(t *testing.T) {
 					}
 					if !m.reachable(t, redone, "example.com") || m.reachable(t, redone, "google.com") {
 						return fmt.Errorf("the redone member %s is not locked to example.com", redone)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// A redo whose delete the platform refuses fails the apply, keeps the
+// member's sandbox and its recorded entry, so the next plan proposes the
+// redo again, and the next apply does it.
+func TestAccSandboxFleet_memberTriggersRedoRetriedAfterRefusedDelete(t *testing.T) {
+	var refuse atomic.Bool
+	m := newHookedMock(t, fastMockOptions(), func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+		if r.Method != http.MethodDelete || r.URL.Path != prime.APIPrefix+"/sandbox" || !refuse.CompareAndSwap(true, false) {
+			return false
+		}
+		var req prime.BulkDeleteRequest
+		_ = json.Unmarshal(body, &req)
+		resp := prime.BulkDeleteResponse{Succeeded: []string{}, Message: "refused"}
+		for _, id := range req.SandboxIDs {
+			resp.Failed = append(resp.Failed, prime.BulkDeleteFailure{SandboxID: id, Error: "sandbox is busy"})
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(resp)
+		return true
+	})
+	var first map[string]string
+	cfg := func(triggers string) string {
+		return m.config(fleetConfig(`members = ["a", "b"]`, "member_triggers = "+triggers))
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{Config: cfg(`{ b = "1" }`), Check: func(s *terraform.State) error { first = fleetIDs(s); return nil }},
+			{
+				PreConfig:   func() { refuse.Store(true) },
+				Config:      cfg(`{ b = "2" }`),
+				ExpectError: expectErr(`the platform did not delete sandbox`),
+			},
+			{
+				// The refused redo is still to do: b is planned anew.
+				Config: cfg(`{ b = "2" }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectUnknownValue("prime_sandbox_fleet.f", tfjsonpath.New("sandbox_ids").AtMapKey("b")),
+					plancheck.ExpectKnownValue("prime_sandbox_fleet.f", tfjsonpath.New("sandbox_ids").AtMapKey("a"), knownvalue.NotNull()),
+				}},
+				Check: func(s *terraform.State) error {
+					if ids := fleetIDs(s); ids["b"] == first["b"] || ids["a"] != first["a"] {
+						return fmt.Errorf("members %v (were %v): want b redone now, a kept", ids, first)
 					}
 					return nil
 				},

@@ -927,8 +927,10 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 			members[k] = m
 		}
 	}
+	var notRedone []string // redone members whose sandbox could not be deleted
 	save := func(extra map[string]fleetMember) {
 		out := plan
+		out.MemberTriggers = triggersAfterRedo(plan.MemberTriggers, state.MemberTriggers, notRedone)
 		all := map[string]fleetMember{}
 		for k, m := range members {
 			all[k] = m
@@ -952,7 +954,6 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 	// was, and is not created again.
 	kept := deleteMembers(ctx, r.client, have, append(slices.Clone(remove), redo...),
 		timeoutOrDefault(state.Timeouts, "delete", defaultSandboxDeleteTimeout), &problems)
-	var notRedone []string
 	for k, m := range kept {
 		members[k] = m
 		if want[k] {
