@@ -230,7 +230,6 @@ func TestAccSandboxFleet_memberTriggersAfterImportRedoNothing(t *testing.T) {
 	cfg := m.config(fleetConfig("size = 2", `member_triggers = { "0" = "1", "1" = "1" }`))
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: providerFactories(t),
-		TerraformVersionChecks:   skipBelow(tfIdentity), // import blocks
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{Config: cfg},
