@@ -412,10 +412,11 @@ func warnRecordedAfterImport(plan, state sandboxModel, diags *diag.Diagnostics) 
 	}
 	if len(recorded) > 0 {
 		diags.AddWarning("Imported sandbox: recording settings the platform cannot report",
-			fmt.Sprintf("The platform does not report %s of an existing sandbox, so the imported state has none. "+
-				"This apply records the configured values in state without replacing anything and without "+
-				"sending them; the sandbox keeps whatever it was created with. To apply them for real, replace it "+
-				"(terraform apply -replace=...).", strings.Join(recorded, ", ")))
+			fmt.Sprintf("The platform does not report %s of an existing sandbox, and no apply has recorded them "+
+				"since the import, so the state has none. This apply records the configured values in state without "+
+				"replacing anything and without sending them; the sandbox keeps whatever it was created with. To "+
+				"apply them for real, replace it (terraform apply -replace=...). From this apply on, changing them "+
+				"replaces it.", strings.Join(recorded, ", ")))
 	}
 }
 
@@ -513,7 +514,8 @@ func (r *sandboxResource) Read(ctx context.Context, req resource.ReadRequest, re
 	}
 	var state sandboxModel
 	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
-	resp.Diagnostics.Append(advanceImported(ctx, req.Private, resp.Private)...)
+	importRead, d := readAfterImport(ctx, req.Private, resp.Private)
+	resp.Diagnostics.Append(d...)
 	resp.Diagnostics.Append(setSandboxIdentity(ctx, resp.Identity, state.ID)...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -534,7 +536,7 @@ func (r *sandboxResource) Read(ctx context.Context, req resource.ReadRequest, re
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	imported := wasImported(ctx, req.Private) && state.Egress.IsNull() && state.EgressGeneration.IsNull()
+	imported := importRead && state.Egress.IsNull() && state.EgressGeneration.IsNull()
 	if gone := refreshSandbox(ctx, r.client, &state, sb, imported, &resp.Diagnostics); gone || resp.Diagnostics.HasError() {
 		if gone {
 			resp.State.RemoveResource(ctx)
