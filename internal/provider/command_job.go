@@ -252,7 +252,7 @@ func startJob(ctx context.Context, c *prime.Client, run backgroundRun, entry **j
 	} else {
 		(*entry).update(rec)
 	}
-	req := prime.JobRequest{Command: spec.Command, WorkingDir: spec.WorkingDir, Env: spec.Env, SensitiveEnv: spec.EnvWO}
+	req := prime.JobRequest{Command: spec.commandLine(), WorkingDir: spec.WorkingDir, Env: spec.Env, SensitiveEnv: spec.EnvWO}
 	tflog.Info(ctx, "starting background job", map[string]any{"sandbox_id": spec.SandboxID, "job_id": id, "timeout": spec.Timeout.String()})
 	err := c.StartJob(ctx, p.job(), req)
 	if errors.Is(err, prime.ErrCommandMayStillRun) {

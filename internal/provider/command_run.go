@@ -37,6 +37,9 @@ type commandSpec struct {
 	// Background runs the command as a job in the sandbox (runBackground)
 	// instead of over one held gateway call.
 	Background bool
+	// ResultPaths are removed right before the command, in the same
+	// invocation (commandLine); a fleet member's first step only.
+	ResultPaths []string
 	// OnOutput, when set, receives the output while the command runs (the
 	// exec actions stream it as progress), through an outputSink: whole
 	// lines, write-only values scrubbed (by the client), nothing with
@@ -64,6 +67,12 @@ type commandError struct {
 }
 
 func (e *commandError) Error() string { return e.Err.Error() }
+
+// commandLine is what runs in the sandbox: the command, after the removal
+// of its result paths.
+func (spec commandSpec) commandLine() string {
+	return prime.ClearResultPathsCommand(spec.ResultPaths, spec.Command)
+}
 func (e *commandError) Unwrap() error { return e.Err }
 
 // runCommand checks the egress gate, runs the command once (never retried
@@ -78,7 +87,7 @@ func runCommand(ctx context.Context, c *prime.Client, spec commandSpec) (*comman
 	}
 	sink := newOutputSink(spec)
 	res, err := c.Exec(ctx, spec.SandboxID, prime.ExecRequest{
-		Command: spec.Command, WorkingDir: spec.WorkingDir, Env: spec.Env, SensitiveEnv: spec.EnvWO,
+		Command: spec.commandLine(), WorkingDir: spec.WorkingDir, Env: spec.Env, SensitiveEnv: spec.EnvWO,
 		Timeout: spec.Timeout, SensitiveOutput: spec.SensitiveOutput, OnOutput: sink.onOutput(),
 	})
 	sink.finish()

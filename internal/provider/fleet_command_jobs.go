@@ -140,6 +140,9 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 		spec := memberSpec
 		spec.SandboxID, spec.Command = id, run.commands[i]
 		spec.RequireOpenEgress = run.base.RequireOpenEgress && i == 0
+		if i > 0 {
+			spec.ResultPaths = nil // removed before the member's first step only
+		}
 		adopted := r.jobs.adopt(hash)
 		if i < start {
 			if adopted != nil {

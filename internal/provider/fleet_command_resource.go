@@ -73,6 +73,7 @@ type fleetCommandModel struct {
 	MaxConcurrency    types.Int64  `tfsdk:"max_concurrency"`
 	Results           types.Map    `tfsdk:"results"`
 	SensitiveStreams  types.Map    `tfsdk:"sensitive_streams"`
+	ResultPaths       types.Set    `tfsdk:"result_paths"`
 }
 
 // fleetCommandResult is one entry of results: a member that ran every step
@@ -556,7 +557,7 @@ func fleetRunOf(ctx context.Context, plan fleetCommandModel, envWO types.Map, di
 	base, d := specFromCommandModel(ctx, sandboxCommandModel{
 		WorkingDir: plan.WorkingDir, Env: plan.Env, TimeoutSeconds: plan.TimeoutSeconds,
 		AllowedExitCodes: plan.AllowedExitCodes, RequireOpenEgress: plan.RequireOpenEgress, SensitiveOutput: plan.SensitiveOutput,
-		Background: plan.Background,
+		Background: plan.Background, ResultPaths: plan.ResultPaths,
 	}, envWO)
 	diags.Append(d...)
 	commands, d := stringList(ctx, plan.Commands)
@@ -615,6 +616,9 @@ func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommand
 				spec := memberSpec
 				spec.SandboxID, spec.Command = id, command
 				spec.RequireOpenEgress = run.base.RequireOpenEgress && i == 0
+				if i > 0 {
+					spec.ResultPaths = nil // removed before the member's first step only
+				}
 				res, err := runCommand(ctx, r.client, spec)
 				run.stepDone(key, id, i, res, err)
 				if err != nil {

@@ -75,6 +75,7 @@ type sandboxCommandModel struct {
 	JobID             types.String `tfsdk:"job_id"`
 	JobStatus         types.String `tfsdk:"job_status"`
 	OutputFiles       types.List   `tfsdk:"output_files"`
+	ResultPaths       types.Set    `tfsdk:"result_paths"`
 }
 
 // job_status values of a background command.
@@ -194,6 +195,7 @@ func commandArgumentAttributes() map[string]schema.Attribute {
 				"downloaded when the job ends, with `env_wo` values replaced by `***`; state keeps the tails and the " +
 				"files' hashes (`output_files`). Unset, only the tails are kept." + resultsOnly,
 		},
+		"result_paths": resultPathsAttribute(),
 		"sensitive_output": schema.BoolAttribute{
 			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 			MarkdownDescription: "Treat the output as secret: it is recorded in `sensitive_streams` (hidden in " +
@@ -559,11 +561,12 @@ func specFromCommandModel(ctx context.Context, m sandboxCommandModel, envWO type
 	diags.Append(d...)
 	var allowed []int64
 	diags.Append(m.AllowedExitCodes.ElementsAs(ctx, &allowed, false)...)
+	resultPaths := resultPathsOf(ctx, m.ResultPaths, &diags)
 	return commandSpec{
 		SandboxID: m.SandboxID.ValueString(), Command: m.Command.ValueString(), WorkingDir: m.WorkingDir.ValueString(),
 		Env: env, EnvWO: secret, Timeout: time.Duration(m.TimeoutSeconds.ValueInt64()) * time.Second,
 		Allowed: allowed, RequireOpenEgress: m.RequireOpenEgress.ValueBool(), SensitiveOutput: m.SensitiveOutput.ValueBool(),
-		Background: m.Background.ValueBool(),
+		Background: m.Background.ValueBool(), ResultPaths: resultPaths,
 	}, diags
 }
 
