@@ -46,7 +46,9 @@ func (resultPathValidator) Description(context.Context) string {
 	return "an absolute path without .. elements, neither / nor /tmp"
 }
 
-func (v resultPathValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (v resultPathValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
 
 func (resultPathValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
