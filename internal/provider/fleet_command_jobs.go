@@ -14,8 +14,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
@@ -212,6 +214,9 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 		step, streams := fleetStepOf(o, memberSpec.SensitiveOutput)
 		rec.Result.Steps = append(rec.Result.Steps, step)
 		rec.Streams = append(rec.Streams, streams)
+		if !o.ExecutedAt.IsZero() { // an outcome a build before executed_at journaled
+			rec.Result.ExecutedAt = types.StringValue(o.ExecutedAt.Format(time.RFC3339))
+		}
 	}
 	return rec, true
 }
