@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -300,9 +301,13 @@ func stopTimedOutJob(ctx context.Context, c *prime.Client, spec commandSpec, job
 	if stop.AlreadyExited {
 		what = "it exited just as it was being stopped"
 	}
+	after := ""
+	if spec.AfterFailure != "" {
+		after = " " + strings.TrimSuffix(spec.AfterFailure, ".")
+	}
 	return &commandError{Summary: "Command timed out",
-		Err: fmt.Errorf("sandbox %s: background job %s did not finish within timeout_seconds (%s, since %s); %s. Nothing was "+
-			"stored: the next apply runs the command again", spec.SandboxID, job.ID, spec.Timeout, p.Started.Format(time.RFC3339), what)}
+		Err: fmt.Errorf("sandbox %s: background job %s did not finish within timeout_seconds (%s, since %s); %s.%s",
+			spec.SandboxID, job.ID, spec.Timeout, p.Started.Format(time.RFC3339), what, after)}
 }
 
 // jobFailureSummary titles a job-level failure.

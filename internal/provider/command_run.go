@@ -45,10 +45,20 @@ type commandSpec struct {
 	// lines, write-only values scrubbed (by the client), nothing with
 	// SensitiveOutput.
 	OnOutput func(stderr bool, chunk []byte)
-	// Action marks an action's run, which records nothing: its failure
-	// messages say so instead of promising a re-run.
-	Action bool
+	// AfterFailure says what a failure leaves behind and what the next
+	// apply does, at the end of failure messages: commandNotStored for
+	// prime_sandbox_command's create, actionRecordsNothing for an action's
+	// run. Empty for a fleet member: the fleet's one error says it once.
+	AfterFailure string
 }
+
+// What a failure leaves behind (commandSpec.AfterFailure).
+const (
+	commandNotStored     = "Nothing was stored: the next apply runs the command again."
+	actionRecordsNothing = "An action records nothing: invoke it again to run the command again."
+	jobFailureRecorded   = "The job's result is recorded with job_status = \"failed\": the next apply runs the command " +
+		"again (the resource is replaced)."
+)
 
 // commandResult is a finished command, output cut to its tails.
 type commandResult struct {
@@ -150,10 +160,8 @@ func commandFailure(spec commandSpec, res *prime.ExecResult) string {
 			fmt.Fprintf(&b, "\n\nLast of %s:\n%s", s.name, strings.TrimRight(t, "\n"))
 		}
 	}
-	if spec.Action {
-		b.WriteString("\n\nAn action records nothing: invoke it again to run the command again.")
-	} else {
-		b.WriteString("\n\nNothing was stored: the next apply runs the command again.")
+	if spec.AfterFailure != "" {
+		b.WriteString("\n\n" + spec.AfterFailure)
 	}
 	return b.String()
 }

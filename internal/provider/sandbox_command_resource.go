@@ -566,7 +566,7 @@ func specFromCommandModel(ctx context.Context, m sandboxCommandModel, envWO type
 		SandboxID: m.SandboxID.ValueString(), Command: m.Command.ValueString(), WorkingDir: m.WorkingDir.ValueString(),
 		Env: env, EnvWO: secret, Timeout: time.Duration(m.TimeoutSeconds.ValueInt64()) * time.Second,
 		Allowed: allowed, RequireOpenEgress: m.RequireOpenEgress.ValueBool(), SensitiveOutput: m.SensitiveOutput.ValueBool(),
-		Background: m.Background.ValueBool(), ResultPaths: resultPaths,
+		Background: m.Background.ValueBool(), ResultPaths: resultPaths, AfterFailure: commandNotStored,
 	}, diags
 }
 
@@ -727,6 +727,7 @@ func (r *sandboxCommandResource) Update(ctx context.Context, req resource.Update
 			return
 		}
 		spec.Background = true // the job runs in the background, whatever the argument says now
+		spec.AfterFailure = jobFailureRecorded
 		r.runInBackground(ctx, &plan, spec, pendingOf(ctx, req.Private, state), resp.Private, &resp.State, &resp.Diagnostics)
 		return
 	}
