@@ -54,29 +54,29 @@ const defaultFleetConcurrency = 32
 const fleetStepOutput = 4 << 10
 
 type fleetCommandModel struct {
-	ID                  types.String `tfsdk:"id"`
-	SandboxIDs          types.Map    `tfsdk:"sandbox_ids"`
-	Commands            types.List   `tfsdk:"commands"`
-	WorkingDir          types.String `tfsdk:"working_dir"`
-	Env                 types.Map    `tfsdk:"env"`
-	MemberEnv           types.Map    `tfsdk:"member_env"`
-	MemberTriggers      types.Map    `tfsdk:"member_triggers"`
-	Background          types.Bool   `tfsdk:"background"`
-	OutputDir           types.String `tfsdk:"output_dir"`
-	EnvWO               types.Map    `tfsdk:"env_wo"`
-	EnvWOVersion        types.Int64  `tfsdk:"env_wo_version"`
-	TimeoutSeconds      types.Int64  `tfsdk:"timeout_seconds"`
-	Triggers            types.Map    `tfsdk:"triggers"`
-	AllowedExitCodes    types.Set    `tfsdk:"allowed_exit_codes"`
-	RequireOpenEgress   types.Bool   `tfsdk:"require_open_egress"`
-	SensitiveOutput     types.Bool   `tfsdk:"sensitive_output"`
-	MaxConcurrency      types.Int64  `tfsdk:"max_concurrency"`
-	Results             types.Map    `tfsdk:"results"`
-	SensitiveStreams    types.Map    `tfsdk:"sensitive_streams"`
-	ResultPaths         types.Set    `tfsdk:"result_paths"`
-	OnMemberFailure     types.String `tfsdk:"on_member_failure"`
-	StepOutput          types.String `tfsdk:"step_output"`
-	RunningJobs         types.Map    `tfsdk:"running_jobs"`
+	ID                types.String `tfsdk:"id"`
+	SandboxIDs        types.Map    `tfsdk:"sandbox_ids"`
+	Commands          types.List   `tfsdk:"commands"`
+	WorkingDir        types.String `tfsdk:"working_dir"`
+	Env               types.Map    `tfsdk:"env"`
+	MemberEnv         types.Map    `tfsdk:"member_env"`
+	MemberTriggers    types.Map    `tfsdk:"member_triggers"`
+	Background        types.Bool   `tfsdk:"background"`
+	OutputDir         types.String `tfsdk:"output_dir"`
+	EnvWO             types.Map    `tfsdk:"env_wo"`
+	EnvWOVersion      types.Int64  `tfsdk:"env_wo_version"`
+	TimeoutSeconds    types.Int64  `tfsdk:"timeout_seconds"`
+	Triggers          types.Map    `tfsdk:"triggers"`
+	AllowedExitCodes  types.Set    `tfsdk:"allowed_exit_codes"`
+	RequireOpenEgress types.Bool   `tfsdk:"require_open_egress"`
+	SensitiveOutput   types.Bool   `tfsdk:"sensitive_output"`
+	MaxConcurrency    types.Int64  `tfsdk:"max_concurrency"`
+	Results           types.Map    `tfsdk:"results"`
+	SensitiveStreams  types.Map    `tfsdk:"sensitive_streams"`
+	ResultPaths       types.Set    `tfsdk:"result_paths"`
+	OnMemberFailure   types.String `tfsdk:"on_member_failure"`
+	StepOutput        types.String `tfsdk:"step_output"`
+	RunningJobs       types.Map    `tfsdk:"running_jobs"`
 }
 
 // fleetCommandResult is one entry of results: a member that ran every step
