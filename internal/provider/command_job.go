@@ -17,10 +17,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -156,6 +154,15 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 			entry.finish()
 			entry, p = nil, nil
 		}
+	}
+	if err := spec.learnSandboxSecrets(ctx, c); err != nil {
+		if p != nil {
+			// A job runs: keep it; the next apply reads the secrets again
+			// and collects it.
+			entry.release()
+			out.Pending = p
+		}
+		return out, err
 	}
 	if p == nil {
 		if spec.RequireOpenEgress {
@@ -351,9 +358,10 @@ func collectJobOutput(ctx context.Context, c *prime.Client, job prime.Job, spec 
 }
 
 // saveJobOutput downloads the job's whole stdout and stderr into dir, with
-// env_wo values scrubbed, under temporary names renamed when complete.
+// env_wo values and the sandbox's secrets scrubbed, under temporary names
+// renamed when complete.
 func saveJobOutput(ctx context.Context, c *prime.Client, job prime.Job, spec commandSpec, dir, name string) ([]artifactFileRecord, error) {
-	secrets := slices.Collect(maps.Values(spec.EnvWO))
+	secrets := spec.secretValues()
 	var out []artifactFileRecord
 	for _, f := range []struct{ remote, local string }{
 		{job.StdoutPath(), filepath.Join(dir, name+".stdout.log")},

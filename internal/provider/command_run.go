@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -30,6 +29,11 @@ type commandSpec struct {
 	WorkingDir        string
 	Env               map[string]string
 	EnvWO             map[string]string // write-only: scrubbed from logs and errors
+	// Secrets are the values of the sandbox's own secrets
+	// (learnSandboxSecrets), scrubbed like EnvWO's; secretsLearned: they
+	// were read (none is a valid answer).
+	Secrets        []string
+	secretsLearned bool
 	Timeout           time.Duration
 	Allowed           []int64
 	RequireOpenEgress bool
@@ -95,9 +99,12 @@ func runCommand(ctx context.Context, c *prime.Client, spec commandSpec) (*comman
 			return nil, &commandError{Summary: "Egress is restricted", Err: err}
 		}
 	}
+	if err := spec.learnSandboxSecrets(ctx, c); err != nil {
+		return nil, err
+	}
 	sink := newOutputSink(spec)
 	res, err := c.Exec(ctx, spec.SandboxID, prime.ExecRequest{
-		Command: spec.commandLine(), WorkingDir: spec.WorkingDir, Env: spec.Env, SensitiveEnv: spec.EnvWO,
+		Command: spec.commandLine(), WorkingDir: spec.WorkingDir, Env: spec.Env, SensitiveEnv: spec.EnvWO, Secrets: spec.Secrets,
 		Timeout: spec.Timeout, SensitiveOutput: spec.SensitiveOutput, OnOutput: sink.onOutput(),
 	})
 	sink.finish()
@@ -120,10 +127,10 @@ func runCommand(ctx context.Context, c *prime.Client, spec commandSpec) (*comman
 // together with the error.
 // cut reports output already cut before it got here (a job's tails).
 func judgeResult(spec commandSpec, res *prime.ExecResult, cut bool, executedAt time.Time) (*commandResult, error) {
-	// A command that prints a write-only value must not carry it into
-	// state or an error: the logs scrub it, and so do the results.
-	if len(spec.EnvWO) > 0 {
-		secrets := slices.Collect(maps.Values(spec.EnvWO))
+	// A command that prints a write-only value or a sandbox secret must not
+	// carry it into state or an error: the logs scrub it, and so do the
+	// results.
+	if secrets := spec.secretValues(); len(secrets) > 0 {
 		res.Stdout, res.Stderr = prime.ScrubText(res.Stdout, secrets), prime.ScrubText(res.Stderr, secrets)
 	}
 	out := &commandResult{ExitCode: res.ExitCode, ExecutedAt: executedAt}

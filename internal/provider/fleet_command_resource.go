@@ -595,6 +595,11 @@ func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommand
 func (r *fleetCommandResource) runMemberInForeground(ctx context.Context, run fleetRun, key, id string) memberOutcome {
 	var out memberOutcome
 	memberSpec := run.memberSpec(key)
+	memberSpec.SandboxID = id
+	if err := memberSpec.learnSandboxSecrets(ctx, r.client); err != nil { // once for every step
+		out.err = err
+		return out
+	}
 	for i, command := range run.commands {
 		spec := memberSpec
 		spec.SandboxID, spec.Command = id, command
