@@ -24,16 +24,16 @@ const defaultCommandTimeout = 300
 // commandSpec is one command to run in one sandbox: what prime_sandbox_command
 // and each member of prime_fleet_command run.
 type commandSpec struct {
-	SandboxID         string
-	Command           string
-	WorkingDir        string
-	Env               map[string]string
-	EnvWO             map[string]string // write-only: scrubbed from logs and errors
+	SandboxID  string
+	Command    string
+	WorkingDir string
+	Env        map[string]string
+	EnvWO      map[string]string // write-only: scrubbed from logs and errors
 	// Secrets are the values of the sandbox's own secrets
 	// (learnSandboxSecrets), scrubbed like EnvWO's; secretsLearned: they
 	// were read (none is a valid answer).
-	Secrets        []string
-	secretsLearned bool
+	Secrets           []string
+	secretsLearned    bool
 	Timeout           time.Duration
 	Allowed           []int64
 	RequireOpenEgress bool
