@@ -75,6 +75,9 @@ type backgroundRun struct {
 	// (start, collect): a fleet's max_concurrency. The wait holds none, so
 	// every member's job runs at the same time.
 	slots chan struct{}
+	// onJob, when set, hears of the job the run waits for, once it is
+	// started or attached to (progress reporting).
+	onJob func(job prime.Job)
 }
 
 // hold takes one of run's slots until release is called (nothing to take
@@ -183,6 +186,9 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 	}
 	job := p.job()
 	out.Job = job
+	if run.onJob != nil {
+		run.onJob(job)
+	}
 	release()
 	release = func() {}
 

@@ -198,9 +198,11 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 			adopted.finish() // another sandbox's outcome: not this member's any more
 			adopted = nil
 		}
+		run.reporter.update(key, func(m *memberProgressState) { m.Step, m.JobID = i+1, "" })
 		br, err := runBackground(ctx, r.client, backgroundRun{
 			spec: spec, hash: hash, journal: r.jobs, attach: attach, entry: adopted, keep: true,
 			outputDir: memberOutputDir(plan, key), slots: slots,
+			onJob: func(job prime.Job) { run.reporter.update(key, func(m *memberProgressState) { m.JobID = job.ID }) },
 		})
 		func() {
 			defer lock()()

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -496,6 +497,18 @@ type fleetRun struct {
 	// progress, when set, hears of every member's output and finished
 	// steps (prime_fleet_exec shows them; see fleetRunProgress).
 	progress *fleetRunProgress
+	// reporter counts the members by state (INFO log lines, and the
+	// progress file in output_dir); runMembers sets it.
+	reporter *progressReporter
+}
+
+// progressFileOf is where a fleet command keeps its progress file:
+// output_dir/progress.json ("" without output_dir).
+func progressFileOf(outputDir types.String) string {
+	if outputDir.IsNull() || outputDir.IsUnknown() || outputDir.ValueString() == "" {
+		return ""
+	}
+	return filepath.Join(outputDir.ValueString(), progressFileName)
 }
 
 // memberSpec is the base spec with member key's environment: env, then
@@ -561,8 +574,18 @@ func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommand
 		limit, slots = 0, make(chan struct{}, max(run.limit, 1))
 	}
 	mode := stepOutputOf(plan)
+	run.reporter = newProgressReporter(ctx, progressOptions{What: "prime_fleet_command", Keys: sortedKeys(ids),
+		States: commandProgressStates, File: progressFileOf(plan.OutputDir)})
+	defer func() {
+		if err := run.reporter.stop(); err != nil {
+			fr.warnings = append(fr.warnings, err.Error())
+		}
+	}()
 	forEachMember(ctx, sortedKeys(ids), limit, func(ctx context.Context, key string) {
 		id := ids[key]
+		run.reporter.update(key, func(m *memberProgressState) {
+			m.State, m.SandboxID, m.Steps = progressRunning, id, len(run.commands)
+		})
 		var out memberOutcome
 		if run.base.Background {
 			var prog *memberProgress
@@ -577,9 +600,16 @@ func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommand
 			problems.add(key, "sandbox %s, step %d of %d: %s. %s", id, out.step+1, len(run.commands), commandErrorSummary(out.err), out.err)
 		}
 		if out.pending {
+			run.reporter.set(key, progressLeft)
 			return
 		}
 		rec := memberRecord(id, out, len(run.commands), run.base.SensitiveOutput, mode)
+		run.reporter.update(key, func(m *memberProgressState) {
+			m.State, m.Error = progressSucceeded, rec.Result.Error.ValueString()
+			if out.err != nil {
+				m.State = progressFailed
+			}
+		})
 		defer lock()()
 		if out.err != nil {
 			fr.failed[key] = rec
@@ -607,6 +637,7 @@ func (r *fleetCommandResource) runMemberInForeground(ctx context.Context, run fl
 		if i > 0 {
 			spec.ResultPaths = nil // removed before the member's first step only
 		}
+		run.reporter.update(key, func(m *memberProgressState) { m.Step = i + 1 })
 		res, err := runCommand(ctx, r.client, spec)
 		run.stepDone(key, id, i, res, err)
 		if res != nil {

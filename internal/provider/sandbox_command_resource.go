@@ -627,9 +627,29 @@ func (r *sandboxCommandResource) runInBackground(ctx context.Context, m *sandbox
 	priv privateSetter, state interface {
 		Set(context.Context, any) diag.Diagnostics
 	}, diags *diag.Diagnostics) {
+	const key = "command"
+	reporter := newProgressReporter(ctx, progressOptions{What: "prime_sandbox_command", Keys: []string{key},
+		States: commandProgressStates, File: progressFileOf(m.OutputDir)})
+	reporter.update(key, func(p *memberProgressState) {
+		p.State, p.SandboxID, p.Steps, p.Step = progressRunning, spec.SandboxID, 1, 1
+	})
 	br, err := runBackground(ctx, r.client, backgroundRun{
 		spec: spec, hash: runHashOf(*m), journal: r.jobs, attach: attach, outputDir: m.OutputDir.ValueString(), keep: true,
+		onJob: func(job prime.Job) { reporter.update(key, func(p *memberProgressState) { p.JobID = job.ID }) },
 	})
+	reporter.update(key, func(p *memberProgressState) {
+		switch {
+		case br.Pending != nil:
+			p.State = progressLeft
+		case err != nil:
+			p.State, p.Error = progressFailed, memberErrorLine(0, 1, err)
+		default:
+			p.State = progressSucceeded
+		}
+	})
+	if ferr := reporter.stop(); ferr != nil {
+		diags.AddWarning("Progress file not written", ferr.Error())
+	}
 	stored := false
 	defer func() {
 		// After the state below: a stored result is handed over (Terraform
