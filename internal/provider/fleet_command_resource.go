@@ -282,15 +282,22 @@ func (r *fleetCommandResource) Schema(_ context.Context, _ resource.SchemaReques
 			"(same arguments, same transport, never retried once it may have reached the sandbox). Members run at " +
 			"once, up to `max_concurrency`; steps run in order on each member, and a member stops at its first " +
 			"step with a disallowed exit code.\n\n" +
-			"Any failure fails the apply with one error naming every failed member: its key, sandbox, step, exit " +
-			"code and the end of the output (not shown with `sensitive_output`). On create nothing is stored, so the " +
-			"next apply runs every member again. An update runs only members that are new or whose sandbox ID " +
-			"changed (and members whose recorded exit codes `allowed_exit_codes` no longer accepts); when some of " +
-			"them fail, the others' results are kept and the failed ones are left out of `results`, so the next " +
-			"apply runs only those.\n\n" +
+			"A failed member (a disallowed exit code, a timeout, a lost sandbox or job) is named, with its key, " +
+			"sandbox, step, exit code and the end of the output (not shown with `sensitive_output`), in one " +
+			"diagnostic for every failed member. With `on_member_failure = \"fail\"` (default) it is an error: on " +
+			"create nothing is stored, so the next apply runs every member again; on an update the others' results " +
+			"are stored and each failure is recorded in `results` (`failed = true`, `error`). With `\"record\"` " +
+			"it is a warning: the results and failures are stored and the apply goes on, so what reads the members " +
+			"that succeeded (`{ for k, r in results : k => r.sandbox_id if !r.failed }`) proceeds. Either way the " +
+			"next plan shows exactly the failed members as planned to run again, and the next apply runs only them. " +
+			"An update also runs members that are new or whose sandbox ID changed (and members whose recorded exit " +
+			"codes `allowed_exit_codes` no longer accepts).\n\n" +
+			"`result_paths` removes a run's result paths right before it, so a data source or artifact never reads " +
+			"an earlier run's result. `results` keeps each step's last output line (`step_output`), so a plan that " +
+			"runs many members again stays short; `output_dir` keeps the whole output, and a `progress.json`.\n\n" +
 			"Results are history: refresh and destroy make no API call, and import is not supported. Arguments that " +
 			"only judge or record the results (`allowed_exit_codes`, `timeout_seconds`, `require_open_egress`, " +
-			"`sensitive_output`, `max_concurrency`) update in place.\n\n" + secretChannelsDoc,
+			"`sensitive_output`, `max_concurrency`, `on_member_failure`, `step_output`, `result_paths`) update in place.\n\n" + secretChannelsDoc,
 		Attributes: r.attributes(),
 	}
 }
