@@ -222,6 +222,11 @@ func commandMemberRecordsOf(m fleetCommandModel, diags *diag.Diagnostics) map[st
 	}
 	out := make(map[string]commandMemberRecord, len(results))
 	for k, r := range results {
+		if r.Failed.IsNull() {
+			// Recorded before failures were: only successes were kept.
+			// false, so that `if !r.failed` works on them.
+			r.Failed = types.BoolValue(false)
+		}
 		out[k] = commandMemberRecord{Result: r, Streams: streams[k]}
 	}
 	return out

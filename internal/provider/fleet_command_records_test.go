@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
@@ -124,5 +126,20 @@ func TestFleetCommandFailureOutcome(t *testing.T) {
 		if got := c.f.outcome(c.record); c.name != "create" && strings.Contains(got, "Nothing was stored") && c.f.stored {
 			t.Errorf("%s: says nothing was stored after storing: %s", c.name, got)
 		}
+	}
+}
+
+// A result recorded before failures were has failed = null: it reads as a
+// success, so `if !r.failed` works on it and it is kept.
+func TestCommandMemberRecordsOfOldState(t *testing.T) {
+	old := fleetCommandResult{SandboxID: types.StringValue("sb-0"), ExitCode: types.Int64Value(0),
+		ExecutedAt: types.StringValue("2026-12-01T00:00:00Z"), RunID: types.StringValue("r"),
+		Failed: types.BoolNull(), Error: types.StringNull(), Steps: []fleetCommandStep{}}
+	m := fleetCommandModel{Results: types.MapValueMust(fleetCommandResultType(), map[string]attr.Value{"0": old.object()}),
+		SensitiveStreams: types.MapNull(fleetStreamsType())}
+	var diags diag.Diagnostics
+	recs := commandMemberRecordsOf(m, &diags)
+	if diags.HasError() || recs["0"].Result.Failed != types.BoolValue(false) || !keepFleetResult(recs["0"].Result, "sb-0", []int64{0}) {
+		t.Fatalf("old record read as %+v (%v)", recs["0"].Result, diags)
 	}
 }
