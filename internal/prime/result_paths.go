@@ -15,6 +15,11 @@ const ResultPathsNotClearedCode = 125
 // ResultPathsNotClearedMessage is what such a command prints on stderr.
 const ResultPathsNotClearedMessage = "prime: result_paths could not be removed, so the command did not run"
 
+// ResultPathsPrefix starts a command whose result paths are removed first,
+// so that logs and event streams show what the removal is for: ":" does
+// nothing.
+const ResultPathsPrefix = ": prime result_paths; "
+
 // ClearResultPathsCommand prefixes command with the removal of paths
 // (files or directories, recursively), as one script: the paths are
 // removed right before the command starts, in the same shell, so nothing
@@ -31,7 +36,7 @@ func ClearResultPathsCommand(paths []string, command string) string {
 	for i, p := range paths {
 		quoted[i] = shellQuote(p)
 	}
-	return fmt.Sprintf("rm -rf -- %s || (echo %s >&2; exit %d) || exit %d\n%s", strings.Join(quoted, " "),
+	return fmt.Sprintf("%srm -rf -- %s || (echo %s >&2; exit %d) || exit %d\n%s", ResultPathsPrefix, strings.Join(quoted, " "),
 		shellQuote(ResultPathsNotClearedMessage), ResultPathsNotClearedCode, ResultPathsNotClearedCode, command)
 }
 

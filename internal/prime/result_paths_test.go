@@ -36,9 +36,9 @@ func TestClearResultPathsCommand(t *testing.T) {
 	}{
 		{nil, "python agent.py", "python agent.py"},
 		{[]string{"/results"}, "python agent.py",
-			"rm -rf -- /results || (echo 'prime: result_paths could not be removed, so the command did not run' >&2; exit 125) || exit 125\npython agent.py"},
+			": prime result_paths; rm -rf -- /results || (echo 'prime: result_paths could not be removed, so the command did not run' >&2; exit 125) || exit 125\npython agent.py"},
 		{[]string{"/out dir", "/it's"}, "a\nb",
-			"rm -rf -- '/out dir' '/it'\"'\"'s' || (echo 'prime: result_paths could not be removed, so the command did not run' >&2; exit 125) || exit 125\na\nb"},
+			": prime result_paths; rm -rf -- '/out dir' '/it'\"'\"'s' || (echo 'prime: result_paths could not be removed, so the command did not run' >&2; exit 125) || exit 125\na\nb"},
 	} {
 		if got := ClearResultPathsCommand(c.paths, c.command); got != c.want {
 			t.Errorf("ClearResultPathsCommand(%q, %q) =\n%s\nwant\n%s", c.paths, c.command, got, c.want)

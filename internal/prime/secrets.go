@@ -97,6 +97,10 @@ func (c *Client) SandboxSecretValues(ctx context.Context, id string) ([]string, 
 	return values, nil
 }
 
+// SecretsProbePrefix starts the command that reads a sandbox's secrets,
+// so that logs and event streams show it for what it is: ":" does nothing.
+const SecretsProbePrefix = ": prime-secrets-probe; "
+
 // secretsProbeCommand prints each variable's value (printenv: the value and
 // a newline; nothing when unset) followed by a line holding boundary.
 func secretsProbeCommand(names []string, boundary string) string {
@@ -104,7 +108,7 @@ func secretsProbeCommand(names []string, boundary string) string {
 	for i, n := range names {
 		parts[i] = "printenv " + n + "; echo " + boundary
 	}
-	return strings.Join(parts, "; ")
+	return SecretsProbePrefix + strings.Join(parts, "; ")
 }
 
 // parseSecretsProbe splits secretsProbeCommand's output into the values

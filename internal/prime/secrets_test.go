@@ -7,7 +7,7 @@ import (
 
 func TestSecretsProbe(t *testing.T) {
 	const b = "prime-secret-b0"
-	if got := secretsProbeCommand([]string{"A", "B_2"}, b); got != "printenv A; echo "+b+"; printenv B_2; echo "+b {
+	if got := secretsProbeCommand([]string{"A", "B_2"}, b); got != ": prime-secrets-probe; printenv A; echo "+b+"; printenv B_2; echo "+b {
 		t.Errorf("probe command %q", got)
 	}
 	for _, c := range []struct {

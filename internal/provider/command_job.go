@@ -158,15 +158,6 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 			entry, p = nil, nil
 		}
 	}
-	if err := spec.learnSandboxSecrets(ctx, c); err != nil {
-		if p != nil {
-			// A job runs: keep it; the next apply reads the secrets again
-			// and collects it.
-			entry.release()
-			out.Pending = p
-		}
-		return out, err
-	}
 	if p == nil {
 		if spec.RequireOpenEgress {
 			if err := checkEgressOpen(ctx, c, spec.SandboxID); err != nil {
@@ -215,6 +206,13 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 		entry.release()
 		out.Pending = p
 		return out, errJobInterrupted
+	}
+	if err := spec.learnSandboxSecrets(ctx, c); err != nil {
+		// The job is done, its output unread: the next apply reads the
+		// secrets again and collects it; nothing runs twice.
+		entry.release()
+		out.Pending = p
+		return out, err
 	}
 	res, cut, err := collectJobOutput(ctx, c, job, spec)
 	if err != nil {

@@ -30,10 +30,10 @@ type commandSpec struct {
 	Env        map[string]string
 	EnvWO      map[string]string // write-only: scrubbed from logs and errors
 	// Secrets are the values of the sandbox's own secrets
-	// (learnSandboxSecrets), scrubbed like EnvWO's; secretsLearned: they
-	// were read (none is a valid answer).
-	Secrets           []string
-	secretsLearned    bool
+	// (learnSandboxSecrets), scrubbed like EnvWO's; learned holds them
+	// once read, shared by the steps of a fleet member.
+	Secrets []string
+	learned *learnedSecrets
 	Timeout           time.Duration
 	Allowed           []int64
 	RequireOpenEgress bool
@@ -100,7 +100,7 @@ func runCommand(ctx context.Context, c *prime.Client, spec commandSpec) (*comman
 		}
 	}
 	if err := spec.learnSandboxSecrets(ctx, c); err != nil {
-		return nil, err
+		return nil, err // nothing ran
 	}
 	sink := newOutputSink(spec)
 	res, err := c.Exec(ctx, spec.SandboxID, prime.ExecRequest{

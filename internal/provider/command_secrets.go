@@ -18,25 +18,37 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
+// learnedSecrets holds a sandbox's secret values once read, shared by the
+// specs of one member's steps (which run one after the other), so they are
+// read once per member run.
+type learnedSecrets struct {
+	done   bool
+	values []string
+}
+
 // learnSandboxSecrets fills spec.Secrets with the values of the sandbox's
-// secrets, once. A sandbox that is gone or not running cannot run the
-// command either: its own error says so better, and nothing can print. Any
-// other failure is an error: the command does not run with output that
-// could show a secret.
+// secrets, read once per spec.learned. It is called after the egress gate,
+// right before anything that records output. A sandbox that is gone or
+// not running cannot run the command either: its own error says so
+// better, and nothing can print. Any other failure is an error: nothing
+// that could show a secret is recorded.
 func (spec *commandSpec) learnSandboxSecrets(ctx context.Context, c *prime.Client) error {
-	if spec.secretsLearned {
-		return nil
+	if spec.learned == nil {
+		spec.learned = &learnedSecrets{}
 	}
-	values, err := c.SandboxSecretValues(ctx, spec.SandboxID)
-	switch {
-	case err == nil:
-	case errors.Is(err, prime.ErrSandboxNotRunning), errors.Is(err, prime.ErrNotFound):
-		values = nil
-	default:
-		return &commandError{Summary: "Sandbox secrets not read", Err: fmt.Errorf("sandbox %s: the values of its secrets, "+
-			"which the provider masks in a command's output, could not be read, so the command was not run: %w", spec.SandboxID, err)}
+	if !spec.learned.done {
+		values, err := c.SandboxSecretValues(ctx, spec.SandboxID)
+		switch {
+		case err == nil:
+		case errors.Is(err, prime.ErrSandboxNotRunning), errors.Is(err, prime.ErrNotFound):
+			values = nil
+		default:
+			return &commandError{Summary: "Sandbox secrets not read", Err: fmt.Errorf("sandbox %s: the values of its "+
+				"secrets, which the provider masks in a command's output, could not be read: %w", spec.SandboxID, err)}
+		}
+		spec.learned.values, spec.learned.done = values, true
 	}
-	spec.Secrets, spec.secretsLearned = values, true
+	spec.Secrets = spec.learned.values
 	return nil
 }
 

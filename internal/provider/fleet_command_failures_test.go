@@ -13,6 +13,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
 // rewardFleetHCL: member 1 of 3 crashes (exit 3, before writing its
@@ -88,7 +90,7 @@ func TestAccFleetCommand_recordKeepsTheOthersResults(t *testing.T) {
 				Config:             cfg,
 				ExpectNonEmptyPlan: true,
 				Check: func(*terraform.State) error {
-					for id, n := range commandRunsBySandbox(m.Events(), "rm -rf -- /results") {
+					for id, n := range commandRunsBySandbox(m.Events(), prime.ClearResultPathsCommand([]string{"/results"}, "")) {
 						if want := map[bool]int{true: 2, false: 1}[id == crashed]; n != want {
 							return fmt.Errorf("sandbox %s ran the agent %d times, want %d", id, n, want)
 						}

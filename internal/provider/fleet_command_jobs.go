@@ -150,17 +150,7 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 	} else {
 		progress = nil
 	}
-	memberSpec.SandboxID = id
-	if err := memberSpec.learnSandboxSecrets(ctx, r.client); err != nil { // once for every step
-		out.err, out.step = err, start
-		if progress != nil {
-			// Its job goes on: kept, for the next apply to collect.
-			out.pending = true
-			defer lock()()
-			fr.pending[key] = *progress
-		}
-		return out
-	}
+
 	for i := range run.commands {
 		hash := stepHash(plan, run, key, id, i)
 		spec := memberSpec

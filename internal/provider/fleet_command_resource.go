@@ -527,6 +527,7 @@ func (run fleetRun) memberSpec(key string) commandSpec {
 	maps.Copy(spec.Env, run.memberEnv[key])
 	spec.Env[memberKeyEnv] = key
 	spec.OnOutput = run.memberOutput(key)
+	spec.learned = &learnedSecrets{} // the sandbox's secrets are read once for all steps
 	return spec
 }
 
@@ -632,11 +633,6 @@ func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommand
 func (r *fleetCommandResource) runMemberInForeground(ctx context.Context, run fleetRun, key, id string) memberOutcome {
 	var out memberOutcome
 	memberSpec := run.memberSpec(key)
-	memberSpec.SandboxID = id
-	if err := memberSpec.learnSandboxSecrets(ctx, r.client); err != nil { // once for every step
-		out.err = err
-		return out
-	}
 	for i, command := range run.commands {
 		spec := memberSpec
 		spec.SandboxID, spec.Command = id, command
