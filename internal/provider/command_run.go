@@ -32,8 +32,8 @@ type commandSpec struct {
 	// Secrets are the values of the sandbox's own secrets
 	// (learnSandboxSecrets), scrubbed like EnvWO's; learned holds them
 	// once read, shared by the steps of a fleet member.
-	Secrets []string
-	learned *learnedSecrets
+	Secrets           []string
+	learned           *learnedSecrets
 	Timeout           time.Duration
 	Allowed           []int64
 	RequireOpenEgress bool
