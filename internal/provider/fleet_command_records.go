@@ -318,8 +318,8 @@ func (f fleetCommandFailure) outcome(record bool) string {
 	case !f.stored:
 		b.WriteString("Nothing was stored (the resource was not created), so the next apply runs every member again")
 		if f.journaled {
-			b.WriteString(", except steps whose jobs finished: this machine's job journal keeps their results, and the " +
-				"next apply takes them instead of running the steps again")
+			b.WriteString(", except steps whose jobs this machine's job journal holds: the next apply takes their " +
+				"results, or attaches to the jobs still running, instead of running the steps again")
 		}
 		b.WriteString(". To keep the results of the members that succeeded and record the failures instead, set " +
 			"on_member_failure = \"record\".")

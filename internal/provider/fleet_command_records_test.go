@@ -111,7 +111,7 @@ func TestFleetCommandFailureOutcome(t *testing.T) {
 		{"create", fleetCommandFailure{problems: &problems, tried: 3}, false,
 			`Nothing was stored (the resource was not created), so the next apply runs every member again. To keep the results of the members that succeeded and record the failures instead, set on_member_failure = "record".`},
 		{"background create", fleetCommandFailure{problems: &problems, tried: 3, journaled: true}, false,
-			"runs every member again, except steps whose jobs finished: this machine's job journal keeps their results"},
+			"runs every member again, except steps whose jobs this machine's job journal holds: the next apply takes their results, or attaches to the jobs still running"},
 		{"update", fleetCommandFailure{problems: &problems, tried: 1, stored: true, recorded: 1, succeeded: 2}, false,
 			"Stored: the results of the 2 members that succeeded, and each failure, in results with failed = true and its error. The next apply runs the 1 failed member again, and only it; the next plan shows it."},
 		{"record", fleetCommandFailure{problems: &problems, tried: 3, stored: true, recorded: 1, succeeded: 2}, true,

@@ -238,8 +238,8 @@ func (r *fleetCommandResource) attributes() map[string]schema.Attribute {
 	}
 	attrs["on_member_failure"] = schema.StringAttribute{
 		Optional: true, Computed: true, Default: stringdefault.StaticString(onFailureFail),
-		MarkdownDescription: "What a failed member (a step's exit code not allowed — a crash —, a timeout, a lost " +
-			"sandbox, a background job lost or killed) does. `\"fail\"` (default): the apply fails with one error " +
+		MarkdownDescription: "What a failed member does: a crash (a step's exit code not allowed), a timeout, a lost " +
+			"sandbox, a background job lost or killed. `\"fail\"` (default): the apply fails with one error " +
 			"naming every failed member; on create nothing is stored, on an update the others' results are stored " +
 			"and the failures recorded. `\"record\"`: the failure is recorded as the member's result (`failed = " +
 			"true`, `error`, `exit_code` when there is one), the other members' results are stored, and the apply " +
