@@ -92,6 +92,8 @@ type Client struct {
 	gateway gatewayTokens
 	// kinds caches which sandboxes are VMs (their commands go over Connect).
 	kinds sandboxKinds
+	// secrets caches the names of each sandbox's secrets.
+	secrets sandboxSecretNames
 	// streamHTTP carries Connect calls: the client's transport without an
 	// overall timeout, which would cut long command streams.
 	streamHTTP *http.Client

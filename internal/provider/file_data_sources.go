@@ -236,7 +236,7 @@ func (d *sandboxFileDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 			"One gateway call (the download route, bytes exactly as written), which works under an egress lock.\n\n" +
 			"Files over `max_size` (default 1 MiB) are refused with an error: large results and directories belong on " +
 			"disk, through `prime_sandbox_artifact`. The sandbox is untrusted (its agent wrote the file): the content is " +
-			"data, and `sensitive = true` keeps it out of plans and CLI output.",
+			"data, and `sensitive = true` keeps it out of plans and CLI output." + resultPathsAdvice,
 		Attributes: attrs,
 	}
 }
@@ -312,8 +312,9 @@ func (d *fleetFileDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 	attrs["id"] = schema.StringAttribute{Computed: true, MarkdownDescription: "The path read."}
 	attrs["sandbox_ids"] = schema.MapAttribute{
 		Required: true, ElementType: types.StringType,
-		MarkdownDescription: "Member key → sandbox ID, usually `prime_sandbox_fleet.<name>.sandbox_ids` or a command's " +
-			"`{ for k, r in prime_fleet_command.agent.results : k => r.sandbox_id }` (which also orders the read after it).",
+		MarkdownDescription: "Member key → sandbox ID, usually `prime_sandbox_fleet.<name>.sandbox_ids` or, for what a " +
+			"command wrote, the members it succeeded on: `{ for k, r in prime_fleet_command.agent.results : k => " +
+			"r.sandbox_id if !r.failed }` (which also orders the read after it).",
 	}
 	attrs["path"] = schema.StringAttribute{
 		Required: true, MarkdownDescription: "Absolute path of the file, the same in every member.",
@@ -336,7 +337,7 @@ func (d *fleetFileDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Reads the same small file from every member of a fleet — each rollout's reward, say — as " +
 			"the `prime_sandbox_file` data source reads one (same limits, same errors): one gateway call per member, " +
-			"concurrently. Every member that fails is named in one error.",
+			"concurrently. Every member that fails is named in one error." + resultPathsAdvice,
 		Attributes: attrs,
 	}
 }

@@ -184,14 +184,18 @@ func sandboxArgumentAttributes(replaces string) map[string]schema.Attribute {
 			PlanModifiers: []planmodifier.Map{replaceUnlessImportedMap()},
 			MarkdownDescription: "Secret environment variables. Sensitive: hidden in plans and logs, but stored " +
 				"in state; use `secrets_wo` to keep them out of state. The API returns them masked, so drift in " +
-				"their values cannot be detected. Conflicts with `secrets_wo`." + replaces,
+				"their values cannot be detected. In the environment of every command the sandbox runs; a value a " +
+				"command resource's command prints is replaced by `***` in what it records. Conflicts with " +
+				"`secrets_wo`." + replaces,
 			Validators: []validator.Map{mapvalidator.ConflictsWith(path.MatchRoot("secrets_wo"))},
 		},
 		"secrets_wo": schema.MapAttribute{
 			Optional: true, WriteOnly: true, ElementType: types.StringType,
 			MarkdownDescription: "Secret environment variables, write-only: sent at create and never stored in " +
 				"state or plan (Terraform 1.11+). Terraform cannot see changes to write-only values, so bump " +
-				"`secrets_wo_version` to roll them; that replaces the sandbox. Conflicts with `secrets`.",
+				"`secrets_wo_version` to roll them; that replaces the sandbox. In the environment of every command " +
+				"the sandbox runs; a value a command resource's command prints is replaced by `***` in what it " +
+				"records (state, plans, `output_dir`, errors, logs). Conflicts with `secrets`.",
 		},
 		"secrets_wo_version": schema.Int64Attribute{
 			Optional:      true,
