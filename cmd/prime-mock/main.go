@@ -92,7 +92,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.RateLimits, "rate-limits", false,
 		"enforce the platform's published per-sandbox rate limits (egress PUT 120/60s, egress GET 300, ...) with 429s")
 	fs.Float64Var(&o.RateLimitScale, "rate-limit-scale", 1, "factor on every rate limit (with -rate-limits)")
+
+	checkResources := resourceFlags(fs, &o.ResourceOptions)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := checkResources(); err != nil {
 		return err
 	}
 	switch {

@@ -194,17 +194,12 @@ func (s *Server) newMachine(sb *sandbox) *machine {
 		alive: func() bool {
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			return s.sandboxes[sb.id] == sb && (sb.status == prime.StatusRunning || sb.status == prime.StatusPaused)
-		},
-		frozen: func() <-chan struct{} {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			return sb.frozen
+			return s.sandboxes[sb.id] == sb && sb.status == prime.StatusRunning
 		},
 		reachable: func(host string) bool {
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			return s.reachable(sb, host)
+			return s.shellReach(sb, host)
 		},
 		sleepScale: func() float64 {
 			s.mu.Lock()

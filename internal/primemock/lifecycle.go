@@ -1,128 +1,53 @@
 package primemock
 
-// Pause, resume, and the platform ending a sandbox on its own (a lifetime
-// timeout, an OOM kill, a cancellation): the transitions of a running VM
-// that the 2026 contract documents, with test hooks to cause them.
+// The platform ending a sandbox on its own (a lifetime timeout, an OOM
+// kill, a cancellation), and Go hooks that pause and resume at once (the
+// API's pause and resume are pause.go's), for tests.
 
 import (
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
-// Event types of these transitions (Status; ErrorType for an end).
-const (
-	EventSandboxPaused  = "sandbox_paused"
-	EventSandboxResumed = "sandbox_resumed"
-	// EventSandboxEnded is the platform ending a sandbox on its own
-	// (TerminateSandbox): Status TIMEOUT, ERROR or TERMINATED, ErrorType.
-	EventSandboxEnded = "sandbox_ended"
-)
+// EventSandboxEnded is the platform ending a sandbox on its own
+// (TerminateSandbox): Status TIMEOUT, ERROR or TERMINATED, ErrorType.
+const EventSandboxEnded = "sandbox_ended"
 
-// handlePause is POST /sandbox/{id}/pause: a RUNNING VM becomes PAUSED.
-// [guess] The answer is 200 with the sandbox object (the contract shows no
-// schema; "returns once accepted"), and the status changes at once (the
-// platform takes "a few seconds"); anything but a RUNNING VM is 409.
-func (s *Server) handlePause(r *http.Request, _ string) reply {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sb, rep, found := s.lookup(r)
-	if !found {
-		return rep
-	}
-	if err := s.pauseLocked(sb); err != nil {
-		return errorReply(http.StatusConflict, "%v", err)
-	}
-	return ok(s.wire(sb))
-}
-
-// handleResume is POST /sandbox/{id}/resume: a PAUSED VM runs again, with
-// the egress policy it holds now ([guess] 200 with the sandbox object;
-// anything but a PAUSED sandbox is 409).
-func (s *Server) handleResume(r *http.Request, _ string) reply {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sb, rep, found := s.lookup(r)
-	if !found {
-		return rep
-	}
-	if err := s.resumeLocked(sb); err != nil {
-		return errorReply(http.StatusConflict, "%v", err)
-	}
-	return ok(s.wire(sb))
-}
-
-// Pause pauses a RUNNING VM sandbox, as POST /sandbox/{id}/pause does.
+// Pause pauses a RUNNING VM sandbox at once, as POST /sandbox/{id}/pause
+// does PauseDelay after accepting it (pause.go): a test's way to hold a
+// sandbox PAUSED without waiting.
 func (s *Server) Pause(id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sb := s.sandboxes[id]
-	if sb == nil {
+	switch {
+	case sb == nil:
 		return fmt.Errorf("prime-mock: no sandbox %q", id)
+	case !sb.vm:
+		return fmt.Errorf("prime-mock: sandbox %s is a container; only VM sandboxes can be paused", id)
+	case sb.status != prime.StatusRunning || sb.x.pausing || sb.x.resuming:
+		return fmt.Errorf("prime-mock: sandbox %s is %s; only a RUNNING sandbox can be paused", id, describeStatus(sb))
 	}
-	return s.pauseLocked(sb)
+	s.completePause(sb)
+	return nil
 }
 
-// Resume resumes a PAUSED sandbox, as POST /sandbox/{id}/resume does.
+// Resume resumes a PAUSED sandbox at once, as POST /sandbox/{id}/resume
+// does ResumeDelay after accepting it.
 func (s *Server) Resume(id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sb := s.sandboxes[id]
-	if sb == nil {
-		return fmt.Errorf("prime-mock: no sandbox %q", id)
-	}
-	return s.resumeLocked(sb)
-}
-
-// pauseLocked: the gateway stops serving the sandbox (its file and command
-// routes answer 409 sandbox_not_ready, as while it boots), nothing is
-// reachable, policies PUT meanwhile are accepted and wait for the resume,
-// and [guess] its processes freeze at their next step until the resume
-// (streams in flight stay open and stall; the platform drops them).
-func (s *Server) pauseLocked(sb *sandbox) error {
 	switch {
-	case !sb.vm:
-		return fmt.Errorf("sandbox %s is a container; only VM sandboxes can be paused", sb.id)
-	case sb.status != prime.StatusRunning:
-		return fmt.Errorf("sandbox %s is %s; only a RUNNING sandbox can be paused", sb.id, sb.status)
+	case sb == nil:
+		return fmt.Errorf("prime-mock: no sandbox %q", id)
+	case sb.status != prime.StatusPaused || sb.x.resuming:
+		return fmt.Errorf("prime-mock: sandbox %s is %s; only a PAUSED sandbox can be resumed", id, describeStatus(sb))
 	}
-	sb.status = prime.StatusPaused
-	sb.updatedAt = s.now()
-	sb.gatewayReady = false
-	sb.frozen = make(chan struct{})
-	sb.stopTimers()
-	s.emit(Event{Type: EventSandboxPaused, SandboxID: sb.id, Status: sb.status})
-	s.logf(sb, "paused")
+	s.completeResume(sb)
 	return nil
-}
-
-// resumeLocked runs a paused sandbox again: pending egress generations are
-// applied ApplyDelay after the resume (the resume applies the policy the
-// sandbox holds now), the gateway serves it again after GatewayLag, and its
-// processes go on.
-func (s *Server) resumeLocked(sb *sandbox) error {
-	if sb.status != prime.StatusPaused {
-		return fmt.Errorf("sandbox %s is %s; only a PAUSED sandbox can be resumed", sb.id, sb.status)
-	}
-	sb.status = prime.StatusRunning
-	sb.updatedAt = s.now()
-	sb.runningAt = time.Now()
-	s.thaw(sb)
-	s.emit(Event{Type: EventSandboxResumed, SandboxID: sb.id, Status: sb.status})
-	s.logf(sb, "resumed")
-	s.armApply(sb)
-	s.armGateway(sb)
-	return nil
-}
-
-// thaw lets a paused sandbox's processes go on (or end, when it ended).
-func (s *Server) thaw(sb *sandbox) {
-	if sb.frozen != nil {
-		close(sb.frozen)
-		sb.frozen = nil
-	}
 }
 
 // Termination is how the platform ended a sandbox on its own.
@@ -183,25 +108,16 @@ func (s *Server) TerminateSandbox(id string, t Termination) error {
 	if t.ErrorMessage != "" {
 		sb.errorMsg = strPtr(t.ErrorMessage)
 	}
-	s.thaw(sb)
 	stopExecutionsLocked(sb)
 	sb.m.fs.release()
+	s.sandboxEnded(sb)
 	s.emit(Event{Type: EventSandboxEnded, SandboxID: sb.id, Status: sb.status, ErrorType: t.ErrorType})
 	s.logf(sb, "ended by the platform: %s %s %s", t.Status, t.ErrorType, t.ErrorMessage)
 	return nil
 }
 
-// handleMockPause, handleMockResume and handleMockTerminate serve
-// POST /_mock/sandbox/{id}/pause, /resume and /terminate (body
+// handleMockTerminate serves POST /_mock/sandbox/{id}/terminate (body
 // {"reason": "timeout"|"oom"|"cancel"} or a Termination).
-func (s *Server) handleMockPause(w http.ResponseWriter, r *http.Request) {
-	s.mockAction(w, s.Pause(r.PathValue("id")))
-}
-
-func (s *Server) handleMockResume(w http.ResponseWriter, r *http.Request) {
-	s.mockAction(w, s.Resume(r.PathValue("id")))
-}
-
 func (s *Server) handleMockTerminate(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Reason string `json:"reason"`

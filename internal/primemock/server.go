@@ -32,6 +32,9 @@ type Server struct {
 	idem      map[string]string // owner + "\x00" + idempotency key → sandbox id
 	tokens    map[string]gatewayToken
 
+	// res holds checkpoints, volumes, networks, images and SSH sessions.
+	res *resources
+
 	events     []Event
 	seq        int64
 	epoch      int           // bumped by Reset, so event waiters rescan
@@ -97,11 +100,10 @@ func (s *Server) routes() {
 		{"GET " + api + "/sandbox/{id}/logs", s.handleLogs, false},
 		{"GET " + api + "/sandbox/{id}/error-context", s.handleErrorContext, false},
 		{"POST " + api + "/sandbox/{id}/auth", s.handleAuth, false},
-		{"POST " + api + "/sandbox/{id}/pause", s.handlePause, false},
-		{"POST " + api + "/sandbox/{id}/resume", s.handleResume, false},
 	} {
 		s.mux.Handle(r.pattern, s.api(r.pattern, r.h, r.gateway))
 	}
+	s.resourceRoutes()
 	s.mux.Handle(api+"/", s.api("other "+api+"/...", func(r *http.Request, _ string) reply {
 		return errorReply(http.StatusNotFound, "Not Found")
 	}, false))
@@ -116,8 +118,6 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /_mock/sandbox/{id}/reachable", s.handleReachable)
 	s.mux.HandleFunc("GET /_mock/sandbox/{id}/file", s.handleMockFile)
 	s.mux.HandleFunc("GET /_mock/sandbox/{id}/files", s.handleMockFiles)
-	s.mux.HandleFunc("POST /_mock/sandbox/{id}/pause", s.handleMockPause)
-	s.mux.HandleFunc("POST /_mock/sandbox/{id}/resume", s.handleMockResume)
 	s.mux.HandleFunc("POST /_mock/sandbox/{id}/terminate", s.handleMockTerminate)
 	s.mux.HandleFunc("GET /_mock/config", s.handleConfig)
 	s.mux.HandleFunc("POST /_mock/config", s.handleConfig)
@@ -138,6 +138,7 @@ func (s *Server) Close() {
 		sb.stopTimers()
 		stopExecutionsLocked(sb)
 	}
+	s.res.stopTimers()
 }
 
 // Reset forgets every sandbox, idempotency key, token, event and counter.
@@ -154,6 +155,10 @@ func (s *Server) resetLocked() {
 		stopExecutionsLocked(sb)
 		sb.m.fs.release()
 	}
+	if s.res != nil {
+		s.res.release()
+	}
+	s.res = newResources()
 	s.sandboxes = map[string]*sandbox{}
 	s.order = nil
 	s.idem = map[string]string{}
@@ -416,8 +421,13 @@ func (s *Server) decideFault(method string) (fault, int) {
 }
 
 // writeJSON writes a JSON answer. Every body is a JSON object: the SDK fails
-// on anything else, empty DELETE answers included.
+// on anything else, empty DELETE answers included; only a 204 (a few of the
+// 2026 contract's DELETEs) has none.
 func writeJSON(w http.ResponseWriter, status int, body any) {
+	if status == http.StatusNoContent { // the 2026 contract's bodiless DELETEs
+		w.WriteHeader(status)
+		return
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // commands such as "a && b" stay readable

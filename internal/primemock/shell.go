@@ -311,16 +311,6 @@ func (in *interp) checkpoint(ctx context.Context) {
 	if ctx.Err() != nil {
 		panic(stopScript{err: ctxErr(ctx)})
 	}
-	if in.m.hooks.frozen != nil {
-		// A paused sandbox's processes wait for the resume.
-		if thawed := in.m.hooks.frozen(); thawed != nil {
-			select {
-			case <-thawed:
-			case <-ctx.Done():
-				panic(stopScript{err: ctxErr(ctx)})
-			}
-		}
-	}
 	if !in.m.alive() {
 		panic(stopScript{err: errVanished})
 	}

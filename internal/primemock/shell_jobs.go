@@ -46,10 +46,7 @@ type machine struct {
 // never stops, sleeps in real time and runs background processes with a
 // background context.
 type machineHooks struct {
-	alive func() bool
-	// frozen is closed when a paused sandbox resumes or ends (nil while it
-	// is not paused).
-	frozen     func() <-chan struct{}
+	alive      func() bool
 	reachable  func(host string) bool
 	sleepScale func() float64
 	// launch runs a background process's program in a goroutine, with a
