@@ -294,23 +294,27 @@ func howFilesAndJobs(b *strings.Builder, r *report, c benchConfig) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	if len(r.files) > 0 {
 		w("- **File run, phases**: the apply's gateway requests are split by what they were for, from the mock's "+
-			"`command_started` events (one per Connect `Start` that ran a command) and its per-route counters: PutFile's "+
-			"`mkdir -p -- <parent>`, the upload route, and the unpacking (`mkdir -p -- /task && tar -xf …`) are the upload; "+
-			"the download route (and read-file, unused) is the result read; the agent's command, the readiness probes "+
-			"(`%s`, plus the `Start` calls the gateway lag answered `not_found`, which ran nothing) and anything else are "+
-			"counted apart. The target's floor is PutFile's 3 calls for a directory plus the data source's 1. API "+
-			"requests per member are the `/api/v1` routes over N; what the file and the read added is the difference with "+
-			"the baseline. The spans come from the same events: first PutFile `mkdir` started → last unpacking done; "+
-			"last agent command done → last `file_downloaded` of the result.\n", gatewayProbe)
+			"`command_started` events (one per Connect `Start` that ran a command) and its per-route counters: the upload "+
+			"route (one request per part of at most 16 MiB, the platform's limit per upload; the upload creates the "+
+			"parent, so PutFile sends no `mkdir`, which would be counted apart) and the unpacking (`mkdir -p -- /task && "+
+			"tar -xf …`, for an archive in parts preceded by joining the parts and checking the joined file's sha256, in "+
+			"the same command) are the upload; the download route (and read-file, unused) is the result read; the agent's "+
+			"command, the readiness probes (`%s`, plus the `Start` calls the gateway lag answered `not_found`, which ran "+
+			"nothing) and anything else are counted apart. The target's floor is PutFile's uploads (⌈archive / 16 MiB⌉) "+
+			"and unpacking plus the data source's 1 read. API requests per member are the `/api/v1` routes over N; what "+
+			"the file and the read added is the difference with the baseline. The spans come from the same events: first "+
+			"`file_uploaded` → last unpacking done; last agent command done → last `file_downloaded` of the result.\n", gatewayProbe)
 		w("- **File run, floor**: the baseline's apply (measured just before, same N: the fleet and the agent), plus "+
-			"the chain the file and the read add, member by member at the configured round trip (rtt = %s): PutFile's 3 "+
-			"gateway calls and the read's 1, %d members at a time (the default `max_concurrency`), so ⌈N / %d⌉ × 4 × rtt; "+
+			"the chain the file and the read add, member by member at the configured round trip (rtt = %s): PutFile's "+
+			"gateway calls (one upload per part, the unpacking) and the read's 1, %d members at a time (the default "+
+			"`max_concurrency`), so ⌈N / %d⌉ × (parts + 2) × rtt; "+
 			"plus the transfer: N × the archive's size over the mock's upload throughput, measured before each pair "+
 			"against a mock of its own with no latency (%d sandboxes, one upload stream each as the run's members have, "+
-			"%d uploads of the archive per stream, streamed from disk by the provider's client as the provider streams "+
-			"them; the fastest of %d passes, since a floor takes the best this machine showed). Every member's copy crosses the one mock "+
+			"%d uploads of the archive per stream, in parts as PutFile sends it, streamed from disk by the provider's "+
+			"client as the provider streams them; the fastest of %d passes, since a floor takes the best this machine "+
+			"showed). Every member's copy crosses the one mock "+
 			"process on this 2-core machine, so the bytes cannot arrive faster. Terraform's own work for the two added "+
-			"graph nodes, the unpacking's CPU in the mock and the token requests are not in it; the baseline is a measured "+
+			"graph nodes, the joining and unpacking's CPU in the mock and the token requests are not in it; the baseline is a measured "+
 			"run, so its noise (a few tenths of a second here) is the floor's too.\n",
 			ms(rtt(c)), providerFleetConcurrency, providerFleetConcurrency, providerFleetConcurrency, ingestPerStream, ingestPasses)
 		w("- **File run, memory**: the provider's peak RSS (`ru_maxrss`, as above) of the file run's apply minus the " +
