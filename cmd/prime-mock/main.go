@@ -11,7 +11,8 @@
 // {"never_apply": true, "fail_rate": 0.1, "apply_delay": "2s",
 // "gateway_outage": "10s"}; GET /_mock/config shows the current values. It serves HTTP/1.1 and, without
 // TLS, HTTP/2 with prior knowledge. See the primemock package documentation
-// for the endpoints, magic images and the shell language.
+// for the endpoints, magic images and the shell language; -h prints the
+// flags and the shell's supported subset.
 package main
 
 import (
@@ -57,6 +58,11 @@ const shutdownGrace = 5 * time.Second
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("prime-mock", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		_, _ = fmt.Fprintf(fs.Output(), "Usage of prime-mock (an in-memory Prime Sandboxes API and gateway):\n")
+		fs.PrintDefaults()
+		_, _ = fmt.Fprintf(fs.Output(), "\n%s", primemock.ShellSubset)
+	}
 	var o primemock.Options
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address (port 0 picks a free port)")
 	fs.DurationVar(&o.BootDelay, "boot-delay", primemock.DefaultBootDelay, "PENDING + PROVISIONING time of a sandbox")
@@ -81,6 +87,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&o.DownloadFailRate, "download-fail-rate", 0, "probability of an injected 503 per gateway download or read-file")
 	outage := fs.Duration("gateway-outage", 0, "fail every gateway request and the job batch for this long from the start (REST 503, Connect unavailable)")
 	fs.BoolVar(&o.JobBatchUnsupported, "job-batch-unsupported", false, "answer the background-job batch endpoint with 404, as a platform without it")
+	fs.StringVar(&o.EgressPutAnswer, "egress-put-answer", primemock.EgressPutStatus,
+		"body of an egress PUT's 202: status (the policy status), minimal ({\"generation\": N}) or empty")
+	fs.BoolVar(&o.RateLimits, "rate-limits", false,
+		"enforce the platform's published per-sandbox rate limits (egress PUT 120/60s, egress GET 300, ...) with 429s")
+	fs.Float64Var(&o.RateLimitScale, "rate-limit-scale", 1, "factor on every rate limit (with -rate-limits)")
+
 	checkResources := resourceFlags(fs, &o.ResourceOptions)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -108,6 +120,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if o.KeepaliveInterval <= 0 {
 		return fmt.Errorf("-keepalive-interval must be positive, got %s", o.KeepaliveInterval)
+	}
+	switch o.EgressPutAnswer {
+	case primemock.EgressPutStatus, primemock.EgressPutMinimal, primemock.EgressPutEmpty:
+	default:
+		return fmt.Errorf("-egress-put-answer must be status, minimal or empty, got %q", o.EgressPutAnswer)
+	}
+	if !(o.RateLimitScale > 0 && o.RateLimitScale <= 1e6) {
+		return fmt.Errorf("-rate-limit-scale must be above 0, got %g", o.RateLimitScale)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())

@@ -20,6 +20,7 @@ import (
 
 	"github.com/primeintellect/terraform-provider-prime/internal/commandsession/commandsessionpb"
 	"github.com/primeintellect/terraform-provider-prime/internal/commandsession/commandsessionpb/commandsessionpbconnect"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
 // TestMain lets the test binary act as prime-mock itself: a child started
@@ -44,7 +45,7 @@ var allFlags = []string{
 	"-retry-after", "3s", "-api-key", "k", "-seed", "7", "-token-ttl", "5m",
 	"-gateway-lag", "0", "-keepalive-interval", "150ms",
 	"-sleep-scale", "0.5", "-read-file-limit", "2048", "-upload-fail-rate", "0.0003", "-download-fail-rate", "0.0004",
-	"-job-batch-unsupported",
+	"-job-batch-unsupported", "-egress-put-answer", "minimal", "-rate-limits", "-rate-limit-scale", "2",
 	"-checkpoint-freeze-delay", "11ms", "-checkpoint-durable-delay", "12ms", "-checkpoint-fail-rate", "0.25",
 	"-restore-delay", "13ms", "-pause-delay", "14ms", "-resume-delay", "15ms", "-resume-limit", "4",
 	"-image-without-vm", "me/a:1,me/b:2", "-image-without-vm", "c:3", "-vm-build-delay", "16ms", "-network-default-allow",
@@ -55,7 +56,7 @@ var allFlagsConfig = map[string]any{
 	"latency": "1ms", "latency_jitter": "2ms", "fail_rate": 0.0001, "throttle_rate": 0.0002,
 	"retry_after": "3s", "seed": 7.0, "token_ttl": "5m0s", "gateway_lag": "0s", "keepalive_interval": "150ms",
 	"sleep_scale": 0.5, "read_file_limit": 2048.0, "upload_fail_rate": 0.0003, "download_fail_rate": 0.0004,
-	"job_batch_unsupported":   true,
+	"job_batch_unsupported": true, "egress_put_answer": "minimal", "rate_limits": true, "rate_limit_scale": 2.0,
 	"checkpoint_freeze_delay": "11ms", "checkpoint_durable_delay": "12ms", "checkpoint_fail_rate": 0.25,
 	"restore_delay": "13ms", "pause_delay": "14ms", "resume_delay": "15ms", "resume_limit": 4.0,
 	"images_without_vm": []any{"me/a:1", "me/b:2", "c:3"}, "vm_build_delay": "16ms", "network_default_allow": true,
@@ -252,7 +253,8 @@ func TestRunRejectsBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-fail-rate", "2"}, {"-nope"}, {"extra"}, {"-gateway-lag", "-1s"}, {"-keepalive-interval", "0"},
 		{"-sleep-scale", "0"}, {"-read-file-limit", "0"}, {"-upload-fail-rate", "1.5"}, {"-download-fail-rate", "-1"},
-		{"-gateway-outage", "-1s"}, {"-checkpoint-fail-rate", "1.5"}, {"-resume-limit", "-1"}, {"-pause-delay", "-1s"},
+		{"-gateway-outage", "-1s"}, {"-egress-put-answer", "nope"}, {"-rate-limit-scale", "0"},
+		{"-checkpoint-fail-rate", "1.5"}, {"-resume-limit", "-1"}, {"-pause-delay", "-1s"},
 	} {
 		if err := run(context.Background(), args, &out, &errOut); err == nil {
 			t.Errorf("run(%v) succeeded", args)
@@ -260,6 +262,21 @@ func TestRunRejectsBadFlags(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"-h"}, &out, &errOut); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v", err)
+	}
+}
+
+// TestHelpListsTheShellSubset: -h documents what the mock's shell runs
+// and what it refuses, after the flags.
+func TestHelpListsTheShellSubset(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"-h"}, &out, &errOut); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("-h: %v", err)
+	}
+	help := errOut.String()
+	for _, want := range []string{"Usage of prime-mock", "-boot-delay", primemock.ShellSubset, "prime-mock does not support"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("-h output lacks %q:\n%s", want, help)
+		}
 	}
 }
 

@@ -24,11 +24,16 @@ type batchPoller[O any] struct {
 	fetch   func(ctx context.Context, ids []string) (map[string]O, error)
 	failed  func(id string, err error) error
 	missing func(id string) error
+	// floor is the least time between two reads of one id (0: none), for
+	// batch routes whose rate limit counts every id they name.
+	floor time.Duration
 
 	mu      sync.Mutex
 	waiters map[*batchWaiter[O]]struct{}
 	wake    chan struct{}
 	running bool
+	// polled is when each id was last read (floor).
+	polled map[string]time.Time
 }
 
 type batchWaiter[O any] struct {
@@ -46,7 +51,8 @@ type batchWaiter[O any] struct {
 const pollSlack = 50 * time.Millisecond
 
 func newBatchPoller[O any](b Backoff, chunk int) *batchPoller[O] {
-	return &batchPoller[O]{backoff: b, chunk: chunk, waiters: map[*batchWaiter[O]]struct{}{}, wake: make(chan struct{}, 1)}
+	return &batchPoller[O]{backoff: b, chunk: chunk, waiters: map[*batchWaiter[O]]struct{}{}, wake: make(chan struct{}, 1),
+		polled: map[string]time.Time{}}
 }
 
 // Watch blocks until check reports done or an error for id, or ctx ends
@@ -122,21 +128,47 @@ func (p *batchPoller[O]) loop() {
 	}
 }
 
-// snapshot returns every waiter grouped by id, the waiters due by dueBy, and
-// a context that carries a waiter's logging values without its cancellation.
+// snapshot returns the waiters of every id that may be read now (past its
+// floor), grouped by id, the waiters among them due by dueBy, and a context
+// that carries a waiter's logging values without its cancellation. A due
+// waiter whose id is inside its floor is due again when the floor ends (its
+// id was just read for another waiter's round, and that answer was its).
+// The ids returned count as read now.
 func (p *batchPoller[O]) snapshot(dueBy time.Time) (map[string][]*batchWaiter[O], []*batchWaiter[O], context.Context) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	now := time.Now()
 	batch := make(map[string][]*batchWaiter[O], len(p.waiters))
 	var due []*batchWaiter[O]
 	var logCtx context.Context
 	for w := range p.waiters {
+		if p.floor > 0 {
+			if free := p.polled[w.id].Add(p.floor); now.Before(free) {
+				if !w.due.After(dueBy) {
+					w.due = free
+				}
+				continue
+			}
+		}
 		batch[w.id] = append(batch[w.id], w)
 		if !w.due.After(dueBy) {
 			due = append(due, w)
 		}
 		if logCtx == nil {
 			logCtx = context.WithoutCancel(w.ctx)
+		}
+	}
+	if len(due) == 0 {
+		return nil, nil, nil // nobody is due: no round, and nothing is read
+	}
+	if p.floor > 0 {
+		for id := range batch {
+			p.polled[id] = now
+		}
+		for id, at := range p.polled {
+			if now.Sub(at) > time.Minute {
+				delete(p.polled, id) // forget ids nobody waits for
+			}
 		}
 	}
 	return batch, due, logCtx

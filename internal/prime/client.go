@@ -207,6 +207,9 @@ type call struct {
 	retry  retryClass
 	// scrub lists extra values (secrets) that must not appear in logs.
 	scrub []string
+	// emptyOK: a 2xx without a body is a success with nothing to decode
+	// (out is left as it is).
+	emptyOK bool
 }
 
 // do performs a call with pacing, retries and debug logging.
@@ -273,7 +276,7 @@ func (c *Client) send(ctx context.Context, cl call, u string, headers http.Heade
 			retryable = isUnsent(err) || (cl.retry == retryIdempotent && isResetWhileReading(err))
 			err = fmt.Errorf("%s %s: %w", cl.method, cl.path, err)
 		case status >= 200 && status < 300:
-			if cl.out == nil {
+			if cl.out == nil || (cl.emptyOK && len(bytes.TrimSpace(body)) == 0) {
 				return nil
 			}
 			if decErr := json.Unmarshal(body, cl.out); decErr != nil {
@@ -288,13 +291,17 @@ func (c *Client) send(ctx context.Context, cl call, u string, headers http.Heade
 			err = apiErr
 			switch status {
 			case http.StatusTooManyRequests:
-				// One 429 slows the whole fleet: every caller sharing the
-				// throttle waits out the same pause before its next request.
+				// A 429 on a route with account-wide limits slows the whole
+				// fleet: every caller sharing the throttle waits out the same
+				// pause. A sandbox's own routes are limited per sandbox (the
+				// 2026 contract's published limits): only this request waits.
 				pause := apiErr.RetryAfter
 				if pause <= 0 {
 					pause = c.retry.Delay(attempt)
 				}
-				throttle.PauseFor(pause)
+				if !sandboxScoped(cl.method, cl.path) {
+					throttle.PauseFor(pause)
+				}
 				retryable = cl.retry == retryIdempotent
 				wait = apiErr.RetryAfter
 			case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
@@ -308,6 +315,11 @@ func (c *Client) send(ctx context.Context, cl call, u string, headers http.Heade
 		if d := c.retry.Delay(attempt); d > wait {
 			wait = d
 		}
+		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
+			// Waiting would pass the caller's deadline (a fail-closed wait's,
+			// say): the retry cannot happen in time, so the outcome is now.
+			return fmt.Errorf("%w (not retried: the wait of %s would pass the deadline)", err, wait.Round(time.Millisecond))
+		}
 		c.debug(ctx, "Prime API request will be retried", map[string]any{
 			"method": cl.method, "path": logPath, "attempt": attempt + 1, "wait_ms": wait.Milliseconds(),
 			"error": ScrubText(err.Error(), scrub),
@@ -318,6 +330,23 @@ func (c *Client) send(ctx context.Context, cl call, u string, headers http.Heade
 			return fmt.Errorf("%s %s: %w (last error: %v)", cl.method, cl.path, sleepErr, err) //nolint:errorlint // see above
 		}
 	}
+}
+
+// sandboxScoped reports a request below one sandbox ("/sandbox/{id}..."),
+// whose rate limit the platform counts per sandbox; the batch routes at
+// the same depth are not, nor is deleting a sandbox (500 a minute per API
+// key).
+func sandboxScoped(method, path string) bool {
+	rest, found := strings.CutPrefix(path, "/sandbox/")
+	if !found || rest == "" {
+		return false
+	}
+	first, sub, _ := strings.Cut(rest, "/")
+	if method == http.MethodDelete && sub == "" {
+		return false
+	}
+	return !strings.Contains(first, ":") && first != "background-jobs" && first != "checkpoints" &&
+		first != "volumes" && first != "networks"
 }
 
 // maxResponseBytes bounds how much of an answer is read.

@@ -1,12 +1,16 @@
 package prime_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
@@ -75,6 +79,123 @@ func TestClientAgainstMock(t *testing.T) {
 	}
 	if _, err := c.BulkDeleteSandboxes(ctx, prime.BulkDeleteRequest{}); err == nil {
 		t.Fatal("a bulk delete without ids, labels or all_users must be refused locally")
+	}
+}
+
+// A policy written to a PAUSED sandbox is accepted (202) and applied only
+// on resume: the wait ends at once with Paused, never as enforced; after
+// the resume the same generation is enforced.
+func TestEgressOnPausedSandboxAppliesOnResume(t *testing.T) {
+	ctx := context.Background()
+	c, m := mockClient(t)
+	sb, err := c.CreateSandbox(ctx, prime.CreateSandboxRequest{Name: "p", DockerImage: "img"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitForRunning(ctx, sb.ID, prime.WaitRunningOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Pause(sb.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetSandbox(ctx, sb.ID); err != nil {
+		t.Fatal(err)
+	}
+	put, err := c.PutEgressPolicy(ctx, sb.ID, prime.EgressPolicy{Allowlist: []string{"example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = c.WaitForEgressApplied(wctx, sb.ID, put.Generation, put)
+	var na *prime.EgressNotAppliedError
+	if !errors.As(err, &na) || !na.Paused || !strings.Contains(err.Error(), "applies the policy when it resumes") {
+		t.Fatalf("err = %v, want a paused not-applied error", err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Errorf("the paused wait took %s", time.Since(start))
+	}
+	if err := m.Resume(sb.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetSandbox(ctx, sb.ID); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := c.WaitForEgressApplied(wctx, sb.ID, put.Generation, nil); err != nil || !st.Enforces(put.Generation) {
+		t.Fatalf("after the resume: %+v %v", st, err)
+	}
+}
+
+// runningVM creates a sandbox on the mock and waits until the gateway
+// serves it.
+func runningVM(t *testing.T, c *prime.Client, m *primemock.Server) string {
+	t.Helper()
+	ctx := context.Background()
+	sb, err := c.CreateSandbox(ctx, prime.CreateSandboxRequest{Name: "files", DockerImage: "img"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := m.WaitForEvent(wctx, func(e primemock.Event) bool {
+		return e.Type == primemock.EventGatewayReady && e.SandboxID == sb.ID
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return sb.ID
+}
+
+func bytesUpload(name string, data []byte) prime.UploadSource {
+	return prime.UploadSource{Name: name, Size: int64(len(data)), Open: func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(data)), nil
+	}}
+}
+
+// Files over the platform's 16 MiB upload limit go up in parts that are
+// joined and checked in the sandbox: the bytes arrive whole, no request is
+// over the limit, and nothing temporary stays; a joined file whose sha256
+// is not the source's is never put in place.
+func TestPutFileInPartsAgainstMock(t *testing.T) {
+	ctx := context.Background()
+	c, m := mockClient(t)
+	id := runningVM(t, c, m)
+	data := make([]byte, 40<<20+12345)
+	for i := range data {
+		data[i] = byte(i*7 + i>>13)
+	}
+	res, err := c.PutFile(ctx, id, prime.PutFileRequest{Path: "/data/in/big.bin", Source: bytesUpload("big.bin", data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, found := m.ReadFile(id, "/data/in/big.bin")
+	if !found || !bytes.Equal(got, data) || res.Size != int64(len(data)) {
+		t.Fatalf("stored %d bytes (found %t), result %+v; want the %d bytes", len(got), found, res, len(data))
+	}
+	uploads := 0
+	for _, e := range m.Events() {
+		if e.Type == primemock.EventFileUploaded && e.SandboxID == id {
+			uploads++
+			if e.Size > prime.MaxUploadBytes {
+				t.Errorf("an upload of %d bytes to %s", e.Size, e.Path)
+			}
+		}
+	}
+	if uploads != 3 {
+		t.Errorf("%d uploads, want 3 parts", uploads)
+	}
+	if files, _ := m.ListFiles(id, "/data/in"); len(files) != 1 {
+		t.Errorf("/data/in holds %v, want only big.bin", files)
+	}
+
+	bad := bytesUpload("bad.bin", data)
+	bad.SHA256 = strings.Repeat("0", 64)
+	_, err = c.PutFile(ctx, id, prime.PutFileRequest{Path: "/data/in/bad.bin", Source: bad})
+	if err == nil || !strings.Contains(err.Error(), "does not have the sha256 of the source") {
+		t.Fatalf("err = %v", err)
+	}
+	if files, _ := m.ListFiles(id, "/data/in"); len(files) != 1 {
+		t.Errorf("after a failed check /data/in holds %v", files)
 	}
 }
 

@@ -168,6 +168,8 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 
 // One 429 pauses every caller sharing the throttle, not only the one that
 // received it.
+// A 429 on a route with account-wide limits (create: 15,000 a minute per
+// key) holds every caller; per-sandbox routes are TestPerSandbox429DoesNotPauseTheFleet's.
 func TestRateLimitPausesTheWholeFleet(t *testing.T) {
 	var mu sync.Mutex
 	var firstThrottled time.Time
@@ -175,7 +177,7 @@ func TestRateLimitPausesTheWholeFleet(t *testing.T) {
 	var n atomic.Int32
 	throttle := NewThrottle(ThrottleOptions{})
 	c, _ := newTestClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/a") && n.Add(1) == 1 {
+		if r.Method == http.MethodPost && r.URL.Path == "/api/v1/sandbox" && n.Add(1) == 1 {
 			mu.Lock()
 			firstThrottled = time.Now()
 			mu.Unlock()
@@ -194,7 +196,7 @@ func TestRateLimitPausesTheWholeFleet(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if _, err := c.GetSandbox(context.Background(), "a"); err != nil {
+		if _, err := c.CreateSandbox(context.Background(), CreateSandboxRequest{Name: "a", DockerImage: "img"}); err != nil {
 			t.Error(err)
 		}
 	}()

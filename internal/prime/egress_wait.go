@@ -2,6 +2,7 @@ package prime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -38,12 +39,27 @@ type EgressNotAppliedError struct {
 	Want    int64
 	Waited  time.Duration
 	Context error
+	// Paused: the sandbox is PAUSED. The platform keeps the accepted
+	// policy and applies it when the sandbox resumes; until then it is not
+	// enforced, and the wait did not go on.
+	Paused bool
+	// LastError is the last failed check (a 429 or a 5xx the wait rode
+	// out), if any.
+	LastError error
 }
 
 func (e *EgressNotAppliedError) Error() string {
-	return fmt.Sprintf("egress policy generation %d for sandbox %s was accepted but not enforced after %s "+
+	if e.Paused {
+		return fmt.Sprintf("egress policy generation %d for sandbox %s was accepted but is not enforced: the sandbox "+
+			"is PAUSED, and the platform applies the policy when it resumes", e.Want, e.SandboxID)
+	}
+	msg := fmt.Sprintf("egress policy generation %d for sandbox %s was accepted but not enforced after %s "+
 		"(platform: generation %d, applied_generation %d, applied %t): %v",
 		e.Want, e.SandboxID, e.Waited.Round(time.Millisecond), e.Last.Generation, e.Last.AppliedGeneration, e.Last.Applied, e.Context)
+	if e.LastError != nil {
+		msg += fmt.Sprintf(" (last check: %v)", e.LastError)
+	}
+	return msg
 }
 
 func (e *EgressNotAppliedError) Unwrap() error { return e.Context }
@@ -59,6 +75,12 @@ func (e *EgressNotAppliedError) Unwrap() error { return e.Context }
 // ask once, when a finished wait says the data plane is done, so a fleet's
 // policies PUT together cost about one GET each and are seen within a step
 // or two of being applied.
+//
+// A sandbox known to be PAUSED (confirmed with one GET) ends the wait at
+// once with Paused set: the platform applies the policy on resume, and
+// nothing may treat it as enforced before. A check answered 429 or 5xx
+// (after the client's own retries, which never wait past ctx's deadline)
+// is no answer: the wait goes on until its deadline.
 func (c *Client) WaitForEgressApplied(ctx context.Context, id string, gen int64, last *EgressPolicyStatus) (*EgressPolicyStatus, error) {
 	start := time.Now()
 	if last != nil && last.Enforces(gen) {
@@ -68,8 +90,14 @@ func (c *Client) WaitForEgressApplied(ctx context.Context, id string, gen int64,
 	if last != nil {
 		current = *last
 	}
+	if known, ok := c.Known(id); ok && known.Status == StatusPaused {
+		if sb, err := c.GetSandbox(ctx, id); err == nil && sb.Status == StatusPaused {
+			return &current, &EgressNotAppliedError{SandboxID: id, Last: current, Want: gen, Waited: time.Since(start), Paused: true}
+		}
+	}
 	w := c.egressLatency.joinCohort(egressCohort, start)
 	var seen time.Duration
+	var lastErr error
 	defer func() { w.done(seen) }()
 	err := Poll(ctx, w, func(ctx context.Context) (bool, error) {
 		if !w.due() {
@@ -77,6 +105,10 @@ func (c *Client) WaitForEgressApplied(ctx context.Context, id string, gen int64,
 		}
 		asked := w.elapsed()
 		st, err := c.GetEgressPolicy(ctx, id)
+		if err != nil && ctx.Err() == nil && passingWaitError(err) {
+			lastErr = err
+			return false, nil
+		}
 		if err != nil {
 			return false, err
 		}
@@ -92,7 +124,17 @@ func (c *Client) WaitForEgressApplied(ctx context.Context, id string, gen int64,
 		return &current, nil
 	}
 	if ctx.Err() != nil {
-		return &current, &EgressNotAppliedError{SandboxID: id, Last: current, Want: gen, Waited: time.Since(start), Context: err}
+		return &current, &EgressNotAppliedError{SandboxID: id, Last: current, Want: gen, Waited: time.Since(start), Context: err, LastError: lastErr}
 	}
 	return &current, err
+}
+
+// passingWaitError reports a failed check that says nothing about the
+// policy: rate limited, a server error, or a connection that failed.
+func passingWaitError(err error) bool {
+	if errors.Is(err, ErrRateLimited) || errors.Is(err, ErrServer) {
+		return true
+	}
+	var apiErr *APIError
+	return !errors.As(err, &apiErr) && !errors.Is(err, ErrInvalidRequest)
 }

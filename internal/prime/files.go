@@ -53,12 +53,21 @@ func transferTimeout(size int64) time.Duration {
 	return transferBaseTimeout + time.Duration(size/transferMinRate)*time.Second
 }
 
+// MaxUploadBytes is the platform's limit per uploaded file (16 MiB, the
+// 2026 files guide). UploadFile never sends more in one request; PutFile
+// sends a larger file in parts and joins them in the sandbox.
+const MaxUploadBytes = 16 << 20
+
 // UploadSource is the bytes of one upload; Open is called once per attempt
 // and its reader closed by the client.
 type UploadSource struct {
 	Name string // multipart file name (the SDK sends the local file's base name)
 	Size int64  // bytes Open yields; checked against the gateway's answer
 	Open func() (io.ReadCloser, error)
+	// SHA256 is the hex sha256 of the bytes, when the caller knows it
+	// (PutFile checks a file joined from parts against it; it reads the
+	// source once to compute it otherwise).
+	SHA256 string
 }
 
 // UploadResult is the gateway's answer to an upload.
@@ -79,9 +88,11 @@ type uploadAnswer struct {
 // and the form's tail, read in turn (nothing is held in memory, and the
 // request carries an exact Content-Length). Each attempt's timeout is the
 // SDK's 300 s plus the time the size needs at 1 MiB/s (transferTimeout).
-// The gateway's upload sidecar creates no parent directories: PutFile
-// does that first. A source that yields other than Size bytes, or a
-// gateway that reports another size, is an error.
+// The gateway's upload creates missing parent directories and replaces
+// an existing file (the 2026 files guide). A source over MaxUploadBytes is
+// refused without a request (PutFile splits it). A source that yields
+// other than Size bytes, or a gateway that reports another size, is an
+// error.
 func (c *Client) UploadFile(ctx context.Context, sandboxID, remotePath string, src UploadSource) (*UploadResult, error) {
 	what := fmt.Sprintf("uploading %s to sandbox %s", remotePath, sandboxID)
 	if err := checkRemotePath(sandboxID, remotePath); err != nil {
@@ -89,6 +100,10 @@ func (c *Client) UploadFile(ctx context.Context, sandboxID, remotePath string, s
 	}
 	if src.Open == nil || src.Size < 0 {
 		return nil, fmt.Errorf("%s: %w: the upload source needs Open and a size", what, ErrInvalidRequest)
+	}
+	if src.Size > MaxUploadBytes {
+		return nil, fmt.Errorf("%s: %w: %d bytes is over the platform's limit of %d bytes per uploaded file (PutFile uploads it in parts)",
+			what, ErrInvalidRequest, src.Size, MaxUploadBytes)
 	}
 	name := src.Name
 	if name == "" {
@@ -113,7 +128,13 @@ func (c *Client) UploadFile(ctx context.Context, sandboxID, remotePath string, s
 		},
 		timeout: transferTimeout(src.Size),
 		out:     &out,
-		fail:    func(err error) error { return fileError(what, err) },
+		fail: func(err error) error {
+			if StatusCodeOf(err) == http.StatusRequestEntityTooLarge {
+				return fmt.Errorf("%s: the gateway refused the upload of %d bytes as too large (the platform's documented "+
+					"limit is %d bytes per uploaded file): %w", what, src.Size, MaxUploadBytes, err)
+			}
+			return fileError(what, err)
+		},
 	})
 	if err != nil {
 		return nil, err

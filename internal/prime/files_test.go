@@ -175,24 +175,32 @@ func TestUploadSizeChecks(t *testing.T) {
 	}
 }
 
-// generated is n bytes of a repeated pattern, made as they are read.
+// generated is size bytes of a repeated 16-byte pattern, made as they
+// are read (byte i is pattern[i%16], so a part read after a Seek is the
+// same bytes as in one pass).
 type generated struct {
-	left  int64
-	block []byte
-	peak  *atomic.Uint64 // the largest HeapInuse seen while reading
+	size, pos int64
+	peak      *atomic.Uint64 // the largest HeapInuse seen while reading
 }
 
+const generatedPattern = "0123456789abcdef"
+
+// generatedBlock is the pattern repeated, one period longer than a copy
+// needs, so that a copy can start at any phase.
+var generatedBlock = bytes.Repeat([]byte(generatedPattern), 2049)
+
 func (g *generated) Read(p []byte) (int, error) {
-	if g.left == 0 {
+	if g.pos >= g.size {
 		return 0, io.EOF
 	}
-	n := int(min(int64(len(p)), g.left))
+	n := int(min(int64(len(p)), g.size-g.pos))
 	for i := 0; i < n; {
-		i += copy(p[i:n], g.block)
+		phase := int((g.pos + int64(i)) % 16)
+		i += copy(p[i:n], generatedBlock[phase:len(generatedBlock)-16+phase])
 	}
-	before := g.left
-	g.left -= int64(n)
-	if before/(32<<20) != g.left/(32<<20) { // every 32 MiB
+	before := g.pos
+	g.pos += int64(n)
+	if before/(32<<20) != g.pos/(32<<20) { // every 32 MiB
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		for {
@@ -205,35 +213,74 @@ func (g *generated) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// A 1 GiB upload streams: the heap in use never comes near its size (the
-// fake gateway, in this process too, keeps only a digest).
-func TestUploadStreamsLargeFiles(t *testing.T) {
+func (g *generated) Seek(off int64, whence int) (int64, error) {
+	if whence != io.SeekStart || off < 0 {
+		return 0, errors.New("generated: only absolute seeks")
+	}
+	g.pos = off
+	return off, nil
+}
+
+func (g *generated) Close() error { return nil }
+
+// A 1 GiB file streams up in parts of at most 16 MiB (the platform's limit
+// per upload): the heap in use never comes near its size (the fake gateway,
+// in this process too, keeps only a digest), no upload request is over the
+// limit, and one command joins the parts, checks the sha256 and moves the
+// file into place.
+func TestPutFileStreamsLargeFilesInParts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moves 1 GiB through loopback")
 	}
 	const size = 1 << 30
 	g := newFakeGateway(t)
-	g.add("sb-1", &fakeSandbox{vm: true})
+	g.add("sb-1", &fakeSandbox{}) // REST exec: the fake records the commands
 	c, _ := g.client(nil)
-	block := bytes.Repeat([]byte("0123456789abcdef"), 2048)
 	var peak atomic.Uint64
 	src := UploadSource{Name: "big", Size: size, Open: func() (io.ReadCloser, error) {
-		return io.NopCloser(&generated{left: size, block: block, peak: &peak}), nil
+		return &generated{size: size, peak: &peak}, nil
 	}}
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
-	if _, err := c.UploadFile(context.Background(), "sb-1", "/big", src); err != nil {
+	if _, err := c.PutFile(context.Background(), "sb-1", PutFileRequest{Path: "/big", Source: src}); err != nil {
 		t.Fatal(err)
 	}
-	f := g.file("sb-1", "/big")
-	if f == nil || f.size != size {
-		t.Fatalf("stored %+v", f)
+	reqs := g.fileRequests()
+	if len(reqs) != size/MaxUploadBytes {
+		t.Fatalf("%d uploads, want %d parts", len(reqs), size/MaxUploadBytes)
+	}
+	for i, r := range reqs {
+		f := g.file("sb-1", r.path)
+		if f == nil || f.size != MaxUploadBytes || !strings.HasSuffix(r.path, fmt.Sprintf(".part%d", i)) {
+			t.Fatalf("upload %d to %s stored %+v", i, r.path, f)
+		}
+	}
+	cmds := commandsSent(g)
+	if len(cmds) != 1 || !strings.Contains(cmds[0], "sha256sum -- /.prime-upload-RAND | grep -q ") ||
+		!strings.Contains(cmds[0], "mv -f -- /.prime-upload-RAND /big") {
+		t.Errorf("commands: %q", cmds)
 	}
 	const bound = 64 << 20
 	if p := peak.Load(); p == 0 || p > before.HeapInuse+bound {
 		t.Fatalf("heap in use peaked at %d MiB (%d MiB before) while uploading 1 GiB; want under %d MiB more",
 			p>>20, before.HeapInuse>>20, bound>>20)
+	}
+}
+
+// UploadFile never sends more than the platform's limit in one request.
+func TestUploadFileRefusesOversizedSources(t *testing.T) {
+	g := newFakeGateway(t)
+	g.add("sb-1", &fakeSandbox{vm: true})
+	c, _ := g.client(nil)
+	src := UploadSource{Name: "big", Size: MaxUploadBytes + 1, Open: func() (io.ReadCloser, error) {
+		return &generated{size: MaxUploadBytes + 1, peak: new(atomic.Uint64)}, nil
+	}}
+	if _, err := c.UploadFile(context.Background(), "sb-1", "/big", src); !errors.Is(err, ErrInvalidRequest) {
+		t.Fatalf("err = %v", err)
+	}
+	if n := len(g.fileRequests()); n != 0 {
+		t.Fatalf("%d requests sent", n)
 	}
 }
 

@@ -132,6 +132,14 @@ func (c *Client) BatchJobStatus(ctx context.Context, jobs []Job) (*BatchJobStatu
 // round's chunks sent together (a round over N jobs costs ⌈N/100⌉
 // requests); container jobs, jobs the endpoint answered NOT_VM, and every
 // job once the endpoint answered 404/405, by reading their exit file.
+//
+// The batch's per-job errors: NOT_VM reads that job's exit file from then
+// on; RUNTIME_ERROR (the platform failed to read the exit file) reads it
+// directly that round; NOT_RUNNING and NOT_FOUND ask the sandbox's error
+// context once per round and end the wait with the platform's reason when
+// it ended (else NOT_RUNNING polls on); FORBIDDEN and MANAGED end the wait
+// with a *JobStatusError. At a 1 s interval a job costs each sandbox one
+// batch lookup a second, 60 of the 300 a minute the platform allows.
 type JobPoller struct {
 	client   *Client
 	interval time.Duration
@@ -336,14 +344,23 @@ func (p *JobPoller) batchChunk(ctx context.Context, chunk []Job, byJob map[Job][
 	for _, job := range chunk {
 		ws := byJob[job]
 		if e, ok := errs[job]; ok {
-			if e.Code == BatchCodeNotVM {
+			switch e.Code {
+			case BatchCodeNotVM:
 				p.mu.Lock()
 				p.notVM[job] = true
 				p.mu.Unlock()
 				fallback = append(fallback, job)
-				continue
+			case BatchCodeRuntimeError:
+				// The platform could not read the exit file this time: a
+				// failed lookup, not the job's end. This round reads it
+				// directly (which also tells a sandbox that ended).
+				c.debug(ctx, "Prime job poll: RUNTIME_ERROR from the batch; reading the exit file instead", map[string]any{
+					"sandbox_id": job.SandboxID, "job_id": job.ID, "message": e.Message,
+				})
+				fallback = append(fallback, job)
+			default:
+				p.batchError(ctx, job, ws, e, checks)
 			}
-			p.batchError(ctx, job, ws, e, checks)
 			continue
 		}
 		s, ok := statuses[job]
@@ -363,12 +380,14 @@ func (p *JobPoller) batchChunk(ctx context.Context, chunk []Job, byJob map[Job][
 	return fallback
 }
 
-// batchError settles a per-job error of the batch endpoint. NOT_RUNNING
-// and NOT_FOUND are about the sandbox: its status says whether the
-// platform terminated it mid-job. [I: NOT_RUNNING for a sandbox the
-// control plane still calls RUNNING, PAUSED or starting is read as a
-// passing state and polled again; NOT_FOUND for a running sandbox is the
-// job's own error.]
+// batchError settles a per-job error of the batch endpoint (NOT_VM and
+// RUNTIME_ERROR are batchChunk's: the job is read directly). NOT_RUNNING
+// and NOT_FOUND are about the sandbox: its error context says whether the
+// platform ended it mid-job (a timeout, an OOM kill, a cancellation, a
+// delete), and the wait then fails with that reason. [I: NOT_RUNNING for a
+// sandbox the control plane still calls RUNNING, PAUSED or starting is
+// read as a passing state and polled again; NOT_FOUND for a running
+// sandbox, FORBIDDEN and MANAGED are the job's own error.]
 func (p *JobPoller) batchError(ctx context.Context, job Job, ws []*jobWaiter, e BackgroundJobStatusError, checks *sandboxChecks) {
 	jobErr := &JobStatusError{SandboxID: job.SandboxID, JobID: job.ID, Code: e.Code, Message: e.Message}
 	if e.Code == BatchCodeNotRunning || e.Code == BatchCodeNotFound {

@@ -383,3 +383,25 @@ func TestBatchJobStatusValidates(t *testing.T) {
 		t.Errorf("%d requests sent for invalid batches", n)
 	}
 }
+
+// RUNTIME_ERROR is the platform failing to read a job's exit file, not the
+// job's end: that round the poller reads the exit file itself, and the job
+// ends with the code it recorded. (The SDK fails its waiter instead.)
+func TestJobPollerReadsTheExitFileOnRuntimeError(t *testing.T) {
+	g := newFakeGateway(t)
+	g.add("vm-1", &fakeSandbox{vm: true})
+	job := Job{"vm-1", jobID(1)}
+	g.putFile("vm-1", job.ExitPath(), []byte("5\n"))
+	fleet := &jobFleet{answer: func(Job, int) (*BackgroundJobStatus, *BackgroundJobStatusError) {
+		return nil, &BackgroundJobStatusError{Code: BatchCodeRuntimeError, Message: "Runtime lookup failed"}
+	}}
+	g.onJobBatch = fleet.handle
+	c, rec := jobClient(g)
+	st, err := c.WaitJob(testContext(t), job)
+	if err != nil || !st.Completed || st.ExitCode != 5 {
+		t.Fatalf("state %+v, err %v; want exit 5 from the exit file", st, err)
+	}
+	if !strings.Contains(rec.all(), "RUNTIME_ERROR") {
+		t.Errorf("the runtime error was not logged:\n%s", rec.all())
+	}
+}

@@ -258,6 +258,14 @@ func TestStatusPollerLateJoinerGetsItsOwnSchedule(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// Past the early sandbox's floor, so the late waiter's round may carry it.
+	if err := Poll(ctx, Backoff{Initial: 5 * time.Millisecond}, func(context.Context) (bool, error) {
+		fleet.mu.Lock()
+		defer fleet.mu.Unlock()
+		return time.Since(fleet.polls["early"][1]) > statusSandboxFloor, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	checks := 0
 	err := c.StatusPoller().Watch(ctx, "late", nil, func(StatusObservation) (bool, error) {
 		checks++
@@ -492,4 +500,43 @@ func TestBatchFallbackForbiddenFailsOnlyThatID(t *testing.T) {
 	if err := <-forbidden; err == nil || !strings.Contains(err.Error(), "FORBIDDEN") {
 		t.Errorf("WaitForRunning(forbidden) = %v; want its FORBIDDEN error", err)
 	}
+}
+
+// The platform limits status lookups per sandbox (status:batchGet: 300 a
+// minute for each sandbox it names). Rounds carry every waiter, and a
+// fleet's waiters are due at different times, so without a floor a
+// sandbox rode along in nearly every round: hundreds of waiters joined
+// 5 ms apart on a fine schedule polled each sandbox every ~50 ms (1,200 a
+// minute). No sandbox is polled twice within statusSandboxFloor (4 a
+// second, 240 a minute at most), however many waiters are due around it.
+func TestStatusPollerKeepsEachSandboxUnderItsLimit(t *testing.T) {
+	fleet := &timedFleet{boot: time.Hour, first: map[string]time.Time{}, polls: map[string][]time.Time{}}
+	c, _ := newTestClient(t, fleet, nil)
+	const waiters = 200
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	fine := stepSchedule{100 * time.Millisecond}
+	var wg sync.WaitGroup
+	for i := range waiters {
+		wg.Go(func() {
+			_ = c.StatusPoller().Watch(ctx, fmt.Sprintf("sbx%03d", i), fine, func(StatusObservation) (bool, error) { return false, nil })
+		})
+		time.Sleep(5 * time.Millisecond)
+	}
+	wg.Wait()
+	fleet.mu.Lock()
+	defer fleet.mu.Unlock()
+	worst, total := time.Hour, 0
+	for _, polls := range fleet.polls {
+		total += len(polls)
+		for i := 1; i < len(polls); i++ {
+			worst = min(worst, polls[i].Sub(polls[i-1]))
+		}
+	}
+	// A request's answer takes a moment: allow the floor minus 20 ms.
+	if worst < statusSandboxFloor-20*time.Millisecond {
+		t.Errorf("a sandbox was polled twice %s apart; the floor is %s", worst, statusSandboxFloor)
+	}
+	t.Logf("%d waiters, %d lookups, %.1f per sandbox per second, closest two polls of one sandbox %s, %d requests",
+		waiters, total, float64(total)/waiters/3, worst, fleet.requests.Load())
 }

@@ -2,6 +2,7 @@ package prime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -287,16 +288,70 @@ func (c *Client) GetEgressPolicy(ctx context.Context, id string) (*EgressPolicyS
 // the lists must be non-nil; entries are checked with the egress grammar
 // before anything is sent. The answer's Generation is the version to wait
 // for.
+//
+// The platform answers 202 once the desired generation is persisted and
+// applies it asynchronously (on a paused sandbox, after the resume); the
+// 202's schema is not published, so any 2xx with any body is accepted.
+// When the body does not carry the generation, one GET learns it: the
+// GET's desired policy must be the one written (else another writer
+// replaced it in between and the generation to wait for is unknown: an
+// error, fail closed), and its generation, at least ours, is waited for.
+// A generation-only answer reads as not applied (applied_generation -1).
 func (c *Client) PutEgressPolicy(ctx context.Context, id string, p EgressPolicy) (*EgressPolicyStatus, error) {
 	if err := ValidateEgressPolicy(p); err != nil {
 		return nil, err
 	}
-	var out EgressPolicyStatus
-	if err := c.do(ctx, call{method: http.MethodPut, path: sandboxPath(id) + "/egress-policy", body: p, out: &out, retry: retryIdempotent}); err != nil {
+	var raw json.RawMessage
+	err := c.do(ctx, call{method: http.MethodPut, path: sandboxPath(id) + "/egress-policy", body: egressPutBody(p), out: &raw,
+		retry: retryIdempotent, emptyOK: true})
+	if err != nil {
 		return nil, err
 	}
 	c.kinds.observePolicy(id, p)
-	return &out, nil
+	if st, ok := egressPutStatus(raw); ok {
+		return st, nil
+	}
+	st, err := c.GetEgressPolicy(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("PUT %s/egress-policy was accepted without a generation, and reading it failed: %w", sandboxPath(id), err)
+	}
+	if !SamePolicy(st.Policy, p) {
+		return nil, fmt.Errorf("PUT %s/egress-policy was accepted without a generation, and the sandbox's desired policy "+
+			"(generation %d) is no longer the one written: another writer replaced it", sandboxPath(id), st.Generation)
+	}
+	return st, nil
+}
+
+// egressPutRequest is the PUT body. Rules is the 2026 contract's new
+// "rules" object, whose shape is not published: the client always sends
+// it empty. The provider owns the sandbox's whole policy and a PUT replaces
+// it, so an explicit {} says "no rules" instead of leaving whatever another
+// writer set to the server's default for an absent key [I].
+type egressPutRequest struct {
+	Allowlist []string       `json:"allowlist"`
+	Denylist  []string       `json:"denylist"`
+	Rules     map[string]any `json:"rules"`
+}
+
+func egressPutBody(p EgressPolicy) egressPutRequest {
+	return egressPutRequest{Allowlist: p.Allowlist, Denylist: p.Denylist, Rules: map[string]any{}}
+}
+
+// egressPutStatus reads a PUT's answer: the full status, or at least the
+// generation (then not applied). ok is false when it carries no
+// generation (no body, or another shape).
+func egressPutStatus(raw json.RawMessage) (*EgressPolicyStatus, bool) {
+	var full EgressPolicyStatus
+	if json.Unmarshal(raw, &full) == nil {
+		return &full, true
+	}
+	var partial struct {
+		Generation *int64 `json:"generation"`
+	}
+	if json.Unmarshal(raw, &partial) != nil || partial.Generation == nil {
+		return nil, false
+	}
+	return &EgressPolicyStatus{Generation: *partial.Generation, AppliedGeneration: -1}, true
 }
 
 // ValidateEgressPolicy checks a PUT body: exactly one list set, each entry

@@ -1,15 +1,17 @@
 package prime
 
 // Transfers built on the file routes and ordinary commands: a file put
-// under its final name only when whole, a directory shipped as one tar
-// archive, a remote directory fetched as one. verifiers (its Prime
-// runtime's write) does the same: mkdir -p the parent through a command,
-// because the gateway's upload sidecar cannot create it, and never inline
-// file bytes in a command line (a tarball overflows its length limit).
+// under its final name only when whole, a file over the platform's upload
+// limit sent in parts and joined in the sandbox, a directory shipped as one
+// tar archive, a remote directory fetched as one. The platform's upload
+// creates missing parent directories (the 2026 files guide), so nothing is
+// made before an upload; as verifiers does, file bytes are never inlined in
+// a command line (a tarball overflows its length limit).
 
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -66,12 +68,16 @@ type PutFileRequest struct {
 }
 
 // PutFile places a file (or, with Extract, a directory's archive) at
-// req.Path. Three gateway calls: a command creating the parent, the
-// upload to a temporary name beside the destination, and a command moving
-// it into place (or unpacking it and removing it). A partial upload never
-// sits under the final name; on a failure after the upload began the
-// temporary file is removed (best effort). It returns the gateway's answer
-// to the upload, with Path the destination.
+// req.Path: the upload to a temporary name beside the destination (the
+// upload creates the missing parents), then one command that moves it into
+// place (or unpacks and removes it). That is two gateway calls for a file
+// up to MaxUploadBytes. A larger one goes up in parts of MaxUploadBytes,
+// each to a temporary name of its own, and the one command joins them,
+// checks the joined file's sha256 (Source.SHA256, or read from the source
+// first), and only then moves (or unpacks) it. A partial upload never sits
+// under the final name; on a failure after the upload began the temporary
+// files are removed (best effort). It returns the gateway's answer to the
+// upload (a multi-part one's whole size), with Path the destination.
 func (c *Client) PutFile(ctx context.Context, sandboxID string, req PutFileRequest) (*UploadResult, error) {
 	dest := req.Path
 	kind := "file"
@@ -89,13 +95,19 @@ func (c *Client) PutFile(ctx context.Context, sandboxID string, req PutFileReque
 	if req.Mode != nil && *req.Mode > 0o7777 {
 		return nil, fmt.Errorf("%s: %w: mode %o is not a permission mode", what, ErrInvalidRequest, *req.Mode)
 	}
-	parent := path.Dir(dest)
-	tmp := path.Join(parent, ".prime-upload-"+randomHex(8))
+	if req.Source.Open == nil || req.Source.Size < 0 {
+		return nil, fmt.Errorf("%s: %w: the upload source needs Open and a size", what, ErrInvalidRequest)
+	}
+	tmp := path.Join(path.Dir(dest), ".prime-upload-"+randomHex(8))
 	if req.Extract {
 		tmp += ".tar"
 	}
-	if err := c.runChecked(ctx, sandboxID, "creating the parent directory", mkdirCommand(parent), transferCommandTimeout); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+	if req.Source.Size > MaxUploadBytes {
+		res, err := c.putParts(ctx, sandboxID, tmp, dest, req)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		return res, nil
 	}
 	res, err := c.UploadFile(ctx, sandboxID, tmp, req.Source)
 	if err == nil {
@@ -108,11 +120,129 @@ func (c *Client) PutFile(ctx context.Context, sandboxID string, req PutFileReque
 	if err != nil {
 		// A partial upload, or one whose move or unpacking did not happen
 		// (or may not have), must not stay behind.
-		c.removeTemporary(ctx, sandboxID, tmp, err)
+		c.removeTemporary(ctx, sandboxID, []string{tmp}, err)
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	res.Path = dest
 	return res, nil
+}
+
+// putParts uploads a source over MaxUploadBytes in parts (tmp.part0,
+// tmp.part1, ...), then runs joinCommand: the parts joined into tmp, its
+// sha256 checked, then the move or the unpacking. Whatever fails, the
+// parts and tmp are removed.
+func (c *Client) putParts(ctx context.Context, sandboxID, tmp, dest string, req PutFileRequest) (*UploadResult, error) {
+	src := req.Source
+	sum := src.SHA256
+	if sum == "" {
+		var err error
+		if sum, err = sourceSHA256(src); err != nil {
+			return nil, err
+		}
+	}
+	n := int((src.Size + MaxUploadBytes - 1) / MaxUploadBytes)
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf("%s.part%d", tmp, i)
+	}
+	cleanup := append([]string{tmp}, parts...)
+	for i, part := range parts {
+		off := int64(i) * MaxUploadBytes
+		size := min(MaxUploadBytes, src.Size-off)
+		if _, err := c.UploadFile(ctx, sandboxID, part, partSource(src, i, off, size)); err != nil {
+			c.removeTemporary(ctx, sandboxID, cleanup[:i+2], err)
+			return nil, fmt.Errorf("part %d of %d: %w", i+1, n, err)
+		}
+	}
+	doing := "joining the parts and moving the file into place"
+	if req.Extract {
+		doing = "joining the parts and unpacking the archive"
+	}
+	err := c.runChecked(ctx, sandboxID, doing, joinCommand(parts, tmp, dest, sum, req.Extract, req.Mode), transferTimeout(src.Size))
+	var failed *CommandFailedError
+	if errors.As(err, &failed) && failed.ExitCode == joinChecksumExit {
+		err = fmt.Errorf("%w: the file joined from %d parts does not have the sha256 of the source (%s); nothing was "+
+			"put in place", err, n, sum)
+	}
+	if err != nil {
+		c.removeTemporary(ctx, sandboxID, cleanup, err)
+		return nil, err
+	}
+	return &UploadResult{Path: dest, Size: src.Size}, nil
+}
+
+// Exit codes of joinCommand's own checks.
+const (
+	joinCatExit      = 10 // joining the parts failed
+	joinChecksumExit = 11 // the joined file is not the source
+)
+
+// joinCommand joins parts into tmp, checks tmp's sha256, then moves tmp
+// to dest (or unpacks it into dest), and removes the parts and tmp
+// whatever happened:
+//
+//	(cat -- P0 P1 > TMP || exit 10) && (sha256sum -- TMP | grep -q '^SUM ' || exit 11) &&
+//	  mv -f -- TMP DEST [&& chmod MODE -- DEST]; s=$?; rm -f -- TMP P0 P1; exit $s
+func joinCommand(parts []string, tmp, dest, sum string, extract bool, mode *uint32) string {
+	quoted := make([]string, len(parts))
+	for i, p := range parts {
+		quoted[i] = shellQuote(p)
+	}
+	all := strings.Join(quoted, " ")
+	cmd := fmt.Sprintf("(cat -- %s > %s || exit %d) && (sha256sum -- %s | grep -q %s || exit %d) && ",
+		all, shellQuote(tmp), joinCatExit, shellQuote(tmp), shellQuote("^"+sum+" "), joinChecksumExit)
+	if extract {
+		cmd += mkdirCommand(dest) + " && tar -xf " + shellQuote(tmp) + " -C " + shellQuote(dest)
+	} else {
+		cmd += "mv -f -- " + shellQuote(tmp) + " " + shellQuote(dest)
+	}
+	if mode != nil {
+		cmd += " && " + chmodCommand(*mode, dest)
+	}
+	return cmd + "; s=$?; rm -f -- " + shellQuote(tmp) + " " + all + "; exit $s"
+}
+
+// partSource is the part of src that starts at off: its own reader per
+// attempt, seeking when the source can, else skipping off bytes.
+func partSource(src UploadSource, i int, off, size int64) UploadSource {
+	return UploadSource{
+		Name: fmt.Sprintf("%s.part%d", orDefault(src.Name, "upload"), i),
+		Size: size,
+		Open: func() (io.ReadCloser, error) {
+			rc, err := src.Open()
+			if err != nil {
+				return nil, err
+			}
+			if seeker, ok := rc.(io.Seeker); ok {
+				_, err = seeker.Seek(off, io.SeekStart)
+			} else {
+				_, err = io.CopyN(io.Discard, rc, off)
+			}
+			if err != nil {
+				rc.Close()
+				return nil, fmt.Errorf("skipping to byte %d of the upload source: %w", off, err)
+			}
+			return readCloser{Reader: io.LimitReader(rc, size), Closer: rc}, nil
+		},
+	}
+}
+
+// sourceSHA256 reads a source once for its sha256 (and checks its size).
+func sourceSHA256(src UploadSource) (string, error) {
+	rc, err := src.Open()
+	if err != nil {
+		return "", fmt.Errorf("opening the upload source: %w", err)
+	}
+	defer rc.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, rc)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("reading the upload source: %w", err)
+	case n != src.Size:
+		return "", fmt.Errorf("the upload source yields %d bytes, not its size %d", n, src.Size)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func mkdirCommand(dir string) string { return "mkdir -p -- " + shellQuote(dir) }
@@ -145,17 +275,21 @@ func removeCommand(p string, recursive bool) string {
 	return "rm " + flags + " -- " + shellQuote(p)
 }
 
-// removeTemporary removes a temporary file, best effort: on a context of
+// removeTemporary removes temporary files, best effort: on a context of
 // its own (an interrupted apply still cleans up), not when the sandbox is
 // gone (nothing to clean), its failure only logged.
-func (c *Client) removeTemporary(ctx context.Context, sandboxID, tmp string, cause error) {
+func (c *Client) removeTemporary(ctx context.Context, sandboxID string, tmps []string, cause error) {
 	if errors.Is(cause, ErrSandboxNotRunning) {
 		return
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	if err := c.runChecked(rctx, sandboxID, "removing a temporary file", removeCommand(tmp, false), cleanupTimeout); err != nil {
-		c.debug(ctx, "Prime temporary file not removed", map[string]any{"sandbox_id": sandboxID, "path": tmp, "error": err.Error()})
+	quoted := make([]string, len(tmps))
+	for i, t := range tmps {
+		quoted[i] = shellQuote(t)
+	}
+	if err := c.runChecked(rctx, sandboxID, "removing temporary files", "rm -f -- "+strings.Join(quoted, " "), cleanupTimeout); err != nil {
+		c.debug(ctx, "Prime temporary file not removed", map[string]any{"sandbox_id": sandboxID, "paths": tmps, "error": err.Error()})
 	}
 }
 
@@ -232,7 +366,7 @@ func (c *Client) FetchDirectory(ctx context.Context, sandboxID, remoteDir string
 	if err == nil {
 		err = c.DownloadFile(ctx, sandboxID, tmp, sink)
 	}
-	c.removeTemporary(ctx, sandboxID, tmp, err)
+	c.removeTemporary(ctx, sandboxID, []string{tmp}, err)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}

@@ -72,25 +72,21 @@ func TestPutFileCommands(t *testing.T) {
 		{name: "file", req: PutFileRequest{Path: "/srv/app/conf.json", Source: bytesSource("conf.json", []byte("{}"))},
 			upload: "/srv/app/.prime-upload-RAND",
 			commands: []string{
-				"mkdir -p -- /srv/app",
 				"mv -f -- /srv/app/.prime-upload-RAND /srv/app/conf.json",
 			}},
 		{name: "file with a mode and a space", req: PutFileRequest{Path: "/srv/my app/run.sh", Source: bytesSource("run.sh", []byte("#!")), Mode: &mode},
 			upload: "/srv/my app/.prime-upload-RAND",
 			commands: []string{
-				"mkdir -p -- '/srv/my app'",
 				"mv -f -- '/srv/my app/.prime-upload-RAND' '/srv/my app/run.sh' && chmod 755 -- '/srv/my app/run.sh'",
 			}},
 		{name: "directory", req: PutFileRequest{Path: "/srv/site", Source: bytesSource("site.tar", []byte("tar")), Extract: true},
 			upload: "/srv/.prime-upload-RAND.tar",
 			commands: []string{
-				"mkdir -p -- /srv",
 				"mkdir -p -- /srv/site && tar -xf /srv/.prime-upload-RAND.tar -C /srv/site; s=$?; rm -f -- /srv/.prime-upload-RAND.tar; exit $s",
 			}},
 		{name: "directory with a mode", req: PutFileRequest{Path: "/srv/site", Source: bytesSource("site.tar", []byte("tar")), Extract: true, Mode: &mode},
 			upload: "/srv/.prime-upload-RAND.tar",
 			commands: []string{
-				"mkdir -p -- /srv",
 				"mkdir -p -- /srv/site && tar -xf /srv/.prime-upload-RAND.tar -C /srv/site && chmod 755 -- /srv/site; s=$?; rm -f -- /srv/.prime-upload-RAND.tar; exit $s",
 			}},
 	}
@@ -111,9 +107,9 @@ func TestPutFileCommands(t *testing.T) {
 			if len(reqs) != 1 || randomParts.ReplaceAllString(reqs[0].path, "${1}RAND") != tt.upload {
 				t.Errorf("uploads %+v, want one to %s", reqs, tt.upload)
 			}
-			// Three gateway calls in all.
-			if n := g.count("exec") + g.count("upload"); n != 3 {
-				t.Errorf("%d gateway calls, want 3", n)
+			// Two gateway calls in all: the upload creates the parent.
+			if n := g.count("exec") + g.count("upload"); n != 2 {
+				t.Errorf("%d gateway calls, want 2", n)
 			}
 		})
 	}
@@ -133,7 +129,7 @@ func TestPutFileRemovesTheTemporaryOnFailure(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "putting the file /etc/x in sandbox ct-1") || !strings.Contains(err.Error(), "Operation not permitted") {
 		t.Fatalf("err = %v", err)
 	}
-	checkCommands(t, commandsSent(g), []string{"mkdir -p -- /etc", "rm -f -- /etc/.prime-upload-RAND"})
+	checkCommands(t, commandsSent(g), []string{"rm -f -- /etc/.prime-upload-RAND"})
 
 	// A move that fails (non-zero exit) removes it too.
 	g2 := newFakeGateway(t)
@@ -150,7 +146,7 @@ func TestPutFileRemovesTheTemporaryOnFailure(t *testing.T) {
 	if !errors.As(err, &failed) || failed.ExitCode != 1 || !strings.Contains(err.Error(), "Permission denied") {
 		t.Fatalf("err = %v", err)
 	}
-	checkCommands(t, commandsSent(g2), []string{"mkdir -p -- /etc", "mv -f -- /etc/.prime-upload-RAND /etc/x", "rm -f -- /etc/.prime-upload-RAND"})
+	checkCommands(t, commandsSent(g2), []string{"mv -f -- /etc/.prime-upload-RAND /etc/x", "rm -f -- /etc/.prime-upload-RAND"})
 }
 
 func TestRemovePath(t *testing.T) {

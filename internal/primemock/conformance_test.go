@@ -335,7 +335,7 @@ func TestConformanceEgressPolicy(t *testing.T) {
 		t.Errorf("fresh VM = %v", p)
 	}
 	// A PUT before RUNNING is accepted; nothing is applied until RUNNING.
-	put := slow.req("PUT", "/api/v1/sandbox/"+id+"/egress-policy", map[string]any{"allowlist": []string{"a.com"}, "denylist": nil}).must(t, 200).body
+	put := slow.req("PUT", "/api/v1/sandbox/"+id+"/egress-policy", map[string]any{"allowlist": []string{"a.com"}, "denylist": nil}).must(t, 202).body
 	if put["generation"] != 1.0 || put["applied_generation"] != -1.0 || put["applied"] != false {
 		t.Errorf("PUT before RUNNING = %v", put)
 	}
@@ -352,7 +352,7 @@ func TestConformanceEgressPolicy(t *testing.T) {
 
 	put = h.req("PUT", "/api/v1/sandbox/"+id+"/egress-policy", map[string]any{
 		"allowlist": []string{"Example.COM", "1.2.3.4", "bücher.de"}, "denylist": nil,
-	}).must(t, 200).body
+	}).must(t, 202).body
 	keysOf(t, "PUT answer", put, "policy", "generation", "applied_generation", "applied")
 	want := []string{"example.com", "1.2.3.4/32", "xn--bcher-kva.de"}
 	pol = put["policy"].(map[string]any)
@@ -378,7 +378,7 @@ func TestConformanceEgressPolicy(t *testing.T) {
 
 	// An unchanged policy is still a new generation; applied goes false
 	// until the data plane catches up, applied_generation stays put.
-	again := h.req("PUT", "/api/v1/sandbox/"+id+"/egress-policy", map[string]any{"allowlist": want, "denylist": nil}).must(t, 200).body
+	again := h.req("PUT", "/api/v1/sandbox/"+id+"/egress-policy", map[string]any{"allowlist": want, "denylist": nil}).must(t, 202).body
 	if again["generation"] != 2.0 || again["applied_generation"] != 1.0 || again["applied"] != false {
 		t.Errorf("repeat PUT = %v", again)
 	}

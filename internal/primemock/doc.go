@@ -74,6 +74,9 @@
 //	GET    /_mock/sandbox/{id}/reachable?host=H  {"reachable": bool} under the APPLIED policy
 //	GET    /_mock/sandbox/{id}/file?path=P       a file's raw bytes (404 when it or the sandbox is missing)
 //	GET    /_mock/sandbox/{id}/files?path=DIR    {"path", "files": [FileInfo...]}
+//	POST   /_mock/sandbox/{id}/terminate         Server.TerminateSandbox: {"reason": "timeout"|"oom"|"cancel"}
+//	                                             or {"status", "error_type", "error_message"}
+
 //	GET    /_mock/sandbox/{id}/peer?to=ID&port=N {"reachable", "network_id", "reason"} over private networks
 //	GET    /_mock/checkpoints/{id}/files?path=DIR a checkpoint's stored files
 //	GET    /_mock/config                         the current knobs
@@ -111,6 +114,9 @@
 //	DownloadFailRate   download_fail_rate  -download-fail-rate  probability of an injected 503 per download or read-file
 //	GatewayOutageUntil gateway_outage      -gateway-outage      the gateway is out until then (patch and flag: a duration from now)
 //	JobBatchUnsupported job_batch_unsupported -job-batch-unsupported  the job batch endpoint answers 404
+//	EgressPutAnswer    egress_put_answer   -egress-put-answer   the 202's body: status (default), minimal ({"generation"}), empty
+//	RateLimits         rate_limits         -rate-limits         enforce the published rate limits with 429s (see Rate limits)
+//	RateLimitScale     rate_limit_scale    -rate-limit-scale    factor on every limit (default 1)
 //	APIKey             (not exposed)       -api-key             the only API key accepted
 //	CheckpointFreezeDelay  checkpoint_freeze_delay  -checkpoint-freeze-delay  PENDING → FROZEN (default 50ms)
 //	CheckpointDurableDelay checkpoint_durable_delay -checkpoint-durable-delay FROZEN → DURABLE, and a publish's merge (default 100ms)
@@ -138,6 +144,21 @@
 // and forgets its files; records stay readable until Reset. A sandbox that
 // goes to ERROR loses its files too. Lifetimes (timeoutMinutes, idle
 // timeouts) are not enforced.
+//
+// The platform can also end a live sandbox on its own (its lifetime
+// timeout, an OOM kill, a cancellation): Server.TerminateSandbox and POST
+// /_mock/sandbox/{id}/terminate do that at a moment a test picks, e.g. in
+// the middle of a background job. The sandbox goes to the given final
+// status (Terminations: timeout is TIMEOUT with errorType TIMEOUT, oom is
+// ERROR with OOM_KILLED, cancel is TERMINATED without an error type
+// [guess: the statuses and messages; the SDK names the error types]), its
+// processes stop and its files go; GET /sandbox/{id}/error-context, the
+// batch status and the sandbox object (terminationReason) carry the reason,
+// and the job batch answers NOT_RUNNING for its jobs. Event sandbox_ended.
+//
+// Server.Pause and Server.Resume pause and resume at once, without the
+// API's PauseDelay and ResumeDelay (see Checkpoints, pause, ... below), for
+// tests that need a PAUSED sandbox now.
 //
 // The gateway learns of a RUNNING sandbox GatewayLag later (the SDK: "a
 // RUNNING control-plane status can briefly lead gateway registration"; its
@@ -206,6 +227,14 @@
 // applied_generation never goes backwards and applied = applied_generation
 // >= generation. With NeverApply, policies are accepted but nothing is ever
 // applied (the upstream platform gap in which applied_generation stays -1).
+//
+// A PUT is answered 202 once the desired generation is persisted [OA]; the
+// data plane applies it asynchronously, ApplyDelay later (on a paused
+// sandbox, after the resume). [guess] The 202's body is the policy status,
+// as GET answers it; EgressPutAnswer "minimal" answers {"generation": N}
+// and "empty" no body at all, for clients that must cope with either.
+// [guess] Connections are not modelled (curl and probe are instantaneous),
+// so "established flows are not revoked" has nothing to act on.
 //
 // A PUT body must carry both keys [guess: 422 otherwise], exactly one of
 // them a list [guess: 422 otherwise], at most 256 entries, each valid by the
@@ -318,20 +347,23 @@
 // in a command's working directory). Errors use the gateway's JSON shape
 // {"error", "message", "code", "sandboxId"}.
 //
-// Upload reads the multipart body as a stream and stores the field "file":
+// Upload reads the multipart body as a stream and stores the field "file",
+// creating the missing parent directories [G: uploads create parents and
+// overwrite; guess: 0755], at most MaxUploadBytes (16 MiB [G]) per file
+// ([guess] 413 beyond it, and nothing is written):
 // 200 {"success": true, "path", "size", "timestamp"}; a new file is [guess]
-// 0644, a replaced one keeps its mode. [C] The parent directory must exist
-// (verifiers runs mkdir -p first, because a missing or unwritable one fails
-// with "Operation not permitted"): [guess] 400 upload_failed, a status
-// clients do not retry. [guess] A directory is 400, a file over MaxFileBytes
-// 413, a body without the field 400.
+// 0644, a replaced one keeps its mode. [guess] A parent that is a file is
+// 400 upload_failed (a status clients do not retry), a directory is 400, a
+// body without the field 400.
 //
 // Download answers the raw bytes (application/octet-stream, Content-Length);
 // [guess] a missing file is 404 file_not_found (the SDK's test only asserts an
 // error), a directory 400.
 //
 // Read-file answers {"content": text, "size": bytes answered}; 404 when the
-// file is missing; 413 (the message says why) past ReadFileLimit. [C] VMs
+// file is missing; 413 file_too_large (the message says why; the SDK's
+// SandboxFileTooLargeError) past ReadFileLimit (10 MiB, the platform's read
+// limit [G]). [C] VMs
 // ignore offset and length: the whole file, without total_size, offset and
 // truncated, and the limit applies to the file. Containers answer the window
 // with total_size, offset (where the window starts) and truncated, and the
@@ -381,20 +413,39 @@
 //
 // Syntax: and-or lists ("&&" and "||", equal precedence, left to right) are
 // separated by newlines and ";", or end with "&" (run in the background);
-// "! cmd" negates a status; "( list )" runs a list in a subshell, with
-// redirections after the ")". Words are split on blanks; single quotes keep
-// everything literal; double quotes keep everything literal except "$"
-// expansions and the backslash before \ " $ `; an unquoted backslash escapes
-// one character, a backslash-newline continues the line; "#" at the start of
-// a word comments out the rest of the line. "$NAME", "${NAME}", "$?", "$$"
-// (the shell's pid; a subshell keeps its parent's, sh -c has its own) and "$!"
-// (the last background pid) expand bare (split into fields on blanks) and
-// inside double quotes (not split), never inside single quotes; unset names
-// are empty. "NAME=value" alone sets a shell variable; before a command it
-// sets that command's environment only. A syntax error stops the script at
-// the line it is on: bash's message on stderr, exit 2. Pipes ("|" stays in
-// words), globs, command substitution, heredocs, brace groups, functions and
-// control structures are not interpreted.
+// "! pipeline" negates a status; "( list )" runs a list in a subshell, with
+// redirections after the ")". "a | b" runs each stage in a child process
+// (as bash without lastpipe), one after the other [guess: a stage never
+// waits for its reader, so side effects across stages may come in another
+// order than through a real pipe; what each stage reads and writes is the
+// same], its stdout (with "|&" also its stderr) the next stage's stdin; the
+// status is the last stage's, or with "set -o pipefail" the last non-zero
+// one. Words are split on blanks; single quotes keep everything literal;
+// double quotes keep everything literal except "$" expansions and the
+// backslash before \ " $ `; an unquoted backslash escapes one character, a
+// backslash-newline continues the line; "#" at the start of a word comments
+// out the rest of the line. "$NAME", "${NAME}", "$?", "$$" (the shell's pid;
+// a subshell keeps its parent's, sh -c has its own) and "$!" (the last
+// background pid) expand bare (split into fields on blanks) and inside
+// double quotes (not split), never inside single quotes; unset names are
+// empty (with "set -u", bash's "NAME: unbound variable" and exit 127). A
+// leading "~" is $HOME; unquoted "*", "?" and "[...]" glob against the
+// sandbox's files (sorted; a pattern without a match stays as written; "*"
+// skips dot files). "<<WORD" and "<<-WORD" here-documents (expanded unless
+// WORD is quoted) and "<<<" here-strings feed stdin. "set -e", "-u", "-x" and
+// "-o pipefail" behave as in bash. "NAME=value" alone sets a shell variable;
+// before a command it sets that command's environment only. A syntax error
+// stops the script at the line it is on: bash's message on stderr, exit 2.
+//
+// What the shell does not interpret is refused, never run as a literal:
+// ShellSubset lists it (command substitution, control structures,
+// functions, parameter operators, positional parameters, brace expansion,
+// the bash builtins it lacks, ...). The shell that meets such a construct
+// writes "bash: line N: prime-mock does not support …" to stderr and stops
+// with ExitUnsupported (2); what ran before stays run, and the execution
+// ends with ExitUnsupported even when a parent shell goes on (so the
+// background-job wrapper still records the job's status). A background
+// list that holds one is refused in the foreground, before it starts.
 //
 // Redirections apply left to right with dup semantics ("cmd 1>&2 2>/dev/null"
 // sends cmd's output to the original stderr and its errors nowhere):
@@ -425,7 +476,8 @@
 // [guess] without one it is /root, a relative one is resolved against /root,
 // and it is not checked. cd checks the file system.
 //
-// Builtins (coreutils' and bash's messages, C locale, and statuses):
+// Commands (coreutils', grep's and bash's messages, C locale, and
+// statuses; ShellSubset is the summary "prime-mock -h" prints):
 //
 //	true, :, false       exit 0, 0, 1
 //	echo [-n] WORDS      to stdout
@@ -457,7 +509,22 @@
 //	                     through a link the archive made), [guess] hard links as
 //	                     copies; a leading "/" is removed and ".." members are
 //	                     skipped, as GNU tar does
-//	anything else        exit 127, "bash: line N: NAME: command not found"
+//	set -e|-u|-x|-o NAME errexit, nounset, xtrace, pipefail (and +); other options refused
+//	unset NAME...        forget variables
+//	printf FORMAT ARG... %s %d %i %u %x %X %o %c %f %e %g %b %% with flags, width
+//	                     and precision; \n \t \r \\ \a \0NNN; the format repeats
+//	source FILE, . FILE  run FILE's script in this shell
+//	tr [-ds] SET1 [SET2] ranges, \n \t, [:lower:] [:upper:] [:digit:] [:alpha:]
+//	                     [:alnum:] [:space:] [:blank:] [:punct:]
+//	grep [-vicqnoxwFEsHh] [-e PAT] PAT [FILE...]  BRE (default), ERE (-E), fixed (-F);
+//	                     exit 0 matched, 1 none, 2 error
+//	sort [-rnu], uniq [-cdu], cut -f LIST [-d C] [-s] | -c LIST, tee [-a] FILE...,
+//	basename NAME [SUFFIX], dirname NAME...
+//	                     an option these have elsewhere but not here is refused
+//	bash builtins the mock lacks (read, eval, exec, wait, ...)
+//	                     refused (ExitUnsupported)
+//	anything else        exit 127, "bash: line N: NAME: command not found" and
+//	                     "prime-mock: "NAME" is not one of the mock's commands"
 //
 // Each of stdout and stderr is capped at MaxExecOutputBytes, with a note on
 // stderr when output was dropped.
@@ -532,6 +599,22 @@
 // {"error": "service_unavailable"} on the gateway's file routes (half of the
 // upload ones after the file was written, which is why uploads must be
 // idempotent). Every random decision comes from one seeded source.
+//
+// # Rate limits
+//
+// The platform publishes limits per 60 s [OA]: per sandbox, egress PUT 120,
+// egress GET 300, sandbox GET 300, logs 300, gateway auth 120,
+// error-context 600, pause and resume 60, and status:batchGet and the job
+// batch 300 for each sandbox a request names; per API key, create 15,000,
+// list 1,000, delete 500. The mock counts every request against them in a
+// sliding 60-second window and reports, in Stats.RatePeaks, the most
+// requests one sandbox (or key) made in any window, per limit: a client's
+// margin, measured whether or not it is enforced. With RateLimits, a
+// request whose window is full is answered 429 {"detail": "Rate limit
+// exceeded"} with Retry-After (whole seconds until the window has room)
+// [guess: the contract shows neither the 429 nor any rate-limit header],
+// and it counts nowhere; Stats.RateLimited429 counts them. RateLimitScale
+// multiplies every limit (at least 1), so a test reaches one quickly.
 //
 // During a gateway outage (GatewayOutageUntil) every gateway request (REST
 // exec, Connect calls, upload, download, read-file) and the job batch

@@ -66,11 +66,20 @@ func (s *Server) handleGetPolicy(r *http.Request, _ string) reply {
 }
 
 // decodePolicyBody reads a PUT body. [guess] Both keys must be present (the SDK
-// always sends both, one of them null); anything else is 422.
+// always sends both, one of them null); anything else is 422. The body's
+// "rules" (new in the 2026 contract, its shape not published) may be absent,
+// null or an object [guess: anything else is 422]; the mock does not
+// interpret what it holds.
 func decodePolicyBody(raw []byte) (prime.EgressPolicy, error) {
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &keys); err != nil {
 		return prime.EgressPolicy{}, fmt.Errorf("invalid JSON body: %w", err)
+	}
+	if rules, found := keys["rules"]; found {
+		var obj map[string]json.RawMessage
+		if strings.TrimSpace(string(rules)) != "null" && json.Unmarshal(rules, &obj) != nil {
+			return prime.EgressPolicy{}, fmt.Errorf("rules: Input should be a valid dictionary")
+		}
 	}
 	var p prime.EgressPolicy
 	for _, k := range []struct {
@@ -155,7 +164,17 @@ func (s *Server) handlePutPolicy(r *http.Request, _ string) reply {
 	s.emit(Event{Type: EventPolicyPut, SandboxID: sb.id, Generation: sb.generation, Policy: &pol})
 	s.logf(sb, "egress policy generation %d accepted", sb.generation)
 	s.armApply(sb)
-	return s.policyReply(sb)
+	// 202 once the desired generation is persisted; the data plane applies
+	// it later (on a paused sandbox, after the resume).
+	rep = s.policyReply(sb)
+	rep.status = http.StatusAccepted
+	switch s.opts.EgressPutAnswer {
+	case EgressPutMinimal:
+		rep.body, rep.onSend = map[string]any{"generation": sb.generation}, nil
+	case EgressPutEmpty:
+		rep.body, rep.onSend = nil, nil
+	}
+	return rep
 }
 
 // armApply applies every pending generation that is due and arms a timer

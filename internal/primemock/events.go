@@ -120,7 +120,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	switch e.Type {
 	case EventSandboxCreated, EventSandboxProvisioning, EventSandboxRunning, EventSandboxDeleted, EventGatewayReady:
 		w.Status, w.Policy = e.Status, e.Policy
-	case EventSandboxError:
+	case EventSandboxError, EventSandboxEnded:
 		w.Status, w.ErrorType = e.Status, e.ErrorType
 	case EventPolicyPut:
 		w.Generation, w.Policy = &e.Generation, e.Policy
@@ -163,6 +163,14 @@ type Stats struct {
 	// sandbox's files share, and their total size.
 	FileBlobs     int   `json:"file_blobs"`
 	FileBlobBytes int64 `json:"file_blob_bytes"`
+	// RatePeaks maps each published rate limit ("egress GET", "status
+	// batchGet", "create", ...) to the most requests one sandbox (or, for
+	// create, list and delete, one API key) made in any 60-second window:
+	// how close a client came to the limit, measured whether or not
+	// RateLimits enforces it.
+	RatePeaks map[string]int `json:"rate_peaks"`
+	// RateLimited429 counts the 429s RateLimits answered.
+	RateLimited429 int `json:"rate_limited_429"`
 }
 
 // emit appends an event (under the lock) and wakes waiters.
@@ -194,6 +202,7 @@ func (s *Server) Stats() Stats {
 	defer s.mu.Unlock()
 	st := s.stats
 	st.Requests = maps.Clone(s.stats.Requests)
+	st.RatePeaks = maps.Clone(s.rates.peaks)
 	st.FileBlobs, st.FileBlobBytes = s.blobs.usage()
 	for _, sb := range s.sandboxes {
 		if !isTerminal(sb.status) {

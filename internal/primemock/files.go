@@ -5,6 +5,7 @@ package primemock
 // introspection of a sandbox's files.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -117,9 +118,16 @@ func fileError(w http.ResponseWriter, err error, p, sandboxID string) {
 	}
 }
 
+// MaxUploadBytes is the platform's limit per uploaded file [G: "uploads ≤
+// 16 MiB per file"]; a larger one is refused with 413 [guess: the status;
+// the guide states the limit only].
+const MaxUploadBytes = 16 << 20
+
 // handleUpload stores the multipart field "file" at path, creating or
 // replacing a regular file ([guess] 0644 when new; an existing file keeps
-// its mode). The body is read as a stream: only the file's bytes are held.
+// its mode) and the missing parent directories ([G] uploads create
+// parents; [guess] 0755). The body is read as a stream: only the file's
+// bytes are held.
 func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	sb, p, ok := s.fileTarget(w, r, uploadRoute)
 	if !ok {
@@ -135,20 +143,23 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 		gatewayError(w, status, "invalid_upload", err.Error(), sb.id)
 		return
 	}
-	switch err := sb.m.fs.writeFile(p, data, 0o644); {
+	err = sb.m.fs.mkdir(path.Dir(p), 0o755, true)
+	if err == nil {
+		err = sb.m.fs.writeFile(p, data, 0o644)
+	}
+	switch {
 	case errors.Is(err, errGone):
 		fileError(w, err, p, sb.id)
 		return
-	case errors.Is(err, errNoEnt), errors.Is(err, errNotDir):
-		// [C] A missing (or unwritable) parent fails: verifiers makes the
-		// parent with mkdir -p before every upload. [guess] 400, a status
-		// clients do not retry.
+	case errors.Is(err, errNoEnt), errors.Is(err, errNotDir), errors.Is(err, errExist):
+		// A parent that is not a directory. [guess] 400, a status clients
+		// do not retry.
 		gatewayError(w, http.StatusBadRequest, "upload_failed",
-			fmt.Sprintf("cannot write %s: Operation not permitted (the directory %s does not exist)", p, path.Dir(p)), sb.id)
+			fmt.Sprintf("cannot write %s: Not a directory (a parent of it is a file)", p), sb.id)
 		return
 	case errors.Is(err, errFBig):
 		gatewayError(w, http.StatusRequestEntityTooLarge, "file_too_large",
-			fmt.Sprintf("the upload exceeds prime-mock's limit of %d bytes per file", MaxFileBytes), sb.id)
+			fmt.Sprintf("the upload exceeds the limit of %d bytes per file", MaxUploadBytes), sb.id)
 		return
 	case err != nil:
 		fileError(w, err, p, sb.id)
@@ -190,12 +201,17 @@ func readUploadPart(r *http.Request) ([]byte, int, error) {
 			_, _ = io.Copy(io.Discard, part)
 			continue
 		}
-		data, err := io.ReadAll(io.LimitReader(part, MaxFileBytes+1))
+		var buf bytes.Buffer
+		if n := r.ContentLength; n > 0 {
+			buf.Grow(int(min(n, MaxUploadBytes+1))) // one allocation, not a doubling series
+		}
+		_, err = buf.ReadFrom(io.LimitReader(part, MaxUploadBytes+1))
+		data := buf.Bytes()
 		if err != nil {
 			return nil, http.StatusBadRequest, fmt.Errorf("reading the field \"file\": %w", err)
 		}
-		if len(data) > MaxFileBytes {
-			return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("the upload exceeds prime-mock's limit of %d bytes per file", MaxFileBytes)
+		if len(data) > MaxUploadBytes {
+			return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("the upload exceeds the limit of %d bytes (16 MiB) per file; upload a larger file in parts", MaxUploadBytes)
 		}
 		return data, 0, nil
 	}

@@ -152,7 +152,7 @@ func TestGatewayUploadDownload(t *testing.T) {
 		name, path string
 		code       string
 	}{
-		{"missing parent", "/nodir/x", "upload_failed"},
+		{"a parent that is a file", "/etc/hostname/x", "upload_failed"},
 		{"a directory", "/tmp", "is_a_directory"},
 		{"relative", "tmp/x", "invalid_path"},
 		{"no path", "", "invalid_request"},
@@ -160,8 +160,10 @@ func TestGatewayUploadDownload(t *testing.T) {
 		a := g.upload(id, tc.path, []byte("x"))
 		a.gatewayErr(t, http.StatusBadRequest, tc.code)
 	}
-	if _, found := h.srv.ReadFile(id, "/nodir/x"); found {
-		t.Error("an upload into a missing directory wrote something")
+	// Uploads create the missing parents (the 2026 files guide).
+	g.upload(id, "/nodir/deeper/x", []byte("x")).must(t, 200)
+	if data, found := h.srv.ReadFile(id, "/nodir/deeper/x"); !found || string(data) != "x" {
+		t.Errorf("an upload into missing directories wrote %q, %t", data, found)
 	}
 	// Not a multipart body, or no "file" field.
 	g.do(http.MethodPost, "upload", url.Values{"path": {"/tmp/y"}}, strings.NewReader("{}"), "application/json").gatewayErr(t, 400, "invalid_upload")

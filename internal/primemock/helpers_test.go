@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -167,7 +168,7 @@ func (h *harness) runningVM() string {
 // putPolicy PUTs a policy and waits until the mock applies it.
 func (h *harness) putPolicy(id string, allow, deny []string) {
 	h.t.Helper()
-	a := h.req("PUT", "/api/v1/sandbox/"+id+"/egress-policy", map[string]any{"allowlist": allow, "denylist": deny}).must(h.t, 200)
+	a := h.req("PUT", "/api/v1/sandbox/"+id+"/egress-policy", map[string]any{"allowlist": allow, "denylist": deny}).must(h.t, 202)
 	h.waitEvent(primemock.EventPolicyApplied, id, int64(a.body["generation"].(float64)))
 }
 
@@ -201,4 +202,9 @@ func strs(v any) []string {
 		out = append(out, x.(string))
 	}
 	return out
+}
+
+// mockLacks is the line that follows bash's "command not found".
+func mockLacks(name string) string {
+	return fmt.Sprintf("prime-mock: %q is not one of the mock's commands (prime-mock -h lists them)\n", name)
 }

@@ -18,7 +18,7 @@ func TestNeverApply(t *testing.T) {
 	id := h.running(map[string]any{})
 	path := "/api/v1/sandbox/" + id + "/egress-policy"
 
-	put := h.req("PUT", path, map[string]any{"allowlist": []string{"example.com"}, "denylist": nil}).must(t, 200).body
+	put := h.req("PUT", path, map[string]any{"allowlist": []string{"example.com"}, "denylist": nil}).must(t, 202).body
 	if put["generation"] != 1.0 || put["applied_generation"] != -1.0 || put["applied"] != false {
 		t.Fatalf("PUT = %v", put)
 	}
@@ -36,7 +36,7 @@ func TestNeverApply(t *testing.T) {
 		}
 	}
 	// A second PUT advances the generation; applied_generation still does not.
-	if p := h.req("PUT", path, map[string]any{"allowlist": nil, "denylist": []string{"x.com"}}).must(t, 200).body; p["generation"] != 2.0 || p["applied_generation"] != -1.0 {
+	if p := h.req("PUT", path, map[string]any{"allowlist": nil, "denylist": []string{"x.com"}}).must(t, 202).body; p["generation"] != 2.0 || p["applied_generation"] != -1.0 {
 		t.Errorf("second PUT = %v", p)
 	}
 	for _, e := range h.srv.Events() {

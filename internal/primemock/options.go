@@ -23,9 +23,8 @@ const (
 	// command-session stream.
 	DefaultKeepaliveInterval = 2 * time.Second
 	// DefaultReadFileLimit is the most bytes read-file returns (a VM's
-	// whole file, a container's window) before it answers 413. [guess] The
-	// SDK reads job output tails of 10 MiB; the platform's limit is not
-	// documented.
+	// whole file, a container's window) before it answers 413: the
+	// platform's 10 MiB read limit [G: the 2026 files guide].
 	DefaultReadFileLimit = 10 << 20
 )
 
@@ -90,12 +89,35 @@ type Options struct {
 	// JobBatchUnsupported makes POST /sandbox/background-jobs/status:batchGet
 	// answer 404, as a platform without the endpoint does.
 	JobBatchUnsupported bool
+	// EgressPutAnswer is the body of an egress PUT's 202: EgressPutStatus
+	// (the default: the policy status, as GET answers it), EgressPutMinimal
+	// ({"generation": N}) or EgressPutEmpty (no body). [guess] The 2026
+	// contract shows the 202 but not its schema; a client must cope with
+	// all three.
+	EgressPutAnswer string
+	// RateLimits enforces the platform's published limits (per sandbox and
+	// 60 s: egress PUT 120, egress GET 300, sandbox GET 300, logs 300,
+	// gateway auth 120, error-context 600, pause/resume 60, status and job
+	// batchGet 300 for each sandbox named; per API key: create 15,000,
+	// list 1,000, delete 500) with 429 and a Retry-After [guess: the
+	// contract shows neither the 429 nor its headers].
+	RateLimits bool
+	// RateLimitScale multiplies every limit (0: 1; at least 1 request per
+	// window), so a test reaches a limit with a few requests.
+	RateLimitScale float64
 	// Now is the clock for reported timestamps and token expiry (optional;
 	// time.Now). Timers always run on the real clock.
 	Now func() time.Time
 	// ResourceOptions are the checkpoint, pause, network and image knobs.
 	ResourceOptions
 }
+
+// The EgressPutAnswer values.
+const (
+	EgressPutStatus  = "status"
+	EgressPutMinimal = "minimal"
+	EgressPutEmpty   = "empty"
+)
 
 func orDuration(d, def time.Duration) time.Duration {
 	if d <= 0 {
@@ -178,6 +200,11 @@ type ConfigPatch struct {
 	// outage); answers report what is left of it.
 	GatewayOutage       *Duration `json:"gateway_outage,omitempty"`
 	JobBatchUnsupported *bool     `json:"job_batch_unsupported,omitempty"`
+	// EgressPutAnswer is "status", "minimal" or "empty".
+	EgressPutAnswer *string  `json:"egress_put_answer,omitempty"`
+	RateLimits      *bool    `json:"rate_limits,omitempty"`
+	RateLimitScale  *float64 `json:"rate_limit_scale,omitempty"`
+
 	// ResourcePatch holds the resource knobs' keys.
 	ResourcePatch
 }
@@ -214,6 +241,14 @@ func patchOf(o Options, now time.Time) ConfigPatch {
 	dur := func(d time.Duration) *Duration { v := Duration(d); return &v }
 	scale, limit := o.sleepScale(), o.readFileLimit()
 	outage := max(o.GatewayOutageUntil.Sub(now), 0).Round(time.Millisecond)
+	scaleLimits := o.RateLimitScale
+	if scaleLimits <= 0 {
+		scaleLimits = 1
+	}
+	putAnswer := o.EgressPutAnswer
+	if putAnswer == "" {
+		putAnswer = EgressPutStatus
+	}
 	return ConfigPatch{
 		SleepScale:          &scale,
 		ReadFileLimit:       &limit,
@@ -221,6 +256,9 @@ func patchOf(o Options, now time.Time) ConfigPatch {
 		DownloadFailRate:    &o.DownloadFailRate,
 		GatewayOutage:       dur(outage),
 		JobBatchUnsupported: &o.JobBatchUnsupported,
+		EgressPutAnswer:     &putAnswer,
+		RateLimits:          &o.RateLimits,
+		RateLimitScale:      &scaleLimits,
 		BootDelay:           dur(o.bootDelay()),
 		ApplyDelay:          dur(o.applyDelay()),
 		ImageBuildDelay:     dur(o.buildDelay()),
@@ -258,6 +296,10 @@ func (p ConfigPatch) apply(o *Options, now time.Time) error {
 		return fmt.Errorf("read_file_limit must be a positive number of bytes, got %d", *p.ReadFileLimit)
 	case p.GatewayOutage != nil && *p.GatewayOutage < 0:
 		return fmt.Errorf("gateway_outage must not be negative")
+	case p.RateLimitScale != nil && !(*p.RateLimitScale > 0 && *p.RateLimitScale <= 1e6):
+		return fmt.Errorf("rate_limit_scale must be a factor above 0, got %g", *p.RateLimitScale)
+	case p.EgressPutAnswer != nil && !validPutAnswer(*p.EgressPutAnswer):
+		return fmt.Errorf("egress_put_answer must be status, minimal or empty, got %q", *p.EgressPutAnswer)
 	}
 	set := func(dst *time.Duration, src *Duration) {
 		if src != nil {
@@ -311,5 +353,23 @@ func (p ConfigPatch) apply(o *Options, now time.Time) error {
 	if p.JobBatchUnsupported != nil {
 		o.JobBatchUnsupported = *p.JobBatchUnsupported
 	}
+	if p.EgressPutAnswer != nil {
+		o.EgressPutAnswer = *p.EgressPutAnswer
+	}
+	if p.RateLimits != nil {
+		o.RateLimits = *p.RateLimits
+	}
+	if p.RateLimitScale != nil {
+		o.RateLimitScale = *p.RateLimitScale
+	}
 	return nil
+}
+
+// validPutAnswer reports an EgressPutAnswer value ("" is the default).
+func validPutAnswer(v string) bool {
+	switch v {
+	case "", EgressPutStatus, EgressPutMinimal, EgressPutEmpty:
+		return true
+	}
+	return false
 }

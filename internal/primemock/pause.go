@@ -99,17 +99,19 @@ func (s *Server) handleResume(r *http.Request, caller string) reply {
 	sb.updatedAt = s.now()
 	s.emit(Event{Type: EventResumeRequested, SandboxID: sb.id, Status: sb.status})
 	s.logf(sb, "resume requested")
-	s.after(sb, s.opts.resumeDelay(), func() {
-		sb.x.resuming = false
-		sb.status = prime.StatusRunning
-		sb.updatedAt = s.now()
-		sb.runningAt = time.Now()
-		s.emit(Event{Type: EventSandboxResumed, SandboxID: sb.id, Status: sb.status})
-		s.logf(sb, "resumed")
-		// Policies accepted while paused apply now (ApplyDelay after the
-		// resume); the gateway learns of the sandbox again.
-		s.armApply(sb)
-		s.armGateway(sb)
-	})
+	s.after(sb, s.opts.resumeDelay(), func() { s.completeResume(sb) })
 	return reply{status: http.StatusAccepted, body: s.wire(sb)}
+}
+
+func (s *Server) completeResume(sb *sandbox) {
+	sb.x.resuming = false
+	sb.status = prime.StatusRunning
+	sb.updatedAt = s.now()
+	sb.runningAt = time.Now()
+	s.emit(Event{Type: EventSandboxResumed, SandboxID: sb.id, Status: sb.status})
+	s.logf(sb, "resumed")
+	// Policies accepted while paused apply now (ApplyDelay after the
+	// resume); the gateway learns of the sandbox again.
+	s.armApply(sb)
+	s.armGateway(sb)
 }

@@ -72,7 +72,7 @@ func TestSDKCompat(t *testing.T) {
 }
 
 // sdkCompatChecks is how many checks sdk_blackbox.py runs against the mock.
-const sdkCompatChecks = 53
+const sdkCompatChecks = 57
 
 // moduleRoot walks up from the package directory to go.mod.
 func moduleRoot(t *testing.T) string {

@@ -257,7 +257,7 @@ func TestSDKDescriptorClient(t *testing.T) {
 		{"stderr and exit code", "echo out; echo err >&2; exit 7", nil, nil, "out\n", "err\n", 7},
 		{"env", `echo "$KEY ${OTHER}" $SANDBOX_VAR; printenv KEY`, map[string]string{"KEY": "value", "OTHER": "x y"}, nil, "value x y from-sandbox\nvalue\n", "", 0},
 		{"working dir", "pwd && cd .. && pwd", nil, &wd, "/usr/local\n/usr\n", "", 0},
-		{"unknown command", "nosuch-tool --version", nil, nil, "", "bash: line 1: nosuch-tool: command not found\n", 127},
+		{"unknown command", "nosuch-tool --version", nil, nil, "", "bash: line 1: nosuch-tool: command not found\n" + mockLacks("nosuch-tool"), 127},
 	} {
 		res := c.execute(tc.command, tc.env, tc.workingDir, 30*time.Second, c.token)
 		if res.err != nil || res.exitCode == nil {

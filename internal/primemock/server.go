@@ -42,6 +42,7 @@ type Server struct {
 
 	stats    Stats
 	inFlight int
+	rates    *rateBook
 
 	// blobs holds every sandbox's file contents once.
 	blobs *blobStore
@@ -117,6 +118,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /_mock/sandbox/{id}/reachable", s.handleReachable)
 	s.mux.HandleFunc("GET /_mock/sandbox/{id}/file", s.handleMockFile)
 	s.mux.HandleFunc("GET /_mock/sandbox/{id}/files", s.handleMockFiles)
+	s.mux.HandleFunc("POST /_mock/sandbox/{id}/terminate", s.handleMockTerminate)
 	s.mux.HandleFunc("GET /_mock/config", s.handleConfig)
 	s.mux.HandleFunc("POST /_mock/config", s.handleConfig)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -165,6 +167,7 @@ func (s *Server) resetLocked() {
 	s.seq = 0
 	s.epoch++
 	s.stats = Stats{Requests: map[string]int{}}
+	s.rates = newRateBook()
 	s.inFlight = 0
 	s.wakeEventWaiters()
 }
@@ -272,6 +275,11 @@ func (s *Server) api(pattern string, h apiFunc, gateway bool) http.Handler {
 			writeJSON(w, http.StatusUnauthorized, detail("Invalid or missing API key"))
 			return
 		}
+		if retryAfter, limited := s.rateCheck(pattern, r, caller); limited {
+			w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+			writeJSON(w, http.StatusTooManyRequests, detail("Rate limit exceeded"))
+			return
+		}
 		f, retryAfter := s.decideFault(r.Method)
 		switch f {
 		case throttled:
@@ -292,6 +300,11 @@ func (s *Server) api(pattern string, h apiFunc, gateway bool) http.Handler {
 			s.mu.Lock()
 			rep.onSend()
 			s.mu.Unlock()
+		}
+		if rep.body == nil {
+			w.Header().Set("Content-Length", "0")
+			w.WriteHeader(rep.status)
+			return
 		}
 		writeJSON(w, rep.status, rep.body)
 	})

@@ -19,6 +19,17 @@ import (
 // after bash's message, when it cannot (the command then does not run and
 // its status is 1).
 func (in *interp) redirect(line int, r redirect) bool {
+	if r.kind == redirHeredoc {
+		body := r.doc.body
+		if !r.doc.quoted {
+			var what string
+			if body, what = in.heredocBody(body); what != "" {
+				in.refuse(what)
+			}
+		}
+		in.fds.set(r.fd, fdEntry{kind: fdInput, data: []byte(body)})
+		return true
+	}
 	target := in.expandOne(r.target)
 	fail := func(err error) bool {
 		in.errorf("bash: line %d: %s: %v\n", line, target, err)
@@ -43,6 +54,8 @@ func (in *interp) redirect(line int, r redirect) bool {
 			return false
 		}
 		in.fds.set(r.fd, in.fds.dupOf(n))
+	case redirHereString:
+		in.fds.set(r.fd, fdEntry{kind: fdInput, data: []byte(target + "\n")})
 	case redirIn:
 		e, err := in.openInput(target)
 		if err != nil {

@@ -223,9 +223,9 @@ func TestShellRedirections(t *testing.T) {
 	}{
 		{"echo a > /tmp/f; echo b >> /tmp/f; cat /tmp/f", "a\nb\n", "", 0, nil},
 		{"echo a > /tmp/f; echo b > /tmp/f", "", "", 0, map[string]string{"/tmp/f": "b\n"}},
-		{"nosuch 2> /tmp/err; echo $?", "127\n", "", 0, map[string]string{"/tmp/err": "bash: line 1: nosuch: command not found\n"}},
+		{"nosuch 2> /tmp/err; echo $?", "127\n", "", 0, map[string]string{"/tmp/err": "bash: line 1: nosuch: command not found\n" + mockLacks("nosuch")}},
 		{"echo out &> /tmp/both; nosuch &>> /tmp/both", "", "", 127,
-			map[string]string{"/tmp/both": "out\nbash: line 1: nosuch: command not found\n"}},
+			map[string]string{"/tmp/both": "out\nbash: line 1: nosuch: command not found\n" + mockLacks("nosuch")}},
 		{"echo x > /nodir/f", "", "bash: line 1: /nodir/f: No such file or directory\n", 1, map[string]string{"/nodir/f": ""}},
 		{"echo x > /tmp", "", "bash: line 1: /tmp: Is a directory\n", 1, nil},
 		{"cat < /missing; echo $?", "1\n", "bash: line 1: /missing: No such file or directory\n", 0, nil},

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -137,12 +138,20 @@ func (m *machine) launch(p *process, run func(context.Context) (outcome, error))
 // the shell's group runs it, detached from the request, until its program
 // ends, it is killed or the sandbox stops. [guess] What it writes to the
 // execution's streams is dropped: the request does not wait for it.
+//
+// A list holding a construct the mock does not interpret is refused here,
+// in the foreground, where its message is read.
 func (in *interp) background(ao andOr) int {
+	if what, line := listUnsupported(ao); what != "" {
+		in.line = line
+		in.refuse(what)
+	}
 	child := in.m.spawn(in.proc.pgid, false)
 	child.transport = TransportBackground
 	child.command = in.asyncCommand(ao)
 	c := in.fork(child)
 	c.out = nil
+	c.refused = new(atomic.Bool) // nobody reads a background process's status
 	for i, e := range c.fds {
 		if e.kind == fdStdout || e.kind == fdStderr {
 			c.fds[i] = fdEntry{kind: fdNull}
@@ -343,7 +352,7 @@ func (in *interp) execShell(ctx context.Context, argv []string) int {
 		script = string(in.stdin())
 	}
 	sh := in.m.shell(in.proc, in.out, in.fds.clone(), in.environ(), in.cwd)
-	sh.depth = in.depth
+	sh.depth, sh.refused = in.depth, in.refused
 	out, err := sh.program(ctx, func() { sh.runScript(ctx, script) })
 	switch {
 	case err != nil:

@@ -218,7 +218,16 @@ func TestShellWrapperJobKilled(t *testing.T) {
 	if d := b.waitBackground(); d.out.signal != sigTERM || d.out.exit != 143 {
 		t.Errorf("the job's sh ended %+v, want SIGTERM", d)
 	}
-	if _, _, code := b.run("kill -0 -- -" + pgid + " 2>/dev/null"); code != 1 {
+	// The sh is reported first; its subshell ends at its own next step.
+	gone := false
+	for deadline := time.Now().Add(10 * time.Second); !gone && time.Now().Before(deadline); {
+		if _, _, code := b.run("kill -0 -- -" + pgid + " 2>/dev/null"); code == 1 {
+			gone = true
+		} else {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if !gone {
 		t.Error("the group is still there")
 	}
 	if b.exists("/tmp/job_feedface.exit") {

@@ -1,32 +1,26 @@
 package primemock
 
-// The shell's parser: a tokenizer and a small recursive-descent parser for
-// the part of bash's grammar the mock interprets (see the package
-// documentation, "Shell language").
+// The shell's parser: a small recursive-descent parser for the part of
+// bash's grammar the mock interprets (see the package documentation,
+// "Shell language"; the lexer is shell_lex.go). Compound commands,
+// function definitions and array assignments are parsed over, to their
+// end, into a command that is refused when it runs.
 
 import (
 	"fmt"
 	"strings"
 )
 
-// wordPart is a piece of a word: literal text, or a parameter expansion.
-type wordPart struct {
-	text string
-	// varName is non-empty for "$NAME", "${NAME}", "$?", "$$" and "$!".
-	varName string
-	quoted  bool // from inside quotes: never split into fields
-}
-
-type word []wordPart
-
 type redirKind uint8
 
 const (
-	redirOut    redirKind = iota + 1 // [n]>FILE
-	redirAppend                      // [n]>>FILE
-	redirIn                          // [n]<FILE
-	redirDup                         // [n]>&WORD, [n]<&WORD: a descriptor, or "-" to close
-	redirBoth                        // &>FILE (append: &>>FILE)
+	redirOut        redirKind = iota + 1 // [n]>FILE
+	redirAppend                          // [n]>>FILE
+	redirIn                              // [n]<FILE
+	redirDup                             // [n]>&WORD, [n]<&WORD: a descriptor, or "-" to close
+	redirBoth                            // &>FILE (append: &>>FILE)
+	redirHeredoc                         // [n]<<WORD, [n]<<-WORD
+	redirHereString                      // [n]<<<WORD
 )
 
 // redirect is one redirection; they apply left to right.
@@ -36,21 +30,27 @@ type redirect struct {
 	kind     redirKind
 	append   bool // redirBoth only
 	target   word
+	doc      *hereDoc // redirHeredoc only
 }
 
-// command is a simple command, or a subshell "( list )" with its
-// redirections.
+// command is a simple command, a subshell "( list )" with its
+// redirections, or a pipeline of such commands.
 type command struct {
 	words  []word
 	redirs []redirect
 	// sub is the subshell's list when isSub.
 	sub   []andOr
 	isSub bool
+	// stages are a pipeline's commands, when there are two or more.
+	stages []command
+	// unsupported names the construct the mock does not interpret that
+	// this command is (a loop, a function definition, ...).
+	unsupported string
 	// op joins it to the previous command of its and-or list: "", "&&" or
 	// "||".
 	op   string
 	line int // the script line it starts on (1-based)
-	// negate: "! command" inverts its status.
+	// negate: "! pipeline" inverts its status.
 	negate bool
 }
 
@@ -71,310 +71,6 @@ type syntaxError struct {
 	msg     string
 }
 
-type tokKind uint8
-
-const (
-	tWord tokKind = iota + 1
-	tNewline
-	tSemi
-	tAnd  // &&
-	tOr   // ||
-	tAmp  // &
-	tOpen // (
-	tClose
-	tRedir
-	tEOF
-)
-
-type token struct {
-	kind       tokKind
-	w          word
-	r          redirect // tRedir, target not yet set
-	text       string   // as written, for messages
-	line       int
-	start, end int // rune offsets in the script
-}
-
-// lexer splits a script into tokens. Single quotes keep everything literal;
-// double quotes keep everything literal except "$" expansions and the
-// backslash before \ " $ ` and newline; an unquoted backslash escapes the
-// next character (a backslash-newline is dropped); an unquoted "#" at the
-// start of a word comments out the rest of the line. "|" is an ordinary
-// character (pipes are not interpreted).
-type lexer struct {
-	rs   []rune
-	i    int
-	line int
-}
-
-func (lx *lexer) errorf(format string, args ...any) *syntaxError {
-	return &syntaxError{msg: fmt.Sprintf("bash: -c: line %d: ", lx.line) + fmt.Sprintf(format, args...)}
-}
-
-func (lx *lexer) peek(k int) rune {
-	if lx.i+k < len(lx.rs) {
-		return lx.rs[lx.i+k]
-	}
-	return 0
-}
-
-// next returns the next token.
-func (lx *lexer) next() (token, *syntaxError) {
-	for lx.i < len(lx.rs) {
-		c := lx.rs[lx.i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\r':
-			lx.i++
-		case c == '\\' && lx.peek(1) == '\n':
-			lx.i += 2
-			lx.line++
-		case c == '#':
-			for lx.i < len(lx.rs) && lx.rs[lx.i] != '\n' {
-				lx.i++
-			}
-		default:
-			return lx.token()
-		}
-	}
-	return token{kind: tEOF, line: lx.line, start: lx.i, end: lx.i}, nil
-}
-
-func (lx *lexer) op(kind tokKind, text string) (token, *syntaxError) {
-	t := token{kind: kind, text: text, line: lx.line, start: lx.i}
-	if kind == tNewline {
-		lx.i++
-	} else {
-		lx.i += len(text)
-	}
-	t.end = lx.i
-	if kind == tNewline {
-		lx.line++
-	}
-	return t, nil
-}
-
-func (lx *lexer) token() (token, *syntaxError) {
-	c, c1 := lx.rs[lx.i], lx.peek(1)
-	switch {
-	case c == '\n':
-		return lx.op(tNewline, "newline")
-	case c == ';':
-		return lx.op(tSemi, ";")
-	case c == '&' && c1 == '&':
-		return lx.op(tAnd, "&&")
-	case c == '|' && c1 == '|':
-		return lx.op(tOr, "||")
-	case c == '&' && c1 == '>':
-		start := lx.i
-		lx.i += 2
-		r := redirect{kind: redirBoth}
-		text := "&>"
-		if lx.peek(0) == '>' {
-			lx.i++
-			r.append, text = true, "&>>"
-		}
-		return token{kind: tRedir, r: r, text: text, line: lx.line, start: start, end: lx.i}, nil
-	case c == '&':
-		return lx.op(tAmp, "&")
-	case c == '(':
-		return lx.op(tOpen, "(")
-	case c == ')':
-		return lx.op(tClose, ")")
-	case c == '>' || c == '<':
-		return lx.redir(lx.i, 0, false)
-	}
-	return lx.word()
-}
-
-// redir reads a redirection operator at lx.i (fd is an explicit descriptor
-// written before it).
-func (lx *lexer) redir(start, fd int, explicit bool) (token, *syntaxError) {
-	c := lx.rs[lx.i]
-	r := redirect{fd: fd, explicit: explicit}
-	text := string(c)
-	lx.i++
-	switch {
-	case c == '>' && lx.peek(0) == '>':
-		r.kind, text = redirAppend, ">>"
-		lx.i++
-	case lx.peek(0) == '&':
-		r.kind, text = redirDup, text+"&"
-		lx.i++
-	case c == '>':
-		r.kind = redirOut
-		if lx.peek(0) == '|' { // ">|": no noclobber here, the same as ">"
-			lx.i++
-		}
-	default:
-		r.kind = redirIn
-	}
-	if !explicit {
-		r.fd = 1
-		if c == '<' {
-			r.fd = 0
-		}
-	}
-	return token{kind: tRedir, r: r, text: text, line: lx.line, start: start, end: lx.i}, nil
-}
-
-// isWordEnd reports whether r ends an unquoted word.
-func isWordEnd(r rune) bool {
-	return strings.ContainsRune(" \t\r\n;&()<>", r)
-}
-
-func (lx *lexer) word() (token, *syntaxError) {
-	start, line := lx.i, lx.line
-	var (
-		w   word
-		lit strings.Builder
-	)
-	flush := func() {
-		if lit.Len() > 0 {
-			w = append(w, wordPart{text: lit.String()})
-			lit.Reset()
-		}
-	}
-	for lx.i < len(lx.rs) {
-		c := lx.rs[lx.i]
-		switch {
-		case c == '>' || c == '<':
-			// "2>" and "1>": a lone digit right before the operator is the
-			// descriptor it redirects.
-			if len(w) == 0 && lit.Len() == 1 && lit.String()[0] >= '0' && lit.String()[0] <= '9' {
-				return lx.redir(start, int(lit.String()[0]-'0'), true)
-			}
-			flush()
-			return token{kind: tWord, w: w, line: line, start: start, end: lx.i}, nil
-		case isWordEnd(c):
-			flush()
-			return token{kind: tWord, w: w, line: line, start: start, end: lx.i}, nil
-		case c == '\'':
-			flush()
-			j := lx.i + 1
-			for j < len(lx.rs) && lx.rs[j] != '\'' {
-				if lx.rs[j] == '\n' {
-					lx.line++
-				}
-				j++
-			}
-			if j == len(lx.rs) {
-				return token{}, lx.errorf("unexpected EOF while looking for matching `''")
-			}
-			w = append(w, wordPart{text: string(lx.rs[lx.i+1 : j]), quoted: true})
-			lx.i = j + 1
-		case c == '"':
-			flush()
-			if err := lx.doubleQuoted(&w); err != nil {
-				return token{}, err
-			}
-		case c == '\\':
-			if lx.i+1 < len(lx.rs) {
-				if lx.rs[lx.i+1] == '\n' { // a line continuation
-					lx.line++
-				} else {
-					lit.WriteRune(lx.rs[lx.i+1])
-				}
-				lx.i += 2
-				continue
-			}
-			lx.i++
-		case c == '$':
-			if p, n, ok := expansion(lx.rs[lx.i:], false); ok {
-				flush()
-				w = append(w, p)
-				lx.i += n
-				continue
-			}
-			lit.WriteRune('$')
-			lx.i++
-		default:
-			lit.WriteRune(c)
-			lx.i++
-		}
-	}
-	flush()
-	return token{kind: tWord, w: w, line: line, start: start, end: lx.i}, nil
-}
-
-// doubleQuoted reads "..." at lx.i into w.
-func (lx *lexer) doubleQuoted(w *word) *syntaxError {
-	var q strings.Builder
-	j := lx.i + 1
-	for ; j < len(lx.rs) && lx.rs[j] != '"'; j++ {
-		switch {
-		case lx.rs[j] == '\\' && j+1 < len(lx.rs) && strings.ContainsRune("\\\"$`\n", lx.rs[j+1]):
-			j++
-			if lx.rs[j] != '\n' {
-				q.WriteRune(lx.rs[j])
-			} else {
-				lx.line++
-			}
-		case lx.rs[j] == '$':
-			if p, n, ok := expansion(lx.rs[j:], true); ok {
-				*w = append(*w, wordPart{text: q.String(), quoted: true}, p)
-				q.Reset()
-				j += n - 1
-				continue
-			}
-			q.WriteRune('$')
-		default:
-			if lx.rs[j] == '\n' {
-				lx.line++
-			}
-			q.WriteRune(lx.rs[j])
-		}
-	}
-	if j == len(lx.rs) {
-		return lx.errorf("unexpected EOF while looking for matching `\"'")
-	}
-	*w = append(*w, wordPart{text: q.String(), quoted: true})
-	lx.i = j + 1
-	return nil
-}
-
-// expansion parses a "$..." at rs[0]; it returns the part and how many
-// runes it took, or ok false for a literal "$".
-func expansion(rs []rune, quoted bool) (wordPart, int, bool) {
-	if len(rs) < 2 {
-		return wordPart{}, 0, false
-	}
-	switch c := rs[1]; {
-	case c == '?' || c == '$' || c == '!':
-		return wordPart{varName: string(c), quoted: quoted}, 2, true
-	case c == '{':
-		j := 2
-		for j < len(rs) && isNameRune(rs[j], j == 2) {
-			j++
-		}
-		if j < len(rs) && rs[j] == '}' && j > 2 {
-			return wordPart{varName: string(rs[2:j]), quoted: quoted}, j + 1, true
-		}
-	case isNameRune(c, true):
-		j := 1
-		for j < len(rs) && isNameRune(rs[j], j == 1) {
-			j++
-		}
-		return wordPart{varName: string(rs[1:j]), quoted: quoted}, j, true
-	}
-	return wordPart{}, 0, false
-}
-
-func isNameRune(r rune, first bool) bool {
-	return r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (!first && r >= '0' && r <= '9')
-}
-
-func validName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		if !isNameRune(r, i == 0) {
-			return false
-		}
-	}
-	return true
-}
-
 // parser builds the and-or lists of a script.
 type parser struct {
 	lx      *lexer
@@ -388,12 +84,18 @@ type parser struct {
 // syntax error it returns what was parsed and the error, whose logical
 // line tells the interpreter where to stop.
 func parseScript(src string) ([]andOr, *syntaxError) {
+	list, err, _ := parseWithWarnings(src)
+	return list, err
+}
+
+// parseWithWarnings is parseScript with bash's parse-time warnings.
+func parseWithWarnings(src string) ([]andOr, *syntaxError, []string) {
 	p := &parser{lx: &lexer{rs: []rune(src), line: 1}, src: []rune(src), logical: 1}
 	list, err := p.parse()
 	if err != nil && err.logical == 0 {
 		err.logical = p.logical
 	}
-	return list, err
+	return list, err, p.lx.warnings
 }
 
 func (p *parser) parse() ([]andOr, *syntaxError) {
@@ -485,7 +187,7 @@ func (p *parser) andOr() (andOr, *syntaxError) {
 	end := start
 	op := ""
 	for {
-		c, err := p.command()
+		c, err := p.pipeline()
 		if err != nil {
 			return ao, err
 		}
@@ -509,12 +211,62 @@ func (p *parser) andOr() (andOr, *syntaxError) {
 	return ao, nil
 }
 
-func (p *parser) command() (command, *syntaxError) {
-	c := command{line: p.tok.line}
-	if p.tok.kind == tWord && len(p.tok.w) == 1 && p.tok.w[0].text == "!" && !p.tok.w[0].quoted {
-		c.negate = true
+// pipeline parses "[!] command [| command]...": "|&" is "2>&1 |", and a
+// pipeline goes on after a newline that follows "|".
+func (p *parser) pipeline() (command, *syntaxError) {
+	line := p.tok.line
+	negate := false
+	if p.tok.kind == tWord && plainWord(p.tok.w) == "!" {
+		negate = true
+		if err := p.advance(); err != nil {
+			return command{}, err
+		}
+	}
+	var stages []command
+	for {
+		c, err := p.command()
+		if err != nil {
+			return c, err
+		}
+		stages = append(stages, c)
+		if p.tok.kind != tPipe && p.tok.kind != tPipeAmp {
+			break
+		}
+		if p.tok.kind == tPipeAmp {
+			last := &stages[len(stages)-1]
+			last.redirs = append(last.redirs, redirect{fd: 2, explicit: true, kind: redirDup, target: word{{text: "1"}}})
+		}
 		if err := p.advance(); err != nil {
 			return c, err
+		}
+		for p.tok.kind == tNewline {
+			if err := p.advance(); err != nil {
+				return c, err
+			}
+		}
+	}
+	c := stages[0]
+	if len(stages) > 1 {
+		c = command{stages: stages, line: line}
+	}
+	c.negate = negate
+	return c, nil
+}
+
+// plainWord is a word's text when it is one unquoted literal (how
+// reserved words are recognised), else "".
+func plainWord(w word) string {
+	if len(w) != 1 || w[0].quoted || w[0].varName != "" || w[0].unsupported != "" {
+		return ""
+	}
+	return w[0].text
+}
+
+func (p *parser) command() (command, *syntaxError) {
+	c := command{line: p.tok.line}
+	if p.tok.kind == tWord {
+		if what, found := reservedWords[plainWord(p.tok.w)]; found {
+			return p.compound(c, what)
 		}
 	}
 	if p.tok.kind == tOpen {
@@ -567,7 +319,7 @@ func (p *parser) command() (command, *syntaxError) {
 		return c, p.unexpected()
 	}
 	if p.tok.kind == tOpen {
-		return c, p.unexpected()
+		return p.openAfterWords(c)
 	}
 	return c, nil
 }
@@ -586,6 +338,193 @@ func (p *parser) redirect(c *command) *syntaxError {
 	}
 	r.target = p.tok.w
 	p.lastEnd = p.tok.end
+	if r.doc != nil {
+		// The body starts after the newline that ends this line: the
+		// lexer reads it when it gets there.
+		d := *r.doc
+		for _, part := range r.target {
+			d.delim += part.text
+			if part.varName != "" {
+				d.delim += "$" + part.varName
+			}
+			d.quoted = d.quoted || part.quoted
+		}
+		r.doc = &d
+		p.lx.docs = append(p.lx.docs, r.doc)
+	}
 	c.redirs = append(c.redirs, r)
 	return p.advance()
+}
+
+// reservedWords are the words that open (or belong to) bash's compound
+// commands, none of which the mock interprets: each maps to how a refusal
+// names it.
+var reservedWords = map[string]string{
+	"if": `the "if" statement`, "then": `the "if" statement`, "elif": `the "if" statement`,
+	"else": `the "if" statement`, "fi": `the "if" statement`,
+	"for": `the "for" loop`, "while": `the "while" loop`, "until": `the "until" loop`,
+	"select": `the "select" loop`, "do": "loops", "done": "loops",
+	"case": `the "case" statement`, "esac": `the "case" statement`,
+	"{": `brace groups "{ …; }"`, "}": `brace groups "{ …; }"`,
+	"[[": `the "[[ … ]]" test`, "]]": `the "[[ … ]]" test`,
+	"function": "function definitions",
+	"time":     `the "time" keyword`, "coproc": `the "coproc" keyword`,
+}
+
+// compoundEnds maps the words that open a compound command to the word
+// that closes it.
+var compoundEnds = map[string]string{
+	"if": "fi", "for": "done", "while": "done", "until": "done", "select": "done",
+	"case": "esac", "{": "}", "[[": "]]",
+}
+
+// compound parses over a command that starts with a reserved word: a
+// compound command to its closing word and the redirections after it, a
+// function definition to the end of its body, "time" and "coproc" to the
+// end of their pipeline's first command. The command is refused when it
+// runs; parsing goes on after it, so that what precedes it runs and a
+// subshell holding it still ends.
+func (p *parser) compound(c command, what string) (command, *syntaxError) {
+	c.unsupported = what
+	opener := plainWord(p.tok.w)
+	p.lastEnd = p.tok.end
+	if err := p.advance(); err != nil {
+		return c, err
+	}
+	switch {
+	case opener == "function":
+		return p.functionBody(c)
+	case compoundEnds[opener] == "":
+		// "time", "coproc" or a stray closer: the rest is ordinary words.
+		for p.tok.kind == tWord || p.tok.kind == tRedir {
+			if err := p.skipToken(&c); err != nil {
+				return c, err
+			}
+		}
+		return c, nil
+	}
+	if err := p.skipCompound(&c, compoundEnds[opener]); err != nil {
+		return c, err
+	}
+	for p.tok.kind == tRedir {
+		if err := p.redirect(&c); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// skipCompound skips tokens up to and including the word end, counting
+// nested compound commands and parentheses (a ")" without its "(", such
+// as a case pattern's, is skipped).
+func (p *parser) skipCompound(c *command, end string) *syntaxError {
+	stack := []string{end}
+	for len(stack) > 0 {
+		switch p.tok.kind {
+		case tEOF:
+			return p.unexpected()
+		case tOpen:
+			stack = append(stack, ")")
+		case tClose:
+			if stack[len(stack)-1] == ")" {
+				stack = stack[:len(stack)-1]
+			}
+		case tWord:
+			w := plainWord(p.tok.w)
+			if closer, opens := compoundEnds[w]; opens {
+				stack = append(stack, closer)
+			} else if w == stack[len(stack)-1] {
+				stack = stack[:len(stack)-1]
+			}
+		}
+		if err := p.skipToken(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// skipToken moves past one token; a redirection takes its target with it,
+// and a here-document's body is read as a here-document.
+func (p *parser) skipToken(c *command) *syntaxError {
+	if p.tok.kind == tRedir {
+		var ignored command
+		return p.redirect(&ignored)
+	}
+	p.lastEnd = p.tok.end
+	return p.advance()
+}
+
+// functionBody skips "NAME [()]" and the compound command (or subshell)
+// that is the function's body.
+func (p *parser) functionBody(c command) (command, *syntaxError) {
+	c.unsupported = "function definitions"
+	if p.tok.kind == tWord {
+		if err := p.skipToken(&c); err != nil {
+			return c, err
+		}
+	}
+	if p.tok.kind == tOpen {
+		if err := p.advance(); err != nil {
+			return c, err
+		}
+		if p.tok.kind != tClose {
+			return c, p.unexpected()
+		}
+		p.lastEnd = p.tok.end
+		if err := p.advance(); err != nil {
+			return c, err
+		}
+	}
+	for p.tok.kind == tNewline {
+		if err := p.advance(); err != nil {
+			return c, err
+		}
+	}
+	switch {
+	case p.tok.kind == tOpen:
+		if err := p.advance(); err != nil {
+			return c, err
+		}
+		if err := p.skipCompound(&c, ")"); err != nil {
+			return c, err
+		}
+	case p.tok.kind == tWord && compoundEnds[plainWord(p.tok.w)] != "":
+		end := compoundEnds[plainWord(p.tok.w)]
+		if err := p.skipToken(&c); err != nil {
+			return c, err
+		}
+		if err := p.skipCompound(&c, end); err != nil {
+			return c, err
+		}
+	default:
+		return c, p.unexpected()
+	}
+	for p.tok.kind == tRedir {
+		if err := p.redirect(&c); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// openAfterWords handles a "(" after a command's words: "NAME ()" starts a
+// function definition and "NAME=(" an array assignment, both refused when
+// they run; anything else is bash's syntax error.
+func (p *parser) openAfterWords(c command) (command, *syntaxError) {
+	last := c.words[len(c.words)-1]
+	switch {
+	case len(c.words) == 1 && len(c.redirs) == 0 && plainWord(last) != "" && !strings.Contains(plainWord(last), "="):
+		return p.functionBody(c)
+	case strings.HasSuffix(plainWord(last), "=") && validName(strings.TrimSuffix(plainWord(last), "=")):
+		c.unsupported = "array assignments"
+		if err := p.advance(); err != nil {
+			return c, err
+		}
+		if err := p.skipCompound(&c, ")"); err != nil {
+			return c, err
+		}
+		return c, nil
+	}
+	return c, p.unexpected()
 }

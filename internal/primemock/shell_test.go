@@ -23,7 +23,8 @@ func TestParseScript(t *testing.T) {
 		{"echo x >&2", "[echo x]>"},
 		{"a&&b", "[a] &&[b]"},
 		{"echo a&b", "[echo a]& [b]"},
-		{"echo a|b", "[echo a|b]"},
+		{"echo a|b", "[echo a] | [b]"},
+		{"! a | b |& c && d", "![a] | [b]> | [c] &&[d]"},
 		{"(a; b) > f 2> g; c", "([a] [b])> [c]"},
 		{"nohup sh -c 'x' < /dev/null > /dev/null 2>&1 &", "[nohup sh -c x]>&"},
 		{"a && b &\nc", "[a] &&[b]& [c]"},
@@ -53,9 +54,16 @@ func formatList(list []andOr) string {
 	for _, ao := range list {
 		for i, c := range ao.cmds {
 			var p string
-			if c.isSub {
+			switch {
+			case len(c.stages) > 0:
+				var stages []string
+				for _, st := range c.stages {
+					stages = append(stages, formatList([]andOr{{cmds: []command{st}}}))
+				}
+				p = strings.Join(stages, " | ")
+			case c.isSub:
 				p = "(" + formatList(c.sub) + ")"
-			} else {
+			default:
 				var words []string
 				for _, w := range c.words {
 					var b strings.Builder
@@ -65,6 +73,9 @@ func formatList(list []andOr) string {
 					words = append(words, b.String())
 				}
 				p = fmt.Sprint(words)
+			}
+			if c.negate {
+				p = "!" + p
 			}
 			if c.op != "" {
 				p = c.op + p
@@ -101,7 +112,12 @@ func runScript(t *testing.T, script string, timeout time.Duration, env map[strin
 	return stdout.String(), stderr.String(), out, err
 }
 
-const notFound = "bash: line %d: %s: command not found\n"
+// mockLacks is the line that follows bash's "command not found".
+func mockLacks(name string) string {
+	return fmt.Sprintf("prime-mock: %q is not one of the mock's commands (prime-mock -h lists them)\n", name)
+}
+
+const notFound = "bash: line %[1]d: %[2]s: command not found\nprime-mock: %[2]q is not one of the mock's commands (prime-mock -h lists them)\n"
 
 func TestShellLanguage(t *testing.T) {
 	env := map[string]string{"NAME": "world", "SPACED": "a  b", "EMPTY": ""}

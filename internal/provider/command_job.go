@@ -215,6 +215,15 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 		return out, err
 	}
 	res, cut, err := collectJobOutput(ctx, c, job, spec)
+	if errors.Is(err, prime.ErrSandboxNotRunning) {
+		// The job completed (its exit code is known) and then its sandbox
+		// ended: the output is gone for good, the exit code is not. Keep
+		// it, as the SDK's completed status keeps exit_code beside
+		// stdout_error and stderr_error.
+		out.Warnings = append(out.Warnings, fmt.Sprintf("Background job %s in sandbox %s exited with code %d, but its "+
+			"output could not be read (%v): stdout and stderr are recorded empty.", job.ID, spec.SandboxID, state.ExitCode, err))
+		res, cut, err = &prime.ExecResult{}, false, nil
+	}
 	if err != nil {
 		entry.release()
 		out.Pending = p

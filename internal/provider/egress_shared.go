@@ -339,6 +339,13 @@ func failClosedMessage(id string, timeout time.Duration, timeoutKey string, err 
 	if !errors.As(err, &notApplied) {
 		return fmt.Sprintf("egress policy for sandbox %s: %v", id, err)
 	}
+	if notApplied.Paused {
+		return fmt.Sprintf("egress policy for sandbox %s was accepted (generation %d) but is not enforced: the sandbox "+
+			"is PAUSED, and the platform applies the policy when the sandbox resumes.\n\n"+
+			"Failing closed: the policy is not recorded as applied, and nothing that depends on it was started. The "+
+			"requested restriction stays requested, so the sandbox resumes under it. Resume the sandbox and apply "+
+			"again: the policy is then written and waited for as usual.", id, notApplied.Want)
+	}
 	return fmt.Sprintf("egress policy for sandbox %s was accepted (generation %d) but is not enforced after %s "+
 		"(the platform reports applied_generation %d, applied %t).\n\n"+
 		"Failing closed: the policy is not recorded as applied, and nothing that depends on it was started. "+
@@ -455,8 +462,13 @@ func sandboxAcceptsPolicy(sb *prime.Sandbox) string {
 	switch {
 	case !sb.VM:
 		return fmt.Sprintf("egress policies require a VM sandbox (vm = true); sandbox %s is a container (vm = false)", sb.ID)
+	case sb.Status == prime.StatusPaused:
+		// The platform accepts a policy on a paused VM and applies it on
+		// resume: it is written (the sandbox then resumes restricted), and
+		// the wait reports it not enforced.
+		return ""
 	case sb.Status != prime.StatusRunning:
-		return fmt.Sprintf("sandbox %s is %s; an egress policy can only be applied to a RUNNING sandbox "+
+		return fmt.Sprintf("sandbox %s is %s; an egress policy can only be applied to a RUNNING (or PAUSED) sandbox "+
 			"(make the policy depend on the sandbox, whose create waits for RUNNING)", sb.ID, sb.Status)
 	}
 	return ""

@@ -38,11 +38,44 @@ var (
 
 // Read limits of the file data sources: what is read lands in state and
 // in every plan, so it is kept small; larger results go to disk with the
-// artifact resources.
+// artifact resources. The cap is the platform's read_file limit (10 MiB,
+// the 2026 files guide), the most a data source promises to read.
 const (
 	defaultReadMaxSize int64 = 1 << 20
-	maxReadMaxSize     int64 = 16 << 20
+	maxReadMaxSize     int64 = 10 << 20
 )
+
+// maxSizeValidator refuses a max_size over the read cap at plan time,
+// pointing to the artifact resources.
+type maxSizeValidator struct{}
+
+func (maxSizeValidator) Description(context.Context) string {
+	return fmt.Sprintf("between 1 and %d (10 MiB)", maxReadMaxSize)
+}
+
+func (v maxSizeValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (maxSizeValidator) ValidateInt64(_ context.Context, req validator.Int64Request, resp *validator.Int64Response) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if msg := maxSizeProblem(req.ConfigValue.ValueInt64()); msg != "" {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid max_size", msg)
+	}
+}
+
+// maxSizeProblem explains why a max_size is refused ("" when it is not).
+func maxSizeProblem(n int64) string {
+	switch {
+	case n < 1:
+		return fmt.Sprintf("max_size must be at least 1 byte, got %d", n)
+	case n > maxReadMaxSize:
+		return fmt.Sprintf("max_size %d is over %d bytes (10 MiB), the platform's limit on reading a file: a data source "+
+			"keeps what it reads in state and plans. Download larger results to disk with prime_sandbox_artifact "+
+			"(prime_fleet_artifact for a fleet)", n, maxReadMaxSize)
+	}
+	return ""
+}
 
 // smallFile is what a data source read. SandboxGone: the sandbox no
 // longer exists, so neither does the file (see readSmallFile).
@@ -138,11 +171,12 @@ func readArgumentAttributes() map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"max_size": schema.Int64Attribute{
 			Optional: true,
-			MarkdownDescription: fmt.Sprintf("Largest file to read, in bytes. Default `%d` (1 MiB), at most `%d` (16 MiB): "+
-				"what is read is kept in state and shown in plans. A larger file fails the read with an error that says "+
-				"so; download large results to disk with `prime_sandbox_artifact` / `prime_fleet_artifact`.",
+			MarkdownDescription: fmt.Sprintf("Largest file to read, in bytes. Default `%d` (1 MiB), at most `%d` (10 MiB, "+
+				"the platform's limit on reading a file; a larger value is refused at plan time): what is read is kept in "+
+				"state and shown in plans. A larger file fails the read with an error that says so; download large "+
+				"results to disk with `prime_sandbox_artifact` / `prime_fleet_artifact`.",
 				defaultReadMaxSize, maxReadMaxSize),
-			Validators: []validator.Int64{int64validator.Between(1, maxReadMaxSize)},
+			Validators: []validator.Int64{maxSizeValidator{}},
 		},
 		"sensitive": schema.BoolAttribute{
 			Optional: true,

@@ -221,7 +221,7 @@ func (s fileSource) open(planned string) (*openedSource, error) {
 				s.value, errSourceChanged, fp.SHA256, planned)
 		}
 		name := filepath.Base(s.value)
-		return &openedSource{Print: fp, Upload: prime.UploadSource{Name: name, Size: fp.Size,
+		return &openedSource{Print: fp, Upload: prime.UploadSource{Name: name, Size: fp.Size, SHA256: fp.SHA256,
 			Open: func() (io.ReadCloser, error) { return os.Open(s.value) }}}, nil
 	case sourceDir:
 		return spoolDirArchive(s.value, planned)
@@ -232,7 +232,7 @@ func (s fileSource) open(planned string) (*openedSource, error) {
 	}
 	sum := sha256.Sum256(b)
 	fp := fingerprint{SHA256: hex.EncodeToString(sum[:]), Size: int64(len(b))}
-	return &openedSource{Print: fp, Upload: prime.UploadSource{Name: "content", Size: fp.Size,
+	return &openedSource{Print: fp, Upload: prime.UploadSource{Name: "content", Size: fp.Size, SHA256: fp.SHA256,
 		Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }}}, nil
 }
 
@@ -261,7 +261,7 @@ func spoolDirArchive(dir, planned string) (*openedSource, error) {
 			dir, errSourceChanged, fp.SHA256, planned)
 	}
 	return &openedSource{Print: fp, close: cleanup, Upload: prime.UploadSource{
-		Name: filepath.Base(dir) + ".tar", Size: n,
+		Name: filepath.Base(dir) + ".tar", Size: n, SHA256: fp.SHA256,
 		Open: func() (io.ReadCloser, error) { return os.Open(name) }}}, nil //nolint:gosec // G304: the spool file this function made
 }
 

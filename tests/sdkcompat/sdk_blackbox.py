@@ -1015,9 +1015,12 @@ class Run:
 
     def set_network(self, check: str, sandbox_id: str, *, allow=None, deny=None) -> Tuple[Dict[str, Any], Dict]:
         payload = network_update_payload(allow, deny)
-        out, _, _ = self.call(check, "PUT", f"/sandbox/{sandbox_id}/egress-policy", EgressPolicyStatusModel,
-                              f"{SRC_MODELS} EgressPolicyStatus; {SRC_SANDBOX} set_network()",
-                              json_body=payload)
+        out, _, resp = self.call(check, "PUT", f"/sandbox/{sandbox_id}/egress-policy", EgressPolicyStatusModel,
+                                 f"{SRC_MODELS} EgressPolicyStatus; {SRC_SANDBOX} set_network()",
+                                 json_body=payload)
+        self.expect(resp.status == 202, check,
+                    f"{resp.describe()}: the 2026 contract answers an egress PUT with 202 once the desired "
+                    f"generation is persisted (update-sandbox-egress-policy-endpoint); the SDK accepts any 2xx")
         self.check_policy_consistency(check, out)
         return out, payload
 
@@ -1237,6 +1240,19 @@ class Run:
             applied = self.wait_applied(ck + ".wait-applied", vm_id, gen)
             self.ok(ck, f"sent {_short(payload)} -> generation {gen}, applied after {applied['_polls']} GET(s)")
 
+        ck = "egress.rules-object"
+        body = {"allowlist": [], "denylist": None, "rules": {}}
+        st, _, resp = self.call(ck, "PUT", f"/sandbox/{vm_id}/egress-policy", EgressPolicyStatusModel,
+                                "2026 contract: the PUT body gained a rules object", json_body=body)
+        gen = st["generation"]
+        self.expect(resp.status == 202 and st["policy"] == {"allowlist": [], "denylist": None}, ck,
+                    f"PUT with rules {{}}: {resp.describe()} {_short(st)}")
+        self.wait_applied(ck + ".wait-applied", vm_id, gen)
+        err = self.call_error(ck, "PUT", f"/sandbox/{vm_id}/egress-policy",
+                              json_body={"allowlist": [], "denylist": None, "rules": "all"})
+        self.check_detail_error(ck, err, 422)
+        self.ok(ck, "rules {} accepted with 202; rules that is not an object is 422")
+
         ck = "egress.sandbox-mirror"
         sb = self.get(ck, vm_id)
         self.expect(sb["network_allowlist"] == [] and sb["network_denylist"] is None, ck,
@@ -1398,18 +1414,23 @@ class Run:
             h["Content-Type"] = content_type
         return h
 
-    def upload_bytes(self, ck: str, key: str, path: str, content: bytes, filename: str) -> Dict[str, Any]:
-        """sandbox.py upload_bytes: POST {base}/upload?path=&sandbox_id=, multipart files={"file": ...}."""
+    def raw_upload(self, key: str, path: str, content: bytes, filename: str) -> "Response":
+        """The request upload_bytes sends, answered as it comes."""
         sid = self.ctx[key]["id"]
         url = f"{self.gateway_base(key)}/upload?{encode_params({'path': path, 'sandbox_id': sid})}"
         body, ctype = httpx_multipart("file", filename, content)
         req = urllib.request.Request(url, data=body, method="POST", headers=self.gateway_headers(key, ctype))
         self.c.requests += 1
         try:
-            with _OPENER.open(req, timeout=30) as resp:
-                r = Response("POST", url, resp.status, dict(resp.headers), resp.read(), None)
+            with _OPENER.open(req, timeout=60) as resp:
+                return Response("POST", url, resp.status, dict(resp.headers), resp.read(), None)
         except urllib.error.HTTPError as exc:
-            r = Response("POST", url, exc.code, dict(exc.headers or {}), exc.read(), None)
+            return Response("POST", url, exc.code, dict(exc.headers or {}), exc.read(), None)
+
+    def upload_bytes(self, ck: str, key: str, path: str, content: bytes, filename: str) -> Dict[str, Any]:
+        """sandbox.py upload_bytes: POST {base}/upload?path=&sandbox_id=, multipart files={"file": ...}."""
+        r = self.raw_upload(key, path, content, filename)
+        url = r.url
         self.expect(r.status == 200, ck, f"{r.describe()}: upload_bytes calls raise_for_status(); "
                                          f"the SDK raises APIError('Upload failed: ...')")
         try:
@@ -1427,7 +1448,7 @@ class Run:
         return self.c.raw("GET", url, headers=self.gateway_headers(key), timeout=30)
 
     def read_file(self, ck: str, key: str, path: str, offset: Optional[int] = None,
-                  length: Optional[int] = None) -> Optional[Dict[str, Any]]:
+                  length: Optional[int] = None, allow_status: Optional[int] = None) -> Optional[Dict[str, Any]]:
         """sandbox.py read_file: params path[, offset, length] (no sandbox_id); 404 is
         SandboxFileNotFoundError (returned as None here), 413 SandboxFileTooLargeError."""
         params: Dict[str, Any] = {"path": path}
@@ -1436,7 +1457,7 @@ class Run:
         if length is not None:
             params["length"] = length
         r = self.gateway_get(key, "read-file", params)
-        if r.status == 404:
+        if r.status == 404 or (allow_status is not None and r.status == allow_status):
             return None
         self.expect(r.status == 200, ck, f"{r.describe()}: read_file raises APIError on this status")
         try:
@@ -1542,6 +1563,32 @@ class Run:
             self.expect(r.status >= 400 and r.status not in (401, 409), ck,
                         f"{r.describe()}: the SDK's test expects APIError for a missing file (not a retried status)")
             self.ok(ck, f"bytes round-trip; a missing file is HTTP {r.status}")
+
+        ck = "files.upload-creates-parents"
+        deep = "/tmp/sdkcompat/new/dir/parents.txt"
+        self.upload_bytes(ck, "vm", deep, b"deep\n", "parents.txt")
+        out, err, code = self.execute(ck, "vm", f"cat {deep}")
+        self.expect(code == 0 and out == "deep\n", ck, f"after an upload into missing directories: {out!r} {err!r} {code}")
+        self.ok(ck, "an upload creates the missing parent directories (2026 files guide)")
+
+        ck = "files.upload-limit"
+        big = b"x" * (16 * 1024 * 1024)
+        self.upload_bytes(ck, "vm", "/tmp/sdkcompat/16mib.bin", big, "16mib.bin")
+        r = self.raw_upload("vm", "/tmp/sdkcompat/over.bin", big + b"x", "over.bin")
+        self.expect(r.status == 413, ck, f"{r.describe()}: an upload over 16 MiB must be refused (2026 files guide: "
+                                         f"16 MiB per uploaded file)")
+        r = self.gateway_get("vm", "download", {"path": "/tmp/sdkcompat/over.bin", "sandbox_id": self.ctx["vm"]["id"]})
+        self.expect(r.status == 404, ck, f"{r.describe()}: a refused upload must leave nothing behind")
+        self.ok(ck, "16 MiB accepted, 16 MiB + 1 byte refused with 413")
+
+        ck = "files.read-file-limit"
+        self.expect(self.read_file(ck, "vm", "/tmp/sdkcompat/16mib.bin", allow_status=413) is None, ck,
+                    "read_file of a 16 MiB file must be 413 (SandboxFileTooLargeError: 10 MiB read limit)")
+        ten = b"y" * (10 * 1024 * 1024)
+        self.upload_bytes(ck, "vm", "/tmp/sdkcompat/10mib.txt", ten, "10mib.txt")
+        got = self.read_file(ck, "vm", "/tmp/sdkcompat/10mib.txt")
+        self.expect(got is not None and got["size"] == len(ten), ck, "read_file of exactly 10 MiB must succeed")
+        self.ok(ck, "10 MiB read, 16 MiB refused with 413")
 
         ck = "files.read-file-window"
         ctr = self.read_file(ck, "ctr", "/tmp/test_upload_bytes.txt", offset=-4, length=4)

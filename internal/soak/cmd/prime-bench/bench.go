@@ -44,11 +44,15 @@ type benchConfig struct {
 	// The file run (files.go) at every fileNs, with a task archive of
 	// fileBytes; the background-job run (jobs.go) at every jobNs, a job of
 	// jobSeconds of mock time at sleep_scale jobScale.
-	fileNs     []int
-	fileBytes  int64
-	jobNs      []int
-	jobSeconds int
-	jobScale   float64
+	fileNs    []int
+	fileBytes int64
+	// The same file run at every bigFileNs with an archive of bigFileBytes:
+	// over the platform's 16 MiB upload limit, so it goes up in parts.
+	bigFileNs    []int
+	bigFileBytes int64
+	jobNs        []int
+	jobSeconds   int
+	jobScale     float64
 	// instBudget skips per-instance runs whose apply lower bound N·W/P
 	// exceeds it (0: none skipped).
 	instBudget    time.Duration
@@ -129,6 +133,7 @@ func benchMain(args []string) error {
 		extra:  []runSpec{{pathInstances, 200, 200}},
 		sdkNs:  []int{200, 1000},
 		fileNs: []int{200, 1000}, fileBytes: 1 << 20,
+		bigFileNs: []int{200}, bigFileBytes: 64 << 20,
 		jobNs: []int{1000}, jobSeconds: 60, jobScale: 0.25,
 	}
 	fs := flag.NewFlagSet("prime-bench bench", flag.ContinueOnError)
@@ -143,6 +148,8 @@ func benchMain(args []string) error {
 	fs.IntVar(&c.sdkWorkers, "sdk-workers", 200, "SDK stand-in: concurrent workers (the SDK's parallelism)")
 	fs.Func("file-n", "file run (task archive in, results out) and its baseline: N, comma-separated (default 200,1000; \"\" for none)", intList(&c.fileNs))
 	fs.Int64Var(&c.fileBytes, "file-bytes", 1<<20, "file run: size of the task archive in bytes (a multiple of 512 is exact)")
+	fs.Func("big-file-n", "the file run with a big task archive (-big-file-bytes, uploaded in parts of 16 MiB): N, comma-separated (default 200; \"\" for none)", intList(&c.bigFileNs))
+	fs.Int64Var(&c.bigFileBytes, "big-file-bytes", 64<<20, "big file run: size of the task archive in bytes")
 	fs.Func("job-n", "background-job run and its foreground baseline: N, comma-separated (default 1000; \"\" for none)", intList(&c.jobNs))
 	fs.IntVar(&c.jobSeconds, "job-seconds", 60, "background-job run: the job's length in mock time (sleep SECONDS)")
 	fs.Float64Var(&c.jobScale, "job-scale", 0.25, "background-job run: the mock's sleep_scale (wall time of the job = job-seconds × job-scale)")
@@ -173,15 +180,15 @@ func benchMain(args []string) error {
 	if c.sdkWorkers < 1 {
 		return errors.New("-sdk-workers must be at least 1")
 	}
-	if c.fileBytes < 8<<10 {
-		return errors.New("-file-bytes must be at least 8 KiB")
+	if c.fileBytes < 8<<10 || c.bigFileBytes < 8<<10 {
+		return errors.New("-file-bytes and -big-file-bytes must be at least 8 KiB")
 	}
 	if c.jobSeconds < 1 || c.jobScale <= 0 {
 		return errors.New("-job-seconds must be at least 1 and -job-scale above 0")
 	}
 	c.argv = os.Args
 	specs, skips := c.matrix()
-	if len(specs) == 0 && len(c.sdkNs) == 0 && len(c.fileNs) == 0 && len(c.jobNs) == 0 {
+	if len(specs) == 0 && len(c.sdkNs) == 0 && len(c.fileNs) == 0 && len(c.bigFileNs) == 0 && len(c.jobNs) == 0 {
 		return errors.New("nothing to run")
 	}
 	if c.workdir == "" {

@@ -41,8 +41,8 @@ const (
 // Command classes of the gateway's command_started events.
 const (
 	cmdProbe   = "probe"   // the readiness probe
-	cmdMkdir   = "mkdir"   // PutFile: creating the parent directory
-	cmdUnpack  = "unpack"  // PutFile: unpacking the archive (or moving a file) into place
+	cmdMkdir   = "mkdir"   // a parent's mkdir before an upload (none since uploads create parents)
+	cmdUnpack  = "unpack"  // PutFile: unpacking the archive (or moving a file) into place, parts joined first
 	cmdCleanup = "cleanup" // PutFile: removing a failed upload's temporary file
 	cmdAgent   = "agent"   // the agent's step
 	cmdRemove  = "remove"  // prime_fleet_file's destroy: removing the task directory
@@ -80,7 +80,7 @@ type gatewaySplit struct {
 	starts                     int
 	uploads, downloads, reads  int
 	uploadBytes                int64
-	firstMkdir, lastUnpack     time.Time
+	firstUpload, lastUnpack    time.Time
 	firstAgent, lastAgent      time.Time
 	lastResultRead             time.Time
 	resultReads, resultReadsOK int
@@ -97,15 +97,8 @@ func splitGateway(ph phase, agent string) gatewaySplit {
 			}
 			class := classifyCommand(e.Command, agent)
 			g.commands[class]++
-			switch class {
-			case cmdMkdir:
-				if g.firstMkdir.IsZero() || e.Time.Before(g.firstMkdir) {
-					g.firstMkdir = e.Time
-				}
-			case cmdAgent:
-				if g.firstAgent.IsZero() || e.Time.Before(g.firstAgent) {
-					g.firstAgent = e.Time
-				}
+			if class == cmdAgent && (g.firstAgent.IsZero() || e.Time.Before(g.firstAgent)) {
+				g.firstAgent = e.Time
 			}
 		case primemock.EventCommandExecuted:
 			switch classifyCommand(e.Command, agent) {
@@ -120,6 +113,9 @@ func splitGateway(ph phase, agent string) gatewaySplit {
 			}
 		case primemock.EventFileUploaded:
 			g.uploadBytes += e.Size
+			if g.firstUpload.IsZero() || e.Time.Before(g.firstUpload) {
+				g.firstUpload = e.Time
+			}
 		case primemock.EventFileDownloaded:
 			if e.Path == soak.ResultPath {
 				g.resultReads++
@@ -136,7 +132,8 @@ func splitGateway(ph phase, agent string) gatewaySplit {
 }
 
 // uploadCalls are the gateway requests of putting the file on the members:
-// the parent's mkdir, the upload, the unpacking (and any clean-up).
+// the uploads (one per part), the unpacking (and any clean-up; a parent's
+// mkdir, which the provider no longer sends, would count too).
 func (g gatewaySplit) uploadCalls() int {
 	return g.commands[cmdMkdir] + g.uploads + g.commands[cmdUnpack] + g.commands[cmdCleanup]
 }
@@ -211,13 +208,13 @@ type filePair struct {
 // fileFloor is the shortest the file run's apply can take: the baseline's
 // apply (the same fleet and agent, measured), plus the file's and the
 // read's own chain, member by member, at the configured latency — PutFile's
-// three gateway calls (mkdir, upload, unpack) and the data source's one
-// read, max_concurrency members at a time — plus the archive's bytes over
-// the mock's measured upload throughput (every member's copy crosses the
-// one mock).
+// gateway calls (one upload per part of at most 16 MiB, then the unpacking)
+// and the data source's one read, max_concurrency members at a time — plus
+// the archive's bytes over the mock's measured upload throughput (every
+// member's copy crosses the one mock).
 func fileFloor(base time.Duration, n, conc int, rtt time.Duration, archive int64, bytesPerSec float64) (floor, chain, transfer time.Duration) {
 	rounds := (n + conc - 1) / conc
-	chain = time.Duration(rounds) * 4 * rtt
+	chain = time.Duration(rounds) * time.Duration(uploadParts(archive)+2) * rtt
 	if bytesPerSec > 0 {
 		transfer = time.Duration(float64(n) * float64(archive) / bytesPerSec * float64(time.Second))
 	}
@@ -417,7 +414,6 @@ func measureIngest(c benchConfig, archive soak.TaskArchive, conc int) (ingestFig
 	if err := writeArchive(tarPath, archive.Dir); err != nil {
 		return ingestFigures{}, err
 	}
-	src := prime.UploadSource{Name: "task.tar", Size: archive.Size, Open: func() (io.ReadCloser, error) { return os.Open(tarPath) }} //nolint:gosec // the benchmark's own file
 	ids := make([]string, conc)
 	// each runs fn on every stream at once and joins their errors.
 	each := func(fn func(i int) error) error {
@@ -438,9 +434,31 @@ func measureIngest(c benchConfig, archive soak.TaskArchive, conc int) (ingestFig
 		wg.Wait()
 		return errors.Join(errs...)
 	}
+	// The archive goes up as PutFile sends it: in parts of at most 16 MiB
+	// (the platform's limit per upload), without the join.
 	upload := func(i, k int) error {
-		_, err := cl.UploadFile(ctx, ids[i], fmt.Sprintf("/tmp/ingest-%d.tar", k), src)
-		return err
+		for part := range uploadParts(archive.Size) {
+			off := int64(part) * prime.MaxUploadBytes
+			size := min(prime.MaxUploadBytes, archive.Size-off)
+			ps := prime.UploadSource{Name: fmt.Sprintf("task.tar.part%d", part), Size: size, Open: func() (io.ReadCloser, error) {
+				f, err := os.Open(tarPath) //nolint:gosec // the benchmark's own file
+				if err != nil {
+					return nil, err
+				}
+				if _, err := f.Seek(off, io.SeekStart); err != nil {
+					f.Close()
+					return nil, err
+				}
+				return struct {
+					io.Reader
+					io.Closer
+				}{io.LimitReader(f, size), f}, nil
+			}}
+			if _, err := cl.UploadFile(ctx, ids[i], fmt.Sprintf("/tmp/ingest-%d.tar.part%d", k, part), ps); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	// Sandboxes, connections and gateway tokens first, unmeasured.
 	if err := each(func(i int) error {
@@ -500,15 +518,20 @@ func printFilePair(c benchConfig, p *filePair) {
 	fl, chain, transfer := p.floor(c)
 	fmt.Printf("\nfiles N=%d: apply %s with files, %s without; floor %s (baseline + chain %s + transfer %s) → ratio %.2f\n",
 		p.n, secs(f.apply.res.Duration), secs(b.apply.res.Duration), secs(fl), secs(chain), secs(transfer), p.ratio(c))
-	fmt.Printf("         per member: API %.2f (baseline %.2f); gateway %.2f: upload %.2f (mkdir %.2f, upload %.2f, unpack %.2f), read %.2f, agent %.2f, probes %.2f\n",
+	fmt.Printf("         per member: API %.2f (baseline %.2f); gateway %.2f: upload %.2f (mkdir %.2f, uploads %.2f, unpack %.2f), read %.2f, agent %.2f, probes %.2f\n",
 		perN(f.apply.apiTotal(), p.n), perN(b.apply.apiTotal(), p.n), perN(f.split.total(), p.n), perN(f.split.uploadCalls(), p.n),
 		perN(f.split.commands[cmdMkdir], p.n), perN(f.split.uploads, p.n), perN(f.split.commands[cmdUnpack], p.n),
 		perN(f.split.readCalls(), p.n), perN(f.split.commands[cmdAgent], p.n), perN(f.split.probeCalls(), p.n))
 	fmt.Printf("         upload span %s, read span %s; provider peak RSS %s with files, %s without (%s, allowed +%s)\n",
-		secs(span(f.split.firstMkdir, f.split.lastUnpack)), secs(span(f.split.lastAgent, f.split.lastResultRead)),
+		secs(span(f.split.firstUpload, f.split.lastUnpack)), secs(span(f.split.lastAgent, f.split.lastResultRead)),
 		kb(f.apply.maxRSS()), kb(b.apply.maxRSS()), signedKB(p.rssAbove()), kb(rssAllowance(f.archive.Size)))
 	fmt.Printf("         results in state %d/%d, spot checks %d/%d, plan exit %d, destroy %s\n",
 		f.resultsInState, p.n, f.spotOK, f.spotChecked, f.plan.res.ExitCode, secs(f.destroy.res.Duration))
+}
+
+// uploadParts is how many uploads PutFile makes of size bytes.
+func uploadParts(size int64) int {
+	return max(1, int((size+prime.MaxUploadBytes-1)/prime.MaxUploadBytes))
 }
 
 // roundUp is ⌈a/b⌉ for positive b.
@@ -518,13 +541,20 @@ func roundUp(a, b int) int { return int(math.Ceil(float64(a) / float64(b))) }
 // of the matrix. The task archive is generated once, in the work
 // directory.
 func runFilesAndJobs(c benchConfig, rep *report) error {
-	if len(c.fileNs) > 0 {
-		archive, err := soak.WriteTaskDir(filepath.Join(c.workdir, "task"), c.fileBytes, c.seed)
+	for _, set := range []struct {
+		dir   string
+		ns    []int
+		bytes int64
+	}{{"task", c.fileNs, c.fileBytes}, {"big-task", c.bigFileNs, c.bigFileBytes}} {
+		if len(set.ns) == 0 {
+			continue
+		}
+		archive, err := soak.WriteTaskDir(filepath.Join(c.workdir, set.dir), set.bytes, c.seed)
 		if err != nil {
 			return fmt.Errorf("generating the task directory: %w", err)
 		}
 		fmt.Printf("\ntask directory %s: archive of %d bytes, sha256 %s\n", archive.Dir, archive.Size, archive.SHA256)
-		for _, n := range c.fileNs {
+		for _, n := range set.ns {
 			p, err := fileRunPair(c, n, archive)
 			if err != nil {
 				return err

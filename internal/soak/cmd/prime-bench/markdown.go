@@ -174,6 +174,9 @@ func runTable(b *strings.Builder, runs []*runFigures, c benchConfig) {
 		return fmt.Sprintf("%.2f (%d)", float64(f.apply.gatewayTotal())/float64(f.n), f.apply.gatewayTotal())
 	})
 	row("peak API requests in flight (apply)", func(f *runFigures) string { return fmt.Sprint(f.apply.stats.PeakInFlight) })
+	row("**most requests one sandbox made in a minute** (the platform's per-sandbox limit)", func(f *runFigures) string {
+		return ratePeaks(f.apply.stats.RatePeaks)
+	})
 	row("sandbox RUNNING → gateway ready (mock lag)", func(f *runFigures) string { return f.runToReady.short() })
 	row("gateway ready → probe answered, median / max", func(f *runFigures) string { return f.readyToProbe.short() })
 	if fleet {
@@ -369,4 +372,29 @@ func matrixRoutes(b *strings.Builder, r *report) {
 		}
 		w("\n")
 	}
+}
+
+// rateLimits are the platform's published per-sandbox limits (requests a
+// minute) the bench reports peaks against.
+var rateLimits = []struct {
+	name  string
+	limit int
+}{
+	{"status batchGet", 300}, {"sandbox GET", 300}, {"egress GET", 300}, {"egress PUT", 120},
+	{"gateway auth", 120}, {"job status batchGet", 300}, {"error-context", 600},
+}
+
+// ratePeaks renders the mock's per-sandbox peaks (Stats.RatePeaks): the most
+// requests one sandbox made in any 60-second window, against the limit.
+func ratePeaks(peaks map[string]int) string {
+	var parts []string
+	for _, l := range rateLimits {
+		if n, ok := peaks[l.name]; ok {
+			parts = append(parts, fmt.Sprintf("%s %d (%d)", l.name, n, l.limit))
+		}
+	}
+	if len(parts) == 0 {
+		return "—"
+	}
+	return strings.Join(parts, "; ")
 }

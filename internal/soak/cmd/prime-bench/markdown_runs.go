@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -16,18 +17,25 @@ func filesSection(b *strings.Builder, r *report, c benchConfig) {
 		return
 	}
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	a := r.files[0].files.archive
+	var sizes []string
+	for _, p := range r.files {
+		a := p.files.archive
+		if s := fmt.Sprintf("%d bytes (%s, sha256 `%s`)", a.Size, mib(a.Size), a.SHA256); !slices.Contains(sizes, s) {
+			sizes = append(sizes, s)
+		}
+	}
 	w("\n## Task files in, results out\n\n")
 	w("One `prime_sandbox_fleet` of N members, one `prime_fleet_file` unpacking a task directory into `/task` on every "+
-		"member (`source_dir`: a generated directory whose archive is %d bytes (%s), nearly all of it pseudo-random, "+
-		"incompressible bytes; sha256 `%s`), the agent — a `prime_fleet_command` running `%s` — and a `prime_fleet_file` "+
+		"member (`source_dir`: a generated directory whose archive is %s; nearly all of it pseudo-random, "+
+		"incompressible bytes. An archive over the platform's 16 MiB upload limit goes up in parts of 16 MiB, joined "+
+		"and sha256-checked in the sandbox before it is unpacked), the agent — a `prime_fleet_command` running `%s` — and a `prime_fleet_file` "+
 		"data source reading `%s` from every member after it (`sandbox_ids` from the agent's `results`). Beside each, in "+
 		"the same invocation and on the same mock settings, the **baseline**: the same fleet and agent without the file "+
 		"and the data source. Every `max_concurrency` is the default (%d); Terraform's `-parallelism` is its default.\n\n",
-		a.Size, mib(a.Size), a.SHA256, resultCommandShown(), soak.ResultPath, providerFleetConcurrency)
+		strings.Join(sizes, " or "), resultCommandShown(), soak.ResultPath, providerFleetConcurrency)
 	w("| Figure |")
 	for _, p := range r.files {
-		w(" N=%d without files | N=%d with files |", p.n, p.n)
+		w(" N=%d without files | N=%d with %s |", p.n, p.n, mib(p.files.archive.Size))
 	}
 	w("\n|---|")
 	for range r.files {
@@ -61,8 +69,8 @@ func filesSection(b *strings.Builder, r *report, c benchConfig) {
 	row("mock upload throughput (measured before the pair)", nil, func(p *filePair) string {
 		return fmt.Sprintf("%.0f MiB/s (%s)", p.ingest.bytesPerSec/(1<<20), p.ingest)
 	})
-	row("upload span: first mkdir → last archive unpacked", nil, func(p *filePair) string {
-		return secs(span(p.files.split.firstMkdir, p.files.split.lastUnpack))
+	row("upload span: first upload → last archive unpacked", nil, func(p *filePair) string {
+		return secs(span(p.files.split.firstUpload, p.files.split.lastUnpack))
 	})
 	bRow("agent span: first agent command → last done", func(f *fileFigures) string {
 		return secs(span(f.split.firstAgent, f.split.lastAgent))
@@ -79,10 +87,10 @@ func filesSection(b *strings.Builder, r *report, c benchConfig) {
 	bRow("gateway requests per member (apply), all", func(f *fileFigures) string {
 		return fmt.Sprintf("%.2f (%d)", perN(f.split.total(), f.n), f.split.total())
 	})
-	row("gateway, upload: mkdir + upload + unpack (+ clean-up)", nil, func(p *filePair) string {
+	row("gateway, upload: uploads (parts) + join/unpack (+ clean-up, + mkdir)", nil, func(p *filePair) string {
 		g := p.files.split
-		return fmt.Sprintf("%.2f = %.2f + %.2f + %.2f (+ %.2f)", perN(g.uploadCalls(), p.n), perN(g.commands[cmdMkdir], p.n),
-			perN(g.uploads, p.n), perN(g.commands[cmdUnpack], p.n), perN(g.commands[cmdCleanup], p.n))
+		return fmt.Sprintf("%.2f = %.2f + %.2f (+ %.2f, + %.2f)", perN(g.uploadCalls(), p.n), perN(g.uploads, p.n),
+			perN(g.commands[cmdUnpack], p.n), perN(g.commands[cmdCleanup], p.n), perN(g.commands[cmdMkdir], p.n))
 	})
 	row("gateway, result read (download)", nil, func(p *filePair) string { return fmt.Sprintf("%.2f", perN(p.files.split.readCalls(), p.n)) })
 	row("**gateway requests per member, upload + result read**", nil, func(p *filePair) string {
@@ -286,23 +294,27 @@ func howFilesAndJobs(b *strings.Builder, r *report, c benchConfig) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	if len(r.files) > 0 {
 		w("- **File run, phases**: the apply's gateway requests are split by what they were for, from the mock's "+
-			"`command_started` events (one per Connect `Start` that ran a command) and its per-route counters: PutFile's "+
-			"`mkdir -p -- <parent>`, the upload route, and the unpacking (`mkdir -p -- /task && tar -xf …`) are the upload; "+
-			"the download route (and read-file, unused) is the result read; the agent's command, the readiness probes "+
-			"(`%s`, plus the `Start` calls the gateway lag answered `not_found`, which ran nothing) and anything else are "+
-			"counted apart. The target's floor is PutFile's 3 calls for a directory plus the data source's 1. API "+
-			"requests per member are the `/api/v1` routes over N; what the file and the read added is the difference with "+
-			"the baseline. The spans come from the same events: first PutFile `mkdir` started → last unpacking done; "+
-			"last agent command done → last `file_downloaded` of the result.\n", gatewayProbe)
+			"`command_started` events (one per Connect `Start` that ran a command) and its per-route counters: the upload "+
+			"route (one request per part of at most 16 MiB, the platform's limit per upload; the upload creates the "+
+			"parent, so PutFile sends no `mkdir`, which would be counted apart) and the unpacking (`mkdir -p -- /task && "+
+			"tar -xf …`, for an archive in parts preceded by joining the parts and checking the joined file's sha256, in "+
+			"the same command) are the upload; the download route (and read-file, unused) is the result read; the agent's "+
+			"command, the readiness probes (`%s`, plus the `Start` calls the gateway lag answered `not_found`, which ran "+
+			"nothing) and anything else are counted apart. The target's floor is PutFile's uploads (⌈archive / 16 MiB⌉) "+
+			"and unpacking plus the data source's 1 read. API requests per member are the `/api/v1` routes over N; what "+
+			"the file and the read added is the difference with the baseline. The spans come from the same events: first "+
+			"`file_uploaded` → last unpacking done; last agent command done → last `file_downloaded` of the result.\n", gatewayProbe)
 		w("- **File run, floor**: the baseline's apply (measured just before, same N: the fleet and the agent), plus "+
-			"the chain the file and the read add, member by member at the configured round trip (rtt = %s): PutFile's 3 "+
-			"gateway calls and the read's 1, %d members at a time (the default `max_concurrency`), so ⌈N / %d⌉ × 4 × rtt; "+
+			"the chain the file and the read add, member by member at the configured round trip (rtt = %s): PutFile's "+
+			"gateway calls (one upload per part, the unpacking) and the read's 1, %d members at a time (the default "+
+			"`max_concurrency`), so ⌈N / %d⌉ × (parts + 2) × rtt; "+
 			"plus the transfer: N × the archive's size over the mock's upload throughput, measured before each pair "+
 			"against a mock of its own with no latency (%d sandboxes, one upload stream each as the run's members have, "+
-			"%d uploads of the archive per stream, streamed from disk by the provider's client as the provider streams "+
-			"them; the fastest of %d passes, since a floor takes the best this machine showed). Every member's copy crosses the one mock "+
+			"%d uploads of the archive per stream, in parts as PutFile sends it, streamed from disk by the provider's "+
+			"client as the provider streams them; the fastest of %d passes, since a floor takes the best this machine "+
+			"showed). Every member's copy crosses the one mock "+
 			"process on this 2-core machine, so the bytes cannot arrive faster. Terraform's own work for the two added "+
-			"graph nodes, the unpacking's CPU in the mock and the token requests are not in it; the baseline is a measured "+
+			"graph nodes, the joining and unpacking's CPU in the mock and the token requests are not in it; the baseline is a measured "+
 			"run, so its noise (a few tenths of a second here) is the floor's too.\n",
 			ms(rtt(c)), providerFleetConcurrency, providerFleetConcurrency, providerFleetConcurrency, ingestPerStream, ingestPasses)
 		w("- **File run, memory**: the provider's peak RSS (`ru_maxrss`, as above) of the file run's apply minus the " +

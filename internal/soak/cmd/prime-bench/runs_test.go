@@ -74,8 +74,8 @@ func TestSplitGateway(t *testing.T) {
 			t.Errorf("%s = %d, want %d", c.name, c.got, c.want)
 		}
 	}
-	if s := span(g.firstMkdir, g.lastUnpack); s != 230*time.Millisecond {
-		t.Errorf("upload span %s, want 230ms", s)
+	if s := span(g.firstUpload, g.lastUnpack); s != 130*time.Millisecond {
+		t.Errorf("upload span %s, want 130ms", s)
 	}
 	if s := span(g.lastAgent, g.lastResultRead); s != 70*time.Millisecond {
 		t.Errorf("read span %s, want 70ms", s)
@@ -94,12 +94,15 @@ func TestFileFloor(t *testing.T) {
 		bps                    float64
 		floor, chain, transfer time.Duration
 	}{
-		// ⌈1000/32⌉ = 32 rounds × 4 × 5 ms; 1000 MiB at 200 MiB/s.
-		{"N=1000", 1000, 32, 5 * time.Millisecond, 1 << 20, 200 << 20, 10*time.Second + 640*time.Millisecond + 5*time.Second,
-			640 * time.Millisecond, 5 * time.Second},
-		{"N=200", 200, 32, 5 * time.Millisecond, 1 << 20, 200 << 20, 10*time.Second + 140*time.Millisecond + time.Second,
-			140 * time.Millisecond, time.Second},
-		{"no throughput measured", 10, 32, time.Millisecond, 1 << 20, 0, 10*time.Second + 4*time.Millisecond, 4 * time.Millisecond, 0},
+		// ⌈1000/32⌉ = 32 rounds × (1 upload + unpack + read) × 5 ms; 1000 MiB at 200 MiB/s.
+		{"N=1000", 1000, 32, 5 * time.Millisecond, 1 << 20, 200 << 20, 10*time.Second + 480*time.Millisecond + 5*time.Second,
+			480 * time.Millisecond, 5 * time.Second},
+		{"N=200", 200, 32, 5 * time.Millisecond, 1 << 20, 200 << 20, 10*time.Second + 105*time.Millisecond + time.Second,
+			105 * time.Millisecond, time.Second},
+		// 64 MiB: 4 parts, so 6 calls a round; 12,800 MiB at 200 MiB/s.
+		{"N=200, 64 MiB", 200, 32, 5 * time.Millisecond, 64 << 20, 200 << 20, 10*time.Second + 210*time.Millisecond + 64*time.Second,
+			210 * time.Millisecond, 64 * time.Second},
+		{"no throughput measured", 10, 32, time.Millisecond, 1 << 20, 0, 10*time.Second + 3*time.Millisecond, 3 * time.Millisecond, 0},
 	} {
 		floor, chain, transfer := fileFloor(10*time.Second, tc.n, tc.conc, tc.rtt, tc.archive, tc.bps)
 		if floor != tc.floor || chain != tc.chain || transfer != tc.transfer {

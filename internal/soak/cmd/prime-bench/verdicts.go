@@ -203,16 +203,29 @@ func fileVerdicts(r *report, c benchConfig) []verdict {
 	for _, p := range r.files {
 		g := p.files.split
 		per := perN(g.uploadCalls()+g.readCalls(), p.n)
+		parts := uploadParts(p.files.archive.Size)
+		want := parts + 2
 		out = append(out, verdict{
-			name:   fmt.Sprintf("files N=%d: gateway requests per member, upload + result read", p.n),
-			target: "≤ 4 (mkdir, upload, unpack, read)",
-			value: fmt.Sprintf("%.2f (upload %.2f: mkdir %.2f + upload %.2f + unpack %.2f; read %.2f)", per, perN(g.uploadCalls(), p.n),
-				perN(g.commands[cmdMkdir], p.n), perN(g.uploads, p.n), perN(g.commands[cmdUnpack], p.n), perN(g.readCalls(), p.n)),
-			pass: per <= 4+1e-9 && g.uploadCalls() > 0 && g.readCalls() > 0,
+			name: fmt.Sprintf("files N=%d, %s: gateway requests per member, upload + result read", p.n, mib(p.files.archive.Size)),
+			target: fmt.Sprintf("≤ %d (%d upload%s of at most 16 MiB, the join and unpack, the read; no mkdir)", want, parts,
+				map[bool]string{true: "s", false: ""}[parts > 1]),
+			value: fmt.Sprintf("%.2f (upload %.2f: uploads %.2f + unpack %.2f + mkdir %.2f; read %.2f)", per, perN(g.uploadCalls(), p.n),
+				perN(g.uploads, p.n), perN(g.commands[cmdUnpack], p.n), perN(g.commands[cmdMkdir], p.n), perN(g.readCalls(), p.n)),
+			pass: per <= float64(want)+1e-9 && g.uploadCalls() > 0 && g.readCalls() > 0,
 		})
+		if parts > 1 {
+			allow := rssAllowance(p.files.archive.Size)
+			out = append(out, verdict{
+				name:   fmt.Sprintf("files N=%d, %s: provider peak RSS (apply) above the same fleet without files", p.n, mib(p.files.archive.Size)),
+				target: fmt.Sprintf("≤ 2 × archive + 50 MiB = %s", kb(allow)),
+				value: fmt.Sprintf("%s (%s with files, %s without)", signedKB(p.rssAbove()),
+					kb(p.files.apply.maxRSS()), kb(p.base.apply.maxRSS())),
+				pass: p.rssAbove() <= allow && p.files.apply.maxRSS() > 0 && p.base.apply.maxRSS() > 0,
+			})
+		}
 	}
 	if len(r.files) == 0 {
-		out = append(out, notMeasured("files: gateway requests per member, upload + result read", "≤ 4", "-file-n 200,1000"))
+		out = append(out, notMeasured("files: gateway requests per member, upload + result read", "≤ parts + 2", "-file-n 200,1000"))
 	}
 	for _, p := range r.files {
 		for _, f := range []*fileFigures{p.base, p.files} {
