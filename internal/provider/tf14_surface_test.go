@@ -55,7 +55,7 @@ func TestServedProviderOffersTerraform14Surface(t *testing.T) {
 		slices.Sort(got[name])
 	}
 	want := map[string][]string{
-		"prime_sandbox": {"id"}, "prime_egress_policy": {"sandbox_id"}, "prime_sandbox_fleet": {"label", "sandbox_ids"},
+		"prime_sandbox": {"id"}, "prime_egress_policy": {"sandbox_id"}, "prime_sandbox_fleet": {"id", "label", "sandbox_ids"},
 	}
 	for name, attrs := range want {
 		if !slices.Equal(got[name], attrs) {
