@@ -96,10 +96,13 @@ func (r *egressPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequ
 	}
 	attrs["id"] = schema.StringAttribute{
 		Computed: true,
-		MarkdownDescription: "`<sandbox_id>/<generation>`: the sandbox and the policy generation this resource " +
-			"first wrote. A replaced policy gets a new ID, so a command whose `triggers` name it runs again after " +
-			"every re-lock (the agent after a setup change).",
-		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		MarkdownDescription: "`<sandbox_id>/<generation>`: the sandbox and the policy generation of this resource's " +
+			"last enforced write. It changes with every write: the create (also a replacement, such as after a change " +
+			"of `after`), a change of `allow`, `block` or `routes` that changes what is sent, and the rewrite of a " +
+			"policy that a refresh found not enforced; the plan shows it unknown until then. A command whose " +
+			"`triggers` name it (the agent) therefore runs again after every re-lock and only then: a change that " +
+			"only respells the same destinations writes nothing and keeps it. See the evaluations guide's re-run " +
+			"pattern.",
 	}
 	attrs["sandbox_id"] = schema.StringAttribute{
 		Required: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
@@ -186,6 +189,15 @@ func (r *egressPolicyResource) ModifyPlan(ctx context.Context, req resource.Modi
 			}
 		}
 	}
+	// The ID names the last enforced write: it stays unless one is planned.
+	plan.ID = types.StringUnknown()
+	if !plan.Generation.IsUnknown() {
+		var state egressPolicyModel
+		resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+		plan.ID = state.ID
+	} else {
+		plan.egressLists.warnPlanned(ctx, path.Empty(), &resp.Diagnostics)
+	}
 	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
 }
 
@@ -199,8 +211,8 @@ func setApplied(ctx context.Context, m *egressPolicyModel, policy prime.EgressPo
 	return diags
 }
 
-// policyID names one creation of a policy: a sandbox and the generation the
-// resource first wrote. Sandbox IDs contain no "/".
+// policyID names one enforced write of a policy: a sandbox and the
+// generation written. Sandbox IDs contain no "/".
 func policyID(sandboxID string, gen int64) string { return fmt.Sprintf("%s/%d", sandboxID, gen) }
 
 // sandboxOfPolicyID reads the sandbox from a policy ID or an import ID
@@ -355,6 +367,9 @@ func (r *egressPolicyResource) Update(ctx context.Context, req resource.UpdateRe
 		keepPrior(ctx, req, resp, gen)
 		return
 	}
+	if plan.ID.IsUnknown() {
+		plan.ID = types.StringValue(policyID(id, gen)) // a write was planned: a new ID
+	}
 	resp.Diagnostics.Append(setApplied(ctx, &plan, policy, gen, st)...)
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 	resp.Diagnostics.Append(setEgressPolicyIdentity(ctx, resp.Identity, plan.SandboxID)...)
@@ -468,14 +483,12 @@ func (r *egressPolicyResource) Delete(ctx context.Context, req resource.DeleteRe
 	if !state.Generation.IsNull() {
 		ownGen = state.Generation.ValueInt64()
 	}
-	warning, err := restoreEgress(ctx, r.client, state.SandboxID.ValueString(), ownGen, decodeBaseline(stored), timeout, true)
+	res, err := restoreEgress(ctx, r.client, state.SandboxID.ValueString(), ownGen, decodeBaseline(stored), timeout, true)
 	if err != nil {
 		resp.Diagnostics.AddError("Egress not restored", err.Error())
 		return
 	}
-	if warning != "" {
-		resp.Diagnostics.AddWarning("Egress restore", warning)
-	}
+	addRestoreWarnings(&resp.Diagnostics, []restoreNote{{SandboxID: state.SandboxID.ValueString(), restoreResult: res}})
 }
 
 // ImportState takes a sandbox ID (or a policy ID, "<sandbox_id>/<n>"), or
