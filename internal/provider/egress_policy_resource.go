@@ -126,10 +126,12 @@ func (r *egressPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			"there — and waits for it, so a reused sandbox's next setup is not silently restricted (a create that " +
 			"failed closed notes that baseline for the create that retries it; see the provider's `create_journal`). (An imported " +
 			"policy does not know what came before it: its destroy restores unrestricted egress.) A newer policy " +
-			"written by someone else (a `create_before_destroy` replacement, the CLI) is left in place. A restore that " +
-			"is not enforced within `timeouts.delete` does not hold up teardown: the destroy completes with a warning, " +
-			"and a kept sandbox stays safe because `require_open_egress` refuses setup steps while the restore is " +
-			"pending (see the egress guide's \"Destroy and the reuse guard\").",
+			"written by someone else (a `create_before_destroy` replacement, the CLI) is left in place. The destroy waits " +
+			"at most 10 seconds for the restore (or `timeouts.delete`, when shorter), so a stalled data plane does not " +
+			"hold up teardown: past that it completes with a warning, and a kept sandbox stays safe because " +
+			"`require_open_egress` setup steps wait for the restore (in the same apply, until `timeouts.delete` from " +
+			"the write) and refuse to run while it is pending (see the egress guide's \"Destroy and the reuse " +
+			"guard\").",
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{
@@ -137,8 +139,11 @@ func (r *egressPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				CreateDescription: "How long to wait, after the platform accepted the policy, for the data plane to " +
 					"enforce it (default `60s`). On timeout the apply fails closed.",
 				UpdateDescription: "As `create`, for changes (default `60s`).",
-				DeleteDescription: "How long to wait for the restored policy to be enforced again (default `60s`). " +
-					"After that the destroy completes with a warning, so teardown is never blocked by a stalled data plane.",
+				DeleteDescription: "How long the restore written on destroy may take to be enforced (default `60s`), " +
+					"counted from its write. The destroy itself waits for it at most 10 seconds (or this, when shorter) " +
+					"and then completes with a warning, so teardown is never blocked by a stalled data plane; a setup " +
+					"step with `require_open_egress` on the same sandbox, later in the same apply, waits for the rest " +
+					"of it before refusing to run.",
 			}),
 		},
 	}

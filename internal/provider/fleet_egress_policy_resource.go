@@ -124,7 +124,8 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 			"locked, members found not enforced (or drifted) are written again, a change of `allow`, `block` or " +
 			"`routes` relocks every member, and removed members get back what they held before. Destroy restores " +
 			"every member concurrently — unrestricted egress, or a born-restricted sandbox's create-time lists — " +
-			"and leaves a member alone, with a warning, when a newer policy written by someone else holds it. " +
+			"waiting at most 10 seconds for the data plane, and leaves a member alone when a newer policy written " +
+			"by someone else holds it; either is reported in one warning for the fleet, naming the members. " +
 			"Import is not supported.",
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
@@ -133,10 +134,12 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 				CreateDescription: "How long to wait, per member, after the platform accepted the policy, for the " +
 					"data plane to enforce it (default `60s`). On timeout the apply fails closed.",
 				UpdateDescription: "As `create`, for relocking existing members (default `60s`); new members use `create`.",
-				DeleteDescription: "How long to wait, per member, for the restored policy to be enforced again, on " +
-					"destroy and for members removed from `sandbox_ids` (default `60s`). On destroy, a member whose " +
-					"restore is not enforced by then is reported in a warning and the destroy completes (teardown is " +
-					"never blocked by a stalled data plane); a member removed from `sandbox_ids` fails the update instead.",
+				DeleteDescription: "How long a restore may take to be enforced, per member, counted from its write " +
+					"(default `60s`). A member removed from `sandbox_ids` is waited for that long and fails the update " +
+					"when it is not enforced by then. On destroy the wait is at most 10 seconds (or this, when shorter): " +
+					"members whose restore is still pending are named in one warning and the destroy completes, so " +
+					"teardown is never blocked by a stalled data plane; a setup step with `require_open_egress` on such " +
+					"a member, later in the same apply, waits for the rest of it before refusing to run.",
 			}),
 		},
 	}

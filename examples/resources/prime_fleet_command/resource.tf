@@ -35,8 +35,10 @@ resource "prime_fleet_egress_policy" "lock" {
 }
 
 # The agent, once every member enforces the lock, and again after every
-# re-lock. When the fleet grows, only the new members run (setup, lock and
-# agent alike); results of the others are kept.
+# re-lock: the lock's id changes with every write on the members it holds
+# (a setup change, a change of allow, block or routes). When the fleet
+# grows, only the new members run (setup, lock and agent alike); results of
+# the others are kept.
 resource "prime_fleet_command" "agent" {
   sandbox_ids        = prime_fleet_egress_policy.lock.sandbox_ids
   commands           = ["python /workspace/agent.py"]
