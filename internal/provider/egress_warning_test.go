@@ -34,7 +34,7 @@ func TestEgressWarningsOncePerWrite(t *testing.T) {
 	validateWarnings := func(r resource.ResourceWithValidateConfig, vals map[string]tftypes.Value) string {
 		p := planOf(t, r, vals)
 		var resp resource.ValidateConfigResponse
-		r.ValidateConfig(ctx, resource.ValidateConfigRequest{Config: tfsdk.Config{Schema: p.Schema, Raw: p.Raw}}, &resp)
+		r.ValidateConfig(ctx, resource.ValidateConfigRequest{Config: tfsdk.Config(p)}, &resp)
 		if resp.Diagnostics.HasError() {
 			t.Fatalf("ValidateConfig: %v", resp.Diagnostics)
 		}
@@ -44,7 +44,7 @@ func TestEgressWarningsOncePerWrite(t *testing.T) {
 	updateWarnings := func(r resource.ResourceWithModifyPlan, plan, state map[string]tftypes.Value) string {
 		p, s := planOf(t, r, plan), planOf(t, r, state)
 		resp := resource.ModifyPlanResponse{Plan: p}
-		r.ModifyPlan(ctx, resource.ModifyPlanRequest{Plan: p, State: tfsdk.State{Schema: s.Schema, Raw: s.Raw}}, &resp)
+		r.ModifyPlan(ctx, resource.ModifyPlanRequest{Plan: p, State: tfsdk.State(s)}, &resp)
 		if resp.Diagnostics.HasError() {
 			t.Fatalf("ModifyPlan: %v", resp.Diagnostics)
 		}

@@ -100,7 +100,7 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 		MarkdownDescription: "Member key → the policy's state on that member. A member whose sandbox is gone drops " +
 			"out at refresh (the next apply locks it again if it is still in `sandbox_ids`).",
 		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-			"sandbox_id":         schema.StringAttribute{Computed: true, MarkdownDescription: "Sandbox of the member."},
+			"sandbox_id": schema.StringAttribute{Computed: true, MarkdownDescription: "Sandbox of the member."},
 			"generation": schema.Int64Attribute{Computed: true, MarkdownDescription: generationDoc + " Unknown in the " +
 				"plan whenever the member will be written (locked, relocked or rewritten), so `member_triggers = { for k, " +
 				"m in prime_fleet_egress_policy.<name>.members : k => m.generation }` runs a member's agent again exactly " +

@@ -383,15 +383,16 @@ func (fs fleetSources) fingerprints(diags *diag.Diagnostics) sourcePrints {
 // Members joining or leaving with the shared source, a member's new
 // sandbox, mode and triggers leave it as it is: the bytes are the same.
 func fleetFileID(remote string, prints sourcePrints) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "path %q\n", remote)
+	var b strings.Builder
+	fmt.Fprintf(&b, "path %q\n", remote)
 	if prints.shared != nil {
-		fmt.Fprintf(h, "shared %s\n", prints.shared.SHA256)
+		fmt.Fprintf(&b, "shared %s\n", prints.shared.SHA256)
 	}
 	for _, k := range sortedKeys(prints.perMember) {
-		fmt.Fprintf(h, "member %q %s\n", k, prints.perMember[k].SHA256)
+		fmt.Fprintf(&b, "member %q %s\n", k, prints.perMember[k].SHA256)
 	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
+	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:])[:16]
 }
 
 // of is the source member key takes; ok false when it has none.
