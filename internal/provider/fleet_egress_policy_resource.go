@@ -229,6 +229,8 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 		for key, v := range plan.SandboxIDs.Elements() {
 			id, _ := v.(types.String)
 			p, had := prior[key]
+			holder, handedOver := heldBy[id.ValueString()]
+			handedOver = handedOver && !id.IsUnknown() && holder != key
 			written := true
 			switch {
 			case id.IsUnknown():
@@ -236,11 +238,16 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 			case had && samePolicy && p.SandboxID.ValueString() == id.ValueString() && p.Applied.ValueBool():
 				written = false
 				entries[key] = p.object()
+			case handedOver && samePolicy && prior[holder].Applied.ValueBool():
+				// A sandbox handed over from another key (a renamed key, a
+				// swap) keeps its record: nothing is written.
+				written = false
+				entries[key] = prior[holder].object()
 			default:
 				entries[key] = fleetPolicyMember{SandboxID: id, Generation: types.Int64Unknown(),
 					AppliedGeneration: types.Int64Unknown(), Applied: types.BoolValue(true)}.object()
 			}
-			if written && rewritesHeldSandbox(id, had, heldBy) {
+			if written && rewritesHeldSandbox(id, key, prior, heldBy, samePolicy) {
 				rewrites = true
 			}
 		}
@@ -261,14 +268,18 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 
 // rewritesHeldSandbox: a member planned to be written may land on a
 // sandbox the policy already holds (the same sandbox, or one handed over
-// from another key), which Update relocks: a write again, which changes the
-// policy's ID. id unknown is taken as its key's previous sandbox.
-func rewritesHeldSandbox(id types.String, had bool, heldBy map[string]string) bool {
+// from another key); Update writes it again when the destinations change
+// or its record is not applied, which changes the policy's ID. An unknown
+// id is taken as its key's previous sandbox. A new sandbox is a first
+// write, which keeps the ID.
+func rewritesHeldSandbox(id types.String, key string, prior map[string]fleetPolicyMember, heldBy map[string]string, samePolicy bool) bool {
+	holder, held := key, false
 	if id.IsUnknown() {
-		return had
+		_, held = prior[key]
+	} else {
+		holder, held = heldBy[id.ValueString()]
 	}
-	_, held := heldBy[id.ValueString()]
-	return held
+	return held && (!samePolicy || !prior[holder].Applied.ValueBool())
 }
 
 // fleetMembersOf reads members; nil when null or unknown.

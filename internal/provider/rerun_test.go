@@ -6,10 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-testing/compare"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
 // The tests in this file hold the documented re-run pattern to its word:
@@ -371,6 +375,122 @@ func TestAccRerun_singleAgentRunsAgainForEveryInput(t *testing.T) {
 					plancheck.ExpectResourceAction(agent, plancheck.ResourceActionDestroyBeforeCreate),
 				}},
 				Check: wantSingleRuns(m, 2, 5),
+			},
+		},
+	})
+}
+
+// lockIDHCL is a fleet lock over the boxes, keyed by keyPrefix+index, and
+// two agents on the boxes: "all" names the lock's id in triggers, "own"
+// each member's generation in member_triggers.
+func lockIDHCL(m *testMock, keyPrefix string) string {
+	return m.config(fleetMemberBoxes(2) + fmt.Sprintf(`
+resource "prime_fleet_egress_policy" "lock" {
+  sandbox_ids = { for i, s in prime_sandbox.box : "%[1]s${i}" => s.id }
+  allow       = ["example.com"]
+}
+
+locals {
+  agent_ids  = { for i, s in prime_sandbox.box : tostring(i) => s.id }
+  generation = { for k, m in prime_fleet_egress_policy.lock.members : trimprefix(k, "%[1]s") => m.generation }
+}
+
+resource "prime_fleet_command" "all" {
+  sandbox_ids = local.agent_ids
+  commands    = ["echo all-agent"]
+  triggers    = { lock = prime_fleet_egress_policy.lock.id }
+}
+
+resource "prime_fleet_command" "own" {
+  sandbox_ids     = local.agent_ids
+  commands        = ["echo own-agent"]
+  member_triggers = local.generation
+}
+`, keyPrefix))
+}
+
+// wantAgentRuns checks how many times each agent ran on each box.
+func wantAgentRuns(m *testMock, ids *[]string, all, own []int) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		gotAll, gotOwn := commandRunsBySandbox(m.Events(), "echo all-agent"), commandRunsBySandbox(m.Events(), "echo own-agent")
+		for i, id := range *ids {
+			if gotAll[id] != all[i] || gotOwn[id] != own[i] {
+				return fmt.Errorf("box %d ran the all-agent %d and the own-agent %d times, want %d and %d", i, gotAll[id], gotOwn[id], all[i], own[i])
+			}
+		}
+		return nil
+	}
+}
+
+// A fleet lock's id changes when members it holds are written again (a
+// member rewritten after drift), not when a member gets a new sandbox or
+// keys are renamed; a member's generation changes with its own writes. So
+// an agent naming the id runs every member again after a rewrite, and one
+// naming the generations only the member written.
+func TestAccRerun_fleetLockIDFollowsRewritesNotMembership(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	var ids []string
+	lockID := statecheck.CompareValue(compare.ValuesSame())
+	rewritten := statecheck.CompareValue(compare.ValuesDiffer())
+	id := tfjsonpath.New("id")
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: lockIDHCL(m, ""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					rewritten.AddStateValue("prime_fleet_egress_policy.lock", id),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(boxIDsInto(&ids, 2), wantAgentRuns(m, &ids, []int{1, 1}, []int{1, 1})),
+			},
+			{
+				// Member 1 changed out of band: rewritten alone, a new id.
+				PreConfig: func() {
+					c := m.client(t)
+					st, err := c.PutEgressPolicy(waitCtx(t), ids[1], prime.EgressPolicy{Allowlist: []string{"evil.example.org"}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, err := c.WaitForEgressApplied(waitCtx(t), ids[1], st.Generation, st); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: lockIDHCL(m, ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectUnknownValue("prime_fleet_egress_policy.lock", id),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					rewritten.AddStateValue("prime_fleet_egress_policy.lock", id),
+					lockID.AddStateValue("prime_fleet_egress_policy.lock", id),
+				},
+				Check: wantAgentRuns(m, &ids, []int{2, 2}, []int{1, 2}),
+			},
+			{
+				// Member 1's sandbox is gone and replaced: locked anew alone,
+				// the id stays; both agents run on the new sandbox only.
+				PreConfig: func() {
+					if err := m.client(t).DeleteSandbox(waitCtx(t), ids[1]); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: lockIDHCL(m, ""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					lockID.AddStateValue("prime_fleet_egress_policy.lock", id),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(boxIDsInto(&ids, 2), wantAgentRuns(m, &ids, []int{2, 1}, []int{1, 1})),
+			},
+			{
+				// Keys renamed, same sandboxes: handed over, nothing written,
+				// the id stays and nothing runs.
+				Config: lockIDHCL(m, "member-"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_fleet_command.all", plancheck.ResourceActionNoop),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					lockID.AddStateValue("prime_fleet_egress_policy.lock", id),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(wantPolicyPuts(m, &ids, 1, 1), wantAgentRuns(m, &ids, []int{2, 1}, []int{1, 1})),
 			},
 		},
 	})
