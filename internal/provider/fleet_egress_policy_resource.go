@@ -82,7 +82,7 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 			"change of `after`) and whenever the policy is written again on members it already holds — a change of " +
 			"`allow`, `block` or `routes` that changes what is sent (every member), or the rewrite of a member that a " +
 			"refresh found not enforced; the plan shows it unknown until then. A command whose `triggers` name it runs " +
-			"again on every member after every re-lock. Members that join, leave or get a new sandbox keep it: their " +
+			"again on every member after every re-lock. Members that join, leave, get a new sandbox or change keys keep it: their " +
 			"own `generation` in `members` changes instead, for `member_triggers` (the member alone runs again). A " +
 			"change that only respells the same destinations writes nothing and keeps it.",
 	}
