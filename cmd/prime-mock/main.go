@@ -81,7 +81,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&o.DownloadFailRate, "download-fail-rate", 0, "probability of an injected 503 per gateway download or read-file")
 	outage := fs.Duration("gateway-outage", 0, "fail every gateway request and the job batch for this long from the start (REST 503, Connect unavailable)")
 	fs.BoolVar(&o.JobBatchUnsupported, "job-batch-unsupported", false, "answer the background-job batch endpoint with 404, as a platform without it")
+	checkResources := resourceFlags(fs, &o.ResourceOptions)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := checkResources(); err != nil {
 		return err
 	}
 	switch {

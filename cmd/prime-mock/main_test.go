@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -44,6 +45,9 @@ var allFlags = []string{
 	"-gateway-lag", "0", "-keepalive-interval", "150ms",
 	"-sleep-scale", "0.5", "-read-file-limit", "2048", "-upload-fail-rate", "0.0003", "-download-fail-rate", "0.0004",
 	"-job-batch-unsupported",
+	"-checkpoint-freeze-delay", "11ms", "-checkpoint-durable-delay", "12ms", "-checkpoint-fail-rate", "0.25",
+	"-restore-delay", "13ms", "-pause-delay", "14ms", "-resume-delay", "15ms", "-resume-limit", "4",
+	"-image-without-vm", "me/a:1,me/b:2", "-image-without-vm", "c:3", "-vm-build-delay", "16ms", "-network-default-allow",
 }
 
 var allFlagsConfig = map[string]any{
@@ -51,7 +55,10 @@ var allFlagsConfig = map[string]any{
 	"latency": "1ms", "latency_jitter": "2ms", "fail_rate": 0.0001, "throttle_rate": 0.0002,
 	"retry_after": "3s", "seed": 7.0, "token_ttl": "5m0s", "gateway_lag": "0s", "keepalive_interval": "150ms",
 	"sleep_scale": 0.5, "read_file_limit": 2048.0, "upload_fail_rate": 0.0003, "download_fail_rate": 0.0004,
-	"job_batch_unsupported": true,
+	"job_batch_unsupported":   true,
+	"checkpoint_freeze_delay": "11ms", "checkpoint_durable_delay": "12ms", "checkpoint_fail_rate": 0.25,
+	"restore_delay": "13ms", "pause_delay": "14ms", "resume_delay": "15ms", "resume_limit": 4.0,
+	"images_without_vm": []any{"me/a:1", "me/b:2", "c:3"}, "vm_build_delay": "16ms", "network_default_allow": true,
 	// -gateway-outage is left out here (an outage would stop the Connect
 	// command below); TestRunGatewayOutageFlag covers it.
 	"gateway_outage": "0s",
@@ -133,7 +140,7 @@ func TestExecutableServesAndStopsOnSIGINT(t *testing.T) {
 		t.Errorf("config has %d knobs, the test sets %d: %v", len(cfg), len(allFlagsConfig), cfg)
 	}
 	for k, want := range allFlagsConfig {
-		if cfg[k] != want {
+		if !reflect.DeepEqual(cfg[k], want) {
 			t.Errorf("%s = %#v, want %#v (from the flag)", k, cfg[k], want)
 		}
 	}
@@ -245,7 +252,7 @@ func TestRunRejectsBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-fail-rate", "2"}, {"-nope"}, {"extra"}, {"-gateway-lag", "-1s"}, {"-keepalive-interval", "0"},
 		{"-sleep-scale", "0"}, {"-read-file-limit", "0"}, {"-upload-fail-rate", "1.5"}, {"-download-fail-rate", "-1"},
-		{"-gateway-outage", "-1s"},
+		{"-gateway-outage", "-1s"}, {"-checkpoint-fail-rate", "1.5"}, {"-resume-limit", "-1"}, {"-pause-delay", "-1s"},
 	} {
 		if err := run(context.Background(), args, &out, &errOut); err == nil {
 			t.Errorf("run(%v) succeeded", args)

@@ -92,6 +92,8 @@ type Client struct {
 	gateway gatewayTokens
 	// kinds caches which sandboxes are VMs (their commands go over Connect).
 	kinds sandboxKinds
+	// secrets caches the names of each sandbox's secrets.
+	secrets sandboxSecretNames
 	// streamHTTP carries Connect calls: the client's transport without an
 	// overall timeout, which would cut long command streams.
 	streamHTTP *http.Client
@@ -106,6 +108,9 @@ type Client struct {
 	egressLatency  latencyEstimate
 	bootLatency    latencyEstimate
 	gatewayLatency latencyEstimate // RUNNING → the gateway first answers
+
+	// res is the checkpoint, volume, network and image calls' state.
+	res resourceState
 }
 
 // New builds a client. It fails without an API key, before any request, as

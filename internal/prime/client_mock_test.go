@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,5 +75,52 @@ func TestClientAgainstMock(t *testing.T) {
 	}
 	if _, err := c.BulkDeleteSandboxes(ctx, prime.BulkDeleteRequest{}); err == nil {
 		t.Fatal("a bulk delete without ids, labels or all_users must be refused locally")
+	}
+}
+
+// A sandbox's secret values are read inside it, for scrubbing; a sandbox
+// without secrets costs no command.
+func TestSandboxSecretValuesAgainstMock(t *testing.T) {
+	ctx := context.Background()
+	m := primemock.New(primemock.Options{APIKey: "k"})
+	srv := httptest.NewServer(m)
+	t.Cleanup(func() { srv.Close(); m.Close() })
+	newClient := func() *prime.Client {
+		c, err := prime.New(prime.Options{Config: prime.Config{APIKey: "k", BaseURL: srv.URL}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	c := newClient()
+	with, err := c.CreateSandbox(ctx, prime.CreateSandboxRequest{Name: "with", DockerImage: "img",
+		Secrets: map[string]string{"API_TOKEN": "tok-secret-123", "MULTI": "line one\nline two"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := c.CreateSandbox(ctx, prime.CreateSandboxRequest{Name: "without", DockerImage: "img"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{with.ID, without.ID} {
+		if err := c.WaitForRunning(ctx, id, prime.WaitRunningOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A fresh client learns the names from a GET, as a later apply does.
+	for _, cl := range []*prime.Client{c, newClient()} {
+		got, err := cl.SandboxSecretValues(ctx, with.ID)
+		if err != nil || !slices.Equal(got, []string{"tok-secret-123", "line one\nline two"}) {
+			t.Fatalf("values %q, %v", got, err)
+		}
+		before := len(m.Events())
+		if got, err := cl.SandboxSecretValues(ctx, without.ID); err != nil || got != nil {
+			t.Fatalf("values of a sandbox without secrets: %q, %v", got, err)
+		}
+		for _, e := range m.Events()[before:] {
+			if e.Type == primemock.EventCommandStarted {
+				t.Fatalf("a sandbox without secrets ran %q", e.Command)
+			}
+		}
 	}
 }

@@ -79,6 +79,11 @@ type ExecRequest struct {
 	// are merged into Env (winning over a variable of the same name) and
 	// their values are scrubbed from every debug record and returned error.
 	SensitiveEnv map[string]string
+	// Secrets are values that must not show either — a sandbox's own
+	// secrets, which the command's environment already holds (see
+	// SandboxSecretValues) —: scrubbed like SensitiveEnv's values, and not
+	// set in the environment.
+	Secrets []string
 	// SensitiveOutput keeps the command's output out of debug records (the
 	// REST answer is logged as "(withheld)"). Errors never carry output.
 	SensitiveOutput bool
@@ -222,7 +227,7 @@ func (c *Client) exec(ctx context.Context, sandboxID string, req ExecRequest, mo
 	x := execCall{
 		id: sandboxID, req: req, timeout: req.Timeout,
 		env:     mergeEnv(req.Env, req.SensitiveEnv),
-		secrets: mapValues(req.SensitiveEnv),
+		secrets: append(mapValues(req.SensitiveEnv), req.Secrets...),
 		what:    fmt.Sprintf("running %s in sandbox %s", quoteCommand(req.Command), sandboxID),
 		probe:   mode.probe, raw: mode.raw,
 	}
@@ -253,7 +258,7 @@ type execCall struct {
 	id      string
 	req     ExecRequest
 	env     map[string]string // Env and SensitiveEnv merged; never nil
-	secrets []string          // SensitiveEnv's values
+	secrets []string          // SensitiveEnv's values and Secrets
 	timeout time.Duration
 	what    string // "running "cmd" in sandbox id", the prefix of every error
 	// probe: a readiness probe, whose caller asks the shared status poller

@@ -3,8 +3,6 @@ package prime
 import (
 	"context"
 	"fmt"
-	"sort"
-	"sync"
 	"time"
 )
 
@@ -26,38 +24,42 @@ type StatusCheck func(obs StatusObservation) (done bool, err error)
 
 // StatusPoller coalesces status waits: every sandbox the process is waiting
 // on is polled in the same status:batchGet request (≤100 ids each), so a
-// fleet of N booting sandboxes costs one request per poll round instead of N.
-// Each waiter keeps its own schedule (its first check ~250 ms after it
-// joined, however long the others have waited); a round is sent when some
-// waiter is due, and carries every waiter, so the others get a fresher
-// answer for free.
+// fleet of N booting sandboxes costs one request per poll round instead of N
+// (the engine is batchPoller, which the checkpoint waits share).
 type StatusPoller struct {
-	client  *Client
-	backoff Backoff
-
-	mu      sync.Mutex
-	waiters map[*statusWaiter]struct{}
-	wake    chan struct{}
-	running bool
+	*batchPoller[StatusObservation]
 }
 
-type statusWaiter struct {
-	id    string
-	ctx   context.Context
-	check StatusCheck
-	done  chan error
-	sched Schedule
-	n     int       // scheduled checks so far
-	due   time.Time // next scheduled check
-}
-
-// pollSlack merges waiters that are due within this window into one round:
-// polling one of them 50 ms early is cheaper than a second request.
-const pollSlack = 50 * time.Millisecond
+type statusWaiter = batchWaiter[StatusObservation]
 
 // NewStatusPoller builds a poller on c with the given cadence.
 func NewStatusPoller(c *Client, b Backoff) *StatusPoller {
-	return &StatusPoller{client: c, backoff: b, waiters: map[*statusWaiter]struct{}{}, wake: make(chan struct{}, 1)}
+	p := newBatchPoller[StatusObservation](b, MaxBatchStatusIDs)
+	p.fetch = func(ctx context.Context, ids []string) (map[string]StatusObservation, error) {
+		resp, err := c.BatchStatus(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string]StatusObservation, len(ids))
+		for i := range resp.Statuses {
+			s := resp.Statuses[i]
+			out[s.SandboxID] = StatusObservation{SandboxID: s.SandboxID, Status: &s}
+		}
+		for i := range resp.Errors {
+			e := resp.Errors[i]
+			out[e.SandboxID] = StatusObservation{SandboxID: e.SandboxID, Error: &e}
+		}
+		return out, nil
+	}
+	// The client already retried; a failure now is not transient.
+	p.failed = func(id string, err error) error {
+		return fmt.Errorf("polling the status of sandbox %s: %w", id, err)
+	}
+	// As in the SDK: silence must not read as progress.
+	p.missing = func(id string) error {
+		return fmt.Errorf("sandbox %s: missing from the status:batchGet answer", id)
+	}
+	return &StatusPoller{p}
 }
 
 // StatusPoller returns the client's shared poller (DefaultStatusBackoff).
@@ -70,161 +72,7 @@ func (c *Client) StatusPoller() *StatusPoller {
 // ends (its cause is returned, so a deadline reads as a timeout). sched is
 // the waiter's schedule; nil means the poller's backoff.
 func (p *StatusPoller) Watch(ctx context.Context, id string, sched Schedule, check StatusCheck) error {
-	if sched == nil {
-		sched = p.backoff
-	}
-	w := &statusWaiter{id: id, ctx: ctx, check: check, done: make(chan error, 1), sched: sched}
-	w.due = time.Now().Add(sched.Delay(0))
-	p.mu.Lock()
-	p.waiters[w] = struct{}{}
-	if !p.running {
-		p.running = true
-		go p.loop()
-	}
-	p.mu.Unlock()
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
-	select {
-	case err := <-w.done:
-		return err
-	case <-ctx.Done():
-		p.mu.Lock()
-		delete(p.waiters, w)
-		p.mu.Unlock()
-		return context.Cause(ctx)
-	}
-}
-
-func (p *StatusPoller) loop() {
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for {
-		// The exit decision is made under the lock Watch takes to register,
-		// so a waiter never joins a loop that is about to return.
-		p.mu.Lock()
-		if len(p.waiters) == 0 {
-			p.running = false
-			p.mu.Unlock()
-			return
-		}
-		var next time.Time
-		for w := range p.waiters {
-			if next.IsZero() || w.due.Before(next) {
-				next = w.due
-			}
-		}
-		p.mu.Unlock()
-
-		timer.Reset(time.Until(next))
-		select {
-		case <-p.wake: // a new waiter: its due time may be the earliest now
-			continue
-		case <-timer.C:
-		}
-		batch, due, logCtx := p.snapshot(time.Now().Add(pollSlack))
-		if len(due) == 0 {
-			continue
-		}
-		p.pollOnce(logCtx, batch)
-		p.mu.Lock()
-		now := time.Now()
-		for _, w := range due {
-			w.n++
-			w.due = now.Add(w.sched.Delay(w.n))
-		}
-		p.mu.Unlock()
-	}
-}
-
-// snapshot returns every waiter grouped by id, the waiters due by dueBy, and
-// a context that carries a waiter's logging values without its cancellation.
-func (p *StatusPoller) snapshot(dueBy time.Time) (map[string][]*statusWaiter, []*statusWaiter, context.Context) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	batch := make(map[string][]*statusWaiter, len(p.waiters))
-	var due []*statusWaiter
-	var logCtx context.Context
-	for w := range p.waiters {
-		batch[w.id] = append(batch[w.id], w)
-		if !w.due.After(dueBy) {
-			due = append(due, w)
-		}
-		if logCtx == nil {
-			logCtx = context.WithoutCancel(w.ctx)
-		}
-	}
-	return batch, due, logCtx
-}
-
-func (p *StatusPoller) pollOnce(ctx context.Context, batch map[string][]*statusWaiter) {
-	ids := make([]string, 0, len(batch))
-	for id := range batch {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	// Chunks go out together: a round over 1000 waiting sandboxes costs one
-	// round trip, not ten. Each chunk holds other ids, so other waiters.
-	var wg sync.WaitGroup
-	for _, chunk := range chunkStrings(ids, MaxBatchStatusIDs) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p.pollChunk(ctx, batch, chunk)
-		}()
-	}
-	wg.Wait()
-}
-
-func (p *StatusPoller) pollChunk(ctx context.Context, batch map[string][]*statusWaiter, chunk []string) {
-	resp, err := p.client.BatchStatus(ctx, chunk)
-	if err != nil {
-		// The client already retried; a failure now is not transient.
-		for _, id := range chunk {
-			p.finish(batch[id], fmt.Errorf("polling the status of sandbox %s: %w", id, err))
-		}
-		return
-	}
-	seen := make(map[string]bool, len(chunk))
-	for i := range resp.Statuses {
-		s := resp.Statuses[i]
-		seen[s.SandboxID] = true
-		p.deliver(batch[s.SandboxID], StatusObservation{SandboxID: s.SandboxID, Status: &s})
-	}
-	for i := range resp.Errors {
-		e := resp.Errors[i]
-		seen[e.SandboxID] = true
-		p.deliver(batch[e.SandboxID], StatusObservation{SandboxID: e.SandboxID, Error: &e})
-	}
-	// An id the server left out becomes an error for its waiters, as in
-	// the SDK: silence must not read as progress.
-	for _, id := range chunk {
-		if !seen[id] {
-			p.finish(batch[id], fmt.Errorf("sandbox %s: missing from the status:batchGet answer", id))
-		}
-	}
-}
-
-func (p *StatusPoller) deliver(ws []*statusWaiter, obs StatusObservation) {
-	for _, w := range ws {
-		done, err := w.check(obs)
-		if done || err != nil {
-			p.finish([]*statusWaiter{w}, err)
-		}
-	}
-}
-
-func (p *StatusPoller) finish(ws []*statusWaiter, err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, w := range ws {
-		if _, ok := p.waiters[w]; !ok {
-			continue
-		}
-		delete(p.waiters, w)
-		w.done <- err
-	}
+	return p.batchPoller.Watch(ctx, id, sched, check)
 }
 
 // SandboxFailedError reports a sandbox that reached a terminal status while

@@ -27,16 +27,25 @@ const (
 // The SDK's body carries these keys on every create; what the server does
 // with a body that lacks them is not known, so the client sends them too.
 // vm itself stays unset when unset: the platform then picks its default
-// runtime. Explicitly set values are never changed.
+// runtime. Explicitly set values are never changed. A restore
+// (CheckpointID) gets no disk_size_gb, and a memory restore no cpu_cores or
+// memory_gb.
 func ApplySDKCreateDefaults(r *CreateSandboxRequest) {
 	setFloat := func(p **float64, v float64) {
 		if *p == nil {
 			*p = &v
 		}
 	}
-	setFloat(&r.CPUCores, DefaultCPUCores)
-	setFloat(&r.MemoryGB, DefaultMemoryGB)
-	setFloat(&r.DiskSizeGB, DefaultDiskSizeGB)
+	// A restore takes the checkpoint's disk size (it must not be sent), and
+	// a memory restore keeps the paused shape [I: sending the default CPU
+	// and memory could conflict with it], so neither gets those defaults.
+	if r.RestoreMemory == nil || !*r.RestoreMemory {
+		setFloat(&r.CPUCores, DefaultCPUCores)
+		setFloat(&r.MemoryGB, DefaultMemoryGB)
+	}
+	if r.CheckpointID == nil {
+		setFloat(&r.DiskSizeGB, DefaultDiskSizeGB)
+	}
 	if r.GPUCount == nil {
 		zero := 0
 		r.GPUCount = &zero
@@ -96,9 +105,10 @@ func CreateRules(r CreateSandboxRequest) []RuleViolation {
 	if strings.TrimSpace(r.Name) == "" {
 		add(in("name"), "must not be empty")
 	}
-	if strings.TrimSpace(r.DockerImage) == "" {
+	if strings.TrimSpace(r.DockerImage) == "" && r.CheckpointID == nil {
 		add(in("docker_image"), "must not be empty")
 	}
+	out = append(out, restoreRules(r)...)
 
 	// 1. GPUs.
 	if gpus < 0 {

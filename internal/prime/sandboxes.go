@@ -40,6 +40,7 @@ func (c *Client) CreateSandbox(ctx context.Context, req CreateSandboxRequest) (*
 		return nil, err
 	}
 	c.kinds.remember(out)
+	c.secrets.learn(out.ID, req.Secrets)
 	return &out, nil
 }
 
@@ -58,6 +59,7 @@ func (c *Client) GetSandbox(ctx context.Context, id string) (*Sandbox, error) {
 		return nil, err
 	}
 	c.kinds.remember(out)
+	c.secrets.learn(out.ID, out.Secrets)
 	return &out, nil
 }
 

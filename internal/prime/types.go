@@ -203,9 +203,11 @@ func (s *Sandbox) UnmarshalJSON(data []byte) error {
 // CreateSandboxRequest is the POST /sandbox body (snake_case). Pointer fields
 // are omitted when nil, so the platform's defaults apply; the egress lists are
 // pointers to slices because an empty list is meaningful and must be sent.
+// docker_image is omitted when empty: a restore (CheckpointID) must not send
+// it, and every other create needs it (CreateRules).
 type CreateSandboxRequest struct {
 	Name                  string            `json:"name"`
-	DockerImage           string            `json:"docker_image"`
+	DockerImage           string            `json:"docker_image,omitempty"`
 	StartCommand          *StartCommand     `json:"start_command,omitempty"`
 	CPUCores              *float64          `json:"cpu_cores,omitempty"`
 	MemoryGB              *float64          `json:"memory_gb,omitempty"`
@@ -226,6 +228,15 @@ type CreateSandboxRequest struct {
 	RegistryCredentialsID *string           `json:"registry_credentials_id,omitempty"`
 	Guaranteed            bool              `json:"guaranteed"`
 	IdempotencyKey        string            `json:"idempotency_key"`
+	// CheckpointID boots the sandbox from a DURABLE checkpoint instead of an
+	// image; it then takes the checkpoint's image and disk size, so
+	// DockerImage and DiskSizeGB must be left unset (restore.go).
+	CheckpointID *string `json:"checkpoint_id,omitempty"`
+	// RestoreMemory (only with CheckpointID) resumes a pause checkpoint with
+	// its memory; the platform answers 409 when the checkpoint has none.
+	RestoreMemory *bool `json:"restore_memory,omitempty"`
+	// Volumes attach private copies of named volumes (volumes.go).
+	Volumes []VolumeMount `json:"volumes,omitempty"`
 }
 
 // ListSandboxesOptions are the query parameters of GET /sandbox.

@@ -41,8 +41,14 @@ func decodeCreate(raw []byte) (prime.CreateSandboxRequest, error) {
 	}
 	for _, k := range []string{"name", "docker_image"} {
 		if v, ok := keys[k]; !ok || string(v) == "null" {
+			if k == "docker_image" && req.CheckpointID != nil {
+				continue // a restore takes the checkpoint's image
+			}
 			return req, fmt.Errorf("%s: Field required", k)
 		}
+	}
+	if err := checkRestoreKeys(keys, req); err != nil {
+		return req, err
 	}
 	if v, ok := keys["labels"]; ok && string(v) == "null" {
 		return req, errors.New("labels: Input should be a valid list")

@@ -33,6 +33,29 @@
 //	POST   /sandbox/{id}/auth                    gateway token
 //	POST   /sandbox/background-jobs/status:batchGet  background jobs' status (VMs; see Background jobs)
 //
+// and the newer APIs (see Checkpoints, pause, networks, volumes, images and
+// SSH below):
+//
+//	POST   /sandbox/{id}/checkpoints             checkpoint a running VM (optional {"ttl_seconds"}) → 202
+//	GET    /sandbox/{id}/checkpoints[?checkpoint_id=]  {"checkpoints"}, oldest first
+//	DELETE /sandbox/{id}/checkpoints             {"deleted", "errors"} (pending ones CONFLICT, kept)
+//	GET    /sandbox/checkpoints[?team_id&sandbox_id&cursor]  a page of 50, {"checkpoints", "next_cursor"}
+//	GET    /sandbox/checkpoints/{checkpoint_id}  one checkpoint
+//	DELETE /sandbox/checkpoints/{checkpoint_id}  204, no body (409 while PENDING or FROZEN)
+//	POST   /sandbox/checkpoints:batchGet         {"checkpoint_ids"} → {"checkpoints", "errors"}
+//	POST   /sandbox/{id}/pause, /resume          202 with the sandbox; PAUSED / RUNNING later
+//	POST   /sandbox/networks                     201; GET /sandbox/networks[?team_id], GET|DELETE (204) /sandbox/networks/{id}
+//	PUT    /sandbox/networks/{id}/rules          replace the rules
+//	PUT    /sandbox/networks/{id}/members/{sandbox_id}   add a member or replace its tags; DELETE: 204
+//	POST   /sandbox/volumes                      201; GET /sandbox/volumes[?team_id], GET|DELETE /sandbox/volumes/{name}
+//	PATCH  /sandbox/volumes/{name or owner/name} grow and/or set visibility
+//	POST   /sandbox/{id}/volumes/{name}/publish  → 202 with the publish's checkpoint
+//	GET    /images[?limit&offset]                artifacts, paged by logical image
+//	POST   /images/{name}/{tag}/vm-build         201 {success, message, buildId, artifactBuildId}
+//	GET    /images/build/{build_id}              {id, status, imageName, imageTag, ...}
+//	POST   /sandbox/{id}/ssh-session             {session_id, sandbox_id, host, port, expires_at, ttl_seconds}
+//	DELETE /sandbox/{id}/ssh-session/{session_id}  close
+//
 // The gateway (what the auth answer's gateway_url points at, derived from
 // the request's Host so it works behind httptest and -addr), authenticated
 // with the gateway token as "Authorization: Bearer <token>":
@@ -51,6 +74,8 @@
 //	GET    /_mock/sandbox/{id}/reachable?host=H  {"reachable": bool} under the APPLIED policy
 //	GET    /_mock/sandbox/{id}/file?path=P       a file's raw bytes (404 when it or the sandbox is missing)
 //	GET    /_mock/sandbox/{id}/files?path=DIR    {"path", "files": [FileInfo...]}
+//	GET    /_mock/sandbox/{id}/peer?to=ID&port=N {"reachable", "network_id", "reason"} over private networks
+//	GET    /_mock/checkpoints/{id}/files?path=DIR a checkpoint's stored files
 //	GET    /_mock/config                         the current knobs
 //	POST   /_mock/config                         change knobs at runtime (partial JSON, see ConfigPatch)
 //
@@ -87,6 +112,16 @@
 //	GatewayOutageUntil gateway_outage      -gateway-outage      the gateway is out until then (patch and flag: a duration from now)
 //	JobBatchUnsupported job_batch_unsupported -job-batch-unsupported  the job batch endpoint answers 404
 //	APIKey             (not exposed)       -api-key             the only API key accepted
+//	CheckpointFreezeDelay  checkpoint_freeze_delay  -checkpoint-freeze-delay  PENDING → FROZEN (default 50ms)
+//	CheckpointDurableDelay checkpoint_durable_delay -checkpoint-durable-delay FROZEN → DURABLE, and a publish's merge (default 100ms)
+//	CheckpointFailRate     checkpoint_fail_rate     -checkpoint-fail-rate     probability a checkpoint goes FAILED
+//	RestoreDelay       restore_delay       -restore-delay       boot time of a restore (default 100ms)
+//	PauseDelay         pause_delay         -pause-delay         accepted pause → PAUSED (default 50ms)
+//	ResumeDelay        resume_delay        -resume-delay        accepted resume → RUNNING (default 50ms)
+//	ResumeLimit        resume_limit        -resume-limit        refuse resumes at this many active sandboxes (0: none)
+//	ImagesWithoutVM    images_without_vm   -image-without-vm    images whose VM creates fail until a vm-build
+//	VMBuildDelay       vm_build_delay      -vm-build-delay      how long a vm-build takes (default 200ms)
+//	NetworkDefaultAllow network_default_allow -network-default-allow  a network created without rules allows all
 //
 // GatewayLag 0 in Options selects the default and a negative value means no
 // lag; gateway_lag "0s" and -gateway-lag 0 mean no lag. gateway_outage reads
@@ -456,6 +491,33 @@
 //	file_downloaded     path, size
 //	file_read           path, size (the bytes answered)
 //
+// and the resource events, with their keys after the common ones:
+//
+//	checkpoint_created  sandbox_id, checkpoint_id, state PENDING, memory (a
+//	                    pause checkpoint), volume (a publish)
+//	checkpoint_state    sandbox_id, checkpoint_id, state FROZEN, DURABLE or
+//	                    FAILED (message)
+//	checkpoint_merged   a publish's merge is done (checkpoint_id, volume)
+//	checkpoint_deleted, checkpoint_discarded  gone: deleted (or its ttl passed),
+//	                    or discarded with its sandbox before DURABLE (message)
+//	sandbox_restored    sandbox_id, checkpoint_id, memory: a create from a
+//	                    checkpoint (after sandbox_created)
+//	pause_requested, sandbox_paused, resume_requested, sandbox_resumed
+//	resume_refused      message: a resume refused at ResumeLimit
+//	network_created, network_deleted, network_rules_replaced  network_id
+//	network_member_put  network_id, sandbox_id, tags
+//	network_member_removed  network_id, sandbox_id (message when it ended)
+//	network_connect     a shell's curl or probe of a member address:
+//	                    sandbox_id, peer, port, allowed, network_id (the
+//	                    network that allowed it) or message (why not)
+//	volume_created, volume_updated, volume_deleted  volume
+//	volume_attached     sandbox_id, volume, path, read_only, checkpoint_id
+//	                    (the head copied; absent while never published)
+//	volume_published    sandbox_id, volume, checkpoint_id, path
+//	volume_head         volume, checkpoint_id: the publish is the new head
+//	image_build         image (name:tag), build_id, state
+//	ssh_session_opened, ssh_session_closed  sandbox_id, session_id (message)
+//
 // # Faults and latency
 //
 // Latency (+ uniform jitter in [0, LatencyJitter)) applies to /api/v1 and to
@@ -477,4 +539,107 @@
 // (nginx) sends, Connect with unavailable. When an outage begins, the
 // Connect streams and REST exec exchanges in flight are cut the same way;
 // the processes they started keep running. The rest of /api/v1 is up.
+//
+// # Checkpoints, pause, networks, volumes, images and SSH
+//
+// Scopes: a request's scope is its team_id (a body key on creates, a query
+// parameter on lists and volume calls) or, without one, the caller's own
+// account (its API key). [guess] Access is otherwise not checked by id, as
+// for sandboxes.
+//
+// Checkpoints. A checkpoint is taken of a RUNNING VM ([guess] 409
+// otherwise, also while a pause is pending). [guess] The mock copies the
+// root file system when the request arrives, without the sandbox's volume
+// mounts (checkpoints never hold volumes); the record is PENDING, FROZEN
+// after CheckpointFreezeDelay, then after CheckpointDurableDelay DURABLE, or
+// FAILED with an error ("upload failed (simulated by prime-mock)") at
+// CheckpointFailRate or always for a sandbox whose name contains
+// MagicCheckpointFailName. Records are snake_case as the SDK parses them;
+// stored_bytes is the files' size once DURABLE; [guess] the create answers
+// 202 with the record. ttl_seconds (a positive number, [guess] no other
+// bound) deletes it that long after the request. A checkpoint that is not
+// DURABLE when its sandbox is deleted or fails is discarded: it reads as
+// NOT_FOUND from then on; a DURABLE one outlives its sandbox. [guess] A
+// single DELETE of a PENDING or FROZEN checkpoint is 409 (the per-sandbox
+// delete reports those as CONFLICT, as published); a deleted checkpoint is
+// gone at once (no DELETING phase); depth and parent_id follow restores.
+// [guess] The owner list pages by 50 with an opaque next_cursor.
+//
+// Restores. A create with checkpoint_id must omit docker_image and
+// disk_size_gb (422, the SDK's "omit docker_image" rule) and takes the
+// checkpoint's; restore_memory without checkpoint_id is 422, and with a
+// checkpoint that has no memory 409 (as published). [guess] An unknown
+// checkpoint, or one of another scope, is 404; one that is not DURABLE, or a
+// volume publish, 409. The new sandbox boots in RestoreDelay from a private
+// copy of the checkpoint's file system ([guess] /etc/hostname then names the
+// new sandbox), so every file the checkpointed sandbox had exists in every
+// restored one; processes do not survive ([guess] also with restore_memory:
+// the shell cannot carry memory). [guess] A restore may carry create-time
+// egress lists and volumes like any create.
+//
+// Pause and resume (VMs only; [guess] 409 for a container, a booting or a
+// terminal sandbox). [guess] Both answer 202 with the sandbox, and a repeat
+// while pending or done is accepted again. A pause leaves the sandbox
+// RUNNING for PauseDelay, then PAUSED: the gateway forgets it (commands and
+// file transfers fail as for a sandbox that is not running), its command
+// streams, [guess] background processes and SSH sessions end, new
+// connections to it are refused, and a pause checkpoint with memory starts
+// uploading. An egress PUT while paused is accepted and applied ApplyDelay
+// after the resume. A resume is refused with [guess] 409 (synchronously; the
+// sandbox stays PAUSED) while the caller has ResumeLimit active sandboxes
+// (booting or running; paused ones do not count); otherwise the sandbox is
+// RUNNING after ResumeDelay and the gateway knows it GatewayLag later.
+// Lifetimes are not enforced, so paused time counting toward
+// timeout_minutes holds trivially.
+//
+// Networks. A network is created with rules (validated: selectors "*" or
+// "tag:<name>" with [guess] the tag grammar [A-Za-z0-9][A-Za-z0-9_.-]{0,62},
+// and [guess] at least one port per rule, each 1-65535). The published
+// default for a network created without a rules key is contradictory:
+// NetworkDefaultAllow false (the API text, the default) allows nothing,
+// true (the guide's example) lets every member reach every other ([guess]
+// shown as "allow_all": true beside empty rules) until rules are PUT.
+// [guess] Members are RUNNING VMs of the network's scope (another scope's
+// sandbox is 404, one not running 409); a member that ends leaves its
+// networks. A member reaches another at <id>.sandbox.internal when both are
+// RUNNING members of one network and a rule matches the source's tags, the
+// peer's tags and the port. [guess] The egress policy does not govern this
+// traffic. The shell's curl checks the URL's port (80 for http, 443
+// otherwise) and probe takes HOST[:PORT] (443 by default); each attempt is a
+// network_connect event. [guess] The answers of PUT rules and PUT member are
+// the network; DELETE of a network or member is 204.
+//
+// Volumes. [guess] The record is {name, owner, team_id, size_gb,
+// visibility PRIVATE|PUBLIC, head_checkpoint_id, created_at, updated_at};
+// names follow the published pattern; size_gb is 1-100 and only grows
+// (422); a name is unique in its scope (409); PATCH takes name or
+// owner/name, and another owner's volume is 404; DELETE answers 200
+// {success, message}; a PUBLIC volume of another owner attaches by
+// owner/name. The create request's volumes are [guess]
+// [{name, mount_path, read_only}] (at most 8, absolute mount paths, none
+// twice; 422 otherwise, 404 for a volume the caller cannot see). A new
+// sandbox gets a private copy of each volume's head at its mount path (an
+// empty directory before the first publish). A publish (a RUNNING VM, a
+// read-write attachment: read-only is 409) copies the mount path into a
+// checkpoint with merge "pending"; once DURABLE and CheckpointDurableDelay
+// later its merge is [guess] "merged" and it is the volume's head, for
+// sandboxes created from then on. [guess] Read-only mounts and sizes are not
+// enforced on writes.
+//
+// Images. [guess] Every caller sees every image the mock knows: those
+// creates used (a CONTAINER and a VM_SANDBOX artifact, COMPLETED) and those
+// of ImagesWithoutVM (a CONTAINER artifact only), one logical image per
+// name:tag. A VM create from an image without a VM artifact fails with
+// [guess] 400 "VM image not found: ..." (restores and containers are not
+// checked). vm-build of a known name:tag starts a build ([guess] 201):
+// PENDING, BUILDING from half of VMBuildDelay, COMPLETED after it; the list
+// then shows a VM_SANDBOX row with the build's status. [guess] A second
+// request during the build returns it again (200); one for an image that
+// already has a VM artifact is 409, an unknown image 404.
+//
+// SSH sessions (a RUNNING VM; [guess] 409 otherwise): public_key must be an
+// OpenSSH public key line, ttl_seconds 1-3600, default 900 [OLD reference].
+// [guess] The answer's host is the API's own and the port counts up from
+// 2200; the mock serves no SSH. A session ends when closed (200 {success,
+// message}; then 404), when it expires, or when its sandbox pauses or ends.
 package primemock

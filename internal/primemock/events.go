@@ -75,6 +75,21 @@ type Event struct {
 	Signal            string              `json:"signal"`
 	Path              string              `json:"path"`
 	Size              int64               `json:"size"`
+	// The resource events' fields (resources.go).
+	CheckpointID string   `json:"checkpoint_id"`
+	State        string   `json:"state"`
+	NetworkID    string   `json:"network_id"`
+	Peer         string   `json:"peer"`
+	Port         int      `json:"port"`
+	Allowed      bool     `json:"allowed"`
+	Volume       string   `json:"volume"`
+	ReadOnly     bool     `json:"read_only"`
+	Tags         []string `json:"tags"`
+	Image        string   `json:"image"`
+	BuildID      string   `json:"build_id"`
+	SessionID    string   `json:"session_id"`
+	Message      string   `json:"message"`
+	Memory       bool     `json:"memory"`
 }
 
 // MarshalJSON writes the common keys and those of the event's type, so a
@@ -121,7 +136,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	case EventFileUploaded, EventFileDownloaded, EventFileRead:
 		w.Path, w.Size = e.Path, &e.Size
 	}
-	return json.Marshal(w)
+	return e.withResourceKeys(json.Marshal(w))
 }
 
 // Stats are the mock's counters (GET /_mock/stats).

@@ -199,7 +199,7 @@ func (s *Server) newMachine(sb *sandbox) *machine {
 		reachable: func(host string) bool {
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			return s.reachable(sb, host)
+			return s.shellReach(sb, host)
 		},
 		sleepScale: func() float64 {
 			s.mu.Lock()

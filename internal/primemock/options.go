@@ -93,6 +93,8 @@ type Options struct {
 	// Now is the clock for reported timestamps and token expiry (optional;
 	// time.Now). Timers always run on the real clock.
 	Now func() time.Time
+	// ResourceOptions are the checkpoint, pause, network and image knobs.
+	ResourceOptions
 }
 
 func orDuration(d, def time.Duration) time.Duration {
@@ -176,6 +178,8 @@ type ConfigPatch struct {
 	// outage); answers report what is left of it.
 	GatewayOutage       *Duration `json:"gateway_outage,omitempty"`
 	JobBatchUnsupported *bool     `json:"job_batch_unsupported,omitempty"`
+	// ResourcePatch holds the resource knobs' keys.
+	ResourcePatch
 }
 
 // Duration is a time.Duration written as a Go duration string in JSON; a
@@ -230,12 +234,16 @@ func patchOf(o Options, now time.Time) ConfigPatch {
 		Seed:                &o.Seed,
 		GatewayLag:          dur(o.gatewayLag()),
 		KeepaliveInterval:   dur(o.keepaliveInterval()),
+		ResourcePatch:       resourcePatchOf(o.ResourceOptions),
 	}
 }
 
 // apply copies the set fields of p into o; now is the real clock, from
 // which an outage is counted.
 func (p ConfigPatch) apply(o *Options, now time.Time) error {
+	if err := p.ResourcePatch.apply(&o.ResourceOptions); err != nil {
+		return err
+	}
 	for _, r := range []*float64{p.FailRate, p.ThrottleRate, p.UploadFailRate, p.DownloadFailRate} {
 		if r != nil && (*r < 0 || *r > 1) {
 			return fmt.Errorf("rates must be between 0 and 1, got %g", *r)

@@ -84,6 +84,8 @@ type sandbox struct {
 	// m is the sandbox's file system and process table; its files are
 	// released when the sandbox ends.
 	m *machine
+	// x is its part in the resources: restore, volumes, pause (resources.go).
+	x sandboxExtra
 }
 
 // pendingPolicy is an accepted generation the data plane has not applied.
@@ -251,6 +253,10 @@ func (s *Server) handleCreate(r *http.Request, caller string) reply {
 	if err != nil {
 		return errorReply(http.StatusUnprocessableEntity, "%v", err)
 	}
+	adm, rep, admitted := s.admitResources(&req, caller)
+	if !admitted {
+		return rep
+	}
 	fillDefaults(&req)
 
 	now := s.now()
@@ -267,6 +273,7 @@ func (s *Server) handleCreate(r *http.Request, caller string) reply {
 		observedGen: -1,
 	}
 	sb.m = s.newMachine(sb)
+	s.attachResources(sb, adm)
 	if sb.vm {
 		sb.desired = openPolicy()
 		sb.createLists = allow != nil || deny != nil
@@ -426,6 +433,7 @@ func (s *Server) terminate(sb *sandbox) {
 	sb.gatewayReady = false
 	stopExecutionsLocked(sb)
 	sb.m.fs.release()
+	s.sandboxEnded(sb)
 	s.emit(Event{Type: EventSandboxDeleted, SandboxID: sb.id, Status: sb.status})
 	s.logf(sb, "sandbox terminated by a delete request")
 }
@@ -570,7 +578,7 @@ func (s *Server) startLifecycle(sb *sandbox) {
 }
 
 func (s *Server) boot(sb *sandbox) {
-	total := s.opts.bootDelay()
+	total := s.bootDelayOf(sb)
 	half := total / 2
 	s.after(sb, half, func() {
 		sb.status = prime.StatusProvisioning
@@ -641,6 +649,7 @@ func (s *Server) fail(sb *sandbox, errorType, msg string) {
 	sb.terminationReason = strPtr(errorType)
 	stopExecutionsLocked(sb)
 	sb.m.fs.release()
+	s.sandboxEnded(sb)
 	s.emit(Event{Type: EventSandboxError, SandboxID: sb.id, Status: sb.status, ErrorType: *sb.errorType})
 	s.logf(sb, "error: %s", *sb.errorMsg)
 }

@@ -32,6 +32,9 @@ type Server struct {
 	idem      map[string]string // owner + "\x00" + idempotency key → sandbox id
 	tokens    map[string]gatewayToken
 
+	// res holds checkpoints, volumes, networks, images and SSH sessions.
+	res *resources
+
 	events     []Event
 	seq        int64
 	epoch      int           // bumped by Reset, so event waiters rescan
@@ -99,6 +102,7 @@ func (s *Server) routes() {
 	} {
 		s.mux.Handle(r.pattern, s.api(r.pattern, r.h, r.gateway))
 	}
+	s.resourceRoutes()
 	s.mux.Handle(api+"/", s.api("other "+api+"/...", func(r *http.Request, _ string) reply {
 		return errorReply(http.StatusNotFound, "Not Found")
 	}, false))
@@ -132,6 +136,7 @@ func (s *Server) Close() {
 		sb.stopTimers()
 		stopExecutionsLocked(sb)
 	}
+	s.res.stopTimers()
 }
 
 // Reset forgets every sandbox, idempotency key, token, event and counter.
@@ -148,6 +153,10 @@ func (s *Server) resetLocked() {
 		stopExecutionsLocked(sb)
 		sb.m.fs.release()
 	}
+	if s.res != nil {
+		s.res.release()
+	}
+	s.res = newResources()
 	s.sandboxes = map[string]*sandbox{}
 	s.order = nil
 	s.idem = map[string]string{}
@@ -399,8 +408,13 @@ func (s *Server) decideFault(method string) (fault, int) {
 }
 
 // writeJSON writes a JSON answer. Every body is a JSON object: the SDK fails
-// on anything else, empty DELETE answers included.
+// on anything else, empty DELETE answers included; only a 204 (a few of the
+// 2026 contract's DELETEs) has none.
 func writeJSON(w http.ResponseWriter, status int, body any) {
+	if status == http.StatusNoContent { // the 2026 contract's bodiless DELETEs
+		w.WriteHeader(status)
+		return
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // commands such as "a && b" stay readable

@@ -983,7 +983,7 @@ func curlHost(args []string) (host string, ok bool) {
 		if err != nil {
 			return "", true
 		}
-		return u.Hostname(), true
+		return curlTarget(u), true
 	}
 	return "", false
 }

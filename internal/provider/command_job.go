@@ -17,10 +17,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -76,6 +75,9 @@ type backgroundRun struct {
 	// (start, collect): a fleet's max_concurrency. The wait holds none, so
 	// every member's job runs at the same time.
 	slots chan struct{}
+	// onJob, when set, hears of the job the run waits for, once it is
+	// started or attached to (progress reporting).
+	onJob func(job prime.Job)
 }
 
 // hold takes one of run's slots until release is called (nothing to take
@@ -175,6 +177,9 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 	}
 	job := p.job()
 	out.Job = job
+	if run.onJob != nil {
+		run.onJob(job)
+	}
 	release()
 	release = func() {}
 
@@ -201,6 +206,13 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 		entry.release()
 		out.Pending = p
 		return out, errJobInterrupted
+	}
+	if err := spec.learnSandboxSecrets(ctx, c); err != nil {
+		// The job is done, its output unread: the next apply reads the
+		// secrets again and collects it; nothing runs twice.
+		entry.release()
+		out.Pending = p
+		return out, err
 	}
 	res, cut, err := collectJobOutput(ctx, c, job, spec)
 	if err != nil {
@@ -252,7 +264,7 @@ func startJob(ctx context.Context, c *prime.Client, run backgroundRun, entry **j
 	} else {
 		(*entry).update(rec)
 	}
-	req := prime.JobRequest{Command: spec.Command, WorkingDir: spec.WorkingDir, Env: spec.Env, SensitiveEnv: spec.EnvWO}
+	req := prime.JobRequest{Command: spec.commandLine(), WorkingDir: spec.WorkingDir, Env: spec.Env, SensitiveEnv: spec.EnvWO}
 	tflog.Info(ctx, "starting background job", map[string]any{"sandbox_id": spec.SandboxID, "job_id": id, "timeout": spec.Timeout.String()})
 	err := c.StartJob(ctx, p.job(), req)
 	if errors.Is(err, prime.ErrCommandMayStillRun) {
@@ -300,9 +312,13 @@ func stopTimedOutJob(ctx context.Context, c *prime.Client, spec commandSpec, job
 	if stop.AlreadyExited {
 		what = "it exited just as it was being stopped"
 	}
+	after := ""
+	if spec.AfterFailure != "" {
+		after = " " + strings.TrimSuffix(spec.AfterFailure, ".")
+	}
 	return &commandError{Summary: "Command timed out",
-		Err: fmt.Errorf("sandbox %s: background job %s did not finish within timeout_seconds (%s, since %s); %s. Nothing was "+
-			"stored: the next apply runs the command again", spec.SandboxID, job.ID, spec.Timeout, p.Started.Format(time.RFC3339), what)}
+		Err: fmt.Errorf("sandbox %s: background job %s did not finish within timeout_seconds (%s, since %s); %s.%s",
+			spec.SandboxID, job.ID, spec.Timeout, p.Started.Format(time.RFC3339), what, after)}
 }
 
 // jobFailureSummary titles a job-level failure.
@@ -346,9 +362,10 @@ func collectJobOutput(ctx context.Context, c *prime.Client, job prime.Job, spec 
 }
 
 // saveJobOutput downloads the job's whole stdout and stderr into dir, with
-// env_wo values scrubbed, under temporary names renamed when complete.
+// env_wo values and the sandbox's secrets scrubbed, under temporary names
+// renamed when complete.
 func saveJobOutput(ctx context.Context, c *prime.Client, job prime.Job, spec commandSpec, dir, name string) ([]artifactFileRecord, error) {
-	secrets := slices.Collect(maps.Values(spec.EnvWO))
+	secrets := spec.secretValues()
 	var out []artifactFileRecord
 	for _, f := range []struct{ remote, local string }{
 		{job.StdoutPath(), filepath.Join(dir, name+".stdout.log")},

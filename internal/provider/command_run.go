@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -25,11 +24,16 @@ const defaultCommandTimeout = 300
 // commandSpec is one command to run in one sandbox: what prime_sandbox_command
 // and each member of prime_fleet_command run.
 type commandSpec struct {
-	SandboxID         string
-	Command           string
-	WorkingDir        string
-	Env               map[string]string
-	EnvWO             map[string]string // write-only: scrubbed from logs and errors
+	SandboxID  string
+	Command    string
+	WorkingDir string
+	Env        map[string]string
+	EnvWO      map[string]string // write-only: scrubbed from logs and errors
+	// Secrets are the values of the sandbox's own secrets
+	// (learnSandboxSecrets), scrubbed like EnvWO's; learned holds them
+	// once read, shared by the steps of a fleet member.
+	Secrets           []string
+	learned           *learnedSecrets
 	Timeout           time.Duration
 	Allowed           []int64
 	RequireOpenEgress bool
@@ -37,15 +41,28 @@ type commandSpec struct {
 	// Background runs the command as a job in the sandbox (runBackground)
 	// instead of over one held gateway call.
 	Background bool
+	// ResultPaths are removed right before the command, in the same
+	// invocation (commandLine); a fleet member's first step only.
+	ResultPaths []string
 	// OnOutput, when set, receives the output while the command runs (the
 	// exec actions stream it as progress), through an outputSink: whole
 	// lines, write-only values scrubbed (by the client), nothing with
 	// SensitiveOutput.
 	OnOutput func(stderr bool, chunk []byte)
-	// Action marks an action's run, which records nothing: its failure
-	// messages say so instead of promising a re-run.
-	Action bool
+	// AfterFailure says what a failure leaves behind and what the next
+	// apply does, at the end of failure messages: commandNotStored for
+	// prime_sandbox_command's create, actionRecordsNothing for an action's
+	// run. Empty for a fleet member: the fleet's one error says it once.
+	AfterFailure string
 }
+
+// What a failure leaves behind (commandSpec.AfterFailure).
+const (
+	commandNotStored     = "Nothing was stored: the next apply runs the command again."
+	actionRecordsNothing = "An action records nothing: invoke it again to run the command again."
+	jobFailureRecorded   = "The job's result is recorded with job_status = \"failed\": the next apply runs the command " +
+		"again (the resource is replaced)."
+)
 
 // commandResult is a finished command, output cut to its tails.
 type commandResult struct {
@@ -64,6 +81,12 @@ type commandError struct {
 }
 
 func (e *commandError) Error() string { return e.Err.Error() }
+
+// commandLine is what runs in the sandbox: the command, after the removal
+// of its result paths.
+func (spec commandSpec) commandLine() string {
+	return prime.ClearResultPathsCommand(spec.ResultPaths, spec.Command)
+}
 func (e *commandError) Unwrap() error { return e.Err }
 
 // runCommand checks the egress gate, runs the command once (never retried
@@ -76,9 +99,12 @@ func runCommand(ctx context.Context, c *prime.Client, spec commandSpec) (*comman
 			return nil, &commandError{Summary: "Egress is restricted", Err: err}
 		}
 	}
+	if err := spec.learnSandboxSecrets(ctx, c); err != nil {
+		return nil, err // nothing ran
+	}
 	sink := newOutputSink(spec)
 	res, err := c.Exec(ctx, spec.SandboxID, prime.ExecRequest{
-		Command: spec.Command, WorkingDir: spec.WorkingDir, Env: spec.Env, SensitiveEnv: spec.EnvWO,
+		Command: spec.commandLine(), WorkingDir: spec.WorkingDir, Env: spec.Env, SensitiveEnv: spec.EnvWO, Secrets: spec.Secrets,
 		Timeout: spec.Timeout, SensitiveOutput: spec.SensitiveOutput, OnOutput: sink.onOutput(),
 	})
 	sink.finish()
@@ -101,10 +127,10 @@ func runCommand(ctx context.Context, c *prime.Client, spec commandSpec) (*comman
 // together with the error.
 // cut reports output already cut before it got here (a job's tails).
 func judgeResult(spec commandSpec, res *prime.ExecResult, cut bool, executedAt time.Time) (*commandResult, error) {
-	// A command that prints a write-only value must not carry it into
-	// state or an error: the logs scrub it, and so do the results.
-	if len(spec.EnvWO) > 0 {
-		secrets := slices.Collect(maps.Values(spec.EnvWO))
+	// A command that prints a write-only value or a sandbox secret must not
+	// carry it into state or an error: the logs scrub it, and so do the
+	// results.
+	if secrets := spec.secretValues(); len(secrets) > 0 {
 		res.Stdout, res.Stderr = prime.ScrubText(res.Stdout, secrets), prime.ScrubText(res.Stderr, secrets)
 	}
 	out := &commandResult{ExitCode: res.ExitCode, ExecutedAt: executedAt}
@@ -141,10 +167,8 @@ func commandFailure(spec commandSpec, res *prime.ExecResult) string {
 			fmt.Fprintf(&b, "\n\nLast of %s:\n%s", s.name, strings.TrimRight(t, "\n"))
 		}
 	}
-	if spec.Action {
-		b.WriteString("\n\nAn action records nothing: invoke it again to run the command again.")
-	} else {
-		b.WriteString("\n\nNothing was stored: the next apply runs the command again.")
+	if spec.AfterFailure != "" {
+		b.WriteString("\n\n" + spec.AfterFailure)
 	}
 	return b.String()
 }

@@ -263,11 +263,13 @@ func TestFleetCommandResultsRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	results := map[string]fleetCommandResult{
 		"0": {SandboxID: types.StringValue("sb-0"), ExitCode: types.Int64Value(0), ExecutedAt: types.StringValue("2026-12-01T00:00:00Z"),
+			Failed: types.BoolValue(false), Error: types.StringNull(),
 			Steps: []fleetCommandStep{
 				{ExitCode: types.Int64Value(0), Stdout: types.StringValue("ok\n"), Stderr: types.StringValue(""), OutputTruncated: types.BoolValue(false)},
 				{ExitCode: types.Int64Value(0), Stdout: types.StringNull(), Stderr: types.StringNull(), OutputTruncated: types.BoolValue(true)},
 			}},
 		"1": {SandboxID: types.StringValue("sb-1"), ExitCode: types.Int64Value(3), ExecutedAt: types.StringValue("2026-12-01T00:00:01Z"),
+			Failed: types.BoolValue(true), Error: types.StringValue("step 1 of 1: Command exited with a disallowed code"),
 			Steps: []fleetCommandStep{}},
 	}
 	elems := map[string]attr.Value{}
@@ -282,7 +284,8 @@ func TestFleetCommandResultsRoundTrip(t *testing.T) {
 	var diags diag.Diagnostics
 	back := fleetCommandResultsOfMap(got, &diags)
 	if diags.HasError() || len(back) != 2 || len(back["0"].Steps) != 2 || back["0"].Steps[1] != results["0"].Steps[1] ||
-		back["1"].ExitCode != results["1"].ExitCode || len(back["1"].Steps) != 0 {
+		back["1"].ExitCode != results["1"].ExitCode || len(back["1"].Steps) != 0 || back["1"].Failed != results["1"].Failed ||
+		back["1"].Error != results["1"].Error || back["0"].Error != results["0"].Error {
 		t.Fatalf("round trip: %+v %v", back, diags)
 	}
 

@@ -66,7 +66,8 @@ func (r *egressPolicyResource) IdentitySchema(_ context.Context, _ resource.Iden
 func afterAttribute(importable bool) schema.ListAttribute {
 	replaces := "Changing it replaces the policy."
 	if importable {
-		replaces = "Changing it replaces the policy (except on the first apply after an import, which records it)."
+		replaces = "Changing it replaces the policy (except on the first apply after an import that changes the " +
+			"policy, which records it, with a warning)."
 	}
 	return schema.ListAttribute{
 		Optional: true, ElementType: types.StringType,
@@ -204,6 +205,7 @@ func (r *egressPolicyResource) ModifyPlan(ctx context.Context, req resource.Modi
 		plan.egressLists.warnPlanned(ctx, path.Empty(), &resp.Diagnostics)
 	}
 	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+	warnAfterRecordedAfterImport(ctx, req, &resp.Diagnostics)
 }
 
 // setApplied fills the computed attributes after an enforced write.
@@ -409,7 +411,8 @@ func (r *egressPolicyResource) Read(ctx context.Context, req resource.ReadReques
 	if id == "" {
 		id = sandboxOfPolicyID(state.ID.ValueString())
 	}
-	resp.Diagnostics.Append(advanceImported(ctx, req.Private, resp.Private)...)
+	_, d := readAfterImport(ctx, req.Private, resp.Private)
+	resp.Diagnostics.Append(d...)
 	resp.Diagnostics.Append(setEgressPolicyIdentity(ctx, resp.Identity, types.StringValue(id))...)
 	if resp.Diagnostics.HasError() {
 		return

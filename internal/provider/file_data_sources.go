@@ -15,6 +15,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -42,11 +44,13 @@ const (
 	maxReadMaxSize     int64 = 16 << 20
 )
 
-// smallFile is what a data source read.
+// smallFile is what a data source read. SandboxGone: the sandbox no
+// longer exists, so neither does the file (see readSmallFile).
 type smallFile struct {
-	Exists bool
-	Data   []byte
-	SHA256 string
+	Exists      bool
+	SandboxGone bool
+	Data        []byte
+	SHA256      string
 }
 
 // errTooLargeToRead: a file over the data source's max_size.
@@ -54,7 +58,12 @@ var errTooLargeToRead = errors.New("larger than max_size")
 
 // readSmallFile reads a whole file of at most maxSize bytes. A missing
 // file is an error unless allowMissing; a larger one is always an error
-// that points to the artifact resources.
+// that points to the artifact resources. A sandbox that is gone (deleted
+// out of band, past its lifetime) reads as a missing file whatever
+// allowMissing says, marked SandboxGone for the caller's warning: that is
+// drift, which the next apply repairs by creating the sandbox again, and
+// an error here would fail every refresh (`plan -refresh-only` included)
+// until then.
 func readSmallFile(ctx context.Context, c *prime.Client, sandboxID, remote string, maxSize int64, allowMissing bool) (*smallFile, error) {
 	var buf bytes.Buffer
 	err := c.DownloadFile(ctx, sandboxID, remote, func(body io.Reader) error {
@@ -77,6 +86,8 @@ func readSmallFile(ctx context.Context, c *prime.Client, sandboxID, remote strin
 		return &smallFile{}, nil
 	case errors.Is(err, prime.ErrFileNotFound):
 		return nil, fmt.Errorf("there is no file %s in sandbox %s (set allow_missing = true if that can be normal)", remote, sandboxID)
+	case goneWithSandbox(err):
+		return &smallFile{SandboxGone: true}, nil
 	case err != nil:
 		return nil, fmt.Errorf("reading %s in sandbox %s: %w", remote, sandboxID, err)
 	}
@@ -141,7 +152,9 @@ func readArgumentAttributes() map[string]schema.Attribute {
 		"allow_missing": schema.BoolAttribute{
 			Optional: true,
 			MarkdownDescription: "Read a missing file as `exists = false` (content null) instead of failing. Default " +
-				"`false`: a result the agent did not write is an error naming the sandbox and the path.",
+				"`false`: a result the agent did not write is an error naming the sandbox and the path. A sandbox that " +
+				"is gone (deleted out of band, past its `timeout_minutes`) reads as missing either way, with a warning " +
+				"naming it: that is drift, which the next apply repairs, so a refresh never fails on it.",
 		},
 	}
 }
@@ -149,7 +162,8 @@ func readArgumentAttributes() map[string]schema.Attribute {
 // readResultAttributes are one file's computed attributes.
 func readResultAttributes(sensitiveHere bool) map[string]schema.Attribute {
 	attrs := map[string]schema.Attribute{
-		"exists": schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the file exists (always `true` without `allow_missing`)."},
+		"exists": schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the file exists (always `true` " +
+			"without `allow_missing`, except when the sandbox itself is gone: that reads as `false`, with a warning)."},
 		"sha256": schema.StringAttribute{Computed: true, MarkdownDescription: "SHA-256 of the bytes (hex)."},
 		"size":   schema.Int64Attribute{Computed: true, MarkdownDescription: "Size in bytes."},
 		"content": schema.StringAttribute{Computed: true, MarkdownDescription: "The bytes as text, for `jsondecode()` " +
@@ -222,7 +236,7 @@ func (d *sandboxFileDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 			"One gateway call (the download route, bytes exactly as written), which works under an egress lock.\n\n" +
 			"Files over `max_size` (default 1 MiB) are refused with an error: large results and directories belong on " +
 			"disk, through `prime_sandbox_artifact`. The sandbox is untrusted (its agent wrote the file): the content is " +
-			"data, and `sensitive = true` keeps it out of plans and CLI output.",
+			"data, and `sensitive = true` keeps it out of plans and CLI output." + resultPathsAdvice,
 		Attributes: attrs,
 	}
 }
@@ -241,6 +255,11 @@ func (d *sandboxFileDataSource) Read(ctx context.Context, req datasource.ReadReq
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot read the file", err.Error())
 		return
+	}
+	if f.SandboxGone {
+		resp.Diagnostics.AddWarning("Sandbox is gone",
+			fmt.Sprintf("Sandbox %s no longer exists, so %s reads as missing (exists = false). Its resource drops it at "+
+				"refresh, and the next apply creates it again.", id, remote))
 	}
 	v := fileReadValuesOf(f, m.Sensitive.ValueBool())
 	if v.NotText {
@@ -293,8 +312,9 @@ func (d *fleetFileDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 	attrs["id"] = schema.StringAttribute{Computed: true, MarkdownDescription: "The path read."}
 	attrs["sandbox_ids"] = schema.MapAttribute{
 		Required: true, ElementType: types.StringType,
-		MarkdownDescription: "Member key → sandbox ID, usually `prime_sandbox_fleet.<name>.sandbox_ids` or a command's " +
-			"`{ for k, r in prime_fleet_command.agent.results : k => r.sandbox_id }` (which also orders the read after it).",
+		MarkdownDescription: "Member key → sandbox ID, usually `prime_sandbox_fleet.<name>.sandbox_ids` or, for what a " +
+			"command wrote, the members it succeeded on: `{ for k, r in prime_fleet_command.agent.results : k => " +
+			"r.sandbox_id if !r.failed }` (which also orders the read after it).",
 	}
 	attrs["path"] = schema.StringAttribute{
 		Required: true, MarkdownDescription: "Absolute path of the file, the same in every member.",
@@ -317,7 +337,7 @@ func (d *fleetFileDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Reads the same small file from every member of a fleet — each rollout's reward, say — as " +
 			"the `prime_sandbox_file` data source reads one (same limits, same errors): one gateway call per member, " +
-			"concurrently. Every member that fails is named in one error.",
+			"concurrently. Every member that fails is named in one error." + resultPathsAdvice,
 		Attributes: attrs,
 	}
 }
@@ -340,7 +360,7 @@ func (d *fleetFileDataSource) Read(ctx context.Context, req datasource.ReadReque
 	var mu sync.Mutex
 	files := make(map[string]attr.Value, len(ids))
 	secret := make(map[string]attr.Value, len(ids))
-	var notText []string
+	var notText, gone []string
 	var problems memberProblems
 	forEachMember(ctx, sortedKeys(ids), limit, func(ctx context.Context, key string) {
 		f, err := readSmallFile(ctx, d.client, ids[key], remote, maxSize, m.AllowMissing.ValueBool())
@@ -362,11 +382,20 @@ func (d *fleetFileDataSource) Read(ctx context.Context, req datasource.ReadReque
 		if v.NotText {
 			notText = append(notText, key)
 		}
+		if f.SandboxGone {
+			gone = append(gone, fmt.Sprintf("%q (%s)", key, ids[key]))
+		}
 	})
 	if problems.len() > 0 {
 		resp.Diagnostics.AddError("Cannot read the fleet's files",
 			fmt.Sprintf("Reading %s failed on %d of %d members:\n\n%s", remote, problems.len(), len(ids), problems.String()))
 		return
+	}
+	if len(gone) > 0 {
+		slices.Sort(gone)
+		resp.Diagnostics.AddWarning("Fleet members' sandboxes are gone",
+			fmt.Sprintf("These members' sandboxes no longer exist, so %s reads as missing there (exists = false): %s. "+
+				"The fleet drops them at refresh, and its next apply creates them again.", remote, strings.Join(gone, ", ")))
 	}
 	if len(notText) > 0 {
 		resp.Diagnostics.AddWarning("Files are not text", fmt.Sprintf("%s is not valid UTF-8 on members %s, so their content "+

@@ -131,8 +131,8 @@ func (r *fleetArtifactResource) Schema(_ context.Context, _ resource.SchemaReque
 	attrs["sandbox_ids"] = schema.MapAttribute{
 		Required: true, ElementType: types.StringType,
 		MarkdownDescription: "Member key → sandbox ID, usually `{ for k, r in prime_fleet_command.agent.results : k => " +
-			"r.sandbox_id }` (which orders the downloads after the agent and covers only members whose agent " +
-			"succeeded). Changing it updates in place: new members and members whose sandbox changed download; removed " +
+			"r.sandbox_id if !r.failed }` (which orders the downloads after the agent and covers only members whose " +
+			"agent succeeded). Changing it updates in place: new members and members whose sandbox changed download; removed " +
 			"members drop out of `members` (their files stay on disk unless `keep_on_destroy = false`).",
 	}
 	attrs["local_path"] = schema.StringAttribute{
@@ -145,7 +145,8 @@ func (r *fleetArtifactResource) Schema(_ context.Context, _ resource.SchemaReque
 	attrs["member_triggers"] = schema.MapAttribute{
 		Optional: true, ElementType: types.StringType,
 		MarkdownDescription: "Member key → any value; a member whose value changes downloads again, alone. Give it the " +
-			"producing command's per-member run IDs: `{ for k, r in prime_fleet_command.agent.results : k => r.run_id }`, " +
+			"producing command's per-member run IDs: `{ for k, r in prime_fleet_command.agent.results : k => r.run_id if " +
+			"!r.failed }`, " +
 			"so a member is downloaded again exactly when its agent ran again. Changing it updates in place.",
 	}
 	attrs["max_concurrency"] = schema.Int64Attribute{
@@ -168,7 +169,8 @@ func (r *fleetArtifactResource) Schema(_ context.Context, _ resource.SchemaReque
 			"for one sandbox (same kinds, caps, refusals of hostile archive entries, temporary names), to " +
 			"`local_path` with `{key}` replaced by the member's key. Members download concurrently; every failed member " +
 			"is named in one error. On create nothing is stored when any member fails (the next apply downloads every " +
-			"member again); on update, failed members are left out of `members`, so the next apply retries only them.",
+			"member again); on update, failed members are left out of `members`, so the next apply retries only them." +
+			resultPathsAdvice,
 		Attributes: attrs,
 	}
 }

@@ -58,6 +58,9 @@ func progressOf(ctx context.Context, priv privateGetter) map[string]memberProgre
 // fleetRunResult is what a run of members produced.
 type fleetRunResult struct {
 	done map[string]*commandMemberRecord
+	// failed are the records of members that failed (results entries
+	// with failed = true).
+	failed map[string]*commandMemberRecord
 	// pending are members left mid-way (interrupted, or a step whose
 	// outcome is unknown).
 	pending map[string]memberProgress
@@ -66,6 +69,18 @@ type fleetRunResult struct {
 	entries     map[string][]*jobEntry
 	interrupted bool
 	warnings    []string
+}
+
+// unknownOutcomes counts the failed members that were left mid-way: a job
+// whose outcome could not be read, recorded in running_jobs.
+func (fr *fleetRunResult) unknownOutcomes(problems *memberProblems) int {
+	n := 0
+	for key := range fr.pending {
+		if problems.has(key) {
+			n++
+		}
+	}
+	return n
 }
 
 // settle hands over the journal entries of members whose results go to
@@ -118,9 +133,9 @@ func recordedStepHashes(ctx context.Context, state fleetCommandModel) []string {
 // runMemberInBackground runs one member's steps as jobs, resuming from its
 // progress (from state) or from the journal, and reports into fr.
 func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan fleetCommandModel, run fleetRun, key, id string,
-	progress *memberProgress, slots chan struct{}, fr *fleetRunResult, lock func() func(), problems *memberProblems) (*commandMemberRecord, bool) {
+	progress *memberProgress, slots chan struct{}, fr *fleetRunResult, lock func() func()) memberOutcome {
 	memberSpec := run.memberSpec(key)
-	var outcomes []*commandResult
+	var out memberOutcome
 	var entries []*jobEntry
 	keep := func() {
 		defer lock()()
@@ -130,16 +145,20 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 	if progress != nil && progress.SandboxID == id && progress.Step < len(run.commands) {
 		start = progress.Step
 		for i := range progress.Done {
-			outcomes = append(outcomes, progress.Done[i].result())
+			out.results = append(out.results, progress.Done[i].result())
 		}
 	} else {
 		progress = nil
 	}
+
 	for i := range run.commands {
 		hash := stepHash(plan, run, key, id, i)
 		spec := memberSpec
 		spec.SandboxID, spec.Command = id, run.commands[i]
 		spec.RequireOpenEgress = run.base.RequireOpenEgress && i == 0
+		if i > 0 {
+			spec.ResultPaths = nil // removed before the member's first step only
+		}
 		adopted := r.jobs.adopt(hash)
 		if i < start {
 			if adopted != nil {
@@ -155,30 +174,33 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 			// A killed apply finished this step: take its result.
 			res := adopted.rec.Outcome.result()
 			entries = append(entries, adopted)
+			out.results = append(out.results, res)
 			if !slices.Contains(spec.Allowed, int64(res.ExitCode)) {
-				problems.add(key, "sandbox %s, step %d of %d: Command exited with a disallowed code. %s", id, i+1, len(run.commands),
-					commandFailure(spec, &prime.ExecResult{ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: res.Stderr}))
+				out.err = &commandError{Summary: "Command exited with a disallowed code",
+					Err: errors.New(commandFailure(spec, &prime.ExecResult{ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: res.Stderr}))}
+				out.step = i
 				finishEntries(entries)
-				return nil, false
+				return out
 			}
-			outcomes = append(outcomes, res)
 			continue
 		}
 		if adopted != nil && adopted.rec.Outcome != nil {
 			adopted.finish() // another sandbox's outcome: not this member's any more
 			adopted = nil
 		}
+		run.reporter.update(key, func(m *memberProgressState) { m.Step, m.JobID = i+1, "" })
 		br, err := runBackground(ctx, r.client, backgroundRun{
 			spec: spec, hash: hash, journal: r.jobs, attach: attach, entry: adopted, keep: true,
 			outputDir: memberOutputDir(plan, key), slots: slots,
+			onJob: func(job prime.Job) { run.reporter.update(key, func(m *memberProgressState) { m.JobID = job.ID }) },
 		})
 		func() {
 			defer lock()()
 			fr.warnings = append(fr.warnings, memberWarnings(key, br.Warnings)...)
 		}()
-		if br.Pending != nil && (errors.Is(err, errJobInterrupted) || err != nil) {
+		if br.Pending != nil && err != nil {
 			p := memberProgress{SandboxID: id, Step: i, Job: *br.Pending}
-			for _, o := range outcomes {
+			for _, o := range out.results {
 				p.Done = append(p.Done, *outcomeOf(o))
 			}
 			func() {
@@ -188,29 +210,27 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 					fr.interrupted = true
 				}
 			}()
+			out.pending, out.step = true, i
 			if !errors.Is(err, errJobInterrupted) {
-				problems.add(key, "sandbox %s, step %d of %d: %s. %s", id, i+1, len(run.commands), commandErrorSummary(err), err)
+				out.err = err // its outcome is unknown
 			}
 			keep()
-			return nil, false
+			return out
 		}
 		if err != nil {
-			problems.add(key, "sandbox %s, step %d of %d: %s. %s", id, i+1, len(run.commands), commandErrorSummary(err), err)
+			if br.Result != nil {
+				out.results = append(out.results, br.Result)
+			}
+			out.err, out.step = err, i
 			finishEntries(append(entries, br.Entry))
-			return nil, false
+			return out
 		}
 		br.Entry.complete(br.Result)
 		entries = append(entries, br.Entry)
-		outcomes = append(outcomes, br.Result)
+		out.results = append(out.results, br.Result)
 	}
 	keep()
-	rec := &commandMemberRecord{}
-	for _, o := range outcomes {
-		step, streams := fleetStepOf(o, memberSpec.SensitiveOutput)
-		rec.Result.Steps = append(rec.Result.Steps, step)
-		rec.Streams = append(rec.Streams, streams)
-	}
-	return rec, true
+	return out
 }
 
 // finishEntries finishes journal entries (nil ones are skipped by finish).

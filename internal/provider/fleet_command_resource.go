@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -16,7 +17,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -24,6 +24,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -73,16 +74,22 @@ type fleetCommandModel struct {
 	MaxConcurrency    types.Int64  `tfsdk:"max_concurrency"`
 	Results           types.Map    `tfsdk:"results"`
 	SensitiveStreams  types.Map    `tfsdk:"sensitive_streams"`
+	ResultPaths       types.Set    `tfsdk:"result_paths"`
+	OnMemberFailure   types.String `tfsdk:"on_member_failure"`
+	StepOutput        types.String `tfsdk:"step_output"`
+	RunningJobs       types.Map    `tfsdk:"running_jobs"`
 }
 
 // fleetCommandResult is one entry of results: a member that ran every step
-// with an allowed exit code.
+// with an allowed exit code, or a failed one (failed, error).
 type fleetCommandResult struct {
 	SandboxID  types.String       `tfsdk:"sandbox_id"`
 	ExitCode   types.Int64        `tfsdk:"exit_code"`
 	Steps      []fleetCommandStep `tfsdk:"steps"`
 	ExecutedAt types.String       `tfsdk:"executed_at"`
 	RunID      types.String       `tfsdk:"run_id"`
+	Failed     types.Bool         `tfsdk:"failed"`
+	Error      types.String       `tfsdk:"error"`
 }
 
 // fleetCommandStep is one step's result, with prime_sandbox_command's
@@ -179,21 +186,34 @@ func (r *fleetCommandResource) attributes() map[string]schema.Attribute {
 		Validators: []validator.Int64{int64validator.AtLeast(1)},
 	}
 	outputDoc := func(what, when string) string {
-		return fmt.Sprintf("%s of the step: the last %d KiB. %s", what, fleetStepOutput>>10, when)
+		return fmt.Sprintf("%s of the step, as `step_output` says: its last line (default), its last %d KiB, or null. %s",
+			what, fleetStepOutput>>10, when)
 	}
 	attrs["results"] = schema.MapNestedAttribute{
 		Computed: true,
-		MarkdownDescription: "Member key → the member's result. Only members whose every step exited with an allowed " +
-			"code appear; a member planned to run shows as unknown until the apply.",
+		MarkdownDescription: "Member key → the member's result. A member whose every step exited with an allowed code " +
+			"has `failed = false`; a member that failed (a step's exit code not allowed, a timeout, a lost sandbox or " +
+			"job) has `failed = true` and `error`, and the next apply runs it again (the plan shows its entry as known " +
+			"after apply). A member planned to run shows as unknown until the apply. Members whose outcome an " +
+			"interrupted apply left open are not in it (see `running_jobs`). Read the members that succeeded " +
+			"with `{ for k, r in prime_fleet_command.<name>.results : k => r.sandbox_id if !r.failed }`.",
 		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 			"sandbox_id": schema.StringAttribute{Computed: true, MarkdownDescription: "Sandbox the steps ran in."},
-			"exit_code":  schema.Int64Attribute{Computed: true, MarkdownDescription: "Exit code of the last step."},
+			"exit_code": schema.Int64Attribute{Computed: true, MarkdownDescription: "Exit code of the last step that ran " +
+				"(of the failed step, when it exited); null when the failed step has none (a timeout, a lost sandbox)."},
 			"executed_at": schema.StringAttribute{Computed: true,
-				MarkdownDescription: "When the member's last step finished (RFC 3339)."},
+				MarkdownDescription: "When the member's last step finished, or it failed (RFC 3339)."},
 			"run_id": schema.StringAttribute{Computed: true,
 				MarkdownDescription: "Unique ID of the member's run: a new one every time the member runs again. Give it " +
 					"to `prime_fleet_artifact`'s `member_triggers` so a member's result is downloaded again exactly when " +
 					"it ran again."},
+			"failed": schema.BoolAttribute{Computed: true,
+				MarkdownDescription: "Whether the member failed. Only ever `true` with `on_member_failure = \"record\"`, or " +
+					"after an update whose apply failed: the next apply runs the member again."},
+			"error": schema.StringAttribute{Computed: true,
+				MarkdownDescription: fmt.Sprintf("Why the member failed, on one line of at most %d bytes (the step, what "+
+					"happened, the exit code; not its output): the apply's diagnostic has the whole text. Null when it "+
+					"succeeded.", maxMemberError)},
 			"steps": schema.ListNestedAttribute{
 				Computed: true, MarkdownDescription: "One entry per step, in order.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
@@ -203,7 +223,7 @@ func (r *fleetCommandResource) attributes() map[string]schema.Attribute {
 					"stderr": schema.StringAttribute{Computed: true,
 						MarkdownDescription: outputDoc("Standard error", "Null when `sensitive_output` is set (see `sensitive_streams`).")},
 					"output_truncated": schema.BoolAttribute{Computed: true,
-						MarkdownDescription: fmt.Sprintf("Whether stdout or stderr was cut to its last %d KiB.", fleetStepOutput>>10)},
+						MarkdownDescription: "Whether anything of stdout or stderr was left out (see `step_output`)."},
 				}},
 			},
 		}},
@@ -212,9 +232,45 @@ func (r *fleetCommandResource) attributes() map[string]schema.Attribute {
 	// sensitiveStreamsAttribute and NewProtocol6Server.
 	attrs["sensitive_streams"] = schema.MapAttribute{
 		Computed: true, Sensitive: true, ElementType: fleetStreamsType(),
-		MarkdownDescription: fmt.Sprintf("The output when `sensitive_output` is set: member key → one object per "+
-			"step with `stdout` and `stderr` (the last %d KiB of each), hidden in plans and CLI output (read it with "+
-			"`nonsensitive()` or `terraform output`). Null otherwise.", fleetStepOutput>>10),
+		MarkdownDescription: "The output when `sensitive_output` is set: member key → one object per step with " +
+			"`stdout` and `stderr` (cut as `step_output` says), hidden in plans and CLI output (read it with " +
+			"`nonsensitive()` or `terraform output`). Null otherwise.",
+	}
+	attrs["on_member_failure"] = schema.StringAttribute{
+		Optional: true, Computed: true, Default: stringdefault.StaticString(onFailureFail),
+		MarkdownDescription: "What a failed member does: a crash (a step's exit code not allowed), a timeout, a lost " +
+			"sandbox, a background job lost or killed. `\"fail\"` (default): the apply fails with one error " +
+			"naming every failed member; on create nothing is stored, on an update the others' results are stored " +
+			"and the failures recorded. `\"record\"`: the failure is recorded as the member's result (`failed = " +
+			"true`, `error`, `exit_code` when there is one), the other members' results are stored, and the apply " +
+			"goes on with one warning naming the failed members, so the data sources and artifacts that read " +
+			"the members that succeeded (`{ for k, r in results : k => r.sandbox_id if !r.failed }`) proceed in the same " +
+			"apply. Either way the next apply runs the failed members " +
+			"again, and only them. Changing it updates in place; nothing runs again.",
+		Validators: []validator.String{stringvalidator.OneOf(onFailureFail, onFailureRecord)},
+	}
+	attrs["step_output"] = schema.StringAttribute{
+		Optional: true, Computed: true, Default: stringdefault.StaticString(stepOutputLastLine),
+		MarkdownDescription: fmt.Sprintf("How much of each step's stdout and stderr `results` keeps. `\"last_line\"` "+
+			"(default): the last line that is not blank, without its newline, at most %d bytes (its end). "+
+			"`\"tail\"`: the last %d KiB. `\"none\"`: nothing (null). A plan that runs members again shows every "+
+			"such member's recorded output as removed, so with `\"tail\"` a re-run of N members prints N output "+
+			"tails; the default keeps it to a line per stream. `output_dir` (with `background`) keeps the whole "+
+			"output on local disk whatever this says. Changing it updates in place and cuts the recorded output "+
+			"(nothing runs again; an output already cut does not grow back).", lastLineBytes, fleetStepOutput>>10),
+		Validators: []validator.String{stringvalidator.OneOf(stepOutputLastLine, stepOutputTail, stepOutputNone)},
+	}
+	attrs["running_jobs"] = schema.MapNestedAttribute{
+		Computed: true,
+		MarkdownDescription: "With `background`: member key → the job an interrupted apply (Ctrl-C) left running, or " +
+			"whose outcome could not be read, with `sandbox_id`, `step` (1-based) and `job_id`. The next apply attaches " +
+			"to these jobs and collects their results without running anything again; destroying the resource stops " +
+			"them. Null when there are none.",
+		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+			"sandbox_id": schema.StringAttribute{Computed: true, MarkdownDescription: "Sandbox the job runs in."},
+			"step":       schema.Int64Attribute{Computed: true, MarkdownDescription: "The step the job runs (1-based)."},
+			"job_id":     schema.StringAttribute{Computed: true, MarkdownDescription: "The job's ID (8 hex characters)."},
+		}},
 	}
 	return attrs
 }
@@ -226,15 +282,22 @@ func (r *fleetCommandResource) Schema(_ context.Context, _ resource.SchemaReques
 			"(same arguments, same transport, never retried once it may have reached the sandbox). Members run at " +
 			"once, up to `max_concurrency`; steps run in order on each member, and a member stops at its first " +
 			"step with a disallowed exit code.\n\n" +
-			"Any failure fails the apply with one error naming every failed member: its key, sandbox, step, exit " +
-			"code and the end of the output (not shown with `sensitive_output`). On create nothing is stored, so the " +
-			"next apply runs every member again. An update runs only members that are new or whose sandbox ID " +
-			"changed (and members whose recorded exit codes `allowed_exit_codes` no longer accepts); when some of " +
-			"them fail, the others' results are kept and the failed ones are left out of `results`, so the next " +
-			"apply runs only those.\n\n" +
+			"A failed member (a disallowed exit code, a timeout, a lost sandbox or job) is named, with its key, " +
+			"sandbox, step, exit code and the end of the output (not shown with `sensitive_output`), in one " +
+			"diagnostic for every failed member. With `on_member_failure = \"fail\"` (default) it is an error: on " +
+			"create nothing is stored, so the next apply runs every member again; on an update the others' results " +
+			"are stored and each failure is recorded in `results` (`failed = true`, `error`). With `\"record\"` " +
+			"it is a warning: the results and failures are stored and the apply goes on, so what reads the members " +
+			"that succeeded (`{ for k, r in results : k => r.sandbox_id if !r.failed }`) proceeds. Either way the " +
+			"next plan shows exactly the failed members as planned to run again, and the next apply runs only them. " +
+			"An update also runs members that are new or whose sandbox ID changed (and members whose recorded exit " +
+			"codes `allowed_exit_codes` no longer accepts).\n\n" +
+			"`result_paths` removes a run's result paths right before it, so a data source or artifact never reads " +
+			"an earlier run's result. `results` keeps each step's last output line (`step_output`), so a plan that " +
+			"runs many members again stays short; `output_dir` keeps the whole output, and a `progress.json`.\n\n" +
 			"Results are history: refresh and destroy make no API call, and import is not supported. Arguments that " +
 			"only judge or record the results (`allowed_exit_codes`, `timeout_seconds`, `require_open_egress`, " +
-			"`sensitive_output`, `max_concurrency`) update in place.\n\n" + secretChannelsDoc,
+			"`sensitive_output`, `max_concurrency`, `on_member_failure`, `step_output`, `result_paths`) update in place.\n\n" + secretChannelsDoc,
 		Attributes: r.attributes(),
 	}
 }
@@ -383,6 +446,13 @@ func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if !plan.SensitiveOutput.IsUnknown() && !plan.SensitiveOutput.ValueBool() {
 		plan.SensitiveStreams = types.MapNull(fleetStreamsType())
 	}
+	// Jobs may be left running by a run in the background (or by members an
+	// interrupted apply left mid-way, which run in the background again).
+	mayLeaveJobs := plan.Background.IsUnknown() || plan.Background.ValueBool() || len(state.RunningJobs.Elements()) > 0
+	plan.RunningJobs = types.MapNull(fleetCommandJobType())
+	if mayLeaveJobs {
+		plan.RunningJobs = types.MapUnknown(fleetCommandJobType())
+	}
 	// A background create may be interrupted with some members still
 	// running: they are then absent from results, so its keys are not
 	// promised (an update says why it is interrupted instead).
@@ -407,10 +477,13 @@ func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.Modi
 				}
 				continue
 			}
-			moved := movedRecord(p, priorSensitive, plan.SensitiveOutput.ValueBool())
+			moved := movedRecord(p, priorSensitive, plan.SensitiveOutput.ValueBool(), stepOutputOf(plan))
 			planned[key] = &moved
 		}
 		r.setRecords(ctx, &plan, planned, &resp.Diagnostics)
+		if len(runs) == 0 && !slices.Contains(slices.Collect(maps.Values(planned)), nil) {
+			plan.RunningJobs = types.MapNull(fleetCommandJobType()) // nothing runs
+		}
 		if !plan.TimeoutSeconds.IsUnknown() && !plan.Background.IsUnknown() {
 			warnLongContainerCommands(ctx, r.client, runs, time.Duration(plan.TimeoutSeconds.ValueInt64())*time.Second,
 				plan.Background.ValueBool(), &resp.Diagnostics)
@@ -422,111 +495,6 @@ func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.Modi
 	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
 }
 
-// keepFleetResult: a recorded result stays when it is from the same sandbox
-// and every step's exit code is still allowed (recordedExitCodeDisallowed,
-// per member).
-func keepFleetResult(r fleetCommandResult, sandboxID string, allowed []int64) bool {
-	if r.SandboxID.ValueString() != sandboxID {
-		return false
-	}
-	for _, s := range r.Steps {
-		if !slices.Contains(allowed, s.ExitCode.ValueInt64()) {
-			return false
-		}
-	}
-	return true
-}
-
-// movedRecord places each step's recorded output where sensitive_output
-// wants it, with prime_sandbox_command's rule (moveOutput).
-func movedRecord(r commandMemberRecord, wasSensitive, sensitive bool) commandMemberRecord {
-	out := commandMemberRecord{Result: r.Result, Streams: make([]types.Object, len(r.Result.Steps))}
-	out.Result.Steps = make([]fleetCommandStep, len(r.Result.Steps))
-	for i, s := range r.Result.Steps {
-		plan := sandboxCommandModel{SensitiveOutput: types.BoolValue(sensitive)}
-		moveOutput(&plan, sandboxCommandModel{SensitiveOutput: types.BoolValue(wasSensitive),
-			Stdout: s.Stdout, Stderr: s.Stderr, SensitiveStreams: stepStreamAt(r.Streams, i)})
-		s.Stdout, s.Stderr = plan.Stdout, plan.Stderr
-		out.Result.Steps[i], out.Streams[i] = s, plan.SensitiveStreams
-	}
-	return out
-}
-
-// stepStreamAt is step i's sensitive_streams object, null when none is
-// recorded.
-func stepStreamAt(streams []types.Object, i int) types.Object {
-	if i < len(streams) {
-		return streams[i]
-	}
-	return types.ObjectNull(streamsType().AttrTypes)
-}
-
-// commandMemberRecordsOf reads results and sensitive_streams; nil when
-// results is null or unknown.
-func commandMemberRecordsOf(m fleetCommandModel, diags *diag.Diagnostics) map[string]commandMemberRecord {
-	if m.Results.IsNull() || m.Results.IsUnknown() {
-		return nil
-	}
-	results := fleetCommandResultsOfMap(m.Results, diags)
-	streams := map[string][]types.Object{}
-	if !m.SensitiveStreams.IsNull() && !m.SensitiveStreams.IsUnknown() {
-		streams = objectListsOfMap(m.SensitiveStreams, diags)
-	}
-	out := make(map[string]commandMemberRecord, len(results))
-	for k, r := range results {
-		out[k] = commandMemberRecord{Result: r, Streams: streams[k]}
-	}
-	return out
-}
-
-// setRecords writes results and sensitive_streams; a nil record is a member
-// planned to run (unknown entries).
-func (r *fleetCommandResource) setRecords(ctx context.Context, m *fleetCommandModel, records map[string]*commandMemberRecord, diags *diag.Diagnostics) {
-	results := make(map[string]attr.Value, len(records))
-	streams := make(map[string]attr.Value, len(records))
-	for k, rec := range records {
-		if rec == nil {
-			results[k] = types.ObjectUnknown(fleetCommandResultType().AttrTypes)
-			streams[k] = types.ListUnknown(streamsType())
-			continue
-		}
-		results[k] = rec.Result.object()
-		elems := make([]attr.Value, len(rec.Result.Steps))
-		for i := range elems {
-			elems[i] = stepStreamAt(rec.Streams, i)
-		}
-		list, d := types.ListValue(streamsType(), elems)
-		diags.Append(d...)
-		streams[k] = list
-	}
-	v, d := types.MapValue(fleetCommandResultType(), results)
-	diags.Append(d...)
-	m.Results = v
-	switch {
-	case m.SensitiveOutput.IsUnknown():
-		m.SensitiveStreams = types.MapUnknown(fleetStreamsType())
-	case !m.SensitiveOutput.ValueBool():
-		m.SensitiveStreams = types.MapNull(fleetStreamsType())
-	default:
-		m.SensitiveStreams, d = types.MapValue(fleetStreamsType(), streams)
-		diags.Append(d...)
-	}
-}
-
-// fleetStepOf records one step's result as prime_sandbox_command records a
-// command's (recordResult), cut to the last fleetStepOutput bytes.
-func fleetStepOf(res *commandResult, sensitive bool) (fleetCommandStep, types.Object) {
-	cut := *res
-	var cutOut, cutErr bool
-	cut.Stdout, cutOut = tail(res.Stdout, fleetStepOutput)
-	cut.Stderr, cutErr = tail(res.Stderr, fleetStepOutput)
-	cut.Truncated = res.Truncated || cutOut || cutErr
-	m := sandboxCommandModel{SensitiveOutput: types.BoolValue(sensitive)}
-	recordResult(&m, &cut)
-	return fleetCommandStep{ExitCode: m.ExitCode, Stdout: m.Stdout, Stderr: m.Stderr, OutputTruncated: m.OutputTruncated},
-		m.SensitiveStreams
-}
-
 // fleetRun is what Create and Update run: the arguments every member shares.
 type fleetRun struct {
 	base      commandSpec // without SandboxID and Command
@@ -536,6 +504,18 @@ type fleetRun struct {
 	// progress, when set, hears of every member's output and finished
 	// steps (prime_fleet_exec shows them; see fleetRunProgress).
 	progress *fleetRunProgress
+	// reporter counts the members by state (INFO log lines, and the
+	// progress file in output_dir); runMembers sets it.
+	reporter *progressReporter
+}
+
+// progressFileOf is where a fleet command keeps its progress file:
+// output_dir/progress.json ("" without output_dir).
+func progressFileOf(outputDir types.String) string {
+	if outputDir.IsNull() || outputDir.IsUnknown() || outputDir.ValueString() == "" {
+		return ""
+	}
+	return filepath.Join(outputDir.ValueString(), progressFileName)
 }
 
 // memberSpec is the base spec with member key's environment: env, then
@@ -547,6 +527,7 @@ func (run fleetRun) memberSpec(key string) commandSpec {
 	maps.Copy(spec.Env, run.memberEnv[key])
 	spec.Env[memberKeyEnv] = key
 	spec.OnOutput = run.memberOutput(key)
+	spec.learned = &learnedSecrets{} // the sandbox's secrets are read once for all steps
 	return spec
 }
 
@@ -556,9 +537,10 @@ func fleetRunOf(ctx context.Context, plan fleetCommandModel, envWO types.Map, di
 	base, d := specFromCommandModel(ctx, sandboxCommandModel{
 		WorkingDir: plan.WorkingDir, Env: plan.Env, TimeoutSeconds: plan.TimeoutSeconds,
 		AllowedExitCodes: plan.AllowedExitCodes, RequireOpenEgress: plan.RequireOpenEgress, SensitiveOutput: plan.SensitiveOutput,
-		Background: plan.Background,
+		Background: plan.Background, ResultPaths: plan.ResultPaths,
 	}, envWO)
 	diags.Append(d...)
+	base.AfterFailure = "" // the fleet's one error says what was stored
 	commands, d := stringList(ctx, plan.Commands)
 	diags.Append(d...)
 	run := fleetRun{base: base, commands: commands, limit: int(plan.MaxConcurrency.ValueInt64()), memberEnv: map[string]map[string]string{}}
@@ -580,12 +562,15 @@ func fleetRunOf(ctx context.Context, plan fleetCommandModel, envWO types.Map, di
 // members concurrently (at most run.limit), each member's steps in order —
 // through runCommand, or as background jobs resuming from progress —
 // stopping a member at its first failed step. Members that succeeded are in
-// the result; the others are in problems, or left mid-way in its pending.
+// the result's done, failed members in its failed (and in problems, with
+// the whole story); members left mid-way are in its pending (and in
+// problems when their outcome is unknown rather than interrupted).
 func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommandModel, run fleetRun, ids map[string]string,
 	progress map[string]memberProgress, problems *memberProblems) *fleetRunResult {
 	var mu sync.Mutex
 	lock := func() func() { mu.Lock(); return mu.Unlock }
-	fr := &fleetRunResult{done: map[string]*commandMemberRecord{}, pending: map[string]memberProgress{}, entries: map[string][]*jobEntry{}}
+	fr := &fleetRunResult{done: map[string]*commandMemberRecord{}, failed: map[string]*commandMemberRecord{},
+		pending: map[string]memberProgress{}, entries: map[string][]*jobEntry{}}
 	tflog.Info(ctx, "running fleet command", map[string]any{
 		"members": len(ids), "steps": len(run.commands), "max_concurrency": run.limit, "timeout": run.base.Timeout.String(),
 		"background": run.base.Background,
@@ -596,45 +581,77 @@ func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommand
 	if run.base.Background {
 		limit, slots = 0, make(chan struct{}, max(run.limit, 1))
 	}
+	mode := stepOutputOf(plan)
+	run.reporter = newProgressReporter(ctx, progressOptions{What: "prime_fleet_command", Keys: sortedKeys(ids),
+		States: commandProgressStates, File: progressFileOf(plan.OutputDir)})
+	defer func() {
+		if err := run.reporter.stop(); err != nil {
+			fr.warnings = append(fr.warnings, err.Error())
+		}
+	}()
 	forEachMember(ctx, sortedKeys(ids), limit, func(ctx context.Context, key string) {
 		id := ids[key]
-		var rec *commandMemberRecord
+		run.reporter.update(key, func(m *memberProgressState) {
+			m.State, m.SandboxID, m.Steps = progressRunning, id, len(run.commands)
+		})
+		var out memberOutcome
 		if run.base.Background {
 			var prog *memberProgress
 			if p, ok := progress[key]; ok {
 				prog = &p
 			}
-			var ok bool
-			if rec, ok = r.runMemberInBackground(ctx, plan, run, key, id, prog, slots, fr, lock, problems); !ok {
-				return
-			}
+			out = r.runMemberInBackground(ctx, plan, run, key, id, prog, slots, fr, lock)
 		} else {
-			rec = &commandMemberRecord{}
-			memberSpec := run.memberSpec(key)
-			for i, command := range run.commands {
-				spec := memberSpec
-				spec.SandboxID, spec.Command = id, command
-				spec.RequireOpenEgress = run.base.RequireOpenEgress && i == 0
-				res, err := runCommand(ctx, r.client, spec)
-				run.stepDone(key, id, i, res, err)
-				if err != nil {
-					problems.add(key, "sandbox %s, step %d of %d: %s. %s", id, i+1, len(run.commands), commandErrorSummary(err), err)
-					return
-				}
-				step, streams := fleetStepOf(res, spec.SensitiveOutput)
-				rec.Result.Steps = append(rec.Result.Steps, step)
-				rec.Streams = append(rec.Streams, streams)
-				rec.Result.ExecutedAt = types.StringValue(res.ExecutedAt.Format(time.RFC3339))
-			}
+			out = r.runMemberInForeground(ctx, run, key, id)
 		}
-		last := rec.Result.Steps[len(rec.Result.Steps)-1]
-		rec.Result.SandboxID = types.StringValue(id)
-		rec.Result.ExitCode = last.ExitCode
-		rec.Result.RunID = types.StringValue(prime.NewIdempotencyKey()[:16])
+		if out.err != nil {
+			problems.add(key, "sandbox %s, step %d of %d: %s. %s", id, out.step+1, len(run.commands), commandErrorSummary(out.err), out.err)
+		}
+		if out.pending {
+			run.reporter.set(key, progressLeft)
+			return
+		}
+		rec := memberRecord(id, out, len(run.commands), run.base.SensitiveOutput, mode)
+		run.reporter.update(key, func(m *memberProgressState) {
+			m.State, m.Error = progressSucceeded, rec.Result.Error.ValueString()
+			if out.err != nil {
+				m.State = progressFailed
+			}
+		})
 		defer lock()()
-		fr.done[key] = rec
+		if out.err != nil {
+			fr.failed[key] = rec
+		} else {
+			fr.done[key] = rec
+		}
 	})
 	return fr
+}
+
+// runMemberInForeground runs one member's steps through runCommand,
+// stopping at the first that fails.
+func (r *fleetCommandResource) runMemberInForeground(ctx context.Context, run fleetRun, key, id string) memberOutcome {
+	var out memberOutcome
+	memberSpec := run.memberSpec(key)
+	for i, command := range run.commands {
+		spec := memberSpec
+		spec.SandboxID, spec.Command = id, command
+		spec.RequireOpenEgress = run.base.RequireOpenEgress && i == 0
+		if i > 0 {
+			spec.ResultPaths = nil // removed before the member's first step only
+		}
+		run.reporter.update(key, func(m *memberProgressState) { m.Step = i + 1 })
+		res, err := runCommand(ctx, r.client, spec)
+		run.stepDone(key, id, i, res, err)
+		if res != nil {
+			out.results = append(out.results, res)
+		}
+		if err != nil {
+			out.err, out.step = err, i
+			return out
+		}
+	}
+	return out
 }
 
 func (r *fleetCommandResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -656,20 +673,30 @@ func (r *fleetCommandResource) Create(ctx context.Context, req resource.CreateRe
 	var problems memberProblems
 	fr := r.runMembers(ctx, plan, run, ids, nil, &problems)
 	addWarnings(&resp.Diagnostics, "Background job", fr.warnings)
-	if problems.len() > 0 {
+	failure := fleetCommandFailure{problems: &problems, tried: len(ids), recorded: len(fr.failed), succeeded: len(fr.done),
+		pending: fr.unknownOutcomes(&problems), journaled: run.base.Background}
+	if problems.len() > 0 && onFailureOf(plan) != onFailureRecord {
 		// Nothing is stored: the next apply runs every member again —
 		// except, on this machine, background steps that finished, whose
 		// outcomes the job journal keeps.
 		fr.settle(false)
-		addFleetFailure(&resp.Diagnostics, "command", &problems, len(ids))
+		failure.add(&resp.Diagnostics, false)
 		return
 	}
 	plan.ID = types.StringValue(prime.NewIdempotencyKey()[:16])
 	plan.EnvWO = types.MapNull(types.StringType)
-	r.setRecords(ctx, &plan, fr.done, &resp.Diagnostics)
-	r.recordPending(ctx, fr, resp.Private, &resp.Diagnostics)
+	records := maps.Clone(fr.done)
+	maps.Copy(records, fr.failed)
+	r.setRecords(ctx, &plan, records, &resp.Diagnostics)
+	r.recordPending(ctx, &plan, fr, resp.Private, &resp.Diagnostics)
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 	fr.settle(!resp.Diagnostics.HasError())
+	if problems.len() > 0 {
+		// on_member_failure = "record": a background create promised no
+		// results keys, so members whose outcome is unknown may be absent.
+		failure.stored = true
+		failure.add(&resp.Diagnostics, true)
+	}
 }
 
 func addWarnings(diags *diag.Diagnostics, summary string, ws []string) {
@@ -678,11 +705,13 @@ func addWarnings(diags *diag.Diagnostics, summary string, ws []string) {
 	}
 }
 
-// recordPending keeps the members an interrupted apply left mid-way in
-// private state, and says so.
-func (r *fleetCommandResource) recordPending(ctx context.Context, fr *fleetRunResult, priv privateSetter, diags *diag.Diagnostics) {
+// recordPending keeps the members left mid-way (an interrupted apply, a job
+// whose outcome could not be read) in private state, with their steps'
+// results, and in running_jobs, and says so when an interrupt left them.
+func (r *fleetCommandResource) recordPending(ctx context.Context, m *fleetCommandModel, fr *fleetRunResult, priv privateSetter, diags *diag.Diagnostics) {
 	diags.Append(priv.SetKey(ctx, pendingMembersKey, encodeProgress(fr.pending))...)
-	if len(fr.pending) == 0 {
+	m.RunningJobs = fleetCommandJobsValue(fr.pending)
+	if len(fr.pending) == 0 || !fr.interrupted {
 		return
 	}
 	var b strings.Builder
@@ -691,8 +720,8 @@ func (r *fleetCommandResource) recordPending(ctx context.Context, fr *fleetRunRe
 		fmt.Fprintf(&b, "\n  %q: step %d, job %s in sandbox %s", k, p.Step+1, p.Job.JobID, p.SandboxID)
 	}
 	diags.AddWarning("Background jobs left running",
-		"The apply was interrupted while these members' jobs ran. The jobs go on; the next apply attaches to them and "+
-			"collects their results without running anything again:"+b.String())
+		"The apply was interrupted while these members' jobs ran. The jobs go on; they are recorded in running_jobs, and "+
+			"the next apply attaches to them and collects their results without running anything again:"+b.String())
 }
 
 // Read touches no API: the results are history.
@@ -701,8 +730,8 @@ func (r *fleetCommandResource) Read(_ context.Context, req resource.ReadRequest,
 }
 
 // Update runs the members ModifyPlan planned to run (new, moved to another
-// sandbox, or with recorded exit codes no longer allowed) and keeps the
-// others' results. Failed members are left out of results.
+// sandbox, failed before, or with recorded exit codes no longer allowed)
+// and keeps the others' results. Failed members are recorded as failed.
 func (r *fleetCommandResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, state fleetCommandModel
 	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
@@ -723,7 +752,7 @@ func (r *fleetCommandResource) Update(ctx context.Context, req resource.UpdateRe
 	for key, id := range ids {
 		if p, had := prior[key]; had && keepFleetResult(p.Result, id, run.base.Allowed) &&
 			sameMemberInputs(plan, state, key) {
-			moved := movedRecord(p, state.SensitiveOutput.ValueBool(), run.base.SensitiveOutput)
+			moved := movedRecord(p, state.SensitiveOutput.ValueBool(), run.base.SensitiveOutput, stepOutputOf(plan))
 			records[key] = &moved
 		} else {
 			toRun[key] = id
@@ -741,23 +770,31 @@ func (r *fleetCommandResource) Update(ctx context.Context, req resource.UpdateRe
 		} else {
 			fr = r.runMembers(ctx, plan, run, toRun, nil, &problems)
 		}
-		for key, rec := range fr.done {
-			records[key] = rec
-		}
+		maps.Copy(records, fr.done)
+		maps.Copy(records, fr.failed)
 		addWarnings(&resp.Diagnostics, "Background job", fr.warnings)
 	}
 	plan.EnvWO = types.MapNull(types.StringType)
 	r.setRecords(ctx, &plan, records, &resp.Diagnostics)
-	r.recordPending(ctx, fr, resp.Private, &resp.Diagnostics)
+	r.recordPending(ctx, &plan, fr, resp.Private, &resp.Diagnostics)
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 	fr.settle(!resp.Diagnostics.HasError())
 	if fr.interrupted {
 		resp.Diagnostics.AddError("Apply interrupted", "The apply was interrupted while background jobs ran (see the warning "+
-			"above). They are recorded; the next apply collects them.")
+			"above). They are recorded in running_jobs; the next apply collects them.")
 	}
 	if problems.len() > 0 {
-		// The failed members are not recorded: the next apply runs only them.
-		addFleetFailure(&resp.Diagnostics, "command", &problems, len(toRun))
+		succeeded := 0
+		for _, rec := range records {
+			if !rec.Result.Failed.ValueBool() {
+				succeeded++
+			}
+		}
+		unknown := fr.unknownOutcomes(&problems)
+		// A member whose outcome is unknown is absent from results, whose
+		// keys the plan promised: that is an error even with "record".
+		fleetCommandFailure{problems: &problems, tried: len(toRun), stored: true, recorded: len(fr.failed),
+			succeeded: succeeded, pending: unknown}.add(&resp.Diagnostics, onFailureOf(plan) == onFailureRecord && unknown == 0)
 	}
 }
 

@@ -138,11 +138,12 @@ func TestAccFleetCommand_memberStopsAtFirstDisallowedStep(t *testing.T) {
 
 // An update runs only a new member (the others' results are kept and
 // planned known, the new one unknown) and keeps the ID; removing a member
-// drops its result without running anything. Step output keeps its last
-// 4 KiB.
+// drops its result without running anything. With step_output = "tail",
+// step output keeps its last 4 KiB.
 func TestAccFleetCommand_updateRunsOnlyNewMembers(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	commands := []string{"echo hello-$FAIL_CODE", "repeat 1000 line; echo the-end"}
+	fleetCommandHCL := func(commands []string) string { return fleetCommandHCL(commands, `step_output = "tail"`) }
 	var firstID string
 	runs := func(want int) resource.TestCheckFunc {
 		return func(*terraform.State) error {
@@ -267,9 +268,9 @@ func TestAccFleetCommand_resultArgumentsUpdateInPlace(t *testing.T) {
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("prime_fleet_command.run", results.AtMapKey("0").AtMapKey("steps").AtSliceIndex(0).AtMapKey("stdout"), knownvalue.Null()),
 					statecheck.ExpectKnownValue("prime_fleet_command.run", tfjsonpath.New("sensitive_streams").AtMapKey("0").AtSliceIndex(0).AtMapKey("stdout"),
-						knownvalue.StringExact("probing\n")),
+						knownvalue.StringExact("probing")),
 					statecheck.ExpectKnownValue("prime_fleet_command.run", tfjsonpath.New("sensitive_streams").AtMapKey("1").AtSliceIndex(0).AtMapKey("stdout"),
-						knownvalue.StringExact("probing\n")),
+						knownvalue.StringExact("probing")),
 				},
 				Check: func(*terraform.State) error {
 					if r := runs(); r[ids[0]] != 1 || r[ids[1]] != 1 {
@@ -294,8 +295,8 @@ func TestAccFleetCommand_resultArgumentsUpdateInPlace(t *testing.T) {
 				ExpectError: expectInOrder(`The command failed on 1 of the 1 members that ran:`, `Member "1"`, `exited with code 3 (allowed: [0])`),
 			},
 			{
-				// The failed member is not recorded; member 0 is, so the
-				// next apply would run member 1 only.
+				// The failed member is recorded as failed, member 0 as it
+				// was, so the next apply would run member 1 only.
 				Config:             cfg(`allowed_exit_codes = [0]`),
 				PlanOnly:           true,
 				ExpectNonEmptyPlan: true,

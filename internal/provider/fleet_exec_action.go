@@ -120,7 +120,6 @@ func (a *fleetExecAction) Invoke(ctx context.Context, req action.InvokeRequest, 
 		return
 	}
 	run := fleetRunOf(ctx, m.commandModel(), m.EnvWO, &resp.Diagnostics)
-	run.base.Action = true
 	ids := stringMapOf(ctx, m.SandboxIDs, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -129,7 +128,7 @@ func (a *fleetExecAction) Invoke(ctx context.Context, req action.InvokeRequest, 
 	var problems memberProblems
 	done := (&fleetCommandResource{client: a.client}).runMembers(ctx, m.commandModel(), run, ids, nil, &problems)
 	if problems.len() > 0 {
-		addFleetFailure(&resp.Diagnostics, "command", &problems, len(ids))
+		fleetCommandFailure{problems: &problems, tried: len(ids), action: true}.add(&resp.Diagnostics, false)
 		return
 	}
 	run.progress.send(fmt.Sprintf("all %d members ran every step", len(done.done)))

@@ -163,7 +163,7 @@ func (l *fleetListResource) result(ctx context.Context, req list.ListRequest, la
 	for i, sb := range members {
 		ids[i] = sb.ID
 	}
-	identity, d := fleetIdentityValue(ctx, label, ids)
+	identity, d := fleetIdentityValue(ctx, "", label, ids) // no id: the import gives the fleet one
 	result.Diagnostics.Append(d...)
 	result.Diagnostics.Append(result.Identity.Set(ctx, identity)...)
 	if !req.IncludeResource {

@@ -29,7 +29,10 @@ var (
 	fleetCommandResultAttrTypes = map[string]attr.Type{
 		"sandbox_id": types.StringType, "exit_code": types.Int64Type,
 		"steps": types.ListType{ElemType: fleetCommandStepType()}, "executed_at": types.StringType,
-		"run_id": types.StringType,
+		"run_id": types.StringType, "failed": types.BoolType, "error": types.StringType,
+	}
+	fleetCommandJobAttrTypes = map[string]attr.Type{
+		"sandbox_id": types.StringType, "step": types.Int64Type, "job_id": types.StringType,
 	}
 )
 
@@ -76,8 +79,28 @@ func (r fleetCommandResult) object() types.Object {
 	return types.ObjectValueMust(fleetCommandResultAttrTypes, map[string]attr.Value{
 		"sandbox_id": r.SandboxID, "exit_code": r.ExitCode,
 		"steps": types.ListValueMust(fleetCommandStepType(), steps), "executed_at": r.ExecutedAt,
-		"run_id": r.RunID,
+		"run_id": r.RunID, "failed": r.Failed, "error": r.Error,
 	})
+}
+
+func fleetCommandJobType() types.ObjectType {
+	return types.ObjectType{AttrTypes: fleetCommandJobAttrTypes}
+}
+
+// fleetCommandJobsValue is a fleet command's `running_jobs`: null when no
+// member's job was left running.
+func fleetCommandJobsValue(pending map[string]memberProgress) types.Map {
+	if len(pending) == 0 {
+		return types.MapNull(fleetCommandJobType())
+	}
+	elems := make(map[string]attr.Value, len(pending))
+	for k, p := range pending {
+		elems[k] = types.ObjectValueMust(fleetCommandJobAttrTypes, map[string]attr.Value{
+			"sandbox_id": types.StringValue(p.SandboxID), "step": types.Int64Value(int64(p.Step + 1)),
+			"job_id": types.StringValue(p.Job.JobID),
+		})
+	}
+	return types.MapValueMust(fleetCommandJobType(), elems)
 }
 
 // fleetMembersValue is the `sandboxes` map of members.
@@ -168,7 +191,8 @@ func boolAttr(a map[string]attr.Value, name string) types.Bool {
 func fleetCommandResultsOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetCommandResult {
 	return membersOfMap(v, diags, func(k string, a map[string]attr.Value) fleetCommandResult {
 		r := fleetCommandResult{SandboxID: stringAttr(a, "sandbox_id"), ExitCode: int64Attr(a, "exit_code"),
-			ExecutedAt: stringAttr(a, "executed_at"), RunID: stringAttr(a, "run_id")}
+			ExecutedAt: stringAttr(a, "executed_at"), RunID: stringAttr(a, "run_id"), Failed: boolAttr(a, "failed"),
+			Error: stringAttr(a, "error")}
 		for i, s := range objectsOf(a["steps"]) {
 			if sa, ok := memberAttrs(fmt.Sprintf("%s, step %d", k, i+1), s, diags); ok {
 				r.Steps = append(r.Steps, fleetCommandStep{ExitCode: int64Attr(sa, "exit_code"), Stdout: stringAttr(sa, "stdout"),

@@ -31,19 +31,37 @@ type egressPolicyIdentityModel struct {
 
 // fleetIdentityModel is prime_sandbox_fleet's; see fleetIdentityDoc.
 type fleetIdentityModel struct {
+	ID         types.String `tfsdk:"id"`
 	Label      types.String `tfsdk:"label"`
 	SandboxIDs types.List   `tfsdk:"sandbox_ids"`
 }
 
+// fleetIdentityV0Model is the fleet's identity before version 1 added id.
+type fleetIdentityV0Model struct {
+	Label      types.String `tfsdk:"label"`
+	SandboxIDs types.List   `tfsdk:"sandbox_ids"`
+}
+
+// fleetIdentityVersion is the version of fleetIdentitySchema. Version 0
+// was label and sandbox_ids alone: a fleet without a label of its own and
+// without members (all gone, none created yet, or size = 0) had an
+// identity of nothing but nulls and an empty list, which Terraform takes
+// for no identity at all ("Missing Resource Identity After Read"), so the
+// fleet could be neither planned nor destroyed. Version 1 adds id, which
+// every fleet has.
+const fleetIdentityVersion = 1
+
 // fleetIdentityDoc explains the fleet's identity choice, for the resource
 // description and the guide.
 const fleetIdentityDoc = "A fleet has no object of its own on the platform: it is its members. Its identity is " +
-	"`label`, the label that finds them — the one an import or a `prime_sandbox_fleet` list result named, else the " +
-	"fleet's only label — and `sandbox_ids`, the members' IDs, sorted. An import by identity uses `label` when it " +
-	"is set (every running sandbox that carries it, as `label:<label>`), else `sandbox_ids`. The label is what " +
-	"stays: `labels` cannot change without replacing the fleet. The IDs follow the members, so they change when " +
-	"members are added, removed or re-created, and the identity with them (the fleet declares a mutable " +
-	"identity); they are there for fleets without a label of their own."
+	"`id`, the fleet's `id` (the provider's, which every fleet has, also one without members), `label`, the label " +
+	"that finds the members — the one an import or a `prime_sandbox_fleet` list result named, else the fleet's only " +
+	"label — and `sandbox_ids`, the members' IDs, sorted. An import by identity uses `label` when it is set (every " +
+	"running sandbox that carries it, as `label:<label>`), else `sandbox_ids`, and keeps `id` as the fleet's `id` " +
+	"when it is given (`id` alone finds no members). The label is what stays: `labels` cannot change without " +
+	"replacing the fleet. The IDs follow the members, so they change when members are added, removed or " +
+	"re-created, and the identity with them (the fleet declares a mutable identity); they are there for fleets " +
+	"without a label of their own."
 
 func sandboxIdentitySchema() identityschema.Schema {
 	return identityschema.Schema{Attributes: map[string]identityschema.Attribute{
@@ -59,6 +77,18 @@ func egressPolicyIdentitySchema() identityschema.Schema {
 }
 
 func fleetIdentitySchema() identityschema.Schema {
+	s := fleetIdentityV0Schema()
+	s.Version = fleetIdentityVersion
+	s.Attributes["id"] = identityschema.StringAttribute{OptionalForImport: true,
+		Description: "The fleet's id (the provider's: a fleet has no platform object). An import by identity keeps " +
+			"it as the fleet's id; it finds no members by itself. Null in `terraform query` results, whose import " +
+			"gives the fleet a new id."}
+	return s
+}
+
+// fleetIdentityV0Schema is the identity of version 0, which the upgrader
+// reads (and version 1 extends).
+func fleetIdentityV0Schema() identityschema.Schema {
 	return identityschema.Schema{Attributes: map[string]identityschema.Attribute{
 		"label": identityschema.StringAttribute{OptionalForImport: true,
 			Description: "The label that finds the members: an import takes every running sandbox that carries it. " +
@@ -66,6 +96,23 @@ func fleetIdentitySchema() identityschema.Schema {
 		"sandbox_ids": identityschema.ListAttribute{OptionalForImport: true, ElementType: types.StringType,
 			Description: "The members' sandbox IDs, sorted; an import by identity uses them when label is null."},
 	}}
+}
+
+// upgradeFleetIdentityV0 reads an identity stored by version 0 (label and
+// sandbox_ids) into version 1. The id is left null: an identity upgrade
+// sees no state, and the Read that follows every upgrade records it.
+func upgradeFleetIdentityV0(ctx context.Context, req resource.UpgradeIdentityRequest, resp *resource.UpgradeIdentityResponse) {
+	var prior fleetIdentityV0Model
+	resp.Diagnostics.Append(req.Identity.Get(ctx, &prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if prior.SandboxIDs.IsNull() {
+		prior.SandboxIDs = types.ListValueMust(types.StringType, nil)
+	}
+	resp.Diagnostics.Append(resp.Identity.Set(ctx, fleetIdentityModel{
+		ID: types.StringNull(), Label: prior.Label, SandboxIDs: prior.SandboxIDs,
+	})...)
 }
 
 // setSandboxIdentity records a sandbox's identity (nil: the resource has
@@ -99,7 +146,7 @@ func setFleetIdentity(ctx context.Context, identity *tfsdk.ResourceIdentity, pri
 	for _, m := range members {
 		ids = append(ids, m.ID.ValueString())
 	}
-	id, d := fleetIdentityValue(ctx, fleetIdentityLabel(priorLabel, labels), ids)
+	id, d := fleetIdentityValue(ctx, f.ID.ValueString(), fleetIdentityLabel(priorLabel, labels), ids)
 	diags.Append(d...)
 	diags.Append(identity.Set(ctx, id)...)
 	return diags
@@ -131,13 +178,19 @@ func fleetIdentityLabel(prior string, labels []string) string {
 	return ""
 }
 
-// fleetIdentityValue builds the identity from a label ("" for none) and
-// member IDs (sorted here).
-func fleetIdentityValue(ctx context.Context, label string, ids []string) (fleetIdentityModel, diag.Diagnostics) {
+// fleetIdentityValue builds the identity from the fleet's id and a label
+// ("" for none of either) and member IDs (sorted here).
+func fleetIdentityValue(ctx context.Context, id, label string, ids []string) (fleetIdentityModel, diag.Diagnostics) {
 	sorted := slices.Clone(ids)
 	slices.Sort(sorted)
+	if sorted == nil {
+		sorted = []string{} // an empty list, not null: the identity says there are no members
+	}
 	list, diags := types.ListValueFrom(ctx, types.StringType, sorted)
-	m := fleetIdentityModel{Label: types.StringNull(), SandboxIDs: list}
+	m := fleetIdentityModel{ID: types.StringNull(), Label: types.StringNull(), SandboxIDs: list}
+	if id != "" {
+		m.ID = types.StringValue(id)
+	}
 	if label != "" {
 		m.Label = types.StringValue(label)
 	}
@@ -157,9 +210,24 @@ func fleetImportID(m fleetIdentityModel) (string, error) {
 		}
 	}
 	if len(ids) == 0 {
-		return "", errors.New("the identity of a prime_sandbox_fleet needs label or sandbox_ids")
+		return "", errors.New("the identity of a prime_sandbox_fleet needs label or sandbox_ids (id alone names " +
+			"no sandbox: a fleet has no platform object)")
 	}
 	return strings.Join(ids, ","), nil
+}
+
+// fleetIDOfIdentity is the fleet id an import by identity names ("" when
+// it names none, or the import is by ID): the import keeps it, so a fleet
+// imported again after `removed` keeps the id its dependents know.
+func fleetIDOfIdentity(ctx context.Context, req resource.ImportStateRequest) string {
+	if req.ID != "" || req.Identity == nil || req.Identity.Raw.IsNull() {
+		return ""
+	}
+	var m fleetIdentityModel
+	if req.Identity.Get(ctx, &m).HasError() {
+		return ""
+	}
+	return m.ID.ValueString()
 }
 
 // importIDOf is the ID an import names: the `id` of an import block or of

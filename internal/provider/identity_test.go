@@ -3,9 +3,13 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -72,14 +76,17 @@ resource "prime_egress_policy" "lock" {
 	})
 }
 
-// A fleet's identity is its label (its only label here) and its members'
-// IDs, which follow the members: growing the fleet changes them. Importing
-// by that identity (by the label) adopts every member with no change.
+// A fleet's identity is its id, its label (its only label here) and its
+// members' IDs, which follow the members: growing the fleet changes them.
+// Importing by that identity (by the label) adopts every member with no
+// change, and keeps the fleet's id.
 func TestAccSandboxFleet_identityImport(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	two, three := m.config(fleetConfig("size = 2", "")), m.config(fleetConfig("size = 3", ""))
+	var fleetID string
 	idsAre := func(n int) statecheck.StateCheck {
 		return statecheck.ExpectIdentity("prime_sandbox_fleet.f", map[string]knownvalue.Check{
+			"id":          knownvalue.NotNull(),
 			"label":       knownvalue.StringExact("fleet-test"),
 			"sandbox_ids": knownvalue.ListSizeExact(n),
 		})
@@ -89,7 +96,11 @@ func TestAccSandboxFleet_identityImport(t *testing.T) {
 		TerraformVersionChecks:   skipBelow(tfIdentity),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
-			{Config: two, ConfigStateChecks: []statecheck.StateCheck{idsAre(2)}},
+			{Config: two, ConfigStateChecks: []statecheck.StateCheck{idsAre(2)}, Check: func(s *terraform.State) error {
+				var err error
+				fleetID, err = stateID(s, "prime_sandbox_fleet.f")
+				return err
+			}},
 			{Config: three, ConfigStateChecks: []statecheck.StateCheck{idsAre(3)}},
 			{
 				Config: three, ResourceName: "prime_sandbox_fleet.f", ImportState: true,
@@ -97,6 +108,12 @@ func TestAccSandboxFleet_identityImport(t *testing.T) {
 				ImportPlanChecks: resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_sandbox_fleet.f", plancheck.ResourceActionNoop),
 					plancheck.ExpectKnownValue("prime_sandbox_fleet.f", tfjsonpath.New("sandbox_ids"), knownvalue.MapSizeExact(3)),
+					plancheck.ExpectKnownValue("prime_sandbox_fleet.f", tfjsonpath.New("id"), knownvalue.StringFunc(func(v string) error {
+						if v != fleetID {
+							return fmt.Errorf("imported fleet id %s, want the identity's %s", v, fleetID)
+						}
+						return nil
+					})),
 				}},
 			},
 		},
@@ -128,6 +145,7 @@ func TestAccSandboxFleet_identityImportByIDs(t *testing.T) {
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectIdentity("prime_sandbox_fleet.f", map[string]knownvalue.Check{
+						"id":          knownvalue.NotNull(),
 						"label":       knownvalue.StringExact("fleet-test"),
 						"sandbox_ids": knownvalue.ListSizeExact(2),
 					}),
@@ -168,31 +186,122 @@ func TestFleetIdentityLabel(t *testing.T) {
 // refused.
 func TestFleetImportID(t *testing.T) {
 	ctx := context.Background()
-	byLabel, _ := fleetIdentityValue(ctx, "run-1", []string{"b", "a"})
+	byLabel, _ := fleetIdentityValue(ctx, "fleet-1", "run-1", []string{"b", "a"})
 	if id, err := fleetImportID(byLabel); err != nil || id != "label:run-1" {
 		t.Fatalf("by label: %q, %v", id, err)
 	}
-	byIDs, _ := fleetIdentityValue(ctx, "", []string{"b", "a"})
+	byIDs, _ := fleetIdentityValue(ctx, "fleet-1", "", []string{"b", "a"})
 	if id, err := fleetImportID(byIDs); err != nil || id != "a,b" {
 		t.Fatalf("by IDs (sorted): %q, %v", id, err)
 	}
-	empty := fleetIdentityModel{Label: types.StringNull(), SandboxIDs: types.ListNull(types.StringType)}
+	empty := fleetIdentityModel{ID: types.StringValue("fleet-1"), Label: types.StringNull(), SandboxIDs: types.ListNull(types.StringType)}
 	if _, err := fleetImportID(empty); err == nil {
 		t.Fatal("an identity without label and sandbox_ids was accepted")
 	}
 }
 
-// The import flag lasts through the import's own Read and one refresh, and
-// the earlier `true` counts as the import's Read.
-func TestNextImportRefresh(t *testing.T) {
+// fakePrivate is private state for unit tests of the import marker.
+type fakePrivate struct {
+	m      map[string][]byte
+	writes int
+}
+
+func (f *fakePrivate) GetKey(_ context.Context, key string) ([]byte, diag.Diagnostics) {
+	return f.m[key], nil
+}
+func (f *fakePrivate) SetKey(_ context.Context, key string, v []byte) diag.Diagnostics {
+	f.writes++
+	f.m[key] = v
+	return nil
+}
+
+// Only the import's own Read touches the import marker (pending → read);
+// every later Read leaves private state as it was, whatever an earlier
+// build stored, so a refresh is never a change. Every stored form counts
+// as imported until an Update clears it.
+func TestReadAfterImport(t *testing.T) {
+	ctx := context.Background()
 	for _, c := range []struct {
-		in   string
-		next int
-		ok   bool
-	}{{"0", 1, true}, {"1", 2, true}, {"2", 0, false}, {"true", 2, true}, {"7", 0, false}} {
-		next, ok := nextImportRefresh([]byte(c.in))
-		if next != c.next || ok != c.ok {
-			t.Errorf("nextImportRefresh(%s) = %d, %t; want %d, %t", c.in, next, ok, c.next, c.ok)
+		stored     string
+		importRead bool
+		after      string
+	}{
+		{"0", true, "1"}, {"1", false, "1"}, {"2", false, "2"}, {"true", false, "true"}, {"", false, ""},
+	} {
+		p := &fakePrivate{m: map[string][]byte{}}
+		if c.stored != "" {
+			p.m[importedKey] = []byte(c.stored)
 		}
+		got, d := readAfterImport(ctx, p, p)
+		wantWrites := map[bool]int{true: 1, false: 0}[c.importRead]
+		if d.HasError() || got != c.importRead || string(p.m[importedKey]) != c.after || p.writes != wantWrites {
+			t.Errorf("stored %q: import read %t, marker %q, %d writes; want %t, %q, %d", c.stored, got,
+				p.m[importedKey], p.writes, c.importRead, c.after, wantWrites)
+		}
+		if imported := wasImported(ctx, p); imported != (c.stored != "") {
+			t.Errorf("stored %q: wasImported %t after the Read", c.stored, imported)
+		}
+	}
+}
+
+// An identity stored by version 0 of the fleet's identity (label and
+// sandbox_ids, no id) is read into version 1 over the protocol, as
+// Terraform asks before its first Read: label and IDs kept, id null until
+// that Read records it. An empty one (a fleet that had no members left)
+// upgrades too.
+func TestSandboxFleet_upgradeIdentityFromV0(t *testing.T) {
+	ctx := context.Background()
+	server, err := providerFactories(t)["prime"]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas, err := server.GetResourceIdentitySchemas(ctx, &tfprotov6.GetResourceIdentitySchemasRequest{})
+	if err != nil || len(schemas.Diagnostics) > 0 {
+		t.Fatalf("identity schemas: %v %v", err, schemas.Diagnostics)
+	}
+	schema := schemas.IdentitySchemas["prime_sandbox_fleet"]
+	if schema.Version != fleetIdentityVersion || fleetIdentityVersion != 1 {
+		t.Fatalf("fleet identity schema version %d, want 1", schema.Version)
+	}
+	typ := schema.ValueType()
+	for _, c := range []struct{ name, v0, wantLabel string }{
+		{"labelled", `{"label":"run-1","sandbox_ids":["sb-b","sb-a"]}`, "run-1"},
+		{"by IDs", `{"label":null,"sandbox_ids":["sb-a"]}`, ""},
+		{"no members left", `{"label":null,"sandbox_ids":[]}`, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resp, err := server.UpgradeResourceIdentity(ctx, &tfprotov6.UpgradeResourceIdentityRequest{
+				TypeName: "prime_sandbox_fleet", Version: 0, RawIdentity: &tfprotov6.RawState{JSON: []byte(c.v0)},
+			})
+			if err != nil || len(resp.Diagnostics) > 0 {
+				t.Fatalf("upgrade: %v %v", err, resp.Diagnostics)
+			}
+			v, err := resp.UpgradedIdentity.IdentityData.Unmarshal(typ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got map[string]tftypes.Value
+			if err := v.As(&got); err != nil {
+				t.Fatal(err)
+			}
+			var prior struct {
+				Label      *string  `json:"label"`
+				SandboxIDs []string `json:"sandbox_ids"`
+			}
+			if err := json.Unmarshal([]byte(c.v0), &prior); err != nil {
+				t.Fatal(err)
+			}
+			if !got["id"].IsNull() {
+				t.Errorf("id %v, want null until the Read records it", got["id"])
+			}
+			var label *string
+			if err := got["label"].As(&label); err != nil || (label == nil) != (c.wantLabel == "") || (label != nil && *label != c.wantLabel) {
+				t.Errorf("label %v, want %q", got["label"], c.wantLabel)
+			}
+			var ids []tftypes.Value
+			if err := got["sandbox_ids"].As(&ids); err != nil || len(ids) != len(prior.SandboxIDs) || got["sandbox_ids"].IsNull() {
+				t.Errorf("sandbox_ids %v, want %v", got["sandbox_ids"], prior.SandboxIDs)
+			}
+		})
 	}
 }

@@ -154,7 +154,7 @@ resource "prime_sandbox" "odd" {
 				QueryResultChecks: []querycheck.QueryResultCheck{
 					querycheck.ExpectLength("prime_sandbox_fleet.fleets", 2),
 					querycheck.ExpectIdentity("prime_sandbox_fleet.fleets", map[string]knownvalue.Check{
-						"label": knownvalue.StringExact("fleet-a"), "sandbox_ids": knownvalue.ListSizeExact(2),
+						"id": knownvalue.Null(), "label": knownvalue.StringExact("fleet-a"), "sandbox_ids": knownvalue.ListSizeExact(2),
 					}),
 					querycheck.ExpectResourceKnownValues("prime_sandbox_fleet.fleets", fleet("fleet-a"), []querycheck.KnownValueCheck{
 						{Path: tfjsonpath.New("name_prefix"), KnownValue: knownvalue.StringExact("a")},

@@ -162,6 +162,7 @@ func TestAccLostState_queryImportSweepInvoke(t *testing.T) {
 	if out, code := adopt.run("plan", "-input=false", "-detailed-exitcode"); code != 0 {
 		t.Fatalf("the plan after adopting exited %d, want 0 (no changes):\n%s", code, out)
 	}
+	refreshOnlyUnchanged(t, adopt, "after adopting")
 
 	// Sweeps: the dry run lists, the real one deletes that label only.
 	if err := os.WriteFile(filepath.Join(adopt.dir, "day2.tf"), []byte(day2), 0o600); err != nil {
@@ -345,5 +346,18 @@ list "prime_sandbox_fleet" "runs" {
 	adopt.must(t, "apply", "-input=false", "adopt.tfplan")
 	if out, code := adopt.run("plan", "-input=false", "-detailed-exitcode"); code != 0 {
 		t.Fatalf("the plan after adopting the fleet exited %d, want 0:\n%s\n\ngenerated:\n%s", code, out, generated)
+	}
+	refreshOnlyUnchanged(t, adopt, "after adopting the fleet")
+}
+
+// refreshOnlyUnchanged runs the drift check CI runs, `terraform plan
+// -refresh-only -detailed-exitcode`, a few times (each a refresh, which
+// must change nothing), and fails unless every one exits 0.
+func refreshOnlyUnchanged(t *testing.T, w *cliWorkspace, when string) {
+	t.Helper()
+	for i := range 3 {
+		if out, code := w.run("plan", "-refresh-only", "-detailed-exitcode", "-input=false"); code != 0 {
+			t.Fatalf("refresh-only plan %d %s exited %d, want 0:\n%s", i+1, when, code, out)
+		}
 	}
 }

@@ -1,10 +1,12 @@
 package provider
 
 import (
+	"bytes"
 	"context"
-	"strconv"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
@@ -17,27 +19,32 @@ import (
 // importedKey is the private-state key ImportState sets: while it is
 // there, attributes the platform cannot report hold no real value in state,
 // and the replaceUnlessImported* modifiers record a configured value
-// instead of replacing.
+// instead of replacing (the plan warns, naming the attribute and
+// `-replace`).
 //
-// It must end at the first apply after the import, also when that apply
-// plans nothing (an import whose configuration says only what the
-// platform reports, such as `terraform query -generate-config-out`
-// writes): otherwise it would exempt every later change of these
-// attributes from replacement. An update clears it; a no-op stores nothing
-// but the refresh, so the refreshes count it down: its value is how many
-// Reads have seen it (importRefreshes). The import's own Read takes it to
-// 1, which is what `terraform import` stores and what an import block's
-// plan sees; the next refresh (the first plan after the import is in
-// state) takes it to 2, still exempt; the one after that removes it. Only
-// Reads that an apply (or a refresh) stores advance it, so however many
-// plans run in between, the exemption lasts until the first apply after
-// the import is in state, and no longer (an apply with -refresh=false
-// does not advance it).
+// ImportState writes importPending; the import's own Read turns it into
+// importRead, and no Read changes it after that: a Read that rewrote
+// private state would be a change to `terraform plan -refresh-only
+// -detailed-exitcode` (exit 2 while printing "No changes"), so drift
+// checks after an import or an adoption could never pass. The marker ends
+// with the first Update, which records the configuration (clearImported).
+//
+// What that leaves, knowingly: when the first apply after an import plans
+// nothing (the configuration says only what the platform reports, as
+// `terraform query -generate-config-out` writes it), no Update runs and the
+// marker stays. The first later change of an attribute the platform cannot
+// report is then recorded in place, with the warning, instead of replacing;
+// that apply ends the marker. No scheme can do better without a Read that
+// writes: after a no-op apply Terraform stores nothing but the refresh.
 const importedKey = "imported"
 
-// importRefreshes is the value of importedKey after the Read that removes
-// it no longer exempts anything: the import's own Read and one refresh.
-const importRefreshes = 2
+// Values of importedKey. Earlier builds counted Reads in it ("0" … "2",
+// or `true`); every non-empty value means imported, and only
+// importPending means the import's own Read has yet to run.
+var (
+	importPending = []byte(`0`)
+	importRead    = []byte(`1`)
+)
 
 // importedGuaranteed is guaranteed in an imported state, prime_sandbox's and
 // a fleet's: the platform does not report it, so the import assumes the
@@ -57,8 +64,8 @@ type privateSetter interface {
 	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
 }
 
-// wasImported reports whether the resource came from an import and the
-// first apply after it has not ended the exemption yet.
+// wasImported reports whether the resource came from an import and no
+// Update has recorded its configuration since.
 func wasImported(ctx context.Context, p privateGetter) bool {
 	if p == nil {
 		return false
@@ -70,44 +77,50 @@ func wasImported(ctx context.Context, p privateGetter) bool {
 // markImported sets the flag (ImportState); clearImported removes it (an
 // update, which records the configuration).
 func markImported(ctx context.Context, p privateSetter) diag.Diagnostics {
-	return p.SetKey(ctx, importedKey, []byte(`0`))
+	return p.SetKey(ctx, importedKey, importPending)
 }
 
 func clearImported(ctx context.Context, p privateSetter) diag.Diagnostics {
 	return p.SetKey(ctx, importedKey, nil)
 }
 
-// advanceImported counts one Read against the flag (see importedKey);
-// every importable resource's Read calls it first. A flag stored before
-// the count existed (`true`, set by ImportState and seen by the import's
-// Read) counts as 1.
-func advanceImported(ctx context.Context, req privateGetter, resp privateSetter) diag.Diagnostics {
+// readAfterImport is what every importable resource's Read calls first:
+// it reports whether this is the import's own Read (the one that may read
+// what only an import reads), and marks that Read done. Later Reads leave
+// private state as they found it.
+func readAfterImport(ctx context.Context, req privateGetter, resp privateSetter) (bool, diag.Diagnostics) {
 	v, diags := req.GetKey(ctx, importedKey)
-	if len(v) == 0 || diags.HasError() {
-		return diags
+	if diags.HasError() || !bytes.Equal(v, importPending) {
+		return false, diags
 	}
-	next, ok := nextImportRefresh(v)
-	if !ok {
-		return clearImported(ctx, resp)
-	}
-	return resp.SetKey(ctx, importedKey, []byte(strconv.Itoa(next)))
+	return true, resp.SetKey(ctx, importedKey, importRead)
 }
 
-// nextImportRefresh is the flag's value after one more Read, false when
-// that Read ends it.
-func nextImportRefresh(v []byte) (int, bool) {
-	seen, err := strconv.Atoi(string(v))
-	if err != nil {
-		seen = 1 // `true`: the earlier form, stored after the import's Read
+// warnAfterRecordedAfterImport is prime_egress_policy's form of
+// warnRecordedAfterImport: after an import, a changed `after` is recorded
+// in place (replaceUnlessImportedList) instead of replacing the policy, so
+// the setup it names does not run again between a restore and a re-lock;
+// the plan says so, and how to replace.
+func warnAfterRecordedAfterImport(ctx context.Context, req resource.ModifyPlanRequest, diags *diag.Diagnostics) {
+	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || !wasImported(ctx, req.Private) {
+		return
 	}
-	if seen+1 > importRefreshes {
-		return 0, false
+	var planned, recorded types.List
+	diags.Append(req.Plan.GetAttribute(ctx, path.Root("after"), &planned)...)
+	diags.Append(req.State.GetAttribute(ctx, path.Root("after"), &recorded)...)
+	if planned.Equal(recorded) {
+		return
 	}
-	return seen + 1, true
+	diags.AddAttributeWarning(path.Root("after"), "Imported policy: recording after without replacing",
+		"The platform does not report after of an existing policy, so the imported state has none, and no apply "+
+			"has recorded the configuration since the import. This apply records the configured after in state "+
+			"without replacing the policy: the setup it names is not run again under open egress first. To "+
+			"replace the policy (restore, setup, lock), run terraform apply -replace=<this policy's address>.")
 }
 
 const notReadBackDesc = "Changing it replaces the resource, except after an import: the platform cannot report " +
-	"this value, so the first apply after an import records the configured value without replacing anything."
+	"this value, so the first apply after an import that changes anything records the configured value without " +
+	"replacing (the plan warns)."
 
 // The replaceUnlessImported* modifiers force replacement on a change like
 // RequiresReplace, except while the resource is freshly imported: then the

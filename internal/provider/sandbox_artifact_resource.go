@@ -223,7 +223,8 @@ func (r *sandboxArtifactResource) Schema(_ context.Context, _ resource.SchemaReq
 			"files are still on disk with their sizes; missing ones are downloaded again by the next apply. Destroy " +
 			"keeps the files unless `keep_on_destroy = false`.\n\n" +
 			"It is a resource of its own rather than a block of the command resources because a download can be " +
-			"retried while a command must never run twice: a failed download fails, and is retried, alone.",
+			"retried while a command must never run twice: a failed download fails, and is retried, alone." +
+			resultPathsAdvice,
 		Attributes: attrs,
 	}
 }

@@ -75,6 +75,7 @@ type sandboxCommandModel struct {
 	JobID             types.String `tfsdk:"job_id"`
 	JobStatus         types.String `tfsdk:"job_status"`
 	OutputFiles       types.List   `tfsdk:"output_files"`
+	ResultPaths       types.Set    `tfsdk:"result_paths"`
 }
 
 // job_status values of a background command.
@@ -103,7 +104,11 @@ const (
 const secretChannelsDoc = "Secret channels: `env_wo` reaches only this command's process and is never stored; the " +
 	"sandbox's own `secrets`/`secrets_wo` are in the environment of every command, the agent's included. Put " +
 	"setup-only credentials in `env_wo` (but note that whatever the setup writes to disk stays readable by " +
-	"later commands)."
+	"later commands). A value of either that a command prints is replaced by `***` in everything the provider " +
+	"records or shows — state (and so plans), `output_dir`, errors, progress and logs, foreground and background " +
+	"(values of 4 bytes or more). The sandbox's secret values are never sent to the provider by the platform: when " +
+	"the sandbox has secrets, the provider reads their values inside it with one command (`printenv`) before each " +
+	"run, and keeps them only in memory, to mask them."
 
 // maxCommandTimeout is the longest timeout_seconds: a week, for agents
 // that run in the background for hours.
@@ -127,7 +132,8 @@ func commandArgumentAttributes() map[string]schema.Attribute {
 			Optional: true, WriteOnly: true, ElementType: types.StringType,
 			MarkdownDescription: "Secret environment variables for the command, write-only: passed to the command, " +
 				"never stored in state or plan and never logged (Terraform 1.11+); a value the command prints is " +
-				"replaced by `***` in the recorded output and in errors (values of 4 bytes or more). Terraform cannot see a change of " +
+				"replaced by `***` in the recorded output, `output_dir` and errors (values of 4 bytes or more), as the " +
+				"sandbox's own secrets are. Terraform cannot see a change of " +
 				"a write-only value: bump `env_wo_version` to run the command again with new values. " + secretChannelsDoc,
 		},
 		"env_wo_version": schema.Int64Attribute{
@@ -193,9 +199,13 @@ func commandArgumentAttributes() map[string]schema.Attribute {
 			Optional: true,
 			MarkdownDescription: "With `background`: a local directory that receives the whole stdout and stderr of every " +
 				"run, as `<job_id>.stdout.log` and `<job_id>.stderr.log` (for a fleet, under a directory per member key), " +
-				"downloaded when the job ends, with `env_wo` values replaced by `***`; state keeps the tails and the " +
-				"files' hashes (`output_files`). Unset, only the tails are kept." + resultsOnly,
+				"downloaded when the job ends, with `env_wo` values and the sandbox's secrets replaced by `***`; state " +
+				"keeps the tails and the files' hashes (`output_files`). The directory also holds `progress.json`, " +
+				"rewritten (atomically) while the command runs: each member's state (`waiting`, `running`, " +
+				"`succeeded`, `failed`, `left` running by an interrupt), step, sandbox and job ID, and the counts. Unset, " +
+				"only the tails are kept." + resultsOnly,
 		},
+		"result_paths": resultPathsAttribute(),
 		"sensitive_output": schema.BoolAttribute{
 			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 			MarkdownDescription: "Treat the output as secret: it is recorded in `sensitive_streams` (hidden in " +
@@ -268,7 +278,8 @@ func (r *sandboxCommandResource) Schema(_ context.Context, _ resource.SchemaRequ
 			"The result is history: refresh and destroy make no API call, and import is not supported (there is " +
 			"nothing on the platform to import). To run a command again, change `triggers` (or any argument marked " +
 			"so), or use `terraform apply -replace`. Arguments that only judge or record the result " +
-			"(`allowed_exit_codes`, `timeout_seconds`, `require_open_egress`, `sensitive_output`) update in place.\n\n" +
+			"(`allowed_exit_codes`, `timeout_seconds`, `require_open_egress`, `sensitive_output`, `result_paths`) " +
+			"update in place.\n\n" +
 			secretChannelsDoc,
 		Attributes: r.attributes(),
 	}
@@ -561,11 +572,12 @@ func specFromCommandModel(ctx context.Context, m sandboxCommandModel, envWO type
 	diags.Append(d...)
 	var allowed []int64
 	diags.Append(m.AllowedExitCodes.ElementsAs(ctx, &allowed, false)...)
+	resultPaths := resultPathsOf(ctx, m.ResultPaths, &diags)
 	return commandSpec{
 		SandboxID: m.SandboxID.ValueString(), Command: m.Command.ValueString(), WorkingDir: m.WorkingDir.ValueString(),
 		Env: env, EnvWO: secret, Timeout: time.Duration(m.TimeoutSeconds.ValueInt64()) * time.Second,
 		Allowed: allowed, RequireOpenEgress: m.RequireOpenEgress.ValueBool(), SensitiveOutput: m.SensitiveOutput.ValueBool(),
-		Background: m.Background.ValueBool(),
+		Background: m.Background.ValueBool(), ResultPaths: resultPaths, AfterFailure: commandNotStored,
 	}, diags
 }
 
@@ -626,9 +638,29 @@ func (r *sandboxCommandResource) runInBackground(ctx context.Context, m *sandbox
 	priv privateSetter, state interface {
 		Set(context.Context, any) diag.Diagnostics
 	}, diags *diag.Diagnostics) {
+	const key = "command"
+	reporter := newProgressReporter(ctx, progressOptions{What: "prime_sandbox_command", Keys: []string{key},
+		States: commandProgressStates, File: progressFileOf(m.OutputDir)})
+	reporter.update(key, func(p *memberProgressState) {
+		p.State, p.SandboxID, p.Steps, p.Step = progressRunning, spec.SandboxID, 1, 1
+	})
 	br, err := runBackground(ctx, r.client, backgroundRun{
 		spec: spec, hash: runHashOf(*m), journal: r.jobs, attach: attach, outputDir: m.OutputDir.ValueString(), keep: true,
+		onJob: func(job prime.Job) { reporter.update(key, func(p *memberProgressState) { p.JobID = job.ID }) },
 	})
+	reporter.update(key, func(p *memberProgressState) {
+		switch {
+		case br.Pending != nil:
+			p.State = progressLeft
+		case err != nil:
+			p.State, p.Error = progressFailed, memberErrorLine(0, 1, err)
+		default:
+			p.State = progressSucceeded
+		}
+	})
+	if ferr := reporter.stop(); ferr != nil {
+		diags.AddWarning("Progress file not written", ferr.Error())
+	}
 	stored := false
 	defer func() {
 		// After the state below: a stored result is handed over (Terraform
@@ -726,6 +758,7 @@ func (r *sandboxCommandResource) Update(ctx context.Context, req resource.Update
 			return
 		}
 		spec.Background = true // the job runs in the background, whatever the argument says now
+		spec.AfterFailure = jobFailureRecorded
 		r.runInBackground(ctx, &plan, spec, pendingOf(ctx, req.Private, state), resp.Private, &resp.State, &resp.Diagnostics)
 		return
 	}

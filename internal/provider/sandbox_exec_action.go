@@ -187,7 +187,7 @@ func (a *sandboxExecAction) Invoke(ctx context.Context, req action.InvokeRequest
 		return
 	}
 	spec, d := specFromCommandModel(ctx, m.commandModel(m.SandboxID, m.Command), m.EnvWO)
-	spec.Action = true
+	spec.AfterFailure = actionRecordsNothing
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return

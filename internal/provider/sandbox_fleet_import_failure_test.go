@@ -62,15 +62,19 @@ removed {
 }
 `
 
-// An import whose configuration matches what the import read must still
-// end the import's exemption from replacement: a later name_prefix change
-// replaces the fleet (and renames its members) instead of recording the new
-// prefix in place.
-func TestAccSandboxFleet_templateChangeAfterImportReplaces(t *testing.T) {
+// An import whose configuration matches what the import read plans no
+// change, and that no-op apply stores nothing but the refresh, which never
+// rewrites the import marker (so drift checks pass; see importedKey). The
+// first later change of name_prefix is therefore recorded in place (the
+// plan warns); that apply ends the exemption, and the next change
+// replaces the fleet and renames its members.
+func TestAccSandboxFleet_templateChangeAfterImport(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	cfg := fleetConfig("size = 2", "")
 	forget := "\nremoved {\n  from = prime_sandbox_fleet.f\n  lifecycle {\n    destroy = false\n  }\n}\n"
 	renamed := strings.Replace(cfg, `name_prefix  = "eval"`, `name_prefix  = "renamed"`, 1)
+	again := strings.Replace(cfg, `name_prefix  = "eval"`, `name_prefix  = "again"`, 1)
+	var ids map[string]string
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
@@ -78,15 +82,27 @@ func TestAccSandboxFleet_templateChangeAfterImportReplaces(t *testing.T) {
 			{Config: m.config(cfg)},
 			{Config: m.config(forget)}, // the fleet leaves state; its sandboxes keep running
 			{Config: m.config(cfg + importFleetBlock)},
-			{Config: m.config(cfg)},
+			{Config: m.config(cfg), Check: func(s *terraform.State) error { ids = fleetIDs(s); return nil }},
 			{
 				Config: m.config(renamed),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox_fleet.f", plancheck.ResourceActionUpdate),
+				}},
+				Check: func(s *terraform.State) error {
+					if got := fleetIDs(s); fmt.Sprint(got) != fmt.Sprint(ids) {
+						return fmt.Errorf("members %v became %v: the recorded name_prefix must not touch them", ids, got)
+					}
+					return nil
+				},
+			},
+			{
+				Config: m.config(again),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_sandbox_fleet.f", plancheck.ResourceActionDestroyBeforeCreate),
 				}},
 				Check: func(s *terraform.State) error {
 					a := s.RootModule().Resources["prime_sandbox_fleet.f"].Primary.Attributes
-					if a["sandboxes.0.name"] != "renamed-0" {
+					if a["sandboxes.0.name"] != "again-0" {
 						return fmt.Errorf("name_prefix = %q but member 0 is named %q", a["name_prefix"], a["sandboxes.0.name"])
 					}
 					return nil
@@ -96,9 +112,10 @@ func TestAccSandboxFleet_templateChangeAfterImportReplaces(t *testing.T) {
 	})
 }
 
-// The same for prime_sandbox, through a CLI import: once the first apply
-// after the import has run, adding secrets replaces the sandbox.
-func TestAccSandbox_secretsChangeAfterImportReplaces(t *testing.T) {
+// The same for prime_sandbox, through a CLI import: after the no-op apply
+// that follows the import, adding secrets is recorded in place (the plan
+// warns); once that apply has run, changing them replaces the sandbox.
+func TestAccSandbox_secretsChangeAfterImport(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	box := func(extra string) string {
 		return m.config(fmt.Sprintf(`
@@ -127,6 +144,12 @@ resource "prime_sandbox" "test" {
 			{Config: box("")},
 			{
 				Config: box(`secrets = { TOKEN = "s3cret" }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox.test", plancheck.ResourceActionUpdate),
+				}},
+			},
+			{
+				Config: box(`secrets = { TOKEN = "changed" }`),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_sandbox.test", plancheck.ResourceActionDestroyBeforeCreate),
 				}},

@@ -32,11 +32,12 @@ import (
 )
 
 var (
-	_ resource.ResourceWithConfigure      = (*sandboxFleetResource)(nil)
-	_ resource.ResourceWithValidateConfig = (*sandboxFleetResource)(nil)
-	_ resource.ResourceWithModifyPlan     = (*sandboxFleetResource)(nil)
-	_ resource.ResourceWithImportState    = (*sandboxFleetResource)(nil)
-	_ resource.ResourceWithIdentity       = (*sandboxFleetResource)(nil)
+	_ resource.ResourceWithConfigure       = (*sandboxFleetResource)(nil)
+	_ resource.ResourceWithValidateConfig  = (*sandboxFleetResource)(nil)
+	_ resource.ResourceWithModifyPlan      = (*sandboxFleetResource)(nil)
+	_ resource.ResourceWithImportState     = (*sandboxFleetResource)(nil)
+	_ resource.ResourceWithIdentity        = (*sandboxFleetResource)(nil)
+	_ resource.ResourceWithUpgradeIdentity = (*sandboxFleetResource)(nil)
 )
 
 // NewSandboxFleetResource is the prime_sandbox_fleet constructor.
@@ -54,6 +55,7 @@ type sandboxFleetModel struct {
 	ID                    types.String   `tfsdk:"id"`
 	Size                  types.Int64    `tfsdk:"size"`
 	Members               types.Set      `tfsdk:"members"`
+	MemberTriggers        types.Map      `tfsdk:"member_triggers"`
 	NamePrefix            types.String   `tfsdk:"name_prefix"`
 	DockerImage           types.String   `tfsdk:"docker_image"`
 	VM                    types.Bool     `tfsdk:"vm"`
@@ -120,6 +122,13 @@ func (r *sandboxFleetResource) IdentitySchema(_ context.Context, _ resource.Iden
 	resp.IdentitySchema = fleetIdentitySchema()
 }
 
+// UpgradeIdentity reads identities stored before the fleet's id was part
+// of it (see fleetIdentityVersion).
+func (r *sandboxFleetResource) UpgradeIdentity(context.Context) map[int64]resource.IdentityUpgrader {
+	v0 := fleetIdentityV0Schema()
+	return map[int64]resource.IdentityUpgrader{0: {PriorSchema: &v0, IdentityUpgrader: upgradeFleetIdentityV0}}
+}
+
 func (r *sandboxFleetResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
 	r.journal = newCreateJournal("")
@@ -151,6 +160,7 @@ func (r *sandboxFleetResource) Schema(_ context.Context, _ resource.SchemaReques
 		Validators: []validator.Set{setvalidator.ValueStringsAre(stringvalidator.LengthBetween(1, 100),
 			stringvalidator.RegexMatches(memberKeyPattern, "must be letters, digits, '.', '_' or '-'"))},
 	}
+	attrs["member_triggers"] = memberTriggersAttribute()
 	attrs["name_prefix"] = schema.StringAttribute{
 		Required: true, PlanModifiers: []planmodifier.String{replaceUnlessImportedString()},
 		MarkdownDescription: "Member names are `<name_prefix>-<key>`." + replacesFleet,
@@ -191,7 +201,8 @@ func (r *sandboxFleetResource) Schema(_ context.Context, _ resource.SchemaReques
 			"ones.)\n\n" +
 			"Refresh reads all members through `status:batchGet`; a member gone or stopped out of band drops out and " +
 			"the plan re-creates it **in place**. Adding or removing keys creates or deletes just those members; an " +
-			"`egress` change updates every member in place; any other template change replaces the fleet. Destroy " +
+			"`egress` change updates every member in place; a new `member_triggers` value redoes that one member (its " +
+			"sandbox deleted and created again) in place; any other template change replaces the fleet. Destroy " +
 			"deletes all members in bulk and confirms none remains.\n\n" +
 			"Import by a label (`label:<label>`: the running sandboxes carrying it) or a comma-separated list of " +
 			"sandbox IDs, or by identity (Terraform 1.12+). Member keys come from the names `<prefix>-<key>`.\n\n" +
@@ -255,6 +266,9 @@ func (r *sandboxFleetResource) ValidateConfig(ctx context.Context, req resource.
 	}
 	// One member stands for all: the template is what is checked.
 	validateSandbox(ctx, f.memberModel(memberName(f.NamePrefix.ValueString(), "0")), &resp.Diagnostics)
+	if keys, known := fleetKeys(ctx, f, &resp.Diagnostics); known {
+		validateMemberTriggers(f.MemberTriggers, keys, &resp.Diagnostics)
+	}
 }
 
 // ModifyPlan plans the members: kept members keep their entries; new,
@@ -300,9 +314,15 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 			resp.Diagnostics.AddAttributeError(path.Root("name_prefix"), "Cannot key the fleet's members", err.Error())
 			return
 		}
-		if wasImported(ctx, req.Private) {
+		imported := wasImported(ctx, req.Private)
+		if imported {
 			warnRecordedAfterImport(plan.memberModel(""), state.memberModel(""), &resp.Diagnostics)
 			warnMembersNotRenamed(plan.NamePrefix, have, &resp.Diagnostics)
+			warnTriggersRecordedAfterImport(plan.MemberTriggers, state.MemberTriggers, &resp.Diagnostics)
+		}
+		// A redone member is planned as a new one.
+		for _, k := range membersToRedo(plan.MemberTriggers, state.MemberTriggers, keptKeys(keys, have), imported) {
+			delete(have, k)
 		}
 	}
 	ids := make(map[string]attr.Value, len(keys))
@@ -770,7 +790,8 @@ func (r *sandboxFleetResource) Read(ctx context.Context, req resource.ReadReques
 	}
 	var state sandboxFleetModel
 	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
-	resp.Diagnostics.Append(advanceImported(ctx, req.Private, resp.Private)...)
+	_, d := readAfterImport(ctx, req.Private, resp.Private)
+	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -897,15 +918,19 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 			remove = append(remove, k)
 		}
 	}
+	// Redone members go with the removed ones, and come back with the added.
+	redo := membersToRedo(plan.MemberTriggers, state.MemberTriggers, keptKeys(keys, have), wasImported(ctx, req.Private))
 	var problems memberProblems
 	members := map[string]fleetMember{}
 	for k, m := range have {
-		if want[k] {
+		if want[k] && !slices.Contains(redo, k) {
 			members[k] = m
 		}
 	}
+	var notRedone []string // redone members whose sandbox could not be deleted
 	save := func(extra map[string]fleetMember) {
 		out := plan
+		out.MemberTriggers = triggersAfterRedo(plan.MemberTriggers, state.MemberTriggers, notRedone)
 		all := map[string]fleetMember{}
 		for k, m := range members {
 			all[k] = m
@@ -924,11 +949,23 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 		resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, fleetLabelOf(ctx, req.Identity), out)...)
 	}
 
-	// Removed keys first, so a shrinking fleet frees its quota before growing.
-	kept := deleteMembers(ctx, r.client, have, remove, timeoutOrDefault(state.Timeouts, "delete", defaultSandboxDeleteTimeout), &problems)
+	// Removed and redone keys first, so a shrinking fleet frees its quota
+	// before growing. A redone member that could not be deleted stays as it
+	// was, and is not created again.
+	kept := deleteMembers(ctx, r.client, have, append(slices.Clone(remove), redo...),
+		timeoutOrDefault(state.Timeouts, "delete", defaultSandboxDeleteTimeout), &problems)
 	for k, m := range kept {
 		members[k] = m
+		if want[k] {
+			notRedone = append(notRedone, k)
+		}
 	}
+	for _, k := range redo {
+		if _, stays := kept[k]; !stays {
+			add = append(add, k)
+		}
+	}
+	slices.Sort(add)
 	// The egress block's change reaches the members that stay.
 	refused := false
 	if egressChanged(ctx, plan, state) {
@@ -942,6 +979,7 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 		}
 	}
 	out := plan
+	out.MemberTriggers = triggersAfterRedo(plan.MemberTriggers, state.MemberTriggers, notRedone)
 	if refused {
 		// A member's layered policy kept the new block off it: the state
 		// keeps the previous block, so the next plan proposes the change
@@ -1045,310 +1083,4 @@ func (r *sandboxFleetResource) Delete(ctx context.Context, req resource.DeleteRe
 		resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
 		resp.Diagnostics.AddError("Fleet members not deleted", problems.String())
 	}
-}
-
-// ImportState takes `label:<label>` (the running sandboxes carrying the
-// label) or a comma-separated list of sandbox IDs, or an identity (its
-// label, else its sandbox_ids). Keys and name_prefix come from the member
-// names (`<prefix>-<key>`, distinct); the template is what every member
-// reports (members that differ fail the import), and on VMs the egress
-// block is the restriction every member holds. What the platform cannot
-// report (secrets, guaranteed, …) is recorded from the configuration by the
-// first apply, without replacement.
-func (r *sandboxFleetResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
-		return
-	}
-	id, d := importIDOf(ctx, req, fleetImportID)
-	resp.Diagnostics.Append(d...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	sbs, err := r.importMembers(ctx, id)
-	if err != nil {
-		resp.Diagnostics.AddError("Cannot import fleet", err.Error())
-		return
-	}
-	f, ok := r.fleetOfMembers(ctx, sbs, &resp.Diagnostics)
-	if !ok {
-		return
-	}
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &f)...)
-	label, _ := strings.CutPrefix(id, "label:") // "" unless imported by a label
-	if label == id {
-		label = ""
-	}
-	resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, label, f)...)
-	resp.Diagnostics.Append(markImported(ctx, resp.Private)...)
-}
-
-// fleetOfMembers is the state an import of these sandboxes starts from, as
-// ImportState and the prime_sandbox_fleet list resource build it. It fails
-// (false, with an error) when they cannot be one fleet's members.
-func (r *sandboxFleetResource) fleetOfMembers(ctx context.Context, sbs []prime.Sandbox, diags *diag.Diagnostics) (sandboxFleetModel, bool) {
-	templates := make([]sandboxAttributes, len(sbs))
-	for i := range sbs {
-		var d diag.Diagnostics
-		templates[i], d = importedTemplate(ctx, &sbs[i])
-		diags.Append(d...)
-	}
-	if msg := differentTemplates(sbs, templates); msg != "" {
-		diags.AddError("Cannot import fleet", msg)
-		return sandboxFleetModel{}, false
-	}
-	prefix, keys := splitMemberNames(sbs)
-	f := sandboxFleetModel{
-		Size: types.Int64Null(), Members: types.SetNull(types.StringType), SecretsWOVersion: types.Int64Null(),
-		Timeouts: timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes(sandboxTimeoutKeys("", "")))},
-	}
-	f.ID = types.StringValue("fleet-" + prime.NewIdempotencyKey()[:16])
-	f.NamePrefix = types.StringValue(prefix)
-	sm := templates[0] // every member's, checked above
-	f.DockerImage, f.VM, f.StartCommand, f.StartArgv = sm.DockerImage, sm.VM, sm.StartCommand, sm.StartArgv
-	f.CPUCores, f.MemoryGB, f.DiskSizeGB, f.GPUCount, f.GPUType = sm.CPUCores, sm.MemoryGB, sm.DiskSizeGB, sm.GPUCount, sm.GPUType
-	f.TimeoutMinutes, f.IdleTimeoutMinutes, f.EnvironmentVars, f.Labels = sm.TimeoutMinutes, sm.IdleTimeoutMinutes, sm.EnvironmentVars, sm.Labels
-	f.TeamID, f.Region, f.RegistryCredentialsID = sm.TeamID, sm.Region, sm.RegistryCredentialsID
-	f.Guaranteed, f.Secrets, f.SecretsWO = importedGuaranteed(), types.MapNull(types.StringType), types.MapNull(types.StringType)
-	f.Egress = types.ObjectNull(egressObjectType().AttrTypes)
-	members := map[string]fleetMember{}
-	if isNumbered(keys) {
-		f.Size = types.Int64Value(int64(len(keys)))
-		f.Members = types.SetNull(types.StringType)
-	} else {
-		var d diag.Diagnostics
-		f.Members, d = types.SetValueFrom(ctx, types.StringType, keys)
-		diags.Append(d...)
-	}
-	for i := range sbs {
-		members[keys[i]] = memberFromSandbox(&sbs[i], false)
-	}
-	if f.VM.ValueBool() {
-		r.importMemberEgress(ctx, &f, members, diags)
-	}
-	setFleetMembers(&f, members)
-	return f, !diags.HasError()
-}
-
-// importedTemplate is the template a sandbox was created from, as far as
-// the platform reports it.
-func importedTemplate(ctx context.Context, sb *prime.Sandbox) (sandboxAttributes, diag.Diagnostics) {
-	var a sandboxAttributes
-	a.EnvironmentVars, a.Labels = types.MapNull(types.StringType), types.SetNull(types.StringType)
-	a.StartCommand = types.StringNull()
-	d := applySandbox(ctx, &a, sb)
-	return a, d
-}
-
-// reportedTemplate lists the fleet template's attributes that the platform
-// reports for a member, by attribute name.
-func reportedTemplate(a sandboxAttributes) []struct {
-	name  string
-	value attr.Value
-} {
-	return []struct {
-		name  string
-		value attr.Value
-	}{
-		{"docker_image", a.DockerImage}, {"vm", a.VM}, {"start_command", a.StartCommand}, {"start_argv", a.StartArgv},
-		{"cpu_cores", a.CPUCores}, {"memory_gb", a.MemoryGB}, {"disk_size_gb", a.DiskSizeGB},
-		{"gpu_count", a.GPUCount}, {"gpu_type", a.GPUType}, {"timeout_minutes", a.TimeoutMinutes},
-		{"idle_timeout_minutes", a.IdleTimeoutMinutes}, {"environment_vars", a.EnvironmentVars}, {"labels", a.Labels},
-		{"team_id", a.TeamID}, {"region", a.Region}, {"registry_credentials_id", a.RegistryCredentialsID},
-	}
-}
-
-// differentTemplates explains why sandboxes cannot be one fleet's members:
-// the template attributes in which they differ from the first, naming the
-// members and their values ("" when they share one template). A fleet
-// stores one template, so importing them anyway would claim a template some
-// members do not run, and no plan would ever show it.
-func differentTemplates(sbs []prime.Sandbox, templates []sandboxAttributes) string {
-	const perAttribute = 5
-	var lines []string
-	first := reportedTemplate(templates[0])
-	for i, want := range first {
-		var differ []string
-		for j := 1; j < len(templates); j++ {
-			if got := reportedTemplate(templates[j])[i].value; !got.Equal(want.value) {
-				differ = append(differ, fmt.Sprintf("%s on %s (%s)", got, sbs[j].Name, sbs[j].ID))
-			}
-		}
-		if len(differ) == 0 {
-			continue
-		}
-		if len(differ) > perAttribute {
-			differ = append(differ[:perAttribute], fmt.Sprintf("… and %d more", len(differ)-perAttribute))
-		}
-		lines = append(lines, fmt.Sprintf("%s: %s on %s (%s), but %s", want.name, want.value, sbs[0].Name, sbs[0].ID,
-			strings.Join(differ, ", ")))
-	}
-	if len(lines) == 0 {
-		return ""
-	}
-	return "The sandboxes were not created from one template, and a fleet's members share one:\n\n" +
-		strings.Join(lines, "\n") + "\n\nImport the members that share a template (by a comma-separated list of " +
-		"IDs), and replace or delete the others."
-}
-
-// importMemberEgress reads every member's egress policy, as prime_sandbox's
-// first read after an import reads its own, and records the restriction
-// they share as the egress block, with each member's generation. Members
-// that disagree leave the block unset, with a warning naming them: an apply
-// whose configuration has an egress block then writes it to every member.
-func (r *sandboxFleetResource) importMemberEgress(ctx context.Context, f *sandboxFleetModel, members map[string]fleetMember, diags *diag.Diagnostics) {
-	var mu sync.Mutex
-	statuses := map[string]*prime.EgressPolicyStatus{}
-	var failures memberProblems
-	// members is only read while the reads run; statuses is written.
-	forEachMember(ctx, sortedKeys(members), 0, func(ctx context.Context, k string) {
-		st, gone, err := readEgress(ctx, r.client, members[k].ID.ValueString())
-		switch {
-		case err != nil:
-			failures.add(k, "%v", err)
-		case !gone:
-			mu.Lock()
-			statuses[k] = st
-			mu.Unlock()
-		}
-	})
-	if failures.len() > 0 {
-		diags.AddError("Cannot read the members' egress policies", failures.String())
-		return
-	}
-	keys := sortedKeys(statuses)
-	if len(keys) == 0 {
-		return
-	}
-	first := statuses[keys[0]]
-	var differ []string
-	for _, k := range keys[1:] {
-		if !prime.SamePolicy(statuses[k].Policy, first.Policy) {
-			differ = append(differ, fmt.Sprintf("%q (%s)", k, describePolicy(statuses[k].Policy)))
-		}
-	}
-	if len(differ) > 0 {
-		diags.AddWarning("Fleet members hold different egress policies",
-			fmt.Sprintf("Member %q holds %s, but these members differ: %s. The egress block is left unset; an apply "+
-				"whose configuration has an egress block writes it to every member.",
-				keys[0], describePolicy(first.Policy), strings.Join(differ, ", ")))
-		return
-	}
-	eg, d := egressFromImport(ctx, first)
-	diags.Append(d...)
-	if eg == nil {
-		return // open: no egress block
-	}
-	f.Egress, d = egressValue(ctx, eg)
-	diags.Append(d...)
-	for k, st := range statuses {
-		m := members[k]
-		m.EgressGeneration = types.Int64Value(st.Generation)
-		m.EgressApplied = types.BoolValue(st.AppliedGeneration >= st.Generation)
-		members[k] = m
-	}
-}
-
-// importMembers finds the sandboxes an import ID names.
-func (r *sandboxFleetResource) importMembers(ctx context.Context, id string) ([]prime.Sandbox, error) {
-	var sbs []prime.Sandbox
-	if label, ok := strings.CutPrefix(id, "label:"); ok {
-		active := true
-		list, err := r.client.ListSandboxes(ctx, prime.ListSandboxesOptions{Labels: []string{label}, IsActive: &active})
-		if err != nil {
-			return nil, err
-		}
-		sbs = membersLabelled(list, label)
-	} else {
-		seen := map[string]bool{}
-		for _, sid := range strings.Split(id, ",") {
-			sid = strings.TrimSpace(sid)
-			if sid == "" || seen[sid] {
-				continue // an ID listed twice is one member
-			}
-			seen[sid] = true
-			sb, err := r.client.GetSandbox(ctx, sid)
-			if err != nil {
-				return nil, fmt.Errorf("sandbox %s: %w", sid, err)
-			}
-			sbs = append(sbs, *sb)
-		}
-	}
-	return orderFleetMembers(id, sbs)
-}
-
-// membersLabelled are the sandboxes of list that a fleet known by label
-// has as members: the running ones carrying it.
-func membersLabelled(list []prime.Sandbox, label string) []prime.Sandbox {
-	var out []prime.Sandbox
-	for _, sb := range list {
-		if !prime.IsTerminalStatus(sb.Status) && prime.HasAllLabels(sb.Labels, []string{label}) {
-			out = append(out, sb)
-		}
-	}
-	return out
-}
-
-// orderFleetMembers sorts the members an import ID found by name (then
-// ID), refusing none and two of one name.
-func orderFleetMembers(id string, sbs []prime.Sandbox) ([]prime.Sandbox, error) {
-	if len(sbs) == 0 {
-		return nil, fmt.Errorf("no running sandbox matches %q; import by label:<label> or by comma-separated sandbox IDs", id)
-	}
-	sbs = slices.Clone(sbs)
-	sort.Slice(sbs, func(i, j int) bool {
-		if sbs[i].Name != sbs[j].Name {
-			return sbs[i].Name < sbs[j].Name
-		}
-		return sbs[i].ID < sbs[j].ID
-	})
-	// A member's name is its key: two sandboxes with one name would be one
-	// member, and which of them is the user's call.
-	for i := 1; i < len(sbs); i++ {
-		if sbs[i].Name == sbs[i-1].Name {
-			return nil, fmt.Errorf("sandboxes %s and %s are both named %q, and a fleet's members need distinct names "+
-				"(the name is the member's key). Import by a comma-separated list of IDs that leaves one out, or "+
-				"delete one", sbs[i-1].ID, sbs[i].ID, sbs[i].Name)
-		}
-	}
-	return sbs, nil
-}
-
-// splitMemberNames finds the common "<prefix>-" of member names and the
-// keys after it; without one, the names are the keys and the prefix is "".
-func splitMemberNames(sbs []prime.Sandbox) (prefix string, keys []string) {
-	names := make([]string, len(sbs))
-	for i, sb := range sbs {
-		names[i] = sb.Name
-	}
-	if i := strings.LastIndex(names[0], "-"); i > 0 {
-		p := names[0][:i]
-		ok := true
-		for _, n := range names {
-			if !strings.HasPrefix(n, p+"-") || len(n) == len(p)+1 {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			for _, n := range names {
-				keys = append(keys, strings.TrimPrefix(n, p+"-"))
-			}
-			return p, keys
-		}
-	}
-	return "", names
-}
-
-// isNumbered reports keys "0" … "N-1" (a size-keyed fleet).
-func isNumbered(keys []string) bool {
-	seen := map[string]bool{}
-	for _, k := range keys {
-		seen[k] = true
-	}
-	for i := range keys {
-		if !seen[strconv.Itoa(i)] {
-			return false
-		}
-	}
-	return len(seen) == len(keys)
 }

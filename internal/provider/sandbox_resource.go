@@ -184,14 +184,18 @@ func sandboxArgumentAttributes(replaces string) map[string]schema.Attribute {
 			PlanModifiers: []planmodifier.Map{replaceUnlessImportedMap()},
 			MarkdownDescription: "Secret environment variables. Sensitive: hidden in plans and logs, but stored " +
 				"in state; use `secrets_wo` to keep them out of state. The API returns them masked, so drift in " +
-				"their values cannot be detected. Conflicts with `secrets_wo`." + replaces,
+				"their values cannot be detected. In the environment of every command the sandbox runs; a value a " +
+				"command resource's command prints is replaced by `***` in what it records. Conflicts with " +
+				"`secrets_wo`." + replaces,
 			Validators: []validator.Map{mapvalidator.ConflictsWith(path.MatchRoot("secrets_wo"))},
 		},
 		"secrets_wo": schema.MapAttribute{
 			Optional: true, WriteOnly: true, ElementType: types.StringType,
 			MarkdownDescription: "Secret environment variables, write-only: sent at create and never stored in " +
 				"state or plan (Terraform 1.11+). Terraform cannot see changes to write-only values, so bump " +
-				"`secrets_wo_version` to roll them; that replaces the sandbox. Conflicts with `secrets`.",
+				"`secrets_wo_version` to roll them; that replaces the sandbox. In the environment of every command " +
+				"the sandbox runs; a value a command resource's command prints is replaced by `***` in what it " +
+				"records (state, plans, `output_dir`, errors, logs). Conflicts with `secrets`.",
 		},
 		"secrets_wo_version": schema.Int64Attribute{
 			Optional:      true,
@@ -412,10 +416,11 @@ func warnRecordedAfterImport(plan, state sandboxModel, diags *diag.Diagnostics) 
 	}
 	if len(recorded) > 0 {
 		diags.AddWarning("Imported sandbox: recording settings the platform cannot report",
-			fmt.Sprintf("The platform does not report %s of an existing sandbox, so the imported state has none. "+
-				"This apply records the configured values in state without replacing anything and without "+
-				"sending them; the sandbox keeps whatever it was created with. To apply them for real, replace it "+
-				"(terraform apply -replace=...).", strings.Join(recorded, ", ")))
+			fmt.Sprintf("The platform does not report %s of an existing sandbox, and no apply has recorded them "+
+				"since the import, so the state has none. This apply records the configured values in state without "+
+				"replacing anything and without sending them; the sandbox keeps whatever it was created with. To "+
+				"apply them for real, replace it (terraform apply -replace=...). From this apply on, changing them "+
+				"replaces it.", strings.Join(recorded, ", ")))
 	}
 }
 
@@ -513,7 +518,8 @@ func (r *sandboxResource) Read(ctx context.Context, req resource.ReadRequest, re
 	}
 	var state sandboxModel
 	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
-	resp.Diagnostics.Append(advanceImported(ctx, req.Private, resp.Private)...)
+	importRead, d := readAfterImport(ctx, req.Private, resp.Private)
+	resp.Diagnostics.Append(d...)
 	resp.Diagnostics.Append(setSandboxIdentity(ctx, resp.Identity, state.ID)...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -534,7 +540,7 @@ func (r *sandboxResource) Read(ctx context.Context, req resource.ReadRequest, re
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	imported := wasImported(ctx, req.Private) && state.Egress.IsNull() && state.EgressGeneration.IsNull()
+	imported := importRead && state.Egress.IsNull() && state.EgressGeneration.IsNull()
 	if gone := refreshSandbox(ctx, r.client, &state, sb, imported, &resp.Diagnostics); gone || resp.Diagnostics.HasError() {
 		if gone {
 			resp.State.RemoveResource(ctx)

@@ -6,15 +6,17 @@ resource "prime_sandbox_fleet" "eval" {
 }
 
 resource "prime_fleet_command" "agent" {
-  sandbox_ids = prime_sandbox_fleet.eval.sandbox_ids
-  commands    = ["python /task/run_agent.py --task \"$PRIME_MEMBER_KEY\""]
-  background  = true
+  sandbox_ids       = prime_sandbox_fleet.eval.sandbox_ids
+  commands          = ["python /task/run_agent.py --task \"$PRIME_MEMBER_KEY\""]
+  background        = true
+  result_paths      = ["/task/reward.json"] # removed before every run: never an earlier run's reward
+  on_member_failure = "record"              # a crash is recorded; the others' rewards are read anyway
 }
 
 # Every member's reward, one gateway call per member. Keyed by the agent's
 # results, so only members whose agent succeeded are read, after it ran.
 data "prime_fleet_file" "rewards" {
-  sandbox_ids   = { for k, r in prime_fleet_command.agent.results : k => r.sandbox_id }
+  sandbox_ids   = { for k, r in prime_fleet_command.agent.results : k => r.sandbox_id if !r.failed }
   path          = "/task/reward.json"
   allow_missing = true # a crashed rollout scores nothing
 }

@@ -48,25 +48,31 @@ resource "prime_fleet_command" "agent" {
   member_env      = { for k, t in local.tasks : k => { TASK_ID = t.id } }
   background      = true
   timeout_seconds = 2 * 3600
-  output_dir      = "${path.root}/logs" # the whole stdout and stderr, per member
+  output_dir      = "${path.root}/logs" # the whole stdout and stderr per member, and progress.json
+
+  # Removed right before every run: what is read back below was written by this run.
+  result_paths = ["/results"]
+  # A crashed rollout is recorded as its result; the others' rewards are read anyway.
+  on_member_failure = "record"
 
   triggers = { lock = prime_fleet_egress_policy.lock.id, task = prime_fleet_file.task.id }
 }
 
-# Small results into HCL: each member's reward.
+# Small results into HCL: the reward of each member whose agent succeeded.
 data "prime_fleet_file" "reward" {
-  sandbox_ids   = { for k, r in prime_fleet_command.agent.results : k => r.sandbox_id }
+  sandbox_ids   = { for k, r in prime_fleet_command.agent.results : k => r.sandbox_id if !r.failed }
   path          = "/results/reward.json"
   allow_missing = true
 }
 
 # Large results to disk, downloaded again for a member whenever its agent runs again.
 resource "prime_fleet_artifact" "transcripts" {
-  sandbox_ids     = { for k, r in prime_fleet_command.agent.results : k => r.sandbox_id }
+  sandbox_ids     = { for k, r in prime_fleet_command.agent.results : k => r.sandbox_id if !r.failed }
   remote_path     = "/results"
   kind            = "directory"
   local_path      = "${path.root}/results/{key}"
-  member_triggers = { for k, r in prime_fleet_command.agent.results : k => r.run_id }
+  allow_missing   = true
+  member_triggers = { for k, r in prime_fleet_command.agent.results : k => r.run_id if !r.failed }
 }
 
 output "rewards" {

@@ -50,7 +50,7 @@ locals {
   has_rewards = local.has_agent && var.reward_file != null
   # Members whose agent succeeded: the result reads and downloads wait for
   # them through these keys.
-  agent_ids = local.has_agent ? { for k, r in prime_fleet_command.agent[0].results : k => r.sandbox_id } : {}
+  agent_ids = local.has_agent ? { for k, r in prime_fleet_command.agent[0].results : k => r.sandbox_id if !r.failed } : {}
 
   # What an agent names in triggers so that it runs again whenever the
   # members were locked anew: the policy's id changes with every enforced
@@ -180,6 +180,10 @@ resource "prime_fleet_command" "agent" {
   max_concurrency    = var.agent.max_concurrency
   triggers           = { lock = local.lock_id }
   member_triggers    = local.task_fingerprints == null ? null : { for k, _ in local.ready_ids : k => local.task_fingerprints[k] }
+  # The reward and the results are removed right before every run, so a
+  # run that ends before writing them reads as missing, never as the
+  # previous run's.
+  result_paths = length(compact([var.reward_file, var.results_path])) > 0 ? compact([var.reward_file, var.results_path]) : null
 }
 
 # Each member's reward, read once its agent succeeded; a member that wrote
@@ -202,5 +206,5 @@ resource "prime_fleet_artifact" "results" {
   kind            = "directory"
   local_path      = "${coalesce(var.results_local_dir, "${path.root}/results")}/{key}"
   allow_missing   = true
-  member_triggers = { for k, r in prime_fleet_command.agent[0].results : k => r.run_id }
+  member_triggers = { for k, r in prime_fleet_command.agent[0].results : k => r.run_id if !r.failed }
 }

@@ -15,17 +15,17 @@ output "lock_id" {
 
 output "setup_exit_codes" {
   description = "Exit code of every setup step, by member key, in order. A member whose setup failed is absent (the apply failed and names it)."
-  value       = local.has_setup ? { for k, r in prime_fleet_command.setup[0].results : k => [for s in r.steps : s.exit_code] } : {}
+  value       = local.has_setup ? { for k, r in prime_fleet_command.setup[0].results : k => [for s in r.steps : s.exit_code] if !r.failed } : {}
 }
 
 output "setup_stdout" {
-  description = "Standard output of every setup step (its last 4 KiB), by member key, in order."
-  value       = local.has_setup ? { for k, r in prime_fleet_command.setup[0].results : k => [for s in r.steps : s.stdout] } : {}
+  description = "Standard output of every setup step (its last line), by member key, in order."
+  value       = local.has_setup ? { for k, r in prime_fleet_command.setup[0].results : k => [for s in r.steps : s.stdout] if !r.failed } : {}
 }
 
 output "setup_stderr" {
-  description = "Standard error of every setup step (its last 4 KiB), by member key, in order."
-  value       = local.has_setup ? { for k, r in prime_fleet_command.setup[0].results : k => [for s in r.steps : s.stderr] } : {}
+  description = "Standard error of every setup step (its last line), by member key, in order."
+  value       = local.has_setup ? { for k, r in prime_fleet_command.setup[0].results : k => [for s in r.steps : s.stderr] if !r.failed } : {}
 }
 
 output "policy_generations" {
@@ -66,22 +66,22 @@ output "effective_block" {
 
 output "agent_exit_codes" {
   description = "Exit code of every agent step, by member key, in order. Empty without `agent`."
-  value       = local.has_agent ? { for k, r in prime_fleet_command.agent[0].results : k => [for s in r.steps : s.exit_code] } : {}
+  value       = local.has_agent ? { for k, r in prime_fleet_command.agent[0].results : k => [for s in r.steps : s.exit_code] if !r.failed } : {}
 }
 
 output "agent_stdout" {
-  description = "Standard output of every agent step (its last 4 KiB), by member key, in order. Empty without `agent`."
-  value       = local.has_agent ? { for k, r in prime_fleet_command.agent[0].results : k => [for s in r.steps : s.stdout] } : {}
+  description = "Standard output of every agent step (its last line), by member key, in order. Empty without `agent`."
+  value       = local.has_agent ? { for k, r in prime_fleet_command.agent[0].results : k => [for s in r.steps : s.stdout] if !r.failed } : {}
 }
 
 output "agent_stderr" {
-  description = "Standard error of every agent step (its last 4 KiB), by member key, in order. Empty without `agent`."
-  value       = local.has_agent ? { for k, r in prime_fleet_command.agent[0].results : k => [for s in r.steps : s.stderr] } : {}
+  description = "Standard error of every agent step (its last line), by member key, in order. Empty without `agent`."
+  value       = local.has_agent ? { for k, r in prime_fleet_command.agent[0].results : k => [for s in r.steps : s.stderr] if !r.failed } : {}
 }
 
 output "agent_run_ids" {
   description = "The ID of every member's latest agent run, by member key: a new one whenever that member's agent ran again. Empty without `agent`."
-  value       = local.has_agent ? { for k, r in prime_fleet_command.agent[0].results : k => r.run_id } : {}
+  value       = local.has_agent ? { for k, r in prime_fleet_command.agent[0].results : k => r.run_id if !r.failed } : {}
 }
 
 output "task_fingerprints" {

@@ -38,12 +38,15 @@ resource "prime_fleet_egress_policy" "lock" {
 # re-lock: the lock's id changes with every write on the members it holds
 # (a setup change, a change of allow, block or routes). When the fleet
 # grows, only the new members run (setup, lock and agent alike); results of
-# the others are kept.
+# the others are kept. A member that crashes is recorded as failed (and
+# runs again on the next apply); the apply goes on.
 resource "prime_fleet_command" "agent" {
   sandbox_ids        = prime_fleet_egress_policy.lock.sandbox_ids
-  commands           = ["python /workspace/agent.py"]
+  commands           = ["python /workspace/agent.py --out /results"]
   allowed_exit_codes = [0, 1] # 1: the agent ran and failed the task
   timeout_seconds    = 3600
+  result_paths       = ["/results"] # removed before every run
+  on_member_failure  = "record"
 
   triggers = {
     lock = prime_fleet_egress_policy.lock.id
@@ -51,5 +54,9 @@ resource "prime_fleet_command" "agent" {
 }
 
 output "agent_exit_codes" {
-  value = { for k, r in prime_fleet_command.agent.results : k => r.exit_code }
+  value = { for k, r in prime_fleet_command.agent.results : k => r.exit_code if !r.failed }
+}
+
+output "agent_failures" {
+  value = { for k, r in prime_fleet_command.agent.results : k => r.error if r.failed }
 }

@@ -42,7 +42,7 @@ run "fleet" {
   }
 
   assert {
-    condition     = jsonencode(output.setup_stdout["alpha"]) == jsonencode(["step-one\n", "step-two smoke\n"])
+    condition     = jsonencode(output.setup_stdout["alpha"]) == jsonencode(["step-one", "step-two smoke"])
     error_message = "setup steps must run in order, with the environment and setup_env_wo: ${jsonencode(output.setup_stdout)}"
   }
 

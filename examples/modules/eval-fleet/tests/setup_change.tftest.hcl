@@ -51,7 +51,7 @@ run "v2" {
   }
 
   assert {
-    condition     = jsonencode(output.setup_exit_codes) == jsonencode({ a = [0, 0], b = [0, 0] }) && jsonencode(output.setup_stdout["a"]) == jsonencode(["installing v2\n", "second step\n"])
+    condition     = jsonencode(output.setup_exit_codes) == jsonencode({ a = [0, 0], b = [0, 0] }) && jsonencode(output.setup_stdout["a"]) == jsonencode(["installing v2", "second step"])
     error_message = "v2 must run with egress open (pypi.org reachable): ${jsonencode(output.setup_exit_codes)} ${jsonencode(output.setup_stdout)}"
   }
 

@@ -39,7 +39,7 @@ variables {
 
 run "tasks" {
   assert {
-    condition     = jsonencode(output.setup_stdout) == jsonencode({ for k in ["alpha", "beta", "gamma"] : k => ["Fetch https://example.com/ and report what you found.\n"] })
+    condition     = jsonencode(output.setup_stdout) == jsonencode({ for k in ["alpha", "beta", "gamma"] : k => ["Fetch https://example.com/ and report what you found."] })
     error_message = "the shared task must be in every member before the setup: ${jsonencode(output.setup_stdout)}"
   }
 
@@ -158,7 +158,7 @@ run "change_shared_task" {
   }
 
   assert {
-    condition     = jsonencode(output.setup_stdout) == jsonencode({ for k in ["alpha", "beta", "gamma"] : k => ["Fetch https://example.com/ again, version 2.\n"] })
+    condition     = jsonencode(output.setup_stdout) == jsonencode({ for k in ["alpha", "beta", "gamma"] : k => ["Fetch https://example.com/ again, version 2."] })
     error_message = "the setup must run again with the new task: ${jsonencode(output.setup_stdout)}"
   }
 

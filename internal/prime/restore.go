@@ -1,0 +1,47 @@
+package prime
+
+// Creating a sandbox from a checkpoint, and with volumes: the create
+// request's checkpoint_id, restore_memory and volumes.
+
+import (
+	"fmt"
+	"strings"
+)
+
+// restoreRules are the create rules of checkpoint_id, restore_memory and
+// volumes, in CreateRules' form. A restore takes the checkpoint's image and
+// disk size, so docker_image and disk_size_gb must be omitted (the SDK's
+// "omit docker_image" check); restore_memory needs checkpoint_id.
+func restoreRules(r CreateSandboxRequest) []RuleViolation {
+	var out []RuleViolation
+	add := func(inputs []string, format string, args ...any) {
+		out = append(out, RuleViolation{Field: inputs[0], Inputs: inputs, Message: fmt.Sprintf(format, args...)})
+	}
+	if r.CheckpointID != nil {
+		if n := len(*r.CheckpointID); n == 0 || n > MaxCheckpointIDLength {
+			add([]string{"checkpoint_id"}, "must have 1 to %d characters, got %d", MaxCheckpointIDLength, n)
+		}
+		if strings.TrimSpace(r.DockerImage) != "" {
+			add([]string{"docker_image", "checkpoint_id"}, "must be omitted when checkpoint_id is set: a restored sandbox takes the checkpoint's image")
+		}
+		if r.DiskSizeGB != nil {
+			add([]string{"disk_size_gb", "checkpoint_id"}, "must be omitted when checkpoint_id is set: a restored sandbox takes the checkpoint's disk size")
+		}
+		if r.VM != nil && !*r.VM {
+			add([]string{"checkpoint_id", "vm"}, "checkpoints are taken of VM sandboxes only; a restore cannot be a container (vm = false)")
+		}
+	}
+	if r.RestoreMemory != nil && *r.RestoreMemory && r.CheckpointID == nil {
+		add([]string{"restore_memory", "checkpoint_id"}, "needs checkpoint_id: only a pause checkpoint's memory can be restored")
+	}
+	if len(r.Volumes) > 0 && r.VM != nil && !*r.VM {
+		add([]string{"volumes", "vm"}, "volumes attach to VM sandboxes only (vm = false is a container)")
+	}
+	for _, msg := range volumeRules(r.Volumes) {
+		add([]string{"volumes"}, "%s", msg)
+	}
+	return out
+}
+
+// IsRestore reports whether the request boots from a checkpoint.
+func (r CreateSandboxRequest) IsRestore() bool { return r.CheckpointID != nil }

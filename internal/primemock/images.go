@@ -1,0 +1,203 @@
+package primemock
+
+// Images and their VM artifacts. The mock knows the images that creates
+// used (each with a container and a VM artifact) and those listed in
+// ImagesWithoutVM (a container artifact only): a VM create from one of
+// those fails with 400 "VM image not found" [guess: the status is not
+// published] until a vm-build of its name:tag COMPLETES (VMBuildDelay;
+// PENDING, then BUILDING from half of it). [guess] Every caller sees every
+// image; the list pages by logical image (name:tag) with limit and offset.
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+)
+
+type mockImage struct {
+	ref       string // as first seen: [owner/]name:tag
+	name, tag string
+	// hasVM: the image has a VM artifact from the start.
+	hasVM     bool
+	build     *imageBuild // the latest vm-build
+	createdAt time.Time
+}
+
+type imageBuild struct {
+	id, artifactID string
+	image          *mockImage
+	status         string
+	createdAt      time.Time
+	startedAt      *time.Time
+	completedAt    *time.Time
+	timer          *time.Timer
+}
+
+// splitImageRef reads [owner/]name[:tag] (tag "latest" by default).
+func splitImageRef(ref string) (name, tag string) {
+	rest := ref
+	if i := strings.LastIndex(rest, "/"); i >= 0 {
+		rest = rest[i+1:]
+	}
+	name, tag, found := strings.Cut(rest, ":")
+	if !found {
+		tag = "latest"
+	}
+	return name, tag
+}
+
+// vmReady reports whether the image has a usable VM artifact.
+func (im *mockImage) vmReady() bool {
+	return im.hasVM || (im.build != nil && im.build.status == prime.ImageBuildCompleted)
+}
+
+// imageFor finds or registers the image a docker_image names.
+func (s *Server) imageFor(ref string) *mockImage {
+	name, tag := splitImageRef(ref)
+	key := name + ":" + tag
+	if im := s.res.images[key]; im != nil {
+		return im
+	}
+	im := &mockImage{ref: ref, name: name, tag: tag, hasVM: !s.lacksVM(ref), createdAt: s.now()}
+	s.res.images[key] = im
+	return im
+}
+
+// lacksVM reports whether ImagesWithoutVM names the image (by its full
+// reference, or by name:tag).
+func (s *Server) lacksVM(ref string) bool {
+	name, tag := splitImageRef(ref)
+	for _, r := range s.opts.ImagesWithoutVM {
+		n, t := splitImageRef(r)
+		if r == ref || (n == name && t == tag) {
+			return true
+		}
+	}
+	return false
+}
+
+// admitImage refuses a VM create from an image without a VM artifact.
+func (s *Server) admitImage(req prime.CreateSandboxRequest) (reply, bool) {
+	if req.CheckpointID != nil || req.DockerImage == "" || (req.VM != nil && !*req.VM) {
+		return reply{}, true
+	}
+	im := s.imageFor(req.DockerImage)
+	if im.vmReady() {
+		return reply{}, true
+	}
+	return errorReply(http.StatusBadRequest, "VM image not found: %s has no VM artifact; POST /api/v1/images/%s/%s/vm-build converts it", req.DockerImage, im.name, im.tag), false
+}
+
+func (s *Server) imageRows(im *mockImage) []map[string]any {
+	row := func(kind, status string, created time.Time, started, completed *time.Time) map[string]any {
+		return map[string]any{
+			"id": kind + "-" + im.name + "-" + im.tag, "artifactType": kind, "imageName": im.name, "imageTag": im.tag,
+			"status": status, "fullImagePath": im.ref, "visibility": "PRIVATE", "createdAt": ts(created),
+			"startedAt": tsPtr(started), "completedAt": tsPtr(completed), "ownerType": "personal", "displayRef": im.ref,
+		}
+	}
+	rows := []map[string]any{row("CONTAINER", prime.ImageBuildCompleted, im.createdAt, nil, nil)}
+	switch {
+	case im.build != nil:
+		b := im.build
+		rows = append(rows, row(prime.ArtifactVM, b.status, b.createdAt, b.startedAt, b.completedAt))
+	case im.hasVM:
+		rows = append(rows, row(prime.ArtifactVM, prime.ImageBuildCompleted, im.createdAt, nil, nil))
+	}
+	return rows
+}
+
+func (s *Server) handleListImages(r *http.Request, _ string) reply {
+	q := r.URL.Query()
+	limit, err := intParam(q.Get("limit"), 50)
+	if err != nil || limit < 1 {
+		return errorReply(http.StatusUnprocessableEntity, "limit must be an integer >= 1")
+	}
+	offset, err := intParam(q.Get("offset"), 0)
+	if err != nil || offset < 0 {
+		return errorReply(http.StatusUnprocessableEntity, "offset must be an integer >= 0")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ref := range s.opts.ImagesWithoutVM {
+		s.imageFor(ref)
+	}
+	keys := make([]string, 0, len(s.res.images))
+	for k := range s.res.images {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	data := []map[string]any{}
+	for _, k := range keys[min(offset, len(keys)):min(offset+limit, len(keys))] {
+		data = append(data, s.imageRows(s.res.images[k])...)
+	}
+	return ok(map[string]any{"data": data, "totalCount": len(keys), "offset": offset, "limit": limit})
+}
+
+func (s *Server) handleVMBuild(r *http.Request, _ string) reply {
+	name, tag := r.PathValue("image_name"), r.PathValue("image_tag")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ref := range s.opts.ImagesWithoutVM {
+		s.imageFor(ref)
+	}
+	im := s.res.images[name+":"+tag]
+	switch {
+	case im == nil:
+		return errorReply(http.StatusNotFound, "Image %s:%s not found", name, tag)
+	case im.vmReady():
+		return errorReply(http.StatusConflict, "Image %s:%s already has a VM artifact", name, tag)
+	case im.build != nil && !prime.IsTerminalImageBuildStatus(im.build.status):
+		// [guess] A build in progress is returned again.
+		return ok(vmBuildAnswer(im.build, "a VM build is already in progress"))
+	}
+	now := s.now()
+	b := &imageBuild{id: s.newResourceID("build"), artifactID: s.newResourceID("artifact"), image: im, status: prime.ImageBuildPending, createdAt: now}
+	im.build = b
+	s.res.builds[b.id] = b
+	s.emit(Event{Type: EventImageBuild, Image: im.name + ":" + im.tag, BuildID: b.id, State: b.status})
+	total := s.opts.vmBuildDelay()
+	b.timer = time.AfterFunc(total/2, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.closed || s.res.builds[b.id] != b {
+			return
+		}
+		t := s.now()
+		b.status, b.startedAt = prime.ImageBuildBuilding, &t
+		s.emit(Event{Type: EventImageBuild, Image: im.name + ":" + im.tag, BuildID: b.id, State: b.status})
+		b.timer = time.AfterFunc(total-total/2, func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.closed || s.res.builds[b.id] != b {
+				return
+			}
+			t := s.now()
+			b.status, b.completedAt = prime.ImageBuildCompleted, &t
+			s.emit(Event{Type: EventImageBuild, Image: im.name + ":" + im.tag, BuildID: b.id, State: b.status})
+		})
+	})
+	// [guess] 201, as the image build create.
+	return reply{status: http.StatusCreated, body: vmBuildAnswer(b, "VM build started")}
+}
+
+func vmBuildAnswer(b *imageBuild, msg string) map[string]any {
+	return map[string]any{"success": true, "message": msg, "buildId": b.id, "artifactBuildId": b.artifactID}
+}
+
+func (s *Server) handleGetBuild(r *http.Request, _ string) reply {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.res.builds[r.PathValue("build_id")]
+	if b == nil {
+		return errorReply(http.StatusNotFound, "Build not found")
+	}
+	// [guess] The build's progress: its schema is not published.
+	return ok(map[string]any{
+		"id": b.id, "status": b.status, "imageName": b.image.name, "imageTag": b.image.tag, "artifactType": prime.ArtifactVM,
+		"createdAt": ts(b.createdAt), "startedAt": tsPtr(b.startedAt), "completedAt": tsPtr(b.completedAt),
+	})
+}

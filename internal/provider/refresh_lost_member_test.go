@@ -1,0 +1,123 @@
+package provider
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+)
+
+// lostMemberRun is the evaluation guide's pattern in small: a fleet, an
+// agent that writes each member's reward, and the prime_fleet_file data
+// source reading the rewards into an output.
+const lostMemberRun = `
+resource "prime_sandbox_fleet" "eval" {
+  name_prefix  = "lost-member"
+  docker_image = "python:3.12-slim"
+  members      = ["a", "b"]
+}
+
+resource "prime_fleet_command" "agent" {
+  sandbox_ids = prime_sandbox_fleet.eval.sandbox_ids
+  commands    = ["mkdir -p /results && echo '{\"reward\": 1}' > /results/reward.json"]
+}
+
+data "prime_fleet_file" "reward" {
+  sandbox_ids   = { for k, r in prime_fleet_command.agent.results : k => r.sandbox_id }
+  path          = "/results/reward.json"
+  allow_missing = true
+}
+
+output "rewards" {
+  value = { for k, f in data.prime_fleet_file.reward.files : k => f.exists ? jsondecode(f.content).reward : 0 }
+}
+`
+
+// A member deleted out of band is drift, not an error: `terraform plan
+// -refresh-only` succeeds (the fleet drops the member, with a warning),
+// and the data source that reads the fleet's files reports that member's
+// file as missing with one warning naming it, instead of failing the
+// refresh. The next apply re-creates the member, runs its agent, and the
+// reward is back.
+func TestAccRefreshOnlyAfterMemberDeleted(t *testing.T) {
+	cli := requireCLI(t)
+	provider := devProvider(t)
+	t.Parallel()
+	m := newTestMock(t, fastMockOptions())
+	rc := provider()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	t.Cleanup(cancel)
+	env := tfEnv(rc, "PRIME_API_BASE_URL="+m.URL, "PRIME_API_KEY="+fastMockOptions().APIKey)
+	w := newCLIWorkspace(ctx, t, cli, env, map[string]string{"main.tf": refreshProviders + lostMemberRun})
+	t.Cleanup(func() {
+		if out, code := w.run("destroy", "-auto-approve", "-input=false"); code != 0 {
+			t.Errorf("destroy exited %d:\n%s", code, out)
+		}
+		if live := m.Stats().LiveSandboxes; live != 0 {
+			t.Errorf("%d sandboxes live after destroy", live)
+		}
+	})
+	if out := w.must(t, "apply", "-auto-approve", "-input=false"); !strings.Contains(out, `"b" = 1`) {
+		t.Fatalf("the rewards are not in the outputs:\n%s", out)
+	}
+	fleet := stateInstanceOf(t, filepath.Join(w.dir, "terraform.tfstate"), "prime_sandbox_fleet", "eval")
+	gone := fleet.Attributes["sandbox_ids"].(map[string]any)["b"].(string)
+	if err := m.client(t).DeleteSandbox(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+
+	out, code := w.run("plan", "-refresh-only", "-input=false")
+	if code != 0 {
+		t.Fatalf("refresh-only plan after member b was deleted exited %d, want 0:\n%s", code, out)
+	}
+	for _, want := range []string{"Fleet members are gone", `"b" (` + gone, "Fleet members' sandboxes are gone",
+		"b = 1 -> 0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the refresh-only plan lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "Fleet members' sandboxes are gone"); n != 1 {
+		t.Errorf("the data source warned %d times, want once:\n%s", n, out)
+	}
+
+	// The next apply re-creates b in place and runs only its agent again.
+	if out := w.must(t, "apply", "-auto-approve", "-input=false"); !strings.Contains(out, `"b" = 1`) {
+		t.Fatalf("after the apply the reward of b is not back:\n%s", out)
+	}
+	if runs := commandRuns(m, "mkdir -p /results"); len(runs) != 3 {
+		t.Errorf("the agent ran on %d sandboxes, want 3 (a, b, and b's new sandbox): %v", len(runs), runs)
+	}
+}
+
+// The read rule both file data sources share: a file in a sandbox that is
+// gone reads as missing and marked so (for the warning), with or without
+// allow_missing, never as an error; a file missing from a sandbox that
+// runs is still an error without allow_missing.
+func TestReadSmallFileOfGoneSandbox(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	ctx := waitCtx(t)
+	c := m.client(t)
+	sb, err := c.CreateSandbox(ctx, prime.CreateSandboxRequest{Name: "gone", DockerImage: "python:3.12-slim"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitForReady(ctx, sb.ID, prime.WaitReadyOptions{Timeout: 20 * time.Second, Gateway: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readSmallFile(ctx, c, sb.ID, "/results/reward.json", 1024, false); err == nil ||
+		!strings.Contains(err.Error(), "set allow_missing = true") {
+		t.Fatalf("a missing file of a running sandbox: %v, want the allow_missing error", err)
+	}
+	if err := c.DeleteSandbox(ctx, sb.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, allowMissing := range []bool{false, true} {
+		f, err := readSmallFile(ctx, c, sb.ID, "/results/reward.json", 1024, allowMissing)
+		if err != nil || f == nil || f.Exists || !f.SandboxGone {
+			t.Fatalf("allow_missing %t, sandbox gone: %+v, %v; want a missing file marked SandboxGone", allowMissing, f, err)
+		}
+	}
+}
