@@ -4,17 +4,23 @@
 #   sandbox -> task files in -> trusted setup (network open) -> egress lock
 #     -> agent (a background job) -> reward read back, results to disk
 #
-# written the day-two way: the setup requires open egress, the lock names
-# the setup in `after` (a changed setup re-opens, re-runs and re-locks in
-# one apply), and each member's agent names its lock and its task in
-# `member_triggers` (it alone runs again after its re-lock or a change of
-# its task). One row is born restricted: its lists are in the create
+# written the day-two way: the setup requires open egress and runs again
+# when the task changes (it names the task upload's id, the fingerprint of
+# its bytes), the lock names the setup in `after` (a changed setup
+# re-opens, re-runs and re-locks in one apply), and each member's agent
+# names its lock's id and its task in `member_triggers`: the lock's id
+# changes with every enforced write, so a member's agent runs again, alone,
+# after its re-lock (a setup change, a change of its allowlist) or a change
+# of its task. One row is born restricted: its lists are in the create
 # request, so it never has an open second and has no open setup. One row
 # is never locked: the baseline.
 #
 # `make demo` runs this against prime-mock (a local, in-memory Prime API),
 # prints the reward table and the platform's event timeline per sandbox,
-# and checks that order. The provider reads PRIME_API_BASE_URL and
+# and checks that order; then it applies again with a wider allowlist for
+# the partial-allow row (-var 'partial_allow=["example.com","google.com"]')
+# and checks that only that row's agent ran again, under its new lock, and
+# that its reward follows. The provider reads PRIME_API_BASE_URL and
 # PRIME_API_KEY from the environment, so the same file runs against the
 # real API with a real key.
 
@@ -28,9 +34,18 @@ terraform {
 
 provider "prime" {}
 
+# The partial-allow row's allowlist: `make demo`'s second apply widens it.
+variable "partial_allow" {
+  description = "Allowlist of the partial-allow scenario."
+  type        = list(string)
+  default     = ["example.com"]
+}
+
 locals {
-  # The agent's task (task/README.md) is to fetch example.com and
-  # google.com; expect is what its lock lets it reach, hence its reward.
+  # The agent's task (task/README.md) is to fetch these; expect is what
+  # its lock lets it reach, hence its reward.
+  pages = ["example.com", "google.com"]
+
   # The rows of the reward table, in its order.
   scenario_rows = [
     {
@@ -38,8 +53,8 @@ locals {
       expect = { "example.com" = true, "google.com" = true }
     },
     {
-      name   = "partial-allow", allow = ["example.com"], block = null, born = false
-      expect = { "example.com" = true, "google.com" = false }
+      name   = "partial-allow", allow = var.partial_allow, block = null, born = false
+      expect = { for p in local.pages : p => contains(var.partial_allow, p) }
     },
     {
       name   = "blocked", allow = [], block = null, born = false
@@ -97,13 +112,14 @@ resource "prime_fleet_file" "task" {
 }
 
 # Each sandbox's own part of the task: its scenario. A change of one
-# scenario uploads to that sandbox only.
+# scenario uploads to that sandbox only. (The agent is not told its lists:
+# what it can reach is the lock's business.)
 resource "prime_fleet_file" "scenario" {
   sandbox_ids = local.sandbox_ids
   path        = "/task/scenario.json"
   members = {
     for k, s in local.scenarios : k => {
-      content = jsonencode({ name = k, allow = s.allow, block = s.block, born_restricted = s.born })
+      content = jsonencode({ name = k, born_restricted = s.born })
     }
   }
 }
@@ -111,15 +127,13 @@ resource "prime_fleet_file" "scenario" {
 # Trusted setup, once the task is in, while egress is still open;
 # require_open_egress refuses to run it on a sandbox whose egress is
 # restricted. A changed task directory runs it again everywhere (and so
-# re-locks): its triggers hold the directory's fingerprint, each file's
-# name and content, since the upload itself is updated in place.
+# re-locks): the upload's id is the fingerprint of its bytes, known at plan
+# time.
 resource "prime_fleet_command" "setup" {
   sandbox_ids         = { for k, f in prime_fleet_file.task.files : k => f.sandbox_id if contains(keys(local.open_setup), k) }
   commands            = ["sh /task/setup.sh"]
   require_open_egress = true
-  triggers = {
-    task = sha256(join("\n", [for f in sort(fileset("${path.module}/task", "**")) : "${f} ${filesha256("${path.module}/task/${f}")}"]))
-  }
+  triggers            = { task = prime_fleet_file.task.id }
 }
 
 # Lock egress down; create returns only once the data plane enforces it.
@@ -138,7 +152,7 @@ locals {
   # Where the agent runs, reached through what locked it: the policy, the
   # born sandbox itself (its create waited for the born lists), or for the
   # open baseline its setup. lock_id changes whenever a sandbox was locked
-  # anew.
+  # anew: a policy's id changes with every enforced write.
   agent_sandbox = merge(
     { for k, r in prime_fleet_command.setup.results : k => r.sandbox_id if !contains(keys(local.locked), k) },
     { for k, p in prime_egress_policy.lock : k => p.sandbox_id },
@@ -155,7 +169,8 @@ locals {
 # connection or a killed apply): it starts only once its lists are
 # enforced, and never if a policy fails closed. It reads its task and
 # writes /results/reward.json. A sandbox's agent runs again, alone, when
-# it is locked anew or its task changes.
+# it is locked anew (a setup change, a change of its lists) or its task
+# changes.
 resource "prime_fleet_command" "agent" {
   sandbox_ids     = local.agent_sandbox
   commands        = ["sh /task/agent.sh"]

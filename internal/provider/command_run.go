@@ -211,6 +211,9 @@ func checkEgressOpen(ctx context.Context, c *prime.Client, sandboxID string) err
 	default:
 		return fmt.Errorf("reading the egress policy of sandbox %s before running a setup step: %w", sandboxID, err)
 	}
+	if st.Policy.IsOpen() && !egressOpenForSetup(st) {
+		st = awaitPendingRestore(ctx, c, sandboxID, st) // a destroy's restore in this run
+	}
 	if egressOpenForSetup(st) {
 		return nil
 	}

@@ -97,10 +97,13 @@ func (r *egressPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequ
 	}
 	attrs["id"] = schema.StringAttribute{
 		Computed: true,
-		MarkdownDescription: "`<sandbox_id>/<generation>`: the sandbox and the policy generation this resource " +
-			"first wrote. A replaced policy gets a new ID, so a command whose `triggers` name it runs again after " +
-			"every re-lock (the agent after a setup change).",
-		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		MarkdownDescription: "`<sandbox_id>/<generation>`: the sandbox and the policy generation of this resource's " +
+			"last enforced write. It changes with every write: the create (also a replacement, such as after a change " +
+			"of `after`), a change of `allow`, `block` or `routes` that changes what is sent, and the rewrite of a " +
+			"policy that a refresh found not enforced; the plan shows it unknown until then. A command whose " +
+			"`triggers` name it (the agent) therefore runs again after every re-lock and only then: a change that " +
+			"only respells the same destinations writes nothing and keeps it. See the evaluations guide's re-run " +
+			"pattern.",
 	}
 	attrs["sandbox_id"] = schema.StringAttribute{
 		Required: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
@@ -124,10 +127,12 @@ func (r *egressPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			"there — and waits for it, so a reused sandbox's next setup is not silently restricted (a create that " +
 			"failed closed notes that baseline for the create that retries it; see the provider's `create_journal`). (An imported " +
 			"policy does not know what came before it: its destroy restores unrestricted egress.) A newer policy " +
-			"written by someone else (a `create_before_destroy` replacement, the CLI) is left in place. A restore that " +
-			"is not enforced within `timeouts.delete` does not hold up teardown: the destroy completes with a warning, " +
-			"and a kept sandbox stays safe because `require_open_egress` refuses setup steps while the restore is " +
-			"pending (see the egress guide's \"Destroy and the reuse guard\").",
+			"written by someone else (a `create_before_destroy` replacement, the CLI) is left in place. The destroy waits " +
+			"at most 10 seconds for the restore (or `timeouts.delete`, when shorter), so a stalled data plane does not " +
+			"hold up teardown: past that it completes with a warning, and a kept sandbox stays safe because " +
+			"`require_open_egress` setup steps wait for the restore (in the same apply, until `timeouts.delete` from " +
+			"the write) and refuse to run while it is pending (see the egress guide's \"Destroy and the reuse " +
+			"guard\").",
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{
@@ -135,8 +140,11 @@ func (r *egressPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				CreateDescription: "How long to wait, after the platform accepted the policy, for the data plane to " +
 					"enforce it (default `60s`). On timeout the apply fails closed.",
 				UpdateDescription: "As `create`, for changes (default `60s`).",
-				DeleteDescription: "How long to wait for the restored policy to be enforced again (default `60s`). " +
-					"After that the destroy completes with a warning, so teardown is never blocked by a stalled data plane.",
+				DeleteDescription: "How long the restore written on destroy may take to be enforced (default `60s`), " +
+					"counted from its write. The destroy itself waits for it at most 10 seconds (or this, when shorter) " +
+					"and then completes with a warning, so teardown is never blocked by a stalled data plane; a setup " +
+					"step with `require_open_egress` on the same sandbox, later in the same apply, waits for the rest " +
+					"of it before refusing to run.",
 			}),
 		},
 	}
@@ -187,6 +195,15 @@ func (r *egressPolicyResource) ModifyPlan(ctx context.Context, req resource.Modi
 			}
 		}
 	}
+	// The ID names the last enforced write: it stays unless one is planned.
+	plan.ID = types.StringUnknown()
+	if !plan.Generation.IsUnknown() {
+		var state egressPolicyModel
+		resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+		plan.ID = state.ID
+	} else {
+		plan.egressLists.warnPlanned(ctx, path.Empty(), &resp.Diagnostics)
+	}
 	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
 	warnAfterRecordedAfterImport(ctx, req, &resp.Diagnostics)
 }
@@ -201,8 +218,8 @@ func setApplied(ctx context.Context, m *egressPolicyModel, policy prime.EgressPo
 	return diags
 }
 
-// policyID names one creation of a policy: a sandbox and the generation the
-// resource first wrote. Sandbox IDs contain no "/".
+// policyID names one enforced write of a policy: a sandbox and the
+// generation written. Sandbox IDs contain no "/".
 func policyID(sandboxID string, gen int64) string { return fmt.Sprintf("%s/%d", sandboxID, gen) }
 
 // sandboxOfPolicyID reads the sandbox from a policy ID or an import ID
@@ -357,6 +374,9 @@ func (r *egressPolicyResource) Update(ctx context.Context, req resource.UpdateRe
 		keepPrior(ctx, req, resp, gen)
 		return
 	}
+	if plan.ID.IsUnknown() {
+		plan.ID = types.StringValue(policyID(id, gen)) // a write was planned: a new ID
+	}
 	resp.Diagnostics.Append(setApplied(ctx, &plan, policy, gen, st)...)
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 	resp.Diagnostics.Append(setEgressPolicyIdentity(ctx, resp.Identity, plan.SandboxID)...)
@@ -471,14 +491,12 @@ func (r *egressPolicyResource) Delete(ctx context.Context, req resource.DeleteRe
 	if !state.Generation.IsNull() {
 		ownGen = state.Generation.ValueInt64()
 	}
-	warning, err := restoreEgress(ctx, r.client, state.SandboxID.ValueString(), ownGen, decodeBaseline(stored), timeout, true)
+	res, err := restoreEgress(ctx, r.client, state.SandboxID.ValueString(), ownGen, decodeBaseline(stored), timeout, true)
 	if err != nil {
 		resp.Diagnostics.AddError("Egress not restored", err.Error())
 		return
 	}
-	if warning != "" {
-		resp.Diagnostics.AddWarning("Egress restore", warning)
-	}
+	addRestoreWarnings(&resp.Diagnostics, []restoreNote{{SandboxID: state.SandboxID.ValueString(), restoreResult: res}})
 }
 
 // ImportState takes a sandbox ID (or a policy ID, "<sandbox_id>/<n>"), or

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -145,9 +147,12 @@ func sortByCanonical(entries []string) []string {
 	return entries
 }
 
-// validate reports every finding at plan time. Entries known now are
+// validate reports every error at plan time. Entries known now are
 // checked even while others are unknown; counts, duplicates and the
-// allow/block choice wait until everything is known.
+// allow/block choice wait until everything is known. Warnings are not
+// reported here: Terraform validates a configuration several times per
+// run (the validate walk, then per instance in the plan and again in the
+// apply), so they come once, from warnPlanned.
 func (l egressLists) validate(ctx context.Context, base path.Path, diags *diag.Diagnostics) {
 	spec, known, d := l.spec(ctx)
 	diags.Append(d...)
@@ -162,15 +167,31 @@ func (l egressLists) validate(ctx context.Context, base path.Path, diags *diag.D
 			spec.Allow = []string{}
 		}
 		_, findings := prime.ComposeEgressPolicy(spec)
-		addFindings(diags, findings, true, base)
+		addFindingErrors(diags, findings, true, base)
 		return
 	}
 	_, findings := prime.ComposeEgressPolicy(spec)
-	addFindings(diags, findings, false, base)
+	addFindingErrors(diags, findings, false, base)
+}
+
+// warnPlanned reports the lists' warnings (a wildcard without its apex, a
+// duplicate) once per attribute, for a plan that writes them: the plan of
+// a create or of a change of the lists, not every plan of an unchanged
+// configuration.
+func (l egressLists) warnPlanned(ctx context.Context, base path.Path, diags *diag.Diagnostics) {
+	spec, known, _ := l.spec(ctx)
+	if !known {
+		return
+	}
+	_, findings := prime.ComposeEgressPolicy(spec)
+	if hasErrors(findings) {
+		return // the errors are reported by validate
+	}
+	addFindingWarnings(diags, findings, base)
 }
 
 // compose is the policy to send, at apply time (every value is known and
-// validation already passed).
+// validation already passed, its warnings already shown).
 func (l egressLists) compose(ctx context.Context, base path.Path, diags *diag.Diagnostics) (prime.EgressPolicy, bool) {
 	spec, known, d := l.spec(ctx)
 	diags.Append(d...)
@@ -179,7 +200,7 @@ func (l egressLists) compose(ctx context.Context, base path.Path, diags *diag.Di
 		return prime.EgressPolicy{}, false
 	}
 	policy, findings := prime.ComposeEgressPolicy(spec)
-	addFindings(diags, findings, false, base)
+	addFindingErrors(diags, findings, false, base)
 	return policy, !diags.HasError()
 }
 
@@ -197,23 +218,50 @@ func (l egressLists) planned(ctx context.Context) (*prime.EgressPolicy, diag.Dia
 	return &policy, diags
 }
 
-// addFindings attaches findings to their attribute under base (the
-// resource's root, or a block such as egress), naming it in the message.
-func addFindings(diags *diag.Diagnostics, findings []prime.Finding, onlyEntries bool, base path.Path) {
+// findingPath is a finding's attribute under base (the resource's root,
+// or a block such as egress) and its name in messages.
+func findingPath(f prime.Finding, base path.Path) (path.Path, string) {
+	if len(base.Steps()) > 0 {
+		return base.AtName(f.Attribute), base.String() + "." + f.Attribute
+	}
+	return path.Root(f.Attribute), f.Attribute
+}
+
+// addFindingErrors attaches the error findings to their attribute, naming
+// it in the message: one error per finding, each a reason to fix.
+func addFindingErrors(diags *diag.Diagnostics, findings []prime.Finding, onlyEntries bool, base path.Path) {
 	for _, f := range findings {
-		if onlyEntries && f.Entry == "" {
+		if f.Severity != prime.FindingError || onlyEntries && f.Entry == "" {
 			continue
 		}
-		p, name := path.Root(f.Attribute), f.Attribute
-		if len(base.Steps()) > 0 {
-			p, name = base.AtName(f.Attribute), base.String()+"."+f.Attribute
-		}
-		msg := name + ": " + f.Message
+		p, name := findingPath(f, base)
+		diags.AddAttributeError(p, "Invalid egress policy", name+": "+f.Message)
+	}
+}
+
+// addFindingWarnings attaches the warning findings as one warning per
+// attribute, listing every entry concerned: a list with several wildcards
+// without their apex reads as one warning, not one per entry (which
+// Terraform's CLI would fold into "and N more similar warnings", hiding
+// all but the first).
+func addFindingWarnings(diags *diag.Diagnostics, findings []prime.Finding, base path.Path) {
+	byAttr := map[string][]string{}
+	paths := map[string]path.Path{}
+	for _, f := range findings {
 		if f.Severity == prime.FindingError {
-			diags.AddAttributeError(p, "Invalid egress policy", msg)
-		} else {
-			diags.AddAttributeWarning(p, "Egress policy warning", msg)
+			continue
 		}
+		p, name := findingPath(f, base)
+		byAttr[name] = append(byAttr[name], f.Message)
+		paths[name] = p
+	}
+	for _, name := range sortedKeys(byAttr) {
+		msgs := byAttr[name]
+		detail := name + ": " + msgs[0]
+		if len(msgs) > 1 {
+			detail = name + ":\n\n- " + strings.Join(msgs, "\n- ")
+		}
+		diags.AddAttributeWarning(paths[name], "Egress policy warning", detail)
 	}
 }
 
@@ -312,18 +360,28 @@ func entrySet(list []string) types.Set {
 // (0 when nothing was accepted). timeoutKey names the timeouts key for
 // messages.
 func writeEgress(ctx context.Context, c *prime.Client, id string, policy prime.EgressPolicy, timeout time.Duration, timeoutKey string) (*prime.EgressPolicyStatus, int64, error) {
-	put, err := c.PutEgressPolicy(ctx, id, policy)
+	put, err := putEgress(ctx, c, id, policy, timeout)
 	if err != nil {
-		return nil, 0, fmt.Errorf("the platform refused the egress policy for sandbox %s: %w", id, err)
+		return nil, 0, err
 	}
-	tflog.Info(ctx, "egress policy accepted; waiting for the data plane to enforce it", map[string]any{
-		"sandbox_id": id, "generation": put.Generation, "timeout": timeout.String(),
-	})
 	final, err := waitEgress(ctx, c, id, put.Generation, put, timeout, timeoutKey)
 	if err != nil {
 		return nil, put.Generation, err
 	}
 	return final, put.Generation, nil
+}
+
+// putEgress writes a policy; the platform's answer carries the generation
+// it accepted.
+func putEgress(ctx context.Context, c *prime.Client, id string, policy prime.EgressPolicy, timeout time.Duration) (*prime.EgressPolicyStatus, error) {
+	put, err := c.PutEgressPolicy(ctx, id, policy)
+	if err != nil {
+		return nil, fmt.Errorf("the platform refused the egress policy for sandbox %s: %w", id, err)
+	}
+	tflog.Info(ctx, "egress policy accepted; waiting for the data plane to enforce it", map[string]any{
+		"sandbox_id": id, "generation": put.Generation, "timeout": timeout.String(),
+	})
+	return put, nil
 }
 
 // waitEgress waits, fail-closed, for generation gen to be enforced.
@@ -391,51 +449,211 @@ func baselineOf(sb *prime.Sandbox) prime.EgressPolicy {
 	return prime.OpenEgressPolicy()
 }
 
+// teardownRestoreWait bounds how long a destroy waits for its restore to
+// be enforced (timeouts.delete, when shorter, bounds it instead). A healthy
+// data plane enforces a write well within it, so a kept sandbox is open
+// again when the destroy returns. A stalled one would otherwise hold every
+// destroy for the whole timeout, although the sandboxes of a teardown are
+// deleted next whatever their policy: past this wait the destroy goes on,
+// and a setup step that needs the restore waits for the rest (see
+// pendingRestores).
+const teardownRestoreWait = 10 * time.Second
+
+// restoreResult is what a restore did, for its caller's warnings.
+type restoreResult struct {
+	// NewerGen, when set, is another writer's newer generation, left in
+	// place (OwnGen is the generation this resource wrote).
+	NewerGen, OwnGen int64
+	// PendingGen, when set, is a teardown restore the platform accepted
+	// but did not enforce within Waited.
+	PendingGen int64
+	Waited     time.Duration
+	// What names the restored policy in messages.
+	What string
+}
+
 // restoreEgress is a policy's destroy: unless a newer generation than ours
 // holds the sandbox (someone else's policy: never undone, the reuse guard),
 // write the baseline back and wait until it is enforced. ownGen < 0 means
-// unknown (the guard then compares nothing). warning is set when a newer
-// policy was left in place.
-func restoreEgress(ctx context.Context, c *prime.Client, id string, ownGen int64, baseline prime.EgressPolicy, timeout time.Duration, teardown bool) (warning string, err error) {
+// unknown (the guard then compares nothing).
+//
+// A teardown (a destroy, the policy's or a replacement's) waits at most
+// teardownRestoreWait: a restore not enforced by then is reported in
+// PendingGen, noted for the setup steps that need it, and the destroy goes
+// on. Other restores (a member removed from a fleet policy, whose sandbox
+// stays) wait for the whole timeout and fail closed.
+func restoreEgress(ctx context.Context, c *prime.Client, id string, ownGen int64, baseline prime.EgressPolicy, timeout time.Duration, teardown bool) (restoreResult, error) {
+	res := restoreResult{What: "unrestricted egress"}
+	if !baseline.IsOpen() {
+		res.What = "its create-time egress lists (" + describePolicy(baseline) + ")"
+	}
 	st, gone, err := readEgress(ctx, c, id)
 	switch {
 	case err != nil:
-		return "", fmt.Errorf("reading the egress policy of sandbox %s: %w", id, err)
+		return res, fmt.Errorf("reading the egress policy of sandbox %s: %w", id, err)
 	case gone:
-		return "", nil // nothing to restore on a sandbox that is gone
+		return res, nil // nothing to restore on a sandbox that is gone
 	}
 	if ownGen >= 0 && st.Generation > ownGen {
-		return fmt.Sprintf("Sandbox %s holds egress policy generation %d, newer than generation %d written by this "+
-			"resource; it belongs to another writer and is left in place.", id, st.Generation, ownGen), nil
+		res.NewerGen, res.OwnGen = st.Generation, ownGen
+		return res, nil
 	}
 	if prime.SamePolicy(st.Policy, baseline) && st.Enforces(st.Generation) {
-		return "", nil
+		return res, nil
 	}
-	if _, _, err := writeEgress(ctx, c, id, baseline, timeout, "delete"); err != nil {
-		what := "unrestricted egress"
-		if !baseline.IsOpen() {
-			what = "its create-time egress lists (" + describePolicy(baseline) + ")"
+	if !teardown {
+		if _, _, err := writeEgress(ctx, c, id, baseline, timeout, "delete"); err != nil {
+			var notApplied *prime.EgressNotAppliedError
+			if errors.As(err, &notApplied) {
+				return res, fmt.Errorf("restoring %s on sandbox %s was accepted (generation %d) but is not enforced after "+
+					"%s. The sandbox may still hold this policy, so the resource stays in state; run the apply again to "+
+					"retry, or raise timeouts.delete", res.What, id, notApplied.Want, timeout)
+			}
+			return res, fmt.Errorf("restoring %s on sandbox %s: %w", res.What, id, err)
 		}
+		return res, nil
+	}
+	put, err := putEgress(ctx, c, id, baseline, timeout)
+	if err != nil {
+		return res, fmt.Errorf("restoring %s on sandbox %s: %w", res.What, id, err)
+	}
+	deadline := time.Now().Add(timeout)
+	res.Waited = min(timeout, teardownRestoreWait)
+	if _, err := waitEgress(ctx, c, id, put.Generation, put, res.Waited, "delete"); err != nil {
 		var notApplied *prime.EgressNotAppliedError
-		if errors.As(err, &notApplied) && teardown {
-			// Teardown is never held hostage by a data plane that does not
-			// converge: the restore is accepted, and a kept sandbox stays
-			// safe because require_open_egress refuses every setup step
-			// while the restriction is enforced or the restore pending.
-			return fmt.Sprintf("Restoring %s on sandbox %s was accepted (generation %d) but is not enforced after %s; "+
-				"the destroy goes on so that teardown completes (a sandbox destroyed next is deleted whatever its "+
-				"policy). If the sandbox is kept, it holds the previous restriction until the platform's data plane "+
-				"enforces the restore: setup steps with require_open_egress = true refuse to run until then, naming the "+
-				"pending generation.", what, id, notApplied.Want, timeout), nil
+		if !errors.As(err, &notApplied) {
+			return res, fmt.Errorf("restoring %s on sandbox %s: %w", res.What, id, err)
 		}
-		if errors.As(err, &notApplied) {
-			return "", fmt.Errorf("restoring %s on sandbox %s was accepted (generation %d) but is not enforced after "+
-				"%s. The sandbox may still hold this policy, so the resource stays in state; run the apply again to "+
-				"retry, or raise timeouts.delete", what, id, notApplied.Want, timeout)
-		}
-		return "", fmt.Errorf("restoring %s on sandbox %s: %w", what, id, err)
+		// Teardown is never held hostage by a data plane that does not
+		// converge: the restore is accepted, and a kept sandbox stays safe
+		// because require_open_egress waits for it, then refuses every
+		// setup step while the restriction holds.
+		res.PendingGen = put.Generation
+		pendingRestores.note(c, id, put.Generation, deadline)
 	}
-	return "", nil
+	return res, nil
+}
+
+// restoreNote is one sandbox's restore, for a warning: Key is the fleet
+// member's key ("" for prime_egress_policy).
+type restoreNote struct {
+	Key, SandboxID string
+	restoreResult
+}
+
+// addRestoreWarnings reports what restores left: a newer policy of another
+// writer in place, restores not yet enforced. Each is one warning for the
+// whole resource, however many members it concerns, with the explanation
+// once.
+func addRestoreWarnings(diags *diag.Diagnostics, notes []restoreNote) {
+	sort.Slice(notes, func(i, j int) bool { return notes[i].Key < notes[j].Key })
+	var newer, pending []restoreNote
+	for _, n := range notes {
+		if n.NewerGen > 0 {
+			newer = append(newer, n)
+		}
+		if n.PendingGen > 0 {
+			pending = append(pending, n)
+		}
+	}
+	if len(newer) == 1 && newer[0].Key == "" {
+		n := newer[0]
+		diags.AddWarning("Newer egress policy left in place", fmt.Sprintf("Sandbox %s holds egress policy generation %d, "+
+			"newer than generation %d written by this resource; it belongs to another writer (a create_before_destroy "+
+			"replacement, the CLI) and is left in place.", n.SandboxID, n.NewerGen, n.OwnGen))
+	} else if len(newer) > 0 {
+		items := make([]string, len(newer))
+		for i, n := range newer {
+			items[i] = fmt.Sprintf("member %q (sandbox %s holds generation %d, this resource wrote %d)", n.Key, n.SandboxID, n.NewerGen, n.OwnGen)
+		}
+		diags.AddWarning("Newer egress policy left in place", fmt.Sprintf("%d %s a newer egress policy than this "+
+			"resource wrote; it belongs to another writer (a create_before_destroy replacement, the CLI) and is left in "+
+			"place: %s.", len(newer), pluralVerb(len(newer), "member's sandbox holds", "members' sandboxes hold"), strings.Join(items, ", ")))
+	}
+	if len(pending) == 0 {
+		return
+	}
+	const rest = "The destroy does not wait longer, so that teardown completes: a sandbox destroyed next is deleted " +
+		"whatever its policy. A sandbox that is kept holds its previous restriction until the data plane enforces the " +
+		"restore; a setup step with require_open_egress = true waits for it during this apply (up to timeouts.delete " +
+		"from the write) and refuses to run while it is pending, naming the generation."
+	if len(pending) == 1 && pending[0].Key == "" {
+		n := pending[0]
+		diags.AddWarning("Egress restore not yet enforced", fmt.Sprintf("Restoring %s on sandbox %s was accepted "+
+			"(generation %d) but is not enforced after %s. %s", n.What, n.SandboxID, n.PendingGen, n.Waited, rest))
+		return
+	}
+	items := make([]string, len(pending))
+	for i, n := range pending {
+		items[i] = fmt.Sprintf("member %q (sandbox %s, generation %d: %s)", n.Key, n.SandboxID, n.PendingGen, n.What)
+	}
+	diags.AddWarning("Egress restore not yet enforced", fmt.Sprintf("Restoring what the sandboxes held before this "+
+		"policy was accepted on %d %s but is not enforced after %s: %s. %s", len(pending),
+		pluralVerb(len(pending), "member", "members"), pending[0].Waited, strings.Join(items, ", "), rest))
+}
+
+// pendingRestores are the teardown restores this provider process wrote
+// and stopped waiting for (restoreEgress). A setup step that needs open
+// egress on such a sandbox in the same run — the new setup of a day-two
+// re-lock, right after the old policy's destroy — waits for the restore
+// until its own deadline (its write plus timeouts.delete) instead of
+// refusing at once. Keyed by client, so that providers sharing a process
+// (the acceptance tests) never see each other's.
+var pendingRestores = &restoreWaits{deadlines: map[restoreWaitKey]time.Time{}}
+
+type restoreWaitKey struct {
+	client  *prime.Client
+	sandbox string
+	gen     int64
+}
+
+type restoreWaits struct {
+	mu        sync.Mutex
+	deadlines map[restoreWaitKey]time.Time
+}
+
+// note records a pending restore, dropping those whose deadline passed.
+func (r *restoreWaits) note(c *prime.Client, id string, gen int64, deadline time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	for k, d := range r.deadlines {
+		if now.After(d) {
+			delete(r.deadlines, k)
+		}
+	}
+	r.deadlines[restoreWaitKey{c, id, gen}] = deadline
+}
+
+// take returns and forgets a pending restore's deadline.
+func (r *restoreWaits) take(c *prime.Client, id string, gen int64) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := restoreWaitKey{c, id, gen}
+	d, ok := r.deadlines[k]
+	delete(r.deadlines, k)
+	return d, ok
+}
+
+// awaitPendingRestore is for a reader that needs open egress and found st:
+// an open policy accepted but not enforced. When this process wrote it as
+// a teardown restore, it waits for it until the restore's deadline and
+// returns the latest status; otherwise (another process's restore, from an
+// earlier run: the data plane has had its time) it returns st at once.
+func awaitPendingRestore(ctx context.Context, c *prime.Client, id string, st *prime.EgressPolicyStatus) *prime.EgressPolicyStatus {
+	deadline, ok := pendingRestores.take(c, id, st.Generation)
+	if !ok || !time.Now().Before(deadline) {
+		return st
+	}
+	wctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	tflog.Info(ctx, "waiting for the pending restore of open egress before a setup step", map[string]any{
+		"sandbox_id": id, "generation": st.Generation, "until": deadline.Format(time.RFC3339),
+	})
+	if final, _ := c.WaitForEgressApplied(wctx, id, st.Generation, st); final != nil {
+		return final
+	}
+	return st
 }
 
 // Baselines travel in private state, as JSON.

@@ -9,8 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -19,8 +17,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -82,9 +78,13 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 	}
 	attrs["id"] = schema.StringAttribute{
 		Computed: true,
-		MarkdownDescription: "ID of this policy, new on every create: a replaced policy gets a new one, so a command " +
-			"whose `triggers` name it runs again after every re-lock.",
-		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		MarkdownDescription: "ID of this policy's current writes: new on create (also a replacement, such as after a " +
+			"change of `after`) and whenever the policy is written again on members it already holds — a change of " +
+			"`allow`, `block` or `routes` that changes what is sent (every member), or the rewrite of a member that a " +
+			"refresh found not enforced; the plan shows it unknown until then. A command whose `triggers` name it runs " +
+			"again on every member after every re-lock. Members that join, leave, get a new sandbox or change keys keep it: their " +
+			"own `generation` in `members` changes instead, for `member_triggers` (the member alone runs again). A " +
+			"change that only respells the same destinations writes nothing and keeps it.",
 	}
 	attrs["sandbox_ids"] = schema.MapAttribute{
 		Required: true, ElementType: types.StringType,
@@ -100,8 +100,11 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 		MarkdownDescription: "Member key → the policy's state on that member. A member whose sandbox is gone drops " +
 			"out at refresh (the next apply locks it again if it is still in `sandbox_ids`).",
 		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-			"sandbox_id":         schema.StringAttribute{Computed: true, MarkdownDescription: "Sandbox of the member."},
-			"generation":         schema.Int64Attribute{Computed: true, MarkdownDescription: generationDoc},
+			"sandbox_id": schema.StringAttribute{Computed: true, MarkdownDescription: "Sandbox of the member."},
+			"generation": schema.Int64Attribute{Computed: true, MarkdownDescription: generationDoc + " Unknown in the " +
+				"plan whenever the member will be written (locked, relocked or rewritten), so `member_triggers = { for k, " +
+				"m in prime_fleet_egress_policy.<name>.members : k => m.generation }` runs a member's agent again exactly " +
+				"when its lock is written."},
 			"applied_generation": schema.Int64Attribute{Computed: true, MarkdownDescription: appliedGenerationDoc},
 			"applied": schema.BoolAttribute{Computed: true, MarkdownDescription: appliedDoc + " On a fleet it is also " +
 				"`false` when a refresh finds the member holding other destinations than `effective_allow`/" +
@@ -121,7 +124,8 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 			"locked, members found not enforced (or drifted) are written again, a change of `allow`, `block` or " +
 			"`routes` relocks every member, and removed members get back what they held before. Destroy restores " +
 			"every member concurrently — unrestricted egress, or a born-restricted sandbox's create-time lists — " +
-			"and leaves a member alone, with a warning, when a newer policy written by someone else holds it. " +
+			"waiting at most 10 seconds for the data plane, and leaves a member alone when a newer policy written " +
+			"by someone else holds it; either is reported in one warning for the fleet, naming the members. " +
 			"Import is not supported.",
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
@@ -130,10 +134,12 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 				CreateDescription: "How long to wait, per member, after the platform accepted the policy, for the " +
 					"data plane to enforce it (default `60s`). On timeout the apply fails closed.",
 				UpdateDescription: "As `create`, for relocking existing members (default `60s`); new members use `create`.",
-				DeleteDescription: "How long to wait, per member, for the restored policy to be enforced again, on " +
-					"destroy and for members removed from `sandbox_ids` (default `60s`). On destroy, a member whose " +
-					"restore is not enforced by then is reported in a warning and the destroy completes (teardown is " +
-					"never blocked by a stalled data plane); a member removed from `sandbox_ids` fails the update instead.",
+				DeleteDescription: "How long a restore may take to be enforced, per member, counted from its write " +
+					"(default `60s`). A member removed from `sandbox_ids` is waited for that long and fails the update " +
+					"when it is not enforced by then. On destroy the wait is at most 10 seconds (or this, when shorter): " +
+					"members whose restore is still pending are named in one warning and the destroy completes, so " +
+					"teardown is never blocked by a stalled data plane; a setup step with `require_open_egress` on such " +
+					"a member, later in the same apply, waits for the rest of it before refusing to run.",
 			}),
 		},
 	}
@@ -210,27 +216,70 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 		return
 	}
 	plan.Members = types.MapUnknown(fleetPolicyMemberType())
+	// The ID changes when a member already held is written again (see
+	// rewrites); a create gets a new one.
+	plan.ID = types.StringUnknown()
 	if !plan.SandboxIDs.IsUnknown() {
+		heldBy := make(map[string]string, len(prior)) // sandbox ID -> key in state
+		for k, p := range prior {
+			heldBy[p.SandboxID.ValueString()] = k
+		}
+		rewrites := false
 		entries := map[string]attr.Value{}
 		for key, v := range plan.SandboxIDs.Elements() {
 			id, _ := v.(types.String)
 			p, had := prior[key]
+			holder, handedOver := heldBy[id.ValueString()]
+			handedOver = handedOver && !id.IsUnknown() && holder != key
+			written := true
 			switch {
 			case id.IsUnknown():
 				entries[key] = types.ObjectUnknown(fleetPolicyMemberType().AttrTypes)
-				continue
 			case had && samePolicy && p.SandboxID.ValueString() == id.ValueString() && p.Applied.ValueBool():
+				written = false
+				entries[key] = p.object()
+			case handedOver && samePolicy && prior[holder].Applied.ValueBool():
+				// A sandbox handed over from another key (a renamed key, a
+				// swap) keeps its record: nothing is written.
+				written = false
+				entries[key] = prior[holder].object()
 			default:
-				p = fleetPolicyMember{SandboxID: id, Generation: types.Int64Unknown(),
-					AppliedGeneration: types.Int64Unknown(), Applied: types.BoolValue(true)}
+				entries[key] = fleetPolicyMember{SandboxID: id, Generation: types.Int64Unknown(),
+					AppliedGeneration: types.Int64Unknown(), Applied: types.BoolValue(true)}.object()
 			}
-			entries[key] = p.object()
+			if written && rewritesHeldSandbox(id, key, prior, heldBy, samePolicy) {
+				rewrites = true
+			}
 		}
 		members, d := types.MapValue(fleetPolicyMemberType(), entries)
 		resp.Diagnostics.Append(d...)
 		plan.Members = members
+		if !req.State.Raw.IsNull() && !rewrites {
+			var state fleetEgressPolicyModel
+			resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+			plan.ID = state.ID
+		}
+	}
+	if req.State.Raw.IsNull() || !samePolicy {
+		plan.egressLists.warnPlanned(ctx, path.Empty(), &resp.Diagnostics)
 	}
 	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+}
+
+// rewritesHeldSandbox: a member planned to be written may land on a
+// sandbox the policy already holds (the same sandbox, or one handed over
+// from another key); Update writes it again when the destinations change
+// or its record is not applied, which changes the policy's ID. An unknown
+// id is taken as its key's previous sandbox. A new sandbox is a first
+// write, which keeps the ID.
+func rewritesHeldSandbox(id types.String, key string, prior map[string]fleetPolicyMember, heldBy map[string]string, samePolicy bool) bool {
+	holder, held := key, false
+	if id.IsUnknown() {
+		_, held = prior[key]
+	} else {
+		holder, held = heldBy[id.ValueString()]
+	}
+	return held && (!samePolicy || !prior[holder].Applied.ValueBool())
 }
 
 // fleetMembersOf reads members; nil when null or unknown.
@@ -269,7 +318,9 @@ type policyOutcomes struct {
 	mu        sync.Mutex
 	members   map[string]fleetPolicyMember
 	baselines map[string]prime.EgressPolicy
-	warnings  []string
+	restores  []restoreNote
+	// rewrites: a member already held was written again (a new ID).
+	rewrites bool
 }
 
 // set records a member.
@@ -287,19 +338,24 @@ func (o *policyOutcomes) keep(key string, m fleetPolicyMember, baseline prime.Eg
 	o.baselines[key] = baseline
 }
 
-func (o *policyOutcomes) warn(key, text string) {
+// noteRestore records what a member's restore left, for the warnings.
+func (o *policyOutcomes) noteRestore(key, sandboxID string, res restoreResult) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.warnings = append(o.warnings, fmt.Sprintf("Member %q: %s", key, text))
+	o.restores = append(o.restores, restoreNote{Key: key, SandboxID: sandboxID, restoreResult: res})
 }
 
-// addWarnings reports the reuse guard's notes, one paragraph per member.
+// rewrote records that a member already held is written again.
+func (o *policyOutcomes) rewrote() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.rewrites = true
+}
+
+// addWarnings reports what the restores left, one warning for the fleet
+// per kind (addRestoreWarnings).
 func (o *policyOutcomes) addWarnings(diags *diag.Diagnostics) {
-	if len(o.warnings) == 0 {
-		return
-	}
-	sort.Strings(o.warnings)
-	diags.AddWarning("Newer egress policy left in place", strings.Join(o.warnings, "\n\n"))
+	addRestoreWarnings(diags, o.restores)
 }
 
 // memberLockProblem renders a failed lockSandbox for a member.
@@ -448,14 +504,12 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 		if _, handedOver := wantedBy[old]; handedOver {
 			return
 		}
-		warning, err := restoreEgress(ctx, r.client, old, p.Generation.ValueInt64(), baselines[key], deleteTimeout, false)
-		switch {
-		case err != nil:
+		res, err := restoreEgress(ctx, r.client, old, p.Generation.ValueInt64(), baselines[key], deleteTimeout, false)
+		if err != nil {
 			problems.add(key, "%s", err.Error())
 			return
-		case warning != "":
-			out.warn(key, warning)
 		}
+		out.noteRestore(key, old, res)
 		mu.Lock()
 		restoredKeys[key] = true
 		mu.Unlock()
@@ -466,6 +520,7 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 				out.keep(key, p, baselines[key])
 			}
 		}
+		plan.ID = state.ID // nothing was written
 		resp.Diagnostics.Append(r.record(ctx, &plan, policy, out.members)...)
 		resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 		resp.Diagnostics.Append(resp.Private.SetKey(ctx, baselineKey, encodeMemberBaselines(out.baselines))...)
@@ -494,6 +549,7 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 			}
 			out.keep(key, policyMemberOf(id, res.Generation, res.Status), res.Baseline)
 		case relockAll || !rec.Applied.ValueBool():
+			out.rewrote()
 			st, gen, err := relockSandbox(ctx, r.client, id, policy, updateTimeout)
 			if err != nil {
 				problems.add(key, "%s", fmt.Sprintf("sandbox %s: %s", id, err))
@@ -509,6 +565,10 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 			out.keep(key, rec, baseline)
 		}
 	})
+	plan.ID = state.ID
+	if out.rewrites {
+		plan.ID = types.StringValue(prime.NewIdempotencyKey()[:16])
+	}
 	resp.Diagnostics.Append(r.record(ctx, &plan, policy, out.members)...)
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, baselineKey, encodeMemberBaselines(out.baselines))...)
@@ -611,14 +671,13 @@ func (r *fleetEgressPolicyResource) Delete(ctx context.Context, req resource.Del
 		if !p.Generation.IsNull() && !p.Generation.IsUnknown() {
 			ownGen = p.Generation.ValueInt64()
 		}
-		warning, err := restoreEgress(ctx, r.client, p.SandboxID.ValueString(), ownGen, baselines[key], timeout, true)
-		switch {
-		case err != nil:
+		res, err := restoreEgress(ctx, r.client, p.SandboxID.ValueString(), ownGen, baselines[key], timeout, true)
+		if err != nil {
 			problems.add(key, "%s", err)
 			out.set(key, p)
-		case warning != "":
-			out.warn(key, warning)
+			return
 		}
+		out.noteRestore(key, p.SandboxID.ValueString(), res)
 	})
 	out.addWarnings(&resp.Diagnostics)
 	if problems.len() > 0 {

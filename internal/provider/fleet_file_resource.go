@@ -8,6 +8,8 @@ package provider
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
@@ -126,8 +128,13 @@ func (r *fleetFileResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 		memberAttrs[name] = schema.StringAttribute{Optional: true, MarkdownDescription: inPlace(s.MarkdownDescription)}
 	}
 	attrs["id"] = schema.StringAttribute{
-		Computed: true, MarkdownDescription: "Unique ID of this set of uploads.",
-		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		Computed: true,
+		MarkdownDescription: "Fingerprint of what this resource puts in: of `path`, the shared source's `sha256` and " +
+			"each `members` entry's key and `sha256`. Known at plan time, it changes exactly when those bytes (a file's " +
+			"content, a directory's tree) or the path change, so a command whose `triggers` name it runs again after " +
+			"a change of the task, on every member. Members that join or leave with the shared source, a member whose " +
+			"sandbox is replaced, `mode` and `triggers` keep it. To run only the members whose bytes changed, name " +
+			"their `files[<key>].sha256` in `member_triggers` instead.",
 	}
 	attrs["sandbox_ids"] = schema.MapAttribute{
 		Required: true, ElementType: types.StringType,
@@ -243,7 +250,8 @@ type fleetSources struct {
 }
 
 // resolveFleetSources reads the configuration's sources. Errors name the
-// attribute: members["k"] for a member's own.
+// attribute; the members whose own source is invalid are named together,
+// in one error.
 func resolveFleetSources(m fleetFileModel, diags *diag.Diagnostics) fleetSources {
 	var fs fleetSources
 	if args, set := sharedSourceArgs(m); set {
@@ -256,15 +264,135 @@ func resolveFleetSources(m fleetFileModel, diags *diag.Diagnostics) fleetSources
 	}
 	per := memberSources(m, diags)
 	fs.perMember = make(map[string]fileSource, len(per))
+	invalid := memberSourceErrors{}
 	for _, k := range sortedKeys(per) {
 		src, err := sourceOf(per[k])
 		if err != nil {
-			diags.AddAttributeError(path.Root("members").AtMapKey(k), "Invalid file source", fmt.Sprintf("members[%q]: %v", k, err))
+			invalid.add(k, "", err)
 			continue
 		}
 		fs.perMember[k] = src
 	}
+	invalid.report(diags)
 	return fs
+}
+
+// memberSourceErrors are the members whose own source is invalid: member
+// key → the attribute at fault ("" for the member's entry) and why.
+type memberSourceErrors map[string]struct {
+	attribute string
+	err       error
+}
+
+func (e memberSourceErrors) add(key, attribute string, err error) {
+	e[key] = struct {
+		attribute string
+		err       error
+	}{attribute, err}
+}
+
+// report adds one error naming every member: on the member's attribute
+// when there is one, on members when there are several (Terraform shows an
+// error per diagnostic, and a fleet of a thousand tasks should not print a
+// thousand).
+func (e memberSourceErrors) report(diags *diag.Diagnostics) {
+	if len(e) == 0 {
+		return
+	}
+	if len(e) == 1 {
+		for k, v := range e {
+			at := path.Root("members").AtMapKey(k)
+			if v.attribute != "" {
+				at = at.AtName(v.attribute)
+			}
+			diags.AddAttributeError(at, "Invalid file source", fmt.Sprintf("members[%q]: %v", k, v.err))
+		}
+		return
+	}
+	var problems memberProblems
+	for k, v := range e {
+		problems.add(k, "%v", v.err)
+	}
+	diags.AddAttributeError(path.Root("members"), "Invalid file source",
+		fmt.Sprintf("The sources of %d members are invalid:\n\n%s", len(e), problems.String()))
+}
+
+// sourcePrints are a fleet file's fingerprints: of the shared source (nil
+// without one) and of each member's own.
+type sourcePrints struct {
+	shared    *fingerprint
+	perMember map[string]fingerprint
+}
+
+// of is the fingerprint of what member key takes.
+func (p sourcePrints) of(key string) (fingerprint, bool) {
+	if fp, ok := p.perMember[key]; ok {
+		return fp, true
+	}
+	if p.shared != nil {
+		return *p.shared, true
+	}
+	return fingerprint{}, false
+}
+
+// fingerprints reads every configured source once (a source several
+// members take is read once), reporting the members whose source cannot
+// be read together, in one error.
+func (fs fleetSources) fingerprints(diags *diag.Diagnostics) sourcePrints {
+	out := sourcePrints{perMember: make(map[string]fingerprint, len(fs.perMember))}
+	type result struct {
+		fp  fingerprint
+		err error
+	}
+	seen := map[string]result{}
+	once := func(src fileSource) (fingerprint, error) {
+		sk := sourceKey(src)
+		r, done := seen[sk]
+		if !done {
+			r.fp, r.err = src.fingerprint()
+			seen[sk] = r
+		}
+		return r.fp, r.err
+	}
+	if fs.shared != nil {
+		fp, err := once(*fs.shared)
+		if err != nil {
+			diags.AddAttributeError(path.Root(fs.shared.attribute()), "Invalid file source", err.Error())
+		} else {
+			out.shared = &fp
+		}
+	}
+	unreadable := memberSourceErrors{}
+	for _, k := range sortedKeys(fs.perMember) {
+		src := fs.perMember[k]
+		fp, err := once(src)
+		if err != nil {
+			unreadable.add(k, src.attribute(), err)
+			continue
+		}
+		out.perMember[k] = fp
+	}
+	unreadable.report(diags)
+	return out
+}
+
+// fleetFileID is a fleet file's ID: a fingerprint of the path and of the
+// bytes it puts in — the shared source's and each member's own, by key.
+// Known at plan time, it changes exactly when those change, so that a
+// command naming it in triggers runs again after a change of the task.
+// Members joining or leaving with the shared source, a member's new
+// sandbox, mode and triggers leave it as it is: the bytes are the same.
+func fleetFileID(remote string, prints sourcePrints) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "path %q\n", remote)
+	if prints.shared != nil {
+		fmt.Fprintf(&b, "shared %s\n", prints.shared.SHA256)
+	}
+	for _, k := range sortedKeys(prints.perMember) {
+		fmt.Fprintf(&b, "member %q %s\n", k, prints.perMember[k].SHA256)
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:])[:16]
 }
 
 // of is the source member key takes; ok false when it has none.
@@ -345,8 +473,9 @@ func (r *fleetFileResource) ValidateConfig(ctx context.Context, req resource.Val
 	}
 }
 
-// ModifyPlan fingerprints every distinct source once and plans each
-// member's entry of files: its sandbox, sha256 and size.
+// ModifyPlan fingerprints every distinct source once, derives the ID from
+// the fingerprints and plans each member's entry of files: its sandbox,
+// sha256 and size.
 func (r *fleetFileResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		return
@@ -356,35 +485,32 @@ func (r *fleetFileResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if plan.SandboxIDs.IsUnknown() || sourceArgsUnknown(plan.Content, plan.ContentBase64, plan.Source, plan.SourceDir) || membersUnknown(plan.Members) {
-		plan.Files = types.MapUnknown(fleetFileType())
+	plan.ID, plan.Files = types.StringUnknown(), types.MapUnknown(fleetFileType())
+	if plan.Path.IsUnknown() || sourceArgsUnknown(plan.Content, plan.ContentBase64, plan.Source, plan.SourceDir) || membersUnknown(plan.Members) {
 		resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
 		return
 	}
 	fs := resolveFleetSources(plan, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	prints := fs.fingerprints(&resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.ID = types.StringValue(fleetFileID(plan.Path.ValueString(), prints))
+	if plan.SandboxIDs.IsUnknown() {
+		resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+		return
+	}
 	keys := sortedKeys(plan.SandboxIDs.Elements())
 	fs.checkCoverage(keys, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	prints := map[string]fingerprint{}
 	planned := make(map[string]*fleetFileEntry, len(keys))
 	for _, k := range keys {
-		src, _ := fs.of(k)
-		sk := sourceKey(src)
-		fp, done := prints[sk]
-		if !done {
-			var err error
-			if fp, err = src.fingerprint(); err != nil {
-				at := path.Root(src.attribute())
-				if _, own := fs.perMember[k]; own {
-					at = path.Root("members").AtMapKey(k).AtName(src.attribute())
-				}
-				resp.Diagnostics.AddAttributeError(at, "Invalid file source", err.Error())
-				return
-			}
-			prints[sk] = fp
-		}
+		fp, _ := prints.of(k)
 		id, _ := plan.SandboxIDs.Elements()[k].(types.String)
 		if id.IsUnknown() {
 			planned[k] = nil
@@ -394,6 +520,17 @@ func (r *fleetFileResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	}
 	plan.Files = fleetFilesValue(planned)
 	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+}
+
+// settleID fills an ID the plan could not know (a source unknown then).
+func settleID(m *fleetFileModel, diags *diag.Diagnostics) {
+	if !m.ID.IsUnknown() {
+		return
+	}
+	prints := resolveFleetSources(*m, diags).fingerprints(diags)
+	if !diags.HasError() {
+		m.ID = types.StringValue(fleetFileID(m.Path.ValueString(), prints))
+	}
 }
 
 // fleetUpload is one member's planned upload.
@@ -491,7 +628,7 @@ func (r *fleetFileResource) Create(ctx context.Context, req resource.CreateReque
 		addFleetFailure(&resp.Diagnostics, "upload", &problems, len(todo))
 		return
 	}
-	plan.ID = types.StringValue(prime.NewIdempotencyKey()[:16])
+	settleID(&plan, &resp.Diagnostics)
 	plan.Files = fleetFilesValue(pointersOf(done))
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 }
@@ -595,6 +732,7 @@ func (r *fleetFileResource) Update(ctx context.Context, req resource.UpdateReque
 		resp.Diagnostics.AddWarning("Files of departed members not removed",
 			"These members left the fleet file, but their copies could not be removed:\n\n"+cleanup.String())
 	}
+	settleID(&plan, &resp.Diagnostics)
 	plan.Files = fleetFilesValue(pointersOf(records))
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 	if problems.len() > 0 {

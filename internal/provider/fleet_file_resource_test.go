@@ -164,3 +164,52 @@ func countStarts(events []primemock.Event, text string) int {
 	}
 	return n
 }
+
+// Every member whose own source is invalid or unreadable is named in one
+// error, at plan time and before any API call: a fleet of tasks with three
+// missing directories says so once, naming all three, not one at a time.
+func TestAccFleetFile_memberSourceErrorsNamedTogether(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	dir := t.TempDir()
+	present := filepath.Join(dir, "present")
+	if err := os.MkdirAll(present, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	config := func(members string) string {
+		return m.config(`
+resource "prime_fleet_file" "task" {
+  sandbox_ids = { a = "sbx-a", b = "sbx-b", c = "sbx-c", d = "sbx-d" }
+  path        = "/task"
+  members = {
+` + members + `
+  }
+}`)
+	}
+	missing := func(k string) string { return filepath.Join(dir, "missing-"+k) }
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		Steps: []resource.TestStep{
+			{
+				Config: config(fmt.Sprintf(`    a = { source_dir = %q }
+    b = { source_dir = %q }
+    c = { source_dir = %q }
+    d = { source_dir = %q }`, missing("a"), present, missing("c"), missing("d"))),
+				PlanOnly: true,
+				ExpectError: expectInOrder(`The sources of 3 members are invalid:`,
+					fmt.Sprintf(`Member "a": source_dir: local directory %q: does not exist`, missing("a")),
+					fmt.Sprintf(`Member "c": source_dir: local directory %q: does not exist`, missing("c")),
+					fmt.Sprintf(`Member "d": source_dir: local directory %q: does not exist`, missing("d"))),
+			},
+			{
+				Config: config(`    a = { content = "x", content_base64 = "eA==" }
+    b = { content = "y" }
+    c = { content = "z", source = "z.txt" }
+    d = { content = "w" }`),
+				PlanOnly: true,
+				ExpectError: expectInOrder(`The sources of 2 members are invalid:`,
+					`Member "a": content and content_base64 are all set`, `Member "c": content and source are all set`),
+			},
+		},
+	})
+	m.noAPICalls(t)
+}

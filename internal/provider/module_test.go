@@ -130,8 +130,9 @@ func TestAccModule_evalFleet(t *testing.T) {
 		if err := tr.wantPuts("restricted", "restricted", "open"); err != nil {
 			t.Error(err)
 		}
-		if setups, agents := tr.count(); setups != 2 || agents != 3 {
-			t.Errorf("sandbox %s: %d setup and %d agent steps ran, want 2 and 3 (the in-place relock runs nothing again)", tr.id, setups, agents)
+		// The relock runs the agent's three steps again, not the setup.
+		if setups, agents := tr.count(); setups != 2 || agents != 6 {
+			t.Errorf("sandbox %s: %d setup and %d agent steps ran, want 2 and 6 (the in-place relock runs the agent again, not the setup)", tr.id, setups, agents)
 		}
 	}
 	for _, tr := range byPrefix["block"] {

@@ -173,7 +173,9 @@ func commandArgumentAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "Refuse to run unless the sandbox's egress is open: right before running, the " +
 				"provider reads the platform's policy, and if it is restricted (or a restriction is accepted but not " +
 				"yet enforced) the apply fails naming the policy generation, and the command never reaches the " +
-				"sandbox. Set it on setup steps, so a changed step can never run silently under the agent's lock; " +
+				"sandbox. A restore of open egress that a policy's destroy wrote earlier in the same apply is waited " +
+				"for first, until that policy's `timeouts.delete` (from the write). Set it on setup steps, so a changed " +
+				"step can never run silently under the agent's lock; " +
 				"pair it with `after` on the `prime_egress_policy`. Default `false`." + resultsOnly,
 		},
 		"background": schema.BoolAttribute{

@@ -175,6 +175,7 @@ func planEgress(ctx context.Context, plan, prior *sandboxEgressState, diags *dia
 		}
 	}
 	if writes {
+		m.egressLists.warnPlanned(ctx, egressBlockPath, diags)
 		plan.EgressGeneration, plan.EgressOverride = types.Int64Unknown(), types.Int64Null()
 		return true
 	}

@@ -101,8 +101,11 @@ func fileSourceAttributes() map[string]schema.Attribute {
 func (r *sandboxFileResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := fileSourceAttributes()
 	attrs["id"] = schema.StringAttribute{
-		Computed: true, MarkdownDescription: "`<sandbox_id>:<path>`.",
-		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		Computed: true,
+		MarkdownDescription: "`<sandbox_id>:<path>@<fingerprint>`: the first 16 hex digits of `sha256` (with " +
+			"`content_wo`, `wo` and `content_wo_version`). Known at plan time, it changes exactly when the bytes " +
+			"uploaded, the path or the sandbox change, so a command whose `triggers` name it (the agent) runs again " +
+			"after a change of the task; a replacement by `triggers` alone keeps it.",
 	}
 	attrs["sandbox_id"] = schema.StringAttribute{
 		Required: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
@@ -224,6 +227,7 @@ func (r *sandboxFileResource) ModifyPlan(ctx context.Context, req resource.Modif
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	plan.ID = sandboxFileID(plan)
 	if !req.State.Raw.IsNull() {
 		var state sandboxFileModel
 		resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
@@ -232,6 +236,22 @@ func (r *sandboxFileResource) ModifyPlan(ctx context.Context, req resource.Modif
 		}
 	}
 	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+}
+
+// sandboxFileID is the ID of what m uploads (see the id attribute):
+// unknown while the sandbox, the path or the bytes are.
+func sandboxFileID(m sandboxFileModel) types.String {
+	if m.SandboxID.IsUnknown() || m.Path.IsUnknown() || m.SHA256.IsUnknown() || m.ContentWOVersion.IsUnknown() {
+		return types.StringUnknown()
+	}
+	mark := "wo"
+	switch {
+	case !m.SHA256.IsNull():
+		mark = m.SHA256.ValueString()[:16]
+	case !m.ContentWOVersion.IsNull():
+		mark = fmt.Sprintf("wo%d", m.ContentWOVersion.ValueInt64())
+	}
+	return types.StringValue(m.SandboxID.ValueString() + ":" + m.Path.ValueString() + "@" + mark)
 }
 
 // plannedFingerprint is the sha256 and size a configuration uploads:
@@ -298,11 +318,11 @@ func (r *sandboxFileResource) Create(ctx context.Context, req resource.CreateReq
 		resp.Diagnostics.AddError("Upload failed", fmt.Sprintf("sandbox %s, %s: %v", id, remote, err))
 		return
 	}
-	plan.ID = types.StringValue(id + ":" + remote)
 	plan.ContentWO = types.StringNull()
 	if src.kind != sourceContentWO {
 		plan.SHA256, plan.Size = types.StringValue(opened.Print.SHA256), types.Int64Value(opened.Print.Size)
 	}
+	plan.ID = sandboxFileID(plan)
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
 }
 

@@ -1,12 +1,20 @@
 package provider
 
 import (
+	"context"
 	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
 // Teardown is never held hostage: with the data plane stalled after the
@@ -115,4 +123,123 @@ resource "prime_egress_policy" "agent" {
 			},
 		},
 	})
+}
+
+// A destroy under a stalled data plane waits for its restores at most
+// teardownRestoreWait (not timeouts.delete's default 60 s), and says so once
+// per resource: one warning for the whole fleet naming every member, one
+// for the single policy. Each sandbox's restore is written once, and every
+// sandbox is deleted. Driven by the CLI, whose output carries the warnings.
+func TestAccTeardown_stalledDestroyWarnsOncePerResource(t *testing.T) {
+	cli := requireCLI(t)
+	provider := devProvider(t)
+	t.Parallel()
+	m := newTestMock(t, fastMockOptions())
+	w := newCLIWork(t, m, provider(), cli, `
+provider "prime" {}
+
+resource "prime_sandbox_fleet" "eval" {
+  name_prefix  = "stalled"
+  size         = 3
+  docker_image = "python:3.12-slim"
+  vm           = true
+}
+
+resource "prime_fleet_egress_policy" "lock" {
+  sandbox_ids = prime_sandbox_fleet.eval.sandbox_ids
+  allow       = ["example.com"]
+}
+
+resource "prime_sandbox" "one" {
+  name         = "stalled-one"
+  docker_image = "python:3.12-slim"
+  vm           = true
+}
+
+resource "prime_egress_policy" "one" {
+  sandbox_id = prime_sandbox.one.id
+  allow      = ["example.com"]
+}
+`)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if out, code := w.run(ctx, "apply", "-no-color", "-auto-approve", "-input=false"); code != 0 {
+		t.Fatalf("apply: exit %d\n%s", code, out)
+	}
+	m.SetNeverApply(true)
+	out, code := w.run(ctx, "destroy", "-no-color", "-auto-approve", "-input=false")
+	if code != 0 {
+		t.Fatalf("destroy: exit %d\n%s", code, out)
+	}
+	if live := m.Stats().LiveSandboxes; live != 0 {
+		t.Fatalf("%d sandboxes left running after the destroy\n%s", live, out)
+	}
+	if n := strings.Count(out, "Warning: Egress restore not yet enforced"); n != 2 {
+		t.Errorf("%d restore warnings, want 2 (one for the fleet, one for the single policy):\n%s", n, out)
+	}
+	fleet := expectInOrder(`on 3 members but is not enforced after 10s:`, `member "0" (sandbox`, `member "1" (sandbox`,
+		`member "2" (sandbox`, `The destroy does not wait longer`)
+	if !fleet.MatchString(out) {
+		t.Errorf("no single fleet warning naming every member, bounded by 10s:\n%s", out)
+	}
+	if n := len(expectErr("The destroy does not wait longer").FindAllStringIndex(out, -1)); n != 2 {
+		t.Errorf("the explanation appears %d times, want once per resource:\n%s", n, out)
+	}
+	// One restore write per sandbox, before its deletion.
+	restores := map[string]int{}
+	for _, e := range m.Events() {
+		switch {
+		case e.Type == primemock.EventPolicyPut && e.Policy != nil && e.Policy.IsOpen():
+			restores[e.SandboxID]++
+		case e.Type == primemock.EventSandboxDeleted && restores[e.SandboxID] != 1:
+			t.Errorf("sandbox %s deleted after %d restore writes, want 1", e.SandboxID, restores[e.SandboxID])
+		}
+	}
+	if len(restores) != 4 {
+		t.Errorf("restores written on %d sandboxes, want 4: %v", len(restores), restores)
+	}
+}
+
+// A setup step that needs open egress (require_open_egress) waits for a
+// restore that a destroy in the same run wrote and stopped waiting for,
+// until the restore's own deadline: the data plane catching up while it
+// waits lets it run. A pending open policy this process did not write as a
+// teardown restore is refused at once, as before.
+func TestSetupWaitsForPendingTeardownRestore(t *testing.T) {
+	var armed atomic.Value // sandbox ID whose next policy read lifts the stall
+	armed.Store("")
+	var m *testMock
+	m = newHookedMock(t, fastMockOptions(), func(_ http.ResponseWriter, r *http.Request, _ []byte) bool {
+		if id := armed.Load().(string); id != "" && r.Method == http.MethodGet && r.URL.Path == prime.APIPrefix+"/sandbox/"+id+"/egress-policy" {
+			armed.Store("")
+			m.SetNeverApply(false) // the data plane catches up while the step waits
+		}
+		return false
+	})
+	c := m.client(t)
+	ctx := waitCtx(t)
+	id := m.runningVM(t, "pending-restore")
+	if _, _, err := writeEgress(ctx, c, id, prime.EgressPolicy{Allowlist: []string{"example.com"}}, 10*time.Second, "create"); err != nil {
+		t.Fatal(err)
+	}
+	m.SetNeverApply(true)
+	put, err := c.PutEgressPolicy(ctx, id, prime.OpenEgressPolicy())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Not noted as a teardown restore of this process: refused at once.
+	if err := checkEgressOpen(ctx, c, id); err == nil || !strings.Contains(err.Error(), "is accepted and not yet enforced") {
+		t.Fatalf("an unnoted pending restore: %v, want the refusal", err)
+	}
+	// Noted (as restoreEgress notes it): the step waits, and runs once the
+	// restore is enforced.
+	pendingRestores.note(c, id, put.Generation, time.Now().Add(time.Minute))
+	armed.Store(id)
+	if err := checkEgressOpen(ctx, c, id); err != nil {
+		t.Fatalf("a noted pending restore, enforced while waiting: %v", err)
+	}
+	if _, ok := pendingRestores.take(c, id, put.Generation); ok {
+		t.Error("the restore is still noted after it was waited for")
+	}
 }

@@ -5,6 +5,7 @@
 # pipes or command substitution), so each step is spelled out; it is plain
 # POSIX sh too.
 R=/results/reward.json
+rm -rf /results/reached
 mkdir -p /results/reached
 cat /task/README.md /task/scenario.json
 curl -sS -o /dev/null https://intercept.example.net/v1/chat/completions && touch /results/reached/intercept.example.net

@@ -22,10 +22,13 @@ resource "prime_fleet_file" "task" {
   source_dir  = "${path.module}/task"
 }
 
+# Setup, again whenever the shared task's bytes change (the file's id is
+# their fingerprint); the lock's after then re-opens and re-locks around it.
 resource "prime_fleet_command" "setup" {
   sandbox_ids         = prime_fleet_file.task.sandbox_ids
   commands            = ["pip install -r /task/requirements.txt || true"]
   require_open_egress = true
+  triggers            = { task = prime_fleet_file.task.id }
 }
 
 resource "prime_fleet_egress_policy" "lock" {
@@ -35,7 +38,10 @@ resource "prime_fleet_egress_policy" "lock" {
 }
 
 # The agent: a background job per member, each with its own task in the
-# environment (PRIME_MEMBER_KEY and member_env).
+# environment (PRIME_MEMBER_KEY and member_env). It runs again on every
+# member after every re-lock (a setup change, a change of allow, block or
+# routes) and after a change of the task; a changed member_env entry runs
+# that member alone.
 resource "prime_fleet_command" "agent" {
   sandbox_ids     = prime_fleet_egress_policy.lock.sandbox_ids
   commands        = ["python /task/agent.py --task \"$TASK_ID\" --out /results"]
@@ -49,7 +55,7 @@ resource "prime_fleet_command" "agent" {
   # A crashed rollout is recorded as its result; the others' rewards are read anyway.
   on_member_failure = "record"
 
-  triggers = { lock = prime_fleet_egress_policy.lock.id }
+  triggers = { lock = prime_fleet_egress_policy.lock.id, task = prime_fleet_file.task.id }
 }
 
 # Small results into HCL: the reward of each member whose agent succeeded.

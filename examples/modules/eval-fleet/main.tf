@@ -35,13 +35,7 @@ locals {
   # Each member's task fingerprint: the sha256 of its uploads (the shared
   # task directory, its own task), for member_triggers. Null without task
   # files, so that a fleet without them plans as before.
-  has_task_dir = var.task_dir != null
-  # The shared task's fingerprint for the setup's triggers, known at plan
-  # time whatever the members do (a member being added has no upload
-  # fingerprint yet): each file's name and content.
-  task_dir_hash = local.has_task_dir ? sha256(join("\n", [
-    for f in sort(fileset(var.task_dir, "**")) : "${f} ${filesha256("${var.task_dir}/${f}")}"
-  ])) : null
+  has_task_dir     = var.task_dir != null
   has_member_tasks = length(var.member_tasks) > 0
   task_fingerprints = local.has_task_dir || local.has_member_tasks ? {
     for k in keys(prime_sandbox_fleet.this.sandbox_ids) : k => join(" ", compact([
@@ -59,8 +53,10 @@ locals {
   agent_ids = local.has_agent ? { for k, r in prime_fleet_command.agent[0].results : k => r.sandbox_id if !r.failed } : {}
 
   # What an agent names in triggers so that it runs again whenever the
-  # members were set up and locked anew: the policy is replaced after every
-  # setup change (its after names the setup's id).
+  # members were locked anew: the policy's id changes with every enforced
+  # write on the members it holds (a change of the lists or routes) and
+  # with its replacement after every setup change (its after names the
+  # setup's id).
   lock_id = (
     local.lock ? prime_fleet_egress_policy.this[0].id :
     local.has_setup ? prime_fleet_command.setup[0].id :
@@ -140,10 +136,10 @@ resource "prime_fleet_command" "setup" {
   require_open_egress = !local.born
 
   # A changed task directory runs the setup again, which re-opens and
-  # re-locks egress (the upload itself is updated in place, so its id does
-  # not say so). Member tasks are for the agent: their changes re-run only
-  # its members.
-  triggers   = local.has_task_dir ? { task = local.task_dir_hash } : null
+  # re-locks egress: the upload's id is the fingerprint of its bytes, known
+  # at plan time, and members joining with the same task keep it. Member
+  # tasks are for the agent: their changes re-run only its members.
+  triggers   = local.has_task_dir ? { task = prime_fleet_file.task[0].id } : null
   depends_on = [prime_fleet_file.task, prime_fleet_file.member_task]
 }
 

@@ -9,7 +9,7 @@ output "ready_sandbox_ids" {
 }
 
 output "lock_id" {
-  description = "Changes whenever the members were set up and locked anew: the policy's ID (the setup's, or the fleet's, without one). Name it in your own agent's `triggers` so the agent runs again after a re-lock."
+  description = "Changes whenever the members were locked anew — after a setup change, and after a change of `allow`, `block` or `routes` — and is unknown in the plan until then: the policy's ID (the setup's, or the fleet's, without one). Name it in your own agent's `triggers` so the agent runs again after every re-lock."
   value       = local.lock_id
 }
 

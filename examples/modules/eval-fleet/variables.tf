@@ -157,7 +157,7 @@ variable "labels" {
 # --- Task files -----------------------------------------------------------
 
 variable "task_dir" {
-  description = "Local directory uploaded to every member at `task_path` before the setup runs (`prime_fleet_file` with `source_dir`: one archive, unpacked there). Fingerprinted at plan time: a change of a file's name or content uploads it again and runs the setup again (re-opening and re-locking egress) and then every member's agent; a change of permission bits alone uploads again and runs the agents again, not the setup. Relative to where Terraform runs: use `path.module`. Null for none."
+  description = "Local directory uploaded to every member at `task_path` before the setup runs (`prime_fleet_file` with `source_dir`: one archive, unpacked there). Fingerprinted at plan time: any change in the tree (a file's name, content or permission bits) uploads it again and runs the setup again (re-opening and re-locking egress) and then every member's agent; members added later get the same task without re-running the others. Relative to where Terraform runs: use `path.module`. Null for none."
   type        = string
   default     = null
 
@@ -312,7 +312,7 @@ variable "policy_timeout" {
 # --- Agent ----------------------------------------------------------------
 
 variable "agent" {
-  description = "Optional agent run on every ready member once the lists are enforced (and after the task files are in): `commands` (steps, in order), and optionally `background` (default `true`: each step a background job in the member, which survives a cut connection or a killed apply; `false` holds one gateway call per step), `timeout_seconds` (per step, default 3600), `allowed_exit_codes` (default `[0]`), `env`, `member_env` (member key → extra variables for that member's steps, merged over `env`; every member also gets `PRIME_MEMBER_KEY`) and `max_concurrency`. It runs again after every re-lock; a member whose task or `member_env` entry changes runs again alone. Null leaves the agent to the caller: run it on `ready_sandbox_ids` with `triggers = { lock = lock_id }` and `member_triggers = task_fingerprints`."
+  description = "Optional agent run on every ready member once the lists are enforced (and after the task files are in): `commands` (steps, in order), and optionally `background` (default `true`: each step a background job in the member, which survives a cut connection or a killed apply; `false` holds one gateway call per step), `timeout_seconds` (per step, default 3600), `allowed_exit_codes` (default `[0]`), `env`, `member_env` (member key → extra variables for that member's steps, merged over `env`; every member also gets `PRIME_MEMBER_KEY`) and `max_concurrency`. It runs again after every re-lock (a setup change, a change of `allow`, `block` or `routes`); a member whose task or `member_env` entry changes runs again alone. Null leaves the agent to the caller: run it on `ready_sandbox_ids` with `triggers = { lock = lock_id }` and `member_triggers = task_fingerprints`."
   type = object({
     commands           = list(string)
     background         = optional(bool, true)

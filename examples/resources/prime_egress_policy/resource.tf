@@ -45,8 +45,9 @@ resource "prime_sandbox_command" "agent" {
   sandbox_id = prime_egress_policy.lock.sandbox_id # once the lock is enforced
   command    = "python -m agent --task /workspace/task.json"
 
-  # The policy's id changes with every re-lock, so the agent runs again
-  # after the new setup rather than keeping a result from the old one.
+  # The policy's id changes with every enforced write (a re-lock after a
+  # setup change, a change of allow, block or routes), so the agent runs
+  # again under the new lock rather than keeping a result from the old one.
   triggers = {
     lock = prime_egress_policy.lock.id
   }

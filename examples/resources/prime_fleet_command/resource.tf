@@ -35,9 +35,11 @@ resource "prime_fleet_egress_policy" "lock" {
 }
 
 # The agent, once every member enforces the lock, and again after every
-# re-lock. When the fleet grows, only the new members run (setup, lock and
-# agent alike); results of the others are kept. A member that crashes is
-# recorded as failed (and runs again on the next apply); the apply goes on.
+# re-lock: the lock's id changes with every write on the members it holds
+# (a setup change, a change of allow, block or routes). When the fleet
+# grows, only the new members run (setup, lock and agent alike); results of
+# the others are kept. A member that crashes is recorded as failed (and
+# runs again on the next apply); the apply goes on.
 resource "prime_fleet_command" "agent" {
   sandbox_ids        = prime_fleet_egress_policy.lock.sandbox_ids
   commands           = ["python /workspace/agent.py --out /results"]

@@ -28,10 +28,12 @@ resource "prime_fleet_egress_policy" "lock" {
   timeouts {
     create = "2m" # per member, from the platform's acceptance
     update = "2m"
-    delete = "2m" # restoring open egress on destroy, and on removed members
+    delete = "2m" # restoring open egress on removed members (a destroy waits 10s at most)
   }
 }
 
+# The agent on every member, again after every re-lock: the lock's id
+# changes whenever the members it holds are written again.
 resource "prime_fleet_command" "agent" {
   sandbox_ids = prime_fleet_egress_policy.lock.sandbox_ids
   commands    = ["python /workspace/task/agent.py"]

@@ -27,3 +27,13 @@ resource "prime_fleet_file" "task" {
     for k in local.tasks : k => { source_dir = "${path.module}/tasks/${k}" }
   }
 }
+
+# The agent runs again on every member when the harness changes (its id is
+# the fingerprint of the bytes), and on one member alone when its own task
+# does (that member's sha256).
+resource "prime_fleet_command" "agent" {
+  sandbox_ids     = prime_fleet_file.task.sandbox_ids
+  commands        = ["python /opt/harness/run.py /task"]
+  triggers        = { harness = prime_fleet_file.harness.id }
+  member_triggers = { for k, f in prime_fleet_file.task.files : k => f.sha256 }
+}

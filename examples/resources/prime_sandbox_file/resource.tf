@@ -13,6 +13,14 @@ resource "prime_sandbox_file" "task" {
   source_dir = "${path.module}/task"
 }
 
+# The agent runs again whenever the task's bytes change: the file's id
+# carries their fingerprint.
+resource "prime_sandbox_command" "agent" {
+  sandbox_id = prime_sandbox_file.task.sandbox_id
+  command    = "python /task/run_agent.py"
+  triggers   = { task = prime_sandbox_file.task.id }
+}
+
 # One file, with a mode. Parents are created; the file appears whole.
 resource "prime_sandbox_file" "runner" {
   sandbox_id = prime_sandbox.box.id

@@ -9,7 +9,10 @@
 // agent, once; its result read and downloaded after it ended; a
 // born-restricted sandbox's lists enforced before anything but the gateway
 // probe) and every result (its own task, what it reached, its reward, the
-// copy on disk), destroy everything and stop the mock. It fails when a
+// copy on disk). Then day two: apply again with one row's allowlist
+// widened, and check that only that row's agent ran again, under its new
+// lock, with no setup anywhere, and that the reward table follows the new
+// policy. Finally destroy everything and stop the mock. It fails when a
 // check does. `make demo` runs it.
 package main
 
@@ -134,8 +137,13 @@ func run(ctx context.Context) error {
 	banner("Checks")
 	verdict = errors.Join(verdict, checkTimeline(events, sandboxes), checkResults(out, ws.Dir))
 
+	// Day two: one row's allowlist widens. Its lock is written again in
+	// place, which gives the policy a new id, so that row's agent alone runs
+	// again, under the new lock, and its reward follows; no setup runs.
+	verdict = errors.Join(verdict, secondApply(ctx, terraform, mock, cli, ws, sandboxes))
+
 	banner("terraform destroy")
-	if err := terraform("destroy", "-auto-approve", "-input=false", "-compact-warnings"); err != nil {
+	if err := terraform("destroy", "-auto-approve", "-input=false", "-compact-warnings", "-var", widenedAllow); err != nil {
 		return errors.Join(verdict, fmt.Errorf("destroy: %w", err))
 	}
 	stats, err := mock.Stats(ctx)
@@ -154,6 +162,52 @@ func run(ctx context.Context) error {
 }
 
 func banner(s string) { fmt.Printf("\n=== %s ===\n\n", s) }
+
+// The second apply's change: the partial-allow row's allowlist widens to
+// both pages (examples/demo's partial_allow variable).
+const (
+	widenedRow   = "partial-allow"
+	widenedAllow = `partial_allow=["example.com","google.com"]`
+)
+
+// secondApply applies again with widenedAllow, checks that the plan after
+// it is empty, prints the new reward table and what the platform saw, and
+// checks both: only widenedRow's agent ran again, under its new lock,
+// nothing else ran, and every result still matches its scenario (the
+// widened row's reward is now 1).
+func secondApply(ctx context.Context, terraform func(...string) error, mock *soak.Mock, cli string, ws *soak.Workspace, sandboxes []sandbox) error {
+	before, err := mock.Events(ctx, 0)
+	if err != nil {
+		return err
+	}
+	last := int64(0)
+	if len(before) > 0 {
+		last = before[len(before)-1].Seq
+	}
+	banner("terraform apply again: " + widenedRow + "'s allowlist widened to example.com and google.com")
+	if err := terraform("apply", "-auto-approve", "-input=false", "-compact-warnings", "-var", widenedAllow); err != nil {
+		return fmt.Errorf("second apply: %w", err)
+	}
+	events, err := mock.Events(ctx, 0)
+	if err != nil {
+		return err
+	}
+	var verdict error
+	banner("terraform plan: the plan after the second apply must be empty too")
+	if err := terraform("plan", "-detailed-exitcode", "-input=false", "-compact-warnings", "-var", widenedAllow); err != nil {
+		verdict = fmt.Errorf("the plan after the second apply is not empty or failed: %w", err)
+	}
+	out, err := readOutputs(ctx, cli, ws)
+	if err != nil {
+		return errors.Join(verdict, err)
+	}
+	banner("Rewards after the second apply")
+	printRewards(out)
+	banner("What the platform saw during the second apply")
+	printTimelineAfter(events, sandboxes, last)
+	banner("Checks of the second apply")
+	return errors.Join(verdict, checkSecondApply(events, sandboxes, last), checkResults(out, ws.Dir))
+}
 
 // findCLI picks the Terraform CLI: the flag, else terraform or tofu on PATH,
 // else the OpenTofu that `make bin/tofu` builds.
@@ -515,15 +569,32 @@ func (tl *timeline) openAt(gen int64) (open, known bool) {
 }
 
 func printTimeline(events []primemock.Event, sandboxes []sandbox) {
+	printTimelineAfter(events, sandboxes, -1)
+}
+
+// printTimelineAfter prints the events after sequence number after (the
+// egress of each generation still known from the whole log); a sandbox
+// with none is left out.
+func printTimelineAfter(events []primemock.Event, sandboxes []sandbox, after int64) {
 	tls := timelines(events)
 	for _, sb := range sandboxes {
 		tl := tls[sb.id]
 		if tl == nil {
 			continue
 		}
-		fmt.Printf("%s (%s)\n", sb.name, sb.id)
-		t0 := tl.events[0].Time
+		var shown []primemock.Event
 		for _, e := range tl.events {
+			if e.Seq > after {
+				shown = append(shown, e)
+			}
+		}
+		if len(shown) == 0 {
+			fmt.Printf("%s (%s): nothing\n\n", sb.name, sb.id)
+			continue
+		}
+		fmt.Printf("%s (%s)\n", sb.name, sb.id)
+		t0 := shown[0].Time
+		for _, e := range shown {
 			// An answer that reports the open generation 0 as applied is not
 			// news for the timeline. Each command is one line, when it ends
 			// (with the policy enforced when it started); the agent's job is
@@ -819,6 +890,78 @@ func (tl *timeline) checkAgentAndResults() error {
 		return errors.New("the results were downloaded before the agent ended")
 	}
 	return m.checkTaskBefore(m.agentStart, "the agent")
+}
+
+// checkSecondApply checks the events after sequence number after: on
+// widenedRow's sandbox, no setup, one restricted policy write (in place:
+// nothing reopened), enforced before its agent's job started, once, and
+// the result read and downloaded after it ended; on every other sandbox,
+// no setup, no policy write and no agent.
+func checkSecondApply(events []primemock.Event, sandboxes []sandbox, after int64) error {
+	tls := timelines(events)
+	var problems []error
+	for _, sb := range sandboxes {
+		tl := tls[sb.id]
+		if tl == nil {
+			continue
+		}
+		setups, agents, puts := 0, 0, 0
+		lockGen, lockApplied, agentStart, agentEnd, read, fetched := int64(-1), -1, -1, -1, -1, -1
+		for i, e := range tl.events {
+			if e.Seq <= after {
+				continue
+			}
+			switch {
+			case e.Type == primemock.EventCommandStarted && stepOf(e) == stepSetup:
+				setups++
+			case e.Type == primemock.EventCommandStarted && stepOf(e) == stepAgent:
+				agents++
+				agentStart = i
+			case e.Type == primemock.EventCommandExecuted && stepOf(e) == stepAgent && e.ExitCode == 0:
+				agentEnd = i
+			case e.Type == primemock.EventPolicyPut:
+				puts++
+				if e.Policy != nil && !e.Policy.IsOpen() {
+					lockGen = e.Generation
+				}
+			case e.Type == primemock.EventPolicyApplied && lockGen >= 0 && e.Generation >= lockGen && lockApplied < 0:
+				lockApplied = i
+			case (e.Type == primemock.EventFileDownloaded || e.Type == primemock.EventFileRead) && e.Path == resultFile && agentEnd >= 0:
+				read = i
+			case e.Type == primemock.EventFileDownloaded && strings.HasPrefix(e.Path, fetchPrefix) && agentEnd >= 0:
+				fetched = i
+			}
+		}
+		var err error
+		switch {
+		case setups > 0:
+			err = fmt.Errorf("the setup ran %d times; a change of the allowlist runs no setup", setups)
+		case sb.name != widenedRow && (agents > 0 || puts > 0):
+			err = fmt.Errorf("%d agent runs and %d policy writes; only %s's allowlist changed", agents, puts, widenedRow)
+		case sb.name != widenedRow:
+		case puts != 1 || lockGen < 0:
+			err = fmt.Errorf("%d policy writes, want one restricted write in place (no reopening)", puts)
+		case lockApplied < 0:
+			err = fmt.Errorf("the new lock (generation %d) was never enforced", lockGen)
+		case agents != 1:
+			err = fmt.Errorf("the agent started %d times, want once: the lock's new id must run it again", agents)
+		case agentStart < lockApplied || tl.events[agentStart].AppliedGeneration < lockGen:
+			err = fmt.Errorf("the agent started before the new lock (generation %d) was enforced", lockGen)
+		case agentEnd < 0 || read < 0 || fetched < 0:
+			err = errors.New("the agent's new result was not read and downloaded after it ended")
+		}
+		if err != nil {
+			fmt.Printf("  FAIL  %-14s %v\n", sb.name, err)
+			problems = append(problems, fmt.Errorf("second apply, %s: %w", sb.name, err))
+			continue
+		}
+		if sb.name == widenedRow {
+			fmt.Printf("  ok    %-14s relocked in place (generation %d), then its agent ran again under it; no setup\n", sb.name, lockGen)
+		} else {
+			fmt.Printf("  ok    %-14s nothing ran: no setup, no policy write, no agent\n", sb.name)
+		}
+	}
+	return errors.Join(problems...)
 }
 
 func compact(p *prime.EgressPolicy) string {

@@ -97,10 +97,11 @@ run "fleet" {
   }
 }
 
-# Changing the allowlist relocks every member in place: the policy keeps
-# its ID (a replacement would get a new one), each member gets exactly one
-# more write (generation 2; a replacement would restore open egress first,
-# generation 2, and lock at 3), and nothing else moves.
+# Changing the allowlist relocks every member in place: each member gets
+# exactly one more write (generation 2; a replacement would restore open
+# egress first, generation 2, and lock at 3), the sandboxes and the setup
+# results stay, and the policy's ID changes with the write (lock_id), so
+# every member's agent runs again under the new lists.
 #
 # The first run's outputs come in as test-only variables (the module
 # declares no fleet_*): tofu test resolves run.<name> in a variables block
@@ -112,11 +113,22 @@ run "update_allowlist" {
     fleet_lock_id          = run.fleet.lock_id
     fleet_sandbox_ids      = run.fleet.sandbox_ids
     fleet_setup_exit_codes = run.fleet.setup_exit_codes
+    fleet_agent_run_ids    = run.fleet.agent_run_ids
   }
 
   assert {
-    condition     = var.fleet_lock_id != "" && output.lock_id == var.fleet_lock_id
-    error_message = "the policy must be updated in place, not replaced: ${output.lock_id} vs ${var.fleet_lock_id}"
+    condition     = var.fleet_lock_id != "" && output.lock_id != var.fleet_lock_id
+    error_message = "the relock must give the policy a new ID: ${output.lock_id} vs ${var.fleet_lock_id}"
+  }
+
+  assert {
+    condition     = length(var.fleet_agent_run_ids) == 2 && alltrue([for k, id in var.fleet_agent_run_ids : output.agent_run_ids[k] != id])
+    error_message = "every member's agent must run again after the relock: ${jsonencode(output.agent_run_ids)} vs ${jsonencode(var.fleet_agent_run_ids)}"
+  }
+
+  assert {
+    condition     = jsonencode(output.agent_exit_codes) == jsonencode({ alpha = [7, 0, 7], beta = [7, 0, 7] })
+    error_message = "the agent must run under the new lists (only the routes reachable): ${jsonencode(output.agent_exit_codes)}"
   }
 
   assert {
