@@ -339,7 +339,7 @@ func TestRunGatewayOutageFlag(t *testing.T) {
 	if err != nil || left <= 59*time.Minute {
 		t.Errorf("gateway_outage = %s %v, want about 1h", left, err)
 	}
-	req, _ := http.NewRequest(http.MethodPost, base+"/gateway/ns/job/exec", strings.NewReader("{}"))
+	req, _ := http.NewRequest(http.MethodGet, base+"/gateway/ns/job/read-file?path=/f", nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -572,12 +572,12 @@ func TestCreateRequestWireFormat(t *testing.T) {
 	b, _ := json.Marshal(CreateSandboxRequest{Name: "n", DockerImage: "i", Labels: []string{}, NetworkAllowlist: &[]string{}, IdempotencyKey: "k"})
 	var m map[string]any
 	_ = json.Unmarshal(b, &m)
-	for _, k := range []string{"name", "docker_image", "labels", "guaranteed", "idempotency_key", "network_allowlist"} {
+	for _, k := range []string{"name", "docker_image", "labels", "idempotency_key", "network_allowlist"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("key %q missing from %s", k, b)
 		}
 	}
-	for _, k := range []string{"cpu_cores", "memory_gb", "disk_size_gb", "vm", "network_denylist", "start_command", "team_id"} {
+	for _, k := range []string{"cpu_cores", "memory_gb", "disk_size_gb", "vm", "guaranteed", "registry_credentials_id", "arch", "network_denylist", "start_command", "team_id"} {
 		if _, ok := m[k]; ok {
 			t.Errorf("unset key %q sent: %s", k, b)
 		}

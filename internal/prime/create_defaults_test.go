@@ -11,13 +11,17 @@ import (
 	"testing"
 )
 
-// sdkDefaultBody is the body prime-sandboxes 0.2.39 sends for
-// CreateSandboxRequest(name="n", docker_image="img") before it adds
-// idempotency_key: model_dump(exclude_none=True) of the model's defaults.
-var sdkDefaultBody = map[string]any{
-	"name": "n", "docker_image": "img", "start_command": "tail -f /dev/null",
+// defaultBody is the body the client sends for CreateSandboxRequest{Name:
+// "n", DockerImage: "img"} before it adds idempotency_key: the defaults it
+// always sends, and nothing else. No vm (every sandbox is a VM; an omitted
+// vm is accepted by every SDK version, an explicit false answered 410), no
+// guaranteed (a container option, retired), no start_command (the 0.2.39
+// SDK's "tail -f /dev/null" must not be sent: a VM whose start process
+// exits stops), no arch (the platform's default, amd64).
+var defaultBody = map[string]any{
+	"name": "n", "docker_image": "img",
 	"cpu_cores": 1.0, "memory_gb": 1.0, "disk_size_gb": 5.0, "gpu_count": 0.0,
-	"timeout_minutes": 60.0, "labels": []any{}, "guaranteed": false,
+	"timeout_minutes": 60.0, "labels": []any{},
 }
 
 func withoutKeys(m map[string]any, drop ...string) map[string]any {
@@ -39,25 +43,20 @@ func with(m map[string]any, kv ...any) map[string]any {
 	return out
 }
 
-func TestCreateSendsTheSDKDefaults(t *testing.T) {
-	yes, no := true, false
-	cpu, gpus, timeout := 2.5, 1, -1
-	gpuType := "H100_80GB"
+func TestCreateSendsTheDefaults(t *testing.T) {
+	cpu, gpus, timeout := 4, 1, -1
+	gpuType, arch := "H100_80GB", ArchARM64
 	tests := []struct {
 		name string
 		req  CreateSandboxRequest
 		want map[string]any // without idempotency_key
 	}{
-		{"minimal: exactly the SDK's default body, no vm key", CreateSandboxRequest{Name: "n", DockerImage: "img"}, sdkDefaultBody},
-		{"vm true: no default start command", CreateSandboxRequest{Name: "n", DockerImage: "img", VM: &yes},
-			with(withoutKeys(sdkDefaultBody, "start_command"), "vm", true)},
-		{"vm false: the tail default", CreateSandboxRequest{Name: "n", DockerImage: "img", VM: &no},
-			with(sdkDefaultBody, "vm", false)},
+		{"minimal: the defaults, no vm, no start command", CreateSandboxRequest{Name: "n", DockerImage: "img"}, defaultBody},
 		{"explicit values are kept", CreateSandboxRequest{
-			Name: "n", DockerImage: "img", VM: &yes, CPUCores: &cpu, GPUCount: &gpus, GPUType: &gpuType, TimeoutMinutes: &timeout,
-			Labels: []string{"a"}, StartCommand: ArgvCommand("/bin/x", "y"),
-		}, with(sdkDefaultBody, "vm", true, "cpu_cores", 2.5, "gpu_count", 1.0, "gpu_type", gpuType, "timeout_minutes", -1.0,
-			"labels", []any{"a"}, "start_command", map[string]any{"executable": "/bin/x", "args": []any{"y"}})},
+			Name: "n", DockerImage: "img", CPUCores: &cpu, GPUCount: &gpus, GPUType: &gpuType, TimeoutMinutes: &timeout,
+			Labels: []string{"a"}, StartCommand: ArgvCommand("/bin/x", "y"), Arch: &arch,
+		}, with(defaultBody, "cpu_cores", 4.0, "gpu_count", 1.0, "gpu_type", gpuType, "timeout_minutes", -1.0,
+			"labels", []any{"a"}, "start_command", map[string]any{"executable": "/bin/x", "args": []any{"y"}}, "arch", "arm64")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,9 +87,8 @@ func TestCreateSendsTheSDKDefaults(t *testing.T) {
 	}
 }
 
-// The SDK's string-command rule applies to explicit commands only: the
-// default string is filled in after validation, and an explicit string with
-// vm unset is refused before anything is sent.
+// A string start command (the containers' shell form) is refused before
+// anything is sent, and the defaults never add one.
 func TestCreateValidatesBeforeDefaults(t *testing.T) {
 	var calls atomic.Int32
 	c, _ := newTestClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -103,11 +101,8 @@ func TestCreateValidatesBeforeDefaults(t *testing.T) {
 	}
 	r := CreateSandboxRequest{Name: "n", DockerImage: "img"}
 	ApplySDKCreateDefaults(&r)
-	if r.VM != nil {
-		t.Error("ApplySDKCreateDefaults must leave vm unset")
-	}
 	ApplySDKCreateDefaults(&r) // idempotent
-	if r.StartCommand == nil || *r.StartCommand.Shell != DefaultShellCommand || *r.CPUCores != DefaultCPUCores {
+	if r.StartCommand != nil || r.Arch != nil || *r.CPUCores != DefaultCPUCores || *r.TimeoutMinutes != DefaultTimeoutMinutes {
 		t.Errorf("defaults = %+v", r)
 	}
 }

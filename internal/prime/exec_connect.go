@@ -181,6 +181,11 @@ func (c *Client) execConnect(ctx context.Context, x execCall) (*ExecResult, erro
 			unsent++
 			continue
 		}
+		if st.events == 0 && isUnsent(err) {
+			// Never reached the gateway, retries spent: nothing ran. A dial
+			// error carries no secrets, so it is kept whole for callers.
+			return nil, fmt.Errorf("%s: the command session could not connect: %w", what, err)
+		}
 		// Anything else: the command may have started, so no retry.
 		rpcErr := connect.NewError(code, errors.New(ScrubText(rpcMessage(err), x.secrets)))
 		if st.started {

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 // SDK sends, with the SDK's headers.
 func TestConnectExecCollectsTheStream(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("vm-1", &fakeSandbox{vm: true})
+	g.add("vm-1", &fakeSandbox{})
 	g.onStart = func(_ context.Context, n int, _ *pb.StartRequest, send func(*pb.CommandSessionEvent) error) error {
 		if n > 0 {
 			return sendAll(send, evEnd(0))
@@ -156,7 +157,7 @@ func TestConnectExecErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newFakeGateway(t)
-			g.add("vm-1", &fakeSandbox{vm: true, status: tt.status, errType: tt.errType})
+			g.add("vm-1", &fakeSandbox{status: tt.status, errType: tt.errType})
 			g.onStart = tt.onStart
 			c, _ := g.client(nil)
 			_, err := c.Exec(context.Background(), "vm-1", ExecRequest{Command: "work", Timeout: 5 * time.Second})
@@ -211,7 +212,7 @@ func TestConnectExecErrors(t *testing.T) {
 // A refused token is replaced once, and the command then runs.
 func TestConnectExecReauthenticatesOnce(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("vm-1", &fakeSandbox{vm: true})
+	g.add("vm-1", &fakeSandbox{})
 	c, _ := g.client(nil)
 	if _, err := c.Exec(context.Background(), "vm-1", ExecRequest{Command: "one"}); err != nil {
 		t.Fatal(err)
@@ -238,7 +239,7 @@ func TestConnectExecRetriesRefusedConnections(t *testing.T) {
 	closed := "http://" + ln.Addr().String()
 	_ = ln.Close()
 	g := newFakeGateway(t)
-	g.add("vm-1", &fakeSandbox{vm: true})
+	g.add("vm-1", &fakeSandbox{})
 	g.gatewayURL = closed
 	c, rec := g.client(func(o *Options) { o.MaxRetries = 2 })
 	_, err = c.Exec(context.Background(), "vm-1", ExecRequest{Command: "echo"})
@@ -286,7 +287,7 @@ func TestConnectExecStopsTheCommand(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newFakeGateway(t)
-			g.add("vm-1", &fakeSandbox{vm: true})
+			g.add("vm-1", &fakeSandbox{})
 			g.termStops, g.listUnimplemented, g.onSignal = tt.termStops, tt.listUnimplemented, tt.onSignal
 			g.onStart = func(ctx context.Context, _ int, _ *pb.StartRequest, send func(*pb.CommandSessionEvent) error) error {
 				g.mu.Lock()
@@ -329,47 +330,53 @@ func TestConnectExecStopsTheCommand(t *testing.T) {
 	}
 }
 
-// VM commands never touch REST /exec and container commands never touch
-// Connect. The kind comes from the Sandbox objects the client has seen, or
-// from one GET per sandbox.
-func TestExecTransportBySandboxKind(t *testing.T) {
+// Every sandbox is a VM: a command goes over Connect at once, without a
+// read of the sandbox first, and concurrent commands, first uses included,
+// share one token fetch per sandbox.
+func TestExecSharesTokensAndReadsNoSandbox(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("vm-1", &fakeSandbox{vm: true})
-	g.add("ct-1", &fakeSandbox{vm: false})
+	g.add("sb-1", &fakeSandbox{})
+	g.add("sb-2", &fakeSandbox{})
 	c, _ := g.client(nil)
-	ctx := context.Background()
-	for range 2 {
-		for _, id := range []string{"vm-1", "ct-1"} {
-			if _, err := c.Exec(ctx, id, ExecRequest{Command: "echo"}); err != nil {
-				t.Fatal(err)
-			}
+	var wg sync.WaitGroup
+	for range 8 {
+		for _, id := range []string{"sb-1", "sb-2"} {
+			wg.Go(func() {
+				if _, err := c.Exec(context.Background(), id, ExecRequest{Command: "echo"}); err != nil {
+					t.Error(err)
+				}
+			})
 		}
 	}
-	if s, x, get := g.count("Start"), g.count("exec"), g.count("get"); s != 2 || x != 2 || get != 2 {
-		t.Fatalf("Start %d, REST exec %d, GET %d; want 2, 2 and one GET per sandbox", s, x, get)
+	wg.Wait()
+	if s, a, get := g.count("Start"), g.count("auth"), g.count("get"); s != 16 || a != 2 || get != 0 {
+		t.Fatalf("Start %d, auth %d, GET %d; want 16, one auth per sandbox and no GET", s, a, get)
 	}
+}
 
-	// Kinds learnt from create and list cost no GET.
-	no, yes := false, true
-	ct, err := c.CreateSandbox(ctx, CreateSandboxRequest{Name: "n", DockerImage: "img", VM: &no})
-	if err != nil {
-		t.Fatal(err)
-	}
-	vm, err := c.CreateSandbox(ctx, CreateSandboxRequest{Name: "n", DockerImage: "img", VM: &yes})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.add("listed-vm", &fakeSandbox{vm: true})
-	if _, err := c.ListSandboxes(ctx, ListSandboxesOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []string{ct.ID, vm.ID, "listed-vm"} {
-		if _, err := c.Exec(ctx, id, ExecRequest{Command: "echo"}); err != nil {
+// A token that lives less than the refresh margin is never reused.
+func TestGatewayTokenRefreshedNearExpiry(t *testing.T) {
+	g := newFakeGateway(t)
+	g.add("sb-1", &fakeSandbox{})
+	g.tokenTTL = 20 * time.Second
+	c, _ := g.client(nil)
+	for range 2 {
+		if _, err := c.Exec(context.Background(), "sb-1", ExecRequest{Command: "echo"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if s, x, get := g.count("Start"), g.count("exec"), g.count("get"); s != 4 || x != 3 || get != 2 {
-		t.Fatalf("Start %d, REST exec %d, GET %d; want 4, 3 and no further GET", s, x, get)
+	if n := g.count("auth"); n != 2 {
+		t.Errorf("auth called %d times, want 2", n)
+	}
+}
+
+// A sandbox the platform does not know fails at its token: nothing ran.
+func TestExecUnknownSandbox(t *testing.T) {
+	g := newFakeGateway(t)
+	c, _ := g.client(nil)
+	_, err := c.Exec(context.Background(), "nope", ExecRequest{Command: "echo"})
+	if !errors.Is(err, ErrNotFound) || !commandNeverRan(err) || g.count("Start") != 0 {
+		t.Errorf("err = %v after %d starts, want ErrNotFound before any start", err, g.count("Start"))
 	}
 }
 
@@ -379,7 +386,7 @@ func TestExecTransportBySandboxKind(t *testing.T) {
 func TestConnectExecDebugLogAndSecrets(t *testing.T) {
 	const secret, plain, output = "s3cret-value-123", "plain-value-456", "output-text-789"
 	g := newFakeGateway(t)
-	g.add("vm-1", &fakeSandbox{vm: true})
+	g.add("vm-1", &fakeSandbox{})
 	g.onStart = func(_ context.Context, n int, req *pb.StartRequest, send func(*pb.CommandSessionEvent) error) error {
 		if n == 1 { // the gateway echoes the command line in its error
 			return connect.NewError(connect.CodeInvalidArgument, errors.New("bad command: "+req.GetCommand().GetArgs()[1]))

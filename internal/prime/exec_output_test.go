@@ -63,7 +63,7 @@ func TestOutputScrubberHoldsBackOnlyAPossibleSecret(t *testing.T) {
 func TestExecOnOutputConnect(t *testing.T) {
 	const secret = "s3cret-value-123"
 	g := newFakeGateway(t)
-	g.add("vm-1", &fakeSandbox{vm: true})
+	g.add("vm-1", &fakeSandbox{})
 	g.onStart = func(_ context.Context, _ int, _ *pb.StartRequest, send func(*pb.CommandSessionEvent) error) error {
 		return sendAll(send, evStart(9), evStdout("building\n"), evStderr("warn\n"), evStdout("token s3cret-"), evStdout("value-123 ok\n"), evEnd(0))
 	}
@@ -82,27 +82,9 @@ func TestExecOnOutputConnect(t *testing.T) {
 	}
 }
 
-// Over REST the answer comes at the end: one call per stream.
-func TestExecOnOutputREST(t *testing.T) {
-	g := newFakeGateway(t)
-	g.add("ct-1", &fakeSandbox{})
-	g.onExec = func(int, execBody) (int, any) {
-		return 200, map[string]any{"stdout": "a\nb\n", "stderr": "key=topsecret1\n", "exit_code": 0}
-	}
-	c, _ := g.client(nil)
-	var o outputLog
-	if _, err := c.Exec(context.Background(), "ct-1", ExecRequest{Command: "x", SensitiveEnv: map[string]string{"K": "topsecret1"}, OnOutput: o.on}); err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"out:a\nb\n", "err:key=***\n"}
-	if strings.Join(o.calls, "|") != strings.Join(want, "|") {
-		t.Errorf("calls %q, want %q", o.calls, want)
-	}
-}
-
 func TestKnownSandboxTimeoutMinutes(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("sb-1", &fakeSandbox{vm: true})
+	g.add("sb-1", &fakeSandbox{})
 	c, _ := g.client(nil)
 	if _, ok := c.Known("sb-1"); ok {
 		t.Fatal("known before any answer")
@@ -111,7 +93,7 @@ func TestKnownSandboxTimeoutMinutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	k, ok := c.Known("sb-1")
-	if !ok || k.TimeoutMinutes != 60 || !k.VM {
+	if !ok || k.TimeoutMinutes != 60 {
 		t.Fatalf("Known = %+v, %v; want the sandbox object's timeoutMinutes (60)", k, ok)
 	}
 }

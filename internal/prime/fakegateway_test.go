@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -24,8 +25,8 @@ import (
 
 // fakeGateway is a small stand-in for the platform, under the test's full
 // control: the REST endpoints the gateway client needs (GET /sandbox/{id},
-// create, list, /auth, /error-context, status:batchGet), the REST gateway's
-// /exec and the Connect command-session service.
+// create, list, /auth, /error-context, status:batchGet), the gateway's file
+// routes and the Connect command-session service.
 type fakeGateway struct {
 	commandsessionpbconnect.UnimplementedCommandSessionHandler
 	t   *testing.T
@@ -33,12 +34,12 @@ type fakeGateway struct {
 
 	mu        sync.Mutex
 	sandboxes map[string]*fakeSandbox
-	counts    map[string]int // by route: "get", "create", "list", "auth", "error-context", "batch", "exec", "Start", "SendSignal", "List"
+	counts    map[string]int // by route: "get", "create", "list", "auth", "error-context", "batch", "Start", "SendSignal", "List"
 	order     []string       // command-session calls in order: "Start", "List", "SIGTERM 42", ...
 	tokens    []string       // tokens issued, in order
 	revoked   map[string]bool
-	used      []string   // tokens presented to the gateway (both transports), in order
-	execs     []execBody // REST exec bodies
+	used      []string      // tokens presented to the gateway, in order
+	commands  []fakeCommand // every Start, as a command
 	starts    []*pb.StartRequest
 	startHdrs []http.Header // HTTP headers of each Start call
 	startPath []string
@@ -47,13 +48,13 @@ type fakeGateway struct {
 	tokenTTL   time.Duration
 	gatewayURL string // when set, /auth answers this instead of the fake's own address
 
-	// Behaviour, set by tests before use.
-	onExec func(n int, body execBody) (status int, answer any)
-	// onExecHTTP, when set, may answer an exec request at the HTTP level
-	// (handled true), to cut a connection say.
-	onExecHTTP func(n int, w http.ResponseWriter) (handled bool)
-	onStart    func(ctx context.Context, n int, req *pb.StartRequest, send func(*pb.CommandSessionEvent) error) error
-	onSignal   func(pid uint32, sig pb.Signal) error // nil: succeed
+	// Behaviour, set by tests before use. onStart answers a Start in full;
+	// else onCommand, when set, answers it as a command: its exit code and
+	// output, or an error (a *connect.Error) that ends the stream after the
+	// start event; else the command prints "ok" and exits 0.
+	onStart   func(ctx context.Context, n int, req *pb.StartRequest, send func(*pb.CommandSessionEvent) error) error
+	onCommand func(n int, cmd fakeCommand) (exit int, stdout, stderr string, err error)
+	onSignal  func(pid uint32, sig pb.Signal) error // nil: succeed
 	// termStops: a SIGTERM removes the pid from List's answer.
 	termStops         bool
 	listUnimplemented bool
@@ -77,8 +78,16 @@ type fakeFileReq struct {
 	name                   string // the upload's multipart file name
 }
 
+// fakeCommand is a Start as a command: the script of /bin/bash -c, its
+// environment and directory, and the stream's deadline (Connect-Timeout-Ms).
+type fakeCommand struct {
+	Command    string
+	Env        map[string]string
+	WorkingDir *string
+	Timeout    time.Duration
+}
+
 type fakeSandbox struct {
-	vm      bool
 	status  string
 	errType string
 	errMsg  string
@@ -114,7 +123,6 @@ func newFakeGateway(t *testing.T) *fakeGateway {
 	mux.HandleFunc("POST /api/v1/sandbox/{id}/auth", g.auth)
 	mux.HandleFunc("GET /api/v1/sandbox/{id}/error-context", g.errorContext)
 	mux.HandleFunc("POST /api/v1/sandbox/status:batchGet", g.batch)
-	mux.HandleFunc("POST /gw/{ns}/{id}/exec", g.exec)
 	mux.HandleFunc("POST /gw/{ns}/{id}/upload", g.upload)
 	mux.HandleFunc("GET /gw/{ns}/{id}/download", g.download)
 	mux.HandleFunc("GET /gw/{ns}/{id}/read-file", g.readFile)
@@ -199,7 +207,7 @@ func (g *fakeGateway) hit(route string) int {
 
 func (g *fakeGateway) sandboxJSON(id string, sb *fakeSandbox) map[string]any {
 	m := sandboxJSON(id)
-	m["vm"], m["status"] = sb.vm, sb.status
+	m["vm"], m["status"] = true, sb.status
 	return m
 }
 
@@ -217,13 +225,9 @@ func (g *fakeGateway) lookup(w http.ResponseWriter, r *http.Request) (string, *f
 
 func (g *fakeGateway) create(w http.ResponseWriter, r *http.Request) {
 	g.hit("create")
-	var body struct {
-		VM *bool `json:"vm"`
-	}
-	_ = json.NewDecoder(r.Body).Decode(&body)
 	g.mu.Lock()
 	id := fmt.Sprintf("sbx-%d", len(g.sandboxes)+1)
-	sb := &fakeSandbox{vm: body.VM == nil || *body.VM, status: StatusRunning} // the platform's default runtime is a VM
+	sb := &fakeSandbox{status: StatusRunning}
 	g.sandboxes[id] = sb
 	g.mu.Unlock()
 	writeJSON(w, 200, g.sandboxJSON(id, sb))
@@ -340,52 +344,45 @@ func (g *fakeGateway) authorized(h http.Header) bool {
 	return known && !g.revoked[tok] && !g.refuseAll
 }
 
-func (g *fakeGateway) exec(w http.ResponseWriter, r *http.Request) {
-	n := g.hit("exec")
-	var body execBody
-	_ = json.NewDecoder(r.Body).Decode(&body)
-	g.mu.Lock()
-	g.execs = append(g.execs, body)
-	g.mu.Unlock()
-	if !g.authorized(r.Header) {
-		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "unauthorized", "message": "invalid token"})
-		return
-	}
-	if g.onExecHTTP != nil && g.onExecHTTP(n, w) {
-		return
-	}
-	if g.onExec == nil {
-		writeJSON(w, 200, map[string]any{"stdout": "ok\n", "stderr": "", "exit_code": 0})
-		return
-	}
-	status, answer := g.onExec(n, body)
-	if s, ok := answer.(string); ok {
-		w.WriteHeader(status)
-		_, _ = w.Write([]byte(s))
-		return
-	}
-	writeJSON(w, status, answer)
-}
-
 func (g *fakeGateway) Start(ctx context.Context, req *connect.Request[pb.StartRequest], stream *connect.ServerStream[pb.StartResponse]) error {
 	n := g.hit("Start")
+	cmd := fakeCommand{Env: req.Msg.GetCommand().GetEnvs(), WorkingDir: req.Msg.GetCommand().Cwd}
+	if args := req.Msg.GetCommand().GetArgs(); len(args) == 2 && args[0] == "-c" {
+		cmd.Command = args[1]
+	}
+	if ms, err := strconv.Atoi(req.Header().Get("Connect-Timeout-Ms")); err == nil {
+		cmd.Timeout = time.Duration(ms) * time.Millisecond
+	}
 	g.mu.Lock()
 	g.starts = append(g.starts, req.Msg)
+	g.commands = append(g.commands, cmd)
 	g.order = append(g.order, "Start")
 	g.mu.Unlock()
 	if !g.authorized(req.Header()) {
 		return connect.NewError(connect.CodeUnauthenticated, fmt.Errorf("invalid token"))
 	}
 	send := func(ev *pb.CommandSessionEvent) error { return stream.Send(&pb.StartResponse{Event: ev}) }
-	if g.onStart == nil {
-		for _, ev := range []*pb.CommandSessionEvent{evStart(uint32(100 + n)), evStdout("ok\n"), evEnd(0)} {
-			if err := send(ev); err != nil {
-				return err
-			}
-		}
-		return nil
+	if g.onStart != nil {
+		return g.onStart(ctx, n, req.Msg, send)
 	}
-	return g.onStart(ctx, n, req.Msg, send)
+	exit, stdout, stderr, err := 0, "ok\n", "", error(nil)
+	if g.onCommand != nil {
+		exit, stdout, stderr, err = g.onCommand(n, cmd)
+	}
+	if serr := send(evStart(uint32(100 + n))); serr != nil {
+		return serr
+	}
+	if err != nil {
+		return err
+	}
+	evs := []*pb.CommandSessionEvent{}
+	if stdout != "" {
+		evs = append(evs, evStdout(stdout))
+	}
+	if stderr != "" {
+		evs = append(evs, evStderr(stderr))
+	}
+	return sendAll(send, append(evs, evEnd(int32(exit)))...) //nolint:gosec // G115: test exit codes
 }
 
 func (g *fakeGateway) SendSignal(_ context.Context, req *connect.Request[pb.SendSignalRequest]) (*connect.Response[pb.SendSignalResponse], error) {

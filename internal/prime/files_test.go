@@ -22,14 +22,14 @@ func bytesSource(name string, data []byte) UploadSource {
 
 // fastConflicts makes the 409/transient backoff quick for a test.
 func fastConflicts(t *testing.T) {
-	saved := execConflictBackoff
-	execConflictBackoff = Backoff{Initial: time.Millisecond}
-	t.Cleanup(func() { execConflictBackoff = saved })
+	saved := gatewayBackoff
+	gatewayBackoff = Backoff{Initial: time.Millisecond}
+	t.Cleanup(func() { gatewayBackoff = saved })
 }
 
 func TestUploadFileWireShape(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("sb-1", &fakeSandbox{vm: true})
+	g.add("sb-1", &fakeSandbox{})
 	c, _ := g.client(nil)
 	res, err := c.UploadFile(context.Background(), "sb-1", "/work/a b.txt", bytesSource("a b.txt", []byte("hello")))
 	if err != nil {
@@ -81,7 +81,7 @@ func TestUploadRetryRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newFakeGateway(t)
-			g.add("sb-1", &fakeSandbox{vm: true, status: tt.status})
+			g.add("sb-1", &fakeSandbox{status: tt.status})
 			g.onFile = func(n int, _ string, w http.ResponseWriter, _ *http.Request) bool {
 				st := tt.answers[min(n, len(tt.answers)-1)]
 				if st == 200 {
@@ -126,7 +126,7 @@ func TestUploadRetryRules(t *testing.T) {
 // A refused token is replaced once; the retry sends the whole body again.
 func TestUploadFreshTokenAfter401(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("sb-1", &fakeSandbox{vm: true})
+	g.add("sb-1", &fakeSandbox{})
 	c, _ := g.client(nil)
 	if _, err := c.UploadFile(context.Background(), "sb-1", "/a", bytesSource("a", []byte("one"))); err != nil {
 		t.Fatal(err)
@@ -150,7 +150,7 @@ func TestUploadFreshTokenAfter401(t *testing.T) {
 // and a gateway that stored another size is an error.
 func TestUploadSizeChecks(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("sb-1", &fakeSandbox{vm: true})
+	g.add("sb-1", &fakeSandbox{})
 	c, _ := g.client(nil)
 	short := UploadSource{Size: 10, Open: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("abc")), nil }}
 	if _, err := c.UploadFile(context.Background(), "sb-1", "/s", short); err == nil || !strings.Contains(err.Error(), "ended 7 bytes before its size") {
@@ -271,7 +271,7 @@ func TestPutFileStreamsLargeFilesInParts(t *testing.T) {
 // UploadFile never sends more than the platform's limit in one request.
 func TestUploadFileRefusesOversizedSources(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("sb-1", &fakeSandbox{vm: true})
+	g.add("sb-1", &fakeSandbox{})
 	c, _ := g.client(nil)
 	src := UploadSource{Name: "big", Size: MaxUploadBytes + 1, Open: func() (io.ReadCloser, error) {
 		return &generated{size: MaxUploadBytes + 1, peak: new(atomic.Uint64)}, nil
@@ -287,7 +287,7 @@ func TestUploadFileRefusesOversizedSources(t *testing.T) {
 func TestDownloadRetriedStartsOver(t *testing.T) {
 	fastConflicts(t)
 	g := newFakeGateway(t)
-	g.add("sb-1", &fakeSandbox{vm: true})
+	g.add("sb-1", &fakeSandbox{})
 	content := bytes.Repeat([]byte("abcdefgh"), 64<<10) // 512 KiB
 	g.putFile("sb-1", "/out.bin", content)
 	g.onFile = func(n int, _ string, w http.ResponseWriter, _ *http.Request) bool {
@@ -320,7 +320,7 @@ func TestDownloadRetriedStartsOver(t *testing.T) {
 // A sink's own error is final; a missing file wraps ErrFileNotFound.
 func TestDownloadErrors(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("sb-1", &fakeSandbox{vm: true})
+	g.add("sb-1", &fakeSandbox{})
 	g.putFile("sb-1", "/f", []byte("x"))
 	c, _ := g.client(nil)
 	refused := errors.New("disk full")
@@ -336,7 +336,7 @@ func TestDownloadErrors(t *testing.T) {
 
 func TestReadFile(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("sb-1", &fakeSandbox{vm: false})
+	g.add("sb-1", &fakeSandbox{})
 	g.putFile("sb-1", "/tmp/job_0badcafe.exit", []byte("3\n"))
 	c, _ := g.client(nil)
 	res, err := c.ReadFile(context.Background(), "sb-1", ReadFileRequest{Path: "/tmp/job_0badcafe.exit"})
@@ -372,7 +372,7 @@ func TestReadFile(t *testing.T) {
 // call, even when the gateway echoes the token.
 func TestFileCallsKeepTokensOut(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("sb-1", &fakeSandbox{vm: true})
+	g.add("sb-1", &fakeSandbox{})
 	g.onFile = func(_ int, _ string, w http.ResponseWriter, r *http.Request) bool {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "bad", "message": "refused " + r.Header.Get("Authorization")})
 		return true

@@ -1,20 +1,18 @@
 package prime
 
 // The sandbox gateway runs commands, with a short-lived token from POST
-// /sandbox/{id}/auth. Like prime-sandboxes 0.2.39 (execute_command), the client
-// picks the transport by the sandbox's kind: container sandboxes (vm false)
-// take the REST path, POST {gateway_url}/{user_ns}/{job_id}/exec; VM
-// sandboxes take the Connect command-session service (exec_connect.go). The
-// SDK's tests assert that neither kind ever uses the other's transport.
+// /sandbox/{id}/auth, over the Connect command-session service
+// (exec_connect.go). Every sandbox is a VM since containers were retired
+// (2026-09-18), so that is the only transport: the containers' REST exec
+// (POST {gateway_url}/{user_ns}/{job_id}/exec) is gone from the platform and
+// from this client.
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net"
-	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -25,31 +23,9 @@ import (
 // zero (the SDK's default).
 const DefaultExecTimeout = 300 * time.Second
 
-// execHTTPMargin is added to the command timeout for the HTTP exchange, so
-// the gateway gets to answer its own 408 before the client gives up (the
-// SDK adds 5 s; a little more covers a slow connection set-up).
-const execHTTPMargin = 10 * time.Second
-
 // tokenRefreshMargin: a cached token this close to expiry is replaced before
 // use, so it cannot expire while a request is on its way.
 const tokenRefreshMargin = 30 * time.Second
-
-// execConflictRetries is how often a 409 from the gateway is retried while
-// the control plane says the sandbox is RUNNING (a transient gateway or DNS
-// state, per the SDK), with waits of 0.25, 0.5 and 1 s.
-const execConflictRetries = 3
-
-var execConflictBackoff = Backoff{Initial: 250 * time.Millisecond, Factor: 2, Max: 2 * time.Second}
-
-// EdgeProxyTimeout is about how long the edge proxy in front of the gateway
-// lets one HTTP exchange last before it answers 524 in place of the gateway
-// (the SDK counts 524, "e.g. Cloudflare 524 timeout", among the gateway's
-// statuses) [I: the 100 s is Cloudflare's default origin timeout, inferred
-// to apply here; warning about longer commands is the safe side]. A REST
-// exec, which holds one exchange for its command's whole run, can therefore
-// not report on a container command that runs longer; VM commands stream,
-// with keepalive events, and are not limited by it.
-const EdgeProxyTimeout = 100 * time.Second
 
 // Exec errors. A *SandboxFailedError in the chain carries the platform's
 // status, error type and message.
@@ -60,10 +36,9 @@ var (
 	// ErrExecTimeout: the command did not finish within its timeout.
 	ErrExecTimeout = errors.New("command timed out")
 	// ErrCommandMayStillRun: the client lost track of a command that had
-	// (or may have) started, without learning how it ended: an edge proxy
-	// cut the REST exchange (HTTP 524), a command stream broke after the
-	// command started, or a timed-out command could not be stopped. Running
-	// it again may run it twice.
+	// (or may have) started, without learning how it ended: a command
+	// stream broke after the command started, or a timed-out command could
+	// not be stopped. Running it again may run it twice.
 	ErrCommandMayStillRun = errors.New("the command may still be running in the sandbox")
 )
 
@@ -84,15 +59,13 @@ type ExecRequest struct {
 	// SandboxSecretValues) —: scrubbed like SensitiveEnv's values, and not
 	// set in the environment.
 	Secrets []string
-	// SensitiveOutput keeps the command's output out of debug records (the
-	// REST answer is logged as "(withheld)"). Errors never carry output.
+	// SensitiveOutput keeps the command's output out of debug records.
+	// Errors never carry output.
 	SensitiveOutput bool
-	// Timeout bounds the command; zero means DefaultExecTimeout. The REST
-	// wire carries whole seconds, so there it is rounded up.
+	// Timeout bounds the command; zero means DefaultExecTimeout.
 	Timeout time.Duration
 	// OnOutput, when set, is called with the command's output as it
-	// arrives: for every data event of a VM's command stream, and once per
-	// stream at the end on REST (which answers only then). Chunks are
+	// arrives, for every data event of the command stream. Chunks are
 	// scrubbed of SensitiveEnv values (a value split across two chunks
 	// included); the full result is still returned. It runs on the
 	// command's goroutine and must return quickly.
@@ -105,23 +78,6 @@ type ExecResult struct {
 	ExitCode int
 	Stdout   string
 	Stderr   string
-}
-
-// execBody is the /exec request; every key is always sent, as the SDK does
-// (working_dir null when unset, env {} when empty).
-type execBody struct {
-	Command    string            `json:"command"`
-	WorkingDir *string           `json:"working_dir"`
-	Env        map[string]string `json:"env"`
-	SandboxID  string            `json:"sandbox_id"`
-	Timeout    int               `json:"timeout"`
-}
-
-// execAnswer is the /exec answer; all three keys are required.
-type execAnswer struct {
-	Stdout   *string `json:"stdout"`
-	Stderr   *string `json:"stderr"`
-	ExitCode *int    `json:"exit_code"`
 }
 
 // gatewayTokens caches one gateway token per sandbox.
@@ -234,19 +190,10 @@ func (c *Client) exec(ctx context.Context, sandboxID string, req ExecRequest, mo
 	if x.timeout <= 0 {
 		x.timeout = DefaultExecTimeout
 	}
-	vm, err := c.sandboxIsVM(ctx, sandboxID)
-	if err != nil {
-		return nil, scrubError(&preSendError{fmt.Errorf("%s: reading the sandbox's kind: %w", x.what, err)}, x.secrets)
-	}
 	if req.OnOutput != nil {
 		x.output = newOutputScrubber(req.OnOutput, x.secrets)
 	}
-	var res *ExecResult
-	if vm {
-		res, err = c.execConnect(ctx, x)
-	} else {
-		res, err = c.execREST(ctx, x)
-	}
+	res, err := c.execConnect(ctx, x)
 	if err != nil {
 		return nil, scrubError(err, x.secrets)
 	}
@@ -267,7 +214,7 @@ type execCall struct {
 	probe bool
 	// output passes output on to ExecRequest.OnOutput (nil: not asked).
 	output *outputScrubber
-	// raw keeps a VM command's output bytes as they came, without making
+	// raw keeps a command's output bytes as they came, without making
 	// them valid UTF-8 (a tail of a log, measured in bytes).
 	raw bool
 }
@@ -301,18 +248,14 @@ func scrubError(err error, secrets []string) error {
 }
 
 // sandboxKinds remembers what the platform's answers said about each
-// sandbox: its kind (which never changes, so an entry stays valid for the
-// client's lifetime), and, as hints that may be stale, its last status and
+// sandbox, as hints that may be stale: its last status, its lifetime, and
 // the egress lists its sandbox object or an accepted policy write showed.
 type sandboxKinds struct {
 	mu      sync.Mutex
-	vm      map[string]bool
+	seen    map[string]bool // a sandbox object was seen
 	status  map[string]string
 	egress  map[string]EgressPolicy
 	timeout map[string]int // timeoutMinutes of the last sandbox object
-	// reading holds, per sandbox, a channel closed when the GET that will
-	// tell its kind is over, so concurrent first commands share one GET.
-	reading map[string]chan struct{}
 }
 
 func (k *sandboxKinds) remember(sbs ...Sandbox) {
@@ -324,7 +267,7 @@ func (k *sandboxKinds) remember(sbs ...Sandbox) {
 		if sb.ID == "" {
 			continue
 		}
-		k.vm[sb.ID] = sb.VM
+		k.seen[sb.ID] = true
 		k.status[sb.ID] = sb.Status
 		k.timeout[sb.ID] = sb.TimeoutMinutes
 		switch {
@@ -339,8 +282,8 @@ func (k *sandboxKinds) remember(sbs ...Sandbox) {
 }
 
 func (k *sandboxKinds) init() {
-	if k.vm == nil {
-		k.vm, k.status, k.egress, k.timeout = map[string]bool{}, map[string]string{}, map[string]EgressPolicy{}, map[string]int{}
+	if k.seen == nil {
+		k.seen, k.status, k.egress, k.timeout = map[string]bool{}, map[string]string{}, map[string]EgressPolicy{}, map[string]int{}
 	}
 }
 
@@ -365,7 +308,6 @@ func (k *sandboxKinds) observePolicy(id string, p EgressPolicy) {
 // KnownSandbox is what the client's answers so far said about a sandbox.
 // Status and Egress are hints: the platform may have moved on since.
 type KnownSandbox struct {
-	VM     bool
 	Status string
 	// Egress is the desired policy the sandbox object showed (its network
 	// lists; both null read as open), or the last one this client wrote.
@@ -383,121 +325,11 @@ func (c *Client) Known(id string) (KnownSandbox, bool) {
 	k := &c.kinds
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	vm, ok := k.vm[id]
-	if !ok {
+	if !k.seen[id] {
 		return KnownSandbox{}, false
 	}
-	return KnownSandbox{VM: vm, Status: k.status[id], Egress: k.egress[id], TimeoutMinutes: k.timeout[id]}, true
+	return KnownSandbox{Status: k.status[id], Egress: k.egress[id], TimeoutMinutes: k.timeout[id]}, true
 }
-
-// sandboxIsVM reports the sandbox's kind from the cache, or reads the
-// sandbox once (GetSandbox fills the cache). A sandbox object without a vm
-// key reads as a container, as the SDK's model defaults it.
-func (c *Client) sandboxIsVM(ctx context.Context, id string) (bool, error) {
-	k := &c.kinds
-	for {
-		k.mu.Lock()
-		if vm, ok := k.vm[id]; ok {
-			k.mu.Unlock()
-			return vm, nil
-		}
-		if wait, ok := k.reading[id]; ok {
-			k.mu.Unlock()
-			select {
-			case <-wait: // answered (or failed: then this caller asks)
-				continue
-			case <-ctx.Done():
-				return false, context.Cause(ctx)
-			}
-		}
-		if k.reading == nil {
-			k.reading = map[string]chan struct{}{}
-		}
-		done := make(chan struct{})
-		k.reading[id] = done
-		k.mu.Unlock()
-
-		sb, err := c.GetSandbox(ctx, id)
-		k.mu.Lock()
-		delete(k.reading, id)
-		close(done)
-		k.mu.Unlock()
-		if err != nil {
-			return false, err
-		}
-		return sb.VM, nil
-	}
-}
-
-// execREST runs a command on a container sandbox: POST .../exec with the
-// SDK's JSON body, answered when the command has finished. A command is not
-// idempotent: the shared gateway rules repeat it only when nothing can have
-// run (a request that never left, a refused token, a 409 while RUNNING).
-func (c *Client) execREST(ctx context.Context, x execCall) (*ExecResult, error) {
-	secs := int(math.Ceil(x.timeout.Seconds()))
-	body := execBody{Command: x.req.Command, Env: x.env, SandboxID: x.id, Timeout: secs}
-	if x.req.WorkingDir != "" {
-		body.WorkingDir = &x.req.WorkingDir
-	}
-	payload, err := json.Marshal(body)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the exec request: %w", err)
-	}
-	what := x.what
-	var out execAnswer
-	err = c.gatewayDo(ctx, gatewayCall{
-		sandboxID: x.id, method: http.MethodPost, route: "/exec", what: what,
-		contentType: "application/json", payload: payload, out: &out,
-		timeout: time.Duration(secs)*time.Second + execHTTPMargin,
-		scrub:   x.secrets, withholdAnswer: x.req.SensitiveOutput, probe: x.probe,
-		fail: func(err error) error {
-			var apiErr *APIError
-			isAPI := errors.As(err, &apiErr)
-			switch {
-			case isAPI && apiErr.StatusCode == statusEdgeTimeout:
-				return &edgeTimeoutError{what: what, apiErr: apiErr}
-			case isAPI && apiErr.StatusCode == http.StatusRequestTimeout, !isAPI && isTimeout(err):
-				ec := c.errorContextFor(ctx, x)
-				if IsTerminalStatus(ec.Status) {
-					return notRunning(what, x.id, ec)
-				}
-				return fmt.Errorf("%s: %w after %s", what, ErrExecTimeout, x.timeout)
-			}
-			return fmt.Errorf("%s: %w", what, err)
-		},
-	})
-	if err != nil {
-		return nil, err
-	}
-	if out.Stdout == nil || out.Stderr == nil || out.ExitCode == nil {
-		return nil, fmt.Errorf("%s: the gateway's answer lacks stdout, stderr or exit_code", what)
-	}
-	if x.output != nil {
-		x.output.write(false, []byte(*out.Stdout))
-		x.output.write(true, []byte(*out.Stderr))
-		x.output.flush()
-	}
-	return &ExecResult{ExitCode: *out.ExitCode, Stdout: *out.Stdout, Stderr: *out.Stderr}, nil
-}
-
-// statusEdgeTimeout is the edge proxy's "origin did not answer in time"
-// (Cloudflare's 524), sent after about EdgeProxyTimeout.
-const statusEdgeTimeout = 524
-
-// edgeTimeoutError is a REST exec cut by the edge proxy: the gateway may
-// still be running the command. It wraps ErrCommandMayStillRun and the
-// *APIError (whose body, an HTML page, is left out of the message).
-type edgeTimeoutError struct {
-	what   string
-	apiErr *APIError
-}
-
-func (e *edgeTimeoutError) Error() string {
-	return fmt.Sprintf("%s: the edge proxy in front of the gateway cut the call (HTTP %d, after about %s): %v",
-		e.what, e.apiErr.StatusCode, EdgeProxyTimeout, ErrCommandMayStillRun)
-}
-
-func (e *edgeTimeoutError) Unwrap() []error { return []error{ErrCommandMayStillRun, e.apiErr} }
 
 // gatewayBase is the sandbox's address on the gateway:
 // {gateway_url without trailing /}/{user_ns}/{job_id}.
@@ -539,7 +371,7 @@ func notRunning(what, id string, ec *SandboxErrorContext) error {
 }
 
 // goneFromNode reports the gateway's "this sandbox is not on its node"
-// (REST 502 sandbox_not_found, Connect not_found). Like the SDK, the error
+// (Connect not_found; a file route's 502 sandbox_not_found). Like the SDK, the error
 // reads TERMINATED / SANDBOX_NOT_FOUND unless the control plane names a
 // terminal status or an error of its own; ControlPlaneStatus keeps what the
 // control plane said, because right after boot a RUNNING sandbox can be

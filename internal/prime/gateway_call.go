@@ -1,8 +1,8 @@
 package prime
 
-// The one rule set of every REST request to the sandbox gateway (exec,
-// upload, download, read-file), as prime-sandboxes 0.2.39 applies it to
-// each of them: a refused token is replaced once; a 409 is retried while
+// The one rule set of every REST request to the sandbox gateway (upload,
+// download, read-file), as prime-sandboxes 0.2.39 applies it to each of
+// them: a refused token is replaced once; a 409 is retried while
 // the control plane says RUNNING; a 502 sandbox_not_found fails at once;
 // idempotent requests also ride out 408, 5xx and broken connections.
 // Commands over Connect (exec_connect.go) follow the same rules in their
@@ -24,11 +24,18 @@ import (
 // transient refusal: a 409 while the control plane says RUNNING and, for
 // idempotent requests, 408, 500/502/503/504/524 and broken connections.
 // The SDK's MAX_409_RETRIES: 4 attempts, waits of 0.25, 0.5 and 1 s
-// (execConflictBackoff); the SDK shares one counter between both kinds.
+// (gatewayBackoff); the SDK shares one counter between both kinds.
 // [I: the SDK waits 1, 2, 4 s between the retries of a download or a
 // read-file and 0.25 s·2ⁿ for an upload's; one backoff for every route
 // keeps one rule, and a passing 5xx is ridden out sooner.]
-const gatewayMaxTries = execConflictRetries + 1
+const gatewayMaxTries = 4
+
+// gatewayBackoff is the wait between those attempts: 0.25, 0.5 and 1 s.
+var gatewayBackoff = Backoff{Initial: 250 * time.Millisecond, Factor: 2, Max: 2 * time.Second}
+
+// statusEdgeTimeout is the edge proxy's "origin did not answer in time"
+// (Cloudflare's 524, which the SDK counts among the gateway's statuses).
+const statusEdgeTimeout = 524
 
 // maxGatewayErrorBody bounds how much of a refusal's body is read: it only
 // feeds an error message.
@@ -38,7 +45,7 @@ const maxGatewayErrorBody = 64 << 10
 type gatewayCall struct {
 	sandboxID string
 	method    string
-	route     string // below the sandbox's gateway base: "/exec", "/upload", ...
+	route     string // below the sandbox's gateway base: "/upload", "/download", ...
 	query     url.Values
 	// idempotent: repeating the request cannot act twice (a file transfer),
 	// so 408, 5xx and connections cut mid-exchange are retried too. A
@@ -163,7 +170,7 @@ func (c *Client) gatewayDo(ctx context.Context, g gatewayCall) error {
 				return fmt.Errorf("%s: the gateway still answered 409 after %d attempts although the sandbox is RUNNING (a transient gateway or DNS issue; retry later): %w",
 					g.what, tries, err)
 			}
-			wait = execConflictBackoff.Delay(tries - 1)
+			wait = gatewayBackoff.Delay(tries - 1)
 			tries++
 		case !isAPI && isUnsent(err) && unsent < c.maxRetries:
 			// The request never reached the gateway: safe to repeat, on the
@@ -174,7 +181,7 @@ func (c *Client) gatewayDo(ctx context.Context, g gatewayCall) error {
 			if tries >= gatewayMaxTries {
 				return fmt.Errorf("%s: still failing after %d attempts: %w", g.what, tries, err)
 			}
-			wait = execConflictBackoff.Delay(tries - 1)
+			wait = gatewayBackoff.Delay(tries - 1)
 			tries++
 		default:
 			if g.fail != nil {
@@ -389,7 +396,7 @@ func (m *markedReader) Read(p []byte) (int, error) {
 }
 
 // preSendError marks a failure before any request to the gateway left
-// (the sandbox's kind or token could not be read): nothing ran.
+// (its token could not be read): nothing ran.
 type preSendError struct{ err error }
 
 func (e *preSendError) Error() string { return e.err.Error() }

@@ -84,7 +84,7 @@ func (e *JobStatusError) Error() string {
 	return fmt.Sprintf("the platform's status check of job %s in sandbox %s failed (%s): %s", e.JobID, e.SandboxID, code, e.Message)
 }
 
-// BatchJobStatus asks the platform whether 1 to 100 unique VM jobs have
+// BatchJobStatus asks the platform whether 1 to 100 unique jobs have
 // completed (it reads their canonical exit files): POST
 // /sandbox/background-jobs/status:batchGet, retried as an idempotent
 // request and paced by the throttle. A 404 or 405 makes the client stop
@@ -127,14 +127,16 @@ func (c *Client) BatchJobStatus(ctx context.Context, jobs []Job) (*BatchJobStatu
 
 // JobPoller is the client's one poller of background jobs, shared by every
 // waiter of the process (the sibling of StatusPoller). Every
-// JobPollInterval a round looks at every waiting job: VM jobs in
+// JobPollInterval a round looks at every waiting job: in
 // background-jobs status:batchGet requests of up to 100 jobs, all of a
 // round's chunks sent together (a round over N jobs costs ⌈N/100⌉
-// requests); container jobs, jobs the endpoint answered NOT_VM, and every
-// job once the endpoint answered 404/405, by reading their exit file.
+// requests); jobs the endpoint answered NOT_VM, and every job once the
+// endpoint answered 404/405, by reading their exit file.
 //
 // The batch's per-job errors: NOT_VM reads that job's exit file from then
-// on; RUNTIME_ERROR (the platform failed to read the exit file) reads it
+// on (every sandbox is a VM now, but the platform still lists the code
+// among its answers, and reading the file is the answer that works);
+// RUNTIME_ERROR (the platform failed to read the exit file) reads it
 // directly that round; NOT_RUNNING and NOT_FOUND ask the sandbox's error
 // context once per round and end the wait with the platform's reason when
 // it ended (else NOT_RUNNING polls on); FORBIDDEN and MANAGED end the wait
@@ -159,7 +161,6 @@ type JobPoller struct {
 
 type jobWaiter struct {
 	job  Job
-	vm   bool
 	ctx  context.Context
 	done chan jobOutcome // buffered: the poller never blocks on a waiter
 }
@@ -180,11 +181,7 @@ func (c *Client) JobPoller() *JobPoller {
 // Wait blocks until the job completed, failed at the job level, or ctx
 // ended (see WaitJob).
 func (p *JobPoller) Wait(ctx context.Context, job Job) (JobState, error) {
-	vm, err := p.kind(ctx, job)
-	if err != nil {
-		return JobState{}, err
-	}
-	w := &jobWaiter{job: job, vm: vm, ctx: ctx, done: make(chan jobOutcome, 1)}
+	w := &jobWaiter{job: job, ctx: ctx, done: make(chan jobOutcome, 1)}
 	p.mu.Lock()
 	p.waiters[w] = struct{}{}
 	if !p.running {
@@ -201,34 +198,6 @@ func (p *JobPoller) Wait(ctx context.Context, job Job) (JobState, error) {
 		p.mu.Unlock()
 		return JobState{}, context.Cause(ctx)
 	}
-}
-
-// kind reads whether the job's sandbox is a VM (cached by the client),
-// riding out transient failures; a sandbox the platform does not know
-// ended mid-job.
-func (p *JobPoller) kind(ctx context.Context, job Job) (bool, error) {
-	c := p.client
-	vm := false
-	check := func(ctx context.Context) (bool, error) {
-		var err error
-		vm, err = c.sandboxIsVM(ctx, job.SandboxID)
-		switch {
-		case err == nil:
-			return true, nil
-		case errors.Is(err, ErrNotFound):
-			return false, terminatedMidJob(job, sandboxVanished(job.SandboxID))
-		case ctx.Err() != nil:
-			return false, context.Cause(ctx)
-		}
-		c.debug(ctx, "Prime job wait: the sandbox's kind could not be read; trying again", map[string]any{
-			"sandbox_id": job.SandboxID, "job_id": job.ID, "error": err.Error(),
-		})
-		return false, nil
-	}
-	if done, err := check(ctx); done || err != nil {
-		return vm, err
-	}
-	return vm, Poll(ctx, Backoff{Initial: p.interval}, check)
 }
 
 // loop runs a round every interval (start to start; a slow round delays
@@ -261,8 +230,8 @@ func (p *JobPoller) round() {
 	c := p.client
 	var batch, reads []Job
 	p.mu.Lock()
-	for job, ws := range byJob {
-		if ws[0].vm && !p.notVM[job] && !c.jobBatchUnsupported.Load() {
+	for job := range byJob {
+		if !p.notVM[job] && !c.jobBatchUnsupported.Load() {
 			batch = append(batch, job)
 		} else {
 			reads = append(reads, job)

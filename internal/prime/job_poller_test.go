@@ -94,7 +94,7 @@ func TestJobPollerBatchesARound(t *testing.T) {
 	var jobs []Job
 	for s := range 25 {
 		id := fmt.Sprintf("vm-%02d", s)
-		g.add(id, &fakeSandbox{vm: true})
+		g.add(id, &fakeSandbox{})
 		for k := range 10 {
 			jobs = append(jobs, Job{SandboxID: id, ID: jobID(s*10 + k)})
 		}
@@ -165,7 +165,7 @@ func TestJobPollerBatchesARound(t *testing.T) {
 // On 404 the poller reads exit files and never asks the endpoint again.
 func TestJobPollerFallsBackOn404(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("vm-1", &fakeSandbox{vm: true})
+	g.add("vm-1", &fakeSandbox{})
 	jobs := []Job{{SandboxID: "vm-1", ID: jobID(1)}, {SandboxID: "vm-1", ID: jobID(2)}}
 	c, _ := jobClient(g)     // onJobBatch nil: 404
 	var counted atomic.Int32 // the hook runs after the last waiter is released
@@ -205,7 +205,7 @@ func TestJobPollerFallsBackOn404(t *testing.T) {
 // NOT_VM moves a job to exit-file reads.
 func TestJobPollerPerJobErrors(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("vm-1", &fakeSandbox{vm: true})
+	g.add("vm-1", &fakeSandbox{})
 	forbidden, ok, late, notVM, omitted, noCode := Job{"vm-1", jobID(1)}, Job{"vm-1", jobID(2)}, Job{"vm-1", jobID(3)}, Job{"vm-1", jobID(4)}, Job{"vm-1", jobID(5)}, Job{"vm-1", jobID(6)}
 	g.putFile("vm-1", notVM.ExitPath(), []byte("9\n"))
 	fleet := &jobFleet{answer: func(j Job, n int) (*BackgroundJobStatus, *BackgroundJobStatusError) {
@@ -257,7 +257,7 @@ func TestJobPollerPerJobErrors(t *testing.T) {
 // through the batch (NOT_RUNNING) or an exit-file read (409).
 func TestJobPollerSandboxTerminatedMidJob(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("vm-1", &fakeSandbox{vm: true})
+	g.add("vm-1", &fakeSandbox{})
 	g.add("ct-1", &fakeSandbox{})
 	vmJob, ctJob := Job{"vm-1", jobID(1)}, Job{"ct-1", jobID(2)}
 	fleet := &jobFleet{answer: func(j Job, n int) (*BackgroundJobStatus, *BackgroundJobStatusError) {
@@ -298,7 +298,7 @@ func TestJobPollerSandboxTerminatedMidJob(t *testing.T) {
 // A failing batch request is not a job's end: the wait goes on.
 func TestJobPollerRidesOutBatchFailures(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("vm-1", &fakeSandbox{vm: true})
+	g.add("vm-1", &fakeSandbox{})
 	job := Job{"vm-1", jobID(1)}
 	fleet := &jobFleet{
 		answer: func(Job, int) (*BackgroundJobStatus, *BackgroundJobStatusError) {
@@ -322,7 +322,7 @@ func TestJobPollerRidesOutBatchFailures(t *testing.T) {
 
 func TestJobPollerHonoursContext(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("vm-1", &fakeSandbox{vm: true})
+	g.add("vm-1", &fakeSandbox{})
 	fleet := &jobFleet{answer: func(Job, int) (*BackgroundJobStatus, *BackgroundJobStatusError) {
 		return &BackgroundJobStatus{}, nil
 	}}
@@ -350,21 +350,6 @@ func TestJobPollerHonoursContext(t *testing.T) {
 }
 
 // Container jobs are read one by one; the batch endpoint is for VMs.
-func TestJobPollerReadsContainerJobs(t *testing.T) {
-	g := newFakeGateway(t)
-	g.add("ct-1", &fakeSandbox{})
-	job := Job{"ct-1", jobID(1)}
-	g.putFile("ct-1", job.ExitPath(), []byte("12\n"))
-	g.onJobBatch = (&jobFleet{}).handle
-	c, _ := jobClient(g)
-	if st, err := c.WaitJob(context.Background(), job); err != nil || st != (JobState{Completed: true, ExitCode: 12}) {
-		t.Fatalf("%+v, %v", st, err)
-	}
-	if n := g.count("job-batch"); n != 0 {
-		t.Errorf("%d batch requests for a container job", n)
-	}
-}
-
 func TestBatchJobStatusValidates(t *testing.T) {
 	g := newFakeGateway(t)
 	c, _ := g.client(nil)
@@ -389,7 +374,7 @@ func TestBatchJobStatusValidates(t *testing.T) {
 // ends with the code it recorded. (The SDK fails its waiter instead.)
 func TestJobPollerReadsTheExitFileOnRuntimeError(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("vm-1", &fakeSandbox{vm: true})
+	g.add("vm-1", &fakeSandbox{})
 	job := Job{"vm-1", jobID(1)}
 	g.putFile("vm-1", job.ExitPath(), []byte("5\n"))
 	fleet := &jobFleet{answer: func(Job, int) (*BackgroundJobStatus, *BackgroundJobStatusError) {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
+
 	pb "github.com/primeintellect/terraform-provider-prime/internal/commandsession/commandsessionpb"
 )
 
@@ -31,9 +33,9 @@ func TestNewJobID(t *testing.T) {
 func TestStartJobCommandAndEnvironment(t *testing.T) {
 	const secret = "tok-secret-9876"
 	g := newFakeGateway(t)
-	g.add("ct-1", &fakeSandbox{})
+	g.add("sb-1", &fakeSandbox{})
 	c, rec := g.client(nil)
-	job := Job{SandboxID: "ct-1", ID: "0123abcd"}
+	job := Job{SandboxID: "sb-1", ID: "0123abcd"}
 	err := c.StartJob(context.Background(), job, JobRequest{
 		Command: "python train.py --out 'my dir'", WorkingDir: "/work/my repo",
 		Env: map[string]string{"MODE": "fast"}, SensitiveEnv: map[string]string{"API_TOKEN": secret},
@@ -41,7 +43,7 @@ func TestStartJobCommandAndEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.StartJob(context.Background(), Job{SandboxID: "ct-1", ID: "89abcdef"}, JobRequest{Command: "sleep 1"}); err != nil {
+	if err := c.StartJob(context.Background(), Job{SandboxID: "sb-1", ID: "89abcdef"}, JobRequest{Command: "sleep 1"}); err != nil {
 		t.Fatal(err)
 	}
 	checkCommands(t, commandsSent(g), []string{
@@ -49,15 +51,15 @@ func TestStartJobCommandAndEnvironment(t *testing.T) {
 		`nohup setsid sh -c 'echo $$ > /tmp/job_89abcdef.pgid; (sleep 1) > /tmp/job_89abcdef.stdout.log 2> /tmp/job_89abcdef.stderr.log; echo $? > /tmp/job_89abcdef.exit' < /dev/null > /dev/null 2>&1 &`,
 	})
 	g.mu.Lock()
-	b := g.execs[0]
+	b := g.commands[0]
 	g.mu.Unlock()
-	if b.Env["API_TOKEN"] != secret || b.Env["MODE"] != "fast" || b.WorkingDir != nil || b.Timeout != 30 {
-		t.Errorf("exec body %+v: want the environment passed through the exec, no working_dir (the wrapper cds), timeout 30", b)
+	if b.Env["API_TOKEN"] != secret || b.Env["MODE"] != "fast" || b.WorkingDir != nil || b.Timeout <= 25*time.Second || b.Timeout > 30*time.Second {
+		t.Errorf("command %+v: want the environment passed through the command, no cwd (the wrapper cds), a 30 s deadline", b)
 	}
 	if strings.Contains(b.Command, secret) || strings.Contains(rec.all(), secret) {
 		t.Error("the secret reached the command line or the debug log")
 	}
-	if err := c.StartJob(context.Background(), Job{SandboxID: "ct-1", ID: "NOTHEX12"}, JobRequest{Command: "x"}); !errors.Is(err, ErrInvalidRequest) {
+	if err := c.StartJob(context.Background(), Job{SandboxID: "sb-1", ID: "NOTHEX12"}, JobRequest{Command: "x"}); !errors.Is(err, ErrInvalidRequest) {
 		t.Errorf("bad id: err = %v", err)
 	}
 	if err := c.StartJob(context.Background(), job, JobRequest{Command: "x", Env: map[string]string{"A-B": "1"}}); !errors.Is(err, ErrInvalidRequest) {
@@ -72,33 +74,28 @@ func TestStartJobOutcomes(t *testing.T) {
 	tests := []struct {
 		name     string
 		status   string // control plane
-		answer   int
-		body     any
+		err      error  // the stream's end after the start event; nil: exit 127
 		mayRun   bool
 		notInMsg string
 	}{
-		{name: "503: the gateway may have run it", status: StatusRunning, answer: 503,
-			body: map[string]any{"error": "gateway_error", "message": "upstream failed with TOKEN=" + secret}, mayRun: true, notInMsg: secret},
-		{name: "524: cut by the edge proxy", status: StatusRunning, answer: 524, body: "<html/>", mayRun: true},
-		{name: "409 on a PENDING sandbox: refused", status: StatusPending, answer: 409, body: map[string]any{"error": "conflict"}},
-		{name: "502 sandbox_not_found: refused", status: StatusTerminated, answer: 502, body: map[string]any{"error": "sandbox_not_found"}},
-		{name: "non-zero exit of the starting line", status: StatusRunning, answer: 200, mayRun: true},
+		{name: "unavailable after the start: the gateway may have run it", status: StatusRunning,
+			err: connect.NewError(connect.CodeUnavailable, errors.New("upstream failed with TOKEN="+secret)), mayRun: true, notInMsg: secret},
+		{name: "not_found on a TERMINATED sandbox: refused", status: StatusTerminated,
+			err: connect.NewError(connect.CodeNotFound, errors.New("sandbox not found"))},
+		{name: "non-zero exit of the starting line", status: StatusRunning, mayRun: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newFakeGateway(t)
-			g.add("ct-1", &fakeSandbox{status: tt.status})
-			g.onExec = func(int, execBody) (int, any) {
-				if tt.answer == 200 {
-					return 200, map[string]any{"stdout": "", "stderr": "sh: setsid: not found", "exit_code": 127}
+			g.add("sb-1", &fakeSandbox{status: tt.status})
+			g.onCommand = func(int, fakeCommand) (int, string, string, error) {
+				if tt.err != nil {
+					return 0, "", "", tt.err
 				}
-				if s, ok := tt.body.(string); ok {
-					return tt.answer, s
-				}
-				return tt.answer, tt.body
+				return 127, "", "sh: setsid: not found", nil
 			}
 			c, rec := g.client(nil)
-			err := c.StartJob(context.Background(), Job{SandboxID: "ct-1", ID: "0123abcd"},
+			err := c.StartJob(context.Background(), Job{SandboxID: "sb-1", ID: "0123abcd"},
 				JobRequest{Command: "run", SensitiveEnv: map[string]string{"TOKEN": secret}})
 			if err == nil {
 				t.Fatal("no error")
@@ -106,14 +103,14 @@ func TestStartJobOutcomes(t *testing.T) {
 			if errors.Is(err, ErrCommandMayStillRun) != tt.mayRun {
 				t.Errorf("err = %v; ErrCommandMayStillRun %v, want %v", err, !tt.mayRun, tt.mayRun)
 			}
-			if !strings.Contains(err.Error(), "starting job 0123abcd in sandbox ct-1") {
+			if !strings.Contains(err.Error(), "starting job 0123abcd in sandbox sb-1") {
 				t.Errorf("err = %v; want it to name the job", err)
 			}
 			if strings.Contains(err.Error(), secret) || strings.Contains(rec.all(), secret) {
 				t.Errorf("the secret leaked: %v\n%s", err, rec.all())
 			}
-			if n := g.count("exec"); n != 1 {
-				t.Errorf("%d exec requests: a start is never repeated", n)
+			if n := g.count("Start"); n != 1 {
+				t.Errorf("%d starts: a start is never repeated", n)
 			}
 		})
 	}
@@ -121,25 +118,25 @@ func TestStartJobOutcomes(t *testing.T) {
 
 func TestJobExistsAndOutput(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("ct-1", &fakeSandbox{})
-	g.onExec = func(_ int, b execBody) (int, any) {
+	g.add("sb-1", &fakeSandbox{})
+	g.onCommand = func(_ int, b fakeCommand) (int, string, string, error) {
 		switch {
 		case strings.HasPrefix(b.Command, "test -e /tmp/job_0123abcd"):
-			return 200, map[string]any{"stdout": "", "stderr": "", "exit_code": 0}
+			return 0, "", "", nil
 		case strings.HasPrefix(b.Command, "test -e"):
-			return 200, map[string]any{"stdout": "", "stderr": "", "exit_code": 1}
+			return 1, "", "", nil
 		case strings.HasPrefix(b.Command, "tail"):
 			// max 4: tail -c 5 gives 5 bytes of a longer log, 3 of a short one.
-			return 200, map[string]any{"stdout": "12345", "stderr": "err", "exit_code": 0}
+			return 0, "12345", "err", nil
 		}
-		return 500, map[string]any{"error": "unexpected"}
+		return 0, "", "", connect.NewError(connect.CodeInternal, errors.New("unexpected"))
 	}
 	c, rec := g.client(nil)
-	job := Job{SandboxID: "ct-1", ID: "0123abcd"}
+	job := Job{SandboxID: "sb-1", ID: "0123abcd"}
 	if ok, err := c.JobExists(context.Background(), job); err != nil || !ok {
 		t.Fatalf("exists = %v, %v", ok, err)
 	}
-	if ok, err := c.JobExists(context.Background(), Job{SandboxID: "ct-1", ID: "ffffffff"}); err != nil || ok {
+	if ok, err := c.JobExists(context.Background(), Job{SandboxID: "sb-1", ID: "ffffffff"}); err != nil || ok {
 		t.Fatalf("exists = %v, %v", ok, err)
 	}
 	stdout, stderr, outCut, errCut, err := c.JobOutput(context.Background(), job, 4)
@@ -160,7 +157,7 @@ func TestJobExistsAndOutput(t *testing.T) {
 // character, and the caller decides how to show it.
 func TestJobOutputRawBytesOverConnect(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("vm-1", &fakeSandbox{vm: true})
+	g.add("vm-1", &fakeSandbox{})
 	g.onStart = func(_ context.Context, _ int, _ *pb.StartRequest, send func(*pb.CommandSessionEvent) error) error {
 		return sendAll(send, evStart(7), evStdout("\xa9tail"), evEnd(0))
 	}
@@ -180,27 +177,25 @@ type stopShell struct {
 	termSent bool
 }
 
-func (s *stopShell) exec(_ int, b execBody) (int, any) {
+func (s *stopShell) exec(_ int, b fakeCommand) (int, string, string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ok := map[string]any{"stdout": "", "stderr": "", "exit_code": 0}
-	gone := map[string]any{"stdout": "", "stderr": "kill: (-4242) - No such process", "exit_code": 1}
 	switch {
 	case b.Command == "kill -TERM -- -4242":
 		s.termSent = true
-		return 200, ok
+		return 0, "", "", nil
 	case b.Command == "kill -0 -- -4242":
 		if s.lives == 0 {
-			return 200, gone
+			return 1, "", "kill: (-4242) - No such process", nil
 		}
 		s.lives--
-		return 200, ok
+		return 0, "", "", nil
 	case b.Command == "kill -KILL -- -4242":
-		return 200, ok
+		return 0, "", "", nil
 	case strings.HasPrefix(b.Command, "test -s /tmp/job_0123abcd.exit || echo "):
-		return 200, ok
+		return 0, "", "", nil
 	}
-	return 200, map[string]any{"stdout": "", "stderr": "unexpected command", "exit_code": 99}
+	return 99, "", "unexpected command", nil
 }
 
 // dedupe collapses repeated commands (the number of liveness checks
@@ -216,7 +211,7 @@ func dedupe(cmds []string) []string {
 }
 
 func TestStopJob(t *testing.T) {
-	job := Job{SandboxID: "ct-1", ID: "0123abcd"}
+	job := Job{SandboxID: "sb-1", ID: "0123abcd"}
 	tests := []struct {
 		name     string
 		exit     string // exit file content; "" none
@@ -235,15 +230,15 @@ func TestStopJob(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newFakeGateway(t)
-			g.add("ct-1", &fakeSandbox{})
+			g.add("sb-1", &fakeSandbox{})
 			if tt.exit != "" {
-				g.putFile("ct-1", job.ExitPath(), []byte(tt.exit))
+				g.putFile("sb-1", job.ExitPath(), []byte(tt.exit))
 			}
 			if tt.pgid != "" {
-				g.putFile("ct-1", job.PGIDPath(), []byte(tt.pgid))
+				g.putFile("sb-1", job.PGIDPath(), []byte(tt.pgid))
 			}
 			sh := &stopShell{g: g, lives: tt.lives}
-			g.onExec = sh.exec
+			g.onCommand = sh.exec
 			c, _ := g.client(nil)
 			res, err := c.StopJob(context.Background(), job, 150*time.Millisecond)
 			if err != nil {
@@ -258,16 +253,16 @@ func TestStopJob(t *testing.T) {
 }
 
 func TestStopJobRefusesABadPGID(t *testing.T) {
-	job := Job{SandboxID: "ct-1", ID: "0123abcd"}
+	job := Job{SandboxID: "sb-1", ID: "0123abcd"}
 	for _, content := range []string{"1\n", "0", "-5", "abc"} {
 		g := newFakeGateway(t)
-		g.add("ct-1", &fakeSandbox{})
-		g.putFile("ct-1", job.PGIDPath(), []byte(content))
+		g.add("sb-1", &fakeSandbox{})
+		g.putFile("sb-1", job.PGIDPath(), []byte(content))
 		c, _ := g.client(nil)
 		if _, err := c.StopJob(context.Background(), job, time.Millisecond); err == nil || !strings.Contains(err.Error(), "not a process group id") {
 			t.Errorf("pgid %q: err = %v", content, err)
 		}
-		if n := g.count("exec"); n != 0 {
+		if n := g.count("Start"); n != 0 {
 			t.Errorf("pgid %q: %d commands sent; kill -- -1 must never go out", content, n)
 		}
 	}
@@ -276,13 +271,13 @@ func TestStopJobRefusesABadPGID(t *testing.T) {
 // A sandbox that is gone runs nothing any more: stopping succeeds.
 func TestStopJobOnAGoneSandbox(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("ct-1", &fakeSandbox{status: StatusTerminated})
+	g.add("sb-1", &fakeSandbox{status: StatusTerminated})
 	g.onFile = func(_ int, _ string, w http.ResponseWriter, _ *http.Request) bool {
 		writeJSON(w, http.StatusBadGateway, map[string]any{"error": "sandbox_not_found"})
 		return true
 	}
 	c, _ := g.client(nil)
-	res, err := c.StopJob(context.Background(), Job{SandboxID: "ct-1", ID: "0123abcd"}, time.Second)
+	res, err := c.StopJob(context.Background(), Job{SandboxID: "sb-1", ID: "0123abcd"}, time.Second)
 	if err != nil || !res.SandboxGone {
 		t.Fatalf("res %+v, err %v", res, err)
 	}

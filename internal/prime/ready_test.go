@@ -37,46 +37,25 @@ func failFirst(n int, code connect.Code) func(context.Context, int, *pb.StartReq
 func TestWaitForReadyRetriesTransientGatewayFailures(t *testing.T) {
 	tests := []struct {
 		name    string
-		vm      bool
 		onStart func(context.Context, int, *pb.StartRequest, func(*pb.CommandSessionEvent) error) error
-		rest    []int // REST exec statuses of the first probes (container)
-		body    any
 	}{
-		{name: "connect unavailable", vm: true, onStart: failFirst(2, connect.CodeUnavailable)},
-		{name: "connect aborted", vm: true, onStart: failFirst(2, connect.CodeAborted)},
-		{name: "connect deadline_exceeded", vm: true, onStart: failFirst(2, connect.CodeDeadlineExceeded)},
-		{name: "connect not_found while RUNNING", vm: true, onStart: failFirst(2, connect.CodeNotFound)},
-		{name: "rest 502 sandbox_not_found while RUNNING", rest: []int{502, 502}, body: map[string]any{"error": "sandbox_not_found"}},
-		{name: "rest 503", rest: []int{503, 503}, body: map[string]any{"error": "gateway_error"}},
-		{name: "rest 408", rest: []int{408, 408}, body: map[string]any{"error": "timeout"}},
-		{name: "rest 409", rest: []int{409, 409}, body: map[string]any{"error": "conflict"}},
-		{name: "rest 524", rest: []int{524, 524}, body: "<html>timeout</html>"},
+		{name: "connect unavailable", onStart: failFirst(2, connect.CodeUnavailable)},
+		{name: "connect aborted", onStart: failFirst(2, connect.CodeAborted)},
+		{name: "connect deadline_exceeded", onStart: failFirst(2, connect.CodeDeadlineExceeded)},
+		{name: "connect not_found while RUNNING", onStart: failFirst(2, connect.CodeNotFound)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newFakeGateway(t)
-			g.add("sbx", &fakeSandbox{vm: tt.vm, statuses: running()})
+			g.add("sbx", &fakeSandbox{statuses: running()})
 			g.onStart = tt.onStart
-			g.onExec = func(n int, b execBody) (int, any) {
-				if b.Command != gatewayProbeCommand || b.Timeout != 10 {
-					t.Errorf("probe = %q with timeout %d, want %q with 10", b.Command, b.Timeout, gatewayProbeCommand)
-				}
-				if n < len(tt.rest) {
-					return tt.rest[n], tt.body
-				}
-				return 200, map[string]any{"stdout": "sandbox ready\n", "stderr": "", "exit_code": 0}
-			}
 			c, _ := g.client(nil)
 			if err := c.WaitForReady(testContext(t), "sbx", WaitReadyOptions{Gateway: true}); err != nil {
 				t.Fatal(err)
 			}
-			probes, other := g.count("Start"), g.count("exec")
-			if !tt.vm {
-				probes, other = other, probes
-			}
-			// A probe makes one attempt (a 409 too): the probe loop retries.
-			if probes != 3 || other != 0 {
-				t.Fatalf("%d probes on the sandbox's transport and %d on the other, want 3 and 0", probes, other)
+			// A probe makes one attempt: the probe loop retries.
+			if probes := g.count("Start"); probes != 3 {
+				t.Fatalf("%d probes, want 3", probes)
 			}
 			// One status round to reach RUNNING and none after the failed
 			// probes: that RUNNING is fresher than gatewayAliveRecheck. A
@@ -94,14 +73,12 @@ func TestWaitForReadyRetriesTransientGatewayFailures(t *testing.T) {
 					t.Fatalf("%d gateway auth requests, want 1 (the token stays good)", n)
 				}
 			}
-			if tt.vm {
-				g.mu.Lock()
-				req, hdr := g.starts[0], g.startHdrs[0]
-				g.mu.Unlock()
-				ms, _ := strconv.Atoi(hdr.Get("Connect-Timeout-Ms"))
-				if args := req.GetCommand().GetArgs(); len(args) != 2 || args[1] != gatewayProbeCommand || ms <= 0 || ms > 10000 {
-					t.Fatalf("probe %v with Connect-Timeout-Ms %s, want %q within 10 s", args, hdr.Get("Connect-Timeout-Ms"), gatewayProbeCommand)
-				}
+			g.mu.Lock()
+			req, hdr := g.starts[0], g.startHdrs[0]
+			g.mu.Unlock()
+			ms, _ := strconv.Atoi(hdr.Get("Connect-Timeout-Ms"))
+			if args := req.GetCommand().GetArgs(); len(args) != 2 || args[1] != gatewayProbeCommand || ms <= 0 || ms > 10000 {
+				t.Fatalf("probe %v with Connect-Timeout-Ms %s, want %q within 10 s", args, hdr.Get("Connect-Timeout-Ms"), gatewayProbeCommand)
 			}
 		})
 	}
@@ -156,7 +133,7 @@ func TestWaitForReadyStopsOnLastingFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newFakeGateway(t)
-			g.add("sbx", &fakeSandbox{vm: true, statuses: tt.statuses, status: tt.status})
+			g.add("sbx", &fakeSandbox{statuses: tt.statuses, status: tt.status})
 			g.onStart = tt.onStart
 			c, _ := g.client(nil)
 			err := c.WaitForReady(testContext(t), "sbx", WaitReadyOptions{Gateway: true})
@@ -180,7 +157,7 @@ func TestWaitForReadyStopsOnLastingFailures(t *testing.T) {
 // request, and the wait ends with the platform's error, not a timeout.
 func TestWaitForReadyRechecksTheControlPlaneWhileProbing(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("sbx", &fakeSandbox{vm: true, statuses: []SandboxStatus{{Status: StatusRunning}, {Status: StatusError, ErrorType: ptr("OOM_KILLED")}}})
+	g.add("sbx", &fakeSandbox{statuses: []SandboxStatus{{Status: StatusRunning}, {Status: StatusError, ErrorType: ptr("OOM_KILLED")}}})
 	g.onStart = failFirst(1<<30, connect.CodeUnavailable)
 	c, _ := g.client(nil)
 	err := c.WaitForReady(testContext(t), "sbx", WaitReadyOptions{Gateway: true, Timeout: time.Minute})
@@ -201,7 +178,7 @@ func TestWaitForReadyRechecksTheControlPlaneWhileProbing(t *testing.T) {
 // cohort expects the gateway in an hour, so only that early fetch can ask.
 func TestWaitForReadyFetchesTheTokenWhileTheGatewayLags(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("sbx", &fakeSandbox{vm: true, statuses: running()})
+	g.add("sbx", &fakeSandbox{statuses: running()})
 	asked := make(chan struct{}, 1)
 	g.onAuth = func() { asked <- struct{}{} }
 	c, _ := g.client(nil)
@@ -256,7 +233,7 @@ func TestWaitForReadyBudgets(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newFakeGateway(t)
-			g.add("sbx", &fakeSandbox{vm: true, statuses: tt.statuses})
+			g.add("sbx", &fakeSandbox{statuses: tt.statuses})
 			g.onStart = tt.onStart
 			c, _ := g.client(nil)
 			err := c.WaitForReady(testContext(t), "sbx", tt.opts)
@@ -297,7 +274,7 @@ func TestWaitForReadyImageBuild(t *testing.T) {
 	}
 	statuses = append(statuses, SandboxStatus{Status: StatusProvisioning}, SandboxStatus{Status: StatusRunning})
 	g := newFakeGateway(t)
-	g.add("sbx", &fakeSandbox{vm: true, statuses: statuses})
+	g.add("sbx", &fakeSandbox{statuses: statuses})
 	c, _ := g.client(nil)
 	const timeout = 1500 * time.Millisecond
 	var progress []string
@@ -328,7 +305,7 @@ func TestWaitForReadyImageBuild(t *testing.T) {
 	if samples != 0 {
 		t.Fatalf("%d boot samples after a wait through an image build, want 0", samples)
 	}
-	g.add("plain", &fakeSandbox{vm: true, statuses: []SandboxStatus{{Status: StatusProvisioning}, {Status: StatusRunning}}})
+	g.add("plain", &fakeSandbox{statuses: []SandboxStatus{{Status: StatusProvisioning}, {Status: StatusRunning}}})
 	if err := c.WaitForReady(testContext(t), "plain", WaitReadyOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +323,7 @@ func TestWaitForReadyImageBuild(t *testing.T) {
 // A terminal status ends the boot wait with the platform's error.
 func TestWaitForReadyTerminalStatus(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("sbx", &fakeSandbox{vm: true, statuses: []SandboxStatus{
+	g.add("sbx", &fakeSandbox{statuses: []SandboxStatus{
 		{Status: StatusProvisioning}, {Status: StatusError, ErrorType: ptr("IMAGE_PULL_FAILED"), ErrorMessage: ptr("pull access denied")},
 	}})
 	c, _ := g.client(nil)
@@ -369,12 +346,12 @@ func TestWaitForReadyCancelled(t *testing.T) {
 			ctx, cancel := context.WithCancelCause(testContext(t))
 			defer cancel(nil)
 			if phase == PhaseBoot {
-				g.add("sbx", &fakeSandbox{vm: true, statuses: []SandboxStatus{{Status: StatusProvisioning}}})
+				g.add("sbx", &fakeSandbox{statuses: []SandboxStatus{{Status: StatusProvisioning}}})
 				g.mu.Lock()
 				g.sandboxes["sbx"].onPoll = func() { cancel(interrupted) }
 				g.mu.Unlock()
 			} else {
-				g.add("sbx", &fakeSandbox{vm: true, statuses: running()})
+				g.add("sbx", &fakeSandbox{statuses: running()})
 				g.onStart = func(context.Context, int, *pb.StartRequest, func(*pb.CommandSessionEvent) error) error {
 					cancel(interrupted)
 					return connect.NewError(connect.CodeUnavailable, errors.New("not yet"))
@@ -393,7 +370,7 @@ func TestWaitForReadySharesStatusRequests(t *testing.T) {
 	g := newFakeGateway(t)
 	const n = 40
 	for i := range n {
-		g.add(fmt.Sprintf("sbx-%02d", i), &fakeSandbox{vm: true, statuses: []SandboxStatus{
+		g.add(fmt.Sprintf("sbx-%02d", i), &fakeSandbox{statuses: []SandboxStatus{
 			{Status: StatusPending}, {Status: StatusProvisioning}, {Status: StatusRunning},
 		}})
 	}
@@ -425,7 +402,7 @@ func TestWaitForReadySharesStatusRequests(t *testing.T) {
 // probe, ctx is its only budget.
 func TestWaitForRunningDoesNotProbe(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("sbx", &fakeSandbox{vm: true, statuses: []SandboxStatus{{Status: StatusProvisioning}, {Status: StatusRunning}}})
+	g.add("sbx", &fakeSandbox{statuses: []SandboxStatus{{Status: StatusProvisioning}, {Status: StatusRunning}}})
 	c, _ := g.client(nil)
 	var seen []string
 	if err := c.WaitForRunning(testContext(t), "sbx", WaitRunningOptions{OnProgress: func(s SandboxStatus) { seen = append(seen, s.Status) }}); err != nil {
@@ -459,7 +436,7 @@ func TestTransientProbeError(t *testing.T) {
 		{"REST 408", &APIError{StatusCode: 408}, true},
 		{"REST 409", &APIError{StatusCode: 409}, true},
 		{"REST 500", &APIError{StatusCode: 500}, true},
-		{"REST 524", &edgeTimeoutError{apiErr: &APIError{StatusCode: 524}}, true},
+		{"REST 524", &APIError{StatusCode: 524}, true},
 		{"REST 401", &APIError{StatusCode: 401}, false},
 		{"REST 404", &APIError{StatusCode: 404}, false},
 		{"connection refused", fmt.Errorf("POST /exec: %w", refused), true},

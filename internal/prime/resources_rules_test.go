@@ -27,7 +27,6 @@ func TestRestoreCreateRules(t *testing.T) {
 		{"restore with disk", CreateSandboxRequest{Name: "n", CheckpointID: strp("ck-1"), DiskSizeGB: &disk}, []string{"disk_size_gb"}},
 		{"empty checkpoint id", CreateSandboxRequest{Name: "n", CheckpointID: strp("")}, []string{"checkpoint_id"}},
 		{"checkpoint id too long", CreateSandboxRequest{Name: "n", CheckpointID: &long}, []string{"checkpoint_id"}},
-		{"restore as container", CreateSandboxRequest{Name: "n", CheckpointID: strp("ck"), VM: boolp(false)}, []string{"checkpoint_id"}},
 		{"memory without checkpoint", CreateSandboxRequest{Name: "n", DockerImage: "img", RestoreMemory: boolp(true)}, []string{"restore_memory"}},
 		{"memory false without checkpoint", CreateSandboxRequest{Name: "n", DockerImage: "img", RestoreMemory: boolp(false)}, nil},
 		{"volumes", CreateSandboxRequest{Name: "n", DockerImage: "img", Volumes: []VolumeMount{{Name: "data", MountPath: "/data"}, {Name: "me/ref", MountPath: "/ref", ReadOnly: true}}}, nil},
@@ -36,7 +35,6 @@ func TestRestoreCreateRules(t *testing.T) {
 		{"volume bad name", CreateSandboxRequest{Name: "n", DockerImage: "img", Volumes: []VolumeMount{{Name: "Data", MountPath: "/d"}}}, []string{"volumes"}},
 		{"volume twice", CreateSandboxRequest{Name: "n", DockerImage: "img", Volumes: []VolumeMount{{Name: "d", MountPath: "/a"}, {Name: "d", MountPath: "/b"}}}, []string{"volumes"}},
 		{"two at one path", CreateSandboxRequest{Name: "n", DockerImage: "img", Volumes: []VolumeMount{{Name: "a", MountPath: "/d"}, {Name: "b", MountPath: "/d"}}}, []string{"volumes"}},
-		{"volumes on a container", CreateSandboxRequest{Name: "n", DockerImage: "img", VM: boolp(false), Volumes: []VolumeMount{{Name: "a", MountPath: "/d"}}}, []string{"volumes"}},
 		{"nine volumes", CreateSandboxRequest{Name: "n", DockerImage: "img", Volumes: func() []VolumeMount {
 			var v []VolumeMount
 			for _, n := range "abcdefghi" {

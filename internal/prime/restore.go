@@ -27,15 +27,9 @@ func restoreRules(r CreateSandboxRequest) []RuleViolation {
 		if r.DiskSizeGB != nil {
 			add([]string{"disk_size_gb", "checkpoint_id"}, "must be omitted when checkpoint_id is set: a restored sandbox takes the checkpoint's disk size")
 		}
-		if r.VM != nil && !*r.VM {
-			add([]string{"checkpoint_id", "vm"}, "checkpoints are taken of VM sandboxes only; a restore cannot be a container (vm = false)")
-		}
 	}
 	if r.RestoreMemory != nil && *r.RestoreMemory && r.CheckpointID == nil {
 		add([]string{"restore_memory", "checkpoint_id"}, "needs checkpoint_id: only a pause checkpoint's memory can be restored")
-	}
-	if len(r.Volumes) > 0 && r.VM != nil && !*r.VM {
-		add([]string{"volumes", "vm"}, "volumes attach to VM sandboxes only (vm = false is a container)")
 	}
 	for _, msg := range volumeRules(r.Volumes) {
 		add([]string{"volumes"}, "%s", msg)

@@ -4,34 +4,59 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
-// The SDK's defaults for create fields (prime-sandboxes 0.2.39,
-// CreateSandboxRequest), which it always sends. ApplySDKCreateDefaults fills
-// them into a request; the mock applies them too; the provider reads back
-// whatever the platform chose.
+// The defaults the client fills into a create request (ApplySDKCreateDefaults;
+// the mock applies the same ones to absent keys; the provider reads back
+// whatever the platform chose). cpu_cores 1 and timeout_minutes 60 are the
+// platform's documented defaults; memory and disk keep the 0.2.39 SDK's
+// values, which its body always carried [I: today's defaults for them are
+// not published].
 const (
-	DefaultCPUCores       = 1.0
+	DefaultCPUCores       = 1
 	DefaultMemoryGB       = 1.0
 	DefaultDiskSizeGB     = 5.0
 	DefaultTimeoutMinutes = 60
 	DefaultDiskMountPath  = "/sandbox-workspace"
-	DefaultShellCommand   = "tail -f /dev/null"
+	// DefaultArch is the platform's architecture when a create names none.
+	DefaultArch = ArchAMD64
+	// LegacyStartCommand is the string start command the 0.2.39 SDK (and
+	// this provider before sandboxes were VM-only) sent when none was set.
+	// It is never sent now: a VM's start process exiting stops the sandbox,
+	// and a VM without one stays up. A sandbox that reports it reads back as
+	// having no start command.
+	LegacyStartCommand = "tail -f /dev/null"
+	// MaxIdleTimeoutMinutes is the longest idle timeout (24 hours).
+	MaxIdleTimeoutMinutes = 1440
 )
 
-// ApplySDKCreateDefaults fills what r leaves unset with the values the SDK
-// sends for them: cpu_cores 1.0, memory_gb 1.0, disk_size_gb 5.0, gpu_count
-// 0, timeout_minutes 60, labels [] (guaranteed is a plain bool, so false is
-// already sent), and start_command "tail -f /dev/null" unless vm is true.
-// The SDK's body carries these keys on every create; what the server does
-// with a body that lacks them is not known, so the client sends them too.
-// vm itself stays unset when unset: the platform then picks its default
-// runtime. Explicitly set values are never changed. A restore
-// (CheckpointID) gets no disk_size_gb, and a memory restore no cpu_cores or
-// memory_gb.
+// The architectures a create may ask for.
+const (
+	ArchAMD64 = "amd64"
+	ArchARM64 = "arm64"
+)
+
+// Arches are the values of a create's arch, in the platform's order.
+var Arches = []string{ArchAMD64, ArchARM64}
+
+// ApplySDKCreateDefaults fills what r leaves unset with the values the
+// client always sends: cpu_cores 1, memory_gb 1.0, disk_size_gb 5.0,
+// gpu_count 0, timeout_minutes 60 and labels []. Explicitly set values are
+// never changed. Nothing else is filled in: no vm (every sandbox is a VM,
+// and an explicit vm is not needed), no arch (the platform's default,
+// amd64, applies), and no start command (the 0.2.39 SDK's "tail -f
+// /dev/null" must not be sent: a VM without a start command stays up, one
+// whose start process exits stops). A restore (CheckpointID) gets no
+// disk_size_gb, and a memory restore no cpu_cores or memory_gb.
 func ApplySDKCreateDefaults(r *CreateSandboxRequest) {
 	setFloat := func(p **float64, v float64) {
+		if *p == nil {
+			*p = &v
+		}
+	}
+	setInt := func(p **int, v int) {
 		if *p == nil {
 			*p = &v
 		}
@@ -40,27 +65,16 @@ func ApplySDKCreateDefaults(r *CreateSandboxRequest) {
 	// a memory restore keeps the paused shape [I: sending the default CPU
 	// and memory could conflict with it], so neither gets those defaults.
 	if r.RestoreMemory == nil || !*r.RestoreMemory {
-		setFloat(&r.CPUCores, DefaultCPUCores)
+		setInt(&r.CPUCores, DefaultCPUCores)
 		setFloat(&r.MemoryGB, DefaultMemoryGB)
 	}
 	if r.CheckpointID == nil {
 		setFloat(&r.DiskSizeGB, DefaultDiskSizeGB)
 	}
-	if r.GPUCount == nil {
-		zero := 0
-		r.GPUCount = &zero
-	}
-	if r.TimeoutMinutes == nil {
-		m := DefaultTimeoutMinutes
-		r.TimeoutMinutes = &m
-	}
+	setInt(&r.GPUCount, 0)
+	setInt(&r.TimeoutMinutes, DefaultTimeoutMinutes)
 	if r.Labels == nil {
 		r.Labels = []string{}
-	}
-	// The SDK clears its default command only for vm=True; with vm unset
-	// (the platform's default, a VM) the string default is still sent.
-	if r.StartCommand == nil && (r.VM == nil || !*r.VM) {
-		r.StartCommand = ShellCommand(DefaultShellCommand)
 	}
 }
 
@@ -83,20 +97,20 @@ var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // ValidEnvName reports whether name is a portable environment variable name.
 func ValidEnvName(name string) bool { return envNamePattern.MatchString(name) }
 
-// CreateRules checks a create request against the platform's rules, in the
-// SDK's order (its CreateSandboxRequest validators), plus the checks this provider adds where
-// the SDK is silent and the platform cannot do anything useful with the
-// value (non-positive resources, empty labels, invalid variable names). It
+// CreateRules checks a create request against the platform's rules (the
+// SDK's CreateSandboxRequest validators, and the late-2026 contract's
+// timeout, idle-timeout, arch and whole-vCPU rules), plus the checks this
+// provider adds where the platform cannot do anything useful with the value
+// (non-positive resources, empty labels, invalid variable names). It
 // returns every violation, not just the first, so a plan shows all of them.
-//
-// vm nil means "platform default", which is a VM.
+// The provider's plan-time checks and the client's pre-send check both run
+// it.
 func CreateRules(r CreateSandboxRequest) []RuleViolation {
 	var out []RuleViolation
 	add := func(inputs []string, format string, args ...any) {
 		out = append(out, RuleViolation{Field: inputs[0], Inputs: inputs, Message: fmt.Sprintf(format, args...)})
 	}
 	in := func(fields ...string) []string { return fields }
-	container := r.VM != nil && !*r.VM
 	gpus := 0
 	if r.GPUCount != nil {
 		gpus = *r.GPUCount
@@ -109,32 +123,27 @@ func CreateRules(r CreateSandboxRequest) []RuleViolation {
 		add(in("docker_image"), "must not be empty")
 	}
 	out = append(out, restoreRules(r)...)
+	if r.Arch != nil && !slices.Contains(Arches, *r.Arch) {
+		add(in("arch"), "must be %q or %q, got %q", ArchAMD64, ArchARM64, *r.Arch)
+	}
 
-	// 1. GPUs.
+	// GPUs.
 	if gpus < 0 {
 		add(in("gpu_count"), "must be 0 or more, got %d", gpus)
 	}
 	if gpus > 0 && (r.GPUType == nil || *r.GPUType == "") {
 		add(in("gpu_type", "gpu_count"), "is required when gpu_count > 0")
 	}
-	if gpus > 0 && container {
-		add(in("gpu_count", "vm"), "GPUs are not supported on containers (vm = false); use a VM sandbox")
-	}
 	if r.GPUType != nil && gpus == 0 {
 		add(in("gpu_type", "gpu_count"), "needs gpu_count > 0")
 	}
-	// 2–3. Container-only options.
-	if r.Guaranteed && !container {
-		add(in("guaranteed", "vm"), "is only supported on containers: set vm = false")
-	}
-	if r.RegistryCredentialsID != nil && !container {
-		add(in("registry_credentials_id", "vm"), "is only supported on containers: set vm = false")
-	}
-	// 4. Start command.
+	// Start command: the argv form only. The platform still parses a
+	// string, but that was the containers' shell form; a VM runs a process
+	// without a shell, so this client never sends one.
 	if sc := r.StartCommand; sc != nil {
-		if sc.Shell != nil && !container {
-			add(in("start_command", "vm"), "a shell-string start command is only supported on containers (vm = false); "+
-				"VMs take the argv form, for example start_argv = [\"/bin/sh\", \"-c\", %q]", *sc.Shell)
+		if sc.Shell != nil {
+			add(in("start_command"), "the string form is not sent (it was the containers' shell form): give the "+
+				"argv form, for example [\"/bin/sh\", \"-c\", %q]", *sc.Shell)
 		}
 		if sc.Argv != nil {
 			if sc.Argv.Executable == "" {
@@ -150,10 +159,7 @@ func CreateRules(r CreateSandboxRequest) []RuleViolation {
 			}
 		}
 	}
-	// 5. Create-time egress lists: VM only, at most one, grammar.
-	if (r.NetworkAllowlist != nil || r.NetworkDenylist != nil) && container {
-		add(in("network_allowlist", "network_denylist", "vm"), "egress lists are only supported on VM sandboxes (vm = true)")
-	}
+	// Create-time egress lists: at most one, grammar.
 	if r.NetworkAllowlist != nil && r.NetworkDenylist != nil {
 		add(in("network_allowlist", "network_denylist"), "network_allowlist and network_denylist are mutually exclusive; provide at most one")
 	}
@@ -167,35 +173,16 @@ func CreateRules(r CreateSandboxRequest) []RuleViolation {
 			add(in("network_denylist"), "%s", flattenErr(err))
 		}
 	}
-	// 6. Timeouts. An omitted timeout is sent as the SDK's default (60
-	// minutes, ApplySDKCreateDefaults), so the idle timeout is compared with
-	// that.
-	timeout := DefaultTimeoutMinutes
-	if r.TimeoutMinutes != nil {
-		timeout = *r.TimeoutMinutes
+	out = append(out, timeoutRules(r)...)
+	// Resources: a sandbox with no CPU, memory or disk cannot start, so
+	// refuse it before a request is made.
+	if r.CPUCores != nil && *r.CPUCores < 1 {
+		add(in("cpu_cores"), "must be at least 1 (whole vCPUs), got %d", *r.CPUCores)
 	}
-	if r.IdleTimeoutMinutes != nil {
-		idle := *r.IdleTimeoutMinutes
-		switch {
-		case idle < 1:
-			add(in("idle_timeout_minutes"), "must be at least 1, got %d", idle)
-		case timeout > 0 && idle > timeout && r.TimeoutMinutes == nil:
-			add(in("idle_timeout_minutes", "timeout_minutes"), "must not exceed the sandbox's lifetime, %d minutes "+
-				"(timeout_minutes is unset, so its default applies), got %d: set timeout_minutes to at least %d, or -1 "+
-				"for no lifetime limit", timeout, idle, idle)
-		case timeout > 0 && idle > timeout:
-			add(in("idle_timeout_minutes", "timeout_minutes"), "must not exceed timeout_minutes (%d), got %d", timeout, idle)
-		}
-		if container && timeout <= 0 {
-			add(in("idle_timeout_minutes", "timeout_minutes", "vm"), "containers with an idle timeout need a finite lifetime: set timeout_minutes > 0")
-		}
-	}
-	// Resources: the SDK passes anything, but a sandbox with no CPU, memory
-	// or disk cannot start, so refuse it before a request is made.
 	for _, res := range []struct {
 		field string
 		v     *float64
-	}{{"cpu_cores", r.CPUCores}, {"memory_gb", r.MemoryGB}, {"disk_size_gb", r.DiskSizeGB}} {
+	}{{"memory_gb", r.MemoryGB}, {"disk_size_gb", r.DiskSizeGB}} {
 		if res.v != nil && !(*res.v > 0) {
 			add(in(res.field), "must be greater than 0, got %g", *res.v)
 		}
@@ -215,6 +202,41 @@ func CreateRules(r CreateSandboxRequest) []RuleViolation {
 				add(in(m.field), "%q is not a valid variable name (letters, digits and _, not starting with a digit)", name)
 			}
 		}
+	}
+	return out
+}
+
+// timeoutRules are the lifetime rules: any negative timeout_minutes means
+// no lifetime limit and 0 is refused (the platform answers 422 "must be
+// negative for infinite or >= 1"); idle_timeout_minutes is 1 to 1,440 and
+// must not exceed a finite lifetime. An omitted timeout is sent as the
+// default (60 minutes, ApplySDKCreateDefaults), so the idle timeout is
+// compared with that.
+func timeoutRules(r CreateSandboxRequest) []RuleViolation {
+	var out []RuleViolation
+	add := func(inputs []string, format string, args ...any) {
+		out = append(out, RuleViolation{Field: inputs[0], Inputs: inputs, Message: fmt.Sprintf(format, args...)})
+	}
+	timeout := DefaultTimeoutMinutes
+	if r.TimeoutMinutes != nil {
+		timeout = *r.TimeoutMinutes
+		if timeout == 0 {
+			add([]string{"timeout_minutes"}, "must be negative for no lifetime limit (-1) or >= 1, got 0")
+		}
+	}
+	if r.IdleTimeoutMinutes == nil {
+		return out
+	}
+	idle := *r.IdleTimeoutMinutes
+	switch {
+	case idle < 1 || idle > MaxIdleTimeoutMinutes:
+		add([]string{"idle_timeout_minutes"}, "must be between 1 and %d minutes (24 hours), got %d", MaxIdleTimeoutMinutes, idle)
+	case timeout > 0 && idle > timeout && r.TimeoutMinutes == nil:
+		add([]string{"idle_timeout_minutes", "timeout_minutes"}, "must not exceed the sandbox's lifetime, %d minutes "+
+			"(timeout_minutes is unset, so its default applies), got %d: set timeout_minutes to at least %d, or -1 "+
+			"for no lifetime limit", timeout, idle, idle)
+	case timeout > 0 && idle > timeout:
+		add([]string{"idle_timeout_minutes", "timeout_minutes"}, "must not exceed timeout_minutes (%d), got %d", timeout, idle)
 	}
 	return out
 }

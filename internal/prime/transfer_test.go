@@ -48,7 +48,7 @@ func commandsSent(g *fakeGateway) []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var out []string
-	for _, b := range g.execs {
+	for _, b := range g.commands {
 		out = append(out, randomParts.ReplaceAllString(b.Command, "${1}RAND"))
 	}
 	return out
@@ -93,9 +93,9 @@ func TestPutFileCommands(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newFakeGateway(t)
-			g.add("ct-1", &fakeSandbox{})
+			g.add("sb-1", &fakeSandbox{})
 			c, _ := g.client(nil)
-			res, err := c.PutFile(context.Background(), "ct-1", tt.req)
+			res, err := c.PutFile(context.Background(), "sb-1", tt.req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +108,7 @@ func TestPutFileCommands(t *testing.T) {
 				t.Errorf("uploads %+v, want one to %s", reqs, tt.upload)
 			}
 			// Two gateway calls in all: the upload creates the parent.
-			if n := g.count("exec") + g.count("upload"); n != 2 {
+			if n := g.count("Start") + g.count("upload"); n != 2 {
 				t.Errorf("%d gateway calls, want 2", n)
 			}
 		})
@@ -119,29 +119,29 @@ func TestPutFileCommands(t *testing.T) {
 // final name.
 func TestPutFileRemovesTheTemporaryOnFailure(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("ct-1", &fakeSandbox{})
+	g.add("sb-1", &fakeSandbox{})
 	g.onFile = func(_ int, _ string, w http.ResponseWriter, _ *http.Request) bool {
 		writeJSON(w, http.StatusForbidden, map[string]any{"error": "forbidden", "message": "Operation not permitted"})
 		return true
 	}
 	c, _ := g.client(nil)
-	_, err := c.PutFile(context.Background(), "ct-1", PutFileRequest{Path: "/etc/x", Source: bytesSource("x", []byte("1"))})
-	if err == nil || !strings.Contains(err.Error(), "putting the file /etc/x in sandbox ct-1") || !strings.Contains(err.Error(), "Operation not permitted") {
+	_, err := c.PutFile(context.Background(), "sb-1", PutFileRequest{Path: "/etc/x", Source: bytesSource("x", []byte("1"))})
+	if err == nil || !strings.Contains(err.Error(), "putting the file /etc/x in sandbox sb-1") || !strings.Contains(err.Error(), "Operation not permitted") {
 		t.Fatalf("err = %v", err)
 	}
 	checkCommands(t, commandsSent(g), []string{"rm -f -- /etc/.prime-upload-RAND"})
 
 	// A move that fails (non-zero exit) removes it too.
 	g2 := newFakeGateway(t)
-	g2.add("ct-1", &fakeSandbox{})
-	g2.onExec = func(_ int, b execBody) (int, any) {
+	g2.add("sb-1", &fakeSandbox{})
+	g2.onCommand = func(_ int, b fakeCommand) (int, string, string, error) {
 		if strings.HasPrefix(b.Command, "mv ") {
-			return 200, map[string]any{"stdout": "", "stderr": "mv: cannot move: Permission denied\n", "exit_code": 1}
+			return 1, "", "mv: cannot move: Permission denied\n", nil
 		}
-		return 200, map[string]any{"stdout": "", "stderr": "", "exit_code": 0}
+		return 0, "", "", nil
 	}
 	c2, _ := g2.client(nil)
-	_, err = c2.PutFile(context.Background(), "ct-1", PutFileRequest{Path: "/etc/x", Source: bytesSource("x", []byte("1"))})
+	_, err = c2.PutFile(context.Background(), "sb-1", PutFileRequest{Path: "/etc/x", Source: bytesSource("x", []byte("1"))})
 	var failed *CommandFailedError
 	if !errors.As(err, &failed) || failed.ExitCode != 1 || !strings.Contains(err.Error(), "Permission denied") {
 		t.Fatalf("err = %v", err)
@@ -151,17 +151,17 @@ func TestPutFileRemovesTheTemporaryOnFailure(t *testing.T) {
 
 func TestRemovePath(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("ct-1", &fakeSandbox{})
+	g.add("sb-1", &fakeSandbox{})
 	c, _ := g.client(nil)
 	for _, p := range []string{"/", "//", "/tmp/..", "relative"} {
-		if err := c.RemovePath(context.Background(), "ct-1", p, true); !errors.Is(err, ErrInvalidRequest) {
+		if err := c.RemovePath(context.Background(), "sb-1", p, true); !errors.Is(err, ErrInvalidRequest) {
 			t.Errorf("RemovePath(%q): err = %v, want a refusal", p, err)
 		}
 	}
-	if err := c.RemovePath(context.Background(), "ct-1", "/srv/a b", false); err != nil {
+	if err := c.RemovePath(context.Background(), "sb-1", "/srv/a b", false); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.RemovePath(context.Background(), "ct-1", "/srv/dir", true); err != nil {
+	if err := c.RemovePath(context.Background(), "sb-1", "/srv/dir", true); err != nil {
 		t.Fatal(err)
 	}
 	checkCommands(t, commandsSent(g), []string{"rm -f -- '/srv/a b'", "rm -rf -- /srv/dir"})
@@ -169,25 +169,25 @@ func TestRemovePath(t *testing.T) {
 
 func TestFetchDirectory(t *testing.T) {
 	g := newFakeGateway(t)
-	g.add("ct-1", &fakeSandbox{})
+	g.add("sb-1", &fakeSandbox{})
 	var archive bytes.Buffer
 	tw := tar.NewWriter(&archive)
 	_ = tw.WriteHeader(&tar.Header{Name: "./a.txt", Typeflag: tar.TypeReg, Size: 1, Mode: 0o644})
 	_, _ = tw.Write([]byte("a"))
 	_ = tw.Close()
 	tarCmd := regexp.MustCompile(`^tar -cf (\S+) `)
-	g.onExec = func(_ int, b execBody) (int, any) {
+	g.onCommand = func(_ int, b fakeCommand) (int, string, string, error) {
 		if m := tarCmd.FindStringSubmatch(b.Command); m != nil {
 			if strings.Contains(b.Command, "/missing") {
-				return 200, map[string]any{"stdout": "", "stderr": "tar: /missing: Cannot chdir: No such file or directory\ntar: Error is not recoverable: exiting now\n", "exit_code": 2}
+				return 2, "", "tar: /missing: Cannot chdir: No such file or directory\ntar: Error is not recoverable: exiting now\n", nil
 			}
-			g.putFile("ct-1", m[1], archive.Bytes())
+			g.putFile("sb-1", m[1], archive.Bytes())
 		}
-		return 200, map[string]any{"stdout": "", "stderr": "", "exit_code": 0}
+		return 0, "", "", nil
 	}
 	c, _ := g.client(nil)
 	var got []byte
-	err := c.FetchDirectory(context.Background(), "ct-1", "/srv/out dir", func(r io.Reader) error {
+	err := c.FetchDirectory(context.Background(), "sb-1", "/srv/out dir", func(r io.Reader) error {
 		var err error
 		got, err = io.ReadAll(r)
 		return err
@@ -198,7 +198,7 @@ func TestFetchDirectory(t *testing.T) {
 	if !bytes.Equal(got, archive.Bytes()) {
 		t.Error("the sink did not get the archive")
 	}
-	err = c.FetchDirectory(context.Background(), "ct-1", "/missing", func(io.Reader) error { return nil })
+	err = c.FetchDirectory(context.Background(), "sb-1", "/missing", func(io.Reader) error { return nil })
 	if !errors.Is(err, ErrFileNotFound) || !strings.Contains(err.Error(), "/missing") {
 		t.Fatalf("missing directory: err = %v", err)
 	}

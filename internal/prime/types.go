@@ -1,7 +1,8 @@
 package prime
 
 // Wire types of the Prime Sandboxes REST API, as prime-sandboxes 0.2.39 sends
-// and parses them. Key casing
+// and parses them, moved to the platform's late-2026 contract where it
+// changed (VM-only creates, whole cpu_cores, arch). Key casing
 // is not uniform on the platform: create and bulk-delete requests are
 // snake_case, sandbox objects and the list envelope are camelCase, and the
 // egress-policy, batch-status, logs and auth bodies are snake_case. The JSON
@@ -56,14 +57,17 @@ type StartArgv struct {
 	Args       []string `json:"args"`
 }
 
-// StartCommand is the union the platform uses for start commands: a shell
-// string (containers) or an argv object (VMs).
+// StartCommand is the union the platform uses for start commands: a string
+// or an argv object. The provider sends only the argv form; a string is
+// still parsed, because sandboxes created by older clients (the 0.2.39 SDK
+// sent "tail -f /dev/null") may report one.
 type StartCommand struct {
 	Shell *string
 	Argv  *StartArgv
 }
 
-// ShellCommand returns a string-form start command.
+// ShellCommand returns a string-form start command (for tests of what older
+// clients sent).
 func ShellCommand(s string) *StartCommand { return &StartCommand{Shell: &s} }
 
 // ArgvCommand returns a structured start command.
@@ -121,41 +125,45 @@ func (c *StartCommand) UnmarshalJSON(data []byte) error {
 }
 
 // Sandbox is the sandbox object returned by create, get and list (camelCase).
+// Today's schema of this object is not published; these are the keys the
+// newer SDK parses [I]. CPUCores stays a number on read (the SDK still
+// parses one, and older sandboxes may report a fraction), VM is still sent
+// (every sandbox is a VM now), and Arch is read when the platform reports
+// it [I: whether it does is not known].
 type Sandbox struct {
-	ID                    string            `json:"id"`
-	Name                  string            `json:"name"`
-	DockerImage           string            `json:"dockerImage"`
-	StartCommand          *StartCommand     `json:"startCommand"`
-	CPUCores              float64           `json:"cpuCores"`
-	MemoryGB              float64           `json:"memoryGB"`
-	DiskSizeGB            float64           `json:"diskSizeGB"`
-	DiskMountPath         string            `json:"diskMountPath"`
-	GPUCount              int               `json:"gpuCount"`
-	GPUType               *string           `json:"gpuType"`
-	VM                    bool              `json:"vm"`
-	NetworkAllowlist      []string          `json:"networkAllowlist"`
-	NetworkDenylist       []string          `json:"networkDenylist"`
-	Status                string            `json:"status"`
-	TimeoutMinutes        int               `json:"timeoutMinutes"`
-	IdleTimeoutMinutes    *int              `json:"idleTimeoutMinutes"`
-	TerminationReason     *string           `json:"terminationReason"`
-	EnvironmentVars       map[string]string `json:"environmentVars"`
-	Secrets               map[string]string `json:"secrets"`
-	AdvancedConfigs       map[string]any    `json:"advancedConfigs"`
-	Labels                []string          `json:"labels"`
-	CreatedAt             time.Time         `json:"createdAt"`
-	UpdatedAt             time.Time         `json:"updatedAt"`
-	StartedAt             *time.Time        `json:"startedAt"`
-	TerminatedAt          *time.Time        `json:"terminatedAt"`
-	ExitCode              *int              `json:"exitCode"`
-	ErrorType             *string           `json:"errorType"`
-	ErrorMessage          *string           `json:"errorMessage"`
-	UserID                *string           `json:"userId"`
-	TeamID                *string           `json:"teamId"`
-	KubernetesJobID       *string           `json:"kubernetesJobId"`
-	Region                *string           `json:"region"`
-	RegistryCredentialsID *string           `json:"registryCredentialsId"`
-	PendingImageBuildID   *string           `json:"pendingImageBuildId"`
+	ID                  string            `json:"id"`
+	Name                string            `json:"name"`
+	DockerImage         string            `json:"dockerImage"`
+	StartCommand        *StartCommand     `json:"startCommand"`
+	CPUCores            float64           `json:"cpuCores"`
+	MemoryGB            float64           `json:"memoryGB"`
+	DiskSizeGB          float64           `json:"diskSizeGB"`
+	DiskMountPath       string            `json:"diskMountPath"`
+	GPUCount            int               `json:"gpuCount"`
+	GPUType             *string           `json:"gpuType"`
+	VM                  bool              `json:"vm"`
+	Arch                *string           `json:"arch,omitempty"`
+	NetworkAllowlist    []string          `json:"networkAllowlist"`
+	NetworkDenylist     []string          `json:"networkDenylist"`
+	Status              string            `json:"status"`
+	TimeoutMinutes      int               `json:"timeoutMinutes"`
+	IdleTimeoutMinutes  *int              `json:"idleTimeoutMinutes"`
+	TerminationReason   *string           `json:"terminationReason"`
+	EnvironmentVars     map[string]string `json:"environmentVars"`
+	Secrets             map[string]string `json:"secrets"`
+	AdvancedConfigs     map[string]any    `json:"advancedConfigs"`
+	Labels              []string          `json:"labels"`
+	CreatedAt           time.Time         `json:"createdAt"`
+	UpdatedAt           time.Time         `json:"updatedAt"`
+	StartedAt           *time.Time        `json:"startedAt"`
+	TerminatedAt        *time.Time        `json:"terminatedAt"`
+	ExitCode            *int              `json:"exitCode"`
+	ErrorType           *string           `json:"errorType"`
+	ErrorMessage        *string           `json:"errorMessage"`
+	UserID              *string           `json:"userId"`
+	TeamID              *string           `json:"teamId"`
+	Region              *string           `json:"region"`
+	PendingImageBuildID *string           `json:"pendingImageBuildId"`
 }
 
 // UnmarshalJSON reads the camelCase object (timestamps as ParseISOTime
@@ -205,29 +213,34 @@ func (s *Sandbox) UnmarshalJSON(data []byte) error {
 // pointers to slices because an empty list is meaningful and must be sent.
 // docker_image is omitted when empty: a restore (CheckpointID) must not send
 // it, and every other create needs it (CreateRules).
+//
+// Sandboxes are VMs only since containers were retired (2026-09-18): the
+// body has no vm key (an omitted vm is accepted by every SDK version, and an
+// explicit vm false is answered 410), and no guaranteed or
+// registry_credentials_id (container options, gone from the SDK).
 type CreateSandboxRequest struct {
-	Name                  string            `json:"name"`
-	DockerImage           string            `json:"docker_image,omitempty"`
-	StartCommand          *StartCommand     `json:"start_command,omitempty"`
-	CPUCores              *float64          `json:"cpu_cores,omitempty"`
-	MemoryGB              *float64          `json:"memory_gb,omitempty"`
-	DiskSizeGB            *float64          `json:"disk_size_gb,omitempty"`
-	GPUCount              *int              `json:"gpu_count,omitempty"`
-	GPUType               *string           `json:"gpu_type,omitempty"`
-	VM                    *bool             `json:"vm,omitempty"`
-	NetworkAllowlist      *[]string         `json:"network_allowlist,omitempty"`
-	NetworkDenylist       *[]string         `json:"network_denylist,omitempty"`
-	TimeoutMinutes        *int              `json:"timeout_minutes,omitempty"`
-	IdleTimeoutMinutes    *int              `json:"idle_timeout_minutes,omitempty"`
-	EnvironmentVars       map[string]string `json:"environment_vars,omitempty"`
-	Secrets               map[string]string `json:"secrets,omitempty"`
-	Labels                []string          `json:"labels"`
-	TeamID                *string           `json:"team_id,omitempty"`
-	Region                *string           `json:"region,omitempty"`
-	AdvancedConfigs       map[string]any    `json:"advanced_configs,omitempty"`
-	RegistryCredentialsID *string           `json:"registry_credentials_id,omitempty"`
-	Guaranteed            bool              `json:"guaranteed"`
-	IdempotencyKey        string            `json:"idempotency_key"`
+	Name         string        `json:"name"`
+	DockerImage  string        `json:"docker_image,omitempty"`
+	StartCommand *StartCommand `json:"start_command,omitempty"`
+	// Arch is amd64 or arm64; unset, the platform's default (amd64).
+	Arch *string `json:"arch,omitempty"`
+	// CPUCores is whole vCPUs: the platform's field is an integer.
+	CPUCores           *int              `json:"cpu_cores,omitempty"`
+	MemoryGB           *float64          `json:"memory_gb,omitempty"`
+	DiskSizeGB         *float64          `json:"disk_size_gb,omitempty"`
+	GPUCount           *int              `json:"gpu_count,omitempty"`
+	GPUType            *string           `json:"gpu_type,omitempty"`
+	NetworkAllowlist   *[]string         `json:"network_allowlist,omitempty"`
+	NetworkDenylist    *[]string         `json:"network_denylist,omitempty"`
+	TimeoutMinutes     *int              `json:"timeout_minutes,omitempty"`
+	IdleTimeoutMinutes *int              `json:"idle_timeout_minutes,omitempty"`
+	EnvironmentVars    map[string]string `json:"environment_vars,omitempty"`
+	Secrets            map[string]string `json:"secrets,omitempty"`
+	Labels             []string          `json:"labels"`
+	TeamID             *string           `json:"team_id,omitempty"`
+	Region             *string           `json:"region,omitempty"`
+	AdvancedConfigs    map[string]any    `json:"advanced_configs,omitempty"`
+	IdempotencyKey     string            `json:"idempotency_key"`
 	// CheckpointID boots the sandbox from a DURABLE checkpoint instead of an
 	// image; it then takes the checkpoint's image and disk size, so
 	// DockerImage and DiskSizeGB must be left unset (restore.go).

@@ -217,7 +217,7 @@ func (s *Server) handleCreateCheckpoint(r *http.Request, _ string) reply {
 		return rep
 	}
 	// [guess] Only a RUNNING VM can be checkpointed (409 otherwise).
-	if !sb.vm || sb.status != prime.StatusRunning || sb.x.pausing {
+	if sb.status != prime.StatusRunning || sb.x.pausing {
 		return errorReply(http.StatusConflict, "Sandbox %s is %s; only a running VM sandbox can be checkpointed", sb.id, describeStatus(sb))
 	}
 	snap, err := s.snapshotRoot(sb)
@@ -241,8 +241,6 @@ func (s *Server) handleCreateCheckpoint(r *http.Request, _ string) reply {
 
 func describeStatus(sb *sandbox) string {
 	switch {
-	case !sb.vm:
-		return "a container"
 	case sb.x.pausing:
 		return "pausing"
 	case sb.x.resuming:
@@ -469,9 +467,6 @@ func checkRestoreKeys(keys map[string]json.RawMessage, req prime.CreateSandboxRe
 		}
 		if present("docker_image") || present("disk_size_gb") {
 			return fmt.Errorf("omit docker_image and disk_size_gb when restoring a checkpoint: the sandbox takes the checkpoint's image and disk size")
-		}
-		if req.VM != nil && !*req.VM {
-			return fmt.Errorf("checkpoint_id is only supported for VM sandboxes")
 		}
 	}
 	if req.RestoreMemory != nil && *req.RestoreMemory && req.CheckpointID == nil {

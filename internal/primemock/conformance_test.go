@@ -12,7 +12,8 @@ import (
 )
 
 // sandboxKeys are the keys every Sandbox object carries: those the SDK's
-// Sandbox model requires, plus vm and labels, which it would default.
+// Sandbox model requires, plus vm and labels, which it would default (vm is
+// always true: every sandbox is a VM).
 var sandboxKeys = []string{
 	"id", "name", "dockerImage", "cpuCores", "memoryGB", "diskSizeGB", "diskMountPath",
 	"gpuCount", "status", "timeoutMinutes", "createdAt", "updatedAt", "vm", "labels",
@@ -57,7 +58,7 @@ func TestConformanceCreateDefaultsAndGet(t *testing.T) {
 	checkSandboxObject(t, sb)
 	want := map[string]any{
 		"name": "a", "dockerImage": "python:3.12", "cpuCores": 1.0, "memoryGB": 1.0, "diskSizeGB": 5.0,
-		"gpuCount": 0.0, "timeoutMinutes": 60.0, "vm": true, "status": "PENDING",
+		"gpuCount": 0.0, "timeoutMinutes": 60.0, "vm": true, "arch": "amd64", "status": "PENDING",
 		"diskMountPath": "/sandbox-workspace", "startCommand": nil,
 		"networkAllowlist": nil, "networkDenylist": nil, "startedAt": nil, "terminatedAt": nil,
 	}
@@ -70,14 +71,25 @@ func TestConformanceCreateDefaultsAndGet(t *testing.T) {
 		t.Errorf("labels = %v, want []", l)
 	}
 
-	// A container gets the shell default; secrets come back masked.
+	// Containers were retired: vm false is 410 with a detail, whatever
+	// else the body says.
+	gone := h.req("POST", "/api/v1/sandbox", map[string]any{"name": "c", "docker_image": "alpine", "vm": false, "cpu_cores": 0.5}).must(t, 410)
+	if d, _ := gone.body["detail"].(string); !strings.Contains(d, "retired") {
+		t.Errorf("410 detail = %q, want it to say containers were retired", d)
+	}
+	// Whole vCPUs: a fraction is 422, a whole float (the 0.2.39 SDK sends
+	// 1.0) is read as the integer; arch is echoed. Secrets come back masked.
+	frac := h.req("POST", "/api/v1/sandbox", map[string]any{"name": "f", "docker_image": "i", "cpu_cores": 1.5}).must(t, 422)
+	if d, _ := frac.body["detail"].(string); !strings.Contains(d, "cpu_cores") {
+		t.Errorf("422 detail = %q, want it to name cpu_cores", d)
+	}
 	c := h.req("POST", "/api/v1/sandbox", map[string]any{
-		"name": "c", "docker_image": "alpine", "vm": false, "cpu_cores": 2, "labels": []string{"x"},
+		"name": "c", "docker_image": "alpine", "vm": true, "cpu_cores": 2.0, "arch": "arm64", "labels": []string{"x"},
 		"secrets": map[string]string{"TOKEN": "hunter22"}, "environment_vars": map[string]string{"A": "b"},
 	}).must(t, 200).body
 	checkSandboxObject(t, c)
-	if c["startCommand"] != "tail -f /dev/null" || c["vm"] != false || c["cpuCores"] != 2.0 || c["memoryGB"] != 1.0 {
-		t.Errorf("container defaults: %v", c)
+	if c["startCommand"] != nil || c["vm"] != true || c["cpuCores"] != 2.0 || c["memoryGB"] != 1.0 || c["arch"] != "arm64" {
+		t.Errorf("VM with values: %v", c)
 	}
 	if got := c["secrets"].(map[string]any)["TOKEN"]; got != "***" {
 		t.Errorf("secret not masked: %v", got)
@@ -86,9 +98,9 @@ func TestConformanceCreateDefaultsAndGet(t *testing.T) {
 		t.Error("a secret value leaked in GET")
 	}
 
-	// A VM start command is the argv object.
+	// A start command is the argv object.
 	v := h.req("POST", "/api/v1/sandbox", map[string]any{
-		"name": "v", "docker_image": "img", "vm": true,
+		"name": "v", "docker_image": "img",
 		"start_command": map[string]any{"executable": "/bin/x", "args": []string{"a"}},
 	}).must(t, 200).body
 	if sc, _ := v["startCommand"].(map[string]any); sc["executable"] != "/bin/x" || len(sc["args"].([]any)) != 1 {
@@ -108,10 +120,10 @@ func TestConformanceCreateDefaultsAndGet(t *testing.T) {
 	if d, _ := bad.body["detail"].(string); !strings.Contains(d, "gpu_type") {
 		t.Errorf("detail = %q, want it to name gpu_type", d)
 	}
-	// The SDK's default create: no vm key, the default shell command still
-	// serialised (the SDK's CreateSandboxRequest default). The platform is
-	// said to drop legacy string commands on the VM path, so this is a VM
-	// without a command.
+	// The 0.2.39 SDK's default create: no vm key, the default shell command
+	// still serialised (its CreateSandboxRequest default), guaranteed false,
+	// cpu_cores 1.0. The platform is said to drop legacy string commands, so
+	// this is a VM without a command.
 	sdkDefault := h.req("POST", "/api/v1/sandbox", map[string]any{
 		"name": "sdk", "docker_image": "i", "start_command": "tail -f /dev/null", "cpu_cores": 1.0, "memory_gb": 1.0,
 		"disk_size_gb": 5.0, "gpu_count": 0, "timeout_minutes": 60, "labels": []string{}, "guaranteed": false,
@@ -121,7 +133,8 @@ func TestConformanceCreateDefaultsAndGet(t *testing.T) {
 		t.Errorf("SDK default create: vm=%v startCommand=%#v, want a VM without a command", sdkDefault["vm"], sdkDefault["startCommand"])
 	}
 	h.req("POST", "/api/v1/sandbox", map[string]any{"name": "s", "docker_image": "i", "vm": true, "start_command": "echo"}).must(t, 200)
-	h.req("POST", "/api/v1/sandbox", map[string]any{"name": "n", "docker_image": "i", "vm": false, "network_allowlist": []string{}}).must(t, 422)
+	h.req("POST", "/api/v1/sandbox", map[string]any{"name": "t", "docker_image": "i", "timeout_minutes": 0}).must(t, 422)
+	h.req("POST", "/api/v1/sandbox", map[string]any{"name": "a", "docker_image": "i", "arch": "riscv"}).must(t, 422)
 	h.req("POST", "/api/v1/sandbox", `{"name": "x",`).must(t, 422)
 	h.req("POST", "/api/v1/sandbox", map[string]any{"name": "x", "docker_image": "i", "cpu_cores": "many"}).must(t, 422)
 	// Unknown routes under /api/v1 are JSON 404s too.
@@ -410,13 +423,8 @@ func TestConformanceEgressPolicy(t *testing.T) {
 		t.Errorf("rejected PUTs changed the generation: %v", g)
 	}
 
-	// Containers have no egress policy; unknown ids are 404; terminal 409.
-	c := h.create(map[string]any{"vm": false})
+	// Unknown ids are 404; terminal 409.
 	for _, m := range []string{"GET", "PUT"} {
-		a := h.req(m, "/api/v1/sandbox/"+c+"/egress-policy", map[string]any{"allowlist": []string{"a.com"}, "denylist": nil}).must(t, 409)
-		if d := a.body["detail"].(string); !strings.Contains(d, "VM") {
-			t.Errorf("container %s detail = %q", m, d)
-		}
 		h.req(m, "/api/v1/sandbox/nope/egress-policy", map[string]any{"allowlist": []string{"a.com"}, "denylist": nil}).must(t, 404)
 	}
 	h.req("DELETE", "/api/v1/sandbox/"+id, nil).must(t, 200)

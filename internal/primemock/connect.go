@@ -120,8 +120,6 @@ func (s *Server) connectAuth(ctx context.Context, authorization string) (context
 	switch {
 	case sb == nil || isTerminal(sb.status):
 		return ctx, connect.NewError(connect.CodeNotFound, fmt.Errorf("sandbox %s was not found", tok.sandboxID))
-	case !sb.vm:
-		return ctx, connect.NewError(connect.CodeUnimplemented, fmt.Errorf("sandbox %s is a container; command sessions are only served for VM sandboxes", sb.id))
 	case sb.status != prime.StatusRunning:
 		return ctx, connect.NewError(connect.CodeUnavailable, fmt.Errorf("sandbox %s is not running yet (status %s)", sb.id, sb.status))
 	case !sb.gatewayReady:

@@ -317,12 +317,7 @@ func TestConnectAuthStatesAndRefusals(t *testing.T) {
 		t.Errorf("SendInput: %v, want unimplemented", err)
 	}
 
-	// A container has no command sessions; a PENDING VM is unavailable;
-	// a deleted one is not_found.
-	c := h.session(h.ready(map[string]any{"vm": false}))
-	if res := c.run("echo"); codeOf(res.err) != connect.CodeUnimplemented {
-		t.Errorf("container: %v, want unimplemented", res.err)
-	}
+	// A PENDING sandbox is unavailable; a deleted one is not_found.
 	h.srv.Configure(func(o *primemock.Options) { o.BootDelay = time.Hour })
 	pending := h.session(h.create(map[string]any{}))
 	if res := pending.run("echo"); codeOf(res.err) != connect.CodeUnavailable {

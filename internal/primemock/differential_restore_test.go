@@ -24,7 +24,6 @@ func TestRestoreRulesDifferential(t *testing.T) {
 		{"restore memory false", prime.CreateSandboxRequest{Name: "n", CheckpointID: &ck, RestoreMemory: &no}},
 		{"restore with image", prime.CreateSandboxRequest{Name: "n", CheckpointID: &ck, DockerImage: "img"}},
 		{"restore with disk", prime.CreateSandboxRequest{Name: "n", CheckpointID: &ck, DiskSizeGB: &disk}},
-		{"restore as container", prime.CreateSandboxRequest{Name: "n", CheckpointID: &ck, VM: &no}},
 		{"restore id too long", prime.CreateSandboxRequest{Name: "n", CheckpointID: &long}},
 		{"memory without checkpoint", prime.CreateSandboxRequest{Name: "n", DockerImage: "img", RestoreMemory: &yes}},
 		{"no image, no checkpoint", prime.CreateSandboxRequest{Name: "n"}},

@@ -26,10 +26,6 @@ func (s *Server) policyTarget(r *http.Request) (*sandbox, reply, bool) {
 	if !found {
 		return nil, rep, false
 	}
-	if !sb.vm {
-		return nil, errorReply(http.StatusConflict,
-			"Egress policies need a VM sandbox; sandbox %s is a container (create it with vm = true)", sb.id), false
-	}
 	if isTerminal(sb.status) {
 		return nil, errorReply(http.StatusConflict, "Sandbox %s is %s; its egress policy can no longer be read or changed", sb.id, sb.status), false
 	}
@@ -185,7 +181,7 @@ func (s *Server) armApply(sb *sandbox) {
 		sb.applyTimer.Stop()
 		sb.applyTimer = nil
 	}
-	if s.closed || !sb.vm || sb.status != prime.StatusRunning || s.opts.NeverApply || len(sb.pending) == 0 {
+	if s.closed || sb.status != prime.StatusRunning || s.opts.NeverApply || len(sb.pending) == 0 {
 		return
 	}
 	now := time.Now()
@@ -237,9 +233,6 @@ func (s *Server) armApply(sb *sandbox) {
 func (s *Server) reachable(sb *sandbox, host string) bool {
 	if sb.status != prime.StatusRunning {
 		return false
-	}
-	if !sb.vm {
-		return true
 	}
 	if sb.appliedGen < 0 {
 		// Nothing applied: open, except that create-time lists fail closed

@@ -20,6 +20,9 @@ const (
 	EventSandboxRunning      = "sandbox_running"
 	EventSandboxError        = "sandbox_error"
 	EventSandboxDeleted      = "sandbox_deleted"
+	// EventSandboxStopped is a sandbox stopped because its start process
+	// exited (ExitCode).
+	EventSandboxStopped = "sandbox_stopped"
 	// EventPolicyPut is an accepted PUT (Generation, Policy).
 	EventPolicyPut = "policy_put"
 	// EventPolicyApplied is the data plane enforcing Generation.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"strings"
 	"sync"
 	"time"
 
@@ -12,12 +11,11 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
-// Transports an execution can arrive on (and TransportBackground, a
-// process a command started with "&").
-const (
-	TransportREST    = "rest"
-	TransportConnect = "connect"
-)
+// TransportConnect labels the executions that arrive on the gateway's
+// command session, the one command transport (TransportBackground labels a
+// process a command started with "&", TransportStart a sandbox's start
+// process).
+const TransportConnect = "connect"
 
 // firstPID is the first pid a sandbox hands out; later ones count up.
 // [guess] Real pids are whatever the VM's kernel assigns.
@@ -27,7 +25,7 @@ const firstPID = 1000
 // merged up to this size.
 const dataChunkBytes = 64 << 10
 
-// execution is one running script, on either transport.
+// execution is one running script.
 type execution struct {
 	sb         *sandbox
 	transport  string
@@ -38,10 +36,7 @@ type execution struct {
 	appliedGen int64
 	sig        *signalBox
 	cancel     context.CancelCauseFunc
-	// release, when set, frees what bounded the script (a REST timeout
-	// that outlives a cut exchange) once it ends.
-	release func()
-	done    chan struct{}
+	done       chan struct{}
 	// Set before done is closed.
 	out outcome
 	err error
@@ -53,9 +48,6 @@ type execution struct {
 	chunks   []chunk
 	notify   chan struct{}
 	timedOut bool
-
-	// REST: the whole output, read after done.
-	stdout, stderr strings.Builder
 }
 
 type chunk struct {
@@ -65,14 +57,6 @@ type chunk struct {
 
 // write is the interpreter's output sink.
 func (x *execution) write(stderr bool, s string) {
-	if x.transport == TransportREST {
-		if stderr {
-			x.stderr.WriteString(s)
-		} else {
-			x.stdout.WriteString(s)
-		}
-		return
-	}
 	x.mu.Lock()
 	if x.attached {
 		if n := len(x.chunks); n > 0 && x.chunks[n-1].stderr == stderr && len(x.chunks[n-1].data)+len(s) <= dataChunkBytes {
@@ -120,9 +104,8 @@ func environment(sb *sandbox, request map[string]string) map[string]string {
 
 // launchLocked registers x on a RUNNING sandbox and starts its script as
 // a new process (the leader of its own group [guess]); the caller holds
-// s.mu and has checked the sandbox. parent bounds the script (the REST
-// request's timeout); a Connect process gets a background context, so it
-// outlives its stream. Every execution ends when the sandbox stops running,
+// s.mu and has checked the sandbox. parent bounds the script; a Connect
+// process gets a background context, so it outlives its stream. Every execution ends when the sandbox stops running,
 // Reset forgets it or Close is called.
 func (s *Server) launchLocked(parent context.Context, sb *sandbox, x *execution, env map[string]string, cwd string) {
 	x.sb = sb
@@ -146,9 +129,6 @@ func (s *Server) launchLocked(parent context.Context, sb *sandbox, x *execution,
 		out, err := in.run(ctx, x.script)
 		s.finishExecution(x, out, err)
 		cancel(nil)
-		if x.release != nil {
-			x.release()
-		}
 	}()
 }
 

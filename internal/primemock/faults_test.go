@@ -39,12 +39,12 @@ func (h *harness) rawPost(path, token string, body string) (int, []byte) {
 }
 
 // TestGatewayOutage: an outage fails every gateway route and the job
-// batch, cuts the Connect stream and the REST exchange in flight, and
-// leaves their processes, and a background job, running.
+// batch, cuts the Connect stream in flight, and leaves its process, and a
+// background job, running.
 func TestGatewayOutage(t *testing.T) {
 	h := newHarness(t, primemock.Options{BootDelay: 10 * time.Millisecond, GatewayLag: -1, SleepScale: 0.001, KeepaliveInterval: time.Hour})
-	vm, ct := h.ready(map[string]any{}), h.ready(container)
-	s, gv, gc := h.session(vm), h.gateway(vm), h.gateway(ct)
+	vm, other := h.ready(map[string]any{}), h.ready(map[string]any{})
+	s, gv, gc := h.session(vm), h.gateway(vm), h.gateway(other)
 	gv.readFile("/etc/hostname", "", "").must(t, 200)
 
 	// A live stream: a background job ("30 minutes" of sleep, 1.8 s of
@@ -64,15 +64,6 @@ func TestGatewayOutage(t *testing.T) {
 		})
 	}()
 	streamPID := <-ready
-	// A REST exchange in flight.
-	restDone := make(chan int, 1)
-	go func() {
-		status, _ := h.rawPost(gc.url, gc.token, `{"command":"echo hold; sleep 1000000","timeout":3600}`)
-		restDone <- status
-	}()
-	restStart := h.waitFor("the REST command", func(e primemock.Event) bool {
-		return e.Type == primemock.EventCommandStarted && e.SandboxID == ct && strings.HasPrefix(e.Command, "echo hold")
-	})
 
 	h.req("POST", "/_mock/config", map[string]any{"gateway_outage": "1h"}).must(t, 200)
 	cfg := h.req("GET", "/_mock/config", nil).must(t, 200)
@@ -84,18 +75,13 @@ func TestGatewayOutage(t *testing.T) {
 	if connect.CodeOf(cut.err) != connect.CodeUnavailable {
 		t.Errorf("the live stream: %v, want unavailable", cut.err)
 	}
-	if status := <-restDone; status != http.StatusServiceUnavailable {
-		t.Errorf("the REST exchange in flight: %d, want 503", status)
-	}
 	a := gv.readFile("/etc/hostname", "", "")
 	edge503(t, "read-file", a.status, a.body)
-	a = gc.upload(ct, "/tmp/x", []byte("x"))
+	a = gc.upload(other, "/tmp/x", []byte("x"))
 	edge503(t, "upload", a.status, a.body)
-	a = gc.download(ct, "/etc/hostname")
+	a = gc.download(other, "/etc/hostname")
 	edge503(t, "download", a.status, a.body)
-	status, body := h.rawPost(gc.url, gc.token, `{"command":"echo x"}`)
-	edge503(t, "exec", status, body)
-	status, body = h.rawPost(h.ts.URL+jobBatchPath, h.key, `{"jobs":[{"sandbox_id":"`+vm+`","job_id":"0badcafe"}]}`)
+	status, body := h.rawPost(h.ts.URL+jobBatchPath, h.key, `{"jobs":[{"sandbox_id":"`+vm+`","job_id":"0badcafe"}]}`)
 	edge503(t, "the job batch", status, body)
 	if res := s.run("echo x"); connect.CodeOf(res.err) != connect.CodeUnavailable {
 		t.Errorf("Start during the outage: %v", res.err)
@@ -115,19 +101,18 @@ func TestGatewayOutage(t *testing.T) {
 	if a := gv.readFile("/tmp/job_0badcafe.stdout.log", "", "").must(t, 200); a.json["content"] != "finished\n" {
 		t.Errorf("after the outage: %s", a.body)
 	}
-	// The processes whose exchanges were cut are still running.
+	// The process whose stream was cut is still running.
 	procs, err := s.list()
 	if err != nil || len(procs) != 1 || procs[0].GetPid() != streamPID {
 		t.Errorf("List after the outage: %v %v, want the cut stream's process %d", procs, err, streamPID)
 	}
-	kill := gc.exec("kill -TERM "+strconv.Itoa(int(restStart.PID)), 10).must(t, 200)
-	if kill.body["exit_code"] != 0.0 {
-		t.Errorf("the cut REST command was gone: %v", kill.body)
+	if err := s.signal(streamPID, commandsessionpb.Signal_SIGNAL_SIGTERM); err != nil {
+		t.Fatalf("the cut command was gone: %v", err)
 	}
-	if e := h.waitFor("the cut REST command's end", func(e primemock.Event) bool {
-		return e.Type == primemock.EventCommandExecuted && e.PID == restStart.PID && e.SandboxID == ct
+	if e := h.waitFor("the cut command's end", func(e primemock.Event) bool {
+		return e.Type == primemock.EventCommandExecuted && e.PID == streamPID && e.SandboxID == vm
 	}); e.Signal != "SIGTERM" {
-		t.Errorf("the cut REST command ended %+v", e)
+		t.Errorf("the cut command ended %+v", e)
 	}
 }
 
@@ -135,7 +120,7 @@ func TestGatewayOutage(t *testing.T) {
 // first request; the API outside the gateway is unaffected.
 func TestGatewayOutageFromTheStart(t *testing.T) {
 	h := newHarness(t, primemock.Options{BootDelay: 10 * time.Millisecond, GatewayLag: -1, GatewayOutageUntil: time.Now().Add(time.Hour)})
-	id := h.ready(container)
+	id := h.ready(map[string]any{})
 	g := h.gateway(id)
 	a := g.readFile("/etc/hostname", "", "")
 	edge503(t, "read-file", a.status, a.body)
@@ -147,7 +132,7 @@ func TestGatewayOutageFromTheStart(t *testing.T) {
 // the file was written; download_fail_rate fails downloads and read-file.
 func TestFileFaultRates(t *testing.T) {
 	h := newHarness(t, primemock.Options{BootDelay: 10 * time.Millisecond, GatewayLag: -1, UploadFailRate: 1, DownloadFailRate: 1})
-	id := h.ready(container)
+	id := h.ready(map[string]any{})
 	g := h.gateway(id)
 	written, notWritten := 0, 0
 	for i := range 20 {
@@ -180,17 +165,20 @@ func TestFileFaultRates(t *testing.T) {
 	g.readFile("/tmp/ok", "", "").must(t, 200)
 }
 
-// TestSleepScale: with sleep_scale, "sleep 600" fits in a 10 s exec; at
-// scale 1 it outlives a 1 s one.
+// TestSleepScale: with sleep_scale, "sleep 600" fits in a 10 s command; at
+// scale 1 it outlives a 1 s deadline.
 func TestSleepScale(t *testing.T) {
 	h := newHarness(t, primemock.Options{BootDelay: 10 * time.Millisecond, GatewayLag: -1, SleepScale: 0.001})
-	id := h.ready(container)
+	id := h.ready(map[string]any{})
 	g := h.gateway(id)
-	if a := g.exec("sleep 600 && echo woke", 10).must(t, 200); a.body["stdout"] != "woke\n" {
-		t.Errorf("scaled sleep: %v", a.body)
+	if res := g.exec("sleep 600 && echo woke"); res.stdout != "woke\n" {
+		t.Errorf("scaled sleep: %q", res.stdout)
 	}
 	h.req("POST", "/_mock/config", map[string]any{"sleep_scale": 1}).must(t, 200)
-	g.exec("sleep 600", 1).must(t, http.StatusRequestTimeout)
+	res := g.startWith(context.Background(), g.token, startRequest("sleep 600", nil, nil), nil, "1000")
+	if connect.CodeOf(res.err) != connect.CodeDeadlineExceeded {
+		t.Errorf("unscaled sleep past a 1 s deadline: %v, want deadline_exceeded", res.err)
+	}
 }
 
 func TestConfigFileKnobs(t *testing.T) {

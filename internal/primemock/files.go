@@ -1,8 +1,7 @@
 package primemock
 
-// The gateway's file routes (upload, download, read-file), for VMs and
-// containers alike (files never go over Connect), and the Go and HTTP
-// introspection of a sandbox's files.
+// The gateway's file routes (upload, download, read-file; files never go
+// over Connect), and the Go and HTTP introspection of a sandbox's files.
 
 import (
 	"bytes"
@@ -35,17 +34,15 @@ type uploadResponse struct {
 	Timestamp string `json:"timestamp"`
 }
 
-// readFileResponse is the SDK's ReadFileResponse; VMs omit the window keys.
+// readFileResponse is the SDK's ReadFileResponse as VMs answer it: without
+// the window keys (total_size, offset, truncated) only containers sent.
 type readFileResponse struct {
-	Content   string `json:"content"`
-	Size      int    `json:"size"`
-	TotalSize *int   `json:"total_size,omitempty"`
-	Offset    *int   `json:"offset,omitempty"`
-	Truncated *bool  `json:"truncated,omitempty"`
+	Content string `json:"content"`
+	Size    int    `json:"size"`
 }
 
 // fileTarget authenticates a file request and finds its sandbox and path:
-// the token as for exec, a sandbox_id query parameter that must match it
+// the sandbox's gateway token, a sandbox_id query parameter that must match it
 // when present, a sandbox the gateway serves, and an absolute path
 // ([guess] 400 otherwise: the SDK documents no answer).
 func (s *Server) fileTarget(w http.ResponseWriter, r *http.Request, route string) (*sandbox, string, bool) {
@@ -250,25 +247,13 @@ func writeBytes(w http.ResponseWriter, data []byte) {
 	_, _ = w.Write(data) //nolint:gosec // G705: raw bytes as application/octet-stream with nosniff, not a page
 }
 
-// handleReadFile answers a file as text. VMs ignore offset and length,
-// answer the whole file and omit total_size, offset and truncated;
-// containers answer the window (a negative offset counts from the end) with
-// those keys. Beyond the read limit (the whole file on a VM, the window on
-// a container) it is 413 with the reason.
+// handleReadFile answers a file as text. Every sandbox is a VM, and VMs
+// ignore offset and length: the answer is the whole file, without
+// total_size, offset or truncated. Beyond the read limit it is 413 with the
+// reason.
 func (s *Server) handleReadFile(w http.ResponseWriter, r *http.Request) {
 	sb, p, ok := s.fileTarget(w, r, readFileRoute)
 	if !ok {
-		return
-	}
-	q := r.URL.Query()
-	offset, hasOffset, err := intQuery(q.Get("offset"))
-	if err != nil {
-		gatewayError(w, http.StatusBadRequest, "invalid_request", "offset must be an integer", sb.id)
-		return
-	}
-	length, hasLength, err := intQuery(q.Get("length"))
-	if err != nil || (hasLength && length < 0) {
-		gatewayError(w, http.StatusBadRequest, "invalid_request", "length must be a non-negative integer", sb.id)
 		return
 	}
 	if s.gatewayFault(func(o Options) float64 { return o.DownloadFailRate }, false) != noFault {
@@ -283,59 +268,18 @@ func (s *Server) handleReadFile(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	limit := s.opts.readFileLimit()
 	s.mu.Unlock()
-	total := len(data)
-	var resp readFileResponse
-	if sb.vm {
-		if int64(total) > limit {
-			gatewayError(w, http.StatusRequestEntityTooLarge, "file_too_large",
-				fmt.Sprintf("File too large to read: %s is %d bytes, the read limit is %d bytes; download it instead", p, total, limit), sb.id)
-			return
-		}
-	} else {
-		start, end := window(total, offset, hasOffset, length, hasLength)
-		if int64(end-start) > limit {
-			gatewayError(w, http.StatusRequestEntityTooLarge, "file_too_large",
-				fmt.Sprintf("File too large to read: the window of %s is %d bytes, the read limit is %d bytes; read a smaller window", p, end-start, limit), sb.id)
-			return
-		}
-		data = data[start:end]
-		truncated := start > 0 || end < total
-		resp.TotalSize, resp.Offset, resp.Truncated = &total, &start, &truncated
+	if total := len(data); int64(total) > limit {
+		gatewayError(w, http.StatusRequestEntityTooLarge, "file_too_large",
+			fmt.Sprintf("File too large to read: %s is %d bytes, the read limit is %d bytes; download it instead", p, total, limit), sb.id)
+		return
 	}
-	resp.Content, resp.Size = textOf(data), len(data)
+	resp := readFileResponse{Content: textOf(data), Size: len(data)}
 	s.mu.Lock()
 	if s.sandboxes[sb.id] == sb {
 		s.emit(Event{Type: EventFileRead, SandboxID: sb.id, Path: p, Size: int64(len(data))})
 	}
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, resp)
-}
-
-func intQuery(v string) (int, bool, error) {
-	if v == "" {
-		return 0, false, nil
-	}
-	n, err := strconv.Atoi(v)
-	return n, true, err
-}
-
-// window is the byte range a container's read-file answers: from offset (a
-// negative one counts from the end; [guess] both clamp to the file) for
-// length bytes (default: to the end).
-func window(total, offset int, hasOffset bool, length int, hasLength bool) (int, int) {
-	start := 0
-	if hasOffset {
-		start = offset
-		if start < 0 {
-			start = max(total+start, 0)
-		}
-		start = min(start, total)
-	}
-	end := total
-	if hasLength {
-		end = min(start+length, total)
-	}
-	return start, end
 }
 
 // textOf is content as text: [guess] each byte that is not valid UTF-8

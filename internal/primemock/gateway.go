@@ -1,10 +1,8 @@
 package primemock
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,9 +13,6 @@ import (
 
 // gatewayPrefix is where the mock serves the gateway.
 const gatewayPrefix = "/gateway"
-
-// defaultExecTimeout is the SDK's default when a request carries none.
-const defaultExecTimeout = 300 * time.Second
 
 // gatewayToken is an issued token: which sandbox it opens and until when.
 type gatewayToken struct {
@@ -94,24 +89,6 @@ func (s *Server) checkToken(authorization, userNS, job string) (gatewayToken, to
 	return tok, tokenOK
 }
 
-// execRequest is the gateway's /exec body (snake_case, all keys always sent
-// by the SDK except user).
-type execRequest struct {
-	Command    *string           `json:"command"`
-	WorkingDir *string           `json:"working_dir"`
-	Env        map[string]string `json:"env"`
-	SandboxID  string            `json:"sandbox_id"`
-	Timeout    *float64          `json:"timeout"`
-	User       *string           `json:"user,omitempty"`
-}
-
-// execResponse is the 200 answer; a non-zero exit code is a normal result.
-type execResponse struct {
-	Stdout   string `json:"stdout"`
-	Stderr   string `json:"stderr"`
-	ExitCode int    `json:"exit_code"`
-}
-
 // gatewayError writes the gateway's error shape, e.g.
 // {"error":"sandbox_not_found","sandboxId":"…","message":"…","code":502}.
 func gatewayError(w http.ResponseWriter, status int, code, msg, sandboxID string) {
@@ -121,8 +98,6 @@ func gatewayError(w http.ResponseWriter, status int, code, msg, sandboxID string
 	}
 	writeJSON(w, status, body)
 }
-
-const execRoute = "POST " + gatewayPrefix + "/{user_ns}/{job_id}/exec"
 
 // gatewayBegin is what every REST gateway request gets first: it is
 // counted under its route, waits the latency, and fails during an outage.
@@ -195,83 +170,4 @@ func writeEdgeUnavailable(w http.ResponseWriter) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(edgeUnavailable)))
 	w.WriteHeader(http.StatusServiceUnavailable)
 	_, _ = w.Write([]byte(edgeUnavailable))
-}
-
-// handleExec is REST exec, the containers' transport.
-func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) {
-	cut := s.outageCut()
-	if !s.gatewayBegin(w, r, execRoute) {
-		return
-	}
-	tok, authed := s.gatewayToken(w, r)
-	if !authed {
-		return
-	}
-	s.mu.Lock()
-	isVM := s.sandboxes[tok.sandboxID] != nil && s.sandboxes[tok.sandboxID].vm
-	s.mu.Unlock()
-	if isVM {
-		// [guess] The SDK never sends REST exec for a VM (it uses
-		// command_session.CommandSession/Start); the status and body are
-		// the mock's choice.
-		gatewayError(w, http.StatusBadRequest, "exec_not_supported",
-			"REST exec is not served for VM sandboxes; run commands with the Connect RPC command_session.CommandSession/Start", tok.sandboxID)
-		return
-	}
-
-	var req execRequest
-	if err := decodeBody(r, &req); err != nil {
-		gatewayError(w, http.StatusUnprocessableEntity, "invalid_request", err.Error(), tok.sandboxID)
-		return
-	}
-	switch {
-	case req.Command == nil:
-		gatewayError(w, http.StatusUnprocessableEntity, "invalid_request", "command is required", tok.sandboxID)
-		return
-	case req.SandboxID != "" && req.SandboxID != tok.sandboxID:
-		gatewayError(w, http.StatusBadRequest, "invalid_request", "sandbox_id does not match the token", tok.sandboxID)
-		return
-	}
-	timeout := defaultExecTimeout
-	if req.Timeout != nil && *req.Timeout > 0 {
-		timeout = time.Duration(*req.Timeout * float64(time.Second))
-	}
-	// The script is bounded by its timeout, not by the request: an outage
-	// cuts the exchange, and the process goes on (until the timeout).
-	ctx, stop := context.WithTimeout(context.WithoutCancel(r.Context()), timeout)
-
-	s.mu.Lock()
-	sb := s.sandboxes[tok.sandboxID]
-	if refuseUnservedLocked(w, sb, tok.sandboxID) {
-		s.mu.Unlock()
-		stop()
-		return
-	}
-	x := &execution{transport: TransportREST, script: *req.Command, release: stop}
-	wd := ""
-	if req.WorkingDir != nil {
-		wd = *req.WorkingDir
-	}
-	s.launchLocked(ctx, sb, x, req.Env, wd)
-	s.mu.Unlock()
-	select {
-	case <-x.done:
-	case <-cut:
-		writeEdgeUnavailable(w)
-		return
-	case <-r.Context().Done():
-		// The client went away: the script stops, and nobody is answered.
-		x.cancel(context.Canceled)
-		<-x.done
-		return
-	}
-
-	switch {
-	case x.err == nil:
-		writeJSON(w, http.StatusOK, execResponse{Stdout: x.stdout.String(), Stderr: x.stderr.String(), ExitCode: x.out.exit})
-	case errors.Is(x.err, errExecTimeout):
-		gatewayError(w, http.StatusRequestTimeout, "command_timeout", "Command timed out after "+timeout.String(), sb.id)
-	case errors.Is(x.err, errVanished):
-		gatewayError(w, http.StatusBadGateway, "sandbox_not_found", "The sandbox was not found", sb.id)
-	}
 }

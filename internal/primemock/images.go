@@ -81,7 +81,7 @@ func (s *Server) lacksVM(ref string) bool {
 
 // admitImage refuses a VM create from an image without a VM artifact.
 func (s *Server) admitImage(req prime.CreateSandboxRequest) (reply, bool) {
-	if req.CheckpointID != nil || req.DockerImage == "" || (req.VM != nil && !*req.VM) {
+	if req.CheckpointID != nil || req.DockerImage == "" {
 		return reply{}, true
 	}
 	im := s.imageFor(req.DockerImage)

@@ -26,11 +26,10 @@ var jobIDPattern = regexp.MustCompile(`^[0-9A-Fa-f]{8}$`)
 
 // Per-job error codes of the batch (the SDK's
 // BackgroundJobStatusLookupError; the mock never produces MANAGED or
-// RUNTIME_ERROR).
+// RUNTIME_ERROR, nor NOT_VM: every sandbox is a VM).
 const (
 	JobCodeNotFound   = "NOT_FOUND"
 	JobCodeForbidden  = "FORBIDDEN"
-	JobCodeNotVM      = "NOT_VM"
 	JobCodeNotRunning = "NOT_RUNNING"
 )
 
@@ -126,9 +125,6 @@ func (s *Server) handleJobBatch(r *http.Request, caller string) reply {
 			fail(JobCodeNotFound, "Sandbox not found")
 		case sb.userID != user:
 			fail(JobCodeForbidden, "Sandbox %s belongs to another user", id)
-		case !sb.vm:
-			// The SDK's fixture words it so.
-			fail(JobCodeNotVM, "Batched background job status is only supported for VM sandboxes")
 		case sb.status != prime.StatusRunning:
 			fail(JobCodeNotRunning, "Sandbox %s is not running (status %s)", id, sb.status)
 		default:

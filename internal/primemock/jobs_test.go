@@ -100,12 +100,11 @@ func TestBackgroundJobsOnVMs(t *testing.T) {
 	}
 
 	// get_background_jobs: one batch across sandboxes; every job in one list.
-	ct := h.ready(container)
 	gone := h.ready(map[string]any{})
 	h.req("DELETE", "/api/v1/sandbox/"+gone, nil).must(t, 200)
 	other := h.reqKey("another-key", "POST", "/api/v1/sandbox", map[string]any{"name": "x", "docker_image": "i"}).must(t, 200).body["id"].(string)
 	ans := h.req("POST", jobBatchPath, jobRefs(vm, "0000000a", vm, "0000000b", vm, "0000000c",
-		"cnope", "0000000e", ct, "0000000f", other, "00000010", gone, "00000011")).must(t, 200)
+		"cnope", "0000000e", other, "00000010", gone, "00000011")).must(t, 200)
 	keysOf(t, "batch answer", ans.body, "statuses", "errors")
 	statuses, errs := byJob(t, ans.body)
 	if st := statuses["0000000a"]; st == nil || st["completed"] != true || st["exit_code"] != 7.0 || st["sandbox_id"] != vm {
@@ -119,15 +118,16 @@ func TestBackgroundJobsOnVMs(t *testing.T) {
 	if st := statuses["0000000c"]; st == nil || st["completed"] != true || st["exit_code"] != 0.0 {
 		t.Errorf("job c: %v", st)
 	}
-	for job, code := range map[string]string{"0000000e": "NOT_FOUND", "0000000f": "NOT_VM", "00000010": "FORBIDDEN", "00000011": "NOT_RUNNING"} {
+	// Every sandbox is a VM: NOT_VM (the code containers got) never comes.
+	for job, code := range map[string]string{"0000000e": "NOT_FOUND", "00000010": "FORBIDDEN", "00000011": "NOT_RUNNING"} {
 		if e := errs[job]; e == nil || e["code"] != code || e["message"] == "" {
 			t.Errorf("job %s: %v, want %s", job, e, code)
 		} else {
 			keysOf(t, "a batch error", e, "sandbox_id", "job_id", "code", "message")
 		}
 	}
-	if len(statuses)+len(errs) != 7 {
-		t.Errorf("%d answers for 7 jobs", len(statuses)+len(errs))
+	if len(statuses)+len(errs) != 6 {
+		t.Errorf("%d answers for 6 jobs", len(statuses)+len(errs))
 	}
 
 	// The provider's wrapper: its own group, a pgid file; a group kill
@@ -175,43 +175,6 @@ func TestBackgroundJobsOnVMs(t *testing.T) {
 }
 
 func pgidOf(e primemock.Event) string { return strconv.Itoa(int(e.PID)) }
-
-// TestBackgroundJobsOnContainers: the same command over REST exec returns
-// at once; the job outlives the request; read-file windows the logs.
-func TestBackgroundJobsOnContainers(t *testing.T) {
-	h := newHarness(t, primemock.Options{BootDelay: 10 * time.Millisecond, GatewayLag: -1, SleepScale: 0.0005})
-	ct := h.ready(container)
-	g := h.gateway(ct)
-	cmd := primemock.SDKJobCommand("abcdef01", "repeat 3 line; sleep 1800; exit 2", "/sandbox-workspace",
-		[][2]string{{"MODE", "fast"}, {"QUOTED", "a 'b' c"}})
-	a := g.exec(cmd, 30).must(t, 200)
-	if a.body["exit_code"] != 0.0 || a.body["stdout"] != "" || a.body["stderr"] != "" {
-		t.Fatalf("start over REST: %v", a.body)
-	}
-	if got := h.waitFile(ct, "/tmp/job_abcdef01.exit"); got != "2\n" {
-		t.Errorf("exit file %q", got)
-	}
-	r := g.readFile("/tmp/job_abcdef01.stdout.log", "-10485760", "10485760").must(t, 200)
-	if r.json["content"] != "line\nline\nline\n" || r.json["truncated"] != false || r.json["total_size"] != 15.0 {
-		t.Errorf("log tail %s", r.body)
-	}
-	if r := g.readFile("/tmp/job_abcdef01.stdout.log", "-5", "5").must(t, 200); r.json["content"] != "line\n" || r.json["truncated"] != true {
-		t.Errorf("a short tail %s", r.body)
-	}
-	// The env and the working directory reached the job.
-	g.exec(primemock.SDKJobCommand("abcdef02", `echo "$MODE $QUOTED"; pwd`, "/sandbox-workspace",
-		[][2]string{{"MODE", "fast"}, {"QUOTED", "a 'b' c"}}), 30).must(t, 200)
-	h.waitFile(ct, "/tmp/job_abcdef02.exit")
-	if got, _ := h.srv.ReadFile(ct, "/tmp/job_abcdef02.stdout.log"); string(got) != "fast a 'b' c\n/sandbox-workspace\n" {
-		t.Errorf("env and dir: %q", got)
-	}
-	// Containers are refused by the batch: NOT_VM, the SDK's signal to read
-	// each job's files instead.
-	_, errs := byJob(t, h.req("POST", jobBatchPath, jobRefs(ct, "abcdef01")).must(t, 200).body)
-	if errs["abcdef01"]["code"] != "NOT_VM" {
-		t.Errorf("container batch: %v", errs)
-	}
-}
 
 func TestJobBatchValidationAndUnsupported(t *testing.T) {
 	h := newHarness(t, fastOptions())

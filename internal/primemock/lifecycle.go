@@ -25,8 +25,6 @@ func (s *Server) Pause(id string) error {
 	switch {
 	case sb == nil:
 		return fmt.Errorf("prime-mock: no sandbox %q", id)
-	case !sb.vm:
-		return fmt.Errorf("prime-mock: sandbox %s is a container; only VM sandboxes can be paused", id)
 	case sb.status != prime.StatusRunning || sb.x.pausing || sb.x.resuming:
 		return fmt.Errorf("prime-mock: sandbox %s is %s; only a RUNNING sandbox can be paused", id, describeStatus(sb))
 	}

@@ -211,7 +211,7 @@ func (s *Server) handlePutMember(r *http.Request, _ string) reply {
 	if sb == nil || sandboxScope(sb) != n.scope {
 		return errorReply(http.StatusNotFound, "Sandbox not found")
 	}
-	if !sb.vm || sb.status != prime.StatusRunning {
+	if sb.status != prime.StatusRunning {
 		return errorReply(http.StatusConflict, "Sandbox %s is %s; only a running VM sandbox can join a network", sb.id, describeStatus(sb))
 	}
 	if _, member := n.members[sb.id]; !member {

@@ -26,8 +26,6 @@ func (s *Server) handlePause(r *http.Request, _ string) reply {
 		return rep
 	}
 	switch {
-	case !sb.vm:
-		return errorReply(http.StatusConflict, "Sandbox %s is a container; only VM sandboxes can be paused", sb.id)
 	case sb.status == prime.StatusPaused || sb.x.pausing:
 		// [guess] A repeated pause is accepted again: a retry after a lost
 		// answer must not fail.
@@ -79,8 +77,6 @@ func (s *Server) handleResume(r *http.Request, caller string) reply {
 		return rep
 	}
 	switch {
-	case !sb.vm:
-		return errorReply(http.StatusConflict, "Sandbox %s is a container; only VM sandboxes can be paused and resumed", sb.id)
 	case sb.x.resuming || (sb.status == prime.StatusRunning && !sb.x.pausing):
 		// [guess] Idempotent, as a pause is.
 		return reply{status: http.StatusAccepted, body: s.wire(sb)}
@@ -114,4 +110,5 @@ func (s *Server) completeResume(sb *sandbox) {
 	// resume); the gateway learns of the sandbox again.
 	s.armApply(sb)
 	s.armGateway(sb)
+	s.startProcessLocked(sb)
 }

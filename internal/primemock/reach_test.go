@@ -59,10 +59,10 @@ func TestReachabilityStates(t *testing.T) {
 	if !h.reachable(id, "example.com") || h.reachable(id, "google.com") {
 		t.Error("applied create-time allowlist not enforced")
 	}
-	// A container has no egress control.
-	c := h.running(map[string]any{"vm": false})
+	// A VM never given a policy is open.
+	c := h.running(map[string]any{})
 	if !h.reachable(c, "anything.example") {
-		t.Error("a RUNNING container reaches everything")
+		t.Error("a RUNNING VM without a policy reaches everything")
 	}
 	// A deleted sandbox reaches nothing; unknown ids are 404.
 	h.req("DELETE", "/api/v1/sandbox/"+id, nil).must(t, 200)

@@ -55,18 +55,18 @@ type sandbox struct {
 	owner  string // the API key that created it (idempotency scope)
 	userID string
 	req    prime.CreateSandboxRequest // as accepted, platform defaults filled in
-	vm     bool
 
 	status                string
 	createdAt, updatedAt  time.Time
 	startedAt, terminated *time.Time
+	exitCode              *int // the start process's, when its exit stopped the sandbox
 	errorType, errorMsg   *string
 	terminationReason     *string
 	pendingBuild          *string
 	logs                  []string
 	lifecycle             *time.Timer
 
-	// Egress (VM only).
+	// Egress.
 	createLists   bool // created with network_allowlist/denylist
 	desired       prime.EgressPolicy
 	generation    int64
@@ -142,36 +142,39 @@ func cloneStrPtr(p *string) *string {
 func (s *Server) wire(sb *sandbox) prime.Sandbox {
 	r := sb.req
 	out := prime.Sandbox{
-		ID:                    sb.id,
-		Name:                  r.Name,
-		DockerImage:           r.DockerImage,
-		CPUCores:              *r.CPUCores,
-		MemoryGB:              *r.MemoryGB,
-		DiskSizeGB:            *r.DiskSizeGB,
-		DiskMountPath:         defaultDiskMountPath,
-		GPUCount:              *r.GPUCount,
-		GPUType:               cloneStrPtr(r.GPUType),
-		VM:                    sb.vm,
-		Status:                sb.status,
-		TimeoutMinutes:        *r.TimeoutMinutes,
-		TerminationReason:     cloneStrPtr(sb.terminationReason),
-		EnvironmentVars:       maps.Clone(r.EnvironmentVars),
-		Labels:                slices.Clone(r.Labels),
-		CreatedAt:             ts(sb.createdAt),
-		UpdatedAt:             ts(sb.updatedAt),
-		StartedAt:             tsPtr(sb.startedAt),
-		TerminatedAt:          tsPtr(sb.terminated),
-		ErrorType:             cloneStrPtr(sb.errorType),
-		ErrorMessage:          cloneStrPtr(sb.errorMsg),
-		UserID:                strPtr(sb.userID),
-		TeamID:                cloneStrPtr(r.TeamID),
-		KubernetesJobID:       strPtr(sb.jobID()),
-		Region:                cloneStrPtr(r.Region),
-		RegistryCredentialsID: cloneStrPtr(r.RegistryCredentialsID),
-		PendingImageBuildID:   cloneStrPtr(sb.pendingBuild),
+		ID:                  sb.id,
+		Name:                r.Name,
+		DockerImage:         r.DockerImage,
+		CPUCores:            float64(*r.CPUCores),
+		MemoryGB:            *r.MemoryGB,
+		DiskSizeGB:          *r.DiskSizeGB,
+		DiskMountPath:       defaultDiskMountPath,
+		GPUCount:            *r.GPUCount,
+		GPUType:             cloneStrPtr(r.GPUType),
+		VM:                  true,
+		Arch:                cloneStrPtr(r.Arch),
+		Status:              sb.status,
+		TimeoutMinutes:      *r.TimeoutMinutes,
+		TerminationReason:   cloneStrPtr(sb.terminationReason),
+		EnvironmentVars:     maps.Clone(r.EnvironmentVars),
+		Labels:              slices.Clone(r.Labels),
+		CreatedAt:           ts(sb.createdAt),
+		UpdatedAt:           ts(sb.updatedAt),
+		StartedAt:           tsPtr(sb.startedAt),
+		TerminatedAt:        tsPtr(sb.terminated),
+		ErrorType:           cloneStrPtr(sb.errorType),
+		ErrorMessage:        cloneStrPtr(sb.errorMsg),
+		UserID:              strPtr(sb.userID),
+		TeamID:              cloneStrPtr(r.TeamID),
+		Region:              cloneStrPtr(r.Region),
+		PendingImageBuildID: cloneStrPtr(sb.pendingBuild),
 	}
 	if out.Labels == nil {
 		out.Labels = []string{}
+	}
+	if sb.exitCode != nil {
+		v := *sb.exitCode
+		out.ExitCode = &v
 	}
 	if r.IdleTimeoutMinutes != nil {
 		v := *r.IdleTimeoutMinutes
@@ -195,9 +198,9 @@ func (s *Server) wire(sb *sandbox) prime.Sandbox {
 		out.AdvancedConfigs = maps.Clone(r.AdvancedConfigs)
 	}
 	// The object mirrors the desired policy once there is one (create-time
-	// lists or a PUT); a VM created without lists shows null for both, as
-	// its create request did.
-	if sb.vm && (sb.createLists || sb.generation > 0) {
+	// lists or a PUT); a sandbox created without lists shows null for both,
+	// as its create request did.
+	if sb.createLists || sb.generation > 0 {
 		out.NetworkAllowlist = slices.Clone(sb.desired.Allowlist)
 		out.NetworkDenylist = slices.Clone(sb.desired.Denylist)
 		if out.AdvancedConfigs == nil {
@@ -230,7 +233,7 @@ func (s *Server) handleCreate(r *http.Request, caller string) reply {
 	}
 	req, err := decodeCreate(raw)
 	if err != nil {
-		return errorReply(http.StatusUnprocessableEntity, "%v", err)
+		return errorReply(refusalStatus(err), "%v", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -265,7 +268,6 @@ func (s *Server) handleCreate(r *http.Request, caller string) reply {
 		owner:       caller,
 		userID:      userIDOf(caller),
 		req:         req,
-		vm:          *req.VM,
 		status:      prime.StatusPending,
 		createdAt:   now,
 		updatedAt:   now,
@@ -274,20 +276,16 @@ func (s *Server) handleCreate(r *http.Request, caller string) reply {
 	}
 	sb.m = s.newMachine(sb)
 	s.attachResources(sb, adm)
-	if sb.vm {
-		sb.desired = openPolicy()
-		sb.createLists = allow != nil || deny != nil
-		if sb.createLists {
-			// [guess] Create-time lists are the first policy, generation 0
-			// (no SDK fixture shows a sandbox created with lists).
-			sb.desired = prime.EgressPolicy{Allowlist: allow, Denylist: deny}
-		}
+	sb.desired = openPolicy()
+	sb.createLists = allow != nil || deny != nil
+	if sb.createLists {
+		// [guess] Create-time lists are the first policy, generation 0
+		// (no SDK fixture shows a sandbox created with lists).
+		sb.desired = prime.EgressPolicy{Allowlist: allow, Denylist: deny}
 		// An untouched VM's open generation 0 is never applied: the SDK's
 		// fixture for it reads applied_generation -1, applied false (egress
 		// is open all the same). Create-time lists are applied as any write.
-		if sb.createLists {
-			sb.pending = []pendingPolicy{{gen: 0, policy: sb.desired, acceptedAt: time.Now(), delayed: true}}
-		}
+		sb.pending = []pendingPolicy{{gen: 0, policy: sb.desired, acceptedAt: time.Now(), delayed: true}}
 	}
 	s.sandboxes[sb.id] = sb
 	s.order = append(s.order, sb)
@@ -301,16 +299,9 @@ func (s *Server) handleCreate(r *http.Request, caller string) reply {
 		ev.Policy = &p
 	}
 	s.emit(ev)
-	s.logf(sb, "sandbox created (image %s, %s)", req.DockerImage, runtimeName(sb.vm))
+	s.logf(sb, "sandbox created (image %s, %s, %d vCPUs)", req.DockerImage, *req.Arch, *req.CPUCores)
 	s.startLifecycle(sb)
 	return ok(s.wire(sb))
-}
-
-func runtimeName(vm bool) string {
-	if vm {
-		return "VM"
-	}
-	return "container"
 }
 
 // idAlphabet and the length give CUID-like ids ("c" + 24 characters).
@@ -609,6 +600,7 @@ func (s *Server) run(sb *sandbox) {
 	s.logf(sb, "running")
 	s.armApply(sb)
 	s.armGateway(sb)
+	s.startProcessLocked(sb)
 }
 
 // armGateway makes a RUNNING sandbox known to the gateway once the gateway

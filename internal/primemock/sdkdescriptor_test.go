@@ -304,9 +304,6 @@ func TestSDKDescriptorClient(t *testing.T) {
 	}); e.ExitCode != 137 || e.Signal != "SIGKILL" {
 		t.Errorf("after SIGKILL: %+v", e)
 	}
-
-	// REST exec, which the SDK uses only for containers, is refused on a VM.
-	h.gateway(id).exec("echo hi", 10).must(t, http.StatusBadRequest)
 }
 
 func (c *sdkClient) authed(m *dynamicpb.Message) *connect.Request[dynamicpb.Message] {

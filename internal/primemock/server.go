@@ -107,7 +107,6 @@ func (s *Server) routes() {
 	s.mux.Handle(api+"/", s.api("other "+api+"/...", func(r *http.Request, _ string) reply {
 		return errorReply(http.StatusNotFound, "Not Found")
 	}, false))
-	s.mux.HandleFunc(execRoute, s.handleExec)
 	s.mux.HandleFunc(uploadRoute, s.handleUpload)
 	s.mux.HandleFunc(downloadRoute, s.handleDownload)
 	s.mux.HandleFunc(readFileRoute, s.handleReadFile)

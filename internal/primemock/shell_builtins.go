@@ -7,6 +7,7 @@ package primemock
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/url"
 	"sort"
 	"strconv"
@@ -170,11 +171,15 @@ func (in *interp) sleep(ctx context.Context, args []string) int {
 		in.errorf("sleep: invalid time interval %q\n", args[0])
 		return 1
 	}
-	t := time.NewTimer(in.m.scaleSleep(d))
-	defer t.Stop()
+	var done <-chan time.Time // sleep infinity: never
+	if d != sleepForever {
+		t := time.NewTimer(in.m.scaleSleep(d))
+		defer t.Stop()
+		done = t.C
+	}
 	for {
 		select {
-		case <-t.C:
+		case <-done:
 			return 0
 		case <-ctx.Done():
 			panic(stopScript{err: ctxErr(ctx)})
@@ -303,6 +308,9 @@ func (in *interp) connect(host string) int {
 }
 
 func parseSleep(v string) (time.Duration, bool) {
+	if v == "infinity" || v == "inf" {
+		return sleepForever, true
+	}
 	unit := time.Second
 	switch {
 	case strings.HasSuffix(v, "s"):
@@ -318,6 +326,10 @@ func parseSleep(v string) (time.Duration, bool) {
 	}
 	return time.Duration(f * float64(unit)), true
 }
+
+// sleepForever is GNU sleep's "infinity", the common way to keep a VM's
+// start process (and so the VM) up: it sleeps until signalled or stopped.
+const sleepForever = time.Duration(math.MaxInt64)
 
 // curlArgFlags are curl options that consume the next word, so it is not
 // mistaken for the URL.

@@ -22,8 +22,8 @@ const TransportBackground = "background"
 type process struct {
 	pid, pgid uint32
 	sig       *signalBox
-	// transport is how events name the process (TransportREST,
-	// TransportConnect, TransportBackground); "" for the processes events
+	// transport is how events name the process (TransportConnect,
+	// TransportBackground, TransportStart); "" for the processes events
 	// do not report: subshells and foreground programs.
 	transport string
 	// command is what events say it runs.

@@ -55,7 +55,7 @@ func (s *Server) handleCreateSSH(r *http.Request, _ string) reply {
 	if !found {
 		return rep
 	}
-	if !sb.vm || sb.status != prime.StatusRunning || sb.x.pausing {
+	if sb.status != prime.StatusRunning || sb.x.pausing {
 		return errorReply(http.StatusConflict, "Sandbox %s is %s; SSH needs a running VM sandbox", sb.id, describeStatus(sb))
 	}
 	ss := &sshSession{id: s.newResourceID("ssh"), sandboxID: sb.id, host: host, port: 2200 + len(s.res.sessions)%1000,

@@ -214,7 +214,7 @@ func (s *Server) handlePublishVolume(r *http.Request, _ string) reply {
 	if !found {
 		return rep
 	}
-	if !sb.vm || sb.status != prime.StatusRunning || sb.x.pausing {
+	if sb.status != prime.StatusRunning || sb.x.pausing {
 		return errorReply(http.StatusConflict, "Sandbox %s is %s; only a running VM sandbox can publish a volume", sb.id, describeStatus(sb))
 	}
 	name := r.PathValue("name")
