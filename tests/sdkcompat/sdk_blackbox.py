@@ -13,7 +13,8 @@ Sources the rules come from (PrimeIntellect-ai/prime, packages/prime-sandboxes):
 * ``sandbox.py`` at commit 19b06986 (0.2.39 era: egress policy, status:batchGet,
   idempotent auth POST): ``create``, ``list``, ``get``, ``get_sandbox_statuses``,
   ``delete``, ``get_network``, ``set_network``/``_network_update_payload``,
-  ``bulk_delete``, ``get_logs``, ``SandboxAuthCache``, ``_execute_command_rest``.
+  ``bulk_delete``, ``get_logs``, ``SandboxAuthCache``, ``_execute_command_connect_rpc``,
+  ``upload_bytes``, ``read_file``, ``start_background_job``, ``get_background_job(s)``.
 * ``core/client.py`` at commit 0c6028a8: headers, URL building, status mapping,
   "API response was not a dictionary".
 * ``models.py`` at commit 050c9d14 (a later 0.3.x file; the 0.2.39 file is not
@@ -21,6 +22,31 @@ Sources the rules come from (PrimeIntellect-ai/prime, packages/prime-sandboxes):
   ``Sandbox.start_command`` is ``StartCommand | str`` (PR #809) and the create
   request has ``vm``, ``guaranteed``, ``registry_credentials_id`` and the
   ``"tail -f /dev/null"`` default (PRs #809/#820/#834).
+
+The platform the SDK talks to is today's (late-2026) one: since 2026-09-18
+every sandbox is a VM. What a 0.2.39 user still sends is checked against it:
+
+* ``create(vm=False)`` (a container) is answered HTTP 410 with the detail
+  "Container sandboxes were retired on 2026-09-18: every sandbox is a VM. Omit
+  vm (or send true).", which the SDK raises as ``APIError('HTTP 410: ...')``,
+  and nothing is created.
+* The SDK's default create (``vm`` unset, the ``"tail -f /dev/null"`` string
+  start command on the wire, ``cpu_cores`` as the float 1.0) is a VM; it is the
+  run's second sandbox ("vm2"), which takes over what the container used to
+  cover: status waits, list/get, logs, auth, Connect reachability, files,
+  background jobs, delete. Bulk delete creates VMs (vm unset, vm=True).
+* Creates the 0.2.39 SDK lets through but the platform now refuses: a
+  fractional ``cpu_cores`` (whole vCPUs; 1.0 and 2.0 pass), ``timeout_minutes``
+  0, ``idle_timeout_minutes`` over 1,440; each is a 422 ``APIError`` and
+  creates nothing. ``arch`` (not a 0.2.39 field) is checked as contract:
+  amd64/arm64 accepted, anything else 422.
+
+Dropped with the containers, because the platform no longer has them: REST
+exec (``POST {gateway}/{user_ns}/{job_id}/exec``, the container transport and
+reachability probe; the route is checked to be gone), the read-file window
+(``offset``/``length`` with ``total_size``/``offset``/``truncated``; every
+sandbox now ignores the window), container background jobs and the batch's
+``NOT_VM`` answer, and the egress-policy refusal for a container.
 
 Every check prints one line. The first mismatch prints a precise message
 (endpoint, key, expected-per-SDK, actual) and the script exits 1; with
@@ -63,6 +89,11 @@ STATUS_ENUM = ("PENDING", "PROVISIONING", "RUNNING", "PAUSED", "ERROR", "TERMINA
 TERMINAL = ("ERROR", "TERMINATED", "TIMEOUT")
 BATCH_ERROR_CODES = ("NOT_FOUND", "FORBIDDEN", "MANAGED")
 DEFAULT_SHELL_COMMAND = "tail -f /dev/null"
+# The argv start command of the run's vm=True sandbox.
+VM_START_COMMAND = {"executable": "/bin/sh", "args": ["-c", "sleep infinity"]}
+# The 410's detail for a create with vm false (containers retired 2026-09-18).
+CONTAINERS_RETIRED_DETAIL = ("Container sandboxes were retired on 2026-09-18: every sandbox is a VM. "
+                             "Omit vm (or send true).")
 
 
 # ---------------------------------------------------------------------------
@@ -428,14 +459,6 @@ BulkDeleteSandboxResponseModel = Model("BulkDeleteSandboxResponse", [
     Field("message", t_str),
 ])
 
-# models.py CommandResponse (gateway /exec answer).
-CommandResponseModel = Model("CommandResponse", [
-    Field("stdout", t_str),
-    Field("stderr", t_str),
-    Field("exit_code", t_int),
-])
-
-
 # models.py FileUploadResponse (upload_file / upload_bytes).
 FileUploadResponseModel = Model("FileUploadResponse", [
     Field("success", t_bool),
@@ -668,18 +691,6 @@ class Client:
                                   f"not an object; the SDK raises APIError('API response was not a "
                                   f"dictionary') ({SRC_CLIENT} request())")
         return result, resp
-
-
-def _gateway_error(r: "Response") -> Optional[str]:
-    """The gateway's error code ({"error": "sandbox_not_found", ...}), as
-    sandbox.py _is_gateway_sandbox_not_found reads it; None if not such a body."""
-    try:
-        body = json.loads(r.body)
-    except ValueError:
-        return None
-    if not isinstance(body, dict) or not isinstance(body.get("error"), str):
-        return None
-    return body["error"]
 
 
 # ---------------------------------------------------------------------------
@@ -1091,38 +1102,20 @@ class Run:
     # -- steps -------------------------------------------------------------
 
     def step_create(self) -> None:
-        ck = "create.container"
-        ctr_req = create_payload(
-            f"sdkcompat-ctr-{self.tag}", "python:3.11-slim", vm=False,
-            environment_vars={"FOO": "bar"}, secrets={"API_TOKEN": "s3cr3t-value"},
-            labels=[self.label, "sdkcompat", "container"],
-        )
-        self.expect("vm" in ctr_req and ctr_req["start_command"] == DEFAULT_SHELL_COMMAND, ck,
-                    "internal: container payload shape")
-        ctr = self.create(ck, ctr_req)
-        self.check_echo(ck, ctr, ctr_req, vm=False)
-        self.expect(ctr["start_command"] == DEFAULT_SHELL_COMMAND, ck,
-                    f"POST /sandbox: startCommand should echo the string {DEFAULT_SHELL_COMMAND!r} "
-                    f"for a container, got {_short(ctr['start_command'])}")
-        if ctr["secrets"] is not None:
-            self.expect(all(v != "s3cr3t-value" for v in ctr["secrets"].values()), ck,
-                        "POST /sandbox: secrets come back in plain text; the platform masks them "
-                        "(the SDK's README: secrets come back masked as '***')")
-        self.ctx["ctr"] = ctr
-        self.ok(ck, f"id={ctr['id']} status={ctr['status']} vm=false startCommand={ctr['start_command']!r}")
-
         # verifiers-shaped VM: vm=True, no string command, cpu/memory/disk always sent,
         # timeout -1 (unbounded) with an idle timeout, plus an argv start command.
         ck = "create.vm"
         vm_req = create_payload(
             f"sdkcompat-vm-{self.tag}", "ubuntu:22.04", vm=True,
-            start_command={"executable": "/bin/sleep", "args": ["infinity"]},
+            # Runs while the sandbox runs: its exit would stop the sandbox (2026
+            # contract: a start command is one-shot).
+            start_command=VM_START_COMMAND,
             memory_gb=2.0, timeout_minutes=-1, idle_timeout_minutes=60,
             labels=[self.label, "sdkcompat", "vm"],
         )
         vm = self.create(ck, vm_req)
-        self.check_echo(ck, vm, vm_req, vm=True)
-        self.expect(vm["start_command"] == {"executable": "/bin/sleep", "args": ["infinity"]}, ck,
+        self.check_echo(ck, vm, vm_req)
+        self.expect(vm["start_command"] == VM_START_COMMAND, ck,
                     f"POST /sandbox: startCommand should echo the argv object, got {_short(vm['start_command'])}")
         self.expect(vm["timeout_minutes"] == -1 and vm["idle_timeout_minutes"] == 60, ck,
                     f"POST /sandbox: timeoutMinutes/idleTimeoutMinutes should echo -1/60, got "
@@ -1140,11 +1133,76 @@ class Run:
                     f"new sandbox {again['id']} instead of {vm['id']}; the SDK reuses one idempotency_key across its create retries")
         self.ok(ck, f"same id {again['id']}")
 
-    def check_echo(self, ck: str, sb: Dict[str, Any], req: Dict[str, Any], vm: bool) -> None:
+        # The most common SDK call, CreateSandboxRequest(name=..., docker_image=...)
+        # with vm unset, here with what the container used to carry (env, secrets).
+        # 0.2.39 keeps the "tail -f /dev/null" default on the wire and omits vm
+        # (PR #820/#834); the platform makes a VM and drops the legacy string.
+        # This is the run's second VM ("vm2").
+        ck = "create.sdk-default-vm-unset"
+        req = create_payload(
+            f"sdkcompat-default-{self.tag}", "python:3.11-slim",
+            environment_vars={"FOO": "bar"}, secrets={"API_TOKEN": "s3cr3t-value"},
+            labels=[self.label, "sdkcompat", "default"],
+        )
+        self.expect("vm" not in req and req.get("start_command") == DEFAULT_SHELL_COMMAND
+                    and req["cpu_cores"] == 1.0 and isinstance(req["cpu_cores"], float), ck,
+                    "internal: default payload shape")
+        try:
+            raw, _ = self.c.request("POST", "/sandbox", json_body=req, idempotent_post=True, check=ck)
+        except SDKError as exc:
+            raise Mismatch(ck, f"[sdk-error] {exc.response.describe()}: the SDK's default create "
+                               f"(vm unset) sends start_command={DEFAULT_SHELL_COMMAND!r}, cpu_cores 1.0 and "
+                               f"no 'vm' key (0.2.39 CreateSandboxRequest default, serialized by {SRC_SANDBOX} "
+                               f"create() via model_dump(exclude_none=True); PR #820: 'the default \"tail -f "
+                               f"/dev/null\" start command remains serialized'), and the platform accepts it (a VM, "
+                               f"legacy string dropped, 1.0 is a whole vCPU). The SDK "
+                               f"raises {exc.kind}({exc.message!r})") from None
+        vm2 = sdk_parse(SandboxModel, raw, ck, "POST /api/v1/sandbox", f"{SRC_MODELS} Sandbox")
+        self.check_echo(ck, vm2, req)
+        self.expect(vm2["start_command"] is None, ck,
+                    f"POST /sandbox: the legacy string start command is dropped on a VM, so startCommand "
+                    f"should be null, got {_short(vm2['start_command'])}")
+        if vm2["secrets"] is not None:
+            self.expect(all(v != "s3cr3t-value" for v in vm2["secrets"].values()), ck,
+                        "POST /sandbox: secrets come back in plain text; the platform masks them "
+                        "(the SDK's README: secrets come back masked as '***')")
+        self.ctx["vm2"] = vm2
+        self.ok(ck, f"id={vm2['id']} status={vm2['status']} vm={vm2['vm']} startCommand={vm2['start_command']!r}")
+
+        # create(vm=False), as a 0.2.39 user still can: the platform retired
+        # containers and answers 410, which the SDK raises as APIError.
+        ck = "create.container-retired"
+        ctr_req = create_payload(
+            f"sdkcompat-ctr-{self.tag}", "python:3.11-slim", vm=False,
+            environment_vars={"FOO": "bar"}, secrets={"API_TOKEN": "s3cr3t-value"},
+            labels=[self.label, "sdkcompat", "container"],
+        )
+        self.expect(ctr_req.get("vm") is False and ctr_req["start_command"] == DEFAULT_SHELL_COMMAND, ck,
+                    "internal: container payload shape")
+        err = self.create_refused(ck, ctr_req, 410)
+        self.expect(err.message == f"HTTP 410: {CONTAINERS_RETIRED_DETAIL}", ck,
+                    f"{err.response.describe()}: the SDK should raise APIError('HTTP 410: "
+                    f"{CONTAINERS_RETIRED_DETAIL}'), got {err.kind}({err.message!r})")
+        self.ok(ck, f"{err.kind}({err.message!r})")
+
+    def create_refused(self, ck: str, payload: Dict[str, Any], status: int) -> SDKError:
+        """A create the SDK sends and the platform refuses: the SDK raises APIError
+        with the {"detail": ...} text, and no sandbox exists under the name."""
+        err = self.call_error(ck, "POST", "/sandbox", json_body=payload)
+        self.check_detail_error(ck, err, status)
+        self.expect(err.kind == "APIError" and err.message.startswith(f"HTTP {status}: "), ck,
+                    f"{err.response.describe()}: the SDK should raise APIError('HTTP {status}: ...'), got "
+                    f"{err.kind}({err.message!r})")
+        left = [s["id"] for s in self.list(ck, labels=[self.label])["sandboxes"] if s["name"] == payload["name"]]
+        self.expect(not left, ck, f"a refused create left sandbox(es) {left} named {payload['name']!r}")
+        return err
+
+    def check_echo(self, ck: str, sb: Dict[str, Any], req: Dict[str, Any]) -> None:
         self.expect(sb["name"] == req["name"], ck, f"POST /sandbox: name {sb['name']!r} != sent {req['name']!r}")
         self.expect(sb["docker_image"] == req["docker_image"], ck,
                     f"POST /sandbox: dockerImage {sb['docker_image']!r} != sent {req['docker_image']!r}")
-        self.expect(sb["vm"] is vm, ck, f"POST /sandbox: key vm is {sb['vm']!r}, sent vm={vm}")
+        self.expect(sb["vm"] is True, ck, f"POST /sandbox: key vm is {sb['vm']!r}, sent vm={req.get('vm', 'unset')}; "
+                                          f"every sandbox is a VM")
         self.expect(sb["labels"] == req["labels"], ck,
                     f"POST /sandbox: labels {sb['labels']} != sent {req['labels']}")
         for k in ("cpu_cores", "memory_gb", "disk_size_gb"):
@@ -1157,7 +1215,7 @@ class Run:
 
     def step_wait(self) -> None:
         ck = "wait.status-batchGet"
-        ids = [self.ctx["ctr"]["id"], self.ctx["vm"]["id"]]
+        ids = [self.ctx["vm2"]["id"], self.ctx["vm"]["id"]]
         res = self.wait_for_creation(ck, ids)
         self.ok(ck, f"both RUNNING after {res['polls']} coalesced polls; transitions {res['seen']}")
 
@@ -1172,7 +1230,7 @@ class Run:
 
     def step_list_get(self) -> None:
         ck = "list.paging-per_page=1"
-        ids = {self.ctx["ctr"]["id"], self.ctx["vm"]["id"]}
+        ids = {self.ctx["vm2"]["id"], self.ctx["vm"]["id"]}
         got: List[str] = []
         page = 1
         while True:
@@ -1183,7 +1241,8 @@ class Run:
             self.expect(len(out["sandboxes"]) <= 1, ck, f"page {page} holds {len(out['sandboxes'])} items with per_page=1")
             self.expect(out["total"] == 2, ck,
                         f"GET /sandbox labels={self.label},sdkcompat is_active=true: total={out['total']}, "
-                        f"expected 2 (container + VM; the idempotent replay must not add one)")
+                        f"expected 2 (the two VMs; the refused container create and the idempotent replay "
+                        f"must not add one)")
             got += [s["id"] for s in out["sandboxes"]]
             if not out["has_next"]:
                 break
@@ -1199,7 +1258,7 @@ class Run:
                     f"{[s['id'] for s in out['sandboxes']]}")
         self.ok(ck, "repeated labels= are ALL-of")
 
-        for key in ("ctr", "vm"):
+        for key in ("vm2", "vm"):
             ck = f"get.{key}"
             sb = self.get(ck, self.ctx[key]["id"])
             self.expect(sb["status"] == "RUNNING", ck, f"GET /sandbox/{sb['id']}: status {sb['status']} after batchGet said RUNNING")
@@ -1272,12 +1331,13 @@ class Run:
         self.expect(st["generation"] == gen, ck, f"a rejected PUT changed generation {gen} -> {st['generation']}")
         self.ok(ck, f"generation still {gen}")
 
-        ck = "errors.egress-on-container"
-        err = self.call_error(ck, "GET", f"/sandbox/{self.ctx['ctr']['id']}/egress-policy")
-        self.expect(400 <= err.response.status < 500, ck,
-                    f"GET egress-policy of a container: expected a 4xx (400/409), got {err.response.describe()}")
-        self.check_detail_error(ck, err, err.response.status)
-        self.ok(ck, f"{err.kind}({err.message!r})")
+        # Egress was VM-only; now every sandbox is a VM, the SDK's default create too.
+        ck = "egress.sdk-default-vm"
+        st = self.get_network(ck, self.ctx["vm2"]["id"])
+        self.expect(st["generation"] == 0 and st["policy"] == {"allowlist": None, "denylist": []}, ck,
+                    f"the SDK-default VM (vm unset, no lists) should report generation 0 and policy "
+                    f"{{allowlist: null, denylist: []}}, got {_short(st)}")
+        self.ok(ck, "the vm-unset sandbox has an egress policy like any VM")
 
     def check_detail_error(self, ck: str, err: SDKError, status: int) -> None:
         r = err.response
@@ -1294,7 +1354,7 @@ class Run:
                     f"{r.describe()}: detail should be a non-empty string (or FastAPI list), got {_short(d)}")
 
     def step_logs_auth(self) -> None:
-        for key in ("ctr", "vm"):
+        for key in ("vm", "vm2"):
             ck = f"logs.{key}"
             sid = self.ctx[key]["id"]
             out, _, _ = self.call(ck, "GET", f"/sandbox/{sid}/logs", SandboxLogsResponseModel,
@@ -1302,7 +1362,7 @@ class Run:
             self.ok(ck, f"{len(out['logs'])} characters of logs")
 
         now = dt.datetime.now(dt.timezone.utc)
-        for key in ("ctr", "vm"):
+        for key in ("vm", "vm2"):
             ck = f"auth.{key}"
             sid = self.ctx[key]["id"]
             # SandboxAuthCache.get_or_refresh: POST /sandbox/{id}/auth, no body, idempotent_post=True.
@@ -1317,57 +1377,19 @@ class Run:
             self.ctx[f"auth_{key}"] = auth
             self.ok(ck, f"expires_at={auth['expires_at']} parses with Python 3.10 fromisoformat")
 
-        # Container reachability as wait_for_creation does it after RUNNING:
-        # _execute_command_rest("echo 'sandbox ready'") through the gateway.
-        # RUNNING can briefly lead gateway registration; the SDK's
-        # reachability wait retries a gateway 502 sandbox_not_found
-        # (_is_retryable_reachability_error), and so does this check.
-        ck = "exec.container-reachability"
-        auth = self.ctx["auth_ctr"]
-        url = f"{auth['gateway_url'].rstrip('/')}/{auth['user_ns']}/{auth['job_id']}/exec"
-        payload = {"command": "echo 'sandbox ready'", "working_dir": None, "env": {},
-                   "sandbox_id": self.ctx["ctr"]["id"], "timeout": 10}
-        headers = {"Authorization": f"Bearer {auth['token']}", "Content-Type": "application/json"}
-        deadline = time.monotonic() + self.args.wait_timeout
-        misses = 0
-        while True:
-            r = self.c.raw("POST", url, json_body=payload, timeout=15, headers=headers)
-            if r.status == 502 and _gateway_error(r) == "sandbox_not_found" and time.monotonic() < deadline:
-                misses += 1
-                time.sleep(0.1)
-                continue
-            break
-        self.expect(r.status == 200, ck, f"{r.describe()}: the SDK's reachability probe needs HTTP 200")
-        try:
-            body = json.loads(r.body)
-        except ValueError:
-            raise Mismatch(ck, f"[sdk-parse] {r.describe()}: not JSON") from None
-        out = sdk_parse(CommandResponseModel, body, ck, f"POST {url}", f"{SRC_MODELS} CommandResponse")
-        self.expect(out["exit_code"] == 0 and out["stdout"] == "sandbox ready\n", ck,
-                    f"{r.describe()}: expected exit_code 0 and stdout 'sandbox ready\\n'")
-        self.ok(ck, f"gateway exec answered CommandResponse after {misses} gateway miss(es)")
+        # Reachability as wait_for_creation does it after RUNNING, for both VMs
+        # (the vm=True one and the SDK-default one): execute_command("echo
+        # 'sandbox ready'") over Connect, retrying not_found (RUNNING can
+        # briefly lead gateway registration), unavailable, aborted and
+        # deadline_exceeded (_is_retryable_reachability_error).
+        for key in ("vm", "vm2"):
+            ck = f"exec.{key}-connect-reachability"
+            events, misses = self.connect_reachability(ck, key)
+            self.check_connect_events(ck, events, "sandbox ready\n", "", 0)
+            self.ok(ck, f"{len(events)} events, after {misses} retried error(s)")
 
-        # VM reachability as wait_for_creation does it: execute_command over
-        # Connect, retrying not_found (RUNNING leads gateway registration),
-        # unavailable, aborted and deadline_exceeded.
         auth = self.ctx["auth_vm"]
-        base = f"{auth['gateway_url'].rstrip('/')}/{auth['user_ns']}/{auth['job_id']}"
-        ck = "exec.vm-connect-reachability"
-        deadline = time.monotonic() + self.args.wait_timeout
-        misses = 0
-        while True:
-            try:
-                events = connect_start(base, auth["token"], encode_start_request("echo 'sandbox ready'", {}, None), 10_000)
-                break
-            except ConnectError as exc:
-                if exc.code in ("not_found", "unavailable", "aborted", "deadline_exceeded") and time.monotonic() < deadline:
-                    misses += 1
-                    time.sleep(0.1)
-                    continue
-                raise Mismatch(ck, f"[sdk-error] Connect Start on {base}: {exc}; the SDK raises APIError") from None
-        self.check_connect_events(ck, events, "sandbox ready\n", "", 0)
-        self.ok(ck, f"{len(events)} events, after {misses} retried error(s)")
-
+        base = self.gateway_base("vm")
         ck = "exec.vm-connect-command"
         try:
             events = connect_start(base, auth["token"], encode_start_request(
@@ -1387,20 +1409,34 @@ class Run:
                         f"(the SDK then reports a command timeout), got {exc}")
         self.ok(ck, "deadline_exceeded")
 
-        # VMs run commands over Connect RPC (command_session.CommandSession/Start);
-        # the SDK never sends REST exec for a VM. The mock refuses it.
-        ck = "exec.vm-rest-refused"
-        auth = self.ctx["auth_vm"]
-        url = f"{auth['gateway_url'].rstrip('/')}/{auth['user_ns']}/{auth['job_id']}/exec"
+        # Every command runs over Connect RPC (command_session.CommandSession/Start).
+        # REST exec was the containers' transport (the SDK never sent it for a
+        # VM); with the containers it is gone: the route is not served.
+        ck = "exec.rest-route-gone"
+        url = f"{self.gateway_base('vm')}/exec"
         payload = {"command": "echo hi", "working_dir": None, "env": {},
                    "sandbox_id": self.ctx["vm"]["id"], "timeout": 10}
         r = self.c.raw("POST", url, json_body=payload, timeout=15,
-                       headers={"Authorization": f"Bearer {auth['token']}", "Content-Type": "application/json"})
-        self.expect(400 <= r.status < 500, ck,
-                    f"{r.describe()}: REST exec on a VM should be refused with a 4xx; the SDK uses "
-                    f"Connect RPC for VMs (a test asserts 'REST path should not be used for VM sandboxes')")
-        self.expect(_gateway_error(r) is not None, ck, f"{r.describe()}: the refusal should be a gateway error object")
-        self.ok(ck, f"HTTP {r.status} {_gateway_error(r)}")
+                       headers=self.gateway_headers("vm", "application/json"))
+        self.expect(400 <= r.status < 500 and r.status not in (401, 403), ck,
+                    f"{r.describe()}: REST exec should not be served (a 4xx other than an auth refusal); "
+                    f"commands run over Connect RPC only")
+        self.ok(ck, f"HTTP {r.status}")
+
+    def connect_reachability(self, ck: str, key: str) -> Tuple[List[Tuple[str, Any]], int]:
+        base, token = self.gateway_base(key), self.ctx[f"auth_{key}"]["token"]
+        deadline = time.monotonic() + self.args.wait_timeout
+        misses = 0
+        while True:
+            try:
+                events = connect_start(base, token, encode_start_request("echo 'sandbox ready'", {}, None), 10_000)
+                return events, misses
+            except ConnectError as exc:
+                if exc.code in ("not_found", "unavailable", "aborted", "deadline_exceeded") and time.monotonic() < deadline:
+                    misses += 1
+                    time.sleep(0.1)
+                    continue
+                raise Mismatch(ck, f"[sdk-error] Connect Start on {base}: {exc}; the SDK raises APIError") from None
 
     # -- files and background jobs -------------------------------------------
 
@@ -1467,25 +1503,17 @@ class Run:
         return sdk_parse(ReadFileResponseModel, raw, ck, f"GET {r.url}", f"{SRC_MODELS} ReadFileResponse") | {"_raw": raw}
 
     def execute(self, ck: str, key: str, command: str, timeout: int = 30) -> Tuple[str, str, int]:
-        """execute_command: REST exec for containers, Connect Start for VMs."""
-        if key == "vm":
-            try:
-                events = connect_start(self.gateway_base(key), self.ctx["auth_vm"]["token"],
-                                       encode_start_request(command, {}, None), timeout * 1000)
-            except ConnectError as exc:
-                raise Mismatch(ck, f"[sdk-error] Connect Start: {exc}") from None
-            out = "".join(v.decode("utf-8", "replace") for k, v in events if k == "stdout")
-            err = "".join(v.decode("utf-8", "replace") for k, v in events if k == "stderr")
-            ends = [v for k, v in events if k == "end"]
-            self.expect(bool(ends), ck, "Command stream ended without exit code")
-            return out, err, ends[-1]
-        url = f"{self.gateway_base(key)}/exec"
-        payload = {"command": command, "working_dir": None, "env": {}, "sandbox_id": self.ctx[key]["id"], "timeout": timeout}
-        r = self.c.raw("POST", url, json_body=payload, timeout=timeout + 5,
-                       headers=self.gateway_headers(key, "application/json"))
-        self.expect(r.status == 200, ck, f"{r.describe()}: execute_command needs HTTP 200")
-        out = sdk_parse(CommandResponseModel, json.loads(r.body), ck, f"POST {url}", f"{SRC_MODELS} CommandResponse")
-        return out["stdout"], out["stderr"], out["exit_code"]
+        """execute_command: Connect Start (every sandbox is a VM)."""
+        try:
+            events = connect_start(self.gateway_base(key), self.ctx[f"auth_{key}"]["token"],
+                                   encode_start_request(command, {}, None), timeout * 1000)
+        except ConnectError as exc:
+            raise Mismatch(ck, f"[sdk-error] Connect Start: {exc}") from None
+        out = "".join(v.decode("utf-8", "replace") for k, v in events if k == "stdout")
+        err = "".join(v.decode("utf-8", "replace") for k, v in events if k == "stderr")
+        ends = [v for k, v in events if k == "end"]
+        self.expect(bool(ends), ck, "Command stream ended without exit code")
+        return out, err, ends[-1]
 
     def get_background_job(self, ck: str, key: str, job_id: str) -> Dict[str, Any]:
         """sandbox.py get_background_job, polled as run_background_job polls it."""
@@ -1507,14 +1535,11 @@ class Run:
             out = self.read_file(ck, key, f"/tmp/job_{job_id}.{stream}.log",
                                  offset=-JOB_OUTPUT_TAIL_BYTES, length=JOB_OUTPUT_TAIL_BYTES)
             tails[stream] = (out["content"], bool(out["truncated"])) if out else ("", False)
-            if out and key == "vm":
+            if out:
                 # VMs ignore offset/length and omit the window keys: detectable as offset None.
                 self.expect(out["offset"] is None and "total_size" not in out["_raw"] and "truncated" not in out["_raw"], ck,
                             f"VM read-file answered window keys {out['_raw']}; the SDK documents that VM "
                             f"sandboxes omit total_size/offset/truncated ({SRC_SANDBOX} read_file)")
-            if out and key == "ctr":
-                self.expect(out["offset"] is not None and out["total_size"] is not None and out["truncated"] is not None, ck,
-                            f"container read-file should answer the window keys, got {out['_raw']}")
         return {"completed": True, "exit_code": code, "stdout": tails["stdout"][0], "stderr": tails["stderr"][0],
                 "stdout_truncated": tails["stdout"][1], "stderr_truncated": tails["stderr"][1]}
 
@@ -1547,7 +1572,7 @@ class Run:
 
     def step_files_jobs(self) -> None:
         content = "Hello from bytes!\nLine 2\nLine 3\n\U0001f680".encode()
-        for key in ("ctr", "vm"):
+        for key in ("vm", "vm2"):
             ck = f"files.upload-{key}"
             remote = "/tmp/test_upload_bytes.txt"
             self.upload_bytes(ck, key, remote, content, "test_bytes.txt")
@@ -1590,19 +1615,20 @@ class Run:
         self.expect(got is not None and got["size"] == len(ten), ck, "read_file of exactly 10 MiB must succeed")
         self.ok(ck, "10 MiB read, 16 MiB refused with 413")
 
-        ck = "files.read-file-window"
-        ctr = self.read_file(ck, "ctr", "/tmp/test_upload_bytes.txt", offset=-4, length=4)
-        self.expect(ctr is not None and ctr["total_size"] == len(content) and ctr["offset"] == len(content) - 4
-                    and ctr["truncated"] is True and ctr["size"] == 4, ck,
-                    f"container read-file offset=-4 length=4: {ctr and ctr['_raw']}")
-        vm = self.read_file(ck, "vm", "/tmp/test_upload_bytes.txt", offset=-4, length=4)
-        self.expect(vm is not None and vm["content"] == content.decode() and vm["offset"] is None
-                    and vm["size"] == len(content), ck,
-                    f"VM read-file must ignore offset/length and answer the whole file, got {vm and vm['_raw']}")
+        # The SDK's read_file sends offset/length; containers answered the window,
+        # VMs (now every sandbox) ignore it and omit total_size/offset/truncated.
+        ck = "files.read-file-window-ignored"
+        for key in ("vm", "vm2"):
+            got = self.read_file(ck, key, "/tmp/test_upload_bytes.txt", offset=-4, length=4)
+            self.expect(got is not None and got["content"] == content.decode() and got["offset"] is None
+                        and got["size"] == len(content) and not {"total_size", "offset", "truncated"} & set(got["_raw"]), ck,
+                        f"{key}: read-file must ignore offset/length and answer the whole file without the "
+                        f"window keys, got {got and got['_raw']}")
         self.expect(self.read_file(ck, "vm", "/tmp/nope.txt") is None, ck, "read-file of a missing file should be 404")
-        self.ok(ck, "containers honour the window; VMs ignore it and omit its keys")
+        self.ok(ck, "both VMs ignore the window and omit its keys")
 
-        jobs = {"ctr": "c0ffee01", "vm": "c0ffee02"}
+        # start_background_job / get_background_job over Connect on both VMs.
+        jobs = {"vm": "c0ffee02", "vm2": "c0ffee03"}
         for key, job_id in jobs.items():
             ck = f"jobs.start_background_job-{key}"
             cmd = background_job_command(job_id, 'echo "job $GREETING"; pwd; echo warn >&2; exit 4',
@@ -1615,20 +1641,25 @@ class Run:
                         and not st["stdout_truncated"], ck, f"get_background_job read {st}")
             self.ok(ck, f"exit {st['exit_code']}, logs as get_background_job reads them")
 
-        ck = "jobs.get_background_jobs-vm"
-        out = self.job_batch(ck, [(self.ctx["vm"]["id"], jobs["vm"]), (self.ctx["vm"]["id"], "0badf00d")])
-        self.expect(not out["errors"], ck, f"batch errors for a VM's jobs: {out['errors']}")
+        ck = "jobs.get_background_jobs"
+        vm_id, vm2_id = self.ctx["vm"]["id"], self.ctx["vm2"]["id"]
+        out = self.job_batch(ck, [(vm_id, jobs["vm"]), (vm2_id, jobs["vm2"]), (vm_id, "0badf00d")])
+        self.expect(not out["errors"], ck, f"batch errors for VM jobs: {out['errors']}")
         by_job = {x["job_id"]: x for x in out["statuses"]}
-        self.expect(by_job[jobs["vm"]]["completed"] is True and by_job[jobs["vm"]]["exit_code"] == 4, ck,
-                    f"the finished job: {by_job[jobs['vm']]}")
+        for key in ("vm", "vm2"):
+            self.expect(by_job[jobs[key]]["completed"] is True and by_job[jobs[key]]["exit_code"] == 4, ck,
+                        f"the finished job on {key}: {by_job[jobs[key]]}")
         self.expect(by_job["0badf00d"]["completed"] is False, ck, f"a job without an exit file: {by_job['0badf00d']}")
-        self.ok(ck, "BatchBackgroundJobStatusResponse: completed with exit_code, and still running")
+        self.ok(ck, "BatchBackgroundJobStatusResponse across both VMs: completed with exit_code, and still running")
 
-        ck = "jobs.batch-container-not-vm"
-        out = self.job_batch(ck, [(self.ctx["ctr"]["id"], jobs["ctr"])])
-        self.expect([e["code"] for e in out["errors"]] == ["NOT_VM"], ck,
-                    f"a container's job should be a NOT_VM error (the SDK then raises BatchStatusUnsupportedError), got {out}")
-        self.ok(ck, "NOT_VM")
+        # The batch's NOT_VM (a container's job) cannot happen any more; an
+        # unknown sandbox is a per-job NOT_FOUND, not a top-level error.
+        ck = "jobs.batch-unknown-sandbox"
+        ghost = f"c{uuid.uuid4().hex[:24]}"
+        out = self.job_batch(ck, [(ghost, "0badf00d")])
+        self.expect([e["code"] for e in out["errors"]] == ["NOT_FOUND"], ck,
+                    f"a job on an unknown sandbox should be a NOT_FOUND error, got {out}")
+        self.ok(ck, "NOT_FOUND")
 
     def check_connect_events(self, ck: str, events: List[Tuple[str, Any]], stdout: str, stderr: str,
                              exit_code: int) -> None:
@@ -1672,14 +1703,14 @@ class Run:
         self.ok(ck, f"{err.kind}({err.message!r})")
 
     def step_delete(self) -> None:
-        ctr_id = self.ctx["ctr"]["id"]
-        ck = "delete.container"
-        out, _, _ = self.call(ck, "DELETE", f"/sandbox/{ctr_id}", None, "")
+        gone_id = self.ctx["vm2"]["id"]
+        ck = "delete.vm2"
+        out, _, _ = self.call(ck, "DELETE", f"/sandbox/{gone_id}", None, "")
         self.ok(ck, f"answer is a JSON object {_short(out)}")
 
         ck = "delete.get-after"
         try:
-            sb = self.get(ck, ctr_id)
+            sb = self.get(ck, gone_id)
             self.expect(sb["status"] == "TERMINATED", ck, f"GET after DELETE: status {sb['status']}, expected TERMINATED")
             self.expect(sb["terminated_at"] is not None, ck, "GET after DELETE: terminatedAt is null")
             detail = "TERMINATED with terminatedAt"
@@ -1690,7 +1721,7 @@ class Run:
         self.ok(ck, detail)
 
         ck = "delete.batchGet-after"
-        st = self.statuses(ck, [ctr_id])
+        st = self.statuses(ck, [gone_id])
         if st["statuses"]:
             self.expect(st["statuses"][0]["status"] == "TERMINATED", ck,
                         f"status:batchGet after DELETE: {st['statuses'][0]['status']}")
@@ -1698,7 +1729,7 @@ class Run:
 
         ck = "delete.repeat"
         try:
-            out, _ = self.c.request("DELETE", f"/sandbox/{ctr_id}", check=ck)
+            out, _ = self.c.request("DELETE", f"/sandbox/{gone_id}", check=ck)
             self.ok(ck, f"repeat DELETE answered 2xx {_short(out)}")
         except SDKError as exc:
             self.expect(exc.response.status == 404, ck,
@@ -1712,14 +1743,15 @@ class Run:
         everything = self.list(ck, labels=[self.label], exclude_terminated=False)
         a_ids = {s["id"] for s in active["sandboxes"]}
         e_ids = {s["id"] for s in everything["sandboxes"]}
-        self.expect(ctr_id not in a_ids, ck, f"is_active=true still lists the deleted {ctr_id}")
-        self.expect(ctr_id in e_ids, ck, f"is_active=false (the CLI's --all) should not filter; {ctr_id} missing")
-        self.ok(ck, f"is_active=true hides, is_active=false keeps {ctr_id}")
+        self.expect(gone_id not in a_ids, ck, f"is_active=true still lists the deleted {gone_id}")
+        self.expect(gone_id in e_ids, ck, f"is_active=false (the CLI's --all) should not filter; {gone_id} missing")
+        self.ok(ck, f"is_active=true hides, is_active=false keeps {gone_id}")
 
     def step_bulk_delete(self) -> None:
         ids = []
-        for n in ("a", "b", "c"):
-            req = create_payload(f"sdkcompat-bulk-{n}-{self.tag}", "python:3.11-slim", vm=False,
+        # VMs, the SDK's two ways: vm unset (the default) and vm=True.
+        for n, vm in (("a", None), ("b", True), ("c", None)):
+            req = create_payload(f"sdkcompat-bulk-{n}-{self.tag}", "python:3.11-slim", vm=vm,
                                  labels=[self.label, "bulk"])
             sb = self.create(f"bulk-delete.create-{n}", req)
             ids.append(sb["id"])
@@ -1762,29 +1794,44 @@ class Run:
         self.expect(self.ctx["vm"]["id"] in out["succeeded"], ck, f"VM not deleted: {_short(out)}")
         self.ok(ck, "VM deleted")
 
-    def step_sdk_default_create(self) -> None:
-        # The most common SDK call: CreateSandboxRequest(name=..., docker_image=...)
-        # with vm unset. 0.2.39 keeps the "tail -f /dev/null" default on the
-        # wire for container rollback compatibility and omits vm (PR #820/#834,
-        # CreateSandboxRequest default); the platform default runtime is a VM.
-        ck = "create.sdk-default-vm-unset"
-        req = create_payload(f"sdkcompat-default-{self.tag}", "python:3.11-slim", labels=[self.label])
-        self.expect("vm" not in req and req.get("start_command") == DEFAULT_SHELL_COMMAND, ck,
-                    "internal: default payload shape")
-        try:
-            raw, resp = self.c.request("POST", "/sandbox", json_body=req, idempotent_post=True, check=ck)
-        except SDKError as exc:
-            raise Mismatch(ck, f"[sdk-error] {exc.response.describe()}: the SDK's default create "
-                               f"(vm unset) sends start_command={DEFAULT_SHELL_COMMAND!r} and no 'vm' key "
-                               f"(0.2.39 CreateSandboxRequest default, serialized by {SRC_SANDBOX} create() via "
-                               f"model_dump(exclude_none=True); PR #820: 'the default \"tail -f /dev/null\" "
-                               f"start command remains serialized'), and the real platform accepts it (VM "
-                               f"default, legacy string dropped on the VM path). The SDK "
-                               f"raises {exc.kind}({exc.message!r})") from None
-        sb = sdk_parse(SandboxModel, raw, ck, "POST /api/v1/sandbox", f"{SRC_MODELS} Sandbox")
-        self.expect(sb["vm"] is True, ck, f"vm unset should give the platform default (a VM), got vm={sb['vm']}")
-        self.ok(ck, f"id={sb['id']} vm={sb['vm']} startCommand={sb['start_command']!r}")
+    def step_create_rules(self) -> None:
+        # Creates the 0.2.39 SDK builds and sends (its model lets them through)
+        # and today's platform judges: whole vCPUs (the SDK's float 1.0/2.0 is
+        # whole, 0.5 is not), a lifetime of 0 refused (negative is unlimited),
+        # an idle timeout of 1-1,440 minutes.
+        ck = "create.cpu-cores-whole-float"
+        req = create_payload(f"sdkcompat-cpu2-{self.tag}", "ubuntu:22.04", vm=True, cpu_cores=2.0,
+                             labels=[self.label, "rules"])
+        self.expect(req["cpu_cores"] == 2.0 and isinstance(req["cpu_cores"], float), ck, "internal: cpu payload")
+        sb = self.create(ck, req)
+        self.check_echo(ck, sb, req)
         self.c.request("DELETE", f"/sandbox/{sb['id']}", check=ck)
+        self.ok(ck, f"cpu_cores 2.0 accepted, cpuCores={sb['cpu_cores']!r}")
+
+        for ck, kwargs, status, detail in (
+            ("create.cpu-cores-fractional-refused", {"cpu_cores": 0.5}, 422, None),
+            ("create.timeout-zero-refused", {"timeout_minutes": 0}, 422,
+             "timeout_minutes must be negative for infinite or >= 1"),
+            ("create.idle-timeout-over-1440-refused", {"timeout_minutes": -1, "idle_timeout_minutes": 1441}, 422, None),
+        ):
+            req = create_payload(f"sdkcompat-{ck.split('.')[1]}-{self.tag}", "ubuntu:22.04", vm=True,
+                                 labels=[self.label, "rules"], **kwargs)
+            err = self.create_refused(ck, req, status)
+            if detail is not None:
+                self.expect(err.message == f"HTTP {status}: {detail}", ck,
+                            f"{err.response.describe()}: expected APIError('HTTP {status}: {detail}')")
+            self.ok(ck, f"{err.kind}({err.message!r})")
+
+        # arch is not a 0.2.39 field (the SDK cannot send it); the 2026 create
+        # schema has it: amd64 (default) or arm64, anything else 422.
+        ck = "create.arch"
+        req = create_payload(f"sdkcompat-arm-{self.tag}", "ubuntu:22.04", vm=True, labels=[self.label, "rules"])
+        sb = self.create(ck, {**req, "arch": "arm64"})
+        self.check_echo(ck, sb, req)
+        self.c.request("DELETE", f"/sandbox/{sb['id']}", check=ck)
+        bad = create_payload(f"sdkcompat-riscv-{self.tag}", "ubuntu:22.04", vm=True, labels=[self.label, "rules"])
+        err = self.create_refused(ck, {**bad, "arch": "riscv64"}, 422)
+        self.ok(ck, f"arm64 accepted; riscv64 -> {err.kind}({err.message!r})")
 
     # -- driver --------------------------------------------------------------
 
@@ -1793,7 +1840,7 @@ class Run:
               f"(User-Agent {USER_AGENT}, run label {self.label})", flush=True)
         steps = [self.step_create, self.step_wait, self.step_list_get, self.step_egress,
                  self.step_logs_auth, self.step_files_jobs, self.step_errors, self.step_delete, self.step_bulk_delete,
-                 self.step_sdk_default_create]
+                 self.step_create_rules]
         for step in steps:
             try:
                 step()
