@@ -449,8 +449,26 @@ func (in *interp) command(ctx context.Context, c command, exec bool) int {
 // commands that start a program (sh, bash, nohup, setsid) in a child
 // process, or in this one when exec is set.
 func (in *interp) simple(ctx context.Context, line int, argv []string, exec bool) int {
+	argv[0] = commandName(argv[0])
 	if startsProgram(argv[0]) {
 		return in.external(ctx, line, argv, exec)
 	}
 	return in.builtin(ctx, line, argv)
+}
+
+// systemBinDirs are where an image's standard commands live; the mock's
+// commands answer to those paths too, so a start command such as
+// ["/bin/sleep", "infinity"] runs as it does on a real image.
+var systemBinDirs = []string{"/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/"}
+
+// commandName is the name the mock knows a command by: a path in one of
+// the system bin directories is its base name; anything else is unchanged
+// (a script path, or an unknown command, which then fails by its own name).
+func commandName(name string) string {
+	for _, dir := range systemBinDirs {
+		if base, ok := strings.CutPrefix(name, dir); ok && base != "" && !strings.Contains(base, "/") {
+			return base
+		}
+	}
+	return name
 }

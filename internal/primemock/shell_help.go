@@ -26,6 +26,9 @@ const ShellSubset = `Shell (commands run in prime-mock's own interpreter, never 
   Network     probe HOST; curl [flags] URL (exit 0 if the applied egress policy
               lets the sandbox reach the host, else 7)
   Mock only   repeat N TEXT (TEXT N times, for output-size tests)
+  Paths       each command also answers to its path in /bin, /usr/bin,
+              /usr/local/bin, /sbin and /usr/sbin (start_argv = ["/bin/sleep",
+              "infinity"] runs as on a real image)
 
   Refused (exit 2, "prime-mock does not support …" on stderr; the shell that
   meets one stops there, and the whole command fails with 2 even when a parent

@@ -161,6 +161,10 @@ func TestShellLanguage(t *testing.T) {
 		{"pip install -r x", "", fmt.Sprintf(notFound, 1, "pip"), 127},
 		{"echo a\n  uname -a; echo $?", "a\n127\n", fmt.Sprintf(notFound, 2, "uname"), 0},
 		{"nosuch || echo recovered", "recovered\n", fmt.Sprintf(notFound, 1, "nosuch"), 0},
+		// Commands answer to their paths in the system bin directories.
+		{"/bin/echo a; /usr/bin/true && /usr/local/bin/echo b", "a\nb\n", "", 0},
+		{"/usr/bin/pip x", "", fmt.Sprintf(notFound, 1, "pip"), 127},
+		{"/opt/bin/echo x", "", fmt.Sprintf(notFound, 1, "/opt/bin/echo"), 127},
 		// Variables: bare, braced, in double quotes, not in single quotes.
 		{"echo $NAME ${NAME} \"$NAME\" \"x${NAME}y\" '$NAME'", "world world world xworldy $NAME\n", "", 0},
 		{"echo [$UNSET] \"[$UNSET]\" $ \"$\" \\$NAME", "[] [] $ $ $NAME\n", "", 0},

@@ -46,10 +46,13 @@ func TestStartProcessExitStopsTheVM(t *testing.T) {
 
 	// sleep infinity keeps it up; so does no start command. A delete
 	// ends the process without a stop of its own.
+	// A command named by its path in a system bin directory (as on a real
+	// image) is the mock's own.
+	pathSleep := h.ready(argv("/bin/sleep", "infinity"))
 	up := h.ready(argv("/bin/sh", "-c", "echo up > /tmp/up; sleep infinity"))
 	bare := h.ready(map[string]any{})
 	h.waitFile(up, "/tmp/up") // the start process is in its sleep
-	for _, id := range []string{up, bare} {
+	for _, id := range []string{pathSleep, up, bare} {
 		if st := h.req("GET", "/api/v1/sandbox/"+id, nil).must(t, 200).body["status"]; st != "RUNNING" {
 			t.Errorf("%s: %v, want RUNNING", id, st)
 		}
@@ -59,7 +62,7 @@ func TestStartProcessExitStopsTheVM(t *testing.T) {
 		return e.Type == primemock.EventCommandExecuted && e.SandboxID == up && e.Transport == primemock.TransportStart
 	})
 	for _, e := range h.srv.Events() {
-		if e.Type == primemock.EventSandboxStopped && (e.SandboxID == up || e.SandboxID == bare) {
+		if e.Type == primemock.EventSandboxStopped && (e.SandboxID == up || e.SandboxID == bare || e.SandboxID == pathSleep) {
 			t.Errorf("stopped by its start process: %+v", e)
 		}
 	}
