@@ -158,7 +158,6 @@ resource "prime_sandbox_fleet" "eval" {
   name_prefix  = "bg"
   size         = %d
   docker_image = "python:3.12-slim"
-  vm           = true
 }
 
 resource "prime_fleet_command" "agent" {
@@ -298,7 +297,6 @@ provider "prime" {}
 resource "prime_sandbox" "box" {
   name         = "interrupted"
   docker_image = "python:3.12-slim"
-  vm           = true
 }
 
 resource "prime_sandbox_command" "agent" {
@@ -415,7 +413,6 @@ provider "prime" {}
 resource "prime_sandbox" "box" {
   name         = %q
   docker_image = "python:3.12-slim"
-  vm           = true
 }
 
 resource "prime_sandbox_command" "agent" {

@@ -24,7 +24,6 @@ resource "prime_sandbox_fleet" "eval" {
   name_prefix  = "bg"
   size         = %d
   docker_image = "python:3.12-slim"
-  vm           = true
 }
 
 resource "prime_fleet_command" "agent" {
@@ -286,47 +285,6 @@ resource "prime_sandbox_command" "agent" {
 	})
 }
 
-// On a container the job is started over REST exec and polled by reading
-// its exit file (the batch endpoint serves VMs only); a job longer than
-// the edge proxy's call limit is fine there, since no call is held.
-func TestAccBackground_containerJobs(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
-		Steps: []resource.TestStep{{
-			Config: m.config(`
-resource "prime_sandbox" "box" {
-  name         = "container-jobs"
-  docker_image = "python:3.12-slim"
-  vm           = false
-}
-
-resource "prime_sandbox_command" "agent" {
-  sandbox_id      = prime_sandbox.box.id
-  command         = "echo container-agent; sleep 1"
-  background      = true
-  timeout_seconds = 3600
-}
-`),
-			Check: resource.ComposeAggregateTestCheckFunc(
-				resource.TestCheckResourceAttr("prime_sandbox_command.agent", "stdout", "container-agent\n"),
-				resource.TestCheckResourceAttr("prime_sandbox_command.agent", "job_status", "completed"),
-				func(*terraform.State) error {
-					st := m.Stats().Requests
-					if n := st["POST /api/v1/sandbox/background-jobs/status:batchGet"]; n != 0 {
-						return fmt.Errorf("a container's job was polled through the VM batch endpoint (%d requests)", n)
-					}
-					if st["POST /gateway/{user_ns}/{job_id}/exec"] == 0 || st["GET /gateway/{user_ns}/{job_id}/read-file"] == 0 {
-						return fmt.Errorf("the container job did not go over REST exec and read-file: %v", st)
-					}
-					return nil
-				},
-			),
-		}},
-	})
-}
-
 // In the background every member's job runs at the same time:
 // max_concurrency bounds the members starting or collecting a job, not the
 // jobs (a fleet of 6 with max_concurrency = 2 has all 6 started before the
@@ -342,7 +300,6 @@ resource "prime_sandbox_fleet" "eval" {
   name_prefix  = "together"
   size         = 6
   docker_image = "python:3.12-slim"
-  vm           = true
 }
 
 resource "prime_fleet_command" "agent" {

@@ -180,7 +180,7 @@ func TestAccSandbox_bornRestrictedPlanTimeErrors(t *testing.T) {
     block = ["b.com"]`, "", "egress.allow: allow and block are mutually exclusive"},
 		{"bad entry", `allow = ["https://example.com/x"]`, "", `egress.allow: "https://example.com/x": URLs are not supported; use the bare hostname "example.com"`},
 		{"wildcard star", `allow = ["*"]`, "", `egress.allow: "*" is not an entry`},
-		{"container", `allow = ["a.com"]`, "vm = false", "egress: egress lists are only supported on VM sandboxes"},
+		{"container", `allow = ["a.com"]`, "vm = false", "vm: Prime retired container sandboxes on 2026-09-18"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resource.ParallelTest(t, resource.TestCase{
@@ -452,8 +452,7 @@ resource "prime_fleet_egress_policy" "agent" {
 // plan to "remove" it and reopen egress under the lock).
 func TestAccSandbox_importedSandboxDoesNotSwallowLaterPolicy(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
-	vm := true
-	sb, err := m.client(t).CreateSandbox(waitCtx(t), prime.CreateSandboxRequest{Name: "imported", DockerImage: "python:3.12-slim", VM: &vm})
+	sb, err := m.client(t).CreateSandbox(waitCtx(t), prime.CreateSandboxRequest{Name: "imported", DockerImage: "python:3.12-slim"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,7 +460,6 @@ func TestAccSandbox_importedSandboxDoesNotSwallowLaterPolicy(t *testing.T) {
 resource "prime_sandbox" "test" {
   name         = "imported"
   docker_image = "python:3.12-slim"
-  vm           = true
 }
 `
 	const lock = `

@@ -56,30 +56,32 @@ func warningLines(d diag.Diagnostics) string {
 	return b.String()
 }
 
-// Both command resources warn, with one rule, when a step on a container
-// may outlive the edge proxy; neither warns for a VM or a short step.
-func TestLongContainerCommandWarning(t *testing.T) {
+// Both command resources warn, with one rule, when a step may run longer
+// than its sandbox lives; neither warns for a sandbox without a lifetime
+// limit or a step that fits.
+func TestCommandOutlivesSandboxWarning(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	c := m.client(t)
-	newSandbox := func(vm bool) string {
-		sb, err := c.CreateSandbox(waitCtx(t), prime.CreateSandboxRequest{Name: "edge", DockerImage: "python:3.12-slim", VM: &vm})
+	newSandbox := func(timeoutMinutes int) string {
+		sb, err := c.CreateSandbox(waitCtx(t), prime.CreateSandboxRequest{Name: "life", DockerImage: "python:3.12-slim",
+			TimeoutMinutes: &timeoutMinutes})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return sb.ID
 	}
-	container, vm := newSandbox(false), newSandbox(true)
+	short, unlimited := newSandbox(2), newSandbox(-1)
 	str := func(s string) tftypes.Value { return tftypes.NewValue(tftypes.String, s) }
 	num := func(n int) tftypes.Value { return tftypes.NewValue(tftypes.Number, n) }
-	const want = "Container command may outlive the edge proxy"
+	const want = "Command may outlive its sandbox"
 	for _, tc := range []struct {
 		sandbox string
 		timeout int
 		warns   bool
 	}{
-		{container, 200, true},
-		{container, 100, false},
-		{vm, 200, false},
+		{short, 200, true},
+		{short, 100, false},
+		{unlimited, 86400, false},
 	} {
 		// A fresh client per case: what one case taught it must not decide
 		// the next.
@@ -100,8 +102,9 @@ func TestLongContainerCommandWarning(t *testing.T) {
 		if got := strings.Contains(fleet, want); got != tc.warns {
 			t.Errorf("prime_fleet_command on %s, timeout %d s: warned %t, want %t (%q)", tc.sandbox, tc.timeout, got, tc.warns, fleet)
 		}
-		if tc.warns && (!strings.Contains(fleet, `Member "m0": Sandbox `+tc.sandbox+" is a container") || !strings.Contains(single, "Sandbox "+tc.sandbox+" is a container")) {
-			t.Errorf("the warnings do not name the member and the sandbox:\n%s\n%s", single, fleet)
+		if tc.warns && (!strings.Contains(fleet, `Member "m0": Sandbox `+tc.sandbox+" declares a lifetime of 2m0s") ||
+			!strings.Contains(single, "Sandbox "+tc.sandbox+" declares a lifetime")) {
+			t.Errorf("the warnings do not name the member, the sandbox and its lifetime:\n%s\n%s", single, fleet)
 		}
 	}
 }

@@ -29,7 +29,6 @@ resource "prime_sandbox_fleet" "eval" {
   name_prefix  = "stale"
   size         = 2
   docker_image = "python:3.12-slim"
-  vm           = true
 }
 
 resource "prime_fleet_command" "agent" {

@@ -196,8 +196,7 @@ func tail(s string, maxBytes int) (string, bool) {
 // checkEgressOpen refuses to run a setup step (require_open_egress) when the
 // sandbox's egress is restricted, or may become so: the platform's policy
 // must be open and enforced. A fresh VM reports its open generation 0 as not
-// yet applied: nothing was ever restricted, so that counts as open. A
-// container has no egress control at all.
+// yet applied: nothing was ever restricted, so that counts as open.
 func checkEgressOpen(ctx context.Context, c *prime.Client, sandboxID string) error {
 	st, err := c.GetEgressPolicy(ctx, sandboxID)
 	switch code := prime.StatusCodeOf(err); {
@@ -205,8 +204,8 @@ func checkEgressOpen(ctx context.Context, c *prime.Client, sandboxID string) err
 	case code == http.StatusNotFound:
 		return fmt.Errorf("sandbox %s does not exist", sandboxID)
 	case code == http.StatusConflict || code == http.StatusBadRequest:
-		// Egress endpoints refuse containers (and stopped sandboxes, which
-		// the command itself reports better).
+		// Egress endpoints refuse a sandbox that is not running, which the
+		// command itself reports better.
 		return nil
 	default:
 		return fmt.Errorf("reading the egress policy of sandbox %s before running a setup step: %w", sandboxID, err)

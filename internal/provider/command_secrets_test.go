@@ -17,7 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 )
 
-// sandboxSecretsHCL: a VM whose secrets_wo holds API_TOKEN and a container
+// sandboxSecretsHCL: a sandbox whose secrets_wo holds API_TOKEN and one
 // whose secrets hold DB_PASSWORD, and commands that print them, in the
 // foreground and in the background (with output_dir), single and fleet.
 func sandboxSecretsHCL(m *testMock, outDir, run string) string {
@@ -35,7 +35,6 @@ variable "plain" {
 resource "prime_sandbox" "wo" {
   name               = "secrets-wo"
   docker_image       = "python:3.12-slim"
-  vm                 = true
   secrets_wo         = { API_TOKEN = var.token }
   secrets_wo_version = 1
 }

@@ -158,19 +158,16 @@ func TestAccSandboxCommand_requireOpenEgressRefusesUnderLock(t *testing.T) {
 }
 
 // Importing a sandbox whose configuration sets what the platform cannot
-// report (secrets_wo_version, guaranteed, a default start_command) plans an
-// in-place update that records them, never a replacement.
+// report (secrets_wo_version) plans an in-place update that records it,
+// never a replacement.
 func TestAccSandbox_importNeverReplaces(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	cfg := m.config(`
 resource "prime_sandbox" "test" {
   name               = "imported"
   docker_image       = "python:3.12-slim"
-  vm                 = false
-  guaranteed         = true
   secrets_wo         = { OTHER = "wo-value" }
   secrets_wo_version = 1
-  start_command      = "tail -f /dev/null"
 }
 `)
 	resource.ParallelTest(t, resource.TestCase{

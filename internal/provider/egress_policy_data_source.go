@@ -42,10 +42,10 @@ func (d *egressPolicyDataSource) Configure(_ context.Context, req datasource.Con
 
 func (d *egressPolicyDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "Reads the egress policy the platform holds for a VM sandbox, whoever wrote it, and " +
+		MarkdownDescription: "Reads the egress policy the platform holds for a sandbox, whoever wrote it, and " +
 			"whether the data plane enforces it. Useful as a gate: `applied` is the platform's answer at read time.",
 		Attributes: map[string]schema.Attribute{
-			"sandbox_id": schema.StringAttribute{Required: true, MarkdownDescription: "ID of a VM sandbox.",
+			"sandbox_id": schema.StringAttribute{Required: true, MarkdownDescription: "ID of the sandbox.",
 				Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
 			"mode": schema.StringAttribute{Computed: true, MarkdownDescription: "`allow` (only the allowlist is " +
 				"reachable; an empty allowlist denies all), `block` (everything but the denylist) or `open` (unrestricted)."},

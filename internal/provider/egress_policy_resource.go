@@ -107,7 +107,7 @@ func (r *egressPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequ
 	}
 	attrs["sandbox_id"] = schema.StringAttribute{
 		Required: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-		MarkdownDescription: "ID of a **VM** sandbox (`vm = true`, the platform default) that is `RUNNING`. " +
+		MarkdownDescription: "ID of a sandbox that is `RUNNING`. " +
 			"Changing it replaces the policy.",
 	}
 	attrs["after"] = afterAttribute(true)
@@ -115,7 +115,7 @@ func (r *egressPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequ
 	attrs["applied_generation"] = schema.Int64Attribute{Computed: true, MarkdownDescription: appliedGenerationDoc}
 	attrs["applied"] = schema.BoolAttribute{Computed: true, MarkdownDescription: appliedDoc}
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "Host-level egress policy of a VM sandbox: an allowlist or a blocklist, applied with the " +
+		MarkdownDescription: "Host-level egress policy of a sandbox: an allowlist or a blocklist, applied with the " +
 			"platform's set-network call after the sandbox's trusted setup has run with the network open.\n\n" +
 			"Create and update return only once the data plane reports the policy **enforced** (`applied` for the " +
 			"generation written). If that does not happen within the timeout (default 60 s) the apply fails closed: " +
@@ -238,7 +238,7 @@ type lockResult struct {
 }
 
 // lockSandbox is a policy's create on one sandbox (shared with
-// prime_fleet_egress_policy): the sandbox must be a RUNNING VM; what it
+// prime_fleet_egress_policy): the sandbox must be RUNNING; what it
 // holds now is kept as the baseline, unless notes say that is an earlier
 // failed create's write; then the policy is written and waited for,
 // fail-closed. A *lockError carries the attribute-level message. A write
@@ -249,7 +249,7 @@ func lockSandbox(ctx context.Context, c *prime.Client, notes *egressBaselines, i
 	// the shared status poller) saves a GET: a fleet's policies then cost a
 	// PUT and the wait. A stale hint only means the PUT itself is refused.
 	known, ok := c.Known(id)
-	if !ok || !known.VM || known.Status != prime.StatusRunning {
+	if !ok || known.Status != prime.StatusRunning {
 		sb, err := c.GetSandbox(ctx, id)
 		switch {
 		case errors.Is(err, prime.ErrNotFound):
@@ -260,7 +260,7 @@ func lockSandbox(ctx context.Context, c *prime.Client, notes *egressBaselines, i
 		if why := sandboxAcceptsPolicy(sb); why != "" {
 			return nil, &lockError{Summary: "Cannot apply egress policy", Err: errors.New(why), Sandbox: true}
 		}
-		known = prime.KnownSandbox{VM: sb.VM, Status: sb.Status, Egress: baselineOf(sb)}
+		known = prime.KnownSandbox{Status: sb.Status, Egress: baselineOf(sb)}
 	}
 	baseline := known.Egress
 	if noted, ok := notes.baseline(id, known.Egress); ok {

@@ -512,25 +512,6 @@ resource "prime_egress_policy" "agent" {
 	})
 }
 
-// A policy on a container sandbox fails with the VM message.
-func TestAccEgressPolicy_containerSandboxRefused(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
-		Steps: []resource.TestStep{{
-			Config: m.config(`
-resource "prime_sandbox" "vm" {
-  name         = "container"
-  docker_image = "img"
-  vm           = false
-}
-` + policyHCL(`allow = []`)),
-			ExpectError: expectErr("egress policies require a VM sandbox (vm = true)"),
-		}},
-	})
-}
-
 // A policy whose sandbox was deleted behind Terraform's back leaves state
 // quietly, and the next apply recreates both.
 func TestAccEgressPolicy_sandboxGone(t *testing.T) {

@@ -678,8 +678,6 @@ func decodeBaseline(b []byte) prime.EgressPolicy {
 // or returns "".
 func sandboxAcceptsPolicy(sb *prime.Sandbox) string {
 	switch {
-	case !sb.VM:
-		return fmt.Sprintf("egress policies require a VM sandbox (vm = true); sandbox %s is a container (vm = false)", sb.ID)
 	case sb.Status == prime.StatusPaused:
 		// The platform accepts a policy on a paused VM and applies it on
 		// resume: it is written (the sandbox then resumes restricted), and

@@ -274,8 +274,7 @@ func TestAccExamples(t *testing.T) {
 	env := tfEnv(rc)
 
 	m := newTestMock(t, fastMockOptions())
-	vm := true
-	sb, err := m.client(t).CreateSandbox(waitCtx(t), prime.CreateSandboxRequest{Name: "example-reads-me", DockerImage: "python:3.12-slim", VM: &vm})
+	sb, err := m.client(t).CreateSandbox(waitCtx(t), prime.CreateSandboxRequest{Name: "example-reads-me", DockerImage: "python:3.12-slim"})
 	if err != nil {
 		t.Fatal(err)
 	}

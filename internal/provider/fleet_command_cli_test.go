@@ -163,7 +163,6 @@ resource "prime_sandbox_fleet" "eval" {
   name_prefix  = "ctrlc"
   size         = 2
   docker_image = "python:3.12-slim"
-  vm           = true
 }
 
 resource "prime_fleet_command" "agent" {

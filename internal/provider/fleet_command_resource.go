@@ -484,9 +484,9 @@ func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.Modi
 		if len(runs) == 0 && !slices.Contains(slices.Collect(maps.Values(planned)), nil) {
 			plan.RunningJobs = types.MapNull(fleetCommandJobType()) // nothing runs
 		}
-		if !plan.TimeoutSeconds.IsUnknown() && !plan.Background.IsUnknown() {
-			warnLongContainerCommands(ctx, r.client, runs, time.Duration(plan.TimeoutSeconds.ValueInt64())*time.Second,
-				plan.Background.ValueBool(), &resp.Diagnostics)
+		if !plan.TimeoutSeconds.IsUnknown() {
+			warnCommandsOutliveSandboxes(ctx, r.client, runs, time.Duration(plan.TimeoutSeconds.ValueInt64())*time.Second,
+				&resp.Diagnostics)
 		}
 	}
 	if resp.Diagnostics.HasError() {

@@ -88,7 +88,7 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 	}
 	attrs["sandbox_ids"] = schema.MapAttribute{
 		Required: true, ElementType: types.StringType,
-		MarkdownDescription: "Member key → ID of a **VM** sandbox (`vm = true`) that is `RUNNING`, usually " +
+		MarkdownDescription: "Member key → ID of a sandbox that is `RUNNING`, usually " +
 			"`prime_sandbox_fleet.<name>.sandbox_ids`. Changing it updates in place: new members and members whose " +
 			"sandbox ID changed are locked; removed members get back what they held before (the reuse guard " +
 			"applies); the others are untouched. A sandbox that moves to another key (a renamed key) keeps its " +
@@ -112,7 +112,7 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 		}},
 	}
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "One host-level egress policy on every member of a fleet of VM sandboxes: what " +
+		MarkdownDescription: "One host-level egress policy on every member of a sandbox fleet: what " +
 			"`prime_egress_policy` does for one sandbox, for each member concurrently, with the same lists, " +
 			"validation and composition (`effective_allow`/`effective_block` are the one policy every member gets).\n\n" +
 			"Create returns only once **every** member's data plane enforces the policy. If any member is not " +

@@ -98,7 +98,8 @@ func (a *fleetExecAction) ValidateConfig(ctx context.Context, req action.Validat
 	validateCommandEnv(ctx, m.Env, m.EnvWO, types.Int64Null(), &resp.Diagnostics)
 }
 
-// ModifyPlan warns about container members, as prime_fleet_command does.
+// ModifyPlan warns about commands that may outlive their members, as
+// prime_fleet_command does.
 func (a *fleetExecAction) ModifyPlan(ctx context.Context, req action.ModifyPlanRequest, resp *action.ModifyPlanResponse) {
 	var m fleetExecModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
@@ -107,7 +108,7 @@ func (a *fleetExecAction) ModifyPlan(ctx context.Context, req action.ModifyPlanR
 		return
 	}
 	runs, _ := stringMap(ctx, cm.SandboxIDs) // nil while any ID is unknown
-	warnLongContainerCommands(ctx, a.client, runs, time.Duration(cm.TimeoutSeconds.ValueInt64())*time.Second, false, &resp.Diagnostics)
+	warnCommandsOutliveSandboxes(ctx, a.client, runs, time.Duration(cm.TimeoutSeconds.ValueInt64())*time.Second, &resp.Diagnostics)
 }
 
 func (a *fleetExecAction) Invoke(ctx context.Context, req action.InvokeRequest, resp *action.InvokeResponse) {

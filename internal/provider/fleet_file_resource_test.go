@@ -33,7 +33,6 @@ resource "prime_sandbox_fleet" "eval" {
   name_prefix  = "tasks"
   size         = %d
   docker_image = "python:3.12-slim"
-  vm           = true
 }
 
 resource "prime_fleet_file" "task" {

@@ -17,7 +17,7 @@ import (
 )
 
 // lostRun is the configuration whose state gets lost: five sandboxes of a
-// run, one born restricted, one a container, all with a write-only secret
+// run, one born restricted, one on arm64, all with a write-only secret
 // the platform cannot report.
 const lostRun = refreshProviders + `
 resource "prime_sandbox" "run" {
@@ -26,7 +26,7 @@ resource "prime_sandbox" "run" {
   docker_image       = "python:3.12-slim"
   labels             = ["lost-run-42", "eval"]
   cpu_cores          = 2
-  vm                 = count.index == 1 ? false : null
+  arch               = count.index == 1 ? "arm64" : null
   environment_vars   = { TASK = "task-${count.index}" }
   secrets_wo         = { HF_TOKEN = "hf-wo-secret-value" }
   secrets_wo_version = 1

@@ -7,7 +7,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
@@ -45,13 +44,6 @@ var (
 	importPending = []byte(`0`)
 	importRead    = []byte(`1`)
 )
-
-// importedGuaranteed is guaranteed in an imported state, prime_sandbox's and
-// a fleet's: the platform does not report it, so the import assumes the
-// default, false. A configuration that leaves it unset then plans no
-// change (an import can be a no-op); one that sets true records it in place
-// (replaceUnlessImportedBool), with the warning of warnRecordedAfterImport.
-func importedGuaranteed() types.Bool { return types.BoolValue(false) }
 
 // privateGetter is what attribute plan modifier requests and resource
 // requests offer to read private state.
@@ -130,12 +122,6 @@ const notReadBackDesc = "Changing it replaces the resource, except after an impo
 
 func replaceUnlessImportedString() planmodifier.String {
 	return stringplanmodifier.RequiresReplaceIf(func(ctx context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
-		resp.RequiresReplace = !wasImported(ctx, req.Private)
-	}, notReadBackDesc, notReadBackDesc)
-}
-
-func replaceUnlessImportedBool() planmodifier.Bool {
-	return boolplanmodifier.RequiresReplaceIf(func(ctx context.Context, req planmodifier.BoolRequest, resp *boolplanmodifier.RequiresReplaceIfFuncResponse) {
 		resp.RequiresReplace = !wasImported(ctx, req.Private)
 	}, notReadBackDesc, notReadBackDesc)
 }

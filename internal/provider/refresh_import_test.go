@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// importedRun is what gets imported: a born-restricted VM, a container, a
-// policy layered on a VM, and a labelled fleet, each configured with just
+// importedRun is what gets imported: a born-restricted sandbox, a plain
+// one, a policy layered on a sandbox, and a labelled fleet, each configured with just
 // what an import reads back, so importing it plans no other change.
 const importedRun = `
 resource "prime_sandbox" "born" {
@@ -25,7 +25,7 @@ resource "prime_sandbox" "born" {
 resource "prime_sandbox" "box" {
   name         = "imp-box"
   docker_image = "python:3.12-slim"
-  vm           = false
+  cpu_cores    = 2
 }
 
 resource "prime_sandbox" "locked" {
@@ -128,7 +128,7 @@ func TestAccRefreshOnlyAfterImport(t *testing.T) {
 	// replace; from then on a change replaces.
 	withSecret := func(v string) {
 		t.Helper()
-		cfg := strings.Replace(importedRun, `vm           = false`, fmt.Sprintf("vm           = false\n  secrets      = { T = %q }", v), 1)
+		cfg := strings.Replace(importedRun, `cpu_cores    = 2`, fmt.Sprintf("cpu_cores    = 2\n  secrets      = { T = %q }", v), 1)
 		if err := os.WriteFile(filepath.Join(w.dir, "main.tf"), []byte(refreshProviders+cfg), 0o600); err != nil {
 			t.Fatal(err)
 		}

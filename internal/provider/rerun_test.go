@@ -56,7 +56,6 @@ resource "prime_sandbox_fleet" "eval" {
   name_prefix  = "rerun"
   size         = 3
   docker_image = "python:3.12-slim"
-  vm           = true
 }
 
 resource "prime_fleet_file" "task" {
@@ -269,7 +268,6 @@ func rerunSingleHCL(m *testMock, in rerunInputs) string {
 resource "prime_sandbox" "box" {
   name         = "rerun-single"
   docker_image = "python:3.12-slim"
-  vm           = true
 }
 
 resource "prime_sandbox_file" "task" {

@@ -145,10 +145,9 @@ func commandArgumentAttributes() map[string]schema.Attribute {
 		"timeout_seconds": schema.Int64Attribute{
 			Optional: true, Computed: true, Default: int64default.StaticInt64(defaultCommandTimeout),
 			MarkdownDescription: fmt.Sprintf("How long the command may run, in seconds. Default `%d`. On a timeout (or "+
-				"an interrupted apply) the command is stopped on a VM (SIGTERM, then SIGKILL), so a timed-out setup "+
-				"step is not left running while egress gets locked. On a container the platform's edge proxy ends a "+
-				"call after about %d s (the plan warns): run longer container work in the background.",
-				defaultCommandTimeout, int(prime.EdgeProxyTimeout.Seconds())) + resultsOnly,
+				"an interrupted apply) the command is stopped (SIGTERM, then SIGKILL), so a timed-out setup step is "+
+				"not left running while egress gets locked. The plan warns when it exceeds the sandbox's lifetime "+
+				"(`timeout_minutes`).", defaultCommandTimeout) + resultsOnly,
 			Validators: []validator.Int64{int64validator.Between(1, maxCommandTimeout)},
 		},
 		"triggers": schema.MapAttribute{
@@ -184,8 +183,7 @@ func commandArgumentAttributes() map[string]schema.Attribute {
 				"call: the Prime SDK's `start_background_job` (the `nohup sh -c` wrapper, 8-hex job IDs and the canonical " +
 				"`/tmp/job_<id>.{stdout.log,stderr.log,exit}` files, so the platform and the SDK see the job too), polled " +
 				"through the platform's batched job-status endpoint until it exits or `timeout_seconds` runs out. Use it for " +
-				"agents and anything longer than a few minutes, and for anything on a container longer than the edge " +
-				"proxy's ~100 s. A job lives in the sandbox, not in the connection: a broken poll, a gateway error, an " +
+				"agents and anything longer than a few minutes. A job lives in the sandbox, not in the connection: a broken poll, a gateway error, an " +
 				"expired token never start it again, and an apply that was interrupted (Ctrl-C) or killed leaves it " +
 				"running; the next apply attaches to it and collects its result (the job ID is in state after an " +
 				"interrupt, and in a local journal beside the create journal after a kill). The command runs again only " +
@@ -267,8 +265,8 @@ func (r *sandboxCommandResource) attributes() map[string]schema.Attribute {
 func (r *sandboxCommandResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Runs a command in a sandbox once, at create — trusted setup, or the agent — as a node " +
-			"in the dependency graph. On a VM it runs over the gateway's command-session protocol (Connect RPC), on " +
-			"a container over the gateway's REST exec call, as the Prime SDK does; the kind comes from the sandbox. " +
+			"in the dependency graph, over the sandbox gateway's command-session protocol (Connect RPC), as the Prime " +
+			"SDK does. " +
 			"The whole evaluation protocol then reads as HCL: sandbox → setup commands (network open, " +
 			"`require_open_egress = true`) → `prime_egress_policy` (`after` the setup) → agent command; destroy walks " +
 			"it backwards.\n\n" +
@@ -339,8 +337,8 @@ func (r *sandboxCommandResource) ValidateConfig(ctx context.Context, req resourc
 }
 
 // ModifyPlan plans the output attributes of an in-place update (a change of
-// sensitive_output moves the recorded output) and warns when a container
-// command may outlive the edge proxy.
+// sensitive_output moves the recorded output) and warns when a command may
+// outlive its sandbox.
 func (r *sandboxCommandResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	var prior sandboxCommandModel
 	if !req.State.Raw.IsNull() && !getState(ctx, req.State, &prior).HasError() && prior.JobStatus.ValueString() == jobCompleted {
@@ -375,7 +373,7 @@ func (r *sandboxCommandResource) ModifyPlan(ctx context.Context, req resource.Mo
 		plan.OutputFiles = types.ListNull(artifactFileType())
 		resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
 	}
-	r.warnLongContainerCommand(ctx, plan, &resp.Diagnostics)
+	r.warnCommandOutlivesSandbox(ctx, plan, &resp.Diagnostics)
 }
 
 // planPendingResult plans the result of a job that is still running: known
@@ -492,42 +490,40 @@ func streamsOf(v types.Object) (stdout, stderr types.String) {
 	return stdout, stderr
 }
 
-// warnLongContainerCommand warns at plan time when a command on a container
-// may run longer than the edge proxy in front of the gateway allows, or
+// warnCommandOutlivesSandbox warns at plan time when a command may run
 // longer than its sandbox lives. The sandbox is only known once it exists.
-func (r *sandboxCommandResource) warnLongContainerCommand(ctx context.Context, plan sandboxCommandModel, diags *diag.Diagnostics) {
-	if plan.SandboxID.IsUnknown() || plan.TimeoutSeconds.IsUnknown() || plan.Background.IsUnknown() {
+func (r *sandboxCommandResource) warnCommandOutlivesSandbox(ctx context.Context, plan sandboxCommandModel, diags *diag.Diagnostics) {
+	if plan.SandboxID.IsUnknown() || plan.TimeoutSeconds.IsUnknown() {
 		return
 	}
-	warnLongContainerCommands(ctx, r.client, map[string]string{"": plan.SandboxID.ValueString()},
-		time.Duration(plan.TimeoutSeconds.ValueInt64())*time.Second, plan.Background.ValueBool(), diags)
+	warnCommandsOutliveSandboxes(ctx, r.client, map[string]string{"": plan.SandboxID.ValueString()},
+		time.Duration(plan.TimeoutSeconds.ValueInt64())*time.Second, diags)
 }
 
-// warnLongContainerCommands gives the plan-time warnings about a command's
+// warnCommandsOutliveSandboxes gives the plan-time warning about a command's
 // timeout for the commands that will run: runs maps a member key ("" for
-// prime_sandbox_command) to a sandbox ID. A foreground command on a
-// container may outlive the edge proxy; any command may outlive its
-// sandbox (a job cannot outlive it). A sandbox's kind and lifetime come
-// from what the client already knows, or one GET; a sandbox that cannot be
-// read is left to the apply to report.
-func warnLongContainerCommands(ctx context.Context, c *prime.Client, runs map[string]string, timeout time.Duration, background bool, diags *diag.Diagnostics) {
+// prime_sandbox_command) to a sandbox ID. A command (a background job too)
+// cannot outlive its sandbox. A sandbox's lifetime comes from what the
+// client already knows, or one GET; a sandbox that cannot be read is left
+// to the apply to report.
+func warnCommandsOutliveSandboxes(ctx context.Context, c *prime.Client, runs map[string]string, timeout time.Duration, diags *diag.Diagnostics) {
 	if c == nil || len(runs) == 0 {
 		return
 	}
 	var mu sync.Mutex
-	var proxy, lifetime []string
+	var lifetime []string
 	forEachMember(ctx, sortedKeys(runs), 0, func(ctx context.Context, key string) {
 		id := runs[key]
 		known, ok := c.Known(id)
 		if !ok {
-			if timeout <= prime.EdgeProxyTimeout && timeout <= time.Minute {
-				return // shorter than any lifetime or proxy limit: no read needed
+			if timeout <= time.Minute {
+				return // shorter than any lifetime: no read needed
 			}
 			sb, err := c.GetSandbox(ctx, id)
 			if err != nil {
 				return
 			}
-			known = prime.KnownSandbox{VM: sb.VM, TimeoutMinutes: sb.TimeoutMinutes}
+			known = prime.KnownSandbox{TimeoutMinutes: sb.TimeoutMinutes}
 		}
 		prefix := ""
 		if key != "" {
@@ -535,32 +531,16 @@ func warnLongContainerCommands(ctx context.Context, c *prime.Client, runs map[st
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if !known.VM && !background && timeout > prime.EdgeProxyTimeout {
-			proxy = append(proxy, prefix+longContainerCommandWarning(id, timeout))
-		}
 		if life := time.Duration(known.TimeoutMinutes) * time.Minute; known.TimeoutMinutes > 0 && timeout > life {
 			lifetime = append(lifetime, fmt.Sprintf("%sSandbox %s declares a lifetime of %s (timeout_minutes = %d), while "+
 				"timeout_seconds allows %s: the platform ends the sandbox, and the command with it, first. Raise the "+
 				"sandbox's timeout_minutes (-1: no limit), or lower timeout_seconds.", prefix, id, life, known.TimeoutMinutes, timeout))
 		}
 	})
-	if len(proxy) > 0 {
-		sort.Strings(proxy)
-		diags.AddAttributeWarning(path.Root("timeout_seconds"), "Container command may outlive the edge proxy",
-			strings.Join(proxy, "\n\n"))
-	}
 	if len(lifetime) > 0 {
 		sort.Strings(lifetime)
 		diags.AddAttributeWarning(path.Root("timeout_seconds"), "Command may outlive its sandbox", strings.Join(lifetime, "\n\n"))
 	}
-}
-
-func longContainerCommandWarning(sandboxID string, timeout time.Duration) string {
-	return fmt.Sprintf("Sandbox %s is a container: its commands run over one REST call, which the platform's edge "+
-		"proxy ends after about %s (HTTP 524), while timeout_seconds allows %s. A longer command fails the apply "+
-		"and may keep running in the sandbox. Set background = true (the command then runs as a job and is polled), "+
-		"run it on a VM sandbox (commands stream there), or split it.",
-		sandboxID, prime.EdgeProxyTimeout, timeout)
 }
 
 // specFromCommandModel is the command a plan asks for.

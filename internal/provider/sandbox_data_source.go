@@ -27,29 +27,29 @@ var (
 func sandboxDataAttributes() map[string]schema.Attribute {
 	str := func(d string) schema.Attribute { return schema.StringAttribute{Computed: true, MarkdownDescription: d} }
 	return map[string]schema.Attribute{
-		"id":                      str("Sandbox ID."),
-		"name":                    str("Display name."),
-		"docker_image":            str("Docker image."),
-		"vm":                      schema.BoolAttribute{Computed: true, MarkdownDescription: "`true` for a VM sandbox, `false` for a container."},
-		"start_command":           str("Shell-string start command (containers), when it is not the platform default."),
-		"start_argv":              schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Argv start command (VMs)."},
-		"cpu_cores":               schema.Float64Attribute{Computed: true, MarkdownDescription: "CPU cores."},
-		"memory_gb":               schema.Float64Attribute{Computed: true, MarkdownDescription: "Memory in GB."},
-		"disk_size_gb":            schema.Float64Attribute{Computed: true, MarkdownDescription: "Disk size in GB."},
-		"gpu_count":               schema.Int64Attribute{Computed: true, MarkdownDescription: "Number of GPUs."},
-		"gpu_type":                str("GPU model."),
-		"timeout_minutes":         schema.Int64Attribute{Computed: true, MarkdownDescription: "Lifetime in minutes; `-1` is unlimited."},
-		"idle_timeout_minutes":    schema.Int64Attribute{Computed: true, MarkdownDescription: "Idle timeout in minutes."},
-		"environment_vars":        schema.MapAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Environment variables."},
-		"labels":                  schema.SetAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Labels."},
-		"team_id":                 str("Owning team."),
-		"region":                  str("Region."),
-		"registry_credentials_id": str("Registry credentials (containers)."),
-		"status":                  str("Lifecycle status: `PENDING`, `PROVISIONING`, `RUNNING`, `PAUSED`, `ERROR`, `TERMINATED` or `TIMEOUT`."),
-		"created_at":              str("Creation time (RFC 3339)."),
-		"started_at":              str("Time the sandbox started running (RFC 3339)."),
-		"disk_mount_path":         str("Where the disk is mounted."),
-		"user_id":                 str("User that created the sandbox."),
+		"id":           str("Sandbox ID."),
+		"name":         str("Display name."),
+		"docker_image": str("Docker image."),
+		"vm": schema.BoolAttribute{Computed: true, DeprecationMessage: vmDeprecation,
+			MarkdownDescription: "Deprecated: always `true` (every sandbox is a VM since containers were retired)."},
+		"start_argv":           schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Start command in argv form, when one was given."},
+		"arch":                 str("CPU architecture (`amd64` or `arm64`), when the platform reports it."),
+		"cpu_cores":            schema.Int64Attribute{Computed: true, CustomType: wholeNumberType{}, MarkdownDescription: "Number of vCPUs."},
+		"memory_gb":            schema.Float64Attribute{Computed: true, MarkdownDescription: "Memory in GB."},
+		"disk_size_gb":         schema.Float64Attribute{Computed: true, MarkdownDescription: "Disk size in GB."},
+		"gpu_count":            schema.Int64Attribute{Computed: true, MarkdownDescription: "Number of GPUs."},
+		"gpu_type":             str("GPU model."),
+		"timeout_minutes":      schema.Int64Attribute{Computed: true, MarkdownDescription: "Lifetime in minutes; `-1` is unlimited."},
+		"idle_timeout_minutes": schema.Int64Attribute{Computed: true, MarkdownDescription: "Idle timeout in minutes."},
+		"environment_vars":     schema.MapAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Environment variables."},
+		"labels":               schema.SetAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Labels."},
+		"team_id":              str("Owning team."),
+		"region":               str("Region."),
+		"status":               str("Lifecycle status: `PENDING`, `PROVISIONING`, `RUNNING`, `PAUSED`, `ERROR`, `TERMINATED` or `TIMEOUT`."),
+		"created_at":           str("Creation time (RFC 3339)."),
+		"started_at":           str("Time the sandbox started running (RFC 3339)."),
+		"disk_mount_path":      str("Where the disk is mounted."),
+		"user_id":              str("User that created the sandbox."),
 	}
 }
 
@@ -196,7 +196,6 @@ func (d *sandboxesDataSource) Read(ctx context.Context, req datasource.ReadReque
 		var item sandboxAttributes
 		item.EnvironmentVars = types.MapNull(types.StringType)
 		item.Labels = types.SetNull(types.StringType)
-		item.StartCommand = types.StringNull()
 		resp.Diagnostics.Append(applySandbox(ctx, &item, sb)...)
 		ids = append(ids, sb.ID)
 		items = append(items, item)

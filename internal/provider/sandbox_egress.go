@@ -35,7 +35,7 @@ var objectAsOptions = basetypes.ObjectAsOptions{}
 // egressBlockDoc explains the block once, for the sandbox and the fleet;
 // failClosed says what a create that fails closed leaves (it differs).
 func egressBlockDoc(failClosed string) string {
-	return "Egress lists the sandbox is **born** with: sent in the create request (VM only), so the " +
+	return "Egress lists the sandbox is **born** with: sent in the create request, so the " +
 		"sandbox never has an open second. Create returns only once the data plane enforces them, or fails closed " +
 		"within `timeouts.egress` (default 60 s): " + failClosed + ", and nothing that depends on it " +
 		"starts. " + egressBlockDocRest

@@ -65,8 +65,8 @@ var execArgumentDocs = map[string]string{
 		"plans, never logged, and a value the command prints is replaced by `***` in the progress output and in " +
 		"errors (values of 4 bytes or more).",
 	"timeout_seconds": fmt.Sprintf("How long the command may run, in seconds. Default `%d`. On a timeout (or an "+
-		"interrupted apply) the command is stopped on a VM (SIGTERM, then SIGKILL). On a container the platform's "+
-		"edge proxy ends a call after about %d s (the plan warns).", defaultCommandTimeout, int(prime.EdgeProxyTimeout.Seconds())),
+		"interrupted apply) the command is stopped (SIGTERM, then SIGKILL). The plan warns when it exceeds the "+
+		"sandbox's lifetime (`timeout_minutes`).", defaultCommandTimeout),
 	"allowed_exit_codes": "Exit codes that count as success. Default `[0]`. Any other fails the action with the " +
 		"code and the end of the output.",
 	"require_open_egress": "Refuse to run unless the sandbox's egress is open (the policy is read right before " +
@@ -146,8 +146,8 @@ func (a *sandboxExecAction) Schema(_ context.Context, _ action.SchemaRequest, re
 	resp.Schema = actionschema.Schema{
 		MarkdownDescription: "Runs a command in a sandbox ad hoc (Terraform 1.14+): `terraform apply " +
 			"-invoke=action.prime_sandbox_exec.<name>`, or from a resource's `lifecycle { action_trigger { ... } }`. " +
-			"It runs exactly as `prime_sandbox_command` runs one — same arguments, same transport (Connect RPC on " +
-			"a VM, REST on a container), same timeout and stop-on-timeout, `require_open_egress` gate, `env_wo` " +
+			"It runs exactly as `prime_sandbox_command` runs one — same arguments, same transport (the gateway's " +
+			"Connect RPC command session), same timeout and stop-on-timeout, `require_open_egress` gate, `env_wo` " +
 			"rules and error texts — and is never retried once it may have reached the sandbox. The output is " +
 			"shown as the action's progress (unless `sensitive_output`), and an exit code outside " +
 			"`allowed_exit_codes` fails the action.\n\n" + actionsKeepNothing,
@@ -164,8 +164,8 @@ func (a *sandboxExecAction) ValidateConfig(ctx context.Context, req action.Valid
 	validateCommandEnv(ctx, m.Env, m.EnvWO, types.Int64Null(), &resp.Diagnostics)
 }
 
-// ModifyPlan warns, as prime_sandbox_command's plan does, when a container
-// command may outlive the edge proxy.
+// ModifyPlan warns, as prime_sandbox_command's plan does, when the command
+// may outlive its sandbox.
 func (a *sandboxExecAction) ModifyPlan(ctx context.Context, req action.ModifyPlanRequest, resp *action.ModifyPlanResponse) {
 	var m sandboxExecModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
@@ -173,8 +173,8 @@ func (a *sandboxExecAction) ModifyPlan(ctx context.Context, req action.ModifyPla
 	if resp.Diagnostics.HasError() || cm.SandboxID.IsUnknown() || cm.TimeoutSeconds.IsUnknown() {
 		return
 	}
-	warnLongContainerCommands(ctx, a.client, map[string]string{"": cm.SandboxID.ValueString()},
-		time.Duration(cm.TimeoutSeconds.ValueInt64())*time.Second, false, &resp.Diagnostics)
+	warnCommandsOutliveSandboxes(ctx, a.client, map[string]string{"": cm.SandboxID.ValueString()},
+		time.Duration(cm.TimeoutSeconds.ValueInt64())*time.Second, &resp.Diagnostics)
 }
 
 func (a *sandboxExecAction) Invoke(ctx context.Context, req action.InvokeRequest, resp *action.InvokeResponse) {

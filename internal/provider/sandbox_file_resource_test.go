@@ -25,7 +25,6 @@ const fileSandboxHCL = `
 resource "prime_sandbox" "box" {
   name         = "files"
   docker_image = "python:3.12-slim"
-  vm           = true
 }
 `
 
@@ -264,8 +263,7 @@ func TestAccSandboxFileData_limits(t *testing.T) {
 // that need one before Terraform runs.
 func (m *testMock) runningVM(t *testing.T, name string) string {
 	t.Helper()
-	vm := true
-	sb, err := m.client(t).CreateSandbox(waitCtx(t), prime.CreateSandboxRequest{Name: name, DockerImage: "python:3.12-slim", VM: &vm})
+	sb, err := m.client(t).CreateSandbox(waitCtx(t), prime.CreateSandboxRequest{Name: name, DockerImage: "python:3.12-slim"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,11 +82,12 @@ func (r *sandboxFleetResource) fleetOfMembers(ctx context.Context, sbs []prime.S
 	f.ID = types.StringValue("fleet-" + prime.NewIdempotencyKey()[:16])
 	f.NamePrefix = types.StringValue(prefix)
 	sm := templates[0] // every member's, checked above
-	f.DockerImage, f.VM, f.StartCommand, f.StartArgv = sm.DockerImage, sm.VM, sm.StartCommand, sm.StartArgv
+	f.DockerImage, f.VM, f.StartArgv, f.Arch = sm.DockerImage, sm.VM, sm.StartArgv, templateArch(sm.Arch)
+	f.StartCommand, f.RegistryCredentialsID, f.Guaranteed = types.StringNull(), types.StringNull(), types.BoolNull()
 	f.CPUCores, f.MemoryGB, f.DiskSizeGB, f.GPUCount, f.GPUType = sm.CPUCores, sm.MemoryGB, sm.DiskSizeGB, sm.GPUCount, sm.GPUType
 	f.TimeoutMinutes, f.IdleTimeoutMinutes, f.EnvironmentVars, f.Labels = sm.TimeoutMinutes, sm.IdleTimeoutMinutes, sm.EnvironmentVars, sm.Labels
-	f.TeamID, f.Region, f.RegistryCredentialsID = sm.TeamID, sm.Region, sm.RegistryCredentialsID
-	f.Guaranteed, f.Secrets, f.SecretsWO = importedGuaranteed(), types.MapNull(types.StringType), types.MapNull(types.StringType)
+	f.TeamID, f.Region = sm.TeamID, sm.Region
+	f.Secrets, f.SecretsWO = types.MapNull(types.StringType), types.MapNull(types.StringType)
 	f.Egress = types.ObjectNull(egressObjectType().AttrTypes)
 	members := map[string]fleetMember{}
 	if isNumbered(keys) {
@@ -100,11 +101,20 @@ func (r *sandboxFleetResource) fleetOfMembers(ctx context.Context, sbs []prime.S
 	for i := range sbs {
 		members[keys[i]] = memberFromSandbox(&sbs[i], false)
 	}
-	if f.VM.ValueBool() {
-		r.importMemberEgress(ctx, &f, members, diags)
-	}
+	r.importMemberEgress(ctx, &f, members, diags)
 	setFleetMembers(&f, members)
 	return f, !diags.HasError()
+}
+
+// templateArch is a fleet template's arch for the architecture its members
+// report: the platform's default reads as unset (the template's arch is
+// Optional only, and a configuration that leaves it out then plans no
+// change after an import).
+func templateArch(reported types.String) types.String {
+	if reported.ValueString() == prime.DefaultArch {
+		return types.StringNull()
+	}
+	return reported
 }
 
 // importedTemplate is the template a sandbox was created from, as far as
@@ -112,7 +122,7 @@ func (r *sandboxFleetResource) fleetOfMembers(ctx context.Context, sbs []prime.S
 func importedTemplate(ctx context.Context, sb *prime.Sandbox) (sandboxAttributes, diag.Diagnostics) {
 	var a sandboxAttributes
 	a.EnvironmentVars, a.Labels = types.MapNull(types.StringType), types.SetNull(types.StringType)
-	a.StartCommand = types.StringNull()
+	a.Arch = types.StringNull()
 	d := applySandbox(ctx, &a, sb)
 	return a, d
 }
@@ -127,11 +137,11 @@ func reportedTemplate(a sandboxAttributes) []struct {
 		name  string
 		value attr.Value
 	}{
-		{"docker_image", a.DockerImage}, {"vm", a.VM}, {"start_command", a.StartCommand}, {"start_argv", a.StartArgv},
+		{"docker_image", a.DockerImage}, {"arch", a.Arch}, {"start_argv", a.StartArgv},
 		{"cpu_cores", a.CPUCores}, {"memory_gb", a.MemoryGB}, {"disk_size_gb", a.DiskSizeGB},
 		{"gpu_count", a.GPUCount}, {"gpu_type", a.GPUType}, {"timeout_minutes", a.TimeoutMinutes},
 		{"idle_timeout_minutes", a.IdleTimeoutMinutes}, {"environment_vars", a.EnvironmentVars}, {"labels", a.Labels},
-		{"team_id", a.TeamID}, {"region", a.Region}, {"registry_credentials_id", a.RegistryCredentialsID},
+		{"team_id", a.TeamID}, {"region", a.Region},
 	}
 }
 

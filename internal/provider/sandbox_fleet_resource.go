@@ -38,6 +38,7 @@ var (
 	_ resource.ResourceWithImportState     = (*sandboxFleetResource)(nil)
 	_ resource.ResourceWithIdentity        = (*sandboxFleetResource)(nil)
 	_ resource.ResourceWithUpgradeIdentity = (*sandboxFleetResource)(nil)
+	_ resource.ResourceWithUpgradeState    = (*sandboxFleetResource)(nil)
 )
 
 // NewSandboxFleetResource is the prime_sandbox_fleet constructor.
@@ -61,7 +62,8 @@ type sandboxFleetModel struct {
 	VM                    types.Bool     `tfsdk:"vm"`
 	StartCommand          types.String   `tfsdk:"start_command"`
 	StartArgv             types.List     `tfsdk:"start_argv"`
-	CPUCores              types.Float64  `tfsdk:"cpu_cores"`
+	Arch                  types.String   `tfsdk:"arch"`
+	CPUCores              wholeNumber    `tfsdk:"cpu_cores"`
 	MemoryGB              types.Float64  `tfsdk:"memory_gb"`
 	DiskSizeGB            types.Float64  `tfsdk:"disk_size_gb"`
 	GPUCount              types.Int64    `tfsdk:"gpu_count"`
@@ -93,7 +95,7 @@ func (f sandboxFleetModel) memberModel(name string) sandboxModel {
 	if f.NamePrefix.IsUnknown() {
 		m.Name = types.StringUnknown()
 	}
-	m.DockerImage, m.VM, m.StartCommand, m.StartArgv = f.DockerImage, f.VM, f.StartCommand, f.StartArgv
+	m.DockerImage, m.VM, m.StartCommand, m.StartArgv, m.Arch = f.DockerImage, f.VM, f.StartCommand, f.StartArgv, f.Arch
 	m.CPUCores, m.MemoryGB, m.DiskSizeGB = f.CPUCores, f.MemoryGB, f.DiskSizeGB
 	m.GPUCount, m.GPUType, m.TimeoutMinutes, m.IdleTimeoutMinutes = f.GPUCount, f.GPUType, f.TimeoutMinutes, f.IdleTimeoutMinutes
 	m.EnvironmentVars, m.Labels, m.TeamID, m.Region = f.EnvironmentVars, f.Labels, f.TeamID, f.Region
@@ -122,6 +124,11 @@ func (r *sandboxFleetResource) IdentitySchema(_ context.Context, _ resource.Iden
 	resp.IdentitySchema = fleetIdentitySchema()
 }
 
+// UpgradeState reads states written before sandboxes were VM-only.
+func (r *sandboxFleetResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
+	return vmOnlyStateUpgraders(r.Schema)
+}
+
 // UpgradeIdentity reads identities stored before the fleet's id was part
 // of it (see fleetIdentityVersion).
 func (r *sandboxFleetResource) UpgradeIdentity(context.Context) map[int64]resource.IdentityUpgrader {
@@ -142,6 +149,14 @@ const replacesFleet = " Changing it replaces the whole fleet (the API cannot cha
 
 func (r *sandboxFleetResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := sandboxArgumentAttributes(replacesFleet)
+	// A template's arch is what it sends: Optional only, with nothing read
+	// back into it (an import records a non-default one, templateArch).
+	attrs["arch"] = schema.StringAttribute{
+		Optional: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		MarkdownDescription: fmt.Sprintf("CPU architecture of every member: `%s` or `%s`. Sent only when set; "+
+			"unset, the platform's default (`%s`) applies.", prime.ArchAMD64, prime.ArchARM64, prime.DefaultArch) +
+			replacesFleet,
+	}
 	attrs["id"] = schema.StringAttribute{
 		Computed: true, MarkdownDescription: "ID of the fleet (the provider's, not the platform's).",
 		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
@@ -187,6 +202,7 @@ func (r *sandboxFleetResource) Schema(_ context.Context, _ resource.SchemaReques
 		}},
 	}
 	resp.Schema = schema.Schema{
+		Version: sandboxSchemaVersion,
 		MarkdownDescription: "A fleet of identical Prime sandboxes as one resource: what an evaluation runs on. " +
 			"Every argument of `prime_sandbox` is the members' template, with the same plan-time rules; members are " +
 			"keyed by `size` or `members`.\n\n" +
@@ -726,12 +742,8 @@ func (r *sandboxFleetResource) applyContext(ctx context.Context, plan sandboxFle
 }
 
 // settleTemplate gives the template's Optional+Computed values a known
-// value after an apply: the configuration's, or for vm what the platform
-// chose.
-func settleTemplate(f *sandboxFleetModel, vm *bool) {
-	if f.VM.IsUnknown() {
-		f.VM = types.BoolPointerValue(vm)
-	}
+// value after an apply: the configuration's, or null.
+func settleTemplate(f *sandboxFleetModel) {
 	for _, s := range []*types.String{&f.GPUType, &f.TeamID, &f.Region} {
 		if s.IsUnknown() {
 			*s = types.StringNull()
@@ -760,7 +772,7 @@ func (r *sandboxFleetResource) Create(ctx context.Context, req resource.CreateRe
 	// untracked sandbox).
 	save := func(members map[string]fleetMember) {
 		state := plan
-		settleTemplate(&state, firstVM(r.client, members))
+		settleTemplate(&state)
 		setFleetMembers(&state, members)
 		resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
 		resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, "", state)...)
@@ -771,17 +783,6 @@ func (r *sandboxFleetResource) Create(ctx context.Context, req resource.CreateRe
 	if problems.len() > 0 {
 		resp.Diagnostics.AddError("Fleet members failed", sandboxFleetFailure(&problems, healthy, keys, true))
 	}
-}
-
-// firstVM is the kind the platform gave the members (all share the
-// template), nil when none exists.
-func firstVM(c *prime.Client, members map[string]fleetMember) *bool {
-	for _, k := range sortedKeys(members) {
-		if known, ok := c.Known(members[k].ID.ValueString()); ok {
-			return &known.VM
-		}
-	}
-	return nil
 }
 
 func (r *sandboxFleetResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -943,7 +944,7 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 				all[k] = m // not deleted yet
 			}
 		}
-		settleTemplate(&out, types.Bool.ValueBoolPointer(state.VM))
+		settleTemplate(&out)
 		setFleetMembers(&out, all)
 		resp.Diagnostics.Append(setState(ctx, &resp.State, &out)...)
 		resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, fleetLabelOf(ctx, req.Identity), out)...)
@@ -986,7 +987,7 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 		// again (members that took it are written again, harmlessly).
 		out.Egress = state.Egress
 	}
-	settleTemplate(&out, types.Bool.ValueBoolPointer(state.VM))
+	settleTemplate(&out)
 	setFleetMembers(&out, members)
 	resp.Diagnostics.Append(setState(ctx, &resp.State, &out)...)
 	resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, fleetLabelOf(ctx, req.Identity), out)...)

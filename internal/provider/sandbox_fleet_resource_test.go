@@ -62,7 +62,7 @@ func TestAccSandboxFleet_lifecycle(t *testing.T) {
 					statecheck.ExpectKnownValue("prime_sandbox_fleet.f", tfjsonpath.New("sandboxes").AtMapKey("2").AtMapKey("status"), knownvalue.StringExact("RUNNING")),
 					statecheck.ExpectKnownValue("prime_sandbox_fleet.f", tfjsonpath.New("sandboxes").AtMapKey("0").AtMapKey("name"), knownvalue.StringExact("eval-0")),
 					statecheck.ExpectKnownValue("prime_sandbox_fleet.f", tfjsonpath.New("vm"), knownvalue.Bool(true)),
-					statecheck.ExpectKnownValue("prime_sandbox_fleet.f", tfjsonpath.New("cpu_cores"), knownvalue.Float64Exact(1)),
+					statecheck.ExpectKnownValue("prime_sandbox_fleet.f", tfjsonpath.New("cpu_cores"), knownvalue.Int64Exact(1)),
 				},
 				Check: func(s *terraform.State) error {
 					first = fleetIDs(s)
@@ -70,8 +70,10 @@ func TestAccSandboxFleet_lifecycle(t *testing.T) {
 						return fmt.Errorf("ids %v, created %d; want 3", first, m.Stats().SandboxesCreated)
 					}
 					for _, b := range m.createBodies(t) {
-						if b["start_command"] != "tail -f /dev/null" || b["cpu_cores"] != 1.0 || !strings.HasPrefix(b["name"].(string), "eval-") {
-							return fmt.Errorf("member create body %v is not the SDK's", b)
+						_, vm := b["vm"]
+						_, start := b["start_command"]
+						if vm || start || b["cpu_cores"] != 1.0 || !strings.HasPrefix(b["name"].(string), "eval-") {
+							return fmt.Errorf("member create body %v: want cpu_cores 1 and no vm or start_command", b)
 						}
 					}
 					return nil
@@ -150,7 +152,13 @@ func TestAccSandboxFleet_planTimeErrors(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	for _, tc := range []struct{ name, cfg, want string }{
 		{"both size and members", fleetConfig("size = 2\n  members = [\"a\"]", ""), "2 attributes specified when one (and only one) of [size,members] is required"},
-		{"container egress", fleetConfig("size = 2", "vm = false\n  egress {\n    allow = [\"a.com\"]\n  }"), "egress: egress lists are only supported on VM sandboxes"},
+		{"vm false", fleetConfig("size = 2", "vm = false"), "vm: Prime retired container sandboxes on 2026-09-18; every sandbox is now a VM, and the platform answers a request for a container with HTTP 410 Gone"},
+		{"guaranteed", fleetConfig("size = 2", "guaranteed = true"), "guaranteed: Prime retired container sandboxes on 2026-09-18"},
+		{"registry credentials", fleetConfig("size = 2", "registry_credentials_id = \"c\""), "registry_credentials_id: Prime retired container sandboxes"},
+		{"start_command", fleetConfig("size = 2", "start_command = \"sleep 1\""), `start_command: Prime retired container sandboxes on 2026-09-18`},
+		{"fractional cpu_cores", fleetConfig("size = 2", "cpu_cores = 0.5"), "cpu_cores: must be a whole number of vCPUs (the platform takes no fractions), got 0.5"},
+		{"timeout zero", fleetConfig("size = 2", "timeout_minutes = 0"), "timeout_minutes: must be negative for no lifetime limit (-1) or >= 1, got 0"},
+		{"bad arch", fleetConfig("size = 2", "arch = \"riscv\""), `arch: must be "amd64" or "arm64", got "riscv"`},
 		{"bad egress entry", fleetConfig("size = 2", "egress {\n    allow = [\"a..com\"]\n  }"), `egress.allow: "a..com"`},
 		{"gpu without type", fleetConfig("size = 2", "gpu_count = 1"), "gpu_type: is required when gpu_count > 0"},
 	} {

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"math"
 	"sort"
 	"time"
 
@@ -17,43 +18,46 @@ import (
 // sandbox data sources, converted from the API by one function
 // (applySandbox).
 type sandboxAttributes struct {
-	ID                    types.String  `tfsdk:"id"`
-	Name                  types.String  `tfsdk:"name"`
-	DockerImage           types.String  `tfsdk:"docker_image"`
-	VM                    types.Bool    `tfsdk:"vm"`
-	StartCommand          types.String  `tfsdk:"start_command"`
-	StartArgv             types.List    `tfsdk:"start_argv"`
-	CPUCores              types.Float64 `tfsdk:"cpu_cores"`
-	MemoryGB              types.Float64 `tfsdk:"memory_gb"`
-	DiskSizeGB            types.Float64 `tfsdk:"disk_size_gb"`
-	GPUCount              types.Int64   `tfsdk:"gpu_count"`
-	GPUType               types.String  `tfsdk:"gpu_type"`
-	TimeoutMinutes        types.Int64   `tfsdk:"timeout_minutes"`
-	IdleTimeoutMinutes    types.Int64   `tfsdk:"idle_timeout_minutes"`
-	EnvironmentVars       types.Map     `tfsdk:"environment_vars"`
-	Labels                types.Set     `tfsdk:"labels"`
-	TeamID                types.String  `tfsdk:"team_id"`
-	Region                types.String  `tfsdk:"region"`
-	RegistryCredentialsID types.String  `tfsdk:"registry_credentials_id"`
-	Status                types.String  `tfsdk:"status"`
-	CreatedAt             types.String  `tfsdk:"created_at"`
-	StartedAt             types.String  `tfsdk:"started_at"`
-	DiskMountPath         types.String  `tfsdk:"disk_mount_path"`
-	UserID                types.String  `tfsdk:"user_id"`
+	ID                 types.String  `tfsdk:"id"`
+	Name               types.String  `tfsdk:"name"`
+	DockerImage        types.String  `tfsdk:"docker_image"`
+	VM                 types.Bool    `tfsdk:"vm"`
+	StartArgv          types.List    `tfsdk:"start_argv"`
+	Arch               types.String  `tfsdk:"arch"`
+	CPUCores           wholeNumber   `tfsdk:"cpu_cores"`
+	MemoryGB           types.Float64 `tfsdk:"memory_gb"`
+	DiskSizeGB         types.Float64 `tfsdk:"disk_size_gb"`
+	GPUCount           types.Int64   `tfsdk:"gpu_count"`
+	GPUType            types.String  `tfsdk:"gpu_type"`
+	TimeoutMinutes     types.Int64   `tfsdk:"timeout_minutes"`
+	IdleTimeoutMinutes types.Int64   `tfsdk:"idle_timeout_minutes"`
+	EnvironmentVars    types.Map     `tfsdk:"environment_vars"`
+	Labels             types.Set     `tfsdk:"labels"`
+	TeamID             types.String  `tfsdk:"team_id"`
+	Region             types.String  `tfsdk:"region"`
+	Status             types.String  `tfsdk:"status"`
+	CreatedAt          types.String  `tfsdk:"created_at"`
+	StartedAt          types.String  `tfsdk:"started_at"`
+	DiskMountPath      types.String  `tfsdk:"disk_mount_path"`
+	UserID             types.String  `tfsdk:"user_id"`
 }
 
-// sandboxModel is prime_sandbox's state.
+// sandboxModel is prime_sandbox's state. StartCommand, Guaranteed and
+// RegistryCredentialsID are retired (sandbox_retired.go): refused when set,
+// never sent, always null in state.
 type sandboxModel struct {
 	sandboxAttributes
-	Guaranteed       types.Bool     `tfsdk:"guaranteed"`
-	Secrets          types.Map      `tfsdk:"secrets"`
-	SecretsWO        types.Map      `tfsdk:"secrets_wo"`
-	SecretsWOVersion types.Int64    `tfsdk:"secrets_wo_version"`
-	Egress           types.Object   `tfsdk:"egress"`
-	EgressGeneration types.Int64    `tfsdk:"egress_generation"`
-	EgressApplied    types.Bool     `tfsdk:"egress_applied"`
-	EgressOverride   types.Int64    `tfsdk:"egress_override_generation"`
-	Timeouts         timeouts.Value `tfsdk:"timeouts"`
+	StartCommand          types.String   `tfsdk:"start_command"`
+	Guaranteed            types.Bool     `tfsdk:"guaranteed"`
+	RegistryCredentialsID types.String   `tfsdk:"registry_credentials_id"`
+	Secrets               types.Map      `tfsdk:"secrets"`
+	SecretsWO             types.Map      `tfsdk:"secrets_wo"`
+	SecretsWOVersion      types.Int64    `tfsdk:"secrets_wo_version"`
+	Egress                types.Object   `tfsdk:"egress"`
+	EgressGeneration      types.Int64    `tfsdk:"egress_generation"`
+	EgressApplied         types.Bool     `tfsdk:"egress_applied"`
+	EgressOverride        types.Int64    `tfsdk:"egress_override_generation"`
+	Timeouts              timeouts.Value `tfsdk:"timeouts"`
 }
 
 // egressState views the egress attributes of a model.
@@ -91,12 +95,8 @@ func createRequestFromModel(ctx context.Context, m sandboxModel, secretsWO map[s
 	} else if m.DockerImage.IsUnknown() {
 		r.DockerImage = "(known after apply)"
 	}
-	if known("vm", m.VM) {
-		r.VM = m.VM.ValueBoolPointer()
-	}
-	if known("start_command", m.StartCommand) {
-		r.StartCommand = prime.ShellCommand(m.StartCommand.ValueString())
-	}
+	// vm, guaranteed, registry_credentials_id and start_command are
+	// retired and never sent (sandbox_retired.go refuses them at plan).
 	if known("start_command", m.StartArgv) {
 		argv, d := stringList(ctx, m.StartArgv)
 		diags.Append(d...)
@@ -109,8 +109,12 @@ func createRequestFromModel(ctx context.Context, m sandboxModel, secretsWO map[s
 			r.StartCommand = prime.ArgvCommand(argv[0], argv[1:]...)
 		}
 	}
+	if known("arch", m.Arch) {
+		r.Arch = m.Arch.ValueStringPointer()
+	}
 	if known("cpu_cores", m.CPUCores) {
-		r.CPUCores = m.CPUCores.ValueFloat64Pointer()
+		n := int(m.CPUCores.ValueInt64())
+		r.CPUCores = &n
 	}
 	if known("memory_gb", m.MemoryGB) {
 		r.MemoryGB = m.MemoryGB.ValueFloat64Pointer()
@@ -157,12 +161,6 @@ func createRequestFromModel(ctx context.Context, m sandboxModel, secretsWO map[s
 	if known("region", m.Region) {
 		r.Region = m.Region.ValueStringPointer()
 	}
-	if known("guaranteed", m.Guaranteed) {
-		r.Guaranteed = m.Guaranteed.ValueBool()
-	}
-	if known("registry_credentials_id", m.RegistryCredentialsID) {
-		r.RegistryCredentialsID = m.RegistryCredentialsID.ValueStringPointer()
-	}
 	if known("secrets", m.Secrets) {
 		sec, d := stringMap(ctx, m.Secrets)
 		diags.Append(d...)
@@ -192,29 +190,29 @@ func applySandbox(ctx context.Context, m *sandboxAttributes, sb *prime.Sandbox) 
 	m.ID = types.StringValue(sb.ID)
 	m.Name = types.StringValue(sb.Name)
 	m.DockerImage = types.StringValue(sb.DockerImage)
-	m.VM = types.BoolValue(sb.VM)
+	// Every sandbox is a VM (containers were retired), whatever an older
+	// sandbox object says.
+	m.VM = types.BoolValue(true)
 
-	// Start command: the platform fills in a default shell command for
-	// containers; only a command the user manages (or a non-default one
-	// found on import) is reflected, so an unset start_command stays null.
-	switch sc := sb.StartCommand; {
-	case sc == nil:
-		m.StartCommand = types.StringNull()
-		m.StartArgv = types.ListNull(types.StringType)
-	case sc.Shell != nil:
-		if !m.StartCommand.IsNull() || *sc.Shell != prime.DefaultShellCommand {
-			m.StartCommand = types.StringValue(*sc.Shell)
-		}
-		m.StartArgv = types.ListNull(types.StringType)
-	case sc.Argv != nil:
+	// Start command: only the argv form is managed. A string (what older
+	// clients sent, "tail -f /dev/null" by default) reads as none.
+	m.StartArgv = types.ListNull(types.StringType)
+	if sc := sb.StartCommand; sc != nil && sc.Argv != nil {
 		argv := append([]string{sc.Argv.Executable}, sc.Argv.Args...)
 		v, d := types.ListValueFrom(ctx, types.StringType, argv)
 		diags.Append(d...)
 		m.StartArgv = v
-		m.StartCommand = types.StringNull()
 	}
 
-	m.CPUCores = types.Float64Value(sb.CPUCores)
+	// arch is read back when the platform reports it; otherwise what the
+	// state (or configuration) holds stays [I: whether today's sandbox
+	// object carries arch is not published].
+	if sb.Arch != nil && *sb.Arch != "" {
+		m.Arch = types.StringValue(*sb.Arch)
+	} else if m.Arch.IsUnknown() {
+		m.Arch = types.StringNull()
+	}
+	m.CPUCores = wholeNumberValue(wholeCPUs(sb.CPUCores))
 	m.MemoryGB = types.Float64Value(sb.MemoryGB)
 	m.DiskSizeGB = types.Float64Value(sb.DiskSizeGB)
 	m.GPUCount = types.Int64Value(int64(sb.GPUCount))
@@ -231,7 +229,6 @@ func applySandbox(ctx context.Context, m *sandboxAttributes, sb *prime.Sandbox) 
 
 	m.TeamID = types.StringPointerValue(emptyToNil(sb.TeamID))
 	m.Region = types.StringPointerValue(emptyToNil(sb.Region))
-	m.RegistryCredentialsID = types.StringPointerValue(emptyToNil(sb.RegistryCredentialsID))
 	m.Status = types.StringValue(sb.Status)
 	m.CreatedAt = timeValue(&sb.CreatedAt)
 	m.StartedAt = timeValue(sb.StartedAt)
@@ -241,20 +238,25 @@ func applySandbox(ctx context.Context, m *sandboxAttributes, sb *prime.Sandbox) 
 }
 
 // applySandboxResource is applySandbox plus the resource-only attributes the
-// API cannot report: guaranteed is not in the sandbox object (the state
-// keeps what it holds: the configured value, or importedGuaranteed after an
-// import), secrets come back masked ("***"), and secrets_wo is write-only
-// and never stored.
+// API cannot report: secrets come back masked ("***"), secrets_wo is
+// write-only and never stored, and the retired attributes are always null.
 func applySandboxResource(ctx context.Context, m *sandboxModel, sb *prime.Sandbox) diag.Diagnostics {
 	diags := applySandbox(ctx, &m.sandboxAttributes, sb)
-	if m.Guaranteed.IsUnknown() {
-		m.Guaranteed = importedGuaranteed()
-	}
+	m.StartCommand, m.RegistryCredentialsID = types.StringNull(), types.StringNull()
+	m.Guaranteed = types.BoolNull()
 	if m.Secrets.IsUnknown() {
 		m.Secrets = types.MapNull(types.StringType)
 	}
 	m.SecretsWO = types.MapNull(types.StringType)
 	return diags
+}
+
+// wholeCPUs is a sandbox object's cpuCores as whole vCPUs. The platform
+// creates whole vCPUs only; the object still carries a number (the SDK
+// parses one), and a sandbox from before the change may report a fraction,
+// which rounds up to the vCPUs it occupies.
+func wholeCPUs(cores float64) int64 {
+	return int64(math.Ceil(cores))
 }
 
 func emptyToNil(s *string) *string {

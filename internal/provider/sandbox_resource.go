@@ -14,7 +14,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/float64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
@@ -36,6 +35,7 @@ var (
 	_ resource.ResourceWithValidateConfig = (*sandboxResource)(nil)
 	_ resource.ResourceWithModifyPlan     = (*sandboxResource)(nil)
 	_ resource.ResourceWithIdentity       = (*sandboxResource)(nil)
+	_ resource.ResourceWithUpgradeState   = (*sandboxResource)(nil)
 )
 
 // NewSandboxResource is the prime_sandbox constructor.
@@ -87,33 +87,38 @@ func sandboxArgumentAttributes(replaces string) map[string]schema.Attribute {
 			Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
 		},
 		"vm": schema.BoolAttribute{
-			Optional: true, Computed: true,
-			PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown(), boolplanmodifier.RequiresReplace()},
-			MarkdownDescription: "`true` for a VM sandbox, `false` for a container. Unset leaves the choice to the " +
-				"platform, whose default is a VM, and reads the result back. Egress policies, GPUs and `start_argv` " +
-				"need a VM; `start_command`, `guaranteed` and `registry_credentials_id` need `vm = false`." + replaces,
+			Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+			DeprecationMessage: vmDeprecation,
+			MarkdownDescription: "Deprecated, and never sent: every sandbox is a VM, since the platform retired " +
+				"containers on 2026-09-18. Always `true` in state, so configurations that still set `vm = true` " +
+				"plan no change; `vm = false` is refused at plan (the API answers HTTP 410). Remove it from your " +
+				"configuration.",
 		},
 		"start_command": schema.StringAttribute{
-			Optional: true, PlanModifiers: []planmodifier.String{replaceUnlessImportedString()},
-			MarkdownDescription: "Shell-string start command, for containers (`vm = false`) only. Unset, the " +
-				"provider sends the Prime SDK's default, `tail -f /dev/null`, unless `vm = true` (a VM runs its " +
-				"image's default; the platform ignores a shell string on a VM). VMs take `start_argv` instead. " +
-				"Conflicts with `start_argv`. Not read back when it is the default." + replaces,
-			Validators: []validator.String{stringvalidator.ConflictsWith(path.MatchRoot("start_argv"))},
+			Optional: true, DeprecationMessage: startCommandDeprecation,
+			MarkdownDescription: "Retired: the shell-string start command was the containers' form, and setting it " +
+				"is refused at plan. Use `start_argv`. Never sent, never in state.",
 		},
 		"start_argv": schema.ListAttribute{
 			Optional: true, ElementType: types.StringType,
 			PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()},
-			MarkdownDescription: "Start command in argv form — the executable, then its arguments — e.g. " +
-				"`[\"/bin/sh\", \"-c\", \"python -m http.server\"]`. VMs need this form; containers accept it " +
-				"too. At least one element; no NUL bytes. Unset, a VM runs its image's default. Conflicts with " +
-				"`start_command`." + replaces,
+			MarkdownDescription: "Start command in argv form — the executable, then its arguments, run without a " +
+				"shell — e.g. `[\"/bin/sh\", \"-c\", \"python -m http.server\"]`. It is a one-shot process: **when it " +
+				"exits, the sandbox stops**, so give a process that keeps running for as long as the sandbox should. " +
+				"At least one element; no NUL bytes. Unset (the usual case), nothing is sent and the sandbox stays up " +
+				"until its `timeout_minutes` or `idle_timeout_minutes`." + replaces,
 		},
-		"cpu_cores": schema.Float64Attribute{
-			Optional: true, Computed: true, PlanModifiers: sdkFloat(prime.DefaultCPUCores),
-			MarkdownDescription: fmt.Sprintf("CPU cores. Must be > 0. Default `%g`, the Prime SDK's: like the SDK, "+
-				"the provider always sends a value. An imported sandbox keeps the value the platform reports.",
-				prime.DefaultCPUCores) + replaces,
+		"arch": schema.StringAttribute{
+			Optional: true, Computed: true, PlanModifiers: keepString,
+			MarkdownDescription: fmt.Sprintf("CPU architecture: `%s` or `%s`. Sent only when set; unset, the "+
+				"platform's default (`%s`) applies, and the architecture the platform reports is read back.",
+				prime.ArchAMD64, prime.ArchARM64, prime.DefaultArch) + replaces,
+		},
+		"cpu_cores": schema.Int64Attribute{
+			Optional: true, Computed: true, CustomType: wholeNumberType{}, PlanModifiers: sdkInt(prime.DefaultCPUCores),
+			MarkdownDescription: fmt.Sprintf("Number of vCPUs, a whole number of at least 1 (the platform refuses "+
+				"fractions). Default `%d`, the platform's; the provider always sends a value. An imported sandbox "+
+				"keeps the value the platform reports.", prime.DefaultCPUCores) + replaces,
 		},
 		"memory_gb": schema.Float64Attribute{
 			Optional: true, Computed: true, PlanModifiers: sdkFloat(prime.DefaultMemoryGB),
@@ -135,15 +140,17 @@ func sandboxArgumentAttributes(replaces string) map[string]schema.Attribute {
 		},
 		"timeout_minutes": schema.Int64Attribute{
 			Optional: true, Computed: true, PlanModifiers: sdkInt(prime.DefaultTimeoutMinutes),
-			MarkdownDescription: fmt.Sprintf("Lifetime in minutes, counted while the sandbox runs; the platform then "+
-				"stops it with status `TIMEOUT`. `-1` means no lifetime limit. Default `%d`, the Prime SDK's, always "+
-				"sent.", prime.DefaultTimeoutMinutes) + replaces,
+			MarkdownDescription: fmt.Sprintf("Lifetime in minutes (paused time counts); the platform then stops the "+
+				"sandbox with status `TIMEOUT`. `-1` (any negative number) means no lifetime limit; `0` is refused. "+
+				"Default `%d`, the platform's, always sent.", prime.DefaultTimeoutMinutes) + replaces,
 		},
 		"idle_timeout_minutes": schema.Int64Attribute{
 			Optional: true, PlanModifiers: []planmodifier.Int64{int64planmodifier.RequiresReplace()},
-			MarkdownDescription: "Stop the sandbox after this many minutes without command or file activity. " +
-				"At least 1, and at most `timeout_minutes` when that is positive (or the Prime SDK's default of 60, " +
-				"which the provider sends, when it is unset). Containers with an idle timeout need a finite `timeout_minutes`." + replaces,
+			MarkdownDescription: fmt.Sprintf("Stop the sandbox after this many minutes without command or file "+
+				"activity (any command, upload, download or file read resets the clock; a running command keeps it "+
+				"pinned). 1 to %d (24 hours), and at most `timeout_minutes` when that is finite (or its default of "+
+				"%d, which the provider sends, when it is unset). Unset, no idle timeout.",
+				prime.MaxIdleTimeoutMinutes, prime.DefaultTimeoutMinutes) + replaces,
 		},
 		"environment_vars": schema.MapAttribute{
 			Optional: true, ElementType: types.StringType,
@@ -169,15 +176,14 @@ func sandboxArgumentAttributes(replaces string) map[string]schema.Attribute {
 				"back." + replaces,
 		},
 		"guaranteed": schema.BoolAttribute{
-			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-			PlanModifiers: []planmodifier.Bool{replaceUnlessImportedBool()},
-			MarkdownDescription: "Guaranteed (non-preemptible) resources. Containers only (`vm = false`); the " +
-				"platform allows it for team admins and managers. Default `false`, always sent. Not read back." + replaces,
+			Optional: true, DeprecationMessage: guaranteedDeprecation,
+			MarkdownDescription: "Retired with containers, whose option it was: `guaranteed = true` is refused at " +
+				"plan. Never sent, never in state. Remove it from your configuration.",
 		},
 		"registry_credentials_id": schema.StringAttribute{
-			Optional: true, PlanModifiers: replaceString,
-			MarkdownDescription: "ID of stored registry credentials for a private image. Containers only " +
-				"(`vm = false`)." + replaces,
+			Optional: true, DeprecationMessage: registryCredentialsDeprecation,
+			MarkdownDescription: "Retired with containers, whose option it was: setting it is refused at plan. " +
+				"Never sent, never in state. Remove it from your configuration.",
 		},
 		"secrets": schema.MapAttribute{
 			Optional: true, Sensitive: true, ElementType: types.StringType,
@@ -254,7 +260,8 @@ func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 	attrs["user_id"] = computedString("User that created the sandbox.")
 
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "A Prime sandbox: a VM (the platform default) or a container running a Docker image.\n\n" +
+		Version: sandboxSchemaVersion,
+		MarkdownDescription: "A Prime sandbox: a microVM booted from a Docker image.\n\n" +
 			"Create returns once the sandbox is `RUNNING` and its gateway answers commands (see `status`). The " +
 			"sandbox ID is saved to state before the wait, so an interrupted or failed apply leaves a tainted resource " +
 			"that the next apply replaces and `terraform destroy` removes — never an untracked sandbox. If Terraform " +
@@ -262,8 +269,8 @@ func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"lets the next apply of the same configuration pick those sandboxes up instead of creating new ones. " +
 			"All sandboxes a provider process waits on are polled together (`status:batchGet`, up to 100 per " +
 			"request), so a fleet's boot wait costs a handful of requests.\n\n" +
-			"Unset resources are sent with the Prime SDK's defaults (1 CPU, 1 GB memory, 5 GB disk, no GPU, 60 " +
-			"minutes), as the SDK does. The API has no update call: changing any argument replaces the sandbox, " +
+			"Unset resources are sent with the defaults (1 vCPU, 1 GB memory, 5 GB disk, no GPU, a 60-minute " +
+			"lifetime; `timeout_minutes = -1` for none). No start command is sent unless `start_argv` is set. The API has no update call: changing any argument replaces the sandbox, " +
 			"except the `egress` block, which changes through set-network in place.\n\n" +
 			"Egress: a sandbox starts open unless it has an `egress` block (born restricted). For trusted setup with " +
 			"the network open first, leave the block out and add a `prime_egress_policy` after the setup commands.",
@@ -275,14 +282,17 @@ func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 	}
 }
 
+// UpgradeState reads states written before sandboxes were VM-only.
+func (r *sandboxResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
+	return vmOnlyStateUpgraders(r.Schema)
+}
+
 // sandboxRuleAttribute maps a create-rule field to the attribute that sets
 // it.
 func sandboxRuleAttribute(field string, m sandboxModel) string {
 	switch field {
 	case "start_command":
-		if !m.StartArgv.IsNull() {
-			return "start_argv"
-		}
+		return "start_argv"
 	case "secrets":
 		if m.Secrets.IsNull() && !m.SecretsWO.IsNull() {
 			return "secrets_wo"
@@ -312,7 +322,7 @@ func validateSandbox(ctx context.Context, m sandboxModel, diags *diag.Diagnostic
 	unknown["name"], unknown["docker_image"] = true, true
 
 	// The egress block's entries are checked by the composition below; the
-	// create rules only need to know that lists are sent (VM only).
+	// create rules only need to know that lists are sent.
 	if eg, d := egressOf(ctx, m.Egress); eg != nil && !d.HasError() {
 		eg.egressLists.validate(ctx, egressBlockPath, diags)
 		switch {
@@ -323,6 +333,7 @@ func validateSandbox(ctx context.Context, m sandboxModel, diags *diag.Diagnostic
 		}
 	}
 
+	retiredSandboxAttributes(m, diags)
 	for _, v := range prime.CreateRules(createReq) {
 		if anyUnknown(unknown, v.Inputs) {
 			continue
@@ -332,12 +343,6 @@ func validateSandbox(ctx context.Context, m sandboxModel, diags *diag.Diagnostic
 			fmt.Sprintf("%s: %s", attrName, v.Message))
 	}
 
-	if !m.TimeoutMinutes.IsNull() && !m.TimeoutMinutes.IsUnknown() {
-		if t := m.TimeoutMinutes.ValueInt64(); t != -1 && t < 1 {
-			diags.AddAttributeError(path.Root("timeout_minutes"), "Invalid sandbox configuration",
-				fmt.Sprintf("timeout_minutes: must be -1 (no lifetime limit) or at least 1, got %d", t))
-		}
-	}
 	if !m.SecretsWOVersion.IsNull() && m.SecretsWO.IsNull() {
 		diags.AddAttributeWarning(path.Root("secrets_wo_version"), "secrets_wo_version without secrets_wo",
 			"secrets_wo_version only matters together with secrets_wo.")
@@ -407,8 +412,6 @@ func warnRecordedAfterImport(plan, state sandboxModel, diags *diag.Diagnostics) 
 	}{
 		{"secrets", plan.Secrets, state.Secrets},
 		{"secrets_wo_version", plan.SecretsWOVersion, state.SecretsWOVersion},
-		{"guaranteed", plan.Guaranteed, state.Guaranteed},
-		{"start_command", plan.StartCommand, state.StartCommand},
 	} {
 		if !a.plan.Equal(a.state) {
 			recorded = append(recorded, a.name)
@@ -553,11 +556,11 @@ func (r *sandboxResource) Read(ctx context.Context, req resource.ReadRequest, re
 // refreshSandbox merges a read sandbox into state: what Read does once it
 // has the sandbox, and what the prime_sandbox list resource does to show
 // what an import of it would hold. imported (right after an import, before
-// an egress block is known) reads a VM's egress lists into the block. It
+// an egress block is known) reads the sandbox's egress lists into the block. It
 // reports whether the sandbox is gone.
 func refreshSandbox(ctx context.Context, c *prime.Client, state *sandboxModel, sb *prime.Sandbox, imported bool, diags *diag.Diagnostics) (gone bool) {
 	diags.Append(applySandboxResource(ctx, state, sb)...)
-	if !sb.VM || (state.Egress.IsNull() && !imported) {
+	if state.Egress.IsNull() && !imported {
 		return false
 	}
 	st, gone, err := readEgress(ctx, c, sb.ID)
@@ -692,8 +695,7 @@ func (r *sandboxResource) Delete(ctx context.Context, req resource.DeleteRequest
 }
 
 // ImportState reads the sandbox by ID, or by its identity. What the
-// platform cannot report (secrets, secrets_wo_version, guaranteed, a
-// default start_command) is recorded from the configuration by the first
+// platform cannot report (secrets, secrets_wo_version) is recorded from the configuration by the first
 // apply, without replacement (see importedKey).
 func (r *sandboxResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	id, d := importIDOf(ctx, req, func(m sandboxIdentityModel) (string, error) { return m.ID.ValueString(), nil })
@@ -707,11 +709,9 @@ func (r *sandboxResource) ImportState(ctx context.Context, req resource.ImportSt
 }
 
 // importedSandboxState is the state an import of sandbox id starts from,
-// before its first Read: the ID, and guaranteed assumed.
+// before its first Read: the ID.
 func importedSandboxState(ctx context.Context, st *tfsdk.State, id string) diag.Diagnostics {
-	diags := st.SetAttribute(ctx, path.Root("id"), id)
-	diags.Append(st.SetAttribute(ctx, path.Root("guaranteed"), importedGuaranteed())...)
-	return diags
+	return st.SetAttribute(ctx, path.Root("id"), id)
 }
 
 // requireClient reports a clear error when the provider could not be

@@ -25,8 +25,9 @@ resource "prime_sandbox" "test" {
 `
 
 // Create, read, import (CLI and import block), destroy; unset arguments are
-// sent with the Prime SDK's defaults and read back; the second plan (run by
-// the harness after every apply) is empty.
+// sent with the platform's defaults and read back, and nothing retired (vm,
+// guaranteed, a default start command) is sent; the second plan (run by the
+// harness after every apply) is empty.
 func TestAccSandbox_basic(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	resource.ParallelTest(t, resource.TestCase{
@@ -38,7 +39,10 @@ func TestAccSandbox_basic(t *testing.T) {
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("status"), knownvalue.StringExact("RUNNING")),
 					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("vm"), knownvalue.Bool(true)),
-					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("cpu_cores"), knownvalue.Float64Exact(1)),
+					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("cpu_cores"), knownvalue.Int64Exact(1)),
+					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("arch"), knownvalue.StringExact("amd64")),
+					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("guaranteed"), knownvalue.Null()),
+					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("start_command"), knownvalue.Null()),
 					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("memory_gb"), knownvalue.Float64Exact(1)),
 					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("disk_size_gb"), knownvalue.Float64Exact(5)),
 					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("timeout_minutes"), knownvalue.Int64Exact(60)),
@@ -53,8 +57,8 @@ func TestAccSandbox_basic(t *testing.T) {
 					if len(bodies) != 1 {
 						return fmt.Errorf("%d create requests, want 1", len(bodies))
 					}
-					// The Prime SDK's create body for the same call, field by
-					// field: its defaults are sent, vm is left to the platform.
+					// The create body, field by field: the defaults are sent;
+					// no vm, arch, guaranteed or start command.
 					body := bodies[0]
 					key, _ := body["idempotency_key"].(string)
 					if len(key) != 32 {
@@ -62,12 +66,12 @@ func TestAccSandbox_basic(t *testing.T) {
 					}
 					delete(body, "idempotency_key")
 					want := map[string]any{
-						"name": "eval-0", "docker_image": "python:3.12-slim", "start_command": "tail -f /dev/null",
+						"name": "eval-0", "docker_image": "python:3.12-slim",
 						"cpu_cores": 1.0, "memory_gb": 1.0, "disk_size_gb": 5.0, "gpu_count": 0.0, "timeout_minutes": 60.0,
-						"labels": []any{}, "guaranteed": false,
+						"labels": []any{},
 					}
 					if !reflect.DeepEqual(body, want) {
-						return fmt.Errorf("create body %v,\nwant the SDK's %v", body, want)
+						return fmt.Errorf("create body %v,\nwant %v", body, want)
 					}
 					return nil
 				},
@@ -76,9 +80,7 @@ func TestAccSandbox_basic(t *testing.T) {
 				ResourceName:      "prime_sandbox.test",
 				ImportState:       true,
 				ImportStateVerify: true,
-				// timeouts is configuration only. guaranteed is not reported
-				// by the API: an import assumes its default, false, which is
-				// what this sandbox has.
+				// timeouts is configuration only.
 				ImportStateVerifyIgnore: []string{"timeouts"},
 			},
 			{
@@ -95,27 +97,24 @@ func TestAccSandbox_basic(t *testing.T) {
 	})
 }
 
-// A container with every container-only option, explicit resources and
-// collections; import verifies them all.
-func TestAccSandbox_containerEverything(t *testing.T) {
+// A sandbox with every argument set; import verifies them all.
+func TestAccSandbox_everything(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	cfg := m.config(`
 resource "prime_sandbox" "test" {
-  name                    = "web"
-  docker_image            = "nginx:1.27"
-  vm                      = false
-  start_command           = "nginx -g 'daemon off;'"
-  cpu_cores               = 2
-  memory_gb               = 4
-  disk_size_gb            = 20
-  timeout_minutes         = 120
-  idle_timeout_minutes    = 30
-  guaranteed              = true
-  registry_credentials_id = "cred-1"
-  region                  = "us"
-  labels                  = ["eval", "run-42"]
-  environment_vars        = { MODE = "test", EMPTY = "" }
-  secrets                 = { API_TOKEN = "s3cr3t-value" }
+  name                 = "web"
+  docker_image         = "nginx:1.27"
+  arch                 = "arm64"
+  start_argv           = ["/bin/sh", "-c", "sleep infinity"]
+  cpu_cores            = 2
+  memory_gb            = 4
+  disk_size_gb         = 20
+  timeout_minutes      = 120
+  idle_timeout_minutes = 30
+  region               = "us"
+  labels               = ["eval", "run-42"]
+  environment_vars     = { MODE = "test", EMPTY = "" }
+  secrets              = { API_TOKEN = "s3cr3t-value" }
 }
 `)
 	resource.ParallelTest(t, resource.TestCase{
@@ -125,16 +124,23 @@ resource "prime_sandbox" "test" {
 			{
 				Config: cfg,
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("vm"), knownvalue.Bool(false)),
-					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("cpu_cores"), knownvalue.Float64Exact(2)),
+					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("vm"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("arch"), knownvalue.StringExact("arm64")),
+					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("cpu_cores"), knownvalue.Int64Exact(2)),
 					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("labels"), knownvalue.SetExact([]knownvalue.Check{
 						knownvalue.StringExact("eval"), knownvalue.StringExact("run-42")})),
 					statecheck.ExpectSensitiveValue("prime_sandbox.test", tfjsonpath.New("secrets")),
 				},
 				Check: func(*terraform.State) error {
 					body := m.createBodies(t)[0]
-					if body["start_command"] != "nginx -g 'daemon off;'" || body["vm"] != false || body["guaranteed"] != true {
+					sc, _ := body["start_command"].(map[string]any)
+					if sc["executable"] != "/bin/sh" || body["arch"] != "arm64" || body["cpu_cores"] != 2.0 {
 						return fmt.Errorf("create body = %v", body)
+					}
+					for _, retired := range []string{"vm", "guaranteed", "registry_credentials_id"} {
+						if _, ok := body[retired]; ok {
+							return fmt.Errorf("the create body carries the retired %s: %v", retired, body)
+						}
 					}
 					if sec, _ := body["secrets"].(map[string]any); sec["API_TOKEN"] != "s3cr3t-value" {
 						return fmt.Errorf("secrets not sent: %v", body["secrets"])
@@ -146,7 +152,7 @@ resource "prime_sandbox" "test" {
 				ResourceName:            "prime_sandbox.test",
 				ImportState:             true,
 				ImportStateVerify:       true,
-				ImportStateVerifyIgnore: []string{"timeouts", "secrets", "guaranteed"},
+				ImportStateVerifyIgnore: []string{"timeouts", "secrets"},
 			},
 		},
 	})
@@ -163,8 +169,7 @@ func TestAccSandbox_vmArgvAndGPU(t *testing.T) {
 resource "prime_sandbox" "test" {
   name            = "trainer"
   docker_image    = "pytorch/pytorch:latest"
-  vm              = true
-  start_argv      = ["/bin/sh", "-c", "python -m http.server"]
+  start_argv      = ["/bin/sh", "-c", "sleep infinity"]
   gpu_count       = 2
   gpu_type        = "A100"
   timeout_minutes = -1
@@ -176,14 +181,35 @@ resource "prime_sandbox" "test" {
 				},
 				Check: func(*terraform.State) error {
 					sc, _ := m.createBodies(t)[0]["start_command"].(map[string]any)
-					if sc["executable"] != "/bin/sh" || fmt.Sprint(sc["args"]) != "[-c python -m http.server]" {
+					if sc["executable"] != "/bin/sh" || fmt.Sprint(sc["args"]) != "[-c sleep infinity]" {
 						return fmt.Errorf("start_command = %v", sc)
 					}
 					return nil
 				},
 			},
-			{ResourceName: "prime_sandbox.test", ImportState: true, ImportStateVerify: true, ImportStateVerifyIgnore: []string{"timeouts", "guaranteed"}},
+			{ResourceName: "prime_sandbox.test", ImportState: true, ImportStateVerify: true, ImportStateVerifyIgnore: []string{"timeouts"}},
 		},
+	})
+}
+
+// A start process is one-shot: when it exits, the sandbox stops, and the
+// create says so (and keeps the sandbox in state, tainted, for the next
+// apply to replace).
+func TestAccSandbox_startProcessExitStopsSandbox(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{{
+			Config: m.config(`
+resource "prime_sandbox" "test" {
+  name         = "one-shot"
+  docker_image = "python:3.12-slim"
+  start_argv   = ["/bin/sh", "-c", "exit 3"]
+}
+`),
+			ExpectError: expectErr("The start command exited with code 3, which stops the sandbox"),
+		}},
 	})
 }
 
@@ -195,20 +221,22 @@ func TestAccSandbox_planTimeValidation(t *testing.T) {
 	}{
 		{"gpu type without count", `gpu_type = "A100"`, `gpu_type: needs gpu_count > 0`},
 		{"gpu count without type", `gpu_count = 1`, `gpu_type: is required when gpu_count > 0`},
-		{"gpus on a container", "vm = false\ngpu_count = 1\ngpu_type = \"A100\"", `gpu_count: GPUs are not supported on containers`},
-		{"guaranteed on default vm", `guaranteed = true`, `guaranteed: is only supported on containers: set vm = false`},
-		{"guaranteed on vm", "vm = true\nguaranteed = true", `guaranteed: is only supported on containers`},
-		{"registry credentials on vm", `registry_credentials_id = "c"`, `registry_credentials_id: is only supported on containers`},
-		{"start_command with unset vm", `start_command = "python app.py"`, `start_command: a shell-string start command is only supported on containers (vm = false); VMs take the argv form, for example start_argv = ["/bin/sh", "-c", "python app.py"]`},
-		{"start_command with vm", "vm = true\nstart_command = \"x\"", `start_argv = ["/bin/sh", "-c", "x"]`},
+		{"vm false", `vm = false`, `vm: Prime retired container sandboxes on 2026-09-18; every sandbox is now a VM, and the platform answers a request for a container with HTTP 410 Gone`},
+		{"guaranteed", `guaranteed = true`, `guaranteed: Prime retired container sandboxes on 2026-09-18`},
+		{"guaranteed with vm", "vm = true\nguaranteed = true", `guaranteed was a container option and has no VM equivalent: remove it`},
+		{"registry credentials", `registry_credentials_id = "c"`, `registry_credentials_id: Prime retired container sandboxes on 2026-09-18`},
+		{"start_command", `start_command = "python app.py"`, `start_command: Prime retired container sandboxes on 2026-09-18; every sandbox is now a VM, and the platform answers a request for a container with HTTP 410 Gone. The shell-string start command was the containers' form. Use start_argv, which runs without a shell, for example start_argv = ["/bin/sh", "-c", "python app.py"]. Its process is one-shot: when it exits, the sandbox stops`},
+		{"container everything", "vm = false\nguaranteed = true\nstart_command = \"x\"", `guaranteed: Prime retired container sandboxes`},
+		{"fractional cpu_cores", `cpu_cores = 1.5`, `cpu_cores: must be a whole number of vCPUs (the platform takes no fractions), got 1.5`},
+		{"cpu_cores zero", `cpu_cores = 0`, `cpu_cores: must be at least 1 (whole vCPUs), got 0`},
+		{"bad arch", `arch = "x86"`, `arch: must be "amd64" or "arm64", got "x86"`},
 		{"start_argv empty", `start_argv = []`, `start_argv: the argv form needs an executable (at least one element)`},
 		{"start_argv NUL", `start_argv = ["/bin/x", "a\u0000b"]`, `start_argv: argument 1 must not contain NUL bytes`},
-		{"start_command and start_argv", "vm = false\nstart_command = \"x\"\nstart_argv = [\"/bin/x\"]", `Attribute "start_argv" cannot be specified when "start_command" is specified`},
-		{"idle below 1", `idle_timeout_minutes = 0`, `idle_timeout_minutes: must be at least 1, got 0`},
+		{"idle below 1", `idle_timeout_minutes = 0`, `idle_timeout_minutes: must be between 1 and 1440 minutes (24 hours), got 0`},
+		{"idle above a day", "timeout_minutes = -1\nidle_timeout_minutes = 1441", `idle_timeout_minutes: must be between 1 and 1440 minutes (24 hours), got 1441`},
 		{"idle above timeout", "timeout_minutes = 10\nidle_timeout_minutes = 11", `idle_timeout_minutes: must not exceed timeout_minutes (10), got 11`},
-		{"idle on unbounded container", "vm = false\ntimeout_minutes = -1\nidle_timeout_minutes = 5", `containers with an idle timeout need a finite lifetime`},
-		{"timeout zero", `timeout_minutes = 0`, `timeout_minutes: must be -1 (no lifetime limit) or at least 1, got 0`},
-		{"cpu zero", `cpu_cores = 0`, `cpu_cores: must be greater than 0, got 0`},
+		{"idle above the default timeout", `idle_timeout_minutes = 61`, `idle_timeout_minutes: must not exceed the sandbox's lifetime, 60 minutes (timeout_minutes is unset, so its default applies), got 61`},
+		{"timeout zero", `timeout_minutes = 0`, `timeout_minutes: must be negative for no lifetime limit (-1) or >= 1, got 0`},
 		{"memory negative", `memory_gb = -1`, `memory_gb: must be greater than 0, got -1`},
 		{"disk zero", `disk_size_gb = 0`, `disk_size_gb: must be greater than 0`},
 		{"empty label", `labels = ["ok", ""]`, `labels: labels must not be empty strings`},
@@ -256,17 +284,16 @@ func TestAccSandbox_unknownValuesDeferValidation(t *testing.T) {
 resource "prime_sandbox" "base" {
   name         = "base"
   docker_image = "img"
-  vm           = false
 }
 resource "prime_sandbox" "test" {
-  name          = "dependent"
-  docker_image  = "img"
-  vm            = prime_sandbox.base.vm
-  start_command = "sleep infinity"
+  name                 = "dependent"
+  docker_image         = "img"
+  timeout_minutes      = length(prime_sandbox.base.id)
+  idle_timeout_minutes = 20
 }
 `),
 			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("start_command"), knownvalue.StringExact("sleep infinity")),
+				statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("idle_timeout_minutes"), knownvalue.Int64Exact(20)),
 			},
 		}},
 	})

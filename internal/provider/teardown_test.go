@@ -49,7 +49,6 @@ resource "prime_sandbox_fleet" "eval" {
   name_prefix  = "teardown"
   size         = 3
   docker_image = "python:3.12-slim"
-  vm           = true
 }
 
 resource "prime_fleet_egress_policy" "lock" {
@@ -142,7 +141,6 @@ resource "prime_sandbox_fleet" "eval" {
   name_prefix  = "stalled"
   size         = 3
   docker_image = "python:3.12-slim"
-  vm           = true
 }
 
 resource "prime_fleet_egress_policy" "lock" {
@@ -153,7 +151,6 @@ resource "prime_fleet_egress_policy" "lock" {
 resource "prime_sandbox" "one" {
   name         = "stalled-one"
   docker_image = "python:3.12-slim"
-  vm           = true
 }
 
 resource "prime_egress_policy" "one" {

@@ -15,74 +15,67 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
-// Mock routes of the two command transports.
+// Mock routes of commands: the gateway's command-session protocol, and the
+// containers' REST exec, which no sandbox has any more.
 const (
 	connectStartRoute = "POST /gateway/{user_ns}/{job_id}/command_session.CommandSession/Start"
 	restExecRoute     = "POST /gateway/{user_ns}/{job_id}/exec"
 )
 
-// Commands on a VM go over the command-session protocol and never touch
-// REST /exec; on a container the reverse — as the Prime SDK chooses, by the
-// sandbox's kind. env and working_dir reach the command on both.
-func TestAccSandboxCommand_transportByKind(t *testing.T) {
+// Commands go over the command-session protocol and never touch REST
+// /exec (the containers' transport, retired with them). env and
+// working_dir reach the command, relative and absolute.
+func TestAccSandboxCommand_transport(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
 			Config: m.config(`
-resource "prime_sandbox" "vm" {
-  name         = "vm"
+resource "prime_sandbox" "box" {
+  name         = "box"
   docker_image = "python:3.12-slim"
 }
-resource "prime_sandbox" "container" {
-  name         = "container"
-  docker_image = "python:3.12-slim"
-  vm           = false
-}
-resource "prime_sandbox_command" "on_vm" {
-  sandbox_id  = prime_sandbox.vm.id
-  command     = "echo $GREETING from vm; pwd"
+resource "prime_sandbox_command" "absolute" {
+  sandbox_id  = prime_sandbox.box.id
+  command     = "echo $GREETING from absolute; pwd"
   env         = { GREETING = "hello" }
   working_dir = "/srv/task"
 }
-resource "prime_sandbox_command" "on_container" {
-  sandbox_id  = prime_sandbox.container.id
-  command     = "echo $GREETING from container; pwd"
+resource "prime_sandbox_command" "relative" {
+  sandbox_id  = prime_sandbox.box.id
+  command     = "echo $GREETING from relative; pwd"
   env         = { GREETING = "hi" }
   working_dir = "task"
 }
 `),
 			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue("prime_sandbox_command.on_vm", tfjsonpath.New("stdout"), knownvalue.StringExact("hello from vm\n/srv/task\n")),
-				statecheck.ExpectKnownValue("prime_sandbox_command.on_container", tfjsonpath.New("stdout"), knownvalue.StringExact("hi from container\n/root/task\n")),
+				statecheck.ExpectKnownValue("prime_sandbox_command.absolute", tfjsonpath.New("stdout"), knownvalue.StringExact("hello from absolute\n/srv/task\n")),
+				statecheck.ExpectKnownValue("prime_sandbox_command.relative", tfjsonpath.New("stdout"), knownvalue.StringExact("hi from relative\n/root/task\n")),
 			},
 			Check: func(s *terraform.State) error {
-				vm, err := stateID(s, "prime_sandbox.vm")
+				box, err := stateID(s, "prime_sandbox.box")
 				if err != nil {
 					return err
 				}
-				container, err := stateID(s, "prime_sandbox.container")
-				if err != nil {
-					return err
-				}
-				want := map[string]string{vm: "connect", container: "rest"}
-				n := map[string]int{}
+				n := 0
 				for _, e := range m.Events() {
 					if e.Type != primemock.EventCommandExecuted {
 						continue
 					}
-					if e.Transport != want[e.SandboxID] {
-						return fmt.Errorf("command %q on sandbox %s went over %q, want %q", e.Command, e.SandboxID, e.Transport, want[e.SandboxID])
+					if e.Transport != "connect" {
+						return fmt.Errorf("command %q on sandbox %s went over %q, want connect", e.Command, e.SandboxID, e.Transport)
 					}
-					n[e.SandboxID]++
+					if e.SandboxID == box {
+						n++
+					}
 				}
-				// Each sandbox: the create's gateway probe and the command.
-				if n[vm] != 2 || n[container] != 2 {
-					return fmt.Errorf("commands per sandbox: %v, want 2 each", n)
+				// The create's gateway probe and the two commands.
+				if n != 3 {
+					return fmt.Errorf("%d commands ran on the sandbox, want 3 (the create's probe and two commands)", n)
 				}
 				st := m.Stats()
-				if st.Requests[connectStartRoute] < 2 || st.Requests[restExecRoute] < 2 {
+				if st.Requests[connectStartRoute] < 3 || st.Requests[restExecRoute] != 0 {
 					return fmt.Errorf("transport counters: Start %d, exec %d", st.Requests[connectStartRoute], st.Requests[restExecRoute])
 				}
 				return nil
