@@ -68,9 +68,9 @@ func (l *sandboxListResource) ListResourceConfigSchema(_ context.Context, _ list
 			"sent to the API; every filter is also applied to each sandbox, so filters the API does not take " +
 			"(`name_prefix`, `created_before`, `created_after`) and ones it may not apply still hold.\n\n" +
 			"With `include_resource = true` each result carries what an import of the sandbox holds after its first " +
-			"read (on a VM, its egress lists as an `egress` block: one more request per VM). Settings the platform " +
-			"cannot report — `secrets` (returned masked), `secrets_wo` (write-only), `secrets_wo_version`, " +
-			"`guaranteed`, a default `start_command` — are left out, so generated configuration does not carry " +
+			"read (its egress lists as an `egress` block: one more request per sandbox). Settings the platform " +
+			"cannot report — `secrets` (returned masked), `secrets_wo` (write-only), `secrets_wo_version` — are " +
+			"left out, so generated configuration does not carry " +
 			"them and its import plans no change for them; add them afterwards, and the first apply records them " +
 			"(see the resource's Import section).",
 		Attributes: map[string]schema.Attribute{
@@ -239,17 +239,9 @@ func sandboxListResult(ctx context.Context, c *prime.Client, req list.ListReques
 	if gone := refreshSandbox(ctx, c, &m, sb, true, &result.Diagnostics); gone {
 		return result, false
 	}
-	m.Guaranteed = listedGuaranteed()
 	result.Diagnostics.Append(result.Resource.Set(ctx, m)...)
 	return result, true
 }
-
-// listedGuaranteed is guaranteed in a list result (prime_sandbox's and a
-// fleet's): the platform does not report it, so generated configuration
-// must not claim it. The import assumes false, the default, so leaving it
-// out plans no change. secrets, secrets_wo and secrets_wo_version are null
-// in an imported state already.
-func listedGuaranteed() types.Bool { return types.BoolNull() }
 
 // sandboxDisplayName is a result's name in `terraform query` output.
 func sandboxDisplayName(sb *prime.Sandbox) string {

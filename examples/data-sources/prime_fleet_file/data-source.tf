@@ -2,7 +2,6 @@ resource "prime_sandbox_fleet" "eval" {
   name_prefix  = "eval-run-42"
   size         = 4
   docker_image = "python:3.12-slim"
-  vm           = true
 }
 
 resource "prime_fleet_command" "agent" {

@@ -19,7 +19,6 @@ variable "interception_url" {
 resource "prime_sandbox" "rollout" {
   name         = "eval-rollout-1"
   docker_image = "python:3.12-slim"
-  vm           = true
   labels       = ["eval-fleet"]
 }
 

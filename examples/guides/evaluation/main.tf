@@ -11,7 +11,6 @@ resource "prime_sandbox_fleet" "eval" {
   name_prefix     = "eval-guide"
   members         = keys(local.tasks)
   docker_image    = "python:3.12-slim"
-  vm              = true
   timeout_minutes = 180 # longer than the agent may run
 }
 

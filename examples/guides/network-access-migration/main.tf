@@ -12,7 +12,6 @@ terraform {
 resource "prime_sandbox" "restricted" {
   name         = "eval-restricted"
   docker_image = "python:3.12-slim"
-  vm           = true
 }
 
 resource "prime_sandbox_command" "setup" {
@@ -39,7 +38,6 @@ resource "prime_sandbox_command" "agent" {
 resource "prime_sandbox" "born_restricted" {
   name         = "eval-born-restricted"
   docker_image = "python:3.12-slim"
-  vm           = true
 
   egress {
     allow  = []

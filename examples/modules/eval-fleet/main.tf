@@ -70,7 +70,7 @@ resource "prime_sandbox_fleet" "this" {
   size        = var.size
 
   docker_image         = var.image
-  vm                   = true # egress policies are VM-only
+  arch                 = var.arch
   cpu_cores            = var.resources.cpu_cores
   memory_gb            = var.resources.memory_gb
   disk_size_gb         = var.resources.disk_size_gb

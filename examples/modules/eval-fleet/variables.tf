@@ -52,7 +52,7 @@ variable "image" {
 }
 
 variable "resources" {
-  description = "CPU cores, memory and disk (GB) of each member. Unset fields take the provider's defaults (the Prime SDK's). Changing them replaces the fleet."
+  description = "vCPUs (whole), memory and disk (GB) of each member. Unset fields take the provider's defaults (1 vCPU, 1 GB, 5 GB). Changing them replaces the fleet."
   type = object({
     cpu_cores    = optional(number)
     memory_gb    = optional(number)
@@ -64,6 +64,11 @@ variable "resources" {
   validation {
     condition     = alltrue([for v in [var.resources.cpu_cores, var.resources.memory_gb, var.resources.disk_size_gb] : v == null ? true : v > 0])
     error_message = "cpu_cores, memory_gb and disk_size_gb must be greater than 0 when set."
+  }
+
+  validation {
+    condition     = var.resources.cpu_cores == null ? true : floor(var.resources.cpu_cores) == var.resources.cpu_cores
+    error_message = "cpu_cores must be a whole number of vCPUs."
   }
 }
 
@@ -82,24 +87,35 @@ variable "gpu" {
 }
 
 variable "timeout_minutes" {
-  description = "Lifetime of each member in minutes, counted while it runs; `-1` for no limit. Null takes the provider's default (60)."
+  description = "Lifetime of each member in minutes (paused time counts). Default `-1`: no lifetime limit, as verifiers runs rollouts, so a long evaluation is not killed at the platform's default of 60 minutes; `idle_timeout_minutes` stops forgotten members. Null takes the provider's default (60)."
   type        = number
-  default     = null
+  default     = -1
 
   validation {
-    condition     = var.timeout_minutes == null ? true : var.timeout_minutes == -1 || var.timeout_minutes >= 1
-    error_message = "timeout_minutes must be -1 (no limit) or at least 1."
+    condition     = var.timeout_minutes == null ? true : var.timeout_minutes < 0 || var.timeout_minutes >= 1
+    error_message = "timeout_minutes must be negative for no lifetime limit (-1) or >= 1."
   }
 }
 
 variable "idle_timeout_minutes" {
-  description = "Stop a member after this many minutes without command or file activity. At most `timeout_minutes` when that is positive. Null for none."
+  description = "Stop a member after this many minutes without command or file activity (any command, upload or read resets the clock; a running agent keeps it pinned). 1 to 1440, and at most `timeout_minutes` when that is finite. Default `60`. Null for none."
   type        = number
+  default     = 60
+
+  validation {
+    condition     = var.idle_timeout_minutes == null ? true : var.idle_timeout_minutes >= 1 && var.idle_timeout_minutes <= 1440 && (coalesce(var.timeout_minutes, 60) < 0 || var.idle_timeout_minutes <= coalesce(var.timeout_minutes, 60))
+    error_message = "idle_timeout_minutes must be between 1 and 1440, and at most timeout_minutes when that is finite."
+  }
+}
+
+variable "arch" {
+  description = "CPU architecture of every member: `amd64` or `arm64`. Null takes the platform's default (`amd64`). Changing it replaces the fleet."
+  type        = string
   default     = null
 
   validation {
-    condition     = var.idle_timeout_minutes == null ? true : var.idle_timeout_minutes >= 1 && (var.timeout_minutes == null || var.timeout_minutes <= 0 || var.idle_timeout_minutes <= var.timeout_minutes)
-    error_message = "idle_timeout_minutes must be at least 1, and at most timeout_minutes when that is positive."
+    condition     = var.arch == null ? true : contains(["amd64", "arm64"], var.arch)
+    error_message = "arch must be \"amd64\" or \"arm64\"."
   }
 }
 
@@ -137,7 +153,7 @@ variable "team_id" {
 }
 
 variable "start_argv" {
-  description = "Start command of each VM in argv form, e.g. `[\"/bin/sh\", \"-c\", \"python -m http.server\"]`. Null runs the image's default."
+  description = "Start command of each member in argv form, run without a shell, e.g. `[\"/bin/sh\", \"-c\", \"python -m http.server\"]`. One-shot: when its process exits, the member stops. Null (the usual case): none, and the member stays up."
   type        = list(string)
   default     = null
 

@@ -5,7 +5,6 @@
 resource "prime_sandbox" "box" {
   name         = "eval-rollout-1"
   docker_image = "python:3.12-slim"
-  vm           = true # egress policies need a VM sandbox
 }
 
 resource "prime_sandbox_command" "setup" {
@@ -57,7 +56,6 @@ resource "prime_sandbox_command" "agent" {
 resource "prime_sandbox" "open_box" {
   name         = "eval-rollout-2"
   docker_image = "python:3.12-slim"
-  vm           = true
 }
 
 resource "prime_egress_policy" "deny_some" {

@@ -7,7 +7,6 @@ resource "prime_sandbox_fleet" "eval" {
   name_prefix  = "eval-run-42"
   size         = 20
   docker_image = "python:3.12-slim"
-  vm           = true
 }
 
 # Setup steps run in order on each member; a member stops at its first step

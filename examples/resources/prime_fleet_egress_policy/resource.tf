@@ -6,7 +6,6 @@ resource "prime_sandbox_fleet" "eval" {
   name_prefix  = "eval-run-7"
   members      = ["swe_101", "swe_102", "swe_103"]
   docker_image = "python:3.12-slim"
-  vm           = true # egress policies need VM sandboxes
 }
 
 resource "prime_fleet_command" "setup" {

@@ -8,7 +8,6 @@ resource "prime_sandbox_fleet" "eval" {
   name_prefix  = "eval-run-42"
   members      = local.tasks
   docker_image = "python:3.12-slim"
-  vm           = true
 }
 
 # The same harness on every member: read and archived once, uploaded to

@@ -6,7 +6,6 @@
 resource "prime_sandbox" "born_restricted" {
   name         = "eval-born-restricted"
   docker_image = "python:3.12-slim"
-  vm           = true # egress lists need a VM
 
   egress {
     allow  = ["pypi.org", "files.pythonhosted.org"]

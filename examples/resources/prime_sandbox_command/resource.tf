@@ -1,7 +1,6 @@
 resource "prime_sandbox" "box" {
   name         = "eval-rollout-1"
   docker_image = "python:3.12-slim"
-  vm           = true
 }
 
 locals {

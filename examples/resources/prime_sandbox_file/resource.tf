@@ -1,7 +1,6 @@
 resource "prime_sandbox" "box" {
   name         = "eval-rollout-1"
   docker_image = "python:3.12-slim"
-  vm           = true
 }
 
 # The task, a local directory: archived once (the same tree gives the same

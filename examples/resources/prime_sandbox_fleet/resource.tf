@@ -7,7 +7,6 @@ resource "prime_sandbox_fleet" "eval" {
   name_prefix  = "eval-run-42"
   members      = ["task_001", "task_002", "task_003"]
   docker_image = "python:3.12-slim"
-  vm           = true # egress policies need VM sandboxes
 
   cpu_cores       = 2
   memory_gb       = 4
@@ -28,7 +27,6 @@ resource "prime_sandbox_fleet" "pool" {
   name_prefix  = "eval-pool"
   size         = 20
   docker_image = "python:3.12-slim"
-  vm           = true
 
   egress {
     allow  = ["pypi.org", "files.pythonhosted.org"]

@@ -81,6 +81,46 @@ run "gpu_needs_a_type_and_count" {
   expect_failures = [var.gpu]
 }
 
+run "cpu_cores_must_be_whole" {
+  command = plan
+
+  variables {
+    resources = { cpu_cores = 1.5 }
+  }
+
+  expect_failures = [var.resources]
+}
+
+run "timeout_zero_refused" {
+  command = plan
+
+  variables {
+    timeout_minutes = 0
+  }
+
+  expect_failures = [var.timeout_minutes]
+}
+
+run "idle_timeout_at_most_a_day" {
+  command = plan
+
+  variables {
+    idle_timeout_minutes = 1441
+  }
+
+  expect_failures = [var.idle_timeout_minutes]
+}
+
+run "arch_amd64_or_arm64" {
+  command = plan
+
+  variables {
+    arch = "x86"
+  }
+
+  expect_failures = [var.arch]
+}
+
 run "idle_timeout_within_lifetime" {
   command = plan
 
