@@ -53,7 +53,7 @@ func TestConformanceCreateDefaultsAndGet(t *testing.T) {
 	h := newHarness(t, primemock.Options{BootDelay: time.Hour})
 
 	// Only the required keys: every optional field takes the platform default.
-	a := h.req("POST", "/api/v1/sandbox", map[string]any{"name": "a", "docker_image": "python:3.12"}).must(t, 200)
+	a := h.req("POST", "/api/v1/sandbox", map[string]any{"name": "a", "docker_image": "python:3.12"}).must(t, 201)
 	sb := a.body
 	checkSandboxObject(t, sb)
 	want := map[string]any{
@@ -86,7 +86,7 @@ func TestConformanceCreateDefaultsAndGet(t *testing.T) {
 	c := h.req("POST", "/api/v1/sandbox", map[string]any{
 		"name": "c", "docker_image": "alpine", "vm": true, "cpu_cores": 2.0, "arch": "arm64", "labels": []string{"x"},
 		"secrets": map[string]string{"TOKEN": "hunter22"}, "environment_vars": map[string]string{"A": "b"},
-	}).must(t, 200).body
+	}).must(t, 201).body
 	checkSandboxObject(t, c)
 	if c["startCommand"] != nil || c["vm"] != true || c["cpuCores"] != 2.0 || c["memoryGB"] != 1.0 || c["arch"] != "arm64" {
 		t.Errorf("VM with values: %v", c)
@@ -102,7 +102,7 @@ func TestConformanceCreateDefaultsAndGet(t *testing.T) {
 	v := h.req("POST", "/api/v1/sandbox", map[string]any{
 		"name": "v", "docker_image": "img",
 		"start_command": map[string]any{"executable": "/bin/x", "args": []string{"a"}},
-	}).must(t, 200).body
+	}).must(t, 201).body
 	if sc, _ := v["startCommand"].(map[string]any); sc["executable"] != "/bin/x" || len(sc["args"].([]any)) != 1 {
 		t.Errorf("startCommand = %#v", v["startCommand"])
 	}
@@ -128,11 +128,11 @@ func TestConformanceCreateDefaultsAndGet(t *testing.T) {
 		"name": "sdk", "docker_image": "i", "start_command": "tail -f /dev/null", "cpu_cores": 1.0, "memory_gb": 1.0,
 		"disk_size_gb": 5.0, "gpu_count": 0, "timeout_minutes": 60, "labels": []string{}, "guaranteed": false,
 		"idempotency_key": "0123456789abcdef0123456789abcdef",
-	}).must(t, 200).body
+	}).must(t, 201).body
 	if sdkDefault["vm"] != true || sdkDefault["startCommand"] != nil {
 		t.Errorf("SDK default create: vm=%v startCommand=%#v, want a VM without a command", sdkDefault["vm"], sdkDefault["startCommand"])
 	}
-	h.req("POST", "/api/v1/sandbox", map[string]any{"name": "s", "docker_image": "i", "vm": true, "start_command": "echo"}).must(t, 200)
+	h.req("POST", "/api/v1/sandbox", map[string]any{"name": "s", "docker_image": "i", "vm": true, "start_command": "echo"}).must(t, 201)
 	h.req("POST", "/api/v1/sandbox", map[string]any{"name": "t", "docker_image": "i", "timeout_minutes": 0}).must(t, 422)
 	h.req("POST", "/api/v1/sandbox", map[string]any{"name": "a", "docker_image": "i", "arch": "riscv"}).must(t, 422)
 	h.req("POST", "/api/v1/sandbox", `{"name": "x",`).must(t, 422)
@@ -145,7 +145,7 @@ func TestConformanceCreateTimeListsCanonical(t *testing.T) {
 	h := newHarness(t, primemock.Options{BootDelay: time.Hour})
 	sb := h.req("POST", "/api/v1/sandbox", map[string]any{
 		"name": "l", "docker_image": "i", "network_allowlist": []string{"Example.COM", "1.2.3.4", "bücher.de", "example.com."},
-	}).must(t, 200).body
+	}).must(t, 201).body
 	want := []string{"example.com", "1.2.3.4/32", "xn--bcher-kva.de"}
 	if got := strs(sb["networkAllowlist"]); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("networkAllowlist = %v, want %v (canonical, deduplicated, in order)", got, want)
@@ -166,7 +166,7 @@ func TestConformanceCreateTimeListsCanonical(t *testing.T) {
 		t.Errorf("detail %q", d)
 	}
 	// What the SDK lets through is stored, lowercased.
-	loose := h.req("POST", "/api/v1/sandbox", map[string]any{"name": "l", "docker_image": "i", "network_denylist": []string{"A_B.com"}}).must(t, 200)
+	loose := h.req("POST", "/api/v1/sandbox", map[string]any{"name": "l", "docker_image": "i", "network_denylist": []string{"A_B.com"}}).must(t, 201)
 	if got := strs(loose.body["networkDenylist"]); fmt.Sprint(got) != "[a_b.com]" {
 		t.Errorf("networkDenylist = %v", got)
 	}

@@ -110,7 +110,7 @@ func (h *harness) create(body map[string]any) string {
 	if body["docker_image"] == nil {
 		body["docker_image"] = "python:3.12"
 	}
-	a := h.req("POST", "/api/v1/sandbox", body).must(h.t, 200)
+	a := h.req("POST", "/api/v1/sandbox", body).must(h.t, 201)
 	return a.body["id"].(string)
 }
 

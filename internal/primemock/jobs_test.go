@@ -102,7 +102,7 @@ func TestBackgroundJobsOnVMs(t *testing.T) {
 	// get_background_jobs: one batch across sandboxes; every job in one list.
 	gone := h.ready(map[string]any{})
 	h.req("DELETE", "/api/v1/sandbox/"+gone, nil).must(t, 200)
-	other := h.reqKey("another-key", "POST", "/api/v1/sandbox", map[string]any{"name": "x", "docker_image": "i"}).must(t, 200).body["id"].(string)
+	other := h.reqKey("another-key", "POST", "/api/v1/sandbox", map[string]any{"name": "x", "docker_image": "i"}).must(t, 201).body["id"].(string)
 	ans := h.req("POST", jobBatchPath, jobRefs(vm, "0000000a", vm, "0000000b", vm, "0000000c",
 		"cnope", "0000000e", other, "00000010", gone, "00000011")).must(t, 200)
 	keysOf(t, "batch answer", ans.body, "statuses", "errors")

@@ -118,7 +118,7 @@ func TestInjected503PostActionAndIdempotentReplay(t *testing.T) {
 	created := h.waitEvent(primemock.EventSandboxCreated, "")
 
 	h.srv.SetFailRate(0)
-	replay := h.req("POST", "/api/v1/sandbox", body).must(t, 200).body
+	replay := h.req("POST", "/api/v1/sandbox", body).must(t, 201).body
 	if replay["id"] != created.SandboxID {
 		t.Errorf("replay id %v, want the sandbox created behind the 503 (%s)", replay["id"], created.SandboxID)
 	}
@@ -278,15 +278,15 @@ func TestMagicImages(t *testing.T) {
 func TestIdempotencyIsPerCaller(t *testing.T) {
 	h := newHarness(t, primemock.Options{BootDelay: time.Hour})
 	body := map[string]any{"name": "a", "docker_image": "i", "idempotency_key": "same"}
-	a := h.reqKey("alice", "POST", "/api/v1/sandbox", body).must(t, 200).body["id"]
-	again := h.reqKey("alice", "POST", "/api/v1/sandbox", body).must(t, 200).body["id"]
-	b := h.reqKey("bob", "POST", "/api/v1/sandbox", body).must(t, 200).body["id"]
+	a := h.reqKey("alice", "POST", "/api/v1/sandbox", body).must(t, 201).body["id"]
+	again := h.reqKey("alice", "POST", "/api/v1/sandbox", body).must(t, 201).body["id"]
+	b := h.reqKey("bob", "POST", "/api/v1/sandbox", body).must(t, 201).body["id"]
 	if a != again || a == b {
 		t.Errorf("alice %v, alice again %v, bob %v", a, again, b)
 	}
 	// The replay reflects the current state.
 	h.reqKey("alice", "DELETE", "/api/v1/sandbox/"+a.(string), nil).must(t, 200)
-	if st := h.reqKey("alice", "POST", "/api/v1/sandbox", body).must(t, 200).body["status"]; st != "TERMINATED" {
+	if st := h.reqKey("alice", "POST", "/api/v1/sandbox", body).must(t, 201).body["status"]; st != "TERMINATED" {
 		t.Errorf("replay after delete: status %v", st)
 	}
 	if st := h.srv.Stats(); st.SandboxesCreated != 2 || st.IdempotentReplays != 2 {

@@ -78,7 +78,7 @@ func TestCheckpointRestoreCopiesTheFileSystem(t *testing.T) {
 
 	var members []string
 	for i := range 3 {
-		a := h.req("POST", "/api/v1/sandbox", map[string]any{"name": fmt.Sprintf("m%d", i), "checkpoint_id": ckID}).must(t, 200).body
+		a := h.req("POST", "/api/v1/sandbox", map[string]any{"name": fmt.Sprintf("m%d", i), "checkpoint_id": ckID}).must(t, 201).body
 		if a["dockerImage"] != "python:3.12" || a["diskSizeGB"].(float64) != 7 {
 			t.Fatalf("restored sandbox %v: want the checkpoint's image and disk", a)
 		}
@@ -245,7 +245,7 @@ func TestPauseResumeAndPolicyOnResume(t *testing.T) {
 	h.waitFor("pause checkpoint durable", func(e primemock.Event) bool {
 		return e.Type == primemock.EventCheckpointState && e.CheckpointID == memCk.CheckpointID && e.State == "DURABLE"
 	})
-	fork := h.req("POST", "/api/v1/sandbox", map[string]any{"name": "fork", "checkpoint_id": memCk.CheckpointID, "restore_memory": true}).must(t, 200)
+	fork := h.req("POST", "/api/v1/sandbox", map[string]any{"name": "fork", "checkpoint_id": memCk.CheckpointID, "restore_memory": true}).must(t, 201)
 	h.waitEvent(primemock.EventSandboxRunning, fork.body["id"].(string))
 
 	// At the limit: two sandboxes run, one is paused, the limit is 2.
@@ -341,7 +341,7 @@ func TestNetworkReachability(t *testing.T) {
 		h.req("POST", "/api/v1/sandbox/networks", body).must(t, 422)
 	}
 	n2 := h.req("POST", "/api/v1/sandbox/networks", map[string]any{"name": "x", "rules": []any{}}).must(t, 201).body["id"].(string)
-	theirs := h.reqKey("other", "POST", "/api/v1/sandbox", map[string]any{"name": "o", "docker_image": "i"}).must(t, 200).body["id"].(string)
+	theirs := h.reqKey("other", "POST", "/api/v1/sandbox", map[string]any{"name": "o", "docker_image": "i"}).must(t, 201).body["id"].(string)
 	h.req("PUT", "/api/v1/sandbox/networks/"+n2+"/members/"+theirs, map[string]any{"tags": []string{}}).must(t, 404)
 	if n := len(h.reqKey("other", "GET", "/api/v1/sandbox/networks", nil).must(t, 200).body["networks"].([]any)); n != 0 {
 		t.Fatalf("another account listed %d networks", n)
@@ -423,7 +423,7 @@ func TestVolumesPublishAndAttach(t *testing.T) {
 	h.reqKey("other", "PATCH", "/api/v1/sandbox/volumes/"+owner+"/data", map[string]any{"size_gb": 30}).must(t, 404)
 	foreign := h.reqKey("other", "POST", "/api/v1/sandbox", map[string]any{"name": "o", "docker_image": "i",
 		"volumes": []any{map[string]any{"name": owner + "/data", "mount_path": "/d", "read_only": true}}})
-	foreign.must(t, 200) // a PUBLIC volume attaches by owner/name
+	foreign.must(t, 201) // a PUBLIC volume attaches by owner/name
 	h.req("POST", "/api/v1/sandbox", map[string]any{"name": "x", "docker_image": "i", "volumes": []any{map[string]any{"name": "nope", "mount_path": "/d"}}}).must(t, 404)
 	h.req("POST", "/api/v1/sandbox", map[string]any{"name": "x", "docker_image": "i", "volumes": []any{map[string]any{"name": "data", "mount_path": "rel"}}}).must(t, 422)
 	if n := len(h.req("GET", "/api/v1/sandbox/volumes", nil).must(t, 200).body["volumes"].([]any)); n != 1 {
@@ -461,7 +461,7 @@ func TestImageVMArtifactAndBuild(t *testing.T) {
 	if st := h.req("GET", "/api/v1/images/build/"+buildID, nil).must(t, 200).body["status"]; st != "COMPLETED" {
 		t.Fatalf("build %v", st)
 	}
-	h.req("POST", "/api/v1/sandbox", map[string]any{"name": "x", "docker_image": "u1/tools:1"}).must(t, 200)
+	h.req("POST", "/api/v1/sandbox", map[string]any{"name": "x", "docker_image": "u1/tools:1"}).must(t, 201)
 	h.req("POST", "/api/v1/images/tools/1/vm-build", map[string]any{}).must(t, 409)
 	rows = h.req("GET", "/api/v1/images?limit=1", nil).must(t, 200).body["data"].([]any)
 	if len(rows) != 2 || rows[1].(map[string]any)["artifactType"] != "VM_SANDBOX" || rows[1].(map[string]any)["status"] != "COMPLETED" {

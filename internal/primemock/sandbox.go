@@ -247,7 +247,8 @@ func (s *Server) handleCreate(r *http.Request, caller string) reply {
 		if id, found := s.idem[idemKey]; found {
 			if sb := s.sandboxes[id]; sb != nil {
 				s.stats.IdempotentReplays++
-				return ok(s.wire(sb))
+				// [guess] A replay answers as the create did.
+				return reply{status: http.StatusCreated, body: s.wire(sb)}
 			}
 		}
 	}
@@ -301,7 +302,8 @@ func (s *Server) handleCreate(r *http.Request, caller string) reply {
 	s.emit(ev)
 	s.logf(sb, "sandbox created (image %s, %s, %d vCPUs)", req.DockerImage, *req.Arch, *req.CPUCores)
 	s.startLifecycle(sb)
-	return ok(s.wire(sb))
+	// The published contract answers a create with 201.
+	return reply{status: http.StatusCreated, body: s.wire(sb)}
 }
 
 // idAlphabet and the length give CUID-like ids ("c" + 24 characters).
