@@ -13,6 +13,6 @@ output "sandbox_status" {
   value = data.prime_sandbox.example.status
 }
 
-output "sandbox_is_vm" {
-  value = data.prime_sandbox.example.vm # egress policies need a VM
+output "sandbox_arch" {
+  value = data.prime_sandbox.example.arch # amd64 or arm64
 }

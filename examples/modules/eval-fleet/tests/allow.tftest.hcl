@@ -92,8 +92,13 @@ run "fleet" {
   }
 
   assert {
-    condition     = prime_sandbox_fleet.this.cpu_cores == 2 && prime_sandbox_fleet.this.memory_gb == 4 && prime_sandbox_fleet.this.vm && prime_sandbox_fleet.this.egress == null
-    error_message = "resources must be passed through, members must be VMs, and not born restricted"
+    condition     = prime_sandbox_fleet.this.cpu_cores == 2 && prime_sandbox_fleet.this.memory_gb == 4 && prime_sandbox_fleet.this.egress == null
+    error_message = "resources must be passed through, and members not born restricted"
+  }
+
+  assert {
+    condition     = prime_sandbox_fleet.this.timeout_minutes == -1 && prime_sandbox_fleet.this.idle_timeout_minutes == 60
+    error_message = "members must default to no lifetime limit and a 60-minute idle timeout, as verifiers runs rollouts"
   }
 }
 
