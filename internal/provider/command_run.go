@@ -114,7 +114,7 @@ func runCommand(ctx context.Context, c *prime.Client, spec commandSpec) (*comman
 		case errors.Is(err, prime.ErrExecTimeout):
 			summary = "Command timed out"
 		case errors.Is(err, prime.ErrCommandMayStillRun):
-			summary = "Command outlived the edge proxy"
+			summary = "Command may still be running"
 		}
 		return nil, &commandError{Summary: summary, Err: fmt.Errorf("sandbox %s: %w", spec.SandboxID, err)}
 	}

@@ -124,11 +124,6 @@ func (r *sandboxFleetResource) IdentitySchema(_ context.Context, _ resource.Iden
 	resp.IdentitySchema = fleetIdentitySchema()
 }
 
-// UpgradeState reads states written before sandboxes were VM-only.
-func (r *sandboxFleetResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
-	return vmOnlyStateUpgraders(r.Schema)
-}
-
 // UpgradeIdentity reads identities stored before the fleet's id was part
 // of it (see fleetIdentityVersion).
 func (r *sandboxFleetResource) UpgradeIdentity(context.Context) map[int64]resource.IdentityUpgrader {

@@ -282,11 +282,6 @@ func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 	}
 }
 
-// UpgradeState reads states written before sandboxes were VM-only.
-func (r *sandboxResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
-	return vmOnlyStateUpgraders(r.Schema)
-}
-
 // sandboxRuleAttribute maps a create-rule field to the attribute that sets
 // it.
 func sandboxRuleAttribute(field string, m sandboxModel) string {

@@ -20,6 +20,16 @@ import (
 // release before it.
 const sandboxSchemaVersion = 1
 
+// UpgradeState reads states written before sandboxes were VM-only.
+func (r *sandboxResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
+	return vmOnlyStateUpgraders(r.Schema)
+}
+
+// UpgradeState reads states written before sandboxes were VM-only.
+func (r *sandboxFleetResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
+	return vmOnlyStateUpgraders(r.Schema)
+}
+
 // vmOnlyStateUpgraders upgrade a version-0 state of a resource whose
 // current schema is schemaOf's (prime_sandbox and prime_sandbox_fleet share
 // the attributes concerned, so they share the upgrader).

@@ -2,7 +2,9 @@ package provider
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -165,4 +167,42 @@ resource "prime_sandbox_command" "first" {
 			},
 		}},
 	})
+}
+
+// A foreground command whose stream is cut after it started fails the
+// apply as one that may still be running (the process it started keeps
+// going), and is not run again by the provider. The summary names that
+// outcome, not the retired containers' edge proxy.
+func TestAccSandboxCommand_cutStreamMayStillRun(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	var once sync.Once
+	onEvent(t, m, func(e primemock.Event) bool {
+		return e.Type == primemock.EventCommandStarted && strings.Contains(e.Command, "cut-stream-step")
+	}, func() {
+		once.Do(func() {
+			m.Configure(func(o *primemock.Options) { o.GatewayOutageUntil = time.Now().Add(5 * time.Second) })
+		})
+	})
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{{
+			Config: m.config(commandSandbox + `
+resource "prime_sandbox_command" "step" {
+  sandbox_id = prime_sandbox.box.id
+  command    = "echo cut-stream-step; sleep 3"
+}
+`),
+			ExpectError: regexp.MustCompile(`(?s)Command may still be running.*keeps\s+running:\s+the\s+command\s+may\s+still\s+be\s+running`),
+		}},
+	})
+	starts := 0
+	for _, e := range m.Events() {
+		if e.Type == primemock.EventCommandStarted && strings.Contains(e.Command, "cut-stream-step") {
+			starts++
+		}
+	}
+	if starts != 1 {
+		t.Fatalf("the step started %d times, want once", starts)
+	}
 }
