@@ -382,7 +382,7 @@ func (g *fakeGateway) Start(ctx context.Context, req *connect.Request[pb.StartRe
 	if stderr != "" {
 		evs = append(evs, evStderr(stderr))
 	}
-	return sendAll(send, append(evs, evEnd(int32(exit)))...) //nolint:gosec // G115: test exit codes
+	return sendAll(send, append(evs, evEnd(int32(exit)))...)
 }
 
 func (g *fakeGateway) SendSignal(_ context.Context, req *connect.Request[pb.SendSignalRequest]) (*connect.Response[pb.SendSignalResponse], error) {
