@@ -91,6 +91,11 @@ func TestAccUpgrade_stateFromPreviousReleasePlansEmpty(t *testing.T) {
 		t.Fatal(err)
 	}
 	state := os.Expand(string(tmpl), func(k string) string { return ids[k] })
+	// Under OpenTofu the previous release's state names the provider on
+	// OpenTofu's registry, as the configuration's source resolves there.
+	if host := os.Getenv("TF_ACC_PROVIDER_HOST"); host != "" {
+		state = strings.ReplaceAll(state, "registry.terraform.io/", host+"/")
+	}
 
 	w := newCLIWork(t, m, provider(), cli, "")
 	writeRaw := func(name, content string) {
