@@ -16,6 +16,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
 // sandboxIdentityModel is prime_sandbox's identity: the platform's ID.
@@ -100,12 +102,26 @@ func fleetIdentityV0Schema() identityschema.Schema {
 
 // upgradeFleetIdentityV0 reads an identity stored by version 0 (label and
 // sandbox_ids) into version 1. The id is left null: an identity upgrade
-// sees no state, and the Read that follows every upgrade records it.
+// sees no state, and the Read that follows every upgrade records it. A
+// state written by Terraform before 1.12 stores no identity at all, yet
+// Terraform 1.12+ asks to upgrade it (its stored version, 0, is older than
+// the schema's): that upgrades to an empty identity, which the Read fills
+// (the fleet's identity is mutable).
 func upgradeFleetIdentityV0(ctx context.Context, req resource.UpgradeIdentityRequest, resp *resource.UpgradeIdentityResponse) {
-	var prior fleetIdentityV0Model
-	resp.Diagnostics.Append(req.Identity.Get(ctx, &prior)...)
-	if resp.Diagnostics.HasError() {
-		return
+	prior := fleetIdentityV0Model{Label: types.StringNull(), SandboxIDs: types.ListNull(types.StringType)}
+	if req.RawIdentity != nil && (req.RawIdentity.JSON != nil || req.RawIdentity.Flatmap != nil) {
+		v0 := fleetIdentityV0Schema()
+		raw, err := req.RawIdentity.UnmarshalWithOpts(v0.Type().TerraformType(ctx),
+			tfprotov6.UnmarshalOpts{ValueFromJSONOpts: tftypes.ValueFromJSONOpts{IgnoreUndefinedAttributes: true}})
+		if err != nil {
+			resp.Diagnostics.AddError("Cannot upgrade the fleet's identity", "Reading the stored version-0 identity: "+err.Error())
+			return
+		}
+		stored := tfsdk.ResourceIdentity{Schema: v0, Raw: raw}
+		resp.Diagnostics.Append(stored.Get(ctx, &prior)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
 	}
 	if prior.SandboxIDs.IsNull() {
 		prior.SandboxIDs = types.ListValueMust(types.StringType, nil)

@@ -127,8 +127,9 @@ func (r *sandboxFleetResource) IdentitySchema(_ context.Context, _ resource.Iden
 // UpgradeIdentity reads identities stored before the fleet's id was part
 // of it (see fleetIdentityVersion).
 func (r *sandboxFleetResource) UpgradeIdentity(context.Context) map[int64]resource.IdentityUpgrader {
-	v0 := fleetIdentityV0Schema()
-	return map[int64]resource.IdentityUpgrader{0: {PriorSchema: &v0, IdentityUpgrader: upgradeFleetIdentityV0}}
+	// No PriorSchema: the framework would refuse a state without any
+	// stored identity before the upgrader runs (upgradeFleetIdentityV0).
+	return map[int64]resource.IdentityUpgrader{0: {IdentityUpgrader: upgradeFleetIdentityV0}}
 }
 
 func (r *sandboxFleetResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
