@@ -339,3 +339,20 @@ func TestFleetCommandResultsRoundTrip(t *testing.T) {
 		t.Fatalf("streams: %+v %v", lists, diags)
 	}
 }
+
+// A fleet template's arch after an import: the platform's default reads as
+// unset (so a configuration without arch imports with no change), another
+// architecture is recorded.
+func TestTemplateArch(t *testing.T) {
+	for _, tc := range []struct {
+		reported, want types.String
+	}{
+		{types.StringValue(prime.ArchAMD64), types.StringNull()},
+		{types.StringValue(prime.ArchARM64), types.StringValue(prime.ArchARM64)},
+		{types.StringNull(), types.StringNull()},
+	} {
+		if got := templateArch(tc.reported); !got.Equal(tc.want) {
+			t.Errorf("templateArch(%s) = %s, want %s", tc.reported, got, tc.want)
+		}
+	}
+}
