@@ -56,7 +56,7 @@ func (l *fleetListResource) ListResourceConfigSchema(_ context.Context, _ list.L
 			"the result carries what that import holds (the template every member reports, `size` or `members` " +
 			"from the member names, the egress block they share), which the generated `prime_sandbox_fleet` " +
 			"block says, so its import plans no other change. As on `prime_sandbox`, what the platform cannot " +
-			"report (`secrets`, `secrets_wo`, `secrets_wo_version`) is left out.\n\n" +
+			"report (`secrets`, `secrets_wo`, `secrets_wo_version`), and the deprecated `vm`, are left out.\n\n" +
 			"Sandboxes that cannot be one fleet (created from different templates, or two of one name) give a " +
 			"warning naming the label and why, instead of a result. The list reads every matching sandbox (paged, " +
 			"100 at a time) before grouping; `limit` (default 100) bounds the number of fleets.",
@@ -174,6 +174,7 @@ func (l *fleetListResource) result(ctx context.Context, req list.ListRequest, la
 		return notAFleet(diagSummary(diags)), false
 	}
 	result.Diagnostics.Append(diags...) // warnings, such as members holding different egress policies
+	f.VM = listedVM()
 	result.Diagnostics.Append(result.Resource.Set(ctx, f)...)
 	return result, true
 }

@@ -69,8 +69,8 @@ func (l *sandboxListResource) ListResourceConfigSchema(_ context.Context, _ list
 			"(`name_prefix`, `created_before`, `created_after`) and ones it may not apply still hold.\n\n" +
 			"With `include_resource = true` each result carries what an import of the sandbox holds after its first " +
 			"read (its egress lists as an `egress` block: one more request per sandbox). Settings the platform " +
-			"cannot report — `secrets` (returned masked), `secrets_wo` (write-only), `secrets_wo_version` — are " +
-			"left out, so generated configuration does not carry " +
+			"cannot report — `secrets` (returned masked), `secrets_wo` (write-only), `secrets_wo_version` — and " +
+			"the deprecated `vm` are left out, so generated configuration does not carry " +
 			"them and its import plans no change for them; add them afterwards, and the first apply records them " +
 			"(see the resource's Import section).",
 		Attributes: map[string]schema.Attribute{
@@ -239,9 +239,16 @@ func sandboxListResult(ctx context.Context, c *prime.Client, req list.ListReques
 	if gone := refreshSandbox(ctx, c, &m, sb, true, &result.Diagnostics); gone {
 		return result, false
 	}
+	m.VM = listedVM()
 	result.Diagnostics.Append(result.Resource.Set(ctx, m)...)
 	return result, true
 }
+
+// listedVM is vm in a list result (prime_sandbox's and a fleet's): the
+// attribute is deprecated (every sandbox is a VM), so generated
+// configuration must not carry it, or its every plan would warn. Its
+// default, true, is what the import's state then holds.
+func listedVM() types.Bool { return types.BoolNull() }
 
 // sandboxDisplayName is a result's name in `terraform query` output.
 func sandboxDisplayName(sb *prime.Sandbox) string {
