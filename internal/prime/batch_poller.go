@@ -9,12 +9,15 @@ import (
 )
 
 // batchPoller is the one engine behind the client's coalescing waits (the
-// sandbox StatusPoller, the CheckpointPoller): every object the process is
-// waiting on is read in the same batch request (≤ chunk ids each), so N
-// waiters cost one request per poll round instead of N. Each waiter keeps
-// its own schedule (its first check Delay(0) after it joined, however long
-// the others have waited); a round is sent when some waiter is due, and
-// carries every waiter, so the others get a fresher answer for free.
+// sandbox StatusPoller, the CheckpointPoller, the JobPoller): it holds the
+// waiters, runs one loop while any waits, and fans each round's answers and
+// failures out to them. Every object the process is waiting on is read in
+// the same round (batch requests of ≤ 100 ids each), so N waiters cost one
+// request per poll round instead of N. Each waiter keeps its own schedule
+// (its first check Delay(0) after it joined, however long the others have
+// waited); a round is sent when some waiter is due, and carries every
+// waiter, so the others get a fresher answer for free. A poller on a clock
+// (job polling) runs its rounds on that one schedule instead.
 type batchPoller[K comparable, O any] struct {
 	backoff Backoff
 	// compare orders a round's keys (chunks then hold neighbours).
@@ -46,8 +49,7 @@ type batchPoller[K comparable, O any] struct {
 // roundFunc reads the keys of one round (sorted, unique) and reports what it
 // learned through settle: an observation, which every waiter on the key
 // checks, or an error, which ends every wait on it. A key it does not settle
-// waits for the next round. settle may be called from several goroutines,
-// and never twice for one key.
+// waits for the next round. settle may be called from several goroutines.
 type roundFunc[K comparable, O any] func(ctx context.Context, keys []K, settle func(key K, obs O, err error))
 
 type batchWaiter[K comparable, O any] struct {
