@@ -457,3 +457,29 @@ func TestJobPollerReadsStaggeredJobsOnOneClock(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkJobPollerWaits: 500 jobs on 5 sandboxes wait together, each
+// completing on its third read (about three rounds at a 1 ms interval).
+func BenchmarkJobPollerWaits(b *testing.B) {
+	g := newFakeGateway(b)
+	var jobs []Job
+	for s := range 5 {
+		id := fmt.Sprintf("vm-%d", s)
+		g.add(id, &fakeSandbox{})
+		for k := range 100 {
+			jobs = append(jobs, Job{SandboxID: id, ID: jobID(s*100 + k)})
+		}
+	}
+	fleet := &jobFleet{answer: func(_ Job, n int) (*BackgroundJobStatus, *BackgroundJobStatusError) {
+		return &BackgroundJobStatus{Completed: n%3 == 0, ExitCode: exitCode(0)}, nil
+	}}
+	g.onJobBatch = fleet.handle
+	c, _ := g.client(func(o *Options) { o.JobPollInterval = time.Millisecond })
+	for b.Loop() {
+		for j, r := range waitAll(context.Background(), c, jobs) {
+			if r.err != nil {
+				b.Fatalf("%s: %v", j, r.err)
+			}
+		}
+	}
+}
