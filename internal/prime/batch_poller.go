@@ -154,8 +154,6 @@ func (p *batchPoller[K, O]) Watch(ctx context.Context, id K, sched Schedule, che
 }
 
 func (p *batchPoller[K, O]) loop() {
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
 	var rounds int          // rounds so far (clock)
 	var nextRound time.Time // when the clock's next round starts
 	if p.clock != nil {
@@ -180,11 +178,10 @@ func (p *batchPoller[K, O]) loop() {
 		}
 		p.mu.Unlock()
 
-		timer.Reset(time.Until(next))
-		select {
-		case <-p.wake: // a new waiter: its due time may be the earliest now
-			continue
-		case <-timer.C:
+		// The one sleep every waiter of the client uses (Sleep, Poll).
+		_ = sleepOrWake(context.Background(), time.Until(next), p.wake)
+		if time.Now().Before(next) {
+			continue // a new waiter: its due time may be the earliest now
 		}
 		begun := time.Now()
 		dueBy := begun.Add(pollSlack)
