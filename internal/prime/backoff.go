@@ -42,7 +42,8 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	return sleepOrWake(ctx, d, nil)
 }
 
-// sleepOrWake is Sleep that also ends when wake closes (nil: never).
+// sleepOrWake is Sleep that also ends when wake closes or yields a value
+// (nil: never).
 func sleepOrWake(ctx context.Context, d time.Duration, wake <-chan struct{}) error {
 	if d <= 0 {
 		return ctx.Err()

@@ -2,42 +2,58 @@ package prime
 
 import (
 	"context"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 )
 
 // batchPoller is the one engine behind the client's coalescing waits (the
-// sandbox StatusPoller, the CheckpointPoller): every object the process is
-// waiting on is read in the same batch request (≤ chunk ids each), so N
-// waiters cost one request per poll round instead of N. Each waiter keeps
-// its own schedule (its first check Delay(0) after it joined, however long
-// the others have waited); a round is sent when some waiter is due, and
-// carries every waiter, so the others get a fresher answer for free.
-type batchPoller[O any] struct {
+// sandbox StatusPoller, the CheckpointPoller, the JobPoller): it holds the
+// waiters, runs one loop while any waits, and fans each round's answers and
+// failures out to them. Every object the process is waiting on is read in
+// the same round (batch requests of ≤ 100 ids each), so N waiters cost one
+// request per poll round instead of N. Each waiter keeps its own schedule
+// (its first check Delay(0) after it joined, however long the others have
+// waited); a round is sent when some waiter is due, and carries every
+// waiter, so the others get a fresher answer for free. A poller on a clock
+// (job polling) runs its rounds on that one schedule instead.
+type batchPoller[K comparable, O any] struct {
 	backoff Backoff
-	chunk   int
-	// fetch reads one chunk of unique ids. An id left out of the answer
-	// fails its waiters with missing(id): silence must not read as
-	// progress. A failed fetch (the client already retried) fails every
-	// waiter of the chunk with failed(id, err).
-	fetch   func(ctx context.Context, ids []string) (map[string]O, error)
-	failed  func(id string, err error) error
-	missing func(id string) error
+	// compare orders a round's keys (chunks then hold neighbours).
+	compare func(a, b K) int
+	// round reads every key of a round and settles each one it learns
+	// about (see roundFunc).
+	round roundFunc[K, O]
 	// floor is the least time between two reads of one id (0: none), for
 	// batch routes whose rate limit counts every id they name.
 	floor time.Duration
+	// clock, when set, replaces the waiters' schedules with one for the
+	// rounds: round n starts clock.Delay(n) after round n-1 began (the
+	// first, after the loop started), and each round is due for every
+	// waiter, whenever it joined. Job polling runs on it: with per-waiter
+	// schedules, jobs that join at different times are due at different
+	// times, each due time sends a round, and each round carries every job,
+	// so k cohorts would read every job k times an interval (the platform
+	// counts each job named against its sandbox's 300 lookups a minute).
+	clock Schedule
 
 	mu      sync.Mutex
-	waiters map[*batchWaiter[O]]struct{}
+	waiters map[*batchWaiter[K, O]]struct{}
 	wake    chan struct{}
 	running bool
 	// polled is when each id was last read (floor).
-	polled map[string]time.Time
+	polled map[K]time.Time
 }
 
-type batchWaiter[O any] struct {
-	id    string
+// roundFunc reads the keys of one round (sorted, unique) and reports what it
+// learned through settle: an observation, which every waiter on the key
+// checks, or an error, which ends every wait on it. A key it does not settle
+// waits for the next round. settle may be called from several goroutines.
+type roundFunc[K comparable, O any] func(ctx context.Context, keys []K, settle func(key K, obs O, err error))
+
+type batchWaiter[K comparable, O any] struct {
+	id    K
 	ctx   context.Context
 	check func(O) (done bool, err error)
 	done  chan error
@@ -50,20 +66,70 @@ type batchWaiter[O any] struct {
 // polling one of them 50 ms early is cheaper than a second request.
 const pollSlack = 50 * time.Millisecond
 
-func newBatchPoller[O any](b Backoff, chunk int) *batchPoller[O] {
-	return &batchPoller[O]{backoff: b, chunk: chunk, waiters: map[*batchWaiter[O]]struct{}{}, wake: make(chan struct{}, 1),
-		polled: map[string]time.Time{}}
+func newBatchPoller[K comparable, O any](b Backoff, compare func(a, b K) int, round roundFunc[K, O]) *batchPoller[K, O] {
+	return &batchPoller[K, O]{backoff: b, compare: compare, round: round, waiters: map[*batchWaiter[K, O]]struct{}{},
+		wake: make(chan struct{}, 1), polled: map[K]time.Time{}}
+}
+
+// chunkedRound is the round of a batch endpoint that reads up to size ids a
+// request (fetch). An id left out of the answer fails its waiters with
+// missing(id): silence must not read as progress. A failed fetch (the
+// client already retried) fails every waiter of the chunk with
+// failed(id, err).
+func chunkedRound[O any](size int, fetch func(ctx context.Context, ids []string) (map[string]O, error),
+	failed func(id string, err error) error, missing func(id string) error) roundFunc[string, O] {
+	return func(ctx context.Context, ids []string, settle func(string, O, error)) {
+		var none O
+		inChunks(ids, size, func(chunk []string) {
+			answers, err := fetch(ctx, chunk)
+			for _, id := range chunk {
+				obs, found := answers[id]
+				switch {
+				case err != nil:
+					settle(id, none, failed(id, err))
+				case !found:
+					settle(id, none, missing(id))
+				default:
+					settle(id, obs, nil)
+				}
+			}
+		})
+	}
+}
+
+// inChunks calls f on each run of up to n items, all at once, and returns
+// when every call has: a round over 1000 waiting objects costs one round
+// trip, not ten. Each chunk holds other ids, so other waiters.
+func inChunks[T any](items []T, n int, f func(chunk []T)) {
+	var wg sync.WaitGroup
+	for _, chunk := range chunksOf(items, n) {
+		wg.Go(func() { f(chunk) })
+	}
+	wg.Wait()
+}
+
+// chunksOf splits items into runs of up to n (none for no items).
+func chunksOf[T any](items []T, n int) [][]T {
+	var out [][]T
+	for len(items) > n {
+		out = append(out, items[:n])
+		items = items[n:]
+	}
+	if len(items) > 0 {
+		out = append(out, items)
+	}
+	return out
 }
 
 // Watch blocks until check reports done or an error for id, or ctx ends
 // (its cause is returned, so a deadline reads as a timeout). sched is the
-// waiter's schedule; nil means the poller's backoff. check runs on the
-// poller's goroutine and must return quickly.
-func (p *batchPoller[O]) Watch(ctx context.Context, id string, sched Schedule, check func(O) (bool, error)) error {
+// waiter's schedule; nil means the poller's backoff (a poller on a clock
+// ignores it). check runs on the poller's goroutine and must return quickly.
+func (p *batchPoller[K, O]) Watch(ctx context.Context, id K, sched Schedule, check func(O) (bool, error)) error {
 	if sched == nil {
 		sched = p.backoff
 	}
-	w := &batchWaiter[O]{id: id, ctx: ctx, check: check, done: make(chan error, 1), sched: sched}
+	w := &batchWaiter[K, O]{id: id, ctx: ctx, check: check, done: make(chan error, 1), sched: sched}
 	w.due = time.Now().Add(sched.Delay(0))
 	p.mu.Lock()
 	p.waiters[w] = struct{}{}
@@ -87,9 +153,12 @@ func (p *batchPoller[O]) Watch(ctx context.Context, id string, sched Schedule, c
 	}
 }
 
-func (p *batchPoller[O]) loop() {
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
+func (p *batchPoller[K, O]) loop() {
+	var rounds int          // rounds so far (clock)
+	var nextRound time.Time // when the clock's next round starts
+	if p.clock != nil {
+		nextRound = time.Now().Add(p.clock.Delay(0))
+	}
 	for {
 		// The exit decision is made under the lock Watch takes to register,
 		// so a waiter never joins a loop that is about to return.
@@ -99,25 +168,37 @@ func (p *batchPoller[O]) loop() {
 			p.mu.Unlock()
 			return
 		}
-		var next time.Time
-		for w := range p.waiters {
-			if next.IsZero() || w.due.Before(next) {
-				next = w.due
+		next := nextRound
+		if p.clock == nil {
+			for w := range p.waiters {
+				if next.IsZero() || w.due.Before(next) {
+					next = w.due
+				}
 			}
 		}
 		p.mu.Unlock()
 
-		timer.Reset(time.Until(next))
-		select {
-		case <-p.wake: // a new waiter: its due time may be the earliest now
-			continue
-		case <-timer.C:
+		// The one sleep every waiter of the client uses (Sleep, Poll).
+		_ = sleepOrWake(context.Background(), time.Until(next), p.wake)
+		if time.Now().Before(next) {
+			continue // a new waiter: its due time may be the earliest now
 		}
-		batch, due, logCtx := p.snapshot(time.Now().Add(pollSlack))
+		begun := time.Now()
+		dueBy := begun.Add(pollSlack)
+		if p.clock != nil {
+			// Start to start: a slow round delays the next, never overlaps it.
+			rounds++
+			nextRound = begun.Add(p.clock.Delay(rounds))
+			dueBy = time.Time{} // every waiter
+		}
+		batch, due, logCtx := p.snapshot(dueBy)
 		if len(due) == 0 {
 			continue
 		}
 		p.pollOnce(logCtx, batch)
+		if p.clock != nil {
+			continue // the clock, not the waiters, schedules the next round
+		}
 		p.mu.Lock()
 		now := time.Now()
 		for _, w := range due {
@@ -129,17 +210,18 @@ func (p *batchPoller[O]) loop() {
 }
 
 // snapshot returns the waiters of every id that may be read now (past its
-// floor), grouped by id, the waiters among them due by dueBy, and a context
+// floor), grouped by id, the waiters among them due by dueBy (zero: all of
+// them), and a context
 // that carries a waiter's logging values without its cancellation. A due
 // waiter whose id is inside its floor is due again when the floor ends (its
 // id was just read for another waiter's round, and that answer was its).
 // The ids returned count as read now.
-func (p *batchPoller[O]) snapshot(dueBy time.Time) (map[string][]*batchWaiter[O], []*batchWaiter[O], context.Context) {
+func (p *batchPoller[K, O]) snapshot(dueBy time.Time) (map[K][]*batchWaiter[K, O], []*batchWaiter[K, O], context.Context) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
-	batch := make(map[string][]*batchWaiter[O], len(p.waiters))
-	var due []*batchWaiter[O]
+	batch := make(map[K][]*batchWaiter[K, O], len(p.waiters))
+	var due []*batchWaiter[K, O]
 	var logCtx context.Context
 	for w := range p.waiters {
 		if p.floor > 0 {
@@ -151,7 +233,7 @@ func (p *batchPoller[O]) snapshot(dueBy time.Time) (map[string][]*batchWaiter[O]
 			}
 		}
 		batch[w.id] = append(batch[w.id], w)
-		if !w.due.After(dueBy) {
+		if dueBy.IsZero() || !w.due.After(dueBy) {
 			due = append(due, w)
 		}
 		if logCtx == nil {
@@ -174,49 +256,24 @@ func (p *batchPoller[O]) snapshot(dueBy time.Time) (map[string][]*batchWaiter[O]
 	return batch, due, logCtx
 }
 
-func (p *batchPoller[O]) pollOnce(ctx context.Context, batch map[string][]*batchWaiter[O]) {
-	ids := make([]string, 0, len(batch))
-	for id := range batch {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	// Chunks go out together: a round over 1000 waiting objects costs one
-	// round trip, not ten. Each chunk holds other ids, so other waiters.
-	var wg sync.WaitGroup
-	for _, chunk := range chunkStrings(ids, p.chunk) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p.pollChunk(ctx, batch, chunk)
-		}()
-	}
-	wg.Wait()
-}
-
-func (p *batchPoller[O]) pollChunk(ctx context.Context, batch map[string][]*batchWaiter[O], chunk []string) {
-	answers, err := p.fetch(ctx, chunk)
-	if err != nil {
-		for _, id := range chunk {
-			p.finish(batch[id], p.failed(id, err))
+// pollOnce runs one round over batch and settles its waiters.
+func (p *batchPoller[K, O]) pollOnce(ctx context.Context, batch map[K][]*batchWaiter[K, O]) {
+	keys := slices.SortedFunc(maps.Keys(batch), p.compare)
+	p.round(ctx, keys, func(key K, obs O, err error) {
+		if err != nil {
+			p.finish(batch[key], err)
+			return
 		}
-		return
-	}
-	for _, id := range chunk {
-		obs, found := answers[id]
-		if !found {
-			p.finish(batch[id], p.missing(id))
-			continue
-		}
-		for _, w := range batch[id] {
+		for _, w := range batch[key] {
 			done, err := w.check(obs)
 			if done || err != nil {
-				p.finish([]*batchWaiter[O]{w}, err)
+				p.finish([]*batchWaiter[K, O]{w}, err)
 			}
 		}
-	}
+	})
 }
 
-func (p *batchPoller[O]) finish(ws []*batchWaiter[O], err error) {
+func (p *batchPoller[K, O]) finish(ws []*batchWaiter[K, O], err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, w := range ws {

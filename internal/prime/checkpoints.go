@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -359,13 +360,12 @@ var DefaultCheckpointBackoff = Backoff{Initial: 250 * time.Millisecond, Factor: 
 // checkpoint the process waits on is read in the same checkpoints:batchGet
 // request (≤ 100 ids each), as the StatusPoller does for sandboxes.
 type CheckpointPoller struct {
-	*batchPoller[CheckpointObservation]
+	*batchPoller[string, CheckpointObservation]
 }
 
 // NewCheckpointPoller builds a checkpoint poller on c with cadence b.
 func NewCheckpointPoller(c *Client, b Backoff) *CheckpointPoller {
-	p := newBatchPoller[CheckpointObservation](b, MaxBatchCheckpointIDs)
-	p.fetch = func(ctx context.Context, ids []string) (map[string]CheckpointObservation, error) {
+	fetch := func(ctx context.Context, ids []string) (map[string]CheckpointObservation, error) {
 		resp, err := c.BatchGetCheckpoints(ctx, ids)
 		if err != nil {
 			return nil, err
@@ -381,13 +381,13 @@ func NewCheckpointPoller(c *Client, b Backoff) *CheckpointPoller {
 		}
 		return out, nil
 	}
-	p.failed = func(id string, err error) error {
+	failed := func(id string, err error) error {
 		return fmt.Errorf("polling checkpoint %s: %w", id, err)
 	}
-	p.missing = func(id string) error {
+	missing := func(id string) error {
 		return fmt.Errorf("checkpoint %s: missing from the checkpoints:batchGet answer", id)
 	}
-	return &CheckpointPoller{p}
+	return &CheckpointPoller{newBatchPoller(b, strings.Compare, chunkedRound(MaxBatchCheckpointIDs, fetch, failed, missing))}
 }
 
 // CheckpointPoller returns the client's shared checkpoint poller

@@ -29,7 +29,7 @@ import (
 // routes and the Connect command-session service.
 type fakeGateway struct {
 	commandsessionpbconnect.UnimplementedCommandSessionHandler
-	t   *testing.T
+	t   testing.TB
 	srv *httptest.Server
 
 	mu        sync.Mutex
@@ -110,7 +110,7 @@ type fakeFile struct {
 
 const fakeKeptFile = 8 << 20
 
-func newFakeGateway(t *testing.T) *fakeGateway {
+func newFakeGateway(t testing.TB) *fakeGateway {
 	t.Helper()
 	g := &fakeGateway{
 		t: t, sandboxes: map[string]*fakeSandbox{}, counts: map[string]int{}, revoked: map[string]bool{},

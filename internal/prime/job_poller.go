@@ -1,11 +1,13 @@
 package prime
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -126,8 +128,8 @@ func (c *Client) BatchJobStatus(ctx context.Context, jobs []Job) (*BatchJobStatu
 }
 
 // JobPoller is the client's one poller of background jobs, shared by every
-// waiter of the process (the sibling of StatusPoller). Every
-// JobPollInterval a round looks at every waiting job: in
+// waiter of the process (the sibling of StatusPoller, on the same engine).
+// Every JobPollInterval a round looks at every waiting job: in
 // background-jobs status:batchGet requests of up to 100 jobs, all of a
 // round's chunks sent together (a round over N jobs costs ⌈N/100⌉
 // requests); jobs the endpoint answered NOT_VM, and every job once the
@@ -143,37 +145,27 @@ func (c *Client) BatchJobStatus(ctx context.Context, jobs []Job) (*BatchJobStatu
 // with a *JobStatusError. At a 1 s interval a job costs each sandbox one
 // batch lookup a second, 60 of the 300 a minute the platform allows.
 type JobPoller struct {
-	client   *Client
-	interval time.Duration
-	// life is the poller's own context: its rounds serve every waiter, so
-	// no waiter's cancellation may end them.
-	life context.Context
+	client *Client
+	// engine holds the waiters. Its rounds run on one clock (every
+	// interval, start to start, every job in every round): a waiter's job
+	// is looked at in the round after it joined.
+	engine *batchPoller[Job, JobState]
 
-	mu      sync.Mutex
-	waiters map[*jobWaiter]struct{}
-	running bool
-	notVM   map[Job]bool // answered NOT_VM: read per job from now on
+	mu    sync.Mutex
+	notVM map[Job]bool // answered NOT_VM: read per job from now on
 
 	// roundDone, when set (tests), is called after every round with the
 	// number of jobs it covered.
 	roundDone func(jobs int)
 }
 
-type jobWaiter struct {
-	job  Job
-	ctx  context.Context
-	done chan jobOutcome // buffered: the poller never blocks on a waiter
-}
-
-type jobOutcome struct {
-	state JobState
-	err   error
-}
-
 // JobPoller returns the client's shared job poller.
 func (c *Client) JobPoller() *JobPoller {
 	c.jobPollerOnce.Do(func() {
-		c.jobPoller = &JobPoller{client: c, interval: c.jobPollInterval, life: context.Background(), waiters: map[*jobWaiter]struct{}{}, notVM: map[Job]bool{}}
+		p := &JobPoller{client: c, notVM: map[Job]bool{}}
+		p.engine = newBatchPoller(Backoff{}, compareJobs, p.round)
+		p.engine.clock = Backoff{Initial: c.jobPollInterval}
+		c.jobPoller = p
 	})
 	return c.jobPoller
 }
@@ -181,56 +173,24 @@ func (c *Client) JobPoller() *JobPoller {
 // Wait blocks until the job completed, failed at the job level, or ctx
 // ended (see WaitJob).
 func (p *JobPoller) Wait(ctx context.Context, job Job) (JobState, error) {
-	w := &jobWaiter{job: job, ctx: ctx, done: make(chan jobOutcome, 1)}
-	p.mu.Lock()
-	p.waiters[w] = struct{}{}
-	if !p.running {
-		p.running = true
-		go p.loop()
+	var state JobState
+	// A round settles a job only with its end: the check takes it.
+	err := p.engine.Watch(ctx, job, nil, func(s JobState) (bool, error) {
+		state = s
+		return true, nil
+	})
+	if err != nil {
+		return JobState{}, err
 	}
-	p.mu.Unlock()
-	select {
-	case o := <-w.done:
-		return o.state, o.err
-	case <-ctx.Done():
-		p.mu.Lock()
-		delete(p.waiters, w)
-		p.mu.Unlock()
-		return JobState{}, context.Cause(ctx)
-	}
+	return state, nil
 }
 
-// loop runs a round every interval (start to start; a slow round delays
-// the next, it never overlaps it) while anyone waits.
-func (p *JobPoller) loop() {
-	next := time.Now().Add(p.interval)
-	for {
-		p.mu.Lock()
-		if len(p.waiters) == 0 {
-			// Decided under the lock Wait registers with: no waiter joins
-			// a loop about to return.
-			p.running = false
-			p.mu.Unlock()
-			return
-		}
-		p.mu.Unlock()
-		_ = Sleep(p.life, time.Until(next)) // never cancelled
-		begun := time.Now()
-		p.round()
-		next = begun.Add(p.interval)
-	}
-}
-
-// round looks at every waiting job once.
-func (p *JobPoller) round() {
-	byJob, logCtx := p.snapshot()
-	if len(byJob) == 0 {
-		return
-	}
+// round looks at every waiting job once (jobs sorted by compareJobs).
+func (p *JobPoller) round(ctx context.Context, jobs []Job, settle func(Job, JobState, error)) {
 	c := p.client
 	var batch, reads []Job
 	p.mu.Lock()
-	for job := range byJob {
+	for _, job := range jobs {
 		if !p.notVM[job] && !c.jobBatchUnsupported.Load() {
 			batch = append(batch, job)
 		} else {
@@ -238,56 +198,36 @@ func (p *JobPoller) round() {
 		}
 	}
 	p.mu.Unlock()
-	sortJobs(batch)
-	checks := &sandboxChecks{client: c, ctx: logCtx, seen: map[string]*sandboxCheck{}}
+	checks := &sandboxChecks{client: c, ctx: ctx, seen: map[string]*sandboxCheck{}}
 
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for _, chunk := range chunkJobs(batch, MaxBatchJobs) {
-		wg.Go(func() {
-			fallback := p.batchChunk(logCtx, chunk, byJob, checks)
-			mu.Lock()
-			reads = append(reads, fallback...)
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
+	inChunks(batch, MaxBatchJobs, func(chunk []Job) {
+		fallback := p.batchChunk(ctx, chunk, settle, checks)
+		mu.Lock()
+		reads = append(reads, fallback...)
+		mu.Unlock()
+	})
 
-	sortJobs(reads)
+	slices.SortFunc(reads, compareJobs)
+	var wg sync.WaitGroup
 	sem := make(chan struct{}, jobReadConcurrency)
 	for _, job := range reads {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			p.readOne(logCtx, job, byJob[job], checks)
+			p.readOne(ctx, job, settle, checks)
 		})
 	}
 	wg.Wait()
 	if p.roundDone != nil {
-		p.roundDone(len(byJob))
+		p.roundDone(len(jobs))
 	}
-}
-
-// snapshot groups the waiters by job, with a context that carries a
-// waiter's logging values without its cancellation.
-func (p *JobPoller) snapshot() (map[Job][]*jobWaiter, context.Context) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	byJob := make(map[Job][]*jobWaiter, len(p.waiters))
-	var logCtx context.Context
-	for w := range p.waiters {
-		byJob[w.job] = append(byJob[w.job], w)
-		if logCtx == nil {
-			logCtx = context.WithoutCancel(w.ctx)
-		}
-	}
-	return byJob, logCtx
 }
 
 // batchChunk asks the batch endpoint about up to 100 jobs and settles
 // what it can; it returns the jobs to read one by one this round (NOT_VM,
 // or the endpoint unavailable).
-func (p *JobPoller) batchChunk(ctx context.Context, chunk []Job, byJob map[Job][]*jobWaiter, checks *sandboxChecks) []Job {
+func (p *JobPoller) batchChunk(ctx context.Context, chunk []Job, settle func(Job, JobState, error), checks *sandboxChecks) []Job {
 	c := p.client
 	resp, err := c.BatchJobStatus(ctx, chunk)
 	if errors.Is(err, ErrJobBatchUnsupported) {
@@ -311,7 +251,6 @@ func (p *JobPoller) batchChunk(ctx context.Context, chunk []Job, byJob map[Job][
 	}
 	var fallback []Job
 	for _, job := range chunk {
-		ws := byJob[job]
 		if e, ok := errs[job]; ok {
 			switch e.Code {
 			case BatchCodeNotVM:
@@ -328,7 +267,7 @@ func (p *JobPoller) batchChunk(ctx context.Context, chunk []Job, byJob map[Job][
 				})
 				fallback = append(fallback, job)
 			default:
-				p.batchError(ctx, job, ws, e, checks)
+				p.batchError(ctx, job, settle, e, checks)
 			}
 			continue
 		}
@@ -336,14 +275,14 @@ func (p *JobPoller) batchChunk(ctx context.Context, chunk []Job, byJob map[Job][
 		switch {
 		case !ok:
 			// Silence must not read as progress: an error for this job.
-			p.finish(ws, jobOutcome{err: fmt.Errorf("waiting for %s: %w", job,
-				&JobStatusError{SandboxID: job.SandboxID, JobID: job.ID, Message: "the job is missing from the status:batchGet answer"})})
+			settle(job, JobState{}, fmt.Errorf("waiting for %s: %w", job,
+				&JobStatusError{SandboxID: job.SandboxID, JobID: job.ID, Message: "the job is missing from the status:batchGet answer"}))
 		case !s.Completed:
 		case s.ExitCode == nil:
-			p.finish(ws, jobOutcome{err: fmt.Errorf("waiting for %s: %w", job,
-				&JobStatusError{SandboxID: job.SandboxID, JobID: job.ID, Message: "completed without an exit_code"})})
+			settle(job, JobState{}, fmt.Errorf("waiting for %s: %w", job,
+				&JobStatusError{SandboxID: job.SandboxID, JobID: job.ID, Message: "completed without an exit_code"}))
 		default:
-			p.finish(ws, jobOutcome{state: JobState{Completed: true, ExitCode: *s.ExitCode}})
+			settle(job, JobState{Completed: true, ExitCode: *s.ExitCode}, nil)
 		}
 	}
 	return fallback
@@ -357,7 +296,7 @@ func (p *JobPoller) batchChunk(ctx context.Context, chunk []Job, byJob map[Job][
 // sandbox the control plane still calls RUNNING, PAUSED or starting is
 // read as a passing state and polled again; NOT_FOUND for a running
 // sandbox, FORBIDDEN and MANAGED are the job's own error.]
-func (p *JobPoller) batchError(ctx context.Context, job Job, ws []*jobWaiter, e BackgroundJobStatusError, checks *sandboxChecks) {
+func (p *JobPoller) batchError(ctx context.Context, job Job, settle func(Job, JobState, error), e BackgroundJobStatusError, checks *sandboxChecks) {
 	jobErr := &JobStatusError{SandboxID: job.SandboxID, JobID: job.ID, Code: e.Code, Message: e.Message}
 	if e.Code == BatchCodeNotRunning || e.Code == BatchCodeNotFound {
 		ended, status, err := checks.ended(job.SandboxID)
@@ -368,7 +307,7 @@ func (p *JobPoller) batchError(ctx context.Context, job Job, ws []*jobWaiter, e 
 			})
 			return
 		case ended != nil:
-			p.finish(ws, jobOutcome{err: terminatedMidJob(job, ended)})
+			settle(job, JobState{}, terminatedMidJob(job, ended))
 			return
 		case e.Code == BatchCodeNotRunning:
 			p.client.debug(ctx, "Prime job poll: the sandbox is not running but not ended; polling goes on", map[string]any{
@@ -377,41 +316,29 @@ func (p *JobPoller) batchError(ctx context.Context, job Job, ws []*jobWaiter, e 
 			return
 		}
 	}
-	p.finish(ws, jobOutcome{err: fmt.Errorf("waiting for %s: %w", job, jobErr)})
+	settle(job, JobState{}, fmt.Errorf("waiting for %s: %w", job, jobErr))
 }
 
 // readOne reads a job's exit file: 404, empty or not an integer is "not
 // yet", as in the SDK's get_background_job.
-func (p *JobPoller) readOne(ctx context.Context, job Job, ws []*jobWaiter, checks *sandboxChecks) {
+func (p *JobPoller) readOne(ctx context.Context, job Job, settle func(Job, JobState, error), checks *sandboxChecks) {
 	c := p.client
 	code, exited, err := c.readExitCode(ctx, job)
 	if err == nil {
 		if exited {
-			p.finish(ws, jobOutcome{state: JobState{Completed: true, ExitCode: code}})
+			settle(job, JobState{Completed: true, ExitCode: code}, nil)
 		}
 		return
 	}
 	if errors.Is(err, ErrSandboxNotRunning) {
 		if ended, _, cerr := checks.ended(job.SandboxID); cerr == nil && ended != nil {
-			p.finish(ws, jobOutcome{err: terminatedMidJob(job, ended)})
+			settle(job, JobState{}, terminatedMidJob(job, ended))
 			return
 		}
 	}
 	c.debug(ctx, "Prime job poll: reading the exit file failed; polling goes on", map[string]any{
 		"sandbox_id": job.SandboxID, "job_id": job.ID, "error": err.Error(),
 	})
-}
-
-func (p *JobPoller) finish(ws []*jobWaiter, o jobOutcome) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, w := range ws {
-		if _, ok := p.waiters[w]; !ok {
-			continue
-		}
-		delete(p.waiters, w)
-		w.done <- o
-	}
 }
 
 // terminatedMidJob is the error of a job whose sandbox the platform ended
@@ -468,23 +395,8 @@ func (s *sandboxChecks) ended(id string) (*SandboxFailedError, string, error) {
 	return chk.ended, chk.status, chk.err
 }
 
-func sortJobs(jobs []Job) {
-	sort.Slice(jobs, func(i, j int) bool {
-		if jobs[i].SandboxID != jobs[j].SandboxID {
-			return jobs[i].SandboxID < jobs[j].SandboxID
-		}
-		return jobs[i].ID < jobs[j].ID
-	})
-}
-
-func chunkJobs(jobs []Job, n int) [][]Job {
-	var out [][]Job
-	for len(jobs) > n {
-		out = append(out, jobs[:n])
-		jobs = jobs[n:]
-	}
-	if len(jobs) > 0 {
-		out = append(out, jobs)
-	}
-	return out
+// compareJobs orders jobs by sandbox, then id: a chunk holds a sandbox's
+// jobs together.
+func compareJobs(a, b Job) int {
+	return cmp.Or(strings.Compare(a.SandboxID, b.SandboxID), strings.Compare(a.ID, b.ID))
 }

@@ -390,3 +390,96 @@ func TestJobPollerReadsTheExitFileOnRuntimeError(t *testing.T) {
 		t.Errorf("the runtime error was not logged:\n%s", rec.all())
 	}
 }
+
+// Jobs that join at different times share one round an interval: the
+// poller runs on one clock, so no job is read sooner than an interval after
+// its last read (each read counts against its sandbox's lookups a minute).
+// Per-waiter schedules would send a round per join time, each carrying
+// every job.
+func TestJobPollerReadsStaggeredJobsOnOneClock(t *testing.T) {
+	const interval = 200 * time.Millisecond
+	g := newFakeGateway(t)
+	g.add("vm-1", &fakeSandbox{})
+	first, second := Job{"vm-1", jobID(1)}, Job{"vm-1", jobID(2)}
+	var mu sync.Mutex
+	reads := map[Job][]time.Time{}
+	var released atomic.Bool
+	g.onJobBatch = func(_ int, req BatchJobStatusRequest) (int, any) {
+		mu.Lock()
+		defer mu.Unlock()
+		resp := BatchJobStatusResponse{Statuses: []BackgroundJobStatus{}, Errors: []BackgroundJobStatusError{}}
+		for _, r := range req.Jobs {
+			j := Job{SandboxID: r.SandboxID, ID: r.JobID}
+			reads[j] = append(reads[j], time.Now())
+			s := BackgroundJobStatus{SandboxID: r.SandboxID, JobID: r.JobID}
+			if released.Load() {
+				s.Completed, s.ExitCode = true, exitCode(0)
+			}
+			resp.Statuses = append(resp.Statuses, s)
+		}
+		// Release both once the second job has been read four times.
+		released.Store(len(reads[second]) >= 4)
+		return 200, resp
+	}
+	c, _ := g.client(func(o *Options) { o.JobPollInterval = interval })
+	var joined sync.Once
+	var wg sync.WaitGroup
+	results := make(chan error, 2)
+	c.JobPoller().roundDone = func(int) {
+		// The second job joins half an interval after the first round:
+		// its own schedule would fall between the first job's rounds.
+		joined.Do(func() {
+			wg.Add(1)
+			time.AfterFunc(interval/2, func() {
+				defer wg.Done()
+				_, err := c.WaitJob(testContext(t), second)
+				results <- err
+			})
+		})
+	}
+	_, err := c.WaitJob(testContext(t), first)
+	results <- err
+	wg.Wait()
+	for range 2 {
+		if err := <-results; err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, j := range []Job{first, second} {
+		for i := 1; i < len(reads[j]); i++ {
+			// Timers fire late, never early: only a second round inside
+			// the interval makes a gap well under it.
+			if gap := reads[j][i].Sub(reads[j][i-1]); gap < interval*3/4 {
+				t.Errorf("%s read twice within %v (reads %d and %d); want one round an interval", j, gap, i, i+1)
+			}
+		}
+	}
+}
+
+// BenchmarkJobPollerWaits: 500 jobs on 5 sandboxes wait together, each
+// completing on its third read (about three rounds at a 1 ms interval).
+func BenchmarkJobPollerWaits(b *testing.B) {
+	g := newFakeGateway(b)
+	var jobs []Job
+	for s := range 5 {
+		id := fmt.Sprintf("vm-%d", s)
+		g.add(id, &fakeSandbox{})
+		for k := range 100 {
+			jobs = append(jobs, Job{SandboxID: id, ID: jobID(s*100 + k)})
+		}
+	}
+	fleet := &jobFleet{answer: func(_ Job, n int) (*BackgroundJobStatus, *BackgroundJobStatusError) {
+		return &BackgroundJobStatus{Completed: n%3 == 0, ExitCode: exitCode(0)}, nil
+	}}
+	g.onJobBatch = fleet.handle
+	c, _ := g.client(func(o *Options) { o.JobPollInterval = time.Millisecond })
+	for b.Loop() {
+		for j, r := range waitAll(context.Background(), c, jobs) {
+			if r.err != nil {
+				b.Fatalf("%s: %v", j, r.err)
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package prime
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -27,10 +28,10 @@ type StatusCheck func(obs StatusObservation) (done bool, err error)
 // fleet of N booting sandboxes costs one request per poll round instead of N
 // (the engine is batchPoller, which the checkpoint waits share).
 type StatusPoller struct {
-	*batchPoller[StatusObservation]
+	*batchPoller[string, StatusObservation]
 }
 
-type statusWaiter = batchWaiter[StatusObservation]
+type statusWaiter = batchWaiter[string, StatusObservation]
 
 // statusSandboxFloor is the least time between two lookups of one sandbox.
 // The platform limits status:batchGet to 300 lookups a minute for each
@@ -42,9 +43,7 @@ const statusSandboxFloor = 250 * time.Millisecond
 
 // NewStatusPoller builds a poller on c with the given cadence.
 func NewStatusPoller(c *Client, b Backoff) *StatusPoller {
-	p := newBatchPoller[StatusObservation](b, MaxBatchStatusIDs)
-	p.floor = statusSandboxFloor
-	p.fetch = func(ctx context.Context, ids []string) (map[string]StatusObservation, error) {
+	fetch := func(ctx context.Context, ids []string) (map[string]StatusObservation, error) {
 		resp, err := c.BatchStatus(ctx, ids)
 		if err != nil {
 			return nil, err
@@ -61,13 +60,15 @@ func NewStatusPoller(c *Client, b Backoff) *StatusPoller {
 		return out, nil
 	}
 	// The client already retried; a failure now is not transient.
-	p.failed = func(id string, err error) error {
+	failed := func(id string, err error) error {
 		return fmt.Errorf("polling the status of sandbox %s: %w", id, err)
 	}
 	// As in the SDK: silence must not read as progress.
-	p.missing = func(id string) error {
+	missing := func(id string) error {
 		return fmt.Errorf("sandbox %s: missing from the status:batchGet answer", id)
 	}
+	p := newBatchPoller(b, strings.Compare, chunkedRound(MaxBatchStatusIDs, fetch, failed, missing))
+	p.floor = statusSandboxFloor
 	return &StatusPoller{p}
 }
 
