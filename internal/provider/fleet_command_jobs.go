@@ -145,7 +145,7 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 	if progress != nil && progress.SandboxID == id && progress.Step < len(run.commands) {
 		start = progress.Step
 		for i := range progress.Done {
-			out.results = append(out.results, progress.Done[i].result())
+			out.results = append(out.results, resultOf(&progress.Done[i]))
 		}
 	} else {
 		progress = nil
@@ -172,7 +172,7 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 		}
 		if attach == nil && adopted != nil && adopted.rec.Outcome != nil && adopted.rec.SandboxID == id {
 			// A killed apply finished this step: take its result.
-			res := adopted.rec.Outcome.result()
+			res := resultOf(adopted.rec.Outcome)
 			entries = append(entries, adopted)
 			out.results = append(out.results, res)
 			if !slices.Contains(spec.Allowed, int64(res.ExitCode)) {
@@ -225,7 +225,7 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 			finishEntries(append(entries, br.Entry))
 			return out
 		}
-		br.Entry.complete(br.Result)
+		br.Entry.complete(outcomeOf(br.Result))
 		entries = append(entries, br.Entry)
 		out.results = append(out.results, br.Result)
 	}
@@ -270,4 +270,17 @@ func stopPendingMembers(ctx context.Context, c *prime.Client, jobs *jobJournal, 
 		diags.AddError("Background jobs not stopped",
 			fmt.Sprintf("%d members still run a job that could not be stopped:\n\n%s", problems.len(), problems.String()))
 	}
+}
+
+// outcomeOf is a step's result as the job journal records it (nil: none).
+func outcomeOf(r *commandResult) *stepOutcome {
+	if r == nil {
+		return nil
+	}
+	return &stepOutcome{ExitCode: r.ExitCode, Stdout: r.Stdout, Stderr: r.Stderr, Truncated: r.Truncated, ExecutedAt: r.ExecutedAt}
+}
+
+// resultOf is the result a job journal's outcome records.
+func resultOf(o *stepOutcome) *commandResult {
+	return &commandResult{ExitCode: o.ExitCode, Stdout: o.Stdout, Stderr: o.Stderr, Truncated: o.Truncated, ExecutedAt: o.ExecutedAt}
 }

@@ -64,14 +64,6 @@ type stepOutcome struct {
 	ExecutedAt time.Time `json:"executed_at"`
 }
 
-func outcomeOf(r *commandResult) *stepOutcome {
-	return &stepOutcome{ExitCode: r.ExitCode, Stdout: r.Stdout, Stderr: r.Stderr, Truncated: r.Truncated, ExecutedAt: r.ExecutedAt}
-}
-
-func (o *stepOutcome) result() *commandResult {
-	return &commandResult{ExitCode: o.ExitCode, Stdout: o.Stdout, Stderr: o.Stderr, Truncated: o.Truncated, ExecutedAt: o.ExecutedAt}
-}
-
 type jobJournal struct {
 	dir string // "": no journal
 
@@ -219,12 +211,12 @@ func (e *jobEntry) write() error {
 
 // complete records the judged outcome in the entry, which stays (locked)
 // until its resource stores the result.
-func (e *jobEntry) complete(r *commandResult) {
+func (e *jobEntry) complete(o *stepOutcome) {
 	if e == nil {
 		return
 	}
 	rec := e.rec
-	rec.Outcome = outcomeOf(r)
+	rec.Outcome = o
 	e.update(rec)
 }
 

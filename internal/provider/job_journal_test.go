@@ -16,7 +16,7 @@ func TestJobJournalHandOver(t *testing.T) {
 	j1 := jobJournalOf(newCreateJournal(dir))
 	stored := j1.begin(jobRecord{RunHash: "h-stored", SandboxID: "sbx-1", JobID: "aaaa0001", Started: time.Now(), Confirmed: true})
 	lost := j1.begin(jobRecord{RunHash: "h-lost", SandboxID: "sbx-2", JobID: "aaaa0002", Started: time.Now(), Confirmed: true})
-	lost.complete(&commandResult{ExitCode: 0, Stdout: "reward 1\n"})
+	lost.complete(&stepOutcome{ExitCode: 0, Stdout: "reward 1\n"})
 	stored.handOver()
 	lost.handOver()
 	if e := j1.adopt("h-lost"); e != nil {
