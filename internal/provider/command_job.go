@@ -57,7 +57,7 @@ var collectBackoff = prime.Backoff{Initial: 500 * time.Millisecond, Factor: 2, M
 // backgroundRun is one background command step.
 type backgroundRun struct {
 	spec commandSpec
-	// hash identifies the run in the job journal (runHash).
+	// hash identifies the run in the job journal (journal.RunHash).
 	hash    string
 	journal *journal.Jobs
 	// attach is a job an earlier apply started (from state); entry is a
