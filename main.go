@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/provider"
 )
 
@@ -51,7 +52,7 @@ func main() {
 	// writes its final state next, so what this process returned to it
 	// needs its journal entries only for a short grace. A killed Terraform
 	// never gets here.
-	provider.ReleaseJournals()
+	journal.ReleaseAll()
 }
 
 // versionString is "terraform-provider-prime VERSION (commit C)": C is

@@ -24,6 +24,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
@@ -56,14 +57,14 @@ var collectBackoff = prime.Backoff{Initial: 500 * time.Millisecond, Factor: 2, M
 // backgroundRun is one background command step.
 type backgroundRun struct {
 	spec commandSpec
-	// hash identifies the run in the job journal (runHash).
+	// hash identifies the run in the job journal (journal.RunHash).
 	hash    string
-	journal *jobJournal
+	journal *journal.Jobs
 	// attach is a job an earlier apply started (from state); entry is a
 	// journal entry the caller adopted. Neither: look in the journal, else
 	// start one.
 	attach *pendingJob
-	entry  *jobEntry
+	entry  *journal.JobEntry
 	// keep leaves the journal entry of a judged run to the caller
 	// (backgroundResult.Entry), which finishes it once the result is in
 	// the state it returns: a kill before that still finds the outcome.
@@ -108,7 +109,7 @@ type backgroundResult struct {
 	Warnings []string
 	// Entry is the journal entry of a judged run, with keep: the caller
 	// completes or finishes it.
-	Entry *jobEntry
+	Entry *journal.JobEntry
 }
 
 // runBackground runs, or attaches to, one background job, waits for it
@@ -127,17 +128,17 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 	entry := run.entry
 	p := run.attach
 	if p == nil && entry != nil {
-		p = &pendingJob{SandboxID: entry.rec.SandboxID, JobID: entry.rec.JobID, Started: entry.rec.Started, Confirmed: entry.rec.Confirmed}
+		p = &pendingJob{SandboxID: entry.Record().SandboxID, JobID: entry.Record().JobID, Started: entry.Record().Started, Confirmed: entry.Record().Confirmed}
 	}
 	if p == nil {
-		if e := run.journal.adopt(run.hash); e != nil {
+		if e := run.journal.Adopt(run.hash); e != nil {
 			entry = e
-			p = &pendingJob{SandboxID: e.rec.SandboxID, JobID: e.rec.JobID, Started: e.rec.Started, Confirmed: e.rec.Confirmed}
+			p = &pendingJob{SandboxID: e.Record().SandboxID, JobID: e.Record().JobID, Started: e.Record().Started, Confirmed: e.Record().Confirmed}
 			tflog.Info(ctx, "attaching to a background job a killed apply started", map[string]any{"sandbox_id": p.SandboxID, "job_id": p.JobID})
 		}
 	}
 	if p != nil && p.SandboxID != spec.SandboxID {
-		entry.finish() // the sandbox was replaced: the job went with the old one
+		entry.Finish() // the sandbox was replaced: the job went with the old one
 		entry, p = nil, nil
 	}
 	if p != nil {
@@ -154,7 +155,7 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 		case !exists:
 			out.Warnings = append(out.Warnings, fmt.Sprintf("Job %s, started by an earlier apply, left no files in sandbox %s "+
 				"(its /tmp was cleared, or the sandbox restarted): it is proven gone, so the command runs again.", p.JobID, p.SandboxID))
-			entry.finish()
+			entry.Finish()
 			entry, p = nil, nil
 		}
 	}
@@ -172,8 +173,8 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 	if entry == nil {
 		// Attached through state: journal it too, so a kill from here on
 		// still leaves a trace (an older leftover of it goes first).
-		run.journal.drop(p.JobID)
-		entry = run.journal.begin(jobRecord{RunHash: run.hash, SandboxID: p.SandboxID, JobID: p.JobID, Started: p.Started, Confirmed: p.Confirmed})
+		run.journal.Drop(p.JobID)
+		entry = run.journal.Begin(journal.JobRecord{RunHash: run.hash, SandboxID: p.SandboxID, JobID: p.JobID, Started: p.Started, Confirmed: p.Confirmed})
 	}
 	job := p.job()
 	out.Job = job
@@ -191,26 +192,26 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 	case err == nil:
 	case ctx.Err() != nil:
 		// Interrupted: the job goes on; the next apply attaches.
-		entry.release()
+		entry.Release()
 		out.Pending = p
 		return out, errJobInterrupted
 	case errors.Is(context.Cause(wctx), errJobTimeout) || errors.Is(err, errJobTimeout):
 		return out, stopTimedOutJob(ctx, c, spec, job, entry, p)
 	default:
-		entry.finish()
+		entry.Finish()
 		return out, &commandError{Summary: jobFailureSummary(err),
 			Err: fmt.Errorf("sandbox %s, background job %s: %w", spec.SandboxID, job.ID, err)}
 	}
 
 	if release, err = run.hold(ctx); err != nil {
-		entry.release()
+		entry.Release()
 		out.Pending = p
 		return out, errJobInterrupted
 	}
 	if err := spec.learnSandboxSecrets(ctx, c); err != nil {
 		// The job is done, its output unread: the next apply reads the
 		// secrets again and collects it; nothing runs twice.
-		entry.release()
+		entry.Release()
 		out.Pending = p
 		return out, err
 	}
@@ -225,7 +226,7 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 		res, cut, err = &prime.ExecResult{}, false, nil
 	}
 	if err != nil {
-		entry.release()
+		entry.Release()
 		out.Pending = p
 		return out, &commandError{Summary: "Job output not read",
 			Err: fmt.Errorf("sandbox %s: background job %s exited with code %d, but its output could not be read: %w. "+
@@ -245,7 +246,7 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 	if run.keep {
 		out.Entry = entry
 	} else {
-		entry.finish()
+		entry.Finish()
 	}
 	return out, err
 }
@@ -261,17 +262,17 @@ func orString(s, def string) string {
 // unknown is checked before anything else happens: if the job did not
 // start, it is started again with the same ID (nothing ran); if that
 // cannot be told, the wait decides (never a second start).
-func startJob(ctx context.Context, c *prime.Client, run backgroundRun, entry **jobEntry, id string) (*pendingJob, error) {
+func startJob(ctx context.Context, c *prime.Client, run backgroundRun, entry **journal.JobEntry, id string) (*pendingJob, error) {
 	spec := run.spec
 	if id == "" {
 		id = prime.NewJobID()
 	}
 	p := &pendingJob{SandboxID: spec.SandboxID, JobID: id, Started: time.Now().UTC()}
-	rec := jobRecord{RunHash: run.hash, SandboxID: p.SandboxID, JobID: id, Started: p.Started}
+	rec := journal.JobRecord{RunHash: run.hash, SandboxID: p.SandboxID, JobID: id, Started: p.Started}
 	if *entry == nil {
-		*entry = run.journal.begin(rec)
+		*entry = run.journal.Begin(rec)
 	} else {
-		(*entry).update(rec)
+		(*entry).Update(rec)
 	}
 	req := prime.JobRequest{Command: spec.commandLine(), WorkingDir: spec.WorkingDir, Env: spec.Env, SensitiveEnv: spec.EnvWO}
 	tflog.Info(ctx, "starting background job", map[string]any{"sandbox_id": spec.SandboxID, "job_id": id, "timeout": spec.Timeout.String()})
@@ -287,33 +288,33 @@ func startJob(ctx context.Context, c *prime.Client, run backgroundRun, entry **j
 	}
 	if err != nil {
 		if errors.Is(err, prime.ErrCommandMayStillRun) {
-			(*entry).release()
+			(*entry).Release()
 			*entry = nil
 			return nil, &commandError{Summary: "Job start unknown", Err: fmt.Errorf("sandbox %s: starting background job %s: %w. "+
 				"The next apply checks whether it started before doing anything else", spec.SandboxID, id, err)}
 		}
-		(*entry).finish()
+		(*entry).Finish()
 		*entry = nil
 		return nil, &commandError{Summary: "Command failed to run", Err: fmt.Errorf("sandbox %s: starting background job %s: %w", spec.SandboxID, id, err)}
 	}
 	p.Confirmed = true
 	rec.Confirmed = true
-	(*entry).update(rec)
+	(*entry).Update(rec)
 	return p, nil
 }
 
 // stopTimedOutJob stops a job that outlived timeout_seconds: SIGTERM to
 // its process group, then SIGKILL after the stop grace, so it is not left
 // running while egress is locked or the sandbox reused.
-func stopTimedOutJob(ctx context.Context, c *prime.Client, spec commandSpec, job prime.Job, entry *jobEntry, p *pendingJob) error {
+func stopTimedOutJob(ctx context.Context, c *prime.Client, spec commandSpec, job prime.Job, entry *journal.JobEntry, p *pendingJob) error {
 	stop, err := c.StopJob(ctx, job, c.CommandStopGrace())
 	if err != nil {
-		entry.release()
+		entry.Release()
 		return &commandError{Summary: "Command timed out",
 			Err: fmt.Errorf("sandbox %s: background job %s outlived timeout_seconds (%s) and could not be stopped: %w. %v; "+
 				"the next apply attaches to it and stops it", spec.SandboxID, job.ID, spec.Timeout, err, prime.ErrCommandMayStillRun)}
 	}
-	entry.finish()
+	entry.Finish()
 	what := fmt.Sprintf("it was stopped (%s)", stop.Signal)
 	if stop.Signal == "SIGKILL" {
 		what = fmt.Sprintf("it was stopped (SIGTERM, then SIGKILL after %s)", c.CommandStopGrace())

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
@@ -54,11 +55,11 @@ func newEgressBaselines(dir string) *egressBaselines {
 
 // egressBaselinesOf is the baseline notes of the create journal's working
 // directory (a subdirectory, which the create journal's scan ignores).
-func egressBaselinesOf(j *createJournal) *egressBaselines {
-	if j == nil || j.dir == "" {
+func egressBaselinesOf(j *journal.Creates) *egressBaselines {
+	if j.Dir() == "" {
 		return newEgressBaselines("")
 	}
-	return newEgressBaselines(filepath.Join(j.dir, "egress-baselines"))
+	return newEgressBaselines(filepath.Join(j.Dir(), "egress-baselines"))
 }
 
 // load reads the directory once (under mu), dropping old or unreadable

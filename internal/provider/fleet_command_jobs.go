@@ -17,16 +17,17 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
 // memberProgress is a member an apply left mid-way: the step whose job was
 // still running, and the results of the steps before it.
 type memberProgress struct {
-	SandboxID string        `json:"sandbox_id"`
-	Step      int           `json:"step"`
-	Job       pendingJob    `json:"job"`
-	Done      []stepOutcome `json:"done"`
+	SandboxID string                `json:"sandbox_id"`
+	Step      int                   `json:"step"`
+	Job       pendingJob            `json:"job"`
+	Done      []journal.StepOutcome `json:"done"`
 }
 
 // pendingMembersKey is the private-state key of members left mid-way.
@@ -66,7 +67,7 @@ type fleetRunResult struct {
 	pending map[string]memberProgress
 	// entries are the journal entries of each member's judged steps;
 	// settle finishes or releases them.
-	entries     map[string][]*jobEntry
+	entries     map[string][]*journal.JobEntry
 	interrupted bool
 	warnings    []string
 }
@@ -92,9 +93,9 @@ func (fr *fleetRunResult) settle(stored bool) {
 		_, recorded := fr.done[key]
 		for _, e := range es {
 			if stored && recorded {
-				e.handOver()
+				e.HandOver()
 			} else {
-				e.release()
+				e.Release()
 			}
 		}
 	}
@@ -103,7 +104,7 @@ func (fr *fleetRunResult) settle(stored bool) {
 // stepHash identifies one step of one member in the job journal: the
 // arguments that make it a new run.
 func stepHash(plan fleetCommandModel, run fleetRun, key, sandboxID string, step int) string {
-	return runHash("prime_fleet_command", key, sandboxID, step, run.commands[step], plan.WorkingDir.ValueString(),
+	return journal.RunHash("prime_fleet_command", key, sandboxID, step, run.commands[step], plan.WorkingDir.ValueString(),
 		plan.Env.String(), memberEnvOf(plan, key).String(), memberTriggerOf(plan, key).String(), plan.EnvWOVersion.String(),
 		plan.Triggers.String())
 }
@@ -136,7 +137,7 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 	progress *memberProgress, slots chan struct{}, fr *fleetRunResult, lock func() func()) memberOutcome {
 	memberSpec := run.memberSpec(key)
 	var out memberOutcome
-	var entries []*jobEntry
+	var entries []*journal.JobEntry
 	keep := func() {
 		defer lock()()
 		fr.entries[key] = append(fr.entries[key], entries...)
@@ -145,7 +146,7 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 	if progress != nil && progress.SandboxID == id && progress.Step < len(run.commands) {
 		start = progress.Step
 		for i := range progress.Done {
-			out.results = append(out.results, progress.Done[i].result())
+			out.results = append(out.results, resultOf(&progress.Done[i]))
 		}
 	} else {
 		progress = nil
@@ -159,7 +160,7 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 		if i > 0 {
 			spec.ResultPaths = nil // removed before the member's first step only
 		}
-		adopted := r.jobs.adopt(hash)
+		adopted := r.jobs.Adopt(hash)
 		if i < start {
 			if adopted != nil {
 				entries = append(entries, adopted) // its outcome is in progress.Done
@@ -170,9 +171,9 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 		if progress != nil && i == start {
 			attach = &progress.Job
 		}
-		if attach == nil && adopted != nil && adopted.rec.Outcome != nil && adopted.rec.SandboxID == id {
+		if attach == nil && adopted != nil && adopted.Record().Outcome != nil && adopted.Record().SandboxID == id {
 			// A killed apply finished this step: take its result.
-			res := adopted.rec.Outcome.result()
+			res := resultOf(adopted.Record().Outcome)
 			entries = append(entries, adopted)
 			out.results = append(out.results, res)
 			if !slices.Contains(spec.Allowed, int64(res.ExitCode)) {
@@ -184,8 +185,8 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 			}
 			continue
 		}
-		if adopted != nil && adopted.rec.Outcome != nil {
-			adopted.finish() // another sandbox's outcome: not this member's any more
+		if adopted != nil && adopted.Record().Outcome != nil {
+			adopted.Finish() // another sandbox's outcome: not this member's any more
 			adopted = nil
 		}
 		run.reporter.update(key, func(m *memberProgressState) { m.Step, m.JobID = i+1, "" })
@@ -225,7 +226,7 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 			finishEntries(append(entries, br.Entry))
 			return out
 		}
-		br.Entry.complete(br.Result)
+		br.Entry.Complete(outcomeOf(br.Result))
 		entries = append(entries, br.Entry)
 		out.results = append(out.results, br.Result)
 	}
@@ -234,9 +235,9 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 }
 
 // finishEntries finishes journal entries (nil ones are skipped by finish).
-func finishEntries(entries []*jobEntry) {
+func finishEntries(entries []*journal.JobEntry) {
 	for _, e := range entries {
-		e.finish()
+		e.Finish()
 	}
 }
 
@@ -259,7 +260,7 @@ func memberWarnings(key string, ws []string) []string {
 
 // stopPendingMembers stops the jobs of members an interrupted apply left
 // running (the resource is being destroyed or replaced).
-func stopPendingMembers(ctx context.Context, c *prime.Client, jobs *jobJournal, progress map[string]memberProgress, diags *diag.Diagnostics) {
+func stopPendingMembers(ctx context.Context, c *prime.Client, jobs *journal.Jobs, progress map[string]memberProgress, diags *diag.Diagnostics) {
 	var problems memberProblems
 	forEachMember(ctx, sortedKeys(progress), defaultFleetConcurrency, func(ctx context.Context, key string) {
 		if err := stopRunningJob(ctx, c, jobs, progress[key].Job); err != nil {
@@ -270,4 +271,17 @@ func stopPendingMembers(ctx context.Context, c *prime.Client, jobs *jobJournal, 
 		diags.AddError("Background jobs not stopped",
 			fmt.Sprintf("%d members still run a job that could not be stopped:\n\n%s", problems.len(), problems.String()))
 	}
+}
+
+// outcomeOf is a step's result as the job journal records it (nil: none).
+func outcomeOf(r *commandResult) *journal.StepOutcome {
+	if r == nil {
+		return nil
+	}
+	return &journal.StepOutcome{ExitCode: r.ExitCode, Stdout: r.Stdout, Stderr: r.Stderr, Truncated: r.Truncated, ExecutedAt: r.ExecutedAt}
+}
+
+// resultOf is the result a job journal's outcome records.
+func resultOf(o *journal.StepOutcome) *commandResult {
+	return &commandResult{ExitCode: o.ExitCode, Stdout: o.Stdout, Stderr: o.Stderr, Truncated: o.Truncated, ExecutedAt: o.ExecutedAt}
 }

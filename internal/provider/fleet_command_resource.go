@@ -30,6 +30,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
@@ -44,7 +45,7 @@ func NewFleetCommandResource() resource.Resource { return &fleetCommandResource{
 
 type fleetCommandResource struct {
 	client *prime.Client
-	jobs   *jobJournal
+	jobs   *journal.Jobs
 }
 
 // defaultFleetConcurrency is max_concurrency's default.
@@ -420,7 +421,7 @@ func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.Modi
 	var held fleetCommandModel
 	if !req.State.Raw.IsNull() && !getState(ctx, req.State, &held).HasError() && held.Background.ValueBool() {
 		// Terraform holds these members' results: their journal entries go.
-		r.jobs.forget(recordedStepHashes(ctx, held)...)
+		r.jobs.Forget(recordedStepHashes(ctx, held)...)
 	}
 	if req.Plan.Raw.IsNull() {
 		return
@@ -570,7 +571,7 @@ func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommand
 	var mu sync.Mutex
 	lock := func() func() { mu.Lock(); return mu.Unlock }
 	fr := &fleetRunResult{done: map[string]*commandMemberRecord{}, failed: map[string]*commandMemberRecord{},
-		pending: map[string]memberProgress{}, entries: map[string][]*jobEntry{}}
+		pending: map[string]memberProgress{}, entries: map[string][]*journal.JobEntry{}}
 	tflog.Info(ctx, "running fleet command", map[string]any{
 		"members": len(ids), "steps": len(run.commands), "max_concurrency": run.limit, "timeout": run.base.Timeout.String(),
 		"background": run.base.Background,

@@ -23,6 +23,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
@@ -72,11 +73,11 @@ type providerModel struct {
 // providerData is what resources and data sources receive from Configure.
 type providerData struct {
 	client  *prime.Client
-	journal *createJournal
+	journal *journal.Creates
 	// baselines are the notes of policy creates that failed closed.
 	baselines *egressBaselines
 	// jobs is the journal of background jobs between start and judgement.
-	jobs *jobJournal
+	jobs *journal.Jobs
 }
 
 func (p *primeProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -247,15 +248,15 @@ func (p *primeProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	tflog.Debug(ctx, "Prime client configured", map[string]any{
 		"base_url": cfg.BaseURL, "api_key_source": string(cfg.APIKeySource), "team_source": string(cfg.TeamIDSource),
 	})
-	journal := newCreateJournal("")
+	creates := journal.NewCreates("")
 	switch {
 	case !m.CreateJournal.IsNull() && !m.CreateJournal.ValueBool():
 	case p.journalDir != "":
-		journal = newCreateJournal(p.journalDir)
+		creates = journal.NewCreates(p.journalDir)
 	default:
-		journal = defaultCreateJournal()
+		creates = journal.DefaultCreates()
 	}
-	data := &providerData{client: client, journal: journal, baselines: egressBaselinesOf(journal), jobs: jobJournalOf(journal)}
+	data := &providerData{client: client, journal: creates, baselines: egressBaselinesOf(creates), jobs: journal.JobsOf(creates)}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 	resp.ListResourceData = data
@@ -343,11 +344,11 @@ func clientFrom(data any, diags interface {
 
 // jobsFrom is the job journal of the provider's data (an inert one before
 // Configure).
-func jobsFrom(data any) *jobJournal {
+func jobsFrom(data any) *journal.Jobs {
 	if pd, ok := data.(*providerData); ok && pd.jobs != nil {
 		return pd.jobs
 	}
-	return &jobJournal{}
+	return &journal.Jobs{}
 }
 
 // baselinesFrom is the egress baseline notes of the provider's data (nil,

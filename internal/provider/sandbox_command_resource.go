@@ -34,6 +34,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
@@ -48,7 +49,7 @@ func NewSandboxCommandResource() resource.Resource { return &sandboxCommandResou
 
 type sandboxCommandResource struct {
 	client *prime.Client
-	jobs   *jobJournal
+	jobs   *journal.Jobs
 }
 
 type sandboxCommandModel struct {
@@ -343,7 +344,7 @@ func (r *sandboxCommandResource) ModifyPlan(ctx context.Context, req resource.Mo
 	var prior sandboxCommandModel
 	if !req.State.Raw.IsNull() && !getState(ctx, req.State, &prior).HasError() && prior.JobStatus.ValueString() == jobCompleted {
 		// Terraform holds this job's result: its journal entry goes.
-		r.jobs.forget(runHashOf(prior))
+		r.jobs.Forget(runHashOf(prior))
 	}
 	if req.Plan.Raw.IsNull() {
 		return
@@ -607,7 +608,7 @@ func (r *sandboxCommandResource) Create(ctx context.Context, req resource.Create
 // arguments that make it a new run (a change of any of them replaces the
 // resource).
 func runHashOf(m sandboxCommandModel) string {
-	return runHash("prime_sandbox_command", m.SandboxID.ValueString(), m.Command.ValueString(), m.WorkingDir.ValueString(),
+	return journal.RunHash("prime_sandbox_command", m.SandboxID.ValueString(), m.Command.ValueString(), m.WorkingDir.ValueString(),
 		m.Env.String(), m.EnvWOVersion.String(), m.Triggers.String())
 }
 
@@ -646,9 +647,9 @@ func (r *sandboxCommandResource) runInBackground(ctx context.Context, m *sandbox
 		// After the state below: a stored result is handed over (Terraform
 		// may be killed before it persists it); a failure runs again.
 		if stored {
-			br.Entry.handOver()
+			br.Entry.HandOver()
 		} else {
-			br.Entry.finish()
+			br.Entry.Finish()
 		}
 	}()
 	for _, w := range br.Warnings {
@@ -769,14 +770,14 @@ func (r *sandboxCommandResource) Delete(ctx context.Context, req resource.Delete
 // stopRunningJob stops a job whose resource goes away. A sandbox that is
 // gone took the job with it. A job that cannot be stopped fails the
 // destroy: the agent must not go on running once its lock is lifted.
-func stopRunningJob(ctx context.Context, c *prime.Client, jobs *jobJournal, p pendingJob) error {
+func stopRunningJob(ctx context.Context, c *prime.Client, jobs *journal.Jobs, p pendingJob) error {
 	if gone, err := sandboxGone(ctx, c, p.SandboxID); err == nil && gone {
-		jobs.drop(p.JobID)
+		jobs.Drop(p.JobID)
 		return nil
 	}
 	if _, err := c.StopJob(ctx, p.job(), c.CommandStopGrace()); err != nil && !goneWithSandbox(err) {
 		return fmt.Errorf("sandbox %s: background job %s is still running and could not be stopped: %w; run destroy again", p.SandboxID, p.JobID, err)
 	}
-	jobs.drop(p.JobID)
+	jobs.Drop(p.JobID)
 	return nil
 }

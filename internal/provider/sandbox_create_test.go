@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -59,5 +60,27 @@ func TestAwaitSandboxTellsInterruptFromTimeout(t *testing.T) {
 	err = awaitSandbox(context.Background(), client, sb.ID, 50*time.Millisecond, time.Minute)
 	if err == nil || !strings.Contains(err.Error(), "did not reach RUNNING within 50ms") || !strings.Contains(err.Error(), "Raise timeouts.create") {
 		t.Fatalf("budget: %v", err)
+	}
+}
+
+// A replayed key only counts when its sandbox is the one asked for and
+// still runs.
+func TestAdoptable(t *testing.T) {
+	want := prime.CreateSandboxRequest{Name: "eval-0", DockerImage: "img", Labels: []string{}}
+	for _, tc := range []struct {
+		sb   prime.Sandbox
+		want bool
+	}{
+		{prime.Sandbox{Name: "eval-0", DockerImage: "img", Status: prime.StatusRunning}, true},
+		{prime.Sandbox{Name: "eval-0", DockerImage: "img", Status: prime.StatusPending}, true},
+		{prime.Sandbox{Name: "eval-0", DockerImage: "img", Status: prime.StatusTerminated}, false},
+		{prime.Sandbox{Name: "eval-0", DockerImage: "img", Status: prime.StatusError}, false},
+		{prime.Sandbox{Name: "eval-1", DockerImage: "img", Status: prime.StatusRunning}, false},
+		{prime.Sandbox{Name: "eval-0", DockerImage: "other", Status: prime.StatusRunning}, false},
+	} {
+		if got := adoptable(&tc.sb, want); got != tc.want {
+			b, _ := json.Marshal(tc.sb)
+			t.Errorf("adoptable(%s) = %t, want %t", b, got, tc.want)
+		}
 	}
 }

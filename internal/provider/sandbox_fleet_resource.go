@@ -28,6 +28,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
@@ -46,7 +47,7 @@ func NewSandboxFleetResource() resource.Resource { return &sandboxFleetResource{
 
 type sandboxFleetResource struct {
 	client  *prime.Client
-	journal *createJournal
+	journal *journal.Creates
 }
 
 // sandboxFleetModel is prime_sandbox_fleet's state: the template (the same
@@ -134,7 +135,7 @@ func (r *sandboxFleetResource) UpgradeIdentity(context.Context) map[int64]resour
 
 func (r *sandboxFleetResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-	r.journal = newCreateJournal("")
+	r.journal = journal.NewCreates("")
 	if pd, ok := req.ProviderData.(*providerData); ok && pd.journal != nil {
 		r.journal = pd.journal
 	}
@@ -291,7 +292,7 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 		// Terraform holds these members: their create-journal entries go.
 		var ids map[string]string
 		if !req.State.GetAttribute(ctx, path.Root("sandbox_ids"), &ids).HasError() {
-			r.journal.forget(slices.Collect(maps.Values(ids))...)
+			r.journal.Forget(slices.Collect(maps.Values(ids))...)
 		}
 	}
 	if req.Plan.Raw.IsNull() {
@@ -464,7 +465,7 @@ func memberFromSandbox(sb *prime.Sandbox, egress bool) fleetMember {
 // fleetApply is what creating or growing a fleet needs for one apply.
 type fleetApply struct {
 	client        *prime.Client
-	journal       *createJournal
+	journal       *journal.Creates
 	template      sandboxFleetModel
 	secretsWO     map[string]string
 	born          *prime.EgressPolicy
@@ -481,8 +482,8 @@ type fleetApply struct {
 func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *memberProblems, saveIDs func(map[string]fleetMember)) map[string]fleetMember {
 	var mu sync.Mutex
 	created := map[string]fleetMember{}
-	var inflight []*inflightCreate
-	defer func() { handOverAll(inflight) }()
+	var inflight []*journal.InflightCreate
+	defer func() { journal.HandOverAll(inflight) }()
 	prefix := a.template.NamePrefix.ValueString()
 
 	postCtx, cancel := context.WithTimeoutCause(ctx, a.timeout, fmt.Errorf("create timeout (%s) reached", a.timeout))

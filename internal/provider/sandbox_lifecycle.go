@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
@@ -33,31 +34,31 @@ const taintedNote = "The sandbox stays in state as tainted: the next apply repla
 // and one whose outcome is unknown (the request may have reached the
 // platform, the answer was lost) is released for the next apply to replay,
 // which adopts the sandbox if it was made.
-func createSandbox(ctx context.Context, c *prime.Client, journal *createJournal, req prime.CreateSandboxRequest) (*prime.Sandbox, *inflightCreate, error) {
-	inflight := journal.begin(req)
-	req.IdempotencyKey = inflight.key
+func createSandbox(ctx context.Context, c *prime.Client, journal *journal.Creates, req prime.CreateSandboxRequest) (*prime.Sandbox, *journal.InflightCreate, error) {
+	inflight := journal.Begin(req)
+	req.IdempotencyKey = inflight.Key()
 	sb, err := createSandboxTracked(ctx, c, req)
-	if sb != nil && inflight.adopted && !adoptable(sb, req) {
+	if sb != nil && inflight.Adopted() && !adoptable(sb, req) {
 		// The leftover key's sandbox is not one this configuration can use
 		// (stopped since, or not what the key was recorded for): forget the
 		// entry and create with a fresh key.
 		tflog.Info(ctx, "create journal: not adopting the sandbox of a leftover key", map[string]any{
 			"sandbox_id": sb.ID, "status": sb.Status,
 		})
-		inflight.finish()
-		inflight = journal.fresh(requestHash(req))
-		req.IdempotencyKey = inflight.key
+		inflight.Finish()
+		inflight = journal.Fresh(req)
+		req.IdempotencyKey = inflight.Key()
 		sb, err = createSandboxTracked(ctx, c, req)
 	}
 	if sb == nil {
 		if definitelyNotCreated(err) {
-			inflight.finish()
+			inflight.Finish()
 		} else {
-			inflight.release()
+			inflight.Release()
 		}
 		return nil, nil, err
 	}
-	inflight.recordID(sb.ID)
+	inflight.RecordID(sb.ID)
 	return sb, inflight, err
 }
 

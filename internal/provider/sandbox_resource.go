@@ -26,6 +26,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
@@ -43,7 +44,7 @@ func NewSandboxResource() resource.Resource { return &sandboxResource{} }
 
 type sandboxResource struct {
 	client  *prime.Client
-	journal *createJournal
+	journal *journal.Creates
 }
 
 func (r *sandboxResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -52,7 +53,7 @@ func (r *sandboxResource) Metadata(_ context.Context, req resource.MetadataReque
 
 func (r *sandboxResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-	r.journal = newCreateJournal("")
+	r.journal = journal.NewCreates("")
 	if pd, ok := req.ProviderData.(*providerData); ok && pd.journal != nil {
 		r.journal = pd.journal
 	}
@@ -361,7 +362,7 @@ func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		// Terraform holds this sandbox: its create-journal entry goes.
 		var id types.String
 		if !req.State.GetAttribute(ctx, path.Root("id"), &id).HasError() {
-			r.journal.forget(id.ValueString())
+			r.journal.Forget(id.ValueString())
 		}
 	}
 	if req.Plan.Raw.IsNull() {
@@ -465,7 +466,7 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 		resp.Diagnostics.AddError("Cannot create sandbox", err.Error())
 		return
 	}
-	defer inflight.handOver() // from here on the state returned carries the ID
+	defer inflight.HandOver() // from here on the state returned carries the ID
 	// Save the ID before waiting: if the wait fails or the apply is
 	// interrupted, Terraform keeps a tainted resource it can destroy, never
 	// an untracked sandbox. Born lists are not enforced yet.

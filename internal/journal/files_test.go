@@ -1,4 +1,4 @@
-package provider
+package journal
 
 import (
 	"os"
@@ -13,16 +13,16 @@ import (
 // count.
 func TestJournalEntryRewriteIsAtomicAndStaysLocked(t *testing.T) {
 	dir := t.TempDir()
-	owner := newCreateJournal(dir).begin(req("eval-0"))
+	owner := NewCreates(dir).Begin(req("eval-0"))
 	path := filepath.Join(dir, owner.key+".json")
 	stale, err := os.Open(path) // a scanner that opened the entry before the rewrite
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = stale.Close() }()
-	owner.recordID("sbx-1")
+	owner.RecordID("sbx-1")
 
-	if got := newCreateJournal(dir).begin(req("eval-0")); got.adopted {
+	if got := NewCreates(dir).Begin(req("eval-0")); got.adopted {
 		t.Fatal("a rewritten entry lost its lock: another journal adopted it")
 	}
 	if locked, _ := tryLock(stale); !locked {
@@ -35,7 +35,7 @@ func TestJournalEntryRewriteIsAtomicAndStaysLocked(t *testing.T) {
 		t.Fatalf("a rewrite left temporary files: %v", tmps)
 	}
 	owner.die()
-	next := newCreateJournal(dir).begin(req("eval-0"))
+	next := NewCreates(dir).Begin(req("eval-0"))
 	if !next.adopted || next.e.SandboxID != "sbx-1" {
 		t.Fatalf("the rewritten entry was not adopted whole: %+v", next.e)
 	}

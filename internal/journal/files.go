@@ -1,4 +1,4 @@
-package provider
+package journal
 
 import (
 	"encoding/json"
@@ -202,7 +202,7 @@ func removeUnlockedEntry(path string) {
 }
 
 // handedOverEntries are the entries one journal handed over, for
-// ReleaseJournals to stamp.
+// ReleaseAll to stamp.
 type handedOverEntries struct {
 	mu    sync.Mutex
 	paths []string
@@ -250,7 +250,7 @@ func setOf(names []string) map[string]bool {
 }
 
 // liveJournals are the hand-over lists of every journal (create and job)
-// this process made, for ReleaseJournals.
+// this process made, for ReleaseAll.
 var liveJournals journalSet
 
 type journalSet struct {
@@ -264,14 +264,14 @@ func (s *journalSet) add(h *handedOverEntries) {
 	s.mu.Unlock()
 }
 
-// ReleaseJournals stamps the entries of every create and every command
+// ReleaseAll stamps the entries of every create and every command
 // result this process returned to Terraform released: adoptable for
 // handOverGrace more (Terraform writes its final state after shutting the
 // provider down, and may die in between), then removed by the next scan.
 // Call it only after Terraform shut the provider down cleanly (the plugin
 // server returned). A killed Terraform never gets here, and its entries
 // stay until a plan shows them in state, or for the replay window.
-func ReleaseJournals() {
+func ReleaseAll() {
 	liveJournals.mu.Lock()
 	list := liveJournals.list
 	liveJournals.mu.Unlock()

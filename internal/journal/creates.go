@@ -1,4 +1,4 @@
-package provider
+package journal
 
 import (
 	"crypto/sha256"
@@ -25,14 +25,14 @@ import (
 // every 20 s, so a fleet created seconds before an hours-long agent run is
 // saved only when the run ends. The entry is therefore handed over, not
 // removed: unlocked and kept as it is. It goes once Terraform shows it
-// holds the sandbox: a plan with the sandbox in its prior state (forget),
+// holds the sandbox: a plan with the sandbox in its prior state (Forget),
 // or handOverGrace after Terraform shut the provider down cleanly, after
-// which it writes its final state (ReleaseJournals). A killed Terraform
+// which it writes its final state (ReleaseAll). A killed Terraform
 // leaves it for the next apply, which adopts the sandbox if its state lost
 // it. A file nobody holds a lock on
 // belongs to a create whose process died, or to one whose answer was lost
 // (the caller got an error and no sandbox, so the sandbox, if the platform
-// made it, is in no state: release keeps the file for the next apply). The next create of the same
+// made it, is in no state: Release keeps the file for the next apply). The next create of the same
 // configuration (same request, by hash) replays that key, and the platform
 // answers with the sandbox it already made instead of making a second one;
 // the caller adopts it only if its name and image match and it still runs.
@@ -53,21 +53,23 @@ import (
 // window is kept short].
 const journalReplayWindow = 24 * time.Hour
 
-type createJournal struct {
+// Creates is the create journal of one Terraform working directory and
+// workspace (a disabled one keeps nothing).
+type Creates struct {
 	dir string
 
 	// handed are the entries this journal handed over.
 	handed handedOverEntries
 
 	mu sync.Mutex
-	// byID indexes other processes' entries by sandbox ID for forget,
+	// byID indexes other processes' entries by sandbox ID for Forget,
 	// built on its first call.
 	byID map[string][]string
 	// leftovers are the entries of dead creates found by the first scan,
 	// by request hash; nil until scanned. Only dead processes' entries are
 	// in it, so one scan per process is enough: a create of this process
 	// never becomes a leftover while the process lives.
-	leftovers map[string][]*inflightCreate
+	leftovers map[string][]*InflightCreate
 }
 
 type journalEntry struct {
@@ -79,18 +81,18 @@ type journalEntry struct {
 	ReleasedAt time.Time `json:"released_at,omitzero"`
 }
 
-// defaultCreateJournal is the journal for the provider's working directory
+// DefaultCreates is the journal for the provider's working directory
 // and workspace, or a disabled one.
-func defaultCreateJournal() *createJournal {
+func DefaultCreates() *Creates {
 	cache, err := os.UserCacheDir()
 	if err != nil {
-		return newCreateJournal("")
+		return NewCreates("")
 	}
 	wd, err := os.Getwd()
 	if err != nil {
-		return newCreateJournal("")
+		return NewCreates("")
 	}
-	return newCreateJournal(filepath.Join(cache, "terraform-provider-prime", "creates", journalName(wd, currentWorkspace(os.Getenv, wd))))
+	return NewCreates(filepath.Join(cache, "terraform-provider-prime", "creates", journalName(wd, currentWorkspace(os.Getenv, wd))))
 }
 
 // journalName names a journal directory: the working directory and the
@@ -128,13 +130,13 @@ func currentWorkspace(getenv func(string) string, wd string) string {
 	return "default"
 }
 
-// newCreateJournal uses dir ("" disables the journal, as does a platform
+// NewCreates uses dir ("" disables the journal, as does a platform
 // without file locks).
-func newCreateJournal(dir string) *createJournal {
+func NewCreates(dir string) *Creates {
 	if !journalLocksSupported {
 		dir = ""
 	}
-	j := &createJournal{dir: dir}
+	j := &Creates{dir: dir}
 	if dir != "" {
 		liveJournals.add(&j.handed)
 	}
@@ -149,10 +151,10 @@ func requestHash(r prime.CreateSandboxRequest) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// inflightCreate is one create in progress. While it lives, f holds the
+// InflightCreate is one create in progress. While it lives, f holds the
 // entry's lock.
-type inflightCreate struct {
-	j   *createJournal
+type InflightCreate struct {
+	j   *Creates
 	key string
 	// adopted is true when key is a dead create's, replayed: the caller
 	// must check that the sandbox it gets back is the one it wants.
@@ -162,9 +164,25 @@ type inflightCreate struct {
 	e       journalEntry
 }
 
-// begin returns the key to create with: a leftover key of the same request
+// Dir is the journal's directory ("" when it is disabled), for notes
+// kept beside it under the same switch.
+func (j *Creates) Dir() string {
+	if j == nil {
+		return ""
+	}
+	return j.dir
+}
+
+// Key is the idempotency key to create with.
+func (c *InflightCreate) Key() string { return c.key }
+
+// Adopted reports whether Key is a dead create's, replayed: the caller
+// must check that the sandbox it gets back is the one it wants.
+func (c *InflightCreate) Adopted() bool { return c.adopted }
+
+// Begin returns the key to create with: a leftover key of the same request
 // if a killed process left one, else a fresh key, recorded and locked.
-func (j *createJournal) begin(r prime.CreateSandboxRequest) *inflightCreate {
+func (j *Creates) Begin(r prime.CreateSandboxRequest) *InflightCreate {
 	hash := requestHash(r)
 	if j.dir != "" {
 		if c := j.adopt(hash); c != nil {
@@ -174,9 +192,15 @@ func (j *createJournal) begin(r prime.CreateSandboxRequest) *inflightCreate {
 	return j.fresh(hash)
 }
 
+// Fresh records a new key for r, never a leftover one: the sandbox of the
+// key Begin adopted is not one this configuration can use.
+func (j *Creates) Fresh(r prime.CreateSandboxRequest) *InflightCreate {
+	return j.fresh(requestHash(r))
+}
+
 // fresh records a new key for hash.
-func (j *createJournal) fresh(hash string) *inflightCreate {
-	c := &inflightCreate{j: j, key: prime.NewIdempotencyKey()}
+func (j *Creates) fresh(hash string) *InflightCreate {
+	c := &InflightCreate{j: j, key: prime.NewIdempotencyKey()}
 	c.e = journalEntry{Key: c.key, RequestHash: hash, Started: time.Now().UTC()}
 	data, err := json.Marshal(c.e)
 	if err != nil {
@@ -189,7 +213,7 @@ func (j *createJournal) fresh(hash string) *inflightCreate {
 }
 
 // adopt claims a leftover entry for hash, scanning the directory once.
-func (j *createJournal) adopt(hash string) *inflightCreate {
+func (j *Creates) adopt(hash string) *InflightCreate {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.leftovers == nil {
@@ -206,14 +230,14 @@ func (j *createJournal) adopt(hash string) *inflightCreate {
 
 // scan locks every entry no live create holds, keeps those young enough to
 // replay (still locked, now by this process) and removes the rest.
-func (j *createJournal) scan() map[string][]*inflightCreate {
-	out := map[string][]*inflightCreate{}
+func (j *Creates) scan() map[string][]*InflightCreate {
+	out := map[string][]*InflightCreate{}
 	scanLeftovers(j.dir, func(key, path string, f *os.File, data []byte) bool {
 		var e journalEntry
 		if json.Unmarshal(data, &e) != nil || e.Key != key || time.Since(e.Started) > journalReplayWindow || pastGrace(e.ReleasedAt) {
 			return false
 		}
-		out[e.RequestHash] = append(out[e.RequestHash], &inflightCreate{j: j, key: key, adopted: true, path: path, f: f, e: e})
+		out[e.RequestHash] = append(out[e.RequestHash], &InflightCreate{j: j, key: key, adopted: true, path: path, f: f, e: e})
 		return true
 	})
 	return out
@@ -221,7 +245,7 @@ func (j *createJournal) scan() map[string][]*inflightCreate {
 
 // write stores the entry through the locked file (never re-creating a file
 // that was removed).
-func (c *inflightCreate) write() error {
+func (c *InflightCreate) write() error {
 	data, err := json.Marshal(c.e)
 	if err != nil {
 		return err
@@ -229,8 +253,8 @@ func (c *inflightCreate) write() error {
 	return writeEntry(&c.f, c.path, data)
 }
 
-// recordID notes the sandbox the platform made (for whoever reads the file).
-func (c *inflightCreate) recordID(id string) {
+// RecordID notes the sandbox the platform made (for whoever reads the file).
+func (c *InflightCreate) RecordID(id string) {
 	if c.f == nil {
 		return
 	}
@@ -238,47 +262,47 @@ func (c *inflightCreate) recordID(id string) {
 	_ = c.write()
 }
 
-// finish removes the entry: no sandbox exists, or it is not one this
+// Finish removes the entry: no sandbox exists, or it is not one this
 // configuration can use. The lock is released after the removal, so nobody
 // can adopt the entry in between.
-func (c *inflightCreate) finish() {
+func (c *InflightCreate) Finish() {
 	if c.path != "" {
 		_ = os.Remove(c.path)
 		c.path = ""
 	}
-	c.release()
+	c.Release()
 }
 
-// handOver drops the entry's lock and keeps the file (it already holds the
+// HandOver drops the entry's lock and keeps the file (it already holds the
 // sandbox ID, so nothing is written: a fleet hands a thousand over at once):
 // Create returned the sandbox to Terraform, which may be killed before it
 // stores it. This process never adopts the entry (its scan ran before its
 // first create); the next process does, unless a plan shows that Terraform
-// holds the sandbox (forget) or this one ended cleanly more than
-// handOverGrace ago (ReleaseJournals).
-func (c *inflightCreate) handOver() {
+// holds the sandbox (Forget) or this one ended cleanly more than
+// handOverGrace ago (ReleaseAll).
+func (c *InflightCreate) HandOver() {
 	if c == nil || c.f == nil {
 		return
 	}
 	c.j.handed.add(c.path)
 	c.path = ""
-	c.release()
+	c.Release()
 }
 
-// handOverAll hands a fleet's entries over, a few at a time. Nil entries
+// HandOverAll hands a fleet's entries over, a few at a time. Nil entries
 // are skipped.
-func handOverAll(cs []*inflightCreate) {
+func HandOverAll(cs []*InflightCreate) {
 	inParallel(len(cs), func(i int) {
 		if cs[i] != nil {
-			cs[i].handOver()
+			cs[i].HandOver()
 		}
 	})
 }
 
-// forget removes the entries of sandboxes Terraform holds: it planned them
+// Forget removes the entries of sandboxes Terraform holds: it planned them
 // from prior state, so no later create may adopt them. Entries this
 // process holds for adoption are finished; unlocked ones are removed.
-func (j *createJournal) forget(ids ...string) {
+func (j *Creates) Forget(ids ...string) {
 	if j == nil || j.dir == "" || len(ids) == 0 {
 		return
 	}
@@ -315,7 +339,7 @@ func (j *createJournal) forget(ids ...string) {
 		kept := list[:0]
 		for _, c := range list {
 			if gone[c.e.SandboxID] {
-				c.finish()
+				c.Finish()
 				continue
 			}
 			kept = append(kept, c)
@@ -324,10 +348,10 @@ func (j *createJournal) forget(ids ...string) {
 	}
 }
 
-// release drops the entry's lock and keeps the file: from then on it is a
+// Release drops the entry's lock and keeps the file: from then on it is a
 // leftover that the next process's scan replays. (This process scanned
 // before its first create, so it never adopts its own released entries.)
-func (c *inflightCreate) release() {
+func (c *InflightCreate) Release() {
 	if c.f != nil {
 		_ = c.f.Close() // closing the file releases its lock
 		c.f = nil

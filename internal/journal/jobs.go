@@ -1,4 +1,4 @@
-package provider
+package journal
 
 import (
 	"crypto/sha256"
@@ -22,8 +22,8 @@ import (
 // failure that the next apply runs again by design removes the file. A
 // result returned to Terraform hands it over, as the create journal does
 // (Terraform may be killed before it stores the result): unlocked and kept
-// until a plan shows the result in state (forget), or until handOverGrace
-// after Terraform shut the provider down cleanly (ReleaseJournals). A file nobody holds a
+// until a plan shows the result in state (Forget), or until handOverGrace
+// after Terraform shut the provider down cleanly (ReleaseAll). A file nobody holds a
 // lock on belongs to a process that died, or to a wait whose outcome is
 // unknown (it was interrupted, the job could not be stopped, its output
 // could not be read): the next apply of the same command (same run hash)
@@ -36,10 +36,10 @@ import (
 // has long outlived any timeout a command may have (at most a week).
 const jobJournalWindow = 8 * 24 * time.Hour
 
-// jobRecord is one journal entry.
-type jobRecord struct {
+// JobRecord is one journal entry.
+type JobRecord struct {
 	// RunHash says which run this job is: resource type, sandbox, command,
-	// arguments, member and step (see runHash).
+	// arguments, member and step (see RunHash).
 	RunHash   string    `json:"run_hash"`
 	SandboxID string    `json:"sandbox_id"`
 	JobID     string    `json:"job_id"`
@@ -50,13 +50,13 @@ type jobRecord struct {
 	// Outcome is the judged result of a job whose resource has not stored
 	// it yet (a fleet member's finished step): a later process takes it
 	// from here rather than running the step again.
-	Outcome *stepOutcome `json:"outcome,omitempty"`
+	Outcome *StepOutcome `json:"outcome,omitempty"`
 	// ReleasedAt: when the process that handed it over ended cleanly.
 	ReleasedAt time.Time `json:"released_at,omitzero"`
 }
 
-// stepOutcome is a finished step's recorded result.
-type stepOutcome struct {
+// StepOutcome is a finished step's recorded result.
+type StepOutcome struct {
 	ExitCode   int       `json:"exit_code"`
 	Stdout     string    `json:"stdout"`
 	Stderr     string    `json:"stderr"`
@@ -64,15 +64,9 @@ type stepOutcome struct {
 	ExecutedAt time.Time `json:"executed_at"`
 }
 
-func outcomeOf(r *commandResult) *stepOutcome {
-	return &stepOutcome{ExitCode: r.ExitCode, Stdout: r.Stdout, Stderr: r.Stderr, Truncated: r.Truncated, ExecutedAt: r.ExecutedAt}
-}
-
-func (o *stepOutcome) result() *commandResult {
-	return &commandResult{ExitCode: o.ExitCode, Stdout: o.Stdout, Stderr: o.Stderr, Truncated: o.Truncated, ExecutedAt: o.ExecutedAt}
-}
-
-type jobJournal struct {
+// Jobs is the job journal beside a create journal. The zero Jobs keeps
+// nothing.
+type Jobs struct {
 	dir string // "": no journal
 
 	// handed are the entries this journal handed over.
@@ -83,38 +77,41 @@ type jobJournal struct {
 	// first scan (one per process suffices: this process's own entries
 	// are locked while it lives, and a released one is never its own
 	// leftover to adopt).
-	leftovers map[string][]*jobEntry
+	leftovers map[string][]*JobEntry
 }
 
-// jobJournalOf is the job journal beside a create journal (a subdirectory,
+// JobsOf is the job journal beside a create journal (a subdirectory,
 // which the create journal's scan ignores).
-func jobJournalOf(j *createJournal) *jobJournal {
+func JobsOf(j *Creates) *Jobs {
 	if j == nil || j.dir == "" {
-		return &jobJournal{}
+		return &Jobs{}
 	}
-	jj := &jobJournal{dir: filepath.Join(j.dir, "jobs")}
+	jj := &Jobs{dir: filepath.Join(j.dir, "jobs")}
 	liveJournals.add(&jj.handed)
 	return jj
 }
 
-// jobEntry is an entry this process owns; f holds its lock.
-type jobEntry struct {
-	j    *jobJournal
-	rec  jobRecord
+// JobEntry is an entry this process owns; f holds its lock.
+type JobEntry struct {
+	j    *Jobs
+	rec  JobRecord
 	path string
 	f    *os.File
 }
 
-// runHash identifies a run across processes: the same configuration of
+// Record is what the entry records.
+func (e *JobEntry) Record() JobRecord { return e.rec }
+
+// RunHash identifies a run across processes: the same configuration of
 // the same resource, member and step hashes the same.
-func runHash(parts ...any) string {
+func RunHash(parts ...any) string {
 	b, _ := json.Marshal(parts)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
 
-// adopt claims a leftover entry for hash (nil when there is none).
-func (j *jobJournal) adopt(hash string) *jobEntry {
+// Adopt claims a leftover entry for hash (nil when there is none).
+func (j *Jobs) Adopt(hash string) *JobEntry {
 	if j == nil || j.dir == "" {
 		return nil
 	}
@@ -132,8 +129,8 @@ func (j *jobJournal) adopt(hash string) *jobEntry {
 	return e
 }
 
-// drop forgets leftovers of a job another path (state) now owns.
-func (j *jobJournal) drop(jobID string) {
+// Drop forgets leftovers of a job another path (state) now owns.
+func (j *Jobs) Drop(jobID string) {
 	if j == nil || j.dir == "" {
 		return
 	}
@@ -146,7 +143,7 @@ func (j *jobJournal) drop(jobID string) {
 		kept := list[:0]
 		for _, e := range list {
 			if e.rec.JobID == jobID {
-				e.finish()
+				e.Finish()
 				continue
 			}
 			kept = append(kept, e)
@@ -157,23 +154,23 @@ func (j *jobJournal) drop(jobID string) {
 
 // scan locks every entry no live process holds, keeps those young enough
 // and removes the rest.
-func (j *jobJournal) scan() map[string][]*jobEntry {
-	out := map[string][]*jobEntry{}
+func (j *Jobs) scan() map[string][]*JobEntry {
+	out := map[string][]*JobEntry{}
 	scanLeftovers(j.dir, func(name, path string, f *os.File, data []byte) bool {
-		var rec jobRecord
+		var rec JobRecord
 		if json.Unmarshal(data, &rec) != nil || rec.JobID != name || time.Since(rec.Started) > jobJournalWindow || pastGrace(rec.ReleasedAt) {
 			return false
 		}
-		out[rec.RunHash] = append(out[rec.RunHash], &jobEntry{j: j, rec: rec, path: path, f: f})
+		out[rec.RunHash] = append(out[rec.RunHash], &JobEntry{j: j, rec: rec, path: path, f: f})
 		return true
 	})
 	return out
 }
 
-// begin records a job about to start, locked by this process. The scan
+// Begin records a job about to start, locked by this process. The scan
 // runs first, so this process never adopts its own entries.
-func (j *jobJournal) begin(rec jobRecord) *jobEntry {
-	e := &jobEntry{j: j, rec: rec}
+func (j *Jobs) Begin(rec JobRecord) *JobEntry {
+	e := &JobEntry{j: j, rec: rec}
 	if j == nil || j.dir == "" || strings.ContainsAny(rec.JobID, `/\.`) || rec.JobID == "" {
 		return e
 	}
@@ -190,8 +187,8 @@ func (j *jobJournal) begin(rec jobRecord) *jobEntry {
 	return e
 }
 
-// update rewrites the entry (a confirmed start, a new job ID).
-func (e *jobEntry) update(rec jobRecord) {
+// Update rewrites the entry (a confirmed start, a new job ID).
+func (e *JobEntry) Update(rec JobRecord) {
 	if e == nil {
 		return
 	}
@@ -206,7 +203,7 @@ func (e *jobEntry) update(rec jobRecord) {
 	_ = e.write()
 }
 
-func (e *jobEntry) write() error {
+func (e *JobEntry) write() error {
 	if e.f == nil {
 		return nil
 	}
@@ -217,19 +214,19 @@ func (e *jobEntry) write() error {
 	return writeEntry(&e.f, e.path, data)
 }
 
-// complete records the judged outcome in the entry, which stays (locked)
+// Complete records the judged outcome in the entry, which stays (locked)
 // until its resource stores the result.
-func (e *jobEntry) complete(r *commandResult) {
+func (e *JobEntry) Complete(o *StepOutcome) {
 	if e == nil {
 		return
 	}
 	rec := e.rec
-	rec.Outcome = outcomeOf(r)
-	e.update(rec)
+	rec.Outcome = o
+	e.Update(rec)
 }
 
-// finish removes the entry: the job's outcome is judged.
-func (e *jobEntry) finish() {
+// Finish removes the entry: the job's outcome is judged.
+func (e *JobEntry) Finish() {
 	if e == nil {
 		return
 	}
@@ -237,29 +234,29 @@ func (e *jobEntry) finish() {
 		_ = os.Remove(e.path)
 		e.path = ""
 	}
-	e.release()
+	e.Release()
 }
 
-// handOver keeps the file, unlocked, and drops the lock: the entry's
+// HandOver keeps the file, unlocked, and drops the lock: the entry's
 // result was returned to Terraform, which may be killed before it stores
 // it. A later process's apply of the same run then takes the recorded
 // outcome (or collects the finished job again) instead of running the
-// command twice, unless a plan shows the result in state (forget) or this
-// process ended cleanly more than handOverGrace ago (ReleaseJournals).
-func (e *jobEntry) handOver() {
+// command twice, unless a plan shows the result in state (Forget) or this
+// process ended cleanly more than handOverGrace ago (ReleaseAll).
+func (e *JobEntry) HandOver() {
 	if e == nil || e.f == nil || e.path == "" || e.j == nil {
-		e.finish()
+		e.Finish()
 		return
 	}
 	e.j.handed.add(e.path)
 	e.path = ""
-	e.release()
+	e.Release()
 }
 
-// forget removes the entries of runs whose results Terraform holds: it
+// Forget removes the entries of runs whose results Terraform holds: it
 // planned them from prior state. Runs are named by run hash; entries this
 // process holds for adoption are finished, unlocked ones removed.
-func (j *jobJournal) forget(hashes ...string) {
+func (j *Jobs) Forget(hashes ...string) {
 	if j == nil || j.dir == "" || len(hashes) == 0 {
 		return
 	}
@@ -267,20 +264,20 @@ func (j *jobJournal) forget(hashes ...string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	readUnlockedEntries(j.dir, func(_ string, data []byte) bool {
-		var rec jobRecord
+		var rec JobRecord
 		return json.Unmarshal(data, &rec) == nil && gone[rec.RunHash]
 	})
 	for _, h := range hashes {
 		for _, e := range j.leftovers[h] {
-			e.finish()
+			e.Finish()
 		}
 		delete(j.leftovers, h)
 	}
 }
 
-// release keeps the file and drops the lock: the outcome is unknown, and
+// Release keeps the file and drops the lock: the outcome is unknown, and
 // the next process attaches to the job.
-func (e *jobEntry) release() {
+func (e *JobEntry) Release() {
 	if e != nil && e.f != nil {
 		_ = e.f.Close()
 		e.f = nil

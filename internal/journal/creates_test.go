@@ -1,4 +1,4 @@
-package provider
+package journal
 
 import (
 	"context"
@@ -21,7 +21,7 @@ func req(name string) prime.CreateSandboxRequest {
 
 // die simulates the death of the process that owns an entry: the kernel
 // releases its lock, the file stays.
-func (c *inflightCreate) die() { c.release() }
+func (c *InflightCreate) die() { c.Release() }
 
 // A create whose process died before it returned leaves its key behind; the
 // next process's create of the same configuration replays that key, so the
@@ -38,8 +38,8 @@ func TestCreateJournalAdoptsAKilledCreate(t *testing.T) {
 
 	// Process 1: the sandbox is created, then the process is killed before
 	// Create returns (finish is never called).
-	j1 := newCreateJournal(dir)
-	e1 := j1.begin(req("eval-0"))
+	j1 := NewCreates(dir)
+	e1 := j1.Begin(req("eval-0"))
 	if e1.adopted {
 		t.Fatal("an empty journal adopted something")
 	}
@@ -49,17 +49,17 @@ func TestCreateJournalAdoptsAKilledCreate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e1.recordID(orphan.ID)
+	e1.RecordID(orphan.ID)
 	e1.die()
 
 	// Process 2 (a new journal on the same directory): a different
 	// configuration gets a fresh key; the same one adopts the orphan's key.
-	j2 := newCreateJournal(dir)
-	other := j2.begin(req("eval-1"))
+	j2 := NewCreates(dir)
+	other := j2.Begin(req("eval-1"))
 	if other.key == e1.key || other.adopted {
 		t.Fatal("a different configuration adopted the orphan")
 	}
-	again := j2.begin(req("eval-0"))
+	again := j2.Begin(req("eval-0"))
 	if again.key != e1.key || !again.adopted {
 		t.Fatalf("the same configuration got key %s (adopted %t), want the orphan's %s", again.key, again.adopted, e1.key)
 	}
@@ -69,12 +69,12 @@ func TestCreateJournalAdoptsAKilledCreate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sb.ID != orphan.ID || mock.Stats().SandboxesCreated != 1 || !adoptable(sb, r2) {
+	if sb.ID != orphan.ID || mock.Stats().SandboxesCreated != 1 {
 		t.Fatalf("got %s (created %d), want the orphan %s and one sandbox", sb.ID, mock.Stats().SandboxesCreated, orphan.ID)
 	}
 	// A third create of the same configuration in the same process must not
 	// claim the same entry twice.
-	third := j2.begin(req("eval-0"))
+	third := j2.Begin(req("eval-0"))
 	if third.key == e1.key {
 		t.Fatal("one leftover entry was claimed twice")
 	}
@@ -82,16 +82,16 @@ func TestCreateJournalAdoptsAKilledCreate(t *testing.T) {
 	// Once Create returns, the entry is handed over: kept for a later
 	// process (Terraform may be killed before it stores the ID), stamped
 	// when the process ends cleanly, and gone once that is past the grace.
-	again.handOver()
-	other.handOver()
+	again.HandOver()
+	other.HandOver()
 	if entries, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(entries) != 3 {
 		t.Fatalf("%d journal entries, want 3 (two handed over, the third in flight): %v", len(entries), entries)
 	}
 	j2.handed.release()
-	for _, e := range []*inflightCreate{again, other} {
+	for _, e := range []*InflightCreate{again, other} {
 		agePastGrace(t, filepath.Join(dir, e.key+".json"))
 	}
-	_ = newCreateJournal(dir).begin(req("eval-0")) // a later process scans
+	_ = NewCreates(dir).Begin(req("eval-0")) // a later process scans
 	// The third and the new one.
 	if entries, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(entries) != 2 {
 		t.Fatalf("%d journal entries left, want 2: %v", len(entries), entries)
@@ -123,12 +123,12 @@ func agePastGrace(t *testing.T, path string) {
 // the other, and a finished entry is never written back by recordID.
 func TestCreateJournalNeverAdoptsALiveCreate(t *testing.T) {
 	dir := t.TempDir()
-	owner := newCreateJournal(dir).begin(req("eval-0"))
-	if got := newCreateJournal(dir).begin(req("eval-0")); got.key == owner.key || got.adopted {
+	owner := NewCreates(dir).Begin(req("eval-0"))
+	if got := NewCreates(dir).Begin(req("eval-0")); got.key == owner.key || got.adopted {
 		t.Fatal("a create still in flight was adopted by another journal")
 	}
-	owner.finish()
-	owner.recordID("sbx-late") // a late write after finish must not recreate the file
+	owner.Finish()
+	owner.RecordID("sbx-late") // a late write after finish must not recreate the file
 	if _, err := os.Stat(filepath.Join(dir, owner.key+".json")); !os.IsNotExist(err) {
 		t.Fatalf("the finished entry exists again (err %v)", err)
 	}
@@ -136,16 +136,16 @@ func TestCreateJournalNeverAdoptsALiveCreate(t *testing.T) {
 
 func TestCreateJournalIsBestEffort(t *testing.T) {
 	// An unusable directory disables the journal instead of failing creates.
-	j := newCreateJournal("/proc/no-such-place/prime")
-	e := j.begin(req("x"))
+	j := NewCreates("/proc/no-such-place/prime")
+	e := j.Begin(req("x"))
 	if e.key == "" {
 		t.Fatal("a key is always returned")
 	}
-	e.recordID("sbx")
-	e.finish()
+	e.RecordID("sbx")
+	e.Finish()
 
 	// A disabled journal ("", create_journal = false) writes nothing.
-	if e := newCreateJournal("").begin(req("x")); e.key == "" || e.path != "" || e.f != nil {
+	if e := NewCreates("").Begin(req("x")); e.key == "" || e.path != "" || e.f != nil {
 		t.Fatalf("a disabled journal recorded an entry: %+v", e)
 	}
 }
@@ -154,39 +154,17 @@ func TestCreateJournalIsBestEffort(t *testing.T) {
 // idempotency key may have been forgotten by the platform, or reused.
 func TestCreateJournalReplaysOnlyRecentEntries(t *testing.T) {
 	dir := t.TempDir()
-	stale := newCreateJournal(dir).begin(req("x"))
+	stale := NewCreates(dir).Begin(req("x"))
 	stale.e.Started = time.Now().Add(-journalReplayWindow - time.Hour)
 	if err := stale.write(); err != nil {
 		t.Fatal(err)
 	}
 	stale.die()
-	if got := newCreateJournal(dir).begin(req("x")); got.key == stale.key {
+	if got := NewCreates(dir).Begin(req("x")); got.key == stale.key {
 		t.Fatal("a stale entry was adopted")
 	}
 	if _, err := os.Stat(filepath.Join(dir, stale.key+".json")); !os.IsNotExist(err) {
 		t.Fatalf("the stale entry was not removed (err %v)", err)
-	}
-}
-
-// A replayed key only counts when its sandbox is the one asked for and
-// still runs.
-func TestAdoptable(t *testing.T) {
-	want := req("eval-0")
-	for _, tc := range []struct {
-		sb   prime.Sandbox
-		want bool
-	}{
-		{prime.Sandbox{Name: "eval-0", DockerImage: "img", Status: prime.StatusRunning}, true},
-		{prime.Sandbox{Name: "eval-0", DockerImage: "img", Status: prime.StatusPending}, true},
-		{prime.Sandbox{Name: "eval-0", DockerImage: "img", Status: prime.StatusTerminated}, false},
-		{prime.Sandbox{Name: "eval-0", DockerImage: "img", Status: prime.StatusError}, false},
-		{prime.Sandbox{Name: "eval-1", DockerImage: "img", Status: prime.StatusRunning}, false},
-		{prime.Sandbox{Name: "eval-0", DockerImage: "other", Status: prime.StatusRunning}, false},
-	} {
-		if got := adoptable(&tc.sb, want); got != tc.want {
-			b, _ := json.Marshal(tc.sb)
-			t.Errorf("adoptable(%s) = %t, want %t", b, got, tc.want)
-		}
 	}
 }
 
@@ -197,14 +175,14 @@ func TestAdoptable(t *testing.T) {
 // state after the provider stops), and removes them after it.
 func TestCreateJournalHandOverAll(t *testing.T) {
 	dir := t.TempDir()
-	j := newCreateJournal(dir)
-	entries := []*inflightCreate{nil}
+	j := NewCreates(dir)
+	entries := []*InflightCreate{nil}
 	for i := range 40 {
-		e := j.begin(req(fmt.Sprintf("eval-%d", i)))
-		e.recordID(fmt.Sprintf("sbx-%d", i))
+		e := j.Begin(req(fmt.Sprintf("eval-%d", i)))
+		e.RecordID(fmt.Sprintf("sbx-%d", i))
 		entries = append(entries, e)
 	}
-	handOverAll(entries)
+	HandOverAll(entries)
 	for _, e := range entries[1:] {
 		if e.f != nil || e.path != "" {
 			t.Fatalf("entry %s still holds its file", e.key)
@@ -219,11 +197,11 @@ func TestCreateJournalHandOverAll(t *testing.T) {
 	for _, e := range entries[2:] {
 		agePastGrace(t, filepath.Join(dir, e.key+".json"))
 	}
-	later := newCreateJournal(dir)
-	if got := later.begin(req("eval-0")); !got.adopted || got.key != entries[1].key {
+	later := NewCreates(dir)
+	if got := later.Begin(req("eval-0")); !got.adopted || got.key != entries[1].key {
 		t.Fatal("an entry stamped by a clean end was not adoptable within the grace")
 	}
-	if got := later.begin(req("eval-1")); got.adopted {
+	if got := later.Begin(req("eval-1")); got.adopted {
 		t.Fatal("an entry past the grace was adopted")
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(left) != 2 { // the adopted one, and eval-1's new one
@@ -240,30 +218,30 @@ func TestCreateJournalHandOverAll(t *testing.T) {
 // that state already has.
 func TestCreateJournalHandedOverEntries(t *testing.T) {
 	dir := t.TempDir()
-	killed := newCreateJournal(dir)
-	lost, kept := killed.begin(req("eval-lost")), killed.begin(req("eval-kept"))
-	lost.recordID("sbx-lost")
-	kept.recordID("sbx-kept")
-	lost.handOver()
-	kept.handOver()
+	killed := NewCreates(dir)
+	lost, kept := killed.Begin(req("eval-lost")), killed.Begin(req("eval-kept"))
+	lost.RecordID("sbx-lost")
+	kept.RecordID("sbx-kept")
+	lost.HandOver()
+	kept.HandOver()
 
 	// The killed process's own journal never adopts its entries.
-	if again := killed.begin(req("eval-lost")); again.adopted {
+	if again := killed.Begin(req("eval-lost")); again.adopted {
 		t.Fatal("a process adopted an entry it handed over itself")
 	}
 
 	// The next run's plan sees sbx-kept in prior state.
-	newCreateJournal(dir).forget("sbx-kept", "sbx-unknown")
+	NewCreates(dir).Forget("sbx-kept", "sbx-unknown")
 	if _, err := os.Stat(filepath.Join(dir, kept.key+".json")); !os.IsNotExist(err) {
 		t.Fatalf("the entry of a sandbox in prior state was not removed (err %v)", err)
 	}
 
 	// Its apply creates both again: the lost one adopts, the kept one not.
-	next := newCreateJournal(dir)
-	if got := next.begin(req("eval-lost")); !got.adopted || got.key != lost.key {
+	next := NewCreates(dir)
+	if got := next.Begin(req("eval-lost")); !got.adopted || got.key != lost.key {
 		t.Fatalf("the lost sandbox's entry was not adopted: key %s adopted %t", got.key, got.adopted)
 	}
-	if got := next.begin(req("eval-kept")); got.adopted || got.key == kept.key {
+	if got := next.Begin(req("eval-kept")); got.adopted || got.key == kept.key {
 		t.Fatal("the entry of a sandbox in state was adopted")
 	}
 }
@@ -272,13 +250,13 @@ func TestCreateJournalHandedOverEntries(t *testing.T) {
 // scan ran before the plan that shows Terraform holds them).
 func TestCreateJournalForgetAfterScan(t *testing.T) {
 	dir := t.TempDir()
-	old := newCreateJournal(dir).begin(req("eval-0"))
-	old.recordID("sbx-0")
-	old.handOver()
-	j := newCreateJournal(dir)
-	_ = j.begin(req("other")) // scans: holds old's entry
-	j.forget("sbx-0")
-	if got := j.begin(req("eval-0")); got.adopted {
+	old := NewCreates(dir).Begin(req("eval-0"))
+	old.RecordID("sbx-0")
+	old.HandOver()
+	j := NewCreates(dir)
+	_ = j.Begin(req("other")) // scans: holds old's entry
+	j.Forget("sbx-0")
+	if got := j.Begin(req("eval-0")); got.adopted {
 		t.Fatal("an entry forgotten after the scan was adopted")
 	}
 	if _, err := os.Stat(filepath.Join(dir, old.key+".json")); !os.IsNotExist(err) {

@@ -1,0 +1,35 @@
+// Package journal keeps the provider's crash-safety journals: small files
+// that let the next apply find what a killed or interrupted one left
+// behind, so a sandbox is never left untracked and a command never runs
+// twice.
+//
+// It owns:
+//
+//   - the create journal (Creates, creates.go): each sandbox create's
+//     idempotency key, recorded and locked before the create, so the next
+//     create of the same configuration replays the key and adopts the
+//     sandbox instead of making a second one;
+//   - the job journal (Jobs, jobs.go): each background job's ID and, for a
+//     fleet member's finished step, its judged outcome, so the next apply
+//     attaches to the job (or takes the outcome) instead of starting it
+//     again; RunHash names a run across processes;
+//   - the entry files both share (files.go): one JSON entry per file, held
+//     under an exclusive flock(2) that dies with its process (lock_unix.go;
+//     no such lock elsewhere, so the journals are off there), rewritten
+//     atomically (written and locked under a temporary name, then renamed),
+//     hand-over (a result returned to Terraform keeps its entry, unlocked,
+//     until a plan shows it in state), and the grace after a clean end
+//     (ReleaseAll);
+//   - where the journals live: under the user's cache directory, one
+//     directory per Terraform working directory and workspace
+//     (DefaultCreates). These names and the entries' JSON are an on-disk
+//     format: users' existing journals must stay readable and adoptable, so
+//     change neither without a migration.
+//
+// Everything is best effort: a file-system problem disables a journal, it
+// never fails an apply.
+//
+// It may import the standard library and internal/prime (for the create
+// request it hashes and the keys it makes), nothing else of this module and
+// no Terraform package: internal/provider imports it, never the reverse.
+package journal
