@@ -82,7 +82,7 @@ func TestAccUpgrade_stateFromPreviousReleasePlansEmpty(t *testing.T) {
 		}
 		ids[sb.key] = created.ID
 	}
-	tmpl, err := os.ReadFile(filepath.Join("testdata", "state-v0", "terraform.tfstate.tmpl"))
+	tmpl, err := os.ReadFile(filepath.Join("testdata", "state-v0", "state.json.tmpl"))
 	if err != nil {
 		t.Fatal(err)
 	}
