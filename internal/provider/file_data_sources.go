@@ -29,6 +29,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var (
@@ -276,11 +277,11 @@ func (d *sandboxFileDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 }
 
 func (d *sandboxFileDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if !requireClient(d.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(d.client, &resp.Diagnostics) {
 		return
 	}
 	var m sandboxFileDataModel
-	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -304,7 +305,7 @@ func (d *sandboxFileDataSource) Read(ctx context.Context, req datasource.ReadReq
 	m.Exists = v.Exists.(types.Bool)
 	m.SHA256, m.Size = v.SHA256.(types.String), v.Size.(types.Int64)
 	m.Content, m.ContentBase64, m.SensitiveContent = v.Content.(types.String), v.ContentBase64.(types.String), v.Sensitive
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &m)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &m)...)
 }
 
 // NewFleetFileDataSource is the prime_fleet_file data source constructor.
@@ -377,12 +378,12 @@ func (d *fleetFileDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 }
 
 func (d *fleetFileDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if !requireClient(d.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(d.client, &resp.Diagnostics) {
 		return
 	}
 	var m fleetFileDataModel
-	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
-	ids := stringMapOf(ctx, m.SandboxIDs, &resp.Diagnostics)
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &m)...)
+	ids := tfkit.StringMapOf(ctx, m.SandboxIDs, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -396,7 +397,7 @@ func (d *fleetFileDataSource) Read(ctx context.Context, req datasource.ReadReque
 	secret := make(map[string]attr.Value, len(ids))
 	var notText, gone []string
 	var problems memberProblems
-	forEachMember(ctx, sortedKeys(ids), limit, func(ctx context.Context, key string) {
+	forEachMember(ctx, tfkit.SortedKeys(ids), limit, func(ctx context.Context, key string) {
 		f, err := readSmallFile(ctx, d.client, ids[key], remote, maxSize, m.AllowMissing.ValueBool())
 		if err != nil {
 			problems.add(key, "%v", err)
@@ -433,7 +434,7 @@ func (d *fleetFileDataSource) Read(ctx context.Context, req datasource.ReadReque
 	}
 	if len(notText) > 0 {
 		resp.Diagnostics.AddWarning("Files are not text", fmt.Sprintf("%s is not valid UTF-8 on members %s, so their content "+
-			"is null; use content_base64.", remote, quoteKeys(sortedKeys(setOfKeys(notText)))))
+			"is null; use content_base64.", remote, tfkit.QuoteKeys(tfkit.SortedKeys(tfkit.SetOf(notText)))))
 	}
 	m.ID = types.StringValue(remote)
 	m.Files = types.MapValueMust(fleetReadType(), files)
@@ -441,13 +442,5 @@ func (d *fleetFileDataSource) Read(ctx context.Context, req datasource.ReadReque
 	if sensitive {
 		m.SensitiveFiles = types.MapValueMust(sensitiveContentType(), secret)
 	}
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &m)...)
-}
-
-func setOfKeys(keys []string) map[string]bool {
-	out := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		out[k] = true
-	}
-	return out
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &m)...)
 }

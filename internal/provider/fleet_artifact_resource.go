@@ -26,6 +26,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var (
@@ -100,8 +101,8 @@ func fleetArtifactMembersOf(v types.Map, diags *diag.Diagnostics) map[string]fle
 	return membersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetArtifactMember {
 		files, _ := a["files"].(types.List)
 		refused, _ := a["refused"].(types.List)
-		return fleetArtifactMember{SandboxID: stringAttr(a, "sandbox_id"), LocalPath: stringAttr(a, "local_path"),
-			Exists: boolAttr(a, "exists"), Files: files, Refused: refused}
+		return fleetArtifactMember{SandboxID: tfkit.StringAttr(a, "sandbox_id"), LocalPath: tfkit.StringAttr(a, "local_path"),
+			Exists: tfkit.BoolAttr(a, "exists"), Files: files, Refused: refused}
 	})
 }
 
@@ -204,7 +205,7 @@ func lastElem(p string) string {
 
 func (r *fleetArtifactResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m fleetArtifactModel
-	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() || m.MemberTriggers.IsNull() || m.MemberTriggers.IsUnknown() || m.SandboxIDs.IsUnknown() || m.SandboxIDs.IsNull() {
 		return
 	}
@@ -217,7 +218,7 @@ func (r *fleetArtifactResource) ValidateConfig(ctx context.Context, req resource
 	if len(strays) > 0 {
 		resp.Diagnostics.AddAttributeWarning(path.Root("member_triggers"), "Triggers of unknown members",
 			fmt.Sprintf("member_triggers: %s %s not a key of sandbox_ids, so nothing follows from it.",
-				quoteKeys(sortedKeys(setOfKeys(strays))), pluralVerb(len(strays), "is", "are")))
+				tfkit.QuoteKeys(tfkit.SortedKeys(tfkit.SetOf(strays))), tfkit.PluralVerb(len(strays), "is", "are")))
 	}
 }
 
@@ -247,19 +248,19 @@ func (r *fleetArtifactResource) ModifyPlan(ctx context.Context, req resource.Mod
 		return
 	}
 	var plan fleetArtifactModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	if plan.SandboxIDs.IsUnknown() || plan.MemberTriggers.IsUnknown() {
 		plan.Members = types.MapUnknown(fleetArtifactMemberType())
-		resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+		resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 		return
 	}
 	var state fleetArtifactModel
 	var prior map[string]fleetArtifactMember
 	if !req.State.Raw.IsNull() {
-		resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+		resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 		prior = fleetArtifactMembersOf(state.Members, &resp.Diagnostics)
 	}
 	planned := map[string]*fleetArtifactMember{}
@@ -272,7 +273,7 @@ func (r *fleetArtifactResource) ModifyPlan(ctx context.Context, req resource.Mod
 		planned[k] = nil
 	}
 	plan.Members = fleetArtifactMembersValue(planned)
-	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 }
 
 // downloadMembers downloads the members in ids concurrently.
@@ -281,7 +282,7 @@ func (r *fleetArtifactResource) downloadMembers(ctx context.Context, m fleetArti
 	done := map[string]fleetArtifactMember{}
 	refused := map[string][]prime.RefusedEntry{}
 	tflog.Info(ctx, "downloading from fleet", map[string]any{"members": len(ids), "path": m.RemotePath.ValueString()})
-	forEachMember(ctx, sortedKeys(ids), int(m.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
+	forEachMember(ctx, tfkit.SortedKeys(ids), int(m.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
 		local := memberLocalPath(m.LocalPath.ValueString(), key)
 		res, err := downloadArtifact(ctx, r.client, artifactRequest{
 			SandboxID: ids[key], Remote: m.RemotePath.ValueString(), Local: local, Kind: m.Kind.ValueString(),
@@ -309,19 +310,19 @@ func warnRefused(diags *diag.Diagnostics, m fleetArtifactModel, refused map[stri
 		return
 	}
 	var b strings.Builder
-	for _, k := range sortedKeys(refused) {
+	for _, k := range tfkit.SortedKeys(refused) {
 		fmt.Fprintf(&b, "\nMember %q (%s):%s", k, memberLocalPath(m.LocalPath.ValueString(), k), refusedSummary(refused[k]))
 	}
 	diags.AddWarning("Archive entries refused", fmt.Sprintf("%s held entries that were not unpacked:%s", m.RemotePath.ValueString(), b.String()))
 }
 
 func (r *fleetArtifactResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var plan fleetArtifactModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
-	ids := stringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	ids := tfkit.StringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -333,15 +334,15 @@ func (r *fleetArtifactResource) Create(ctx context.Context, req resource.CreateR
 		return
 	}
 	plan.ID = types.StringValue(prime.NewIdempotencyKey()[:16])
-	plan.Members = fleetArtifactMembersValue(pointersOf(done))
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	plan.Members = fleetArtifactMembersValue(tfkit.PointersOf(done))
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 }
 
 // Read drops members whose files are missing or changed on disk, so the
 // next apply downloads them again.
 func (r *fleetArtifactResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state fleetArtifactModel
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -359,9 +360,9 @@ func (r *fleetArtifactResource) Read(ctx context.Context, req resource.ReadReque
 	}
 	resp.Diagnostics.AddWarning("Downloaded files changed on disk",
 		fmt.Sprintf("Files of members %s are missing or changed size; the next apply downloads them again.",
-			quoteKeys(sortedKeys(setOfKeys(dropped)))))
-	state.Members = fleetArtifactMembersValue(pointersOf(members))
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+			tfkit.QuoteKeys(tfkit.SortedKeys(tfkit.SetOf(dropped)))))
+	state.Members = fleetArtifactMembersValue(tfkit.PointersOf(members))
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 }
 
 // Update downloads the members ModifyPlan planned to download and keeps the
@@ -369,9 +370,9 @@ func (r *fleetArtifactResource) Read(ctx context.Context, req resource.ReadReque
 // keep_on_destroy = false).
 func (r *fleetArtifactResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, state fleetArtifactModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
-	ids := stringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+	ids := tfkit.StringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
 	prior := fleetArtifactMembersOf(state.Members, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -387,7 +388,7 @@ func (r *fleetArtifactResource) Update(ctx context.Context, req resource.UpdateR
 	}
 	var problems memberProblems
 	if len(todo) > 0 {
-		if !requireClient(r.client, &resp.Diagnostics) {
+		if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 			return
 		}
 		done, refused := r.downloadMembers(ctx, plan, todo, &problems)
@@ -403,8 +404,8 @@ func (r *fleetArtifactResource) Update(ctx context.Context, req resource.UpdateR
 			}
 		}
 	}
-	plan.Members = fleetArtifactMembersValue(pointersOf(records))
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	plan.Members = fleetArtifactMembersValue(tfkit.PointersOf(records))
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 	if problems.len() > 0 {
 		addFleetFailure(&resp.Diagnostics, "download", &problems, len(todo))
 	}
@@ -413,7 +414,7 @@ func (r *fleetArtifactResource) Update(ctx context.Context, req resource.UpdateR
 // Delete keeps the files unless keep_on_destroy is false.
 func (r *fleetArtifactResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state fleetArtifactModel
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() || state.KeepOnDestroy.ValueBool() {
 		return
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 // memberProgress is a member an apply left mid-way: the step whose job was
@@ -41,7 +42,7 @@ func encodeProgress(p map[string]memberProgress) []byte {
 	return b
 }
 
-func progressOf(ctx context.Context, priv privateGetter) map[string]memberProgress {
+func progressOf(ctx context.Context, priv tfkit.PrivateGetter) map[string]memberProgress {
 	if priv == nil {
 		return nil
 	}
@@ -113,10 +114,10 @@ func stepHash(plan fleetCommandModel, run fleetRun, key, sandboxID string, step 
 // a fleet command's state records.
 func recordedStepHashes(ctx context.Context, state fleetCommandModel) []string {
 	var diags diag.Diagnostics
-	commands, d := stringList(ctx, state.Commands)
+	commands, d := tfkit.StringList(ctx, state.Commands)
 	diags.Append(d...)
 	records := commandMemberRecordsOf(state, &diags)
-	ids, d := stringMap(ctx, state.SandboxIDs)
+	ids, d := tfkit.StringMap(ctx, state.SandboxIDs)
 	diags.Append(d...)
 	if diags.HasError() {
 		return nil
@@ -262,7 +263,7 @@ func memberWarnings(key string, ws []string) []string {
 // running (the resource is being destroyed or replaced).
 func stopPendingMembers(ctx context.Context, c *prime.Client, jobs *journal.Jobs, progress map[string]memberProgress, diags *diag.Diagnostics) {
 	var problems memberProblems
-	forEachMember(ctx, sortedKeys(progress), defaultFleetConcurrency, func(ctx context.Context, key string) {
+	forEachMember(ctx, tfkit.SortedKeys(progress), defaultFleetConcurrency, func(ctx context.Context, key string) {
 		if err := stopRunningJob(ctx, c, jobs, progress[key].Job); err != nil {
 			problems.add(key, "%v", err)
 		}

@@ -32,6 +32,7 @@ import (
 
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var (
@@ -305,7 +306,7 @@ func (r *fleetCommandResource) Schema(_ context.Context, _ resource.SchemaReques
 
 func (r *fleetCommandResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m fleetCommandModel
-	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -321,12 +322,12 @@ const memberKeyEnv = "PRIME_MEMBER_KEY"
 // member key's variable, that env_wo does not name a member variable, and
 // that every entry is a member.
 func validateMemberEnv(ctx context.Context, m fleetCommandModel, diags *diag.Diagnostics) {
-	env, _ := stringMap(ctx, m.Env)
+	env, _ := tfkit.StringMap(ctx, m.Env)
 	if _, set := env[memberKeyEnv]; set {
 		diags.AddAttributeError(path.Root("env"), "Invalid command configuration",
 			fmt.Sprintf("env: %s is set by the provider to each member's key", memberKeyEnv))
 	}
-	secret, _ := stringMap(ctx, m.EnvWO)
+	secret, _ := tfkit.StringMap(ctx, m.EnvWO)
 	if _, set := secret[memberKeyEnv]; set {
 		diags.AddAttributeError(path.Root("env_wo"), "Invalid command configuration",
 			fmt.Sprintf("env_wo: %s is set by the provider to each member's key", memberKeyEnv))
@@ -334,13 +335,13 @@ func validateMemberEnv(ctx context.Context, m fleetCommandModel, diags *diag.Dia
 	if m.MemberEnv.IsNull() || m.MemberEnv.IsUnknown() {
 		return
 	}
-	for _, key := range sortedKeys(m.MemberEnv.Elements()) {
+	for _, key := range tfkit.SortedKeys(m.MemberEnv.Elements()) {
 		vars, ok := m.MemberEnv.Elements()[key].(types.Map)
 		if !ok || vars.IsUnknown() {
 			continue
 		}
 		at := path.Root("member_env").AtMapKey(key)
-		for _, name := range sortedKeys(vars.Elements()) {
+		for _, name := range tfkit.SortedKeys(vars.Elements()) {
 			switch {
 			case !prime.ValidEnvName(name):
 				diags.AddAttributeError(at, "Invalid command configuration",
@@ -367,7 +368,7 @@ func validateMemberEnv(ctx context.Context, m fleetCommandModel, diags *diag.Dia
 	}
 	if len(strays) > 0 {
 		diags.AddAttributeError(path.Root("member_env"), "Invalid command configuration",
-			fmt.Sprintf("member_env: %s %s not a key of sandbox_ids", quoteKeys(sortedKeys(setOfKeys(strays))), pluralVerb(len(strays), "is", "are")))
+			fmt.Sprintf("member_env: %s %s not a key of sandbox_ids", tfkit.QuoteKeys(tfkit.SortedKeys(tfkit.SetOf(strays))), tfkit.PluralVerb(len(strays), "is", "are")))
 	}
 }
 
@@ -419,7 +420,7 @@ func sameMemberEnv(a, b types.Map) bool {
 // wants it.
 func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	var held fleetCommandModel
-	if !req.State.Raw.IsNull() && !getState(ctx, req.State, &held).HasError() && held.Background.ValueBool() {
+	if !req.State.Raw.IsNull() && !tfkit.GetState(ctx, req.State, &held).HasError() && held.Background.ValueBool() {
 		// Terraform holds these members' results: their journal entries go.
 		r.jobs.Forget(recordedStepHashes(ctx, held)...)
 	}
@@ -427,7 +428,7 @@ func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	var plan fleetCommandModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -435,7 +436,7 @@ func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.Modi
 	priorSensitive := false
 	var state fleetCommandModel
 	if !req.State.Raw.IsNull() {
-		resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+		resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 		prior = commandMemberRecordsOf(state, &resp.Diagnostics)
 		priorSensitive = state.SensitiveOutput.ValueBool()
 	}
@@ -493,7 +494,7 @@ func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 }
 
 // fleetRun is what Create and Update run: the arguments every member shares.
@@ -542,7 +543,7 @@ func fleetRunOf(ctx context.Context, plan fleetCommandModel, envWO types.Map, di
 	}, envWO)
 	diags.Append(d...)
 	base.AfterFailure = "" // the fleet's one error says what was stored
-	commands, d := stringList(ctx, plan.Commands)
+	commands, d := tfkit.StringList(ctx, plan.Commands)
 	diags.Append(d...)
 	run := fleetRun{base: base, commands: commands, limit: int(plan.MaxConcurrency.ValueInt64()), memberEnv: map[string]map[string]string{}}
 	if !plan.MemberEnv.IsNull() && !plan.MemberEnv.IsUnknown() {
@@ -551,7 +552,7 @@ func fleetRunOf(ctx context.Context, plan fleetCommandModel, envWO types.Map, di
 			if !ok {
 				continue
 			}
-			m, d := stringMap(ctx, vars)
+			m, d := tfkit.StringMap(ctx, vars)
 			diags.Append(d...)
 			run.memberEnv[key] = m
 		}
@@ -583,14 +584,14 @@ func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommand
 		limit, slots = 0, make(chan struct{}, max(run.limit, 1))
 	}
 	mode := stepOutputOf(plan)
-	run.reporter = newProgressReporter(ctx, progressOptions{What: "prime_fleet_command", Keys: sortedKeys(ids),
+	run.reporter = newProgressReporter(ctx, progressOptions{What: "prime_fleet_command", Keys: tfkit.SortedKeys(ids),
 		States: commandProgressStates, File: progressFileOf(plan.OutputDir)})
 	defer func() {
 		if err := run.reporter.stop(); err != nil {
 			fr.warnings = append(fr.warnings, err.Error())
 		}
 	}()
-	forEachMember(ctx, sortedKeys(ids), limit, func(ctx context.Context, key string) {
+	forEachMember(ctx, tfkit.SortedKeys(ids), limit, func(ctx context.Context, key string) {
 		id := ids[key]
 		run.reporter.update(key, func(m *memberProgressState) {
 			m.State, m.SandboxID, m.Steps = progressRunning, id, len(run.commands)
@@ -656,18 +657,18 @@ func (r *fleetCommandResource) runMemberInForeground(ctx context.Context, run fl
 }
 
 func (r *fleetCommandResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var plan fleetCommandModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
 	var envWO types.Map
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("env_wo"), &envWO)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	run := fleetRunOf(ctx, plan, envWO, &resp.Diagnostics)
-	ids := stringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
+	ids := tfkit.StringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -690,7 +691,7 @@ func (r *fleetCommandResource) Create(ctx context.Context, req resource.CreateRe
 	maps.Copy(records, fr.failed)
 	r.setRecords(ctx, &plan, records, &resp.Diagnostics)
 	r.recordPending(ctx, &plan, fr, resp.Private, &resp.Diagnostics)
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 	fr.settle(!resp.Diagnostics.HasError())
 	if problems.len() > 0 {
 		// on_member_failure = "record": a background create promised no
@@ -709,14 +710,14 @@ func addWarnings(diags *diag.Diagnostics, summary string, ws []string) {
 // recordPending keeps the members left mid-way (an interrupted apply, a job
 // whose outcome could not be read) in private state, with their steps'
 // results, and in running_jobs, and says so when an interrupt left them.
-func (r *fleetCommandResource) recordPending(ctx context.Context, m *fleetCommandModel, fr *fleetRunResult, priv privateSetter, diags *diag.Diagnostics) {
+func (r *fleetCommandResource) recordPending(ctx context.Context, m *fleetCommandModel, fr *fleetRunResult, priv tfkit.PrivateSetter, diags *diag.Diagnostics) {
 	diags.Append(priv.SetKey(ctx, pendingMembersKey, encodeProgress(fr.pending))...)
 	m.RunningJobs = fleetCommandJobsValue(fr.pending)
 	if len(fr.pending) == 0 || !fr.interrupted {
 		return
 	}
 	var b strings.Builder
-	for _, k := range sortedKeys(fr.pending) {
+	for _, k := range tfkit.SortedKeys(fr.pending) {
 		p := fr.pending[k]
 		fmt.Fprintf(&b, "\n  %q: step %d, job %s in sandbox %s", k, p.Step+1, p.Job.JobID, p.SandboxID)
 	}
@@ -735,15 +736,15 @@ func (r *fleetCommandResource) Read(_ context.Context, req resource.ReadRequest,
 // and keeps the others' results. Failed members are recorded as failed.
 func (r *fleetCommandResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, state fleetCommandModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	var envWO types.Map
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("env_wo"), &envWO)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	run := fleetRunOf(ctx, plan, envWO, &resp.Diagnostics)
-	ids := stringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
+	ids := tfkit.StringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
 	prior := commandMemberRecordsOf(state, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -762,7 +763,7 @@ func (r *fleetCommandResource) Update(ctx context.Context, req resource.UpdateRe
 	var problems memberProblems
 	fr := &fleetRunResult{}
 	if len(toRun) > 0 {
-		if !requireClient(r.client, &resp.Diagnostics) {
+		if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 			return
 		}
 		if progress := progressOf(ctx, req.Private); len(progress) > 0 {
@@ -778,7 +779,7 @@ func (r *fleetCommandResource) Update(ctx context.Context, req resource.UpdateRe
 	plan.EnvWO = types.MapNull(types.StringType)
 	r.setRecords(ctx, &plan, records, &resp.Diagnostics)
 	r.recordPending(ctx, &plan, fr, resp.Private, &resp.Diagnostics)
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 	fr.settle(!resp.Diagnostics.HasError())
 	if fr.interrupted {
 		resp.Diagnostics.AddError("Apply interrupted", "The apply was interrupted while background jobs ran (see the warning "+
@@ -807,7 +808,7 @@ func (r *fleetCommandResource) Delete(ctx context.Context, req resource.DeleteRe
 	if len(progress) == 0 {
 		return
 	}
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	stopPendingMembers(ctx, r.client, r.jobs, progress, &resp.Diagnostics)

@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var (
@@ -147,7 +148,7 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 
 func (r *fleetEgressPolicyResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m fleetEgressPolicyModel
-	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -171,7 +172,7 @@ func (r *fleetEgressPolicyResource) ValidateConfig(ctx context.Context, req reso
 // it twice), or returns "".
 func sameSandboxTwice(ids map[string]string) string {
 	first := make(map[string]string, len(ids))
-	for _, k := range sortedKeys(ids) {
+	for _, k := range tfkit.SortedKeys(ids) {
 		if other, dup := first[ids[k]]; dup {
 			return fmt.Sprintf("sandbox_ids: keys %q and %q both name sandbox %s; a sandbox takes one policy, so give each "+
 				"member its own sandbox", other, k, ids[k])
@@ -190,7 +191,7 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 		return // destroy
 	}
 	var plan fleetEgressPolicyModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -206,7 +207,7 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 	samePolicy := false
 	if !req.State.Raw.IsNull() {
 		var state fleetEgressPolicyModel
-		resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+		resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 		prior = fleetMembersOf(state.Members, &resp.Diagnostics)
 		prev, d := policyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
 		resp.Diagnostics.Append(d...)
@@ -256,14 +257,14 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 		plan.Members = members
 		if !req.State.Raw.IsNull() && !rewrites {
 			var state fleetEgressPolicyModel
-			resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+			resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 			plan.ID = state.ID
 		}
 	}
 	if req.State.Raw.IsNull() || !samePolicy {
 		plan.egressLists.warnPlanned(ctx, path.Empty(), &resp.Diagnostics)
 	}
-	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 }
 
 // rewritesHeldSandbox: a member planned to be written may land on a
@@ -369,11 +370,11 @@ func memberLockProblem(id string, err error) string {
 }
 
 func (r *fleetEgressPolicyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var plan fleetEgressPolicyModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -383,7 +384,7 @@ func (r *fleetEgressPolicyResource) Create(ctx context.Context, req resource.Cre
 	}
 	timeout, d := plan.Timeouts.Create(ctx, defaultEgressTimeout)
 	resp.Diagnostics.Append(d...)
-	ids := stringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
+	ids := tfkit.StringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -394,7 +395,7 @@ func (r *fleetEgressPolicyResource) Create(ctx context.Context, req resource.Cre
 	tflog.Info(ctx, "locking fleet egress", map[string]any{"members": len(ids), "timeout": timeout.String()})
 	out := &policyOutcomes{members: map[string]fleetPolicyMember{}, baselines: map[string]prime.EgressPolicy{}}
 	var problems memberProblems
-	forEachMember(ctx, sortedKeys(ids), 0, func(ctx context.Context, key string) {
+	forEachMember(ctx, tfkit.SortedKeys(ids), 0, func(ctx context.Context, key string) {
 		res, err := lockSandbox(ctx, r.client, r.baselines, ids[key], policy, timeout)
 		if err != nil {
 			problems.add(key, "%s", memberLockProblem(ids[key], err))
@@ -418,7 +419,7 @@ func (r *fleetEgressPolicyResource) Create(ctx context.Context, req resource.Cre
 	}
 	plan.ID = types.StringValue(prime.NewIdempotencyKey()[:16])
 	resp.Diagnostics.Append(r.record(ctx, &plan, policy, out.members)...)
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, baselineKey, encodeMemberBaselines(out.baselines))...)
 }
 
@@ -440,12 +441,12 @@ func (r *fleetEgressPolicyResource) record(ctx context.Context, m *fleetEgressPo
 // write as its own); a failed new member is not recorded (as a failed
 // create, its baseline noted).
 func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var plan, state fleetEgressPolicyModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -463,7 +464,7 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 	resp.Diagnostics.Append(d...)
 	prev, d := policyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
 	resp.Diagnostics.Append(d...)
-	ids := stringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
+	ids := tfkit.StringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
 	prior := fleetMembersOf(state.Members, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -495,7 +496,7 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 	// so the next plan shows the same moves and retries them all.
 	restoredKeys := map[string]bool{}
 	var mu sync.Mutex
-	forEachMember(ctx, sortedKeys(prior), 0, func(ctx context.Context, key string) {
+	forEachMember(ctx, tfkit.SortedKeys(prior), 0, func(ctx context.Context, key string) {
 		p := prior[key]
 		old := p.SandboxID.ValueString()
 		if id, wanted := ids[key]; wanted && id == old {
@@ -522,7 +523,7 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 		}
 		plan.ID = state.ID // nothing was written
 		resp.Diagnostics.Append(r.record(ctx, &plan, policy, out.members)...)
-		resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 		resp.Diagnostics.Append(resp.Private.SetKey(ctx, baselineKey, encodeMemberBaselines(out.baselines))...)
 		out.addWarnings(&resp.Diagnostics)
 		resp.Diagnostics.AddError("Egress not restored",
@@ -532,7 +533,7 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 		return
 	}
 	// Then every wanted member: handed over, locked, relocked or kept.
-	forEachMember(ctx, sortedKeys(ids), 0, func(ctx context.Context, key string) {
+	forEachMember(ctx, tfkit.SortedKeys(ids), 0, func(ctx context.Context, key string) {
 		id := ids[key]
 		p, had := prior[key]
 		baseline, rec, has := baselines[key], p, had && p.SandboxID.ValueString() == id
@@ -570,7 +571,7 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 		plan.ID = types.StringValue(prime.NewIdempotencyKey()[:16])
 	}
 	resp.Diagnostics.Append(r.record(ctx, &plan, policy, out.members)...)
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, baselineKey, encodeMemberBaselines(out.baselines))...)
 	out.addWarnings(&resp.Diagnostics)
 	if problems.len() > 0 {
@@ -584,11 +585,11 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 // member whose platform policy is not this one, enforced, is recorded not
 // applied, so the next apply writes it again.
 func (r *fleetEgressPolicyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var state fleetEgressPolicyModel
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -600,7 +601,7 @@ func (r *fleetEgressPolicyResource) Read(ctx context.Context, req resource.ReadR
 	}
 	out := &policyOutcomes{members: map[string]fleetPolicyMember{}}
 	var problems, gone, unapplied memberProblems
-	forEachMember(ctx, sortedKeys(prior), 0, func(ctx context.Context, key string) {
+	forEachMember(ctx, tfkit.SortedKeys(prior), 0, func(ctx context.Context, key string) {
 		p := prior[key]
 		id := p.SandboxID.ValueString()
 		st, isGone, err := readEgress(ctx, r.client, id)
@@ -639,18 +640,18 @@ func (r *fleetEgressPolicyResource) Read(ctx context.Context, req resource.ReadR
 			unapplied.String())
 	}
 	state.Members = fleetPolicyMembersValue(out.members)
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 }
 
 // Delete restores every member (restoreEgress: the baseline, the reuse
 // guard). Members that could not be restored stay in state, so destroy can
 // be run again.
 func (r *fleetEgressPolicyResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var state fleetEgressPolicyModel
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -665,7 +666,7 @@ func (r *fleetEgressPolicyResource) Delete(ctx context.Context, req resource.Del
 	baselines := decodeMemberBaselines(stored)
 	out := &policyOutcomes{members: map[string]fleetPolicyMember{}}
 	var problems memberProblems
-	forEachMember(ctx, sortedKeys(prior), 0, func(ctx context.Context, key string) {
+	forEachMember(ctx, tfkit.SortedKeys(prior), 0, func(ctx context.Context, key string) {
 		p := prior[key]
 		ownGen := int64(-1)
 		if !p.Generation.IsNull() && !p.Generation.IsUnknown() {
@@ -683,6 +684,6 @@ func (r *fleetEgressPolicyResource) Delete(ctx context.Context, req resource.Del
 	if problems.len() > 0 {
 		resp.Diagnostics.AddError("Egress not restored", problems.String())
 		state.Members = fleetPolicyMembersValue(out.members)
-		resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var (
@@ -107,12 +108,12 @@ func (a *fleetExecAction) ModifyPlan(ctx context.Context, req action.ModifyPlanR
 	if resp.Diagnostics.HasError() || cm.SandboxIDs.IsUnknown() || cm.TimeoutSeconds.IsUnknown() {
 		return
 	}
-	runs, _ := stringMap(ctx, cm.SandboxIDs) // nil while any ID is unknown
+	runs, _ := tfkit.StringMap(ctx, cm.SandboxIDs) // nil while any ID is unknown
 	warnCommandsOutliveSandboxes(ctx, a.client, runs, time.Duration(cm.TimeoutSeconds.ValueInt64())*time.Second, &resp.Diagnostics)
 }
 
 func (a *fleetExecAction) Invoke(ctx context.Context, req action.InvokeRequest, resp *action.InvokeResponse) {
-	if !requireClient(a.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(a.client, &resp.Diagnostics) {
 		return
 	}
 	var m fleetExecModel
@@ -121,7 +122,7 @@ func (a *fleetExecAction) Invoke(ctx context.Context, req action.InvokeRequest, 
 		return
 	}
 	run := fleetRunOf(ctx, m.commandModel(), m.EnvWO, &resp.Diagnostics)
-	ids := stringMapOf(ctx, m.SandboxIDs, &resp.Diagnostics)
+	ids := tfkit.StringMapOf(ctx, m.SandboxIDs, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}

@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 // forEachMember runs fn once per key, at most limit at a time (limit <= 0:
@@ -70,7 +70,7 @@ func (p *memberProblems) has(key string) bool {
 func (p *memberProblems) keys() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return sortedKeys(p.problems)
+	return tfkit.SortedKeys(p.problems)
 }
 
 // String lists the problems, one member per paragraph, at most limit of
@@ -108,32 +108,4 @@ func addFleetFailure(diags *diag.Diagnostics, what string, problems *memberProbl
 	}
 	diags.AddError("Fleet "+what+" failed",
 		fmt.Sprintf("The %s failed on %d of the %d members %s:\n\n%s", what, problems.len(), tried, among, problems.String()))
-}
-
-// pointersOf is a map of values as a map of pointers to copies (the
-// member maps' constructors take nil for a planned, unknown entry).
-func pointersOf[V any](m map[string]V) map[string]*V {
-	out := make(map[string]*V, len(m))
-	for k := range m {
-		v := m[k]
-		out[k] = &v
-	}
-	return out
-}
-
-// stringMapOf reads a map of strings; nil when unknown or null.
-func stringMapOf(ctx context.Context, v types.Map, diags *diag.Diagnostics) map[string]string {
-	m, d := stringMap(ctx, v)
-	diags.Append(d...)
-	return m
-}
-
-// sortedKeys returns a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 // prime_sandbox's identity is its ID, set on create; importing by identity
@@ -230,16 +231,16 @@ func TestReadAfterImport(t *testing.T) {
 	} {
 		p := &fakePrivate{m: map[string][]byte{}}
 		if c.stored != "" {
-			p.m[importedKey] = []byte(c.stored)
+			p.m[tfkit.ImportedKey] = []byte(c.stored)
 		}
-		got, d := readAfterImport(ctx, p, p)
+		got, d := tfkit.ReadAfterImport(ctx, p, p)
 		wantWrites := map[bool]int{true: 1, false: 0}[c.importRead]
-		if d.HasError() || got != c.importRead || string(p.m[importedKey]) != c.after || p.writes != wantWrites {
+		if d.HasError() || got != c.importRead || string(p.m[tfkit.ImportedKey]) != c.after || p.writes != wantWrites {
 			t.Errorf("stored %q: import read %t, marker %q, %d writes; want %t, %q, %d", c.stored, got,
-				p.m[importedKey], p.writes, c.importRead, c.after, wantWrites)
+				p.m[tfkit.ImportedKey], p.writes, c.importRead, c.after, wantWrites)
 		}
-		if imported := wasImported(ctx, p); imported != (c.stored != "") {
-			t.Errorf("stored %q: wasImported %t after the Read", c.stored, imported)
+		if imported := tfkit.WasImported(ctx, p); imported != (c.stored != "") {
+			t.Errorf("stored %q: tfkit.WasImported %t after the Read", c.stored, imported)
 		}
 	}
 }

@@ -64,7 +64,7 @@ removed {
 
 // An import whose configuration matches what the import read plans no
 // change, and that no-op apply stores nothing but the refresh, which never
-// rewrites the import marker (so drift checks pass; see importedKey). The
+// rewrites the import marker (so drift checks pass; see tfkit.ImportedKey). The
 // first later change of name_prefix is therefore recorded in place (the
 // plan warns); that apply ends the exemption, and the next change
 // replaces the fleet and renames its members.

@@ -30,6 +30,7 @@ import (
 
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var (
@@ -174,7 +175,7 @@ func (r *sandboxFleetResource) Schema(_ context.Context, _ resource.SchemaReques
 	}
 	attrs["member_triggers"] = memberTriggersAttribute()
 	attrs["name_prefix"] = schema.StringAttribute{
-		Required: true, PlanModifiers: []planmodifier.String{replaceUnlessImportedString()},
+		Required: true, PlanModifiers: []planmodifier.String{tfkit.ReplaceUnlessImportedString()},
 		MarkdownDescription: "Member names are `<name_prefix>-<key>`." + replacesFleet,
 		Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
 	}
@@ -223,7 +224,7 @@ func (r *sandboxFleetResource) Schema(_ context.Context, _ resource.SchemaReques
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
 			"egress":   egressBlock(fleetBornFailClosed),
-			"timeouts": timeoutsBlock(sandboxTimeoutKeys("every member", fleetCreateTimeoutOutcome)),
+			"timeouts": tfkit.TimeoutsBlock(sandboxTimeoutKeys("every member", fleetCreateTimeoutOutcome)),
 		},
 	}
 }
@@ -273,7 +274,7 @@ func memberName(prefix, key string) string { return prefix + "-" + key }
 
 func (r *sandboxFleetResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var f sandboxFleetModel
-	resp.Diagnostics.Append(getConfig(ctx, req.Config, &f)...)
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &f)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -299,7 +300,7 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	var plan sandboxFleetModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -307,7 +308,7 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 	var prior *sandboxEgressState
 	var state sandboxFleetModel
 	if !req.State.Raw.IsNull() {
-		resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+		resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 		prior = &sandboxEgressState{Egress: state.Egress, EgressApplied: types.BoolValue(fleetEgressApplied(ctx, state))}
 	}
 	egressWrites := planEgress(ctx, es, prior, &resp.Diagnostics)
@@ -317,7 +318,7 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if !known {
 		plan.SandboxIDs = types.MapUnknown(types.StringType)
 		plan.Sandboxes = types.MapUnknown(fleetMemberType())
-		resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+		resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 		return
 	}
 	have := map[string]fleetMember{}
@@ -327,7 +328,7 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 			resp.Diagnostics.AddAttributeError(path.Root("name_prefix"), "Cannot key the fleet's members", err.Error())
 			return
 		}
-		imported := wasImported(ctx, req.Private)
+		imported := tfkit.WasImported(ctx, req.Private)
 		if imported {
 			warnRecordedAfterImport(plan.memberModel(""), state.memberModel(""), &resp.Diagnostics)
 			warnMembersNotRenamed(plan.NamePrefix, have, &resp.Diagnostics)
@@ -360,7 +361,7 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 	resp.Diagnostics.Append(d...)
 	plan.Sandboxes, d = types.MapValue(fleetMemberType(), members)
 	resp.Diagnostics.Append(d...)
-	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 	if prior != nil && plan.Egress.IsNull() && !state.Egress.IsNull() {
 		resp.Diagnostics.AddAttributeWarning(egressBlockPath, "Removing egress reopens the members",
 			"The egress block of the fleet is removed: this apply writes an unrestricted egress policy to every "+
@@ -377,7 +378,7 @@ func warnMembersNotRenamed(prefix types.String, members map[string]fleetMember, 
 		return
 	}
 	var differ []string
-	for _, k := range sortedKeys(members) {
+	for _, k := range tfkit.SortedKeys(members) {
 		if name := members[k].Name.ValueString(); name != memberName(prefix.ValueString(), k) {
 			differ = append(differ, fmt.Sprintf("%q (%s)", k, name))
 		}
@@ -405,7 +406,7 @@ func rekeyMembers(members map[string]fleetMember, prefix types.String) (map[stri
 		return members, nil
 	}
 	out := make(map[string]fleetMember, len(members))
-	for _, k := range sortedKeys(members) {
+	for _, k := range tfkit.SortedKeys(members) {
 		m := members[k]
 		if key, ok := strings.CutPrefix(m.Name.ValueString(), prefix.ValueString()+"-"); ok && key != "" {
 			k = key
@@ -494,7 +495,7 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 		diags.Append(d...)
 		setCreateLists(&req, a.born)
 		if diags.HasError() {
-			problems.add(key, "%s", diagSummary(diags))
+			problems.add(key, "%s", tfkit.DiagSummary(diags))
 			return
 		}
 		sb, entry, err := createSandbox(ctx, a.client, a.journal, req)
@@ -518,7 +519,7 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 	}
 
 	ready := map[string]fleetMember{}
-	forEachMember(ctx, sortedKeys(created), 0, func(ctx context.Context, key string) {
+	forEachMember(ctx, tfkit.SortedKeys(created), 0, func(ctx context.Context, key string) {
 		mu.Lock()
 		m := created[key]
 		mu.Unlock()
@@ -639,15 +640,6 @@ func prefixed(p *memberProblems, key string) string {
 	return ""
 }
 
-// diagSummary renders error diagnostics as one line.
-func diagSummary(diags diag.Diagnostics) string {
-	var parts []string
-	for _, d := range diags.Errors() {
-		parts = append(parts, d.Summary()+": "+d.Detail())
-	}
-	return strings.Join(parts, "; ")
-}
-
 // sandboxFleetFailure is the error of an apply in which members failed.
 // What it says became of them is read from the state the apply leaves
 // (members, of the wanted keys), so it holds for every kind of failure: a
@@ -726,14 +718,14 @@ func (r *sandboxFleetResource) applyContext(ctx context.Context, plan sandboxFle
 }, diags *diag.Diagnostics) fleetApply {
 	var secretsWO types.Map
 	diags.Append(config.GetAttribute(ctx, path.Root("secrets_wo"), &secretsWO)...)
-	a := fleetApply{client: r.client, journal: r.journal, template: plan, secretsWO: stringMapOf(ctx, secretsWO, diags)}
+	a := fleetApply{client: r.client, journal: r.journal, template: plan, secretsWO: tfkit.StringMapOf(ctx, secretsWO, diags)}
 	a.born, _ = bornPolicy(ctx, plan.Egress, diags)
 	var d diag.Diagnostics
-	a.timeout, d = timeoutOf(plan.Timeouts, "create", defaultSandboxCreateTimeout)
+	a.timeout, d = tfkit.TimeoutOf(plan.Timeouts, "create", defaultSandboxCreateTimeout)
 	diags.Append(d...)
-	a.buildTimeout, d = timeoutOf(plan.Timeouts, "image_build", prime.DefaultImageBuildTimeout)
+	a.buildTimeout, d = tfkit.TimeoutOf(plan.Timeouts, "image_build", prime.DefaultImageBuildTimeout)
 	diags.Append(d...)
-	a.egressTimeout, d = timeoutOf(plan.Timeouts, "egress", defaultEgressTimeout)
+	a.egressTimeout, d = tfkit.TimeoutOf(plan.Timeouts, "egress", defaultEgressTimeout)
 	diags.Append(d...)
 	return a
 }
@@ -750,11 +742,11 @@ func settleTemplate(f *sandboxFleetModel) {
 }
 
 func (r *sandboxFleetResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var plan sandboxFleetModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -771,7 +763,7 @@ func (r *sandboxFleetResource) Create(ctx context.Context, req resource.CreateRe
 		state := plan
 		settleTemplate(&state)
 		setFleetMembers(&state, members)
-		resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 		resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, "", state)...)
 	}
 	tflog.Info(ctx, "creating fleet members", map[string]any{"members": len(keys)})
@@ -783,12 +775,12 @@ func (r *sandboxFleetResource) Create(ctx context.Context, req resource.CreateRe
 }
 
 func (r *sandboxFleetResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var state sandboxFleetModel
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
-	_, d := readAfterImport(ctx, req.Private, resp.Private)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+	_, d := tfkit.ReadAfterImport(ctx, req.Private, resp.Private)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -834,7 +826,7 @@ func (r *sandboxFleetResource) Read(ctx context.Context, req resource.ReadReques
 		r.refreshMemberEgress(ctx, members, eg, &resp.Diagnostics)
 	}
 	setFleetMembers(&state, members)
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 	resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, fleetLabelOf(ctx, req.Identity), state)...)
 }
 
@@ -846,7 +838,7 @@ func (r *sandboxFleetResource) refreshMemberEgress(ctx context.Context, members 
 	var mu sync.Mutex
 	var warnings []string
 	var failures memberProblems
-	forEachMember(ctx, sortedKeys(members), 0, func(ctx context.Context, k string) {
+	forEachMember(ctx, tfkit.SortedKeys(members), 0, func(ctx context.Context, k string) {
 		mu.Lock()
 		m := members[k]
 		mu.Unlock()
@@ -883,12 +875,12 @@ func (r *sandboxFleetResource) refreshMemberEgress(ctx context.Context, members 
 // dropped out, and applies an egress change to every member; everything
 // else replaces the fleet.
 func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var plan, state sandboxFleetModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -917,7 +909,7 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 		}
 	}
 	// Redone members go with the removed ones, and come back with the added.
-	redo := membersToRedo(plan.MemberTriggers, state.MemberTriggers, keptKeys(keys, have), wasImported(ctx, req.Private))
+	redo := membersToRedo(plan.MemberTriggers, state.MemberTriggers, keptKeys(keys, have), tfkit.WasImported(ctx, req.Private))
 	var problems memberProblems
 	members := map[string]fleetMember{}
 	for k, m := range have {
@@ -943,7 +935,7 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 		}
 		settleTemplate(&out)
 		setFleetMembers(&out, all)
-		resp.Diagnostics.Append(setState(ctx, &resp.State, &out)...)
+		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &out)...)
 		resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, fleetLabelOf(ctx, req.Identity), out)...)
 	}
 
@@ -986,9 +978,9 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 	}
 	settleTemplate(&out)
 	setFleetMembers(&out, members)
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &out)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &out)...)
 	resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, fleetLabelOf(ctx, req.Identity), out)...)
-	resp.Diagnostics.Append(clearImported(ctx, resp.Private)...)
+	resp.Diagnostics.Append(tfkit.ClearImported(ctx, resp.Private)...)
 	if problems.len() > 0 {
 		resp.Diagnostics.AddError("Fleet members failed", sandboxFleetFailure(&problems, members, keys, false))
 	}
@@ -1021,7 +1013,7 @@ func (r *sandboxFleetResource) rewriteMemberEgress(ctx context.Context, members 
 		target = *a.born
 	}
 	var mu sync.Mutex
-	forEachMember(ctx, sortedKeys(members), 0, func(ctx context.Context, k string) {
+	forEachMember(ctx, tfkit.SortedKeys(members), 0, func(ctx context.Context, k string) {
 		mu.Lock()
 		m := members[k]
 		mu.Unlock()
@@ -1056,7 +1048,7 @@ func (r *sandboxFleetResource) rewriteMemberEgress(ctx context.Context, members 
 }
 
 func timeoutOrDefault(v timeouts.Value, key string, def time.Duration) time.Duration {
-	d, diags := timeoutOf(v, key, def)
+	d, diags := tfkit.TimeoutOf(v, key, def)
 	if diags.HasError() {
 		return def
 	}
@@ -1064,21 +1056,21 @@ func timeoutOrDefault(v timeouts.Value, key string, def time.Duration) time.Dura
 }
 
 func (r *sandboxFleetResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var state sandboxFleetModel
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	members := sandboxFleetMembers(state, &resp.Diagnostics)
 	var problems memberProblems
-	kept := deleteMembers(ctx, r.client, members, sortedKeys(members), timeoutOrDefault(state.Timeouts, "delete", defaultSandboxDeleteTimeout), &problems)
+	kept := deleteMembers(ctx, r.client, members, tfkit.SortedKeys(members), timeoutOrDefault(state.Timeouts, "delete", defaultSandboxDeleteTimeout), &problems)
 	if len(kept) > 0 {
 		// What could not be deleted stays in state, so a destroy can retry.
 		setFleetMembers(&state, kept)
-		resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 		resp.Diagnostics.AddError("Fleet members not deleted", problems.String())
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var (
@@ -103,7 +104,7 @@ func checkSweep(ctx context.Context, m sandboxSweepModel, diags *diag.Diagnostic
 		diags.AddAttributeError(path.Root("labels"), "Sweep without labels",
 			"prime_sandbox_sweep needs at least one label: without one it would delete every sandbox of the team.")
 	}
-	labels, d := stringSet(ctx, m.Labels)
+	labels, d := tfkit.StringSet(ctx, m.Labels)
 	diags.Append(d...)
 	age, err := olderThan(m.OlderThan)
 	if err != nil {
@@ -139,7 +140,7 @@ func sweepFilter(labels []string, team string, age time.Duration, now time.Time)
 }
 
 func (a *sandboxSweepAction) Invoke(ctx context.Context, req action.InvokeRequest, resp *action.InvokeResponse) {
-	if !requireClient(a.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(a.client, &resp.Diagnostics) {
 		return
 	}
 	var m sandboxSweepModel
@@ -184,7 +185,7 @@ func (a *sandboxSweepAction) Invoke(ctx context.Context, req action.InvokeReques
 	// The fleet's bulk delete: chunks of 100, "not found" counts as gone,
 	// every deleted sandbox waited for, every failure named.
 	var problems memberProblems
-	kept := deleteMembers(ctx, a.client, members, sortedKeys(members), defaultSandboxDeleteTimeout, &problems)
+	kept := deleteMembers(ctx, a.client, members, tfkit.SortedKeys(members), defaultSandboxDeleteTimeout, &problems)
 	for _, sb := range found {
 		if _, failed := kept[sb.ID]; !failed && !problems.has(sb.ID) {
 			progress("deleted " + sweptSandbox(sb))
