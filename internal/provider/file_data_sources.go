@@ -28,6 +28,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -345,18 +346,16 @@ func (d *fleetFileDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 	entry := readResultAttributes(false)
 	entry["sandbox_id"] = schema.StringAttribute{Computed: true, MarkdownDescription: "Sandbox the file was read from."}
 	attrs["id"] = schema.StringAttribute{Computed: true, MarkdownDescription: "The path read."}
-	attrs["sandbox_ids"] = schema.MapAttribute{
-		Required: true, ElementType: types.StringType,
-		MarkdownDescription: "Member key → sandbox ID, usually `prime_sandbox_fleet.<name>.sandbox_ids` or, for what a " +
-			"command wrote, the members it succeeded on: `{ for k, r in prime_fleet_command.agent.results : k => " +
-			"r.sandbox_id if !r.failed }` (which also orders the read after it).",
-	}
+	attrs["sandbox_ids"] = fleet.SandboxIDsDataSourceAttribute("Member key → sandbox ID, usually " +
+		"`prime_sandbox_fleet.<name>.sandbox_ids` or, for what a command wrote, the members it succeeded on: " +
+		"`{ for k, r in prime_fleet_command.agent.results : k => r.sandbox_id if !r.failed }` (which also orders " +
+		"the read after it).")
 	attrs["path"] = schema.StringAttribute{
 		Required: true, MarkdownDescription: "Absolute path of the file, the same in every member.",
 		Validators: []validator.String{remotePathValidator{}},
 	}
 	attrs["max_concurrency"] = schema.Int64Attribute{
-		Optional: true, MarkdownDescription: fmt.Sprintf("How many members are read at once. Default `%d`.", defaultFleetConcurrency),
+		Optional: true, MarkdownDescription: fmt.Sprintf("How many members are read at once. Default `%d`.", fleet.DefaultConcurrency),
 		Validators: []validator.Int64{int64validator.AtLeast(1)},
 	}
 	attrs["files"] = schema.MapNestedAttribute{
@@ -388,7 +387,7 @@ func (d *fleetFileDataSource) Read(ctx context.Context, req datasource.ReadReque
 		return
 	}
 	remote, maxSize, sensitive := m.Path.ValueString(), maxSizeOf(m.MaxSize), m.Sensitive.ValueBool()
-	limit := defaultFleetConcurrency
+	limit := fleet.DefaultConcurrency
 	if !m.MaxConcurrency.IsNull() {
 		limit = int(m.MaxConcurrency.ValueInt64())
 	}
@@ -396,11 +395,11 @@ func (d *fleetFileDataSource) Read(ctx context.Context, req datasource.ReadReque
 	files := make(map[string]attr.Value, len(ids))
 	secret := make(map[string]attr.Value, len(ids))
 	var notText, gone []string
-	var problems memberProblems
-	forEachMember(ctx, tfkit.SortedKeys(ids), limit, func(ctx context.Context, key string) {
+	var problems fleet.Problems
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(ids), limit, func(ctx context.Context, key string) {
 		f, err := readSmallFile(ctx, d.client, ids[key], remote, maxSize, m.AllowMissing.ValueBool())
 		if err != nil {
-			problems.add(key, "%v", err)
+			problems.Add(key, "%v", err)
 			return
 		}
 		v := fileReadValuesOf(f, sensitive)
@@ -421,9 +420,9 @@ func (d *fleetFileDataSource) Read(ctx context.Context, req datasource.ReadReque
 			gone = append(gone, fmt.Sprintf("%q (%s)", key, ids[key]))
 		}
 	})
-	if problems.len() > 0 {
+	if problems.Len() > 0 {
 		resp.Diagnostics.AddError("Cannot read the fleet's files",
-			fmt.Sprintf("Reading %s failed on %d of %d members:\n\n%s", remote, problems.len(), len(ids), problems.String()))
+			fmt.Sprintf("Reading %s failed on %d of %d members:\n\n%s", remote, problems.Len(), len(ids), problems.String()))
 		return
 	}
 	if len(gone) > 0 {

@@ -25,6 +25,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -98,7 +99,7 @@ func fleetArtifactMembersOf(v types.Map, diags *diag.Diagnostics) map[string]fle
 	if v.IsNull() || v.IsUnknown() {
 		return nil
 	}
-	return membersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetArtifactMember {
+	return fleet.MembersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetArtifactMember {
 		files, _ := a["files"].(types.List)
 		refused, _ := a["refused"].(types.List)
 		return fleetArtifactMember{SandboxID: tfkit.StringAttr(a, "sandbox_id"), LocalPath: tfkit.StringAttr(a, "local_path"),
@@ -129,13 +130,11 @@ func (r *fleetArtifactResource) Schema(_ context.Context, _ resource.SchemaReque
 		Computed: true, MarkdownDescription: "Unique ID of this set of downloads.",
 		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 	}
-	attrs["sandbox_ids"] = schema.MapAttribute{
-		Required: true, ElementType: types.StringType,
-		MarkdownDescription: "Member key → sandbox ID, usually `{ for k, r in prime_fleet_command.agent.results : k => " +
-			"r.sandbox_id if !r.failed }` (which orders the downloads after the agent and covers only members whose " +
-			"agent succeeded). Changing it updates in place: new members and members whose sandbox changed download; removed " +
-			"members drop out of `members` (their files stay on disk unless `keep_on_destroy = false`).",
-	}
+	attrs["sandbox_ids"] = fleet.SandboxIDsAttribute("Member key → sandbox ID, usually `{ for k, r in " +
+		"prime_fleet_command.agent.results : k => r.sandbox_id if !r.failed }` (which orders the downloads after the " +
+		"agent and covers only members whose agent succeeded). Changing it updates in place: new members and members " +
+		"whose sandbox changed download; removed members drop out of `members` (their files stay on disk unless " +
+		"`keep_on_destroy = false`).")
 	attrs["local_path"] = schema.StringAttribute{
 		Required: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 		MarkdownDescription: "Where each member's result goes, with `{key}` replaced by the member's key (it must appear, " +
@@ -151,8 +150,8 @@ func (r *fleetArtifactResource) Schema(_ context.Context, _ resource.SchemaReque
 			"so a member is downloaded again exactly when its agent ran again. Changing it updates in place.",
 	}
 	attrs["max_concurrency"] = schema.Int64Attribute{
-		Optional: true, Computed: true, Default: int64default.StaticInt64(defaultFleetConcurrency),
-		MarkdownDescription: fmt.Sprintf("How many members download at once. Default `%d`. Changing it updates in place.", defaultFleetConcurrency),
+		Optional: true, Computed: true, Default: int64default.StaticInt64(fleet.DefaultConcurrency),
+		MarkdownDescription: fmt.Sprintf("How many members download at once. Default `%d`. Changing it updates in place.", fleet.DefaultConcurrency),
 		Validators:          []validator.Int64{int64validator.AtLeast(1)},
 	}
 	entry := artifactResultAttributes()
@@ -206,31 +205,14 @@ func lastElem(p string) string {
 func (r *fleetArtifactResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m fleetArtifactModel
 	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &m)...)
-	if resp.Diagnostics.HasError() || m.MemberTriggers.IsNull() || m.MemberTriggers.IsUnknown() || m.SandboxIDs.IsUnknown() || m.SandboxIDs.IsNull() {
+	if resp.Diagnostics.HasError() {
 		return
 	}
-	var strays []string
-	for k := range m.MemberTriggers.Elements() {
-		if _, ok := m.SandboxIDs.Elements()[k]; !ok {
-			strays = append(strays, k)
-		}
-	}
-	if len(strays) > 0 {
+	if strays := fleet.StrayKeys(m.MemberTriggers, m.SandboxIDs); len(strays) > 0 {
 		resp.Diagnostics.AddAttributeWarning(path.Root("member_triggers"), "Triggers of unknown members",
 			fmt.Sprintf("member_triggers: %s %s not a key of sandbox_ids, so nothing follows from it.",
-				tfkit.QuoteKeys(tfkit.SortedKeys(tfkit.SetOf(strays))), tfkit.PluralVerb(len(strays), "is", "are")))
+				tfkit.QuoteKeys(strays), tfkit.PluralVerb(len(strays), "is", "are")))
 	}
-}
-
-// memberTrigger is member key's entry of member_triggers.
-func memberTrigger(m fleetArtifactModel, key string) types.String {
-	if m.MemberTriggers.IsNull() || m.MemberTriggers.IsUnknown() {
-		return types.StringNull()
-	}
-	if v, ok := m.MemberTriggers.Elements()[key].(types.String); ok {
-		return v
-	}
-	return types.StringNull()
 }
 
 // keepArtifactMember: a recorded download stays when its sandbox and its
@@ -239,7 +221,7 @@ func keepArtifactMember(prior fleetArtifactMember, id types.String, plan, state 
 	if id.IsUnknown() || !prior.SandboxID.Equal(id) {
 		return false
 	}
-	pt, st := memberTrigger(plan, key), memberTrigger(state, key)
+	pt, st := fleet.TriggerOf(plan.MemberTriggers, key), fleet.TriggerOf(state.MemberTriggers, key)
 	return !pt.IsUnknown() && pt.Equal(st)
 }
 
@@ -277,19 +259,19 @@ func (r *fleetArtifactResource) ModifyPlan(ctx context.Context, req resource.Mod
 }
 
 // downloadMembers downloads the members in ids concurrently.
-func (r *fleetArtifactResource) downloadMembers(ctx context.Context, m fleetArtifactModel, ids map[string]string, problems *memberProblems) (map[string]fleetArtifactMember, map[string][]prime.RefusedEntry) {
+func (r *fleetArtifactResource) downloadMembers(ctx context.Context, m fleetArtifactModel, ids map[string]string, problems *fleet.Problems) (map[string]fleetArtifactMember, map[string][]prime.RefusedEntry) {
 	var mu sync.Mutex
 	done := map[string]fleetArtifactMember{}
 	refused := map[string][]prime.RefusedEntry{}
 	tflog.Info(ctx, "downloading from fleet", map[string]any{"members": len(ids), "path": m.RemotePath.ValueString()})
-	forEachMember(ctx, tfkit.SortedKeys(ids), int(m.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(ids), int(m.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
 		local := memberLocalPath(m.LocalPath.ValueString(), key)
 		res, err := downloadArtifact(ctx, r.client, artifactRequest{
 			SandboxID: ids[key], Remote: m.RemotePath.ValueString(), Local: local, Kind: m.Kind.ValueString(),
 			MaxBytes: m.MaxSize.ValueInt64(), AllowMissing: m.AllowMissing.ValueBool(),
 		})
 		if err != nil {
-			problems.add(key, "%v", err)
+			problems.Add(key, "%v", err)
 			return
 		}
 		rec := fleetArtifactMember{SandboxID: types.StringValue(ids[key]), LocalPath: types.StringValue(local),
@@ -326,11 +308,11 @@ func (r *fleetArtifactResource) Create(ctx context.Context, req resource.CreateR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	var problems memberProblems
+	var problems fleet.Problems
 	done, refused := r.downloadMembers(ctx, plan, ids, &problems)
 	warnRefused(&resp.Diagnostics, plan, refused)
-	if problems.len() > 0 {
-		addFleetFailure(&resp.Diagnostics, "download", &problems, len(ids))
+	if problems.Len() > 0 {
+		fleet.AddFailure(&resp.Diagnostics, "download", &problems, len(ids))
 		return
 	}
 	plan.ID = types.StringValue(prime.NewIdempotencyKey()[:16])
@@ -386,7 +368,7 @@ func (r *fleetArtifactResource) Update(ctx context.Context, req resource.UpdateR
 		}
 		todo[k] = id
 	}
-	var problems memberProblems
+	var problems fleet.Problems
 	if len(todo) > 0 {
 		if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 			return
@@ -406,8 +388,8 @@ func (r *fleetArtifactResource) Update(ctx context.Context, req resource.UpdateR
 	}
 	plan.Members = fleetArtifactMembersValue(tfkit.PointersOf(records))
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
-	if problems.len() > 0 {
-		addFleetFailure(&resp.Diagnostics, "download", &problems, len(todo))
+	if problems.Len() > 0 {
+		fleet.AddFailure(&resp.Diagnostics, "download", &problems, len(todo))
 	}
 }
 
@@ -418,16 +400,16 @@ func (r *fleetArtifactResource) Delete(ctx context.Context, req resource.DeleteR
 	if resp.Diagnostics.HasError() || state.KeepOnDestroy.ValueBool() {
 		return
 	}
-	var problems memberProblems
+	var problems fleet.Problems
 	for k, m := range fleetArtifactMembersOf(state.Members, &resp.Diagnostics) {
 		if !m.Exists.ValueBool() {
 			continue
 		}
 		if err := removeLocalArtifact(state.Kind.ValueString(), m.LocalPath.ValueString()); err != nil {
-			problems.add(k, "%v", err)
+			problems.Add(k, "%v", err)
 		}
 	}
-	if problems.len() > 0 {
+	if problems.Len() > 0 {
 		resp.Diagnostics.AddError("Cannot remove the downloaded files", problems.String())
 	}
 }

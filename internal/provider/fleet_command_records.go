@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -219,7 +220,7 @@ func commandMemberRecordsOf(m fleetCommandModel, diags *diag.Diagnostics) map[st
 	results := fleetCommandResultsOfMap(m.Results, diags)
 	streams := map[string][]types.Object{}
 	if !m.SensitiveStreams.IsNull() && !m.SensitiveStreams.IsUnknown() {
-		streams = objectListsOfMap(m.SensitiveStreams, diags)
+		streams = fleet.ObjectListsOfMap(m.SensitiveStreams, diags)
 	}
 	out := make(map[string]commandMemberRecord, len(results))
 	for k, r := range results {
@@ -288,7 +289,7 @@ func onFailureOf(m fleetCommandModel) string {
 // on_member_failure = "record"); recorded: how many failures results
 // records; succeeded: how many members' successes it holds now.
 type fleetCommandFailure struct {
-	problems  *memberProblems
+	problems  *fleet.Problems
 	tried     int
 	stored    bool
 	recorded  int
@@ -300,10 +301,10 @@ type fleetCommandFailure struct {
 
 // add reports the failure: an error, or with record a warning.
 func (f fleetCommandFailure) add(diags *diag.Diagnostics, record bool) {
-	body := fmt.Sprintf("The command failed on %d of the %d members that ran:\n\n%s\n\n%s", f.problems.len(), f.tried,
+	body := fmt.Sprintf("The command failed on %d of the %d members that ran:\n\n%s\n\n%s", f.problems.Len(), f.tried,
 		f.problems.String(), f.outcome(record))
 	if record {
-		diags.AddWarning(fmt.Sprintf("Fleet command failed on %d %s", f.problems.len(), tfkit.PluralVerb(f.problems.len(), "member", "members")), body)
+		diags.AddWarning(fmt.Sprintf("Fleet command failed on %d %s", f.problems.Len(), tfkit.PluralVerb(f.problems.Len(), "member", "members")), body)
 		return
 	}
 	diags.AddError("Fleet command failed", body)

@@ -30,6 +30,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
@@ -48,9 +49,6 @@ type fleetCommandResource struct {
 	client *prime.Client
 	jobs   *journal.Jobs
 }
-
-// defaultFleetConcurrency is max_concurrency's default.
-const defaultFleetConcurrency = 32
 
 // fleetStepOutput is how much of each step's stdout and stderr is kept:
 // the last 4 KiB (a fleet multiplies state by members × steps).
@@ -146,12 +144,10 @@ func (r *fleetCommandResource) attributes() map[string]schema.Attribute {
 			"runs again (the resource is replaced); kept when only some members run.",
 		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 	}
-	attrs["sandbox_ids"] = schema.MapAttribute{
-		Required: true, ElementType: types.StringType,
-		MarkdownDescription: "Member key → ID of a `RUNNING` sandbox, usually `prime_sandbox_fleet.<name>.sandbox_ids` " +
-			"or `{ for i, s in prime_sandbox.box : tostring(i) => s.id }`. Changing it updates in place: only members " +
-			"that are new or whose sandbox ID changed run; removed keys drop out of `results`.",
-	}
+	attrs["sandbox_ids"] = fleet.SandboxIDsAttribute("Member key → ID of a `RUNNING` sandbox, usually " +
+		"`prime_sandbox_fleet.<name>.sandbox_ids` or `{ for i, s in prime_sandbox.box : tostring(i) => s.id }`. " +
+		"Changing it updates in place: only members that are new or whose sandbox ID changed run; removed keys drop " +
+		"out of `results`.")
 	attrs["commands"] = schema.ListAttribute{
 		Required: true, ElementType: types.StringType,
 		PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()},
@@ -179,12 +175,12 @@ func (r *fleetCommandResource) attributes() map[string]schema.Attribute {
 			"fingerprint: `{ for k, f in prime_fleet_file.task.files : k => f.sha256 }`.",
 	}
 	attrs["max_concurrency"] = schema.Int64Attribute{
-		Optional: true, Computed: true, Default: int64default.StaticInt64(defaultFleetConcurrency),
+		Optional: true, Computed: true, Default: int64default.StaticInt64(fleet.DefaultConcurrency),
 		MarkdownDescription: fmt.Sprintf("How many members run at once. Default `%d`. Each running member holds a "+
 			"gateway command stream, which the provider's request pacing does not limit. With `background`, every "+
 			"member's job runs at the same time, and this bounds only the members starting or collecting a job at "+
 			"once (a waiting job holds nothing but its place in the shared poll). Changing it updates in place; "+
-			"nothing runs again.", defaultFleetConcurrency),
+			"nothing runs again.", fleet.DefaultConcurrency),
 		Validators: []validator.Int64{int64validator.AtLeast(1)},
 	}
 	outputDoc := func(what, when string) string {
@@ -357,18 +353,9 @@ func validateMemberEnv(ctx context.Context, m fleetCommandModel, diags *diag.Dia
 			}
 		}
 	}
-	if m.SandboxIDs.IsNull() || m.SandboxIDs.IsUnknown() {
-		return
-	}
-	var strays []string
-	for key := range m.MemberEnv.Elements() {
-		if _, ok := m.SandboxIDs.Elements()[key]; !ok {
-			strays = append(strays, key)
-		}
-	}
-	if len(strays) > 0 {
+	if strays := fleet.StrayKeys(m.MemberEnv, m.SandboxIDs); len(strays) > 0 {
 		diags.AddAttributeError(path.Root("member_env"), "Invalid command configuration",
-			fmt.Sprintf("member_env: %s %s not a key of sandbox_ids", tfkit.QuoteKeys(tfkit.SortedKeys(tfkit.SetOf(strays))), tfkit.PluralVerb(len(strays), "is", "are")))
+			fmt.Sprintf("member_env: %s %s not a key of sandbox_ids", tfkit.QuoteKeys(strays), tfkit.PluralVerb(len(strays), "is", "are")))
 	}
 }
 
@@ -387,23 +374,11 @@ func memberEnvOf(m fleetCommandModel, key string) types.Map {
 	return types.MapNull(types.StringType)
 }
 
-// memberTriggerOf is member key's entry of member_triggers (null when it
-// has none, unknown while the map is).
-func memberTriggerOf(m fleetCommandModel, key string) types.String {
-	if m.MemberTriggers.IsUnknown() {
-		return types.StringUnknown()
-	}
-	if v, ok := m.MemberTriggers.Elements()[key].(types.String); ok {
-		return v
-	}
-	return types.StringNull()
-}
-
 // sameMemberInputs: a member's per-member inputs (member_env and
 // member_triggers entries) are unchanged, so its recorded result stands.
 func sameMemberInputs(plan, state fleetCommandModel, key string) bool {
-	pt := memberTriggerOf(plan, key)
-	return sameMemberEnv(memberEnvOf(plan, key), memberEnvOf(state, key)) && !pt.IsUnknown() && pt.Equal(memberTriggerOf(state, key))
+	pt := fleet.TriggerOf(plan.MemberTriggers, key)
+	return sameMemberEnv(memberEnvOf(plan, key), memberEnvOf(state, key)) && !pt.IsUnknown() && pt.Equal(fleet.TriggerOf(state.MemberTriggers, key))
 }
 
 // sameMemberEnv: a member's variables are unchanged (an empty entry and
@@ -568,7 +543,7 @@ func fleetRunOf(ctx context.Context, plan fleetCommandModel, envWO types.Map, di
 // the whole story); members left mid-way are in its pending (and in
 // problems when their outcome is unknown rather than interrupted).
 func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommandModel, run fleetRun, ids map[string]string,
-	progress map[string]memberProgress, problems *memberProblems) *fleetRunResult {
+	progress map[string]memberProgress, problems *fleet.Problems) *fleetRunResult {
 	var mu sync.Mutex
 	lock := func() func() { mu.Lock(); return mu.Unlock }
 	fr := &fleetRunResult{done: map[string]*commandMemberRecord{}, failed: map[string]*commandMemberRecord{},
@@ -591,7 +566,7 @@ func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommand
 			fr.warnings = append(fr.warnings, err.Error())
 		}
 	}()
-	forEachMember(ctx, tfkit.SortedKeys(ids), limit, func(ctx context.Context, key string) {
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(ids), limit, func(ctx context.Context, key string) {
 		id := ids[key]
 		run.reporter.update(key, func(m *memberProgressState) {
 			m.State, m.SandboxID, m.Steps = progressRunning, id, len(run.commands)
@@ -607,7 +582,7 @@ func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommand
 			out = r.runMemberInForeground(ctx, run, key, id)
 		}
 		if out.err != nil {
-			problems.add(key, "sandbox %s, step %d of %d: %s. %s", id, out.step+1, len(run.commands), commandErrorSummary(out.err), out.err)
+			problems.Add(key, "sandbox %s, step %d of %d: %s. %s", id, out.step+1, len(run.commands), commandErrorSummary(out.err), out.err)
 		}
 		if out.pending {
 			run.reporter.set(key, progressLeft)
@@ -672,12 +647,12 @@ func (r *fleetCommandResource) Create(ctx context.Context, req resource.CreateRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	var problems memberProblems
+	var problems fleet.Problems
 	fr := r.runMembers(ctx, plan, run, ids, nil, &problems)
 	addWarnings(&resp.Diagnostics, "Background job", fr.warnings)
 	failure := fleetCommandFailure{problems: &problems, tried: len(ids), recorded: len(fr.failed), succeeded: len(fr.done),
 		pending: fr.unknownOutcomes(&problems), journaled: run.base.Background}
-	if problems.len() > 0 && onFailureOf(plan) != onFailureRecord {
+	if problems.Len() > 0 && onFailureOf(plan) != onFailureRecord {
 		// Nothing is stored: the next apply runs every member again —
 		// except, on this machine, background steps that finished, whose
 		// outcomes the job journal keeps.
@@ -693,7 +668,7 @@ func (r *fleetCommandResource) Create(ctx context.Context, req resource.CreateRe
 	r.recordPending(ctx, &plan, fr, resp.Private, &resp.Diagnostics)
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 	fr.settle(!resp.Diagnostics.HasError())
-	if problems.len() > 0 {
+	if problems.Len() > 0 {
 		// on_member_failure = "record": a background create promised no
 		// results keys, so members whose outcome is unknown may be absent.
 		failure.stored = true
@@ -760,7 +735,7 @@ func (r *fleetCommandResource) Update(ctx context.Context, req resource.UpdateRe
 			toRun[key] = id
 		}
 	}
-	var problems memberProblems
+	var problems fleet.Problems
 	fr := &fleetRunResult{}
 	if len(toRun) > 0 {
 		if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
@@ -785,7 +760,7 @@ func (r *fleetCommandResource) Update(ctx context.Context, req resource.UpdateRe
 		resp.Diagnostics.AddError("Apply interrupted", "The apply was interrupted while background jobs ran (see the warning "+
 			"above). They are recorded in running_jobs; the next apply collects them.")
 	}
-	if problems.len() > 0 {
+	if problems.Len() > 0 {
 		succeeded := 0
 		for _, rec := range records {
 			if !rec.Result.Failed.ValueBool() {

@@ -11,7 +11,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 
@@ -29,6 +28,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -96,7 +96,7 @@ func fleetFilesOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetFileE
 	if v.IsNull() || v.IsUnknown() {
 		return nil
 	}
-	return membersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetFileEntry {
+	return fleet.MembersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetFileEntry {
 		return fleetFileEntry{SandboxID: tfkit.StringAttr(a, "sandbox_id"), SHA256: tfkit.StringAttr(a, "sha256"), Size: tfkit.Int64Attr(a, "size")}
 	})
 }
@@ -137,12 +137,9 @@ func (r *fleetFileResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			"sandbox is replaced, `mode` and `triggers` keep it. To run only the members whose bytes changed, name " +
 			"their `files[<key>].sha256` in `member_triggers` instead.",
 	}
-	attrs["sandbox_ids"] = schema.MapAttribute{
-		Required: true, ElementType: types.StringType,
-		MarkdownDescription: "Member key → ID of a `RUNNING` sandbox, usually `prime_sandbox_fleet.<name>.sandbox_ids`. " +
-			"Changing it updates in place: new members and members whose sandbox changed get the file; removed members' " +
-			"files are removed (unless their sandbox is gone).",
-	}
+	attrs["sandbox_ids"] = fleet.SandboxIDsAttribute("Member key → ID of a `RUNNING` sandbox, usually " +
+		"`prime_sandbox_fleet.<name>.sandbox_ids`. Changing it updates in place: new members and members whose " +
+		"sandbox changed get the file; removed members' files are removed (unless their sandbox is gone).")
 	attrs["path"] = schema.StringAttribute{
 		Required: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 		MarkdownDescription: "Absolute path in every member, as `prime_sandbox_file`'s `path`: the file, or with " +
@@ -169,10 +166,10 @@ func (r *fleetFileResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 		MarkdownDescription: "Arbitrary values; changing any of them uploads again to every member." + reupload,
 	}
 	attrs["max_concurrency"] = schema.Int64Attribute{
-		Optional: true, Computed: true, Default: int64default.StaticInt64(defaultFleetConcurrency),
+		Optional: true, Computed: true, Default: int64default.StaticInt64(fleet.DefaultConcurrency),
 		MarkdownDescription: fmt.Sprintf("How many members upload at once. Default `%d`. Each upload holds one gateway "+
 			"connection; its token requests go through the provider's request pacing. Changing it updates in place.",
-			defaultFleetConcurrency),
+			fleet.DefaultConcurrency),
 		Validators: []validator.Int64{int64validator.AtLeast(1)},
 	}
 	attrs["files"] = schema.MapNestedAttribute{
@@ -207,7 +204,7 @@ func memberSources(m fleetFileModel, diags *diag.Diagnostics) map[string]sourceA
 	}
 	out := map[string]sourceArgs{}
 	for k, v := range m.Members.Elements() {
-		a, ok := memberAttrs(k, v, diags)
+		a, ok := fleet.MemberAttrs(k, v, diags)
 		if !ok {
 			continue
 		}
@@ -310,9 +307,9 @@ func (e memberSourceErrors) report(diags *diag.Diagnostics) {
 		}
 		return
 	}
-	var problems memberProblems
+	var problems fleet.Problems
 	for k, v := range e {
-		problems.add(k, "%v", v.err)
+		problems.Add(k, "%v", v.err)
 	}
 	diags.AddAttributeError(path.Root("members"), "Invalid file source",
 		fmt.Sprintf("The sources of %d members are invalid:\n\n%s", len(e), problems.String()))
@@ -410,10 +407,8 @@ func (fs fleetSources) of(key string) (fileSource, bool) {
 // checkCoverage reports members without a source and `members` entries
 // for keys that are not members.
 func (fs fleetSources) checkCoverage(keys []string, diags *diag.Diagnostics) {
-	isKey := make(map[string]bool, len(keys))
 	var missing []string
 	for _, k := range keys {
-		isKey[k] = true
 		if _, ok := fs.of(k); !ok {
 			missing = append(missing, k)
 		}
@@ -423,14 +418,7 @@ func (fs fleetSources) checkCoverage(keys []string, diags *diag.Diagnostics) {
 			fmt.Sprintf("members: %s %s no entry and there is no shared source (content, content_base64, source or source_dir); "+
 				"give every member a source, or set a shared one.", tfkit.QuoteKeys(missing), tfkit.PluralVerb(len(missing), "has", "have")))
 	}
-	var strays []string
-	for k := range fs.perMember {
-		if !isKey[k] {
-			strays = append(strays, k)
-		}
-	}
-	if len(strays) > 0 {
-		sort.Strings(strays)
+	if strays := fleet.StrayKeysOf(fs.perMember, tfkit.SetOf(keys)); len(strays) > 0 {
 		diags.AddAttributeError(path.Root("members"), "Unknown member keys",
 			fmt.Sprintf("members: %s %s not a key of sandbox_ids.", tfkit.QuoteKeys(strays), tfkit.PluralVerb(len(strays), "is", "are")))
 	}
@@ -525,7 +513,7 @@ type fleetUpload struct {
 
 // uploadMembers uploads to the members in todo concurrently, each distinct
 // source opened once, and returns what each member now holds.
-func (r *fleetFileResource) uploadMembers(ctx context.Context, m fleetFileModel, todo map[string]fleetUpload, problems *memberProblems) map[string]fleetFileEntry {
+func (r *fleetFileResource) uploadMembers(ctx context.Context, m fleetFileModel, todo map[string]fleetUpload, problems *fleet.Problems) map[string]fleetFileEntry {
 	opened := map[string]*openedSource{}
 	var openErr = map[string]error{}
 	for _, k := range tfkit.SortedKeys(todo) {
@@ -554,18 +542,18 @@ func (r *fleetFileResource) uploadMembers(ctx context.Context, m fleetFileModel,
 	var mu sync.Mutex
 	done := map[string]fleetFileEntry{}
 	tflog.Info(ctx, "uploading to fleet", map[string]any{"members": len(todo), "path": remote, "sources": len(opened)})
-	forEachMember(ctx, tfkit.SortedKeys(todo), int(m.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(todo), int(m.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
 		u := todo[key]
 		sk := sourceKey(u.source)
 		if err := openErr[sk]; err != nil {
-			problems.add(key, "sandbox %s: %v", u.sandboxID, err)
+			problems.Add(key, "sandbox %s: %v", u.sandboxID, err)
 			return
 		}
 		o := opened[sk]
 		if _, err := r.client.PutFile(ctx, u.sandboxID, prime.PutFileRequest{
 			Path: remote, Source: o.Upload, Mode: mode, Extract: u.source.isDir(),
 		}); err != nil {
-			problems.add(key, "sandbox %s, %s: upload failed: %v", u.sandboxID, remote, err)
+			problems.Add(key, "sandbox %s, %s: upload failed: %v", u.sandboxID, remote, err)
 			return
 		}
 		mu.Lock()
@@ -605,10 +593,10 @@ func (r *fleetFileResource) Create(ctx context.Context, req resource.CreateReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	var problems memberProblems
+	var problems fleet.Problems
 	done := r.uploadMembers(ctx, plan, todo, &problems)
-	if problems.len() > 0 {
-		addFleetFailure(&resp.Diagnostics, "upload", &problems, len(todo))
+	if problems.Len() > 0 {
+		fleet.AddFailure(&resp.Diagnostics, "upload", &problems, len(todo))
 		return
 	}
 	settleID(&plan, &resp.Diagnostics)
@@ -668,7 +656,7 @@ func (r *fleetFileResource) Update(ctx context.Context, req resource.UpdateReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	var problems memberProblems
+	var problems fleet.Problems
 	tried := len(todo)
 	if len(todo) > 0 || len(prior) > len(records) || !plan.Mode.Equal(state.Mode) {
 		if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
@@ -686,12 +674,12 @@ func (r *fleetFileResource) Update(ctx context.Context, req resource.UpdateReque
 			}
 		}
 		tried += len(kept)
-		forEachMember(ctx, tfkit.SortedKeys(kept), int(plan.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
+		fleet.ForEachMember(ctx, tfkit.SortedKeys(kept), int(plan.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
 			if err := r.client.ChangeMode(ctx, kept[key].sandboxID, plan.Path.ValueString(), *mode); err != nil {
-				problems.add(key, "sandbox %s: changing the mode: %v", kept[key].sandboxID, err)
+				problems.Add(key, "sandbox %s: changing the mode: %v", kept[key].sandboxID, err)
 			}
 		})
-		for _, k := range problems.keys() {
+		for _, k := range problems.Keys() {
 			if _, uploaded := todo[k]; !uploaded {
 				delete(records, k) // recorded again by the next apply
 			}
@@ -705,21 +693,21 @@ func (r *fleetFileResource) Update(ctx context.Context, req resource.UpdateReque
 		}
 	}
 	dir := holdsDirectories(plan)
-	var cleanup memberProblems
-	forEachMember(ctx, tfkit.SortedKeys(leaving), int(plan.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
+	var cleanup fleet.Problems
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(leaving), int(plan.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
 		if err := removeUpload(ctx, r.client, leaving[key], plan.Path.ValueString(), dir); err != nil {
-			cleanup.add(key, "%v", err)
+			cleanup.Add(key, "%v", err)
 		}
 	})
-	if cleanup.len() > 0 {
+	if cleanup.Len() > 0 {
 		resp.Diagnostics.AddWarning("Files of departed members not removed",
 			"These members left the fleet file, but their copies could not be removed:\n\n"+cleanup.String())
 	}
 	settleID(&plan, &resp.Diagnostics)
 	plan.Files = fleetFilesValue(tfkit.PointersOf(records))
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
-	if problems.len() > 0 {
-		addFleetFailure(&resp.Diagnostics, "upload", &problems, tried)
+	if problems.Len() > 0 {
+		fleet.AddFailure(&resp.Diagnostics, "upload", &problems, tried)
 	}
 }
 
@@ -751,14 +739,14 @@ func (r *fleetFileResource) Delete(ctx context.Context, req resource.DeleteReque
 	}
 	files := fleetFilesOfMap(state.Files, &resp.Diagnostics)
 	dir := holdsDirectories(state)
-	var problems memberProblems
-	forEachMember(ctx, tfkit.SortedKeys(files), int(state.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
+	var problems fleet.Problems
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(files), int(state.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
 		if err := removeUpload(ctx, r.client, files[key].SandboxID.ValueString(), state.Path.ValueString(), dir); err != nil {
-			problems.add(key, "%v", err)
+			problems.Add(key, "%v", err)
 		}
 	})
-	if problems.len() > 0 {
+	if problems.Len() > 0 {
 		resp.Diagnostics.AddError("Cannot remove the fleet's files",
-			fmt.Sprintf("The file could not be removed from %d of %d members:\n\n%s", problems.len(), len(files), problems.String()))
+			fmt.Sprintf("The file could not be removed from %d of %d members:\n\n%s", problems.Len(), len(files), problems.String()))
 	}
 }

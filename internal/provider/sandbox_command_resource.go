@@ -34,6 +34,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
@@ -514,7 +515,7 @@ func warnCommandsOutliveSandboxes(ctx context.Context, c *prime.Client, runs map
 	}
 	var mu sync.Mutex
 	var lifetime []string
-	forEachMember(ctx, tfkit.SortedKeys(runs), 0, func(ctx context.Context, key string) {
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(runs), 0, func(ctx context.Context, key string) {
 		id := runs[key]
 		known, ok := c.Known(id)
 		if !ok {

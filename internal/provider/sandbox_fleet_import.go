@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -187,20 +188,20 @@ func differentTemplates(sbs []prime.Sandbox, templates []sandboxAttributes) stri
 func (r *sandboxFleetResource) importMemberEgress(ctx context.Context, f *sandboxFleetModel, members map[string]fleetMember, diags *diag.Diagnostics) {
 	var mu sync.Mutex
 	statuses := map[string]*prime.EgressPolicyStatus{}
-	var failures memberProblems
+	var failures fleet.Problems
 	// members is only read while the reads run; statuses is written.
-	forEachMember(ctx, tfkit.SortedKeys(members), 0, func(ctx context.Context, k string) {
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(members), 0, func(ctx context.Context, k string) {
 		st, gone, err := readEgress(ctx, r.client, members[k].ID.ValueString())
 		switch {
 		case err != nil:
-			failures.add(k, "%v", err)
+			failures.Add(k, "%v", err)
 		case !gone:
 			mu.Lock()
 			statuses[k] = st
 			mu.Unlock()
 		}
 	})
-	if failures.len() > 0 {
+	if failures.Len() > 0 {
 		diags.AddError("Cannot read the members' egress policies", failures.String())
 		return
 	}

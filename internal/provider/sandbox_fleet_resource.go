@@ -28,6 +28,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
@@ -179,12 +180,9 @@ func (r *sandboxFleetResource) Schema(_ context.Context, _ resource.SchemaReques
 		MarkdownDescription: "Member names are `<name_prefix>-<key>`." + replacesFleet,
 		Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
 	}
-	attrs["sandbox_ids"] = schema.MapAttribute{
-		Computed: true, ElementType: types.StringType,
-		MarkdownDescription: "Member key → sandbox ID: what `prime_fleet_command` and `prime_fleet_egress_policy` " +
-			"take. A member whose sandbox is gone (deleted out of band, stopped) drops out at refresh, and the next " +
-			"apply creates it again in place.",
-	}
+	attrs["sandbox_ids"] = fleet.SandboxIDsOutputAttribute("Member key → sandbox ID: what `prime_fleet_command` " +
+		"and `prime_fleet_egress_policy` take. A member whose sandbox is gone (deleted out of band, stopped) drops " +
+		"out at refresh, and the next apply creates it again in place.")
 	attrs["sandboxes"] = schema.MapNestedAttribute{
 		Computed: true,
 		MarkdownDescription: "Member key → what the platform reports: `id`, `name`, `status` (`RUNNING` means " +
@@ -480,7 +478,7 @@ type fleetApply struct {
 // exists on the platform as soon as it does (so it reaches state even if
 // waiting fails); failed members are deleted and reported. It returns the
 // healthy members.
-func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *memberProblems, saveIDs func(map[string]fleetMember)) map[string]fleetMember {
+func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *fleet.Problems, saveIDs func(map[string]fleetMember)) map[string]fleetMember {
 	var mu sync.Mutex
 	created := map[string]fleetMember{}
 	var inflight []*journal.InflightCreate
@@ -489,13 +487,13 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 
 	postCtx, cancel := context.WithTimeoutCause(ctx, a.timeout, fmt.Errorf("create timeout (%s) reached", a.timeout))
 	defer cancel()
-	forEachMember(postCtx, keys, 0, func(ctx context.Context, key string) {
+	fleet.ForEachMember(postCtx, keys, 0, func(ctx context.Context, key string) {
 		var diags diag.Diagnostics
 		req, _, d := createRequestFromModel(ctx, a.template.memberModel(memberName(prefix, key)), a.secretsWO)
 		diags.Append(d...)
 		setCreateLists(&req, a.born)
 		if diags.HasError() {
-			problems.add(key, "%s", tfkit.DiagSummary(diags))
+			problems.Add(key, "%s", tfkit.DiagSummary(diags))
 			return
 		}
 		sb, entry, err := createSandbox(ctx, a.client, a.journal, req)
@@ -504,13 +502,13 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 		if sb == nil {
 			// No entry to finish: createSandbox released a key whose create
 			// may have reached the platform, for the next apply to adopt.
-			problems.add(key, "cannot create the sandbox: %v", err)
+			problems.Add(key, "cannot create the sandbox: %v", err)
 			return
 		}
 		inflight = append(inflight, entry)
 		created[key] = memberFromSandbox(sb, a.born != nil)
 		if err != nil {
-			problems.add(key, "%s", interruptedCreate(sb.ID, err))
+			problems.Add(key, "%s", interruptedCreate(sb.ID, err))
 		}
 	})
 	saveIDs(created)
@@ -519,16 +517,16 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 	}
 
 	ready := map[string]fleetMember{}
-	forEachMember(ctx, tfkit.SortedKeys(created), 0, func(ctx context.Context, key string) {
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(created), 0, func(ctx context.Context, key string) {
 		mu.Lock()
 		m := created[key]
 		mu.Unlock()
-		if problems.has(key) {
+		if problems.Has(key) {
 			return
 		}
 		id := m.ID.ValueString()
 		if err := awaitSandbox(ctx, a.client, id, a.timeout, a.buildTimeout); err != nil {
-			problems.add(key, "%v", err)
+			problems.Add(key, "%v", err)
 			return
 		}
 		m.Status = types.StringValue(prime.StatusRunning)
@@ -538,7 +536,7 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 				m.EgressGeneration = types.Int64Value(st.Generation)
 			}
 			if err != nil {
-				problems.add(key, "%s", failClosedMessage(id, a.egressTimeout, "egress", err))
+				problems.Add(key, "%s", failClosedMessage(id, a.egressTimeout, "egress", err))
 				mu.Lock()
 				created[key] = m
 				mu.Unlock()
@@ -572,7 +570,7 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 // deleteMembers deletes the given members in bulk and waits until none
 // remains; it returns the members it could not delete (to be kept in
 // state).
-func deleteMembers(ctx context.Context, c *prime.Client, members map[string]fleetMember, keys []string, timeout time.Duration, problems *memberProblems) map[string]fleetMember {
+func deleteMembers(ctx context.Context, c *prime.Client, members map[string]fleetMember, keys []string, timeout time.Duration, problems *fleet.Problems) map[string]fleetMember {
 	kept := map[string]fleetMember{}
 	if len(keys) == 0 {
 		return kept
@@ -590,7 +588,7 @@ func deleteMembers(ctx context.Context, c *prime.Client, members map[string]flee
 	if err != nil {
 		for _, k := range keys {
 			kept[k] = members[k]
-			problems.add(k, "%sdeleting sandbox %s: %v", prefixed(problems, k), members[k].ID.ValueString(), err)
+			problems.Add(k, "%sdeleting sandbox %s: %v", problems.Prefixed(k), members[k].ID.ValueString(), err)
 		}
 		return kept
 	}
@@ -607,7 +605,7 @@ func deleteMembers(ctx context.Context, c *prime.Client, members map[string]flee
 		gone[f.SandboxID] = true // already gone
 	}
 	var mu sync.Mutex
-	forEachMember(ctx, keys, 0, func(ctx context.Context, k string) {
+	fleet.ForEachMember(ctx, keys, 0, func(ctx context.Context, k string) {
 		id := members[k].ID.ValueString()
 		if !gone[id] {
 			mu.Lock()
@@ -617,27 +615,17 @@ func deleteMembers(ctx context.Context, c *prime.Client, members map[string]flee
 			if why[id] != "" {
 				reason = ": " + why[id]
 			}
-			problems.add(k, "%sthe platform did not delete sandbox %s%s", prefixed(problems, k), id, reason)
+			problems.Add(k, "%sthe platform did not delete sandbox %s%s", problems.Prefixed(k), id, reason)
 			return
 		}
 		if err := c.WaitForGone(ctx, id); err != nil {
 			mu.Lock()
 			kept[k] = members[k]
 			mu.Unlock()
-			problems.add(k, "%ssandbox %s was not terminated: %v", prefixed(problems, k), id, err)
+			problems.Add(k, "%ssandbox %s was not terminated: %v", problems.Prefixed(k), id, err)
 		}
 	})
 	return kept
-}
-
-// prefixed keeps an earlier problem of a member in front of a new one.
-func prefixed(p *memberProblems, key string) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if prev, ok := p.problems[key]; ok {
-		return prev + "; then "
-	}
-	return ""
 }
 
 // sandboxFleetFailure is the error of an apply in which members failed.
@@ -645,19 +633,19 @@ func prefixed(p *memberProblems, key string) string {
 // (members, of the wanted keys), so it holds for every kind of failure: a
 // member that never started is deleted, one whose egress change is not
 // enforced is kept, one that cannot be deleted stays.
-func sandboxFleetFailure(problems *memberProblems, members map[string]fleetMember, want []string, create bool) string {
+func sandboxFleetFailure(problems *fleet.Problems, members map[string]fleetMember, want []string, create bool) string {
 	wanted := map[string]bool{}
 	for _, k := range want {
 		wanted[k] = true
 	}
 	healthy := 0
 	for k := range members {
-		if !problems.has(k) {
+		if !problems.Has(k) {
 			healthy++
 		}
 	}
 	var gone, egress, undeleted, kept []string
-	for _, k := range problems.keys() {
+	for _, k := range problems.Keys() {
 		m, inState := members[k]
 		switch {
 		case !inState:
@@ -686,7 +674,7 @@ func sandboxFleetFailure(problems *memberProblems, members map[string]fleetMembe
 	if k := membersNamed(kept); k.any {
 		fates = append(fates, fmt.Sprintf("%s %s in state as %s %s (see the error above).", k.names, k.stay, k.they, k.are))
 	}
-	msg := fmt.Sprintf("%d member(s) failed; %d are healthy.\n\n%s\n\n%s", problems.len(), healthy, problems,
+	msg := fmt.Sprintf("%d member(s) failed; %d are healthy.\n\n%s\n\n%s", problems.Len(), healthy, problems,
 		strings.Join(fates, " "))
 	if create {
 		msg += " Terraform marks a resource whose first create failed as tainted, which would replace the whole " +
@@ -756,7 +744,7 @@ func (r *sandboxFleetResource) Create(ctx context.Context, req resource.CreateRe
 		return
 	}
 	plan.ID = types.StringValue("fleet-" + prime.NewIdempotencyKey()[:16])
-	var problems memberProblems
+	var problems fleet.Problems
 	// Every member that exists reaches state before the waits (never an
 	// untracked sandbox).
 	save := func(members map[string]fleetMember) {
@@ -769,7 +757,7 @@ func (r *sandboxFleetResource) Create(ctx context.Context, req resource.CreateRe
 	tflog.Info(ctx, "creating fleet members", map[string]any{"members": len(keys)})
 	healthy := a.createMembers(ctx, keys, &problems, save)
 	save(healthy)
-	if problems.len() > 0 {
+	if problems.Len() > 0 {
 		resp.Diagnostics.AddError("Fleet members failed", sandboxFleetFailure(&problems, healthy, keys, true))
 	}
 }
@@ -837,14 +825,14 @@ func (r *sandboxFleetResource) refreshMemberEgress(ctx context.Context, members 
 	diags.Append(d...)
 	var mu sync.Mutex
 	var warnings []string
-	var failures memberProblems
-	forEachMember(ctx, tfkit.SortedKeys(members), 0, func(ctx context.Context, k string) {
+	var failures fleet.Problems
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(members), 0, func(ctx context.Context, k string) {
 		mu.Lock()
 		m := members[k]
 		mu.Unlock()
 		st, gone, err := readEgress(ctx, r.client, m.ID.ValueString())
 		if err != nil {
-			failures.add(k, "%v", err)
+			failures.Add(k, "%v", err)
 			return
 		}
 		if gone {
@@ -862,7 +850,7 @@ func (r *sandboxFleetResource) refreshMemberEgress(ctx context.Context, members 
 		m.EgressGeneration, m.EgressApplied = es.EgressGeneration, es.EgressApplied
 		members[k] = m
 	})
-	if failures.len() > 0 {
+	if failures.Len() > 0 {
 		diags.AddError("Cannot read the members' egress policies", failures.String())
 	}
 	if len(warnings) > 0 {
@@ -910,7 +898,7 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 	}
 	// Redone members go with the removed ones, and come back with the added.
 	redo := membersToRedo(plan.MemberTriggers, state.MemberTriggers, keptKeys(keys, have), tfkit.WasImported(ctx, req.Private))
-	var problems memberProblems
+	var problems fleet.Problems
 	members := map[string]fleetMember{}
 	for k, m := range have {
 		if want[k] && !slices.Contains(redo, k) {
@@ -981,7 +969,7 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &out)...)
 	resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, fleetLabelOf(ctx, req.Identity), out)...)
 	resp.Diagnostics.Append(tfkit.ClearImported(ctx, resp.Private)...)
-	if problems.len() > 0 {
+	if problems.Len() > 0 {
 		resp.Diagnostics.AddError("Fleet members failed", sandboxFleetFailure(&problems, members, keys, false))
 	}
 }
@@ -1007,13 +995,13 @@ func egressChanged(ctx context.Context, plan, state sandboxFleetModel) bool {
 // the block is gone) to every member, fail-closed, in parallel, as
 // prime_sandbox writes its own (writeBlockEgress: own is the block's
 // previous policy). It reports whether a layered policy refused a member.
-func (r *sandboxFleetResource) rewriteMemberEgress(ctx context.Context, members map[string]fleetMember, a fleetApply, own prime.EgressPolicy, problems *memberProblems) (refused bool) {
+func (r *sandboxFleetResource) rewriteMemberEgress(ctx context.Context, members map[string]fleetMember, a fleetApply, own prime.EgressPolicy, problems *fleet.Problems) (refused bool) {
 	target := prime.OpenEgressPolicy()
 	if a.born != nil {
 		target = *a.born
 	}
 	var mu sync.Mutex
-	forEachMember(ctx, tfkit.SortedKeys(members), 0, func(ctx context.Context, k string) {
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(members), 0, func(ctx context.Context, k string) {
 		mu.Lock()
 		m := members[k]
 		mu.Unlock()
@@ -1025,12 +1013,12 @@ func (r *sandboxFleetResource) rewriteMemberEgress(ctx context.Context, members 
 		var layered *layeredPolicyError
 		switch {
 		case errors.As(err, &layered):
-			problems.add(k, "%s", err.Error())
+			problems.Add(k, "%s", err.Error())
 			members[k] = m
 			refused = true
 			return
 		case err != nil:
-			problems.add(k, "%s", failClosedMessage(id, a.egressTimeout, "egress", err))
+			problems.Add(k, "%s", failClosedMessage(id, a.egressTimeout, "egress", err))
 			if a.born != nil && gen > 0 {
 				m.EgressGeneration, m.EgressApplied = types.Int64Value(gen), types.BoolValue(false)
 			}
@@ -1065,7 +1053,7 @@ func (r *sandboxFleetResource) Delete(ctx context.Context, req resource.DeleteRe
 		return
 	}
 	members := sandboxFleetMembers(state, &resp.Diagnostics)
-	var problems memberProblems
+	var problems fleet.Problems
 	kept := deleteMembers(ctx, r.client, members, tfkit.SortedKeys(members), timeoutOrDefault(state.Timeouts, "delete", defaultSandboxDeleteTimeout), &problems)
 	if len(kept) > 0 {
 		// What could not be deleted stays in state, so a destroy can retry.

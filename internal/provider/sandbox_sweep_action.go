@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -184,17 +185,17 @@ func (a *sandboxSweepAction) Invoke(ctx context.Context, req action.InvokeReques
 	progress(fmt.Sprintf("deleting %d sandbox(es) %s", len(found), what))
 	// The fleet's bulk delete: chunks of 100, "not found" counts as gone,
 	// every deleted sandbox waited for, every failure named.
-	var problems memberProblems
+	var problems fleet.Problems
 	kept := deleteMembers(ctx, a.client, members, tfkit.SortedKeys(members), defaultSandboxDeleteTimeout, &problems)
 	for _, sb := range found {
-		if _, failed := kept[sb.ID]; !failed && !problems.has(sb.ID) {
+		if _, failed := kept[sb.ID]; !failed && !problems.Has(sb.ID) {
 			progress("deleted " + sweptSandbox(sb))
 		}
 	}
-	if problems.len() > 0 {
+	if problems.Len() > 0 {
 		resp.Diagnostics.AddError("Sandboxes not deleted",
 			fmt.Sprintf("%d of the %d sandboxes %s were not deleted (keyed by sandbox ID):\n\n%s",
-				problems.len(), len(found), what, problems.String()))
+				problems.Len(), len(found), what, problems.String()))
 	}
 }
 

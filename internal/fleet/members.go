@@ -1,7 +1,4 @@
-package provider
-
-// Pieces the fleet resources share: member keys, bounded concurrency over
-// members, and member problems reported together.
+package fleet
 
 import (
 	"context"
@@ -14,11 +11,11 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
-// forEachMember runs fn once per key, at most limit at a time (limit <= 0:
+// ForEachMember runs fn once per key, at most limit at a time (limit <= 0:
 // all at once; the API client's throttle still paces the requests), and
 // returns when every call has returned. Keys are started in sorted order so
 // runs are reproducible.
-func forEachMember(ctx context.Context, keys []string, limit int, fn func(ctx context.Context, key string)) {
+func ForEachMember(ctx context.Context, keys []string, limit int, fn func(ctx context.Context, key string)) {
 	sorted := append([]string(nil), keys...)
 	sort.Strings(sorted)
 	if limit <= 0 || limit > len(sorted) {
@@ -37,14 +34,15 @@ func forEachMember(ctx context.Context, keys []string, limit int, fn func(ctx co
 	wg.Wait()
 }
 
-// memberProblems collects per-member failures from concurrent work and
+// Problems collects per-member failures from concurrent work and
 // renders them sorted by key, so an error names every failed member.
-type memberProblems struct {
+type Problems struct {
 	mu       sync.Mutex
 	problems map[string]string
 }
 
-func (p *memberProblems) add(key, format string, args ...any) {
+// Add records key's problem, replacing an earlier one (see Prefixed).
+func (p *Problems) Add(key, format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.problems == nil {
@@ -53,21 +51,23 @@ func (p *memberProblems) add(key, format string, args ...any) {
 	p.problems[key] = fmt.Sprintf(format, args...)
 }
 
-func (p *memberProblems) len() int {
+// Len is how many members have a problem.
+func (p *Problems) Len() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.problems)
 }
 
-func (p *memberProblems) has(key string) bool {
+// Has reports whether key has a problem.
+func (p *Problems) Has(key string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	_, ok := p.problems[key]
 	return ok
 }
 
-// keys are the failed members' keys, sorted.
-func (p *memberProblems) keys() []string {
+// Keys are the failed members' keys, sorted.
+func (p *Problems) Keys() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return tfkit.SortedKeys(p.problems)
@@ -75,7 +75,7 @@ func (p *memberProblems) keys() []string {
 
 // String lists the problems, one member per paragraph, at most limit of
 // them (the count of the rest is given).
-func (p *memberProblems) String() string {
+func (p *Problems) String() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	keys := make([]string, 0, len(p.problems))
@@ -98,14 +98,25 @@ func (p *memberProblems) String() string {
 	return b.String()
 }
 
-// addFleetFailure is the one error of a fleet operation for every failed
+// AddFailure is the one error of a fleet operation for every failed
 // member: what failed ("command", "upload", "download") on how many of the
 // members it was tried on.
-func addFleetFailure(diags *diag.Diagnostics, what string, problems *memberProblems, tried int) {
+func AddFailure(diags *diag.Diagnostics, what string, problems *Problems, tried int) {
 	among := "it was tried on"
 	if what == "command" {
 		among = "that ran"
 	}
 	diags.AddError("Fleet "+what+" failed",
-		fmt.Sprintf("The %s failed on %d of the %d members %s:\n\n%s", what, problems.len(), tried, among, problems.String()))
+		fmt.Sprintf("The %s failed on %d of the %d members %s:\n\n%s", what, problems.Len(), tried, among, problems.String()))
+}
+
+// Prefixed is key's earlier problem followed by "; then ", or "" when it
+// has none: the front of a new problem that keeps the earlier one.
+func (p *Problems) Prefixed(key string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if prev, ok := p.problems[key]; ok {
+		return prev + "; then "
+	}
+	return ""
 }
