@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
