@@ -30,7 +30,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -665,14 +664,14 @@ func (r *sandboxCommandResource) runInBackground(ctx context.Context, m *sandbox
 			fmt.Sprintf("The apply was interrupted while job %s ran in sandbox %s. The job goes on; it is recorded in state "+
 				"(job_status = \"running\"), and the next apply attaches to it and collects its result without running the "+
 				"command again.", br.Pending.JobID, spec.SandboxID))
-		diags.Append(setStateAny(ctx, state, m)...)
+		diags.Append(tfkit.SetStateAny(ctx, state, m)...)
 		return
 	case err != nil && br.Pending != nil && attach != nil:
 		// Its outcome is unknown (say, its output could not be read): it
 		// stays recorded as running, and the next apply tries again.
 		recordPending(m, br.Pending)
 		diags.Append(priv.SetKey(ctx, pendingJobKey, encodePending(br.Pending))...)
-		diags.Append(setStateAny(ctx, state, m)...)
+		diags.Append(tfkit.SetStateAny(ctx, state, m)...)
 		diags.AddError(commandErrorSummary(err), err.Error())
 		return
 	case err != nil && attach != nil:
@@ -685,7 +684,7 @@ func (r *sandboxCommandResource) runInBackground(ctx context.Context, m *sandbox
 			m.JobID, m.JobStatus = types.StringValue(br.Job.ID), types.StringValue(jobFailed)
 		}
 		diags.Append(priv.SetKey(ctx, pendingJobKey, nil)...)
-		diags.Append(setStateAny(ctx, state, m)...)
+		diags.Append(tfkit.SetStateAny(ctx, state, m)...)
 		diags.AddError(commandErrorSummary(err), err.Error())
 		return
 	case err != nil:
@@ -699,18 +698,8 @@ func (r *sandboxCommandResource) runInBackground(ctx context.Context, m *sandbox
 		m.OutputFiles = artifactFilesValue(br.OutputFiles)
 	}
 	diags.Append(priv.SetKey(ctx, pendingJobKey, nil)...)
-	diags.Append(setStateAny(ctx, state, m)...)
+	diags.Append(tfkit.SetStateAny(ctx, state, m)...)
 	stored = !diags.HasError()
-}
-
-// setStateAny is tfkit.SetState for a state behind an interface.
-func setStateAny(ctx context.Context, state interface {
-	Set(context.Context, any) diag.Diagnostics
-}, m any) diag.Diagnostics {
-	if st, ok := state.(*tfsdk.State); ok {
-		return tfkit.SetState(ctx, st, m)
-	}
-	return state.Set(ctx, m)
 }
 
 // Read touches no API: a command's result is history.

@@ -201,3 +201,14 @@ func SetPlan(ctx context.Context, p *tfsdk.Plan, src any) diag.Diagnostics {
 	}
 	return p.Set(ctx, src)
 }
+
+// SetStateAny is SetState for a state behind an interface (a *tfsdk.State
+// takes the codec; anything else its own Set).
+func SetStateAny(ctx context.Context, state interface {
+	Set(context.Context, any) diag.Diagnostics
+}, m any) diag.Diagnostics {
+	if st, ok := state.(*tfsdk.State); ok {
+		return SetState(ctx, st, m)
+	}
+	return state.Set(ctx, m)
+}
