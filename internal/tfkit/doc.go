@@ -5,8 +5,8 @@
 // It owns:
 //
 //   - the model codec (model_codec.go): GetState, GetPlan, GetConfig,
-//     SetState and SetPlan, the framework's Get and Set without its
-//     per-call reflection;
+//     SetState, SetPlan and SetStateAny, the framework's Get and Set
+//     without its per-call reflection;
 //   - the import marker and the plan modifiers built on it
 //     (plan_modifiers.go): ImportedKey, MarkImported, ReadAfterImport,
 //     WasImported, ClearImported, the ReplaceUnlessImported* modifiers, and
