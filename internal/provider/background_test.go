@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 // bgFleetHCL is an in-process fleet with a background agent.
@@ -190,7 +191,7 @@ func LiveSandboxIDs(m *testMock) []string {
 			delete(live, e.SandboxID)
 		}
 	}
-	return sortedKeys(live)
+	return tfkit.SortedKeys(live)
 }
 
 // The background result is the foreground one: exit codes judged the same,

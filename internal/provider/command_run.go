@@ -89,6 +89,16 @@ func (spec commandSpec) commandLine() string {
 }
 func (e *commandError) Unwrap() error { return e.Err }
 
+// commandErrorSummary is the diagnostic title of a runCommand error, as the
+// command resources title it.
+func commandErrorSummary(err error) string {
+	var ce *commandError
+	if errors.As(err, &ce) {
+		return ce.Summary
+	}
+	return "Command failed"
+}
+
 // runCommand checks the egress gate, runs the command once (never retried
 // once it may have reached the sandbox) and judges its exit code. The
 // result is returned even with a disallowed exit code, together with the

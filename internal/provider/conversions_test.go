@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
@@ -334,7 +335,7 @@ func TestFleetCommandResultsRoundTrip(t *testing.T) {
 	streams := types.MapValueMust(fleetStreamsType(), map[string]attr.Value{
 		"0": types.ListValueMust(streamsType(), []attr.Value{types.ObjectNull(streamsType().AttrTypes)}),
 	})
-	lists := objectListsOfMap(streams, &diags)
+	lists := fleet.ObjectListsOfMap(streams, &diags)
 	if diags.HasError() || len(lists["0"]) != 1 || !lists["0"][0].IsNull() {
 		t.Fatalf("streams: %+v %v", lists, diags)
 	}

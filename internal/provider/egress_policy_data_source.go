@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var _ datasource.DataSourceWithConfigure = (*egressPolicyDataSource)(nil)
@@ -67,11 +68,11 @@ func (d *egressPolicyDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 }
 
 func (d *egressPolicyDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if !requireClient(d.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(d.client, &resp.Diagnostics) {
 		return
 	}
 	var m egressPolicyDataModel
-	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -101,5 +102,5 @@ func (d *egressPolicyDataSource) Read(ctx context.Context, req datasource.ReadRe
 	m.Generation = types.Int64Value(st.Generation)
 	m.AppliedGeneration = types.Int64Value(st.AppliedGeneration)
 	m.Applied = types.BoolValue(st.Enforces(st.Generation))
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &m)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &m)...)
 }

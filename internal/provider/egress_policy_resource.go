@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var (
@@ -71,7 +72,7 @@ func afterAttribute(importable bool) schema.ListAttribute {
 	}
 	return schema.ListAttribute{
 		Optional: true, ElementType: types.StringType,
-		PlanModifiers: []planmodifier.List{replaceUnlessImportedList()},
+		PlanModifiers: []planmodifier.List{tfkit.ReplaceUnlessImportedList()},
 		MarkdownDescription: "Values whose change must re-run setup with egress open — typically the `id`s " +
 			"of the setup commands (`after = [prime_sandbox_command.setup.id]`). A changed setup command gets a new " +
 			"ID, which changes `after`, which **replaces** this policy, so one apply runs: destroy this policy (egress " +
@@ -152,7 +153,7 @@ func (r *egressPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequ
 
 func (r *egressPolicyResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m egressPolicyModel
-	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -164,7 +165,7 @@ func (r *egressPolicyResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return // destroy
 	}
 	var plan egressPolicyModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -184,7 +185,7 @@ func (r *egressPolicyResource) ModifyPlan(ctx context.Context, req resource.Modi
 		resp.Diagnostics.Append(d...)
 		if !req.State.Raw.IsNull() {
 			var state egressPolicyModel
-			resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+			resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 			prev, d := policyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
 			resp.Diagnostics.Append(d...)
 			// Same destinations, already enforced: nothing will be written,
@@ -199,12 +200,12 @@ func (r *egressPolicyResource) ModifyPlan(ctx context.Context, req resource.Modi
 	plan.ID = types.StringUnknown()
 	if !plan.Generation.IsUnknown() {
 		var state egressPolicyModel
-		resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+		resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 		plan.ID = state.ID
 	} else {
 		plan.egressLists.warnPlanned(ctx, path.Empty(), &resp.Diagnostics)
 	}
-	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 	warnAfterRecordedAfterImport(ctx, req, &resp.Diagnostics)
 }
 
@@ -295,11 +296,11 @@ func (e *lockError) Error() string { return e.Err.Error() }
 func (e *lockError) Unwrap() error { return e.Err }
 
 func (r *egressPolicyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var plan egressPolicyModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -325,7 +326,7 @@ func (r *egressPolicyResource) Create(ctx context.Context, req resource.CreateRe
 	}
 	plan.ID = types.StringValue(policyID(id, res.Generation))
 	resp.Diagnostics.Append(setApplied(ctx, &plan, policy, res.Generation, res.Status)...)
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 	resp.Diagnostics.Append(setEgressPolicyIdentity(ctx, resp.Identity, plan.SandboxID)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, baselineKey, encodeBaseline(res.Baseline))...)
 }
@@ -350,11 +351,11 @@ func relockSandbox(ctx context.Context, c *prime.Client, id string, policy prime
 }
 
 func (r *egressPolicyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var plan egressPolicyModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -378,9 +379,9 @@ func (r *egressPolicyResource) Update(ctx context.Context, req resource.UpdateRe
 		plan.ID = types.StringValue(policyID(id, gen)) // a write was planned: a new ID
 	}
 	resp.Diagnostics.Append(setApplied(ctx, &plan, policy, gen, st)...)
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 	resp.Diagnostics.Append(setEgressPolicyIdentity(ctx, resp.Identity, plan.SandboxID)...)
-	resp.Diagnostics.Append(clearImported(ctx, resp.Private)...)
+	resp.Diagnostics.Append(tfkit.ClearImported(ctx, resp.Private)...)
 }
 
 // keepPrior leaves the previous lists in state after a failed update, so the
@@ -399,11 +400,11 @@ func keepPrior(ctx context.Context, req resource.UpdateRequest, resp *resource.U
 }
 
 func (r *egressPolicyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var state egressPolicyModel
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -411,7 +412,7 @@ func (r *egressPolicyResource) Read(ctx context.Context, req resource.ReadReques
 	if id == "" {
 		id = sandboxOfPolicyID(state.ID.ValueString())
 	}
-	_, d := readAfterImport(ctx, req.Private, resp.Private)
+	_, d := tfkit.ReadAfterImport(ctx, req.Private, resp.Private)
 	resp.Diagnostics.Append(d...)
 	resp.Diagnostics.Append(setEgressPolicyIdentity(ctx, resp.Identity, types.StringValue(id))...)
 	if resp.Diagnostics.HasError() {
@@ -435,7 +436,7 @@ func (r *egressPolicyResource) Read(ctx context.Context, req resource.ReadReques
 				"generation %d: new connections may not follow the policy. The next apply writes it again and waits "+
 				"for enforcement.", st.Generation, id, st.AppliedGeneration))
 	}
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 }
 
 // applyPlatformPolicy merges a GET answer into state. When the platform
@@ -465,18 +466,18 @@ func applyPlatformPolicy(ctx context.Context, m *egressPolicyModel, id string, s
 	}
 	m.EffectiveAllow, m.EffectiveBlock, d = effectiveValues(ctx, platform)
 	diags.Append(d...)
-	routes, d := stringList(ctx, m.Routes)
+	routes, d := tfkit.StringList(ctx, m.Routes)
 	diags.Append(d...)
 	m.Allow, m.Block = listsFromPlatform(platform, routes)
 	return diags
 }
 
 func (r *egressPolicyResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var state egressPolicyModel
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -514,5 +515,27 @@ func (r *egressPolicyResource) ImportState(ctx context.Context, req resource.Imp
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), sandboxID)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("sandbox_id"), sandboxID)...)
 	resp.Diagnostics.Append(setEgressPolicyIdentity(ctx, resp.Identity, types.StringValue(sandboxID))...)
-	resp.Diagnostics.Append(markImported(ctx, resp.Private)...)
+	resp.Diagnostics.Append(tfkit.MarkImported(ctx, resp.Private)...)
+}
+
+// warnAfterRecordedAfterImport is prime_egress_policy's form of
+// warnRecordedAfterImport: after an import, a changed `after` is recorded
+// in place (tfkit.ReplaceUnlessImportedList) instead of replacing the policy, so
+// the setup it names does not run again between a restore and a re-lock;
+// the plan says so, and how to replace.
+func warnAfterRecordedAfterImport(ctx context.Context, req resource.ModifyPlanRequest, diags *diag.Diagnostics) {
+	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || !tfkit.WasImported(ctx, req.Private) {
+		return
+	}
+	var planned, recorded types.List
+	diags.Append(req.Plan.GetAttribute(ctx, path.Root("after"), &planned)...)
+	diags.Append(req.State.GetAttribute(ctx, path.Root("after"), &recorded)...)
+	if planned.Equal(recorded) {
+		return
+	}
+	diags.AddAttributeWarning(path.Root("after"), "Imported policy: recording after without replacing",
+		"The platform does not report after of an existing policy, so the imported state has none, and no apply "+
+			"has recorded the configuration since the import. This apply records the configured after in state "+
+			"without replacing the policy: the setup it names is not run again under open egress first. To "+
+			"replace the policy (restore, setup, lock), run terraform apply -replace=<this policy's address>.")
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 // defaultEgressTimeout is how long a write waits for the data plane to
@@ -120,7 +121,7 @@ func (l egressLists) spec(ctx context.Context) (spec prime.EgressPolicySpec, kno
 	if l.Routes.IsUnknown() {
 		known = false
 	} else {
-		routes, d := stringList(ctx, l.Routes)
+		routes, d := tfkit.StringList(ctx, l.Routes)
 		diags.Append(d...)
 		if routes == nil && !l.Routes.IsNull() {
 			known = false
@@ -255,7 +256,7 @@ func addFindingWarnings(diags *diag.Diagnostics, findings []prime.Finding, base 
 		byAttr[name] = append(byAttr[name], f.Message)
 		paths[name] = p
 	}
-	for _, name := range sortedKeys(byAttr) {
+	for _, name := range tfkit.SortedKeys(byAttr) {
 		msgs := byAttr[name]
 		detail := name + ": " + msgs[0]
 		if len(msgs) > 1 {
@@ -296,12 +297,12 @@ func policyOfEffective(ctx context.Context, allow, block types.List) (prime.Egre
 	var diags diag.Diagnostics
 	var p prime.EgressPolicy
 	if !allow.IsNull() && !allow.IsUnknown() {
-		l, d := stringList(ctx, allow)
+		l, d := tfkit.StringList(ctx, allow)
 		diags.Append(d...)
 		p.Allowlist = l
 	}
 	if !block.IsNull() && !block.IsUnknown() {
-		l, d := stringList(ctx, block)
+		l, d := tfkit.StringList(ctx, block)
 		diags.Append(d...)
 		p.Denylist = l
 	}
@@ -568,7 +569,7 @@ func addRestoreWarnings(diags *diag.Diagnostics, notes []restoreNote) {
 		}
 		diags.AddWarning("Newer egress policy left in place", fmt.Sprintf("%d %s a newer egress policy than this "+
 			"resource wrote; it belongs to another writer (a create_before_destroy replacement, the CLI) and is left in "+
-			"place: %s.", len(newer), pluralVerb(len(newer), "member's sandbox holds", "members' sandboxes hold"), strings.Join(items, ", ")))
+			"place: %s.", len(newer), tfkit.PluralVerb(len(newer), "member's sandbox holds", "members' sandboxes hold"), strings.Join(items, ", ")))
 	}
 	if len(pending) == 0 {
 		return
@@ -589,7 +590,7 @@ func addRestoreWarnings(diags *diag.Diagnostics, notes []restoreNote) {
 	}
 	diags.AddWarning("Egress restore not yet enforced", fmt.Sprintf("Restoring what the sandboxes held before this "+
 		"policy was accepted on %d %s but is not enforced after %s: %s. %s", len(pending),
-		pluralVerb(len(pending), "member", "members"), pending[0].Waited, strings.Join(items, ", "), rest))
+		tfkit.PluralVerb(len(pending), "member", "members"), pending[0].Waited, strings.Join(items, ", "), rest))
 }
 
 // pendingRestores are the teardown restores this provider process wrote

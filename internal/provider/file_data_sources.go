@@ -28,7 +28,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var (
@@ -276,11 +278,11 @@ func (d *sandboxFileDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 }
 
 func (d *sandboxFileDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if !requireClient(d.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(d.client, &resp.Diagnostics) {
 		return
 	}
 	var m sandboxFileDataModel
-	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -304,7 +306,7 @@ func (d *sandboxFileDataSource) Read(ctx context.Context, req datasource.ReadReq
 	m.Exists = v.Exists.(types.Bool)
 	m.SHA256, m.Size = v.SHA256.(types.String), v.Size.(types.Int64)
 	m.Content, m.ContentBase64, m.SensitiveContent = v.Content.(types.String), v.ContentBase64.(types.String), v.Sensitive
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &m)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &m)...)
 }
 
 // NewFleetFileDataSource is the prime_fleet_file data source constructor.
@@ -344,18 +346,16 @@ func (d *fleetFileDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 	entry := readResultAttributes(false)
 	entry["sandbox_id"] = schema.StringAttribute{Computed: true, MarkdownDescription: "Sandbox the file was read from."}
 	attrs["id"] = schema.StringAttribute{Computed: true, MarkdownDescription: "The path read."}
-	attrs["sandbox_ids"] = schema.MapAttribute{
-		Required: true, ElementType: types.StringType,
-		MarkdownDescription: "Member key → sandbox ID, usually `prime_sandbox_fleet.<name>.sandbox_ids` or, for what a " +
-			"command wrote, the members it succeeded on: `{ for k, r in prime_fleet_command.agent.results : k => " +
-			"r.sandbox_id if !r.failed }` (which also orders the read after it).",
-	}
+	attrs["sandbox_ids"] = fleet.SandboxIDsDataSourceAttribute("Member key → sandbox ID, usually " +
+		"`prime_sandbox_fleet.<name>.sandbox_ids` or, for what a command wrote, the members it succeeded on: " +
+		"`{ for k, r in prime_fleet_command.agent.results : k => r.sandbox_id if !r.failed }` (which also orders " +
+		"the read after it).")
 	attrs["path"] = schema.StringAttribute{
 		Required: true, MarkdownDescription: "Absolute path of the file, the same in every member.",
 		Validators: []validator.String{remotePathValidator{}},
 	}
 	attrs["max_concurrency"] = schema.Int64Attribute{
-		Optional: true, MarkdownDescription: fmt.Sprintf("How many members are read at once. Default `%d`.", defaultFleetConcurrency),
+		Optional: true, MarkdownDescription: fmt.Sprintf("How many members are read at once. Default `%d`.", fleet.DefaultConcurrency),
 		Validators: []validator.Int64{int64validator.AtLeast(1)},
 	}
 	attrs["files"] = schema.MapNestedAttribute{
@@ -377,17 +377,17 @@ func (d *fleetFileDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 }
 
 func (d *fleetFileDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if !requireClient(d.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(d.client, &resp.Diagnostics) {
 		return
 	}
 	var m fleetFileDataModel
-	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
-	ids := stringMapOf(ctx, m.SandboxIDs, &resp.Diagnostics)
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &m)...)
+	ids := tfkit.StringMapOf(ctx, m.SandboxIDs, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	remote, maxSize, sensitive := m.Path.ValueString(), maxSizeOf(m.MaxSize), m.Sensitive.ValueBool()
-	limit := defaultFleetConcurrency
+	limit := fleet.DefaultConcurrency
 	if !m.MaxConcurrency.IsNull() {
 		limit = int(m.MaxConcurrency.ValueInt64())
 	}
@@ -395,11 +395,11 @@ func (d *fleetFileDataSource) Read(ctx context.Context, req datasource.ReadReque
 	files := make(map[string]attr.Value, len(ids))
 	secret := make(map[string]attr.Value, len(ids))
 	var notText, gone []string
-	var problems memberProblems
-	forEachMember(ctx, sortedKeys(ids), limit, func(ctx context.Context, key string) {
+	var problems fleet.Problems
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(ids), limit, func(ctx context.Context, key string) {
 		f, err := readSmallFile(ctx, d.client, ids[key], remote, maxSize, m.AllowMissing.ValueBool())
 		if err != nil {
-			problems.add(key, "%v", err)
+			problems.Add(key, "%v", err)
 			return
 		}
 		v := fileReadValuesOf(f, sensitive)
@@ -420,9 +420,9 @@ func (d *fleetFileDataSource) Read(ctx context.Context, req datasource.ReadReque
 			gone = append(gone, fmt.Sprintf("%q (%s)", key, ids[key]))
 		}
 	})
-	if problems.len() > 0 {
+	if problems.Len() > 0 {
 		resp.Diagnostics.AddError("Cannot read the fleet's files",
-			fmt.Sprintf("Reading %s failed on %d of %d members:\n\n%s", remote, problems.len(), len(ids), problems.String()))
+			fmt.Sprintf("Reading %s failed on %d of %d members:\n\n%s", remote, problems.Len(), len(ids), problems.String()))
 		return
 	}
 	if len(gone) > 0 {
@@ -433,7 +433,7 @@ func (d *fleetFileDataSource) Read(ctx context.Context, req datasource.ReadReque
 	}
 	if len(notText) > 0 {
 		resp.Diagnostics.AddWarning("Files are not text", fmt.Sprintf("%s is not valid UTF-8 on members %s, so their content "+
-			"is null; use content_base64.", remote, quoteKeys(sortedKeys(setOfKeys(notText)))))
+			"is null; use content_base64.", remote, tfkit.QuoteKeys(tfkit.SortedKeys(tfkit.SetOf(notText)))))
 	}
 	m.ID = types.StringValue(remote)
 	m.Files = types.MapValueMust(fleetReadType(), files)
@@ -441,13 +441,5 @@ func (d *fleetFileDataSource) Read(ctx context.Context, req datasource.ReadReque
 	if sensitive {
 		m.SensitiveFiles = types.MapValueMust(sensitiveContentType(), secret)
 	}
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &m)...)
-}
-
-func setOfKeys(keys []string) map[string]bool {
-	out := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		out[k] = true
-	}
-	return out
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &m)...)
 }

@@ -25,7 +25,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var (
@@ -97,11 +99,11 @@ func fleetArtifactMembersOf(v types.Map, diags *diag.Diagnostics) map[string]fle
 	if v.IsNull() || v.IsUnknown() {
 		return nil
 	}
-	return membersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetArtifactMember {
+	return fleet.MembersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetArtifactMember {
 		files, _ := a["files"].(types.List)
 		refused, _ := a["refused"].(types.List)
-		return fleetArtifactMember{SandboxID: stringAttr(a, "sandbox_id"), LocalPath: stringAttr(a, "local_path"),
-			Exists: boolAttr(a, "exists"), Files: files, Refused: refused}
+		return fleetArtifactMember{SandboxID: tfkit.StringAttr(a, "sandbox_id"), LocalPath: tfkit.StringAttr(a, "local_path"),
+			Exists: tfkit.BoolAttr(a, "exists"), Files: files, Refused: refused}
 	})
 }
 
@@ -128,13 +130,11 @@ func (r *fleetArtifactResource) Schema(_ context.Context, _ resource.SchemaReque
 		Computed: true, MarkdownDescription: "Unique ID of this set of downloads.",
 		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 	}
-	attrs["sandbox_ids"] = schema.MapAttribute{
-		Required: true, ElementType: types.StringType,
-		MarkdownDescription: "Member key → sandbox ID, usually `{ for k, r in prime_fleet_command.agent.results : k => " +
-			"r.sandbox_id if !r.failed }` (which orders the downloads after the agent and covers only members whose " +
-			"agent succeeded). Changing it updates in place: new members and members whose sandbox changed download; removed " +
-			"members drop out of `members` (their files stay on disk unless `keep_on_destroy = false`).",
-	}
+	attrs["sandbox_ids"] = fleet.SandboxIDsAttribute("Member key → sandbox ID, usually `{ for k, r in " +
+		"prime_fleet_command.agent.results : k => r.sandbox_id if !r.failed }` (which orders the downloads after the " +
+		"agent and covers only members whose agent succeeded). Changing it updates in place: new members and members " +
+		"whose sandbox changed download; removed members drop out of `members` (their files stay on disk unless " +
+		"`keep_on_destroy = false`).")
 	attrs["local_path"] = schema.StringAttribute{
 		Required: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 		MarkdownDescription: "Where each member's result goes, with `{key}` replaced by the member's key (it must appear, " +
@@ -150,8 +150,8 @@ func (r *fleetArtifactResource) Schema(_ context.Context, _ resource.SchemaReque
 			"so a member is downloaded again exactly when its agent ran again. Changing it updates in place.",
 	}
 	attrs["max_concurrency"] = schema.Int64Attribute{
-		Optional: true, Computed: true, Default: int64default.StaticInt64(defaultFleetConcurrency),
-		MarkdownDescription: fmt.Sprintf("How many members download at once. Default `%d`. Changing it updates in place.", defaultFleetConcurrency),
+		Optional: true, Computed: true, Default: int64default.StaticInt64(fleet.DefaultConcurrency),
+		MarkdownDescription: fmt.Sprintf("How many members download at once. Default `%d`. Changing it updates in place.", fleet.DefaultConcurrency),
 		Validators:          []validator.Int64{int64validator.AtLeast(1)},
 	}
 	entry := artifactResultAttributes()
@@ -204,32 +204,15 @@ func lastElem(p string) string {
 
 func (r *fleetArtifactResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m fleetArtifactModel
-	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
-	if resp.Diagnostics.HasError() || m.MemberTriggers.IsNull() || m.MemberTriggers.IsUnknown() || m.SandboxIDs.IsUnknown() || m.SandboxIDs.IsNull() {
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &m)...)
+	if resp.Diagnostics.HasError() {
 		return
 	}
-	var strays []string
-	for k := range m.MemberTriggers.Elements() {
-		if _, ok := m.SandboxIDs.Elements()[k]; !ok {
-			strays = append(strays, k)
-		}
-	}
-	if len(strays) > 0 {
+	if strays := fleet.StrayKeys(m.MemberTriggers, m.SandboxIDs); len(strays) > 0 {
 		resp.Diagnostics.AddAttributeWarning(path.Root("member_triggers"), "Triggers of unknown members",
 			fmt.Sprintf("member_triggers: %s %s not a key of sandbox_ids, so nothing follows from it.",
-				quoteKeys(sortedKeys(setOfKeys(strays))), pluralVerb(len(strays), "is", "are")))
+				tfkit.QuoteKeys(strays), tfkit.PluralVerb(len(strays), "is", "are")))
 	}
-}
-
-// memberTrigger is member key's entry of member_triggers.
-func memberTrigger(m fleetArtifactModel, key string) types.String {
-	if m.MemberTriggers.IsNull() || m.MemberTriggers.IsUnknown() {
-		return types.StringNull()
-	}
-	if v, ok := m.MemberTriggers.Elements()[key].(types.String); ok {
-		return v
-	}
-	return types.StringNull()
 }
 
 // keepArtifactMember: a recorded download stays when its sandbox and its
@@ -238,7 +221,7 @@ func keepArtifactMember(prior fleetArtifactMember, id types.String, plan, state 
 	if id.IsUnknown() || !prior.SandboxID.Equal(id) {
 		return false
 	}
-	pt, st := memberTrigger(plan, key), memberTrigger(state, key)
+	pt, st := fleet.TriggerOf(plan.MemberTriggers, key), fleet.TriggerOf(state.MemberTriggers, key)
 	return !pt.IsUnknown() && pt.Equal(st)
 }
 
@@ -247,19 +230,19 @@ func (r *fleetArtifactResource) ModifyPlan(ctx context.Context, req resource.Mod
 		return
 	}
 	var plan fleetArtifactModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	if plan.SandboxIDs.IsUnknown() || plan.MemberTriggers.IsUnknown() {
 		plan.Members = types.MapUnknown(fleetArtifactMemberType())
-		resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+		resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 		return
 	}
 	var state fleetArtifactModel
 	var prior map[string]fleetArtifactMember
 	if !req.State.Raw.IsNull() {
-		resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+		resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 		prior = fleetArtifactMembersOf(state.Members, &resp.Diagnostics)
 	}
 	planned := map[string]*fleetArtifactMember{}
@@ -272,23 +255,23 @@ func (r *fleetArtifactResource) ModifyPlan(ctx context.Context, req resource.Mod
 		planned[k] = nil
 	}
 	plan.Members = fleetArtifactMembersValue(planned)
-	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 }
 
 // downloadMembers downloads the members in ids concurrently.
-func (r *fleetArtifactResource) downloadMembers(ctx context.Context, m fleetArtifactModel, ids map[string]string, problems *memberProblems) (map[string]fleetArtifactMember, map[string][]prime.RefusedEntry) {
+func (r *fleetArtifactResource) downloadMembers(ctx context.Context, m fleetArtifactModel, ids map[string]string, problems *fleet.Problems) (map[string]fleetArtifactMember, map[string][]prime.RefusedEntry) {
 	var mu sync.Mutex
 	done := map[string]fleetArtifactMember{}
 	refused := map[string][]prime.RefusedEntry{}
 	tflog.Info(ctx, "downloading from fleet", map[string]any{"members": len(ids), "path": m.RemotePath.ValueString()})
-	forEachMember(ctx, sortedKeys(ids), int(m.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(ids), int(m.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
 		local := memberLocalPath(m.LocalPath.ValueString(), key)
 		res, err := downloadArtifact(ctx, r.client, artifactRequest{
 			SandboxID: ids[key], Remote: m.RemotePath.ValueString(), Local: local, Kind: m.Kind.ValueString(),
 			MaxBytes: m.MaxSize.ValueInt64(), AllowMissing: m.AllowMissing.ValueBool(),
 		})
 		if err != nil {
-			problems.add(key, "%v", err)
+			problems.Add(key, "%v", err)
 			return
 		}
 		rec := fleetArtifactMember{SandboxID: types.StringValue(ids[key]), LocalPath: types.StringValue(local),
@@ -309,39 +292,39 @@ func warnRefused(diags *diag.Diagnostics, m fleetArtifactModel, refused map[stri
 		return
 	}
 	var b strings.Builder
-	for _, k := range sortedKeys(refused) {
+	for _, k := range tfkit.SortedKeys(refused) {
 		fmt.Fprintf(&b, "\nMember %q (%s):%s", k, memberLocalPath(m.LocalPath.ValueString(), k), refusedSummary(refused[k]))
 	}
 	diags.AddWarning("Archive entries refused", fmt.Sprintf("%s held entries that were not unpacked:%s", m.RemotePath.ValueString(), b.String()))
 }
 
 func (r *fleetArtifactResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var plan fleetArtifactModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
-	ids := stringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	ids := tfkit.StringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	var problems memberProblems
+	var problems fleet.Problems
 	done, refused := r.downloadMembers(ctx, plan, ids, &problems)
 	warnRefused(&resp.Diagnostics, plan, refused)
-	if problems.len() > 0 {
-		addFleetFailure(&resp.Diagnostics, "download", &problems, len(ids))
+	if problems.Len() > 0 {
+		fleet.AddFailure(&resp.Diagnostics, "download", &problems, len(ids))
 		return
 	}
 	plan.ID = types.StringValue(prime.NewIdempotencyKey()[:16])
-	plan.Members = fleetArtifactMembersValue(pointersOf(done))
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	plan.Members = fleetArtifactMembersValue(tfkit.PointersOf(done))
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 }
 
 // Read drops members whose files are missing or changed on disk, so the
 // next apply downloads them again.
 func (r *fleetArtifactResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state fleetArtifactModel
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -359,9 +342,9 @@ func (r *fleetArtifactResource) Read(ctx context.Context, req resource.ReadReque
 	}
 	resp.Diagnostics.AddWarning("Downloaded files changed on disk",
 		fmt.Sprintf("Files of members %s are missing or changed size; the next apply downloads them again.",
-			quoteKeys(sortedKeys(setOfKeys(dropped)))))
-	state.Members = fleetArtifactMembersValue(pointersOf(members))
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+			tfkit.QuoteKeys(tfkit.SortedKeys(tfkit.SetOf(dropped)))))
+	state.Members = fleetArtifactMembersValue(tfkit.PointersOf(members))
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 }
 
 // Update downloads the members ModifyPlan planned to download and keeps the
@@ -369,9 +352,9 @@ func (r *fleetArtifactResource) Read(ctx context.Context, req resource.ReadReque
 // keep_on_destroy = false).
 func (r *fleetArtifactResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, state fleetArtifactModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
-	ids := stringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+	ids := tfkit.StringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
 	prior := fleetArtifactMembersOf(state.Members, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -385,9 +368,9 @@ func (r *fleetArtifactResource) Update(ctx context.Context, req resource.UpdateR
 		}
 		todo[k] = id
 	}
-	var problems memberProblems
+	var problems fleet.Problems
 	if len(todo) > 0 {
-		if !requireClient(r.client, &resp.Diagnostics) {
+		if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 			return
 		}
 		done, refused := r.downloadMembers(ctx, plan, todo, &problems)
@@ -403,30 +386,30 @@ func (r *fleetArtifactResource) Update(ctx context.Context, req resource.UpdateR
 			}
 		}
 	}
-	plan.Members = fleetArtifactMembersValue(pointersOf(records))
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
-	if problems.len() > 0 {
-		addFleetFailure(&resp.Diagnostics, "download", &problems, len(todo))
+	plan.Members = fleetArtifactMembersValue(tfkit.PointersOf(records))
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
+	if problems.Len() > 0 {
+		fleet.AddFailure(&resp.Diagnostics, "download", &problems, len(todo))
 	}
 }
 
 // Delete keeps the files unless keep_on_destroy is false.
 func (r *fleetArtifactResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state fleetArtifactModel
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() || state.KeepOnDestroy.ValueBool() {
 		return
 	}
-	var problems memberProblems
+	var problems fleet.Problems
 	for k, m := range fleetArtifactMembersOf(state.Members, &resp.Diagnostics) {
 		if !m.Exists.ValueBool() {
 			continue
 		}
 		if err := removeLocalArtifact(state.Kind.ValueString(), m.LocalPath.ValueString()); err != nil {
-			problems.add(k, "%v", err)
+			problems.Add(k, "%v", err)
 		}
 	}
-	if problems.len() > 0 {
+	if problems.Len() > 0 {
 		resp.Diagnostics.AddError("Cannot remove the downloaded files", problems.String())
 	}
 }

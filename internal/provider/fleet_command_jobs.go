@@ -17,8 +17,10 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 // memberProgress is a member an apply left mid-way: the step whose job was
@@ -41,7 +43,7 @@ func encodeProgress(p map[string]memberProgress) []byte {
 	return b
 }
 
-func progressOf(ctx context.Context, priv privateGetter) map[string]memberProgress {
+func progressOf(ctx context.Context, priv tfkit.PrivateGetter) map[string]memberProgress {
 	if priv == nil {
 		return nil
 	}
@@ -74,10 +76,10 @@ type fleetRunResult struct {
 
 // unknownOutcomes counts the failed members that were left mid-way: a job
 // whose outcome could not be read, recorded in running_jobs.
-func (fr *fleetRunResult) unknownOutcomes(problems *memberProblems) int {
+func (fr *fleetRunResult) unknownOutcomes(problems *fleet.Problems) int {
 	n := 0
 	for key := range fr.pending {
-		if problems.has(key) {
+		if problems.Has(key) {
 			n++
 		}
 	}
@@ -105,7 +107,7 @@ func (fr *fleetRunResult) settle(stored bool) {
 // arguments that make it a new run.
 func stepHash(plan fleetCommandModel, run fleetRun, key, sandboxID string, step int) string {
 	return journal.RunHash("prime_fleet_command", key, sandboxID, step, run.commands[step], plan.WorkingDir.ValueString(),
-		plan.Env.String(), memberEnvOf(plan, key).String(), memberTriggerOf(plan, key).String(), plan.EnvWOVersion.String(),
+		plan.Env.String(), memberEnvOf(plan, key).String(), fleet.TriggerOf(plan.MemberTriggers, key).String(), plan.EnvWOVersion.String(),
 		plan.Triggers.String())
 }
 
@@ -113,10 +115,10 @@ func stepHash(plan fleetCommandModel, run fleetRun, key, sandboxID string, step 
 // a fleet command's state records.
 func recordedStepHashes(ctx context.Context, state fleetCommandModel) []string {
 	var diags diag.Diagnostics
-	commands, d := stringList(ctx, state.Commands)
+	commands, d := tfkit.StringList(ctx, state.Commands)
 	diags.Append(d...)
 	records := commandMemberRecordsOf(state, &diags)
-	ids, d := stringMap(ctx, state.SandboxIDs)
+	ids, d := tfkit.StringMap(ctx, state.SandboxIDs)
 	diags.Append(d...)
 	if diags.HasError() {
 		return nil
@@ -261,15 +263,15 @@ func memberWarnings(key string, ws []string) []string {
 // stopPendingMembers stops the jobs of members an interrupted apply left
 // running (the resource is being destroyed or replaced).
 func stopPendingMembers(ctx context.Context, c *prime.Client, jobs *journal.Jobs, progress map[string]memberProgress, diags *diag.Diagnostics) {
-	var problems memberProblems
-	forEachMember(ctx, sortedKeys(progress), defaultFleetConcurrency, func(ctx context.Context, key string) {
+	var problems fleet.Problems
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(progress), fleet.DefaultConcurrency, func(ctx context.Context, key string) {
 		if err := stopRunningJob(ctx, c, jobs, progress[key].Job); err != nil {
-			problems.add(key, "%v", err)
+			problems.Add(key, "%v", err)
 		}
 	})
-	if problems.len() > 0 {
+	if problems.Len() > 0 {
 		diags.AddError("Background jobs not stopped",
-			fmt.Sprintf("%d members still run a job that could not be stopped:\n\n%s", problems.len(), problems.String()))
+			fmt.Sprintf("%d members still run a job that could not be stopped:\n\n%s", problems.Len(), problems.String()))
 	}
 }
 

@@ -17,7 +17,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 // on_member_failure values.
@@ -218,7 +220,7 @@ func commandMemberRecordsOf(m fleetCommandModel, diags *diag.Diagnostics) map[st
 	results := fleetCommandResultsOfMap(m.Results, diags)
 	streams := map[string][]types.Object{}
 	if !m.SensitiveStreams.IsNull() && !m.SensitiveStreams.IsUnknown() {
-		streams = objectListsOfMap(m.SensitiveStreams, diags)
+		streams = fleet.ObjectListsOfMap(m.SensitiveStreams, diags)
 	}
 	out := make(map[string]commandMemberRecord, len(results))
 	for k, r := range results {
@@ -287,7 +289,7 @@ func onFailureOf(m fleetCommandModel) string {
 // on_member_failure = "record"); recorded: how many failures results
 // records; succeeded: how many members' successes it holds now.
 type fleetCommandFailure struct {
-	problems  *memberProblems
+	problems  *fleet.Problems
 	tried     int
 	stored    bool
 	recorded  int
@@ -299,10 +301,10 @@ type fleetCommandFailure struct {
 
 // add reports the failure: an error, or with record a warning.
 func (f fleetCommandFailure) add(diags *diag.Diagnostics, record bool) {
-	body := fmt.Sprintf("The command failed on %d of the %d members that ran:\n\n%s\n\n%s", f.problems.len(), f.tried,
+	body := fmt.Sprintf("The command failed on %d of the %d members that ran:\n\n%s\n\n%s", f.problems.Len(), f.tried,
 		f.problems.String(), f.outcome(record))
 	if record {
-		diags.AddWarning(fmt.Sprintf("Fleet command failed on %d %s", f.problems.len(), pluralVerb(f.problems.len(), "member", "members")), body)
+		diags.AddWarning(fmt.Sprintf("Fleet command failed on %d %s", f.problems.Len(), tfkit.PluralVerb(f.problems.Len(), "member", "members")), body)
 		return
 	}
 	diags.AddError("Fleet command failed", body)
@@ -326,20 +328,20 @@ func (f fleetCommandFailure) outcome(record bool) string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "Stored: the results of the %d %s that succeeded", f.succeeded,
-		pluralVerb(f.succeeded, "member", "members"))
+		tfkit.PluralVerb(f.succeeded, "member", "members"))
 	if f.recorded > 0 {
 		fmt.Fprintf(&b, ", and each failure, in results with failed = true and its error")
 	}
 	b.WriteString(".")
 	if f.recorded > 0 {
 		fmt.Fprintf(&b, " The next apply runs the %d failed %s again, and only %s; the next plan shows %s.",
-			f.recorded, pluralVerb(f.recorded, "member", "members"), pluralVerb(f.recorded, "it", "them"),
-			pluralVerb(f.recorded, "it", "them"))
+			f.recorded, tfkit.PluralVerb(f.recorded, "member", "members"), tfkit.PluralVerb(f.recorded, "it", "them"),
+			tfkit.PluralVerb(f.recorded, "it", "them"))
 	}
 	if f.pending > 0 {
 		fmt.Fprintf(&b, " %d %s a job whose outcome is not known yet, recorded in running_jobs: the next apply "+
-			"collects %s without running anything again.", f.pending, pluralVerb(f.pending, "member has", "members have"),
-			pluralVerb(f.pending, "it", "them"))
+			"collects %s without running anything again.", f.pending, tfkit.PluralVerb(f.pending, "member has", "members have"),
+			tfkit.PluralVerb(f.pending, "it", "them"))
 	}
 	if record && f.recorded > 0 {
 		b.WriteString(" The apply went on (on_member_failure = \"record\"): read the members that succeeded with " +

@@ -9,6 +9,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 )
 
 func TestCutStepOutput(t *testing.T) {
@@ -100,8 +102,8 @@ func TestMemberRecord(t *testing.T) {
 
 // The failure texts say what was stored and what the next apply does.
 func TestFleetCommandFailureOutcome(t *testing.T) {
-	var problems memberProblems
-	problems.add("1", "sandbox sb-1, step 1 of 1: crashed")
+	var problems fleet.Problems
+	problems.Add("1", "sandbox sb-1, step 1 of 1: crashed")
 	for _, c := range []struct {
 		name   string
 		f      fleetCommandFailure

@@ -30,8 +30,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var (
@@ -47,9 +49,6 @@ type fleetCommandResource struct {
 	client *prime.Client
 	jobs   *journal.Jobs
 }
-
-// defaultFleetConcurrency is max_concurrency's default.
-const defaultFleetConcurrency = 32
 
 // fleetStepOutput is how much of each step's stdout and stderr is kept:
 // the last 4 KiB (a fleet multiplies state by members × steps).
@@ -145,12 +144,10 @@ func (r *fleetCommandResource) attributes() map[string]schema.Attribute {
 			"runs again (the resource is replaced); kept when only some members run.",
 		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 	}
-	attrs["sandbox_ids"] = schema.MapAttribute{
-		Required: true, ElementType: types.StringType,
-		MarkdownDescription: "Member key → ID of a `RUNNING` sandbox, usually `prime_sandbox_fleet.<name>.sandbox_ids` " +
-			"or `{ for i, s in prime_sandbox.box : tostring(i) => s.id }`. Changing it updates in place: only members " +
-			"that are new or whose sandbox ID changed run; removed keys drop out of `results`.",
-	}
+	attrs["sandbox_ids"] = fleet.SandboxIDsAttribute("Member key → ID of a `RUNNING` sandbox, usually " +
+		"`prime_sandbox_fleet.<name>.sandbox_ids` or `{ for i, s in prime_sandbox.box : tostring(i) => s.id }`. " +
+		"Changing it updates in place: only members that are new or whose sandbox ID changed run; removed keys drop " +
+		"out of `results`.")
 	attrs["commands"] = schema.ListAttribute{
 		Required: true, ElementType: types.StringType,
 		PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()},
@@ -178,12 +175,12 @@ func (r *fleetCommandResource) attributes() map[string]schema.Attribute {
 			"fingerprint: `{ for k, f in prime_fleet_file.task.files : k => f.sha256 }`.",
 	}
 	attrs["max_concurrency"] = schema.Int64Attribute{
-		Optional: true, Computed: true, Default: int64default.StaticInt64(defaultFleetConcurrency),
+		Optional: true, Computed: true, Default: int64default.StaticInt64(fleet.DefaultConcurrency),
 		MarkdownDescription: fmt.Sprintf("How many members run at once. Default `%d`. Each running member holds a "+
 			"gateway command stream, which the provider's request pacing does not limit. With `background`, every "+
 			"member's job runs at the same time, and this bounds only the members starting or collecting a job at "+
 			"once (a waiting job holds nothing but its place in the shared poll). Changing it updates in place; "+
-			"nothing runs again.", defaultFleetConcurrency),
+			"nothing runs again.", fleet.DefaultConcurrency),
 		Validators: []validator.Int64{int64validator.AtLeast(1)},
 	}
 	outputDoc := func(what, when string) string {
@@ -305,7 +302,7 @@ func (r *fleetCommandResource) Schema(_ context.Context, _ resource.SchemaReques
 
 func (r *fleetCommandResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m fleetCommandModel
-	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -321,12 +318,12 @@ const memberKeyEnv = "PRIME_MEMBER_KEY"
 // member key's variable, that env_wo does not name a member variable, and
 // that every entry is a member.
 func validateMemberEnv(ctx context.Context, m fleetCommandModel, diags *diag.Diagnostics) {
-	env, _ := stringMap(ctx, m.Env)
+	env, _ := tfkit.StringMap(ctx, m.Env)
 	if _, set := env[memberKeyEnv]; set {
 		diags.AddAttributeError(path.Root("env"), "Invalid command configuration",
 			fmt.Sprintf("env: %s is set by the provider to each member's key", memberKeyEnv))
 	}
-	secret, _ := stringMap(ctx, m.EnvWO)
+	secret, _ := tfkit.StringMap(ctx, m.EnvWO)
 	if _, set := secret[memberKeyEnv]; set {
 		diags.AddAttributeError(path.Root("env_wo"), "Invalid command configuration",
 			fmt.Sprintf("env_wo: %s is set by the provider to each member's key", memberKeyEnv))
@@ -334,13 +331,13 @@ func validateMemberEnv(ctx context.Context, m fleetCommandModel, diags *diag.Dia
 	if m.MemberEnv.IsNull() || m.MemberEnv.IsUnknown() {
 		return
 	}
-	for _, key := range sortedKeys(m.MemberEnv.Elements()) {
+	for _, key := range tfkit.SortedKeys(m.MemberEnv.Elements()) {
 		vars, ok := m.MemberEnv.Elements()[key].(types.Map)
 		if !ok || vars.IsUnknown() {
 			continue
 		}
 		at := path.Root("member_env").AtMapKey(key)
-		for _, name := range sortedKeys(vars.Elements()) {
+		for _, name := range tfkit.SortedKeys(vars.Elements()) {
 			switch {
 			case !prime.ValidEnvName(name):
 				diags.AddAttributeError(at, "Invalid command configuration",
@@ -356,18 +353,9 @@ func validateMemberEnv(ctx context.Context, m fleetCommandModel, diags *diag.Dia
 			}
 		}
 	}
-	if m.SandboxIDs.IsNull() || m.SandboxIDs.IsUnknown() {
-		return
-	}
-	var strays []string
-	for key := range m.MemberEnv.Elements() {
-		if _, ok := m.SandboxIDs.Elements()[key]; !ok {
-			strays = append(strays, key)
-		}
-	}
-	if len(strays) > 0 {
+	if strays := fleet.StrayKeys(m.MemberEnv, m.SandboxIDs); len(strays) > 0 {
 		diags.AddAttributeError(path.Root("member_env"), "Invalid command configuration",
-			fmt.Sprintf("member_env: %s %s not a key of sandbox_ids", quoteKeys(sortedKeys(setOfKeys(strays))), pluralVerb(len(strays), "is", "are")))
+			fmt.Sprintf("member_env: %s %s not a key of sandbox_ids", tfkit.QuoteKeys(strays), tfkit.PluralVerb(len(strays), "is", "are")))
 	}
 }
 
@@ -386,23 +374,11 @@ func memberEnvOf(m fleetCommandModel, key string) types.Map {
 	return types.MapNull(types.StringType)
 }
 
-// memberTriggerOf is member key's entry of member_triggers (null when it
-// has none, unknown while the map is).
-func memberTriggerOf(m fleetCommandModel, key string) types.String {
-	if m.MemberTriggers.IsUnknown() {
-		return types.StringUnknown()
-	}
-	if v, ok := m.MemberTriggers.Elements()[key].(types.String); ok {
-		return v
-	}
-	return types.StringNull()
-}
-
 // sameMemberInputs: a member's per-member inputs (member_env and
 // member_triggers entries) are unchanged, so its recorded result stands.
 func sameMemberInputs(plan, state fleetCommandModel, key string) bool {
-	pt := memberTriggerOf(plan, key)
-	return sameMemberEnv(memberEnvOf(plan, key), memberEnvOf(state, key)) && !pt.IsUnknown() && pt.Equal(memberTriggerOf(state, key))
+	pt := fleet.TriggerOf(plan.MemberTriggers, key)
+	return sameMemberEnv(memberEnvOf(plan, key), memberEnvOf(state, key)) && !pt.IsUnknown() && pt.Equal(fleet.TriggerOf(state.MemberTriggers, key))
 }
 
 // sameMemberEnv: a member's variables are unchanged (an empty entry and
@@ -419,7 +395,7 @@ func sameMemberEnv(a, b types.Map) bool {
 // wants it.
 func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	var held fleetCommandModel
-	if !req.State.Raw.IsNull() && !getState(ctx, req.State, &held).HasError() && held.Background.ValueBool() {
+	if !req.State.Raw.IsNull() && !tfkit.GetState(ctx, req.State, &held).HasError() && held.Background.ValueBool() {
 		// Terraform holds these members' results: their journal entries go.
 		r.jobs.Forget(recordedStepHashes(ctx, held)...)
 	}
@@ -427,7 +403,7 @@ func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	var plan fleetCommandModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -435,7 +411,7 @@ func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.Modi
 	priorSensitive := false
 	var state fleetCommandModel
 	if !req.State.Raw.IsNull() {
-		resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+		resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 		prior = commandMemberRecordsOf(state, &resp.Diagnostics)
 		priorSensitive = state.SensitiveOutput.ValueBool()
 	}
@@ -493,7 +469,7 @@ func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 }
 
 // fleetRun is what Create and Update run: the arguments every member shares.
@@ -542,7 +518,7 @@ func fleetRunOf(ctx context.Context, plan fleetCommandModel, envWO types.Map, di
 	}, envWO)
 	diags.Append(d...)
 	base.AfterFailure = "" // the fleet's one error says what was stored
-	commands, d := stringList(ctx, plan.Commands)
+	commands, d := tfkit.StringList(ctx, plan.Commands)
 	diags.Append(d...)
 	run := fleetRun{base: base, commands: commands, limit: int(plan.MaxConcurrency.ValueInt64()), memberEnv: map[string]map[string]string{}}
 	if !plan.MemberEnv.IsNull() && !plan.MemberEnv.IsUnknown() {
@@ -551,7 +527,7 @@ func fleetRunOf(ctx context.Context, plan fleetCommandModel, envWO types.Map, di
 			if !ok {
 				continue
 			}
-			m, d := stringMap(ctx, vars)
+			m, d := tfkit.StringMap(ctx, vars)
 			diags.Append(d...)
 			run.memberEnv[key] = m
 		}
@@ -567,7 +543,7 @@ func fleetRunOf(ctx context.Context, plan fleetCommandModel, envWO types.Map, di
 // the whole story); members left mid-way are in its pending (and in
 // problems when their outcome is unknown rather than interrupted).
 func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommandModel, run fleetRun, ids map[string]string,
-	progress map[string]memberProgress, problems *memberProblems) *fleetRunResult {
+	progress map[string]memberProgress, problems *fleet.Problems) *fleetRunResult {
 	var mu sync.Mutex
 	lock := func() func() { mu.Lock(); return mu.Unlock }
 	fr := &fleetRunResult{done: map[string]*commandMemberRecord{}, failed: map[string]*commandMemberRecord{},
@@ -583,14 +559,14 @@ func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommand
 		limit, slots = 0, make(chan struct{}, max(run.limit, 1))
 	}
 	mode := stepOutputOf(plan)
-	run.reporter = newProgressReporter(ctx, progressOptions{What: "prime_fleet_command", Keys: sortedKeys(ids),
+	run.reporter = newProgressReporter(ctx, progressOptions{What: "prime_fleet_command", Keys: tfkit.SortedKeys(ids),
 		States: commandProgressStates, File: progressFileOf(plan.OutputDir)})
 	defer func() {
 		if err := run.reporter.stop(); err != nil {
 			fr.warnings = append(fr.warnings, err.Error())
 		}
 	}()
-	forEachMember(ctx, sortedKeys(ids), limit, func(ctx context.Context, key string) {
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(ids), limit, func(ctx context.Context, key string) {
 		id := ids[key]
 		run.reporter.update(key, func(m *memberProgressState) {
 			m.State, m.SandboxID, m.Steps = progressRunning, id, len(run.commands)
@@ -606,7 +582,7 @@ func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommand
 			out = r.runMemberInForeground(ctx, run, key, id)
 		}
 		if out.err != nil {
-			problems.add(key, "sandbox %s, step %d of %d: %s. %s", id, out.step+1, len(run.commands), commandErrorSummary(out.err), out.err)
+			problems.Add(key, "sandbox %s, step %d of %d: %s. %s", id, out.step+1, len(run.commands), commandErrorSummary(out.err), out.err)
 		}
 		if out.pending {
 			run.reporter.set(key, progressLeft)
@@ -656,27 +632,27 @@ func (r *fleetCommandResource) runMemberInForeground(ctx context.Context, run fl
 }
 
 func (r *fleetCommandResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var plan fleetCommandModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
 	var envWO types.Map
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("env_wo"), &envWO)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	run := fleetRunOf(ctx, plan, envWO, &resp.Diagnostics)
-	ids := stringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
+	ids := tfkit.StringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	var problems memberProblems
+	var problems fleet.Problems
 	fr := r.runMembers(ctx, plan, run, ids, nil, &problems)
 	addWarnings(&resp.Diagnostics, "Background job", fr.warnings)
 	failure := fleetCommandFailure{problems: &problems, tried: len(ids), recorded: len(fr.failed), succeeded: len(fr.done),
 		pending: fr.unknownOutcomes(&problems), journaled: run.base.Background}
-	if problems.len() > 0 && onFailureOf(plan) != onFailureRecord {
+	if problems.Len() > 0 && onFailureOf(plan) != onFailureRecord {
 		// Nothing is stored: the next apply runs every member again —
 		// except, on this machine, background steps that finished, whose
 		// outcomes the job journal keeps.
@@ -690,9 +666,9 @@ func (r *fleetCommandResource) Create(ctx context.Context, req resource.CreateRe
 	maps.Copy(records, fr.failed)
 	r.setRecords(ctx, &plan, records, &resp.Diagnostics)
 	r.recordPending(ctx, &plan, fr, resp.Private, &resp.Diagnostics)
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 	fr.settle(!resp.Diagnostics.HasError())
-	if problems.len() > 0 {
+	if problems.Len() > 0 {
 		// on_member_failure = "record": a background create promised no
 		// results keys, so members whose outcome is unknown may be absent.
 		failure.stored = true
@@ -709,14 +685,14 @@ func addWarnings(diags *diag.Diagnostics, summary string, ws []string) {
 // recordPending keeps the members left mid-way (an interrupted apply, a job
 // whose outcome could not be read) in private state, with their steps'
 // results, and in running_jobs, and says so when an interrupt left them.
-func (r *fleetCommandResource) recordPending(ctx context.Context, m *fleetCommandModel, fr *fleetRunResult, priv privateSetter, diags *diag.Diagnostics) {
+func (r *fleetCommandResource) recordPending(ctx context.Context, m *fleetCommandModel, fr *fleetRunResult, priv tfkit.PrivateSetter, diags *diag.Diagnostics) {
 	diags.Append(priv.SetKey(ctx, pendingMembersKey, encodeProgress(fr.pending))...)
 	m.RunningJobs = fleetCommandJobsValue(fr.pending)
 	if len(fr.pending) == 0 || !fr.interrupted {
 		return
 	}
 	var b strings.Builder
-	for _, k := range sortedKeys(fr.pending) {
+	for _, k := range tfkit.SortedKeys(fr.pending) {
 		p := fr.pending[k]
 		fmt.Fprintf(&b, "\n  %q: step %d, job %s in sandbox %s", k, p.Step+1, p.Job.JobID, p.SandboxID)
 	}
@@ -735,15 +711,15 @@ func (r *fleetCommandResource) Read(_ context.Context, req resource.ReadRequest,
 // and keeps the others' results. Failed members are recorded as failed.
 func (r *fleetCommandResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, state fleetCommandModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	var envWO types.Map
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("env_wo"), &envWO)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	run := fleetRunOf(ctx, plan, envWO, &resp.Diagnostics)
-	ids := stringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
+	ids := tfkit.StringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
 	prior := commandMemberRecordsOf(state, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -759,10 +735,10 @@ func (r *fleetCommandResource) Update(ctx context.Context, req resource.UpdateRe
 			toRun[key] = id
 		}
 	}
-	var problems memberProblems
+	var problems fleet.Problems
 	fr := &fleetRunResult{}
 	if len(toRun) > 0 {
-		if !requireClient(r.client, &resp.Diagnostics) {
+		if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 			return
 		}
 		if progress := progressOf(ctx, req.Private); len(progress) > 0 {
@@ -778,13 +754,13 @@ func (r *fleetCommandResource) Update(ctx context.Context, req resource.UpdateRe
 	plan.EnvWO = types.MapNull(types.StringType)
 	r.setRecords(ctx, &plan, records, &resp.Diagnostics)
 	r.recordPending(ctx, &plan, fr, resp.Private, &resp.Diagnostics)
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 	fr.settle(!resp.Diagnostics.HasError())
 	if fr.interrupted {
 		resp.Diagnostics.AddError("Apply interrupted", "The apply was interrupted while background jobs ran (see the warning "+
 			"above). They are recorded in running_jobs; the next apply collects them.")
 	}
-	if problems.len() > 0 {
+	if problems.Len() > 0 {
 		succeeded := 0
 		for _, rec := range records {
 			if !rec.Result.Failed.ValueBool() {
@@ -807,7 +783,7 @@ func (r *fleetCommandResource) Delete(ctx context.Context, req resource.DeleteRe
 	if len(progress) == 0 {
 		return
 	}
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	stopPendingMembers(ctx, r.client, r.jobs, progress, &resp.Diagnostics)

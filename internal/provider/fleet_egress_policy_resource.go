@@ -20,7 +20,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var (
@@ -86,14 +88,11 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 			"own `generation` in `members` changes instead, for `member_triggers` (the member alone runs again). A " +
 			"change that only respells the same destinations writes nothing and keeps it.",
 	}
-	attrs["sandbox_ids"] = schema.MapAttribute{
-		Required: true, ElementType: types.StringType,
-		MarkdownDescription: "Member key → ID of a sandbox that is `RUNNING`, usually " +
-			"`prime_sandbox_fleet.<name>.sandbox_ids`. Changing it updates in place: new members and members whose " +
-			"sandbox ID changed are locked; removed members get back what they held before (the reuse guard " +
-			"applies); the others are untouched. A sandbox that moves to another key (a renamed key) keeps its " +
-			"policy without a write. Each sandbox may appear under one key only.",
-	}
+	attrs["sandbox_ids"] = fleet.SandboxIDsAttribute("Member key → ID of a sandbox that is `RUNNING`, usually " +
+		"`prime_sandbox_fleet.<name>.sandbox_ids`. Changing it updates in place: new members and members whose " +
+		"sandbox ID changed are locked; removed members get back what they held before (the reuse guard " +
+		"applies); the others are untouched. A sandbox that moves to another key (a renamed key) keeps its " +
+		"policy without a write. Each sandbox may appear under one key only.")
 	attrs["after"] = afterAttribute(false)
 	attrs["members"] = schema.MapNestedAttribute{
 		Computed: true,
@@ -147,7 +146,7 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 
 func (r *fleetEgressPolicyResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m fleetEgressPolicyModel
-	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -171,7 +170,7 @@ func (r *fleetEgressPolicyResource) ValidateConfig(ctx context.Context, req reso
 // it twice), or returns "".
 func sameSandboxTwice(ids map[string]string) string {
 	first := make(map[string]string, len(ids))
-	for _, k := range sortedKeys(ids) {
+	for _, k := range tfkit.SortedKeys(ids) {
 		if other, dup := first[ids[k]]; dup {
 			return fmt.Sprintf("sandbox_ids: keys %q and %q both name sandbox %s; a sandbox takes one policy, so give each "+
 				"member its own sandbox", other, k, ids[k])
@@ -190,7 +189,7 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 		return // destroy
 	}
 	var plan fleetEgressPolicyModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -206,7 +205,7 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 	samePolicy := false
 	if !req.State.Raw.IsNull() {
 		var state fleetEgressPolicyModel
-		resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+		resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 		prior = fleetMembersOf(state.Members, &resp.Diagnostics)
 		prev, d := policyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
 		resp.Diagnostics.Append(d...)
@@ -256,14 +255,14 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 		plan.Members = members
 		if !req.State.Raw.IsNull() && !rewrites {
 			var state fleetEgressPolicyModel
-			resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+			resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 			plan.ID = state.ID
 		}
 	}
 	if req.State.Raw.IsNull() || !samePolicy {
 		plan.egressLists.warnPlanned(ctx, path.Empty(), &resp.Diagnostics)
 	}
-	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 }
 
 // rewritesHeldSandbox: a member planned to be written may land on a
@@ -369,11 +368,11 @@ func memberLockProblem(id string, err error) string {
 }
 
 func (r *fleetEgressPolicyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var plan fleetEgressPolicyModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -383,7 +382,7 @@ func (r *fleetEgressPolicyResource) Create(ctx context.Context, req resource.Cre
 	}
 	timeout, d := plan.Timeouts.Create(ctx, defaultEgressTimeout)
 	resp.Diagnostics.Append(d...)
-	ids := stringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
+	ids := tfkit.StringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -393,16 +392,16 @@ func (r *fleetEgressPolicyResource) Create(ctx context.Context, req resource.Cre
 	}
 	tflog.Info(ctx, "locking fleet egress", map[string]any{"members": len(ids), "timeout": timeout.String()})
 	out := &policyOutcomes{members: map[string]fleetPolicyMember{}, baselines: map[string]prime.EgressPolicy{}}
-	var problems memberProblems
-	forEachMember(ctx, sortedKeys(ids), 0, func(ctx context.Context, key string) {
+	var problems fleet.Problems
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(ids), 0, func(ctx context.Context, key string) {
 		res, err := lockSandbox(ctx, r.client, r.baselines, ids[key], policy, timeout)
 		if err != nil {
-			problems.add(key, "%s", memberLockProblem(ids[key], err))
+			problems.Add(key, "%s", memberLockProblem(ids[key], err))
 			return
 		}
 		out.keep(key, policyMemberOf(ids[key], res.Generation, res.Status), res.Baseline)
 	})
-	if problems.len() > 0 {
+	if problems.Len() > 0 {
 		// Nothing is recorded: the policy does not exist for Terraform, so
 		// dependents are not created and the next apply locks every member
 		// again. Restrictions already written stay in place; the members
@@ -413,12 +412,12 @@ func (r *fleetEgressPolicyResource) Create(ctx context.Context, req resource.Cre
 		resp.Diagnostics.AddError("Egress policy not enforced on every member",
 			fmt.Sprintf("%d of %d members failed, so the fleet's policy is not recorded as applied and nothing that "+
 				"depends on it was started; the next apply locks every member again, without lifting any "+
-				"restriction in between.\n\n%s", problems.len(), len(ids), problems.String()))
+				"restriction in between.\n\n%s", problems.Len(), len(ids), problems.String()))
 		return
 	}
 	plan.ID = types.StringValue(prime.NewIdempotencyKey()[:16])
 	resp.Diagnostics.Append(r.record(ctx, &plan, policy, out.members)...)
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, baselineKey, encodeMemberBaselines(out.baselines))...)
 }
 
@@ -440,12 +439,12 @@ func (r *fleetEgressPolicyResource) record(ctx context.Context, m *fleetEgressPo
 // write as its own); a failed new member is not recorded (as a failed
 // create, its baseline noted).
 func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var plan, state fleetEgressPolicyModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -463,7 +462,7 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 	resp.Diagnostics.Append(d...)
 	prev, d := policyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
 	resp.Diagnostics.Append(d...)
-	ids := stringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
+	ids := tfkit.StringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
 	prior := fleetMembersOf(state.Members, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -488,14 +487,14 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 	for k, p := range prior {
 		heldBy[p.SandboxID.ValueString()] = k
 	}
-	var problems memberProblems
+	var problems fleet.Problems
 	// First the sandboxes no key wants any more get back what they held.
 	// If one cannot be, nothing else moves in this apply: every other
 	// member stays as recorded (a sandbox about to change keys included),
 	// so the next plan shows the same moves and retries them all.
 	restoredKeys := map[string]bool{}
 	var mu sync.Mutex
-	forEachMember(ctx, sortedKeys(prior), 0, func(ctx context.Context, key string) {
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(prior), 0, func(ctx context.Context, key string) {
 		p := prior[key]
 		old := p.SandboxID.ValueString()
 		if id, wanted := ids[key]; wanted && id == old {
@@ -506,7 +505,7 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 		}
 		res, err := restoreEgress(ctx, r.client, old, p.Generation.ValueInt64(), baselines[key], deleteTimeout, false)
 		if err != nil {
-			problems.add(key, "%s", err.Error())
+			problems.Add(key, "%s", err.Error())
 			return
 		}
 		out.noteRestore(key, old, res)
@@ -514,7 +513,7 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 		restoredKeys[key] = true
 		mu.Unlock()
 	})
-	if problems.len() > 0 {
+	if problems.Len() > 0 {
 		for key, p := range prior {
 			if !restoredKeys[key] {
 				out.keep(key, p, baselines[key])
@@ -522,17 +521,17 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 		}
 		plan.ID = state.ID // nothing was written
 		resp.Diagnostics.Append(r.record(ctx, &plan, policy, out.members)...)
-		resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 		resp.Diagnostics.Append(resp.Private.SetKey(ctx, baselineKey, encodeMemberBaselines(out.baselines))...)
 		out.addWarnings(&resp.Diagnostics)
 		resp.Diagnostics.AddError("Egress not restored",
 			fmt.Sprintf("%d members' previous sandboxes could not be restored, so no member was locked, moved or "+
 				"relocked in this apply; they stay as recorded and the next apply tries again.\n\n%s",
-				problems.len(), problems.String()))
+				problems.Len(), problems.String()))
 		return
 	}
 	// Then every wanted member: handed over, locked, relocked or kept.
-	forEachMember(ctx, sortedKeys(ids), 0, func(ctx context.Context, key string) {
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(ids), 0, func(ctx context.Context, key string) {
 		id := ids[key]
 		p, had := prior[key]
 		baseline, rec, has := baselines[key], p, had && p.SandboxID.ValueString() == id
@@ -544,7 +543,7 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 		case !has:
 			res, err := lockSandbox(ctx, r.client, r.baselines, id, policy, createTimeout)
 			if err != nil {
-				problems.add(key, "%s", memberLockProblem(id, err))
+				problems.Add(key, "%s", memberLockProblem(id, err))
 				return
 			}
 			out.keep(key, policyMemberOf(id, res.Generation, res.Status), res.Baseline)
@@ -552,7 +551,7 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 			out.rewrote()
 			st, gen, err := relockSandbox(ctx, r.client, id, policy, updateTimeout)
 			if err != nil {
-				problems.add(key, "%s", fmt.Sprintf("sandbox %s: %s", id, err))
+				problems.Add(key, "%s", fmt.Sprintf("sandbox %s: %s", id, err))
 				if gen > 0 {
 					rec.Generation = types.Int64Value(gen)
 				}
@@ -570,13 +569,13 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 		plan.ID = types.StringValue(prime.NewIdempotencyKey()[:16])
 	}
 	resp.Diagnostics.Append(r.record(ctx, &plan, policy, out.members)...)
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, baselineKey, encodeMemberBaselines(out.baselines))...)
 	out.addWarnings(&resp.Diagnostics)
-	if problems.len() > 0 {
+	if problems.Len() > 0 {
 		resp.Diagnostics.AddError("Egress policy not enforced on every member",
 			fmt.Sprintf("%d members failed; the others are recorded. The next apply writes the failed members "+
-				"again, without lifting any restriction in between.\n\n%s", problems.len(), problems.String()))
+				"again, without lifting any restriction in between.\n\n%s", problems.Len(), problems.String()))
 	}
 }
 
@@ -584,11 +583,11 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 // member whose platform policy is not this one, enforced, is recorded not
 // applied, so the next apply writes it again.
 func (r *fleetEgressPolicyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var state fleetEgressPolicyModel
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -599,17 +598,17 @@ func (r *fleetEgressPolicyResource) Read(ctx context.Context, req resource.ReadR
 		return
 	}
 	out := &policyOutcomes{members: map[string]fleetPolicyMember{}}
-	var problems, gone, unapplied memberProblems
-	forEachMember(ctx, sortedKeys(prior), 0, func(ctx context.Context, key string) {
+	var problems, gone, unapplied fleet.Problems
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(prior), 0, func(ctx context.Context, key string) {
 		p := prior[key]
 		id := p.SandboxID.ValueString()
 		st, isGone, err := readEgress(ctx, r.client, id)
 		switch {
 		case err != nil:
-			problems.add(key, "sandbox %s: %s", id, err)
+			problems.Add(key, "sandbox %s: %s", id, err)
 			return
 		case isGone:
-			gone.add(key, "sandbox %s no longer exists or no longer runs.", id)
+			gone.Add(key, "sandbox %s no longer exists or no longer runs.", id)
 			return
 		}
 		p.AppliedGeneration = types.Int64Value(st.AppliedGeneration)
@@ -617,40 +616,40 @@ func (r *fleetEgressPolicyResource) Read(ctx context.Context, req resource.ReadR
 		p.Applied = types.BoolValue(same && st.Enforces(st.Generation))
 		switch {
 		case !same:
-			unapplied.add(key, "sandbox %s holds generation %d (%s), not this policy (%s).", id, st.Generation,
+			unapplied.Add(key, "sandbox %s holds generation %d (%s), not this policy (%s).", id, st.Generation,
 				describePolicy(st.Policy), describePolicy(effective))
 		case !st.Enforces(st.Generation):
-			unapplied.add(key, "sandbox %s holds generation %d of this policy but enforces only generation %d.",
+			unapplied.Add(key, "sandbox %s holds generation %d of this policy but enforces only generation %d.",
 				id, st.Generation, st.AppliedGeneration)
 		}
 		out.set(key, p)
 	})
-	if problems.len() > 0 {
+	if problems.Len() > 0 {
 		resp.Diagnostics.AddError("Cannot read egress policy", problems.String())
 		return
 	}
-	if gone.len() > 0 {
+	if gone.Len() > 0 {
 		resp.Diagnostics.AddWarning("Sandboxes are gone", "These members are removed from members; the next apply "+
 			"locks them again if they are still in sandbox_ids.\n\n"+gone.String())
 	}
-	if unapplied.len() > 0 {
+	if unapplied.Len() > 0 {
 		resp.Diagnostics.AddWarning("Egress policy not enforced on every member", "New connections on these members "+
 			"may not follow the policy. The next apply writes it again on them and waits for enforcement.\n\n"+
 			unapplied.String())
 	}
 	state.Members = fleetPolicyMembersValue(out.members)
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 }
 
 // Delete restores every member (restoreEgress: the baseline, the reuse
 // guard). Members that could not be restored stay in state, so destroy can
 // be run again.
 func (r *fleetEgressPolicyResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var state fleetEgressPolicyModel
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -664,8 +663,8 @@ func (r *fleetEgressPolicyResource) Delete(ctx context.Context, req resource.Del
 	}
 	baselines := decodeMemberBaselines(stored)
 	out := &policyOutcomes{members: map[string]fleetPolicyMember{}}
-	var problems memberProblems
-	forEachMember(ctx, sortedKeys(prior), 0, func(ctx context.Context, key string) {
+	var problems fleet.Problems
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(prior), 0, func(ctx context.Context, key string) {
 		p := prior[key]
 		ownGen := int64(-1)
 		if !p.Generation.IsNull() && !p.Generation.IsUnknown() {
@@ -673,16 +672,16 @@ func (r *fleetEgressPolicyResource) Delete(ctx context.Context, req resource.Del
 		}
 		res, err := restoreEgress(ctx, r.client, p.SandboxID.ValueString(), ownGen, baselines[key], timeout, true)
 		if err != nil {
-			problems.add(key, "%s", err)
+			problems.Add(key, "%s", err)
 			out.set(key, p)
 			return
 		}
 		out.noteRestore(key, p.SandboxID.ValueString(), res)
 	})
 	out.addWarnings(&resp.Diagnostics)
-	if problems.len() > 0 {
+	if problems.Len() > 0 {
 		resp.Diagnostics.AddError("Egress not restored", problems.String())
 		state.Members = fleetPolicyMembersValue(out.members)
-		resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 	}
 }

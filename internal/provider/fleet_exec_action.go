@@ -15,7 +15,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var (
@@ -61,7 +63,7 @@ func (a *fleetExecAction) Schema(_ context.Context, _ action.SchemaRequest, resp
 		"other members go on.")
 	attrs["max_concurrency"] = actionschema.Int64Attribute{Optional: true,
 		MarkdownDescription: fmt.Sprintf("How many members run at once. Default `%d`, as on `prime_fleet_command`.",
-			defaultFleetConcurrency),
+			fleet.DefaultConcurrency),
 		Validators: []validator.Int64{int64validator.AtLeast(1)}}
 	resp.Schema = actionschema.Schema{
 		MarkdownDescription: "Runs steps on every member of a fleet ad hoc (Terraform 1.14+) — a probe, a log " +
@@ -84,7 +86,7 @@ func (m fleetExecModel) commandModel() fleetCommandModel {
 		TimeoutSeconds: one.TimeoutSeconds, AllowedExitCodes: one.AllowedExitCodes,
 		RequireOpenEgress: one.RequireOpenEgress, SensitiveOutput: one.SensitiveOutput, MaxConcurrency: m.MaxConcurrency}
 	if out.MaxConcurrency.IsNull() {
-		out.MaxConcurrency = types.Int64Value(defaultFleetConcurrency)
+		out.MaxConcurrency = types.Int64Value(fleet.DefaultConcurrency)
 	}
 	return out
 }
@@ -107,12 +109,12 @@ func (a *fleetExecAction) ModifyPlan(ctx context.Context, req action.ModifyPlanR
 	if resp.Diagnostics.HasError() || cm.SandboxIDs.IsUnknown() || cm.TimeoutSeconds.IsUnknown() {
 		return
 	}
-	runs, _ := stringMap(ctx, cm.SandboxIDs) // nil while any ID is unknown
+	runs, _ := tfkit.StringMap(ctx, cm.SandboxIDs) // nil while any ID is unknown
 	warnCommandsOutliveSandboxes(ctx, a.client, runs, time.Duration(cm.TimeoutSeconds.ValueInt64())*time.Second, &resp.Diagnostics)
 }
 
 func (a *fleetExecAction) Invoke(ctx context.Context, req action.InvokeRequest, resp *action.InvokeResponse) {
-	if !requireClient(a.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(a.client, &resp.Diagnostics) {
 		return
 	}
 	var m fleetExecModel
@@ -121,14 +123,14 @@ func (a *fleetExecAction) Invoke(ctx context.Context, req action.InvokeRequest, 
 		return
 	}
 	run := fleetRunOf(ctx, m.commandModel(), m.EnvWO, &resp.Diagnostics)
-	ids := stringMapOf(ctx, m.SandboxIDs, &resp.Diagnostics)
+	ids := tfkit.StringMapOf(ctx, m.SandboxIDs, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	run.progress = &fleetRunProgress{send: progressTo(resp), steps: len(run.commands)}
-	var problems memberProblems
+	var problems fleet.Problems
 	done := (&fleetCommandResource{client: a.client}).runMembers(ctx, m.commandModel(), run, ids, nil, &problems)
-	if problems.len() > 0 {
+	if problems.Len() > 0 {
 		fleetCommandFailure{problems: &problems, tried: len(ids), action: true}.add(&resp.Diagnostics, false)
 		return
 	}

@@ -11,7 +11,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 
@@ -29,7 +28,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var (
@@ -95,8 +96,8 @@ func fleetFilesOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetFileE
 	if v.IsNull() || v.IsUnknown() {
 		return nil
 	}
-	return membersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetFileEntry {
-		return fleetFileEntry{SandboxID: stringAttr(a, "sandbox_id"), SHA256: stringAttr(a, "sha256"), Size: int64Attr(a, "size")}
+	return fleet.MembersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetFileEntry {
+		return fleetFileEntry{SandboxID: tfkit.StringAttr(a, "sandbox_id"), SHA256: tfkit.StringAttr(a, "sha256"), Size: tfkit.Int64Attr(a, "size")}
 	})
 }
 
@@ -136,12 +137,9 @@ func (r *fleetFileResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			"sandbox is replaced, `mode` and `triggers` keep it. To run only the members whose bytes changed, name " +
 			"their `files[<key>].sha256` in `member_triggers` instead.",
 	}
-	attrs["sandbox_ids"] = schema.MapAttribute{
-		Required: true, ElementType: types.StringType,
-		MarkdownDescription: "Member key → ID of a `RUNNING` sandbox, usually `prime_sandbox_fleet.<name>.sandbox_ids`. " +
-			"Changing it updates in place: new members and members whose sandbox changed get the file; removed members' " +
-			"files are removed (unless their sandbox is gone).",
-	}
+	attrs["sandbox_ids"] = fleet.SandboxIDsAttribute("Member key → ID of a `RUNNING` sandbox, usually " +
+		"`prime_sandbox_fleet.<name>.sandbox_ids`. Changing it updates in place: new members and members whose " +
+		"sandbox changed get the file; removed members' files are removed (unless their sandbox is gone).")
 	attrs["path"] = schema.StringAttribute{
 		Required: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 		MarkdownDescription: "Absolute path in every member, as `prime_sandbox_file`'s `path`: the file, or with " +
@@ -168,10 +166,10 @@ func (r *fleetFileResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 		MarkdownDescription: "Arbitrary values; changing any of them uploads again to every member." + reupload,
 	}
 	attrs["max_concurrency"] = schema.Int64Attribute{
-		Optional: true, Computed: true, Default: int64default.StaticInt64(defaultFleetConcurrency),
+		Optional: true, Computed: true, Default: int64default.StaticInt64(fleet.DefaultConcurrency),
 		MarkdownDescription: fmt.Sprintf("How many members upload at once. Default `%d`. Each upload holds one gateway "+
 			"connection; its token requests go through the provider's request pacing. Changing it updates in place.",
-			defaultFleetConcurrency),
+			fleet.DefaultConcurrency),
 		Validators: []validator.Int64{int64validator.AtLeast(1)},
 	}
 	attrs["files"] = schema.MapNestedAttribute{
@@ -206,13 +204,13 @@ func memberSources(m fleetFileModel, diags *diag.Diagnostics) map[string]sourceA
 	}
 	out := map[string]sourceArgs{}
 	for k, v := range m.Members.Elements() {
-		a, ok := memberAttrs(k, v, diags)
+		a, ok := fleet.MemberAttrs(k, v, diags)
 		if !ok {
 			continue
 		}
-		out[k] = sourceArgs{Content: stringAttr(a, "content").ValueStringPointer(),
-			ContentBase64: stringAttr(a, "content_base64").ValueStringPointer(),
-			Source:        stringAttr(a, "source").ValueStringPointer(), SourceDir: stringAttr(a, "source_dir").ValueStringPointer()}
+		out[k] = sourceArgs{Content: tfkit.StringAttr(a, "content").ValueStringPointer(),
+			ContentBase64: tfkit.StringAttr(a, "content_base64").ValueStringPointer(),
+			Source:        tfkit.StringAttr(a, "source").ValueStringPointer(), SourceDir: tfkit.StringAttr(a, "source_dir").ValueStringPointer()}
 	}
 	return out
 }
@@ -265,7 +263,7 @@ func resolveFleetSources(m fleetFileModel, diags *diag.Diagnostics) fleetSources
 	per := memberSources(m, diags)
 	fs.perMember = make(map[string]fileSource, len(per))
 	invalid := memberSourceErrors{}
-	for _, k := range sortedKeys(per) {
+	for _, k := range tfkit.SortedKeys(per) {
 		src, err := sourceOf(per[k])
 		if err != nil {
 			invalid.add(k, "", err)
@@ -309,9 +307,9 @@ func (e memberSourceErrors) report(diags *diag.Diagnostics) {
 		}
 		return
 	}
-	var problems memberProblems
+	var problems fleet.Problems
 	for k, v := range e {
-		problems.add(k, "%v", v.err)
+		problems.Add(k, "%v", v.err)
 	}
 	diags.AddAttributeError(path.Root("members"), "Invalid file source",
 		fmt.Sprintf("The sources of %d members are invalid:\n\n%s", len(e), problems.String()))
@@ -363,7 +361,7 @@ func (fs fleetSources) fingerprints(diags *diag.Diagnostics) sourcePrints {
 		}
 	}
 	unreadable := memberSourceErrors{}
-	for _, k := range sortedKeys(fs.perMember) {
+	for _, k := range tfkit.SortedKeys(fs.perMember) {
 		src := fs.perMember[k]
 		fp, err := once(src)
 		if err != nil {
@@ -388,7 +386,7 @@ func fleetFileID(remote string, prints sourcePrints) string {
 	if prints.shared != nil {
 		fmt.Fprintf(&b, "shared %s\n", prints.shared.SHA256)
 	}
-	for _, k := range sortedKeys(prints.perMember) {
+	for _, k := range tfkit.SortedKeys(prints.perMember) {
 		fmt.Fprintf(&b, "member %q %s\n", k, prints.perMember[k].SHA256)
 	}
 	sum := sha256.Sum256([]byte(b.String()))
@@ -409,10 +407,8 @@ func (fs fleetSources) of(key string) (fileSource, bool) {
 // checkCoverage reports members without a source and `members` entries
 // for keys that are not members.
 func (fs fleetSources) checkCoverage(keys []string, diags *diag.Diagnostics) {
-	isKey := make(map[string]bool, len(keys))
 	var missing []string
 	for _, k := range keys {
-		isKey[k] = true
 		if _, ok := fs.of(k); !ok {
 			missing = append(missing, k)
 		}
@@ -420,37 +416,12 @@ func (fs fleetSources) checkCoverage(keys []string, diags *diag.Diagnostics) {
 	if len(missing) > 0 {
 		diags.AddAttributeError(path.Root("members"), "Members without a source",
 			fmt.Sprintf("members: %s %s no entry and there is no shared source (content, content_base64, source or source_dir); "+
-				"give every member a source, or set a shared one.", quoteKeys(missing), pluralVerb(len(missing), "has", "have")))
+				"give every member a source, or set a shared one.", tfkit.QuoteKeys(missing), tfkit.PluralVerb(len(missing), "has", "have")))
 	}
-	var strays []string
-	for k := range fs.perMember {
-		if !isKey[k] {
-			strays = append(strays, k)
-		}
-	}
-	if len(strays) > 0 {
-		sort.Strings(strays)
+	if strays := fleet.StrayKeysOf(fs.perMember, tfkit.SetOf(keys)); len(strays) > 0 {
 		diags.AddAttributeError(path.Root("members"), "Unknown member keys",
-			fmt.Sprintf("members: %s %s not a key of sandbox_ids.", quoteKeys(strays), pluralVerb(len(strays), "is", "are")))
+			fmt.Sprintf("members: %s %s not a key of sandbox_ids.", tfkit.QuoteKeys(strays), tfkit.PluralVerb(len(strays), "is", "are")))
 	}
-}
-
-func quoteKeys(keys []string) string {
-	out := ""
-	for i, k := range keys {
-		if i > 0 {
-			out += ", "
-		}
-		out += fmt.Sprintf("%q", k)
-	}
-	return out
-}
-
-func pluralVerb(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // sourceKey identifies a distinct source, so it is fingerprinted and
@@ -459,7 +430,7 @@ func sourceKey(s fileSource) string { return fmt.Sprintf("%d\x00%s", s.kind, s.v
 
 func (r *fleetFileResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m fleetFileModel
-	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() || sourceArgsUnknown(m.Content, m.ContentBase64, m.Source, m.SourceDir) || membersUnknown(m.Members) {
 		return
 	}
@@ -469,7 +440,7 @@ func (r *fleetFileResource) ValidateConfig(ctx context.Context, req resource.Val
 			"set a shared source (exactly one of content, content_base64, source, source_dir) or members")
 	}
 	if !m.SandboxIDs.IsUnknown() && !m.SandboxIDs.IsNull() {
-		fs.checkCoverage(sortedKeys(m.SandboxIDs.Elements()), &resp.Diagnostics)
+		fs.checkCoverage(tfkit.SortedKeys(m.SandboxIDs.Elements()), &resp.Diagnostics)
 	}
 }
 
@@ -481,13 +452,13 @@ func (r *fleetFileResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		return
 	}
 	var plan fleetFileModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	plan.ID, plan.Files = types.StringUnknown(), types.MapUnknown(fleetFileType())
 	if plan.Path.IsUnknown() || sourceArgsUnknown(plan.Content, plan.ContentBase64, plan.Source, plan.SourceDir) || membersUnknown(plan.Members) {
-		resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+		resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 		return
 	}
 	fs := resolveFleetSources(plan, &resp.Diagnostics)
@@ -500,10 +471,10 @@ func (r *fleetFileResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	}
 	plan.ID = types.StringValue(fleetFileID(plan.Path.ValueString(), prints))
 	if plan.SandboxIDs.IsUnknown() {
-		resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+		resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 		return
 	}
-	keys := sortedKeys(plan.SandboxIDs.Elements())
+	keys := tfkit.SortedKeys(plan.SandboxIDs.Elements())
 	fs.checkCoverage(keys, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -519,7 +490,7 @@ func (r *fleetFileResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		planned[k] = &fleetFileEntry{SandboxID: id, SHA256: types.StringValue(fp.SHA256), Size: types.Int64Value(fp.Size)}
 	}
 	plan.Files = fleetFilesValue(planned)
-	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 }
 
 // settleID fills an ID the plan could not know (a source unknown then).
@@ -542,10 +513,10 @@ type fleetUpload struct {
 
 // uploadMembers uploads to the members in todo concurrently, each distinct
 // source opened once, and returns what each member now holds.
-func (r *fleetFileResource) uploadMembers(ctx context.Context, m fleetFileModel, todo map[string]fleetUpload, problems *memberProblems) map[string]fleetFileEntry {
+func (r *fleetFileResource) uploadMembers(ctx context.Context, m fleetFileModel, todo map[string]fleetUpload, problems *fleet.Problems) map[string]fleetFileEntry {
 	opened := map[string]*openedSource{}
 	var openErr = map[string]error{}
-	for _, k := range sortedKeys(todo) {
+	for _, k := range tfkit.SortedKeys(todo) {
 		u := todo[k]
 		sk := sourceKey(u.source)
 		if _, done := opened[sk]; done {
@@ -571,18 +542,18 @@ func (r *fleetFileResource) uploadMembers(ctx context.Context, m fleetFileModel,
 	var mu sync.Mutex
 	done := map[string]fleetFileEntry{}
 	tflog.Info(ctx, "uploading to fleet", map[string]any{"members": len(todo), "path": remote, "sources": len(opened)})
-	forEachMember(ctx, sortedKeys(todo), int(m.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(todo), int(m.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
 		u := todo[key]
 		sk := sourceKey(u.source)
 		if err := openErr[sk]; err != nil {
-			problems.add(key, "sandbox %s: %v", u.sandboxID, err)
+			problems.Add(key, "sandbox %s: %v", u.sandboxID, err)
 			return
 		}
 		o := opened[sk]
 		if _, err := r.client.PutFile(ctx, u.sandboxID, prime.PutFileRequest{
 			Path: remote, Source: o.Upload, Mode: mode, Extract: u.source.isDir(),
 		}); err != nil {
-			problems.add(key, "sandbox %s, %s: upload failed: %v", u.sandboxID, remote, err)
+			problems.Add(key, "sandbox %s, %s: upload failed: %v", u.sandboxID, remote, err)
 			return
 		}
 		mu.Lock()
@@ -595,7 +566,7 @@ func (r *fleetFileResource) uploadMembers(ctx context.Context, m fleetFileModel,
 // uploadsOf is the upload each key in keys plans.
 func uploadsOf(ctx context.Context, m fleetFileModel, keys []string, diags *diag.Diagnostics) map[string]fleetUpload {
 	fs := resolveFleetSources(m, diags)
-	ids := stringMapOf(ctx, m.SandboxIDs, diags)
+	ids := tfkit.StringMapOf(ctx, m.SandboxIDs, diags)
 	planned := fleetFilesOfMap(m.Files, diags)
 	out := make(map[string]fleetUpload, len(keys))
 	for _, k := range keys {
@@ -610,34 +581,34 @@ func uploadsOf(ctx context.Context, m fleetFileModel, keys []string, diags *diag
 }
 
 func (r *fleetFileResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var plan fleetFileModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	todo := uploadsOf(ctx, plan, sortedKeys(plan.SandboxIDs.Elements()), &resp.Diagnostics)
+	todo := uploadsOf(ctx, plan, tfkit.SortedKeys(plan.SandboxIDs.Elements()), &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	var problems memberProblems
+	var problems fleet.Problems
 	done := r.uploadMembers(ctx, plan, todo, &problems)
-	if problems.len() > 0 {
-		addFleetFailure(&resp.Diagnostics, "upload", &problems, len(todo))
+	if problems.Len() > 0 {
+		fleet.AddFailure(&resp.Diagnostics, "upload", &problems, len(todo))
 		return
 	}
 	settleID(&plan, &resp.Diagnostics)
-	plan.Files = fleetFilesValue(pointersOf(done))
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	plan.Files = fleetFilesValue(tfkit.PointersOf(done))
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 }
 
 // Read drops the members whose sandbox this process knows to be gone (the
 // file went with it); it makes no request.
 func (r *fleetFileResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state fleetFileModel
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() || r.client == nil {
 		resp.State.Raw = req.State.Raw
 		return
@@ -654,8 +625,8 @@ func (r *fleetFileResource) Read(ctx context.Context, req resource.ReadRequest, 
 		resp.State.Raw = req.State.Raw
 		return
 	}
-	state.Files = fleetFilesValue(pointersOf(files))
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+	state.Files = fleetFilesValue(tfkit.PointersOf(files))
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 }
 
 // Update uploads to the members whose sandbox or bytes changed, changes the
@@ -663,13 +634,13 @@ func (r *fleetFileResource) Read(ctx context.Context, req resource.ReadRequest, 
 // left.
 func (r *fleetFileResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, state fleetFileModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	prior := fleetFilesOfMap(state.Files, &resp.Diagnostics)
-	ids := stringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
+	ids := tfkit.StringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
 	planned := fleetFilesOfMap(plan.Files, &resp.Diagnostics)
 	records := map[string]fleetFileEntry{}
 	var changedKeys []string
@@ -685,10 +656,10 @@ func (r *fleetFileResource) Update(ctx context.Context, req resource.UpdateReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	var problems memberProblems
+	var problems fleet.Problems
 	tried := len(todo)
 	if len(todo) > 0 || len(prior) > len(records) || !plan.Mode.Equal(state.Mode) {
-		if !requireClient(r.client, &resp.Diagnostics) {
+		if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 			return
 		}
 	}
@@ -703,12 +674,12 @@ func (r *fleetFileResource) Update(ctx context.Context, req resource.UpdateReque
 			}
 		}
 		tried += len(kept)
-		forEachMember(ctx, sortedKeys(kept), int(plan.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
+		fleet.ForEachMember(ctx, tfkit.SortedKeys(kept), int(plan.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
 			if err := r.client.ChangeMode(ctx, kept[key].sandboxID, plan.Path.ValueString(), *mode); err != nil {
-				problems.add(key, "sandbox %s: changing the mode: %v", kept[key].sandboxID, err)
+				problems.Add(key, "sandbox %s: changing the mode: %v", kept[key].sandboxID, err)
 			}
 		})
-		for _, k := range problems.keys() {
+		for _, k := range problems.Keys() {
 			if _, uploaded := todo[k]; !uploaded {
 				delete(records, k) // recorded again by the next apply
 			}
@@ -722,21 +693,21 @@ func (r *fleetFileResource) Update(ctx context.Context, req resource.UpdateReque
 		}
 	}
 	dir := holdsDirectories(plan)
-	var cleanup memberProblems
-	forEachMember(ctx, sortedKeys(leaving), int(plan.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
+	var cleanup fleet.Problems
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(leaving), int(plan.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
 		if err := removeUpload(ctx, r.client, leaving[key], plan.Path.ValueString(), dir); err != nil {
-			cleanup.add(key, "%v", err)
+			cleanup.Add(key, "%v", err)
 		}
 	})
-	if cleanup.len() > 0 {
+	if cleanup.Len() > 0 {
 		resp.Diagnostics.AddWarning("Files of departed members not removed",
 			"These members left the fleet file, but their copies could not be removed:\n\n"+cleanup.String())
 	}
 	settleID(&plan, &resp.Diagnostics)
-	plan.Files = fleetFilesValue(pointersOf(records))
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
-	if problems.len() > 0 {
-		addFleetFailure(&resp.Diagnostics, "upload", &problems, tried)
+	plan.Files = fleetFilesValue(tfkit.PointersOf(records))
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
+	if problems.Len() > 0 {
+		fleet.AddFailure(&resp.Diagnostics, "upload", &problems, tried)
 	}
 }
 
@@ -758,24 +729,24 @@ func holdsDirectories(m fleetFileModel) bool {
 
 // Delete removes the file from every member whose sandbox still runs.
 func (r *fleetFileResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var state fleetFileModel
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	files := fleetFilesOfMap(state.Files, &resp.Diagnostics)
 	dir := holdsDirectories(state)
-	var problems memberProblems
-	forEachMember(ctx, sortedKeys(files), int(state.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
+	var problems fleet.Problems
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(files), int(state.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
 		if err := removeUpload(ctx, r.client, files[key].SandboxID.ValueString(), state.Path.ValueString(), dir); err != nil {
-			problems.add(key, "%v", err)
+			problems.Add(key, "%v", err)
 		}
 	})
-	if problems.len() > 0 {
+	if problems.Len() > 0 {
 		resp.Diagnostics.AddError("Cannot remove the fleet's files",
-			fmt.Sprintf("The file could not be removed from %d of %d members:\n\n%s", problems.len(), len(files), problems.String()))
+			fmt.Sprintf("The file could not be removed from %d of %d members:\n\n%s", problems.Len(), len(files), problems.String()))
 	}
 }

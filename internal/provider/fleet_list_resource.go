@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var _ list.ListResourceWithConfigure = (*fleetListResource)(nil)
@@ -107,9 +108,9 @@ func fleetGroups(sbs []prime.Sandbox, label, labelPrefix string) (labels []strin
 func (l *fleetListResource) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
 	var m fleetListModel
 	diags := req.Config.Get(ctx, &m)
-	labels, d := stringList(ctx, m.Labels)
+	labels, d := tfkit.StringList(ctx, m.Labels)
 	diags.Append(d...)
-	if !diags.HasError() && !requireClient(l.client, &diags) {
+	if !diags.HasError() && !tfkit.RequireClient(l.client, &diags) {
 		return
 	}
 	if diags.HasError() {
@@ -171,7 +172,7 @@ func (l *fleetListResource) result(ctx context.Context, req list.ListRequest, la
 	var diags diag.Diagnostics
 	f, ok := (&sandboxFleetResource{client: l.client}).fleetOfMembers(ctx, members, &diags)
 	if !ok {
-		return notAFleet(diagSummary(diags)), false
+		return notAFleet(tfkit.DiagSummary(diags)), false
 	}
 	result.Diagnostics.Append(diags...) // warnings, such as members holding different egress policies
 	f.VM = listedVM()

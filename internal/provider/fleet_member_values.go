@@ -6,6 +6,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 // Per-member values of the fleet resources are converted by hand, not with
@@ -121,112 +124,39 @@ func fleetPolicyMembersValue(members map[string]fleetPolicyMember) types.Map {
 	return types.MapValueMust(fleetPolicyMemberType(), elems)
 }
 
-// memberAttrs are the attributes of entry key of a map of objects; an
-// entry that is not a known object is an error, as it is for ElementsAs.
-func memberAttrs(key string, v attr.Value, diags *diag.Diagnostics) (map[string]attr.Value, bool) {
-	obj, ok := v.(types.Object)
-	if !ok || obj.IsNull() || obj.IsUnknown() {
-		diags.AddError("Unexpected member value", fmt.Sprintf("Member %q is not a known object (%s); this is a bug in the provider.", key, v))
-		return nil, false
-	}
-	return obj.Attributes(), true
-}
-
-// membersOfMap reads a map of objects (known, from state) entry by entry.
-func membersOfMap[T any](v types.Map, diags *diag.Diagnostics, of func(key string, a map[string]attr.Value) T) map[string]T {
-	out := make(map[string]T, len(v.Elements()))
-	for k, e := range v.Elements() {
-		if a, ok := memberAttrs(k, e, diags); ok {
-			out[k] = of(k, a)
-		}
-	}
-	return out
-}
-
 // fleetMembersOfMap reads a `sandboxes` map.
 func fleetMembersOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetMember {
-	return membersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetMember {
+	return fleet.MembersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetMember {
 		return fleetMember{
-			ID: stringAttr(a, "id"), Name: stringAttr(a, "name"), Status: stringAttr(a, "status"),
-			CreatedAt: stringAttr(a, "created_at"), EgressGeneration: int64Attr(a, "egress_generation"),
-			EgressApplied: boolAttr(a, "egress_applied"),
+			ID: tfkit.StringAttr(a, "id"), Name: tfkit.StringAttr(a, "name"), Status: tfkit.StringAttr(a, "status"),
+			CreatedAt: tfkit.StringAttr(a, "created_at"), EgressGeneration: tfkit.Int64Attr(a, "egress_generation"),
+			EgressApplied: tfkit.BoolAttr(a, "egress_applied"),
 		}
 	})
 }
 
 // fleetPolicyMembersOfMap reads a `members` map.
 func fleetPolicyMembersOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetPolicyMember {
-	return membersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetPolicyMember {
+	return fleet.MembersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetPolicyMember {
 		return fleetPolicyMember{
-			SandboxID: stringAttr(a, "sandbox_id"), Generation: int64Attr(a, "generation"),
-			AppliedGeneration: int64Attr(a, "applied_generation"), Applied: boolAttr(a, "applied"),
+			SandboxID: tfkit.StringAttr(a, "sandbox_id"), Generation: tfkit.Int64Attr(a, "generation"),
+			AppliedGeneration: tfkit.Int64Attr(a, "applied_generation"), Applied: tfkit.BoolAttr(a, "applied"),
 		}
 	})
-}
-
-// stringAttr, int64Attr and boolAttr read one attribute of an object whose
-// type the schema fixes; a missing one reads as null.
-func stringAttr(a map[string]attr.Value, name string) types.String {
-	if v, ok := a[name].(types.String); ok {
-		return v
-	}
-	return types.StringNull()
-}
-
-func int64Attr(a map[string]attr.Value, name string) types.Int64 {
-	if v, ok := a[name].(types.Int64); ok {
-		return v
-	}
-	return types.Int64Null()
-}
-
-func boolAttr(a map[string]attr.Value, name string) types.Bool {
-	if v, ok := a[name].(types.Bool); ok {
-		return v
-	}
-	return types.BoolNull()
 }
 
 // fleetCommandResultsOfMap reads a fleet command's `results`.
 func fleetCommandResultsOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetCommandResult {
-	return membersOfMap(v, diags, func(k string, a map[string]attr.Value) fleetCommandResult {
-		r := fleetCommandResult{SandboxID: stringAttr(a, "sandbox_id"), ExitCode: int64Attr(a, "exit_code"),
-			ExecutedAt: stringAttr(a, "executed_at"), RunID: stringAttr(a, "run_id"), Failed: boolAttr(a, "failed"),
-			Error: stringAttr(a, "error")}
-		for i, s := range objectsOf(a["steps"]) {
-			if sa, ok := memberAttrs(fmt.Sprintf("%s, step %d", k, i+1), s, diags); ok {
-				r.Steps = append(r.Steps, fleetCommandStep{ExitCode: int64Attr(sa, "exit_code"), Stdout: stringAttr(sa, "stdout"),
-					Stderr: stringAttr(sa, "stderr"), OutputTruncated: boolAttr(sa, "output_truncated")})
+	return fleet.MembersOfMap(v, diags, func(k string, a map[string]attr.Value) fleetCommandResult {
+		r := fleetCommandResult{SandboxID: tfkit.StringAttr(a, "sandbox_id"), ExitCode: tfkit.Int64Attr(a, "exit_code"),
+			ExecutedAt: tfkit.StringAttr(a, "executed_at"), RunID: tfkit.StringAttr(a, "run_id"), Failed: tfkit.BoolAttr(a, "failed"),
+			Error: tfkit.StringAttr(a, "error")}
+		for i, s := range tfkit.ObjectsOf(a["steps"]) {
+			if sa, ok := fleet.MemberAttrs(fmt.Sprintf("%s, step %d", k, i+1), s, diags); ok {
+				r.Steps = append(r.Steps, fleetCommandStep{ExitCode: tfkit.Int64Attr(sa, "exit_code"), Stdout: tfkit.StringAttr(sa, "stdout"),
+					Stderr: tfkit.StringAttr(sa, "stderr"), OutputTruncated: tfkit.BoolAttr(sa, "output_truncated")})
 			}
 		}
 		return r
 	})
-}
-
-// objectListsOfMap reads a map of lists of objects (known, from state).
-func objectListsOfMap(v types.Map, diags *diag.Diagnostics) map[string][]types.Object {
-	out := make(map[string][]types.Object, len(v.Elements()))
-	for k, e := range v.Elements() {
-		var objs []types.Object
-		for i, o := range objectsOf(e) {
-			obj, ok := o.(types.Object)
-			if !ok {
-				diags.AddError("Unexpected member value", fmt.Sprintf("Member %q, item %d is not an object; this is a bug in the provider.", k, i+1))
-				continue
-			}
-			objs = append(objs, obj)
-		}
-		out[k] = objs
-	}
-	return out
-}
-
-// objectsOf is the elements of a list value; none when it is null, unknown
-// or not a list.
-func objectsOf(v attr.Value) []attr.Value {
-	l, ok := v.(types.List)
-	if !ok || l.IsNull() || l.IsUnknown() {
-		return nil
-	}
-	return l.Elements()
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 // sandboxIdentityModel is prime_sandbox's identity: the platform's ID.
@@ -155,7 +157,7 @@ func setFleetIdentity(ctx context.Context, identity *tfsdk.ResourceIdentity, pri
 		return nil
 	}
 	var diags diag.Diagnostics
-	labels, d := stringSet(ctx, f.Labels)
+	labels, d := tfkit.StringSet(ctx, f.Labels)
 	diags.Append(d...)
 	members := sandboxFleetMembers(f, &diags)
 	ids := make([]string, 0, len(members))

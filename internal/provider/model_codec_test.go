@@ -10,6 +10,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 // codecCase is a schema and the model its Get and Set use.
@@ -110,7 +112,7 @@ func TestModelCodecMatchesTheFramework(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range codecCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
-			if modelFields(reflect.TypeOf(tc.model()).Elem()) == nil {
+			if !tfkit.CodecHandles(tc.model()) {
 				t.Fatal("the model is not handled by the codec: its Get and Set pay for reflection")
 			}
 			for i, raw := range []func(tfsdk.State) tftypes.Value{
@@ -122,7 +124,7 @@ func TestModelCodecMatchesTheFramework(t *testing.T) {
 				s := tc.schema()
 				s.Raw = raw(s)
 				viaCodec, viaFramework := tc.model(), tc.model()
-				if d := getState(ctx, s, viaCodec); d.HasError() {
+				if d := tfkit.GetState(ctx, s, viaCodec); d.HasError() {
 					t.Fatal(d)
 				}
 				if d := s.Get(ctx, viaFramework); d.HasError() {
@@ -132,7 +134,7 @@ func TestModelCodecMatchesTheFramework(t *testing.T) {
 					t.Fatalf("%s attributes: codec read %+v, framework %+v", unknown, viaCodec, viaFramework)
 				}
 				back, fw := tc.schema(), tc.schema()
-				if d := setState(ctx, &back, viaCodec); d.HasError() {
+				if d := tfkit.SetState(ctx, &back, viaCodec); d.HasError() {
 					t.Fatal(d)
 				}
 				if d := fw.Set(ctx, viaFramework); d.HasError() {
@@ -152,7 +154,7 @@ func TestModelCodecLeavesANullStateToTheFramework(t *testing.T) {
 	s := codecCases(t)[0].schema()
 	s.Raw = tftypes.NewValue(s.Schema.Type().TerraformType(ctx), nil)
 	var m sandboxModel
-	if d := getState(ctx, s, &m); !d.HasError() {
+	if d := tfkit.GetState(ctx, s, &m); !d.HasError() {
 		t.Fatal("reading a null state into a model must fail as the framework's Get does")
 	}
 }

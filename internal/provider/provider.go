@@ -25,6 +25,7 @@ import (
 
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 // Address is the provider's registry address.
@@ -172,7 +173,7 @@ func (p *primeProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 // provider would not send the API key to, at validate and plan time.
 func (p *primeProvider) ValidateConfig(ctx context.Context, req provider.ValidateConfigRequest, resp *provider.ValidateConfigResponse) {
 	var m providerModel
-	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() || m.BaseURL.IsNull() || m.BaseURL.IsUnknown() || m.InsecureHTTP.IsUnknown() {
 		return
 	}
@@ -183,7 +184,7 @@ func (p *primeProvider) ValidateConfig(ctx context.Context, req provider.Validat
 
 func (p *primeProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
 	var m providerModel
-	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 // The tests in this file hold the documented re-run pattern to its word:
@@ -48,7 +49,7 @@ func (in rerunInputs) with(change func(*rerunInputs)) rerunInputs {
 // the shared task in triggers and by its own task in member_triggers.
 func rerunFleetHCL(m *testMock, in rerunInputs) string {
 	var own strings.Builder
-	for _, k := range sortedKeys(in.own) {
+	for _, k := range tfkit.SortedKeys(in.own) {
 		fmt.Fprintf(&own, "    %q = { content = %q }\n", k, in.own[k])
 	}
 	return m.config(fmt.Sprintf(`
@@ -123,7 +124,7 @@ func wantRuns(m *testMock, setupPrefix string, want runCounts) resource.TestChec
 		setups := commandRunsBySandbox(m.Events(), setupPrefix)
 		agents := commandRunsBySandbox(m.Events(), "echo agent")
 		var problems []string
-		for _, k := range sortedKeys(want) {
+		for _, k := range tfkit.SortedKeys(want) {
 			got := [2]int{setups[ids[k]], agents[ids[k]]}
 			if got != want[k] {
 				problems = append(problems, fmt.Sprintf("member %q ran the setup %d and the agent %d times, want %d and %d",

@@ -28,6 +28,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var _ resource.ResourceWithConfigure = (*sandboxArtifactResource)(nil)
@@ -93,8 +94,8 @@ func artifactFilesOf(v types.List) []artifactFileRecord {
 			continue
 		}
 		a := obj.Attributes()
-		out = append(out, artifactFileRecord{Path: stringAttr(a, "path").ValueString(), Size: int64Attr(a, "size").ValueInt64(),
-			SHA256: stringAttr(a, "sha256").ValueString()})
+		out = append(out, artifactFileRecord{Path: tfkit.StringAttr(a, "path").ValueString(), Size: tfkit.Int64Attr(a, "size").ValueInt64(),
+			SHA256: tfkit.StringAttr(a, "sha256").ValueString()})
 	}
 	return out
 }
@@ -230,11 +231,11 @@ func (r *sandboxArtifactResource) Schema(_ context.Context, _ resource.SchemaReq
 }
 
 func (r *sandboxArtifactResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var plan sandboxArtifactModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -255,14 +256,14 @@ func (r *sandboxArtifactResource) Create(ctx context.Context, req resource.Creat
 	plan.ID = types.StringValue(areq.SandboxID + ":" + areq.Remote)
 	plan.Exists = types.BoolValue(res.Exists)
 	plan.Files, plan.Refused = artifactFilesValue(res.Files), artifactRefusedValue(res.Refused)
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 }
 
 // Read checks the local files (sizes, not hashes); a missing or changed
 // one removes the resource from state, so the next apply downloads again.
 func (r *sandboxArtifactResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state sandboxArtifactModel
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -278,19 +279,19 @@ func (r *sandboxArtifactResource) Read(ctx context.Context, req resource.ReadReq
 // Update records the arguments that change nothing on disk.
 func (r *sandboxArtifactResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, state sandboxArtifactModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	plan.Exists, plan.Files, plan.Refused = state.Exists, state.Files, state.Refused
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 }
 
 // Delete keeps the files unless keep_on_destroy is false.
 func (r *sandboxArtifactResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state sandboxArtifactModel
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() || state.KeepOnDestroy.ValueBool() || !state.Exists.ValueBool() {
 		return
 	}

@@ -30,12 +30,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var (
@@ -305,9 +306,9 @@ func validateCommandEnv(ctx context.Context, env, envWO types.Map, envWOVersion 
 		diags.AddAttributeWarning(path.Root("env_wo_version"), "env_wo_version without env_wo",
 			"env_wo_version only matters together with env_wo.")
 	}
-	vars, d := stringMap(ctx, env)
+	vars, d := tfkit.StringMap(ctx, env)
 	diags.Append(d...)
-	secret, d := stringMap(ctx, envWO)
+	secret, d := tfkit.StringMap(ctx, envWO)
 	diags.Append(d...)
 	for _, m := range []struct {
 		attr string
@@ -330,7 +331,7 @@ func validateCommandEnv(ctx context.Context, env, envWO types.Map, envWOVersion 
 
 func (r *sandboxCommandResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m sandboxCommandModel
-	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -342,7 +343,7 @@ func (r *sandboxCommandResource) ValidateConfig(ctx context.Context, req resourc
 // outlive its sandbox.
 func (r *sandboxCommandResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	var prior sandboxCommandModel
-	if !req.State.Raw.IsNull() && !getState(ctx, req.State, &prior).HasError() && prior.JobStatus.ValueString() == jobCompleted {
+	if !req.State.Raw.IsNull() && !tfkit.GetState(ctx, req.State, &prior).HasError() && prior.JobStatus.ValueString() == jobCompleted {
 		// Terraform holds this job's result: its journal entry goes.
 		r.jobs.Forget(runHashOf(prior))
 	}
@@ -350,13 +351,13 @@ func (r *sandboxCommandResource) ModifyPlan(ctx context.Context, req resource.Mo
 		return
 	}
 	var plan sandboxCommandModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	if !req.State.Raw.IsNull() && !plan.ID.IsUnknown() {
 		var state sandboxCommandModel
-		resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+		resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 		moveOutput(&plan, state)
 		plan.JobID, plan.JobStatus, plan.OutputFiles = state.JobID, state.JobStatus, state.OutputFiles
 		switch state.JobStatus.ValueString() {
@@ -368,11 +369,11 @@ func (r *sandboxCommandResource) ModifyPlan(ctx context.Context, req resource.Mo
 			plan.JobStatus = types.StringUnknown()
 			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("job_status"))
 		}
-		resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+		resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 	} else if !plan.Background.IsUnknown() && !plan.Background.ValueBool() {
 		plan.JobID, plan.JobStatus = types.StringNull(), types.StringNull()
 		plan.OutputFiles = types.ListNull(artifactFileType())
-		resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+		resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 	}
 	r.warnCommandOutlivesSandbox(ctx, plan, &resp.Diagnostics)
 }
@@ -414,7 +415,7 @@ func encodePending(p *pendingJob) []byte {
 
 // pendingOf reads the running job of a state: from private state, else
 // from job_id (its start time then unknown: the timeout counts from now).
-func pendingOf(ctx context.Context, priv privateGetter, m sandboxCommandModel) *pendingJob {
+func pendingOf(ctx context.Context, priv tfkit.PrivateGetter, m sandboxCommandModel) *pendingJob {
 	if priv != nil {
 		if b, _ := priv.GetKey(ctx, pendingJobKey); len(b) > 0 {
 			var p pendingJob
@@ -513,7 +514,7 @@ func warnCommandsOutliveSandboxes(ctx context.Context, c *prime.Client, runs map
 	}
 	var mu sync.Mutex
 	var lifetime []string
-	forEachMember(ctx, sortedKeys(runs), 0, func(ctx context.Context, key string) {
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(runs), 0, func(ctx context.Context, key string) {
 		id := runs[key]
 		known, ok := c.Known(id)
 		if !ok {
@@ -547,9 +548,9 @@ func warnCommandsOutliveSandboxes(ctx context.Context, c *prime.Client, runs map
 // specFromCommandModel is the command a plan asks for.
 func specFromCommandModel(ctx context.Context, m sandboxCommandModel, envWO types.Map) (commandSpec, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	env, d := stringMap(ctx, m.Env)
+	env, d := tfkit.StringMap(ctx, m.Env)
 	diags.Append(d...)
-	secret, d := stringMap(ctx, envWO)
+	secret, d := tfkit.StringMap(ctx, envWO)
 	diags.Append(d...)
 	var allowed []int64
 	diags.Append(m.AllowedExitCodes.ElementsAs(ctx, &allowed, false)...)
@@ -572,11 +573,11 @@ func recordResult(m *sandboxCommandModel, res *commandResult) {
 }
 
 func (r *sandboxCommandResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var plan sandboxCommandModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
 	var envWO types.Map
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("env_wo"), &envWO)...)
 	if resp.Diagnostics.HasError() {
@@ -601,7 +602,7 @@ func (r *sandboxCommandResource) Create(ctx context.Context, req resource.Create
 	}
 	plan.ID = types.StringValue(spec.SandboxID + "/" + prime.NewIdempotencyKey()[:16])
 	recordResult(&plan, res)
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 }
 
 // runHashOf identifies a prime_sandbox_command run in the job journal: the
@@ -616,7 +617,7 @@ func runHashOf(m sandboxCommandModel) string {
 // and records the outcome in m and state: the result; or, when the apply
 // was interrupted, the running job, which the next apply collects.
 func (r *sandboxCommandResource) runInBackground(ctx context.Context, m *sandboxCommandModel, spec commandSpec, attach *pendingJob,
-	priv privateSetter, state interface {
+	priv tfkit.PrivateSetter, state interface {
 		Set(context.Context, any) diag.Diagnostics
 	}, diags *diag.Diagnostics) {
 	const key = "command"
@@ -663,14 +664,14 @@ func (r *sandboxCommandResource) runInBackground(ctx context.Context, m *sandbox
 			fmt.Sprintf("The apply was interrupted while job %s ran in sandbox %s. The job goes on; it is recorded in state "+
 				"(job_status = \"running\"), and the next apply attaches to it and collects its result without running the "+
 				"command again.", br.Pending.JobID, spec.SandboxID))
-		diags.Append(setStateAny(ctx, state, m)...)
+		diags.Append(tfkit.SetStateAny(ctx, state, m)...)
 		return
 	case err != nil && br.Pending != nil && attach != nil:
 		// Its outcome is unknown (say, its output could not be read): it
 		// stays recorded as running, and the next apply tries again.
 		recordPending(m, br.Pending)
 		diags.Append(priv.SetKey(ctx, pendingJobKey, encodePending(br.Pending))...)
-		diags.Append(setStateAny(ctx, state, m)...)
+		diags.Append(tfkit.SetStateAny(ctx, state, m)...)
 		diags.AddError(commandErrorSummary(err), err.Error())
 		return
 	case err != nil && attach != nil:
@@ -683,7 +684,7 @@ func (r *sandboxCommandResource) runInBackground(ctx context.Context, m *sandbox
 			m.JobID, m.JobStatus = types.StringValue(br.Job.ID), types.StringValue(jobFailed)
 		}
 		diags.Append(priv.SetKey(ctx, pendingJobKey, nil)...)
-		diags.Append(setStateAny(ctx, state, m)...)
+		diags.Append(tfkit.SetStateAny(ctx, state, m)...)
 		diags.AddError(commandErrorSummary(err), err.Error())
 		return
 	case err != nil:
@@ -697,18 +698,8 @@ func (r *sandboxCommandResource) runInBackground(ctx context.Context, m *sandbox
 		m.OutputFiles = artifactFilesValue(br.OutputFiles)
 	}
 	diags.Append(priv.SetKey(ctx, pendingJobKey, nil)...)
-	diags.Append(setStateAny(ctx, state, m)...)
+	diags.Append(tfkit.SetStateAny(ctx, state, m)...)
 	stored = !diags.HasError()
-}
-
-// setStateAny is setState for a state behind an interface.
-func setStateAny(ctx context.Context, state interface {
-	Set(context.Context, any) diag.Diagnostics
-}, m any) diag.Diagnostics {
-	if st, ok := state.(*tfsdk.State); ok {
-		return setState(ctx, st, m)
-	}
-	return state.Set(ctx, m)
 }
 
 // Read touches no API: a command's result is history.
@@ -721,14 +712,14 @@ func (r *sandboxCommandResource) Read(_ context.Context, req resource.ReadReques
 // interrupted apply left running is collected here.
 func (r *sandboxCommandResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, state sandboxCommandModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	plan.EnvWO = types.MapNull(types.StringType)
 	if state.JobStatus.ValueString() == jobRunning {
-		if !requireClient(r.client, &resp.Diagnostics) {
+		if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 			return
 		}
 		var envWO types.Map
@@ -743,7 +734,7 @@ func (r *sandboxCommandResource) Update(ctx context.Context, req resource.Update
 		r.runInBackground(ctx, &plan, spec, pendingOf(ctx, req.Private, state), resp.Private, &resp.State, &resp.Diagnostics)
 		return
 	}
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 }
 
 // Delete touches no API, except for a job an interrupted apply left
@@ -751,11 +742,11 @@ func (r *sandboxCommandResource) Update(ctx context.Context, req resource.Update
 // its egress lock is lifted.
 func (r *sandboxCommandResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state sandboxCommandModel
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() || state.JobStatus.ValueString() != jobRunning {
 		return
 	}
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	p := pendingOf(ctx, req.Private, state)

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var (
@@ -88,11 +89,11 @@ func (d *sandboxDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 }
 
 func (d *sandboxDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if !requireClient(d.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(d.client, &resp.Diagnostics) {
 		return
 	}
 	var m sandboxAttributes
-	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -106,7 +107,7 @@ func (d *sandboxDataSource) Read(ctx context.Context, req datasource.ReadRequest
 		return
 	}
 	resp.Diagnostics.Append(applySandbox(ctx, &m, sb)...)
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &m)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &m)...)
 }
 
 // NewSandboxesDataSource is the prime_sandboxes data source constructor.
@@ -161,12 +162,12 @@ func (d *sandboxesDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 }
 
 func (d *sandboxesDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if !requireClient(d.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(d.client, &resp.Diagnostics) {
 		return
 	}
 	var m sandboxesModel
-	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
-	labels, diags := stringSet(ctx, m.Labels)
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &m)...)
+	labels, diags := tfkit.StringSet(ctx, m.Labels)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -205,5 +206,5 @@ func (d *sandboxesDataSource) Read(ctx context.Context, req datasource.ReadReque
 	sbList, diags := types.ListValueFrom(ctx, sandboxObjectType(), items)
 	resp.Diagnostics.Append(diags...)
 	m.IDs, m.Sandboxes = idList, sbList
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &m)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &m)...)
 }

@@ -6,7 +6,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var (
@@ -178,7 +178,7 @@ func (a *sandboxExecAction) ModifyPlan(ctx context.Context, req action.ModifyPla
 }
 
 func (a *sandboxExecAction) Invoke(ctx context.Context, req action.InvokeRequest, resp *action.InvokeResponse) {
-	if !requireClient(a.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(a.client, &resp.Diagnostics) {
 		return
 	}
 	var m sandboxExecModel
@@ -200,16 +200,6 @@ func (a *sandboxExecAction) Invoke(ctx context.Context, req action.InvokeRequest
 		return
 	}
 	progress(fmt.Sprintf("sandbox %s: exited with code %d", spec.SandboxID, res.ExitCode))
-}
-
-// commandErrorSummary is the diagnostic title of a runCommand error, as the
-// command resources title it.
-func commandErrorSummary(err error) string {
-	var ce *commandError
-	if errors.As(err, &ce) {
-		return ce.Summary
-	}
-	return "Command failed"
 }
 
 // progressTo sends messages as the action's progress, one event each.

@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var (
@@ -187,7 +188,7 @@ func sourceArgsUnknown(vals ...types.String) bool {
 
 func (r *sandboxFileResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m sandboxFileModel
-	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -218,8 +219,8 @@ func (r *sandboxFileResource) ModifyPlan(ctx context.Context, req resource.Modif
 		return
 	}
 	var plan, config sandboxFileModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
-	resp.Diagnostics.Append(getConfig(ctx, req.Config, &config)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &config)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -230,12 +231,12 @@ func (r *sandboxFileResource) ModifyPlan(ctx context.Context, req resource.Modif
 	plan.ID = sandboxFileID(plan)
 	if !req.State.Raw.IsNull() {
 		var state sandboxFileModel
-		resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+		resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 		if plan.SHA256.IsUnknown() || !plan.SHA256.Equal(state.SHA256) {
 			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("sha256"))
 		}
 	}
-	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 }
 
 // sandboxFileID is the ID of what m uploads (see the id attribute):
@@ -290,12 +291,12 @@ func modeOf(v types.String) *uint32 {
 }
 
 func (r *sandboxFileResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var plan, config sandboxFileModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
-	resp.Diagnostics.Append(getConfig(ctx, req.Config, &config)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &config)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -323,7 +324,7 @@ func (r *sandboxFileResource) Create(ctx context.Context, req resource.CreateReq
 		plan.SHA256, plan.Size = types.StringValue(opened.Print.SHA256), types.Int64Value(opened.Print.Size)
 	}
 	plan.ID = sandboxFileID(plan)
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 }
 
 // Read leaves state alone unless the sandbox is gone, which takes the file
@@ -334,7 +335,7 @@ func (r *sandboxFileResource) Read(ctx context.Context, req resource.ReadRequest
 		return
 	}
 	var state sandboxFileModel
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -355,13 +356,13 @@ func (r *sandboxFileResource) Read(ctx context.Context, req resource.ReadRequest
 // Update changes the mode; everything else replaces the resource.
 func (r *sandboxFileResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, state sandboxFileModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	if mode := modeOf(plan.Mode); mode != nil && !plan.Mode.Equal(state.Mode) {
-		if !requireClient(r.client, &resp.Diagnostics) {
+		if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 			return
 		}
 		if err := r.client.ChangeMode(ctx, plan.SandboxID.ValueString(), plan.Path.ValueString(), *mode); err != nil {
@@ -370,16 +371,16 @@ func (r *sandboxFileResource) Update(ctx context.Context, req resource.UpdateReq
 		}
 	}
 	plan.ContentWO = types.StringNull()
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 }
 
 // Delete removes the file (or directory) unless its sandbox is gone.
 func (r *sandboxFileResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var state sandboxFileModel
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}

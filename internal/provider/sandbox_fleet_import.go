@@ -18,7 +18,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 // ImportState takes `label:<label>` (the running sandboxes carrying the
@@ -30,7 +32,7 @@ import (
 // report (secrets, guaranteed, …) is recorded from the configuration by the
 // first apply, without replacement.
 func (r *sandboxFleetResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	id, d := importIDOf(ctx, req, fleetImportID)
@@ -50,13 +52,13 @@ func (r *sandboxFleetResource) ImportState(ctx context.Context, req resource.Imp
 	if keep := fleetIDOfIdentity(ctx, req); keep != "" {
 		f.ID = types.StringValue(keep)
 	}
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &f)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &f)...)
 	label, _ := strings.CutPrefix(id, "label:") // "" unless imported by a label
 	if label == id {
 		label = ""
 	}
 	resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, label, f)...)
-	resp.Diagnostics.Append(markImported(ctx, resp.Private)...)
+	resp.Diagnostics.Append(tfkit.MarkImported(ctx, resp.Private)...)
 }
 
 // fleetOfMembers is the state an import of these sandboxes starts from, as
@@ -77,7 +79,7 @@ func (r *sandboxFleetResource) fleetOfMembers(ctx context.Context, sbs []prime.S
 	f := sandboxFleetModel{
 		Size: types.Int64Null(), Members: types.SetNull(types.StringType), SecretsWOVersion: types.Int64Null(),
 		MemberTriggers: types.MapNull(types.StringType),
-		Timeouts:       timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes(sandboxTimeoutKeys("", "")))},
+		Timeouts:       timeouts.Value{Object: types.ObjectNull(tfkit.TimeoutsAttrTypes(sandboxTimeoutKeys("", "")))},
 	}
 	f.ID = types.StringValue("fleet-" + prime.NewIdempotencyKey()[:16])
 	f.NamePrefix = types.StringValue(prefix)
@@ -186,24 +188,24 @@ func differentTemplates(sbs []prime.Sandbox, templates []sandboxAttributes) stri
 func (r *sandboxFleetResource) importMemberEgress(ctx context.Context, f *sandboxFleetModel, members map[string]fleetMember, diags *diag.Diagnostics) {
 	var mu sync.Mutex
 	statuses := map[string]*prime.EgressPolicyStatus{}
-	var failures memberProblems
+	var failures fleet.Problems
 	// members is only read while the reads run; statuses is written.
-	forEachMember(ctx, sortedKeys(members), 0, func(ctx context.Context, k string) {
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(members), 0, func(ctx context.Context, k string) {
 		st, gone, err := readEgress(ctx, r.client, members[k].ID.ValueString())
 		switch {
 		case err != nil:
-			failures.add(k, "%v", err)
+			failures.Add(k, "%v", err)
 		case !gone:
 			mu.Lock()
 			statuses[k] = st
 			mu.Unlock()
 		}
 	})
-	if failures.len() > 0 {
+	if failures.Len() > 0 {
 		diags.AddError("Cannot read the members' egress policies", failures.String())
 		return
 	}
-	keys := sortedKeys(statuses)
+	keys := tfkit.SortedKeys(statuses)
 	if len(keys) == 0 {
 		return
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
@@ -64,7 +65,7 @@ removed {
 
 // An import whose configuration matches what the import read plans no
 // change, and that no-op apply stores nothing but the refresh, which never
-// rewrites the import marker (so drift checks pass; see importedKey). The
+// rewrites the import marker (so drift checks pass; see tfkit.ImportedKey). The
 // first later change of name_prefix is therefore recorded in place (the
 // plan warns); that apply ends the exemption, and the next change
 // replaces the fleet and renames its members.
@@ -433,9 +434,9 @@ func TestWarnMembersNotRenamed(t *testing.T) {
 // The failure message says what became of each failed member, read from
 // the state the apply leaves.
 func TestSandboxFleetFailureSaysWhatBecameOfEachMember(t *testing.T) {
-	var p memberProblems
+	var p fleet.Problems
 	for _, k := range []string{"gone", "locked", "removed", "stuck"} {
-		p.add(k, "failed")
+		p.Add(k, "failed")
 	}
 	member := func(applied types.Bool) fleetMember {
 		return fleetMember{ID: types.StringValue("sb"), EgressApplied: applied}

@@ -15,6 +15,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 func memberTriggersAttribute() schema.MapAttribute {
@@ -35,18 +38,6 @@ func memberTriggersAttribute() schema.MapAttribute {
 	}
 }
 
-// memberTriggerIn is key's entry of a member_triggers map: null when it
-// has none, unknown while the map is.
-func memberTriggerIn(triggers types.Map, key string) types.String {
-	if triggers.IsUnknown() {
-		return types.StringUnknown()
-	}
-	if v, ok := triggers.Elements()[key].(types.String); ok {
-		return v
-	}
-	return types.StringNull()
-}
-
 // membersToRedo are the keys of members, among those the fleet keeps
 // (kept), whose planned member_triggers entry is set and differs from the
 // recorded one; an entry not yet known counts as changed (the plan cannot
@@ -60,8 +51,8 @@ func membersToRedo(planned, recorded types.Map, kept []string, imported bool) []
 	}
 	var redo []string
 	for _, k := range kept {
-		p := memberTriggerIn(planned, k)
-		if p.IsUnknown() || (!p.IsNull() && !p.Equal(memberTriggerIn(recorded, k))) {
+		p := fleet.TriggerOf(planned, k)
+		if p.IsUnknown() || (!p.IsNull() && !p.Equal(fleet.TriggerOf(recorded, k))) {
 			redo = append(redo, k)
 		}
 	}
@@ -81,7 +72,7 @@ func triggersAfterRedo(planned, recorded types.Map, notRedone []string) types.Ma
 		out[k] = v
 	}
 	for _, k := range notRedone {
-		if v := memberTriggerIn(recorded, k); v.IsNull() {
+		if v := fleet.TriggerOf(recorded, k); v.IsNull() {
 			delete(out, k)
 		} else {
 			out[k] = v
@@ -99,14 +90,7 @@ func validateMemberTriggers(triggers types.Map, keys []string, diags *diag.Diagn
 	if triggers.IsNull() || triggers.IsUnknown() {
 		return
 	}
-	var unknownKeys []string
-	for k := range triggers.Elements() {
-		if !slices.Contains(keys, k) {
-			unknownKeys = append(unknownKeys, k)
-		}
-	}
-	slices.Sort(unknownKeys)
-	for _, k := range unknownKeys {
+	for _, k := range fleet.StrayKeysOf(triggers.Elements(), tfkit.SetOf(keys)) {
 		diags.AddAttributeError(path.Root("member_triggers").AtMapKey(k), "Not a member of the fleet",
 			fmt.Sprintf("member_triggers names %q, but the fleet's member keys are %s. Use a member key, or remove "+
 				"the entry (a removed member needs no entry).", k, describeKeys(keys)))

@@ -28,8 +28,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var (
@@ -174,16 +176,13 @@ func (r *sandboxFleetResource) Schema(_ context.Context, _ resource.SchemaReques
 	}
 	attrs["member_triggers"] = memberTriggersAttribute()
 	attrs["name_prefix"] = schema.StringAttribute{
-		Required: true, PlanModifiers: []planmodifier.String{replaceUnlessImportedString()},
+		Required: true, PlanModifiers: []planmodifier.String{tfkit.ReplaceUnlessImportedString()},
 		MarkdownDescription: "Member names are `<name_prefix>-<key>`." + replacesFleet,
 		Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
 	}
-	attrs["sandbox_ids"] = schema.MapAttribute{
-		Computed: true, ElementType: types.StringType,
-		MarkdownDescription: "Member key → sandbox ID: what `prime_fleet_command` and `prime_fleet_egress_policy` " +
-			"take. A member whose sandbox is gone (deleted out of band, stopped) drops out at refresh, and the next " +
-			"apply creates it again in place.",
-	}
+	attrs["sandbox_ids"] = fleet.SandboxIDsOutputAttribute("Member key → sandbox ID: what `prime_fleet_command` " +
+		"and `prime_fleet_egress_policy` take. A member whose sandbox is gone (deleted out of band, stopped) drops " +
+		"out at refresh, and the next apply creates it again in place.")
 	attrs["sandboxes"] = schema.MapNestedAttribute{
 		Computed: true,
 		MarkdownDescription: "Member key → what the platform reports: `id`, `name`, `status` (`RUNNING` means " +
@@ -223,7 +222,7 @@ func (r *sandboxFleetResource) Schema(_ context.Context, _ resource.SchemaReques
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
 			"egress":   egressBlock(fleetBornFailClosed),
-			"timeouts": timeoutsBlock(sandboxTimeoutKeys("every member", fleetCreateTimeoutOutcome)),
+			"timeouts": tfkit.TimeoutsBlock(sandboxTimeoutKeys("every member", fleetCreateTimeoutOutcome)),
 		},
 	}
 }
@@ -273,7 +272,7 @@ func memberName(prefix, key string) string { return prefix + "-" + key }
 
 func (r *sandboxFleetResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var f sandboxFleetModel
-	resp.Diagnostics.Append(getConfig(ctx, req.Config, &f)...)
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &f)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -299,7 +298,7 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	var plan sandboxFleetModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -307,7 +306,7 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 	var prior *sandboxEgressState
 	var state sandboxFleetModel
 	if !req.State.Raw.IsNull() {
-		resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+		resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 		prior = &sandboxEgressState{Egress: state.Egress, EgressApplied: types.BoolValue(fleetEgressApplied(ctx, state))}
 	}
 	egressWrites := planEgress(ctx, es, prior, &resp.Diagnostics)
@@ -317,7 +316,7 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if !known {
 		plan.SandboxIDs = types.MapUnknown(types.StringType)
 		plan.Sandboxes = types.MapUnknown(fleetMemberType())
-		resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+		resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 		return
 	}
 	have := map[string]fleetMember{}
@@ -327,7 +326,7 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 			resp.Diagnostics.AddAttributeError(path.Root("name_prefix"), "Cannot key the fleet's members", err.Error())
 			return
 		}
-		imported := wasImported(ctx, req.Private)
+		imported := tfkit.WasImported(ctx, req.Private)
 		if imported {
 			warnRecordedAfterImport(plan.memberModel(""), state.memberModel(""), &resp.Diagnostics)
 			warnMembersNotRenamed(plan.NamePrefix, have, &resp.Diagnostics)
@@ -360,7 +359,7 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 	resp.Diagnostics.Append(d...)
 	plan.Sandboxes, d = types.MapValue(fleetMemberType(), members)
 	resp.Diagnostics.Append(d...)
-	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 	if prior != nil && plan.Egress.IsNull() && !state.Egress.IsNull() {
 		resp.Diagnostics.AddAttributeWarning(egressBlockPath, "Removing egress reopens the members",
 			"The egress block of the fleet is removed: this apply writes an unrestricted egress policy to every "+
@@ -377,7 +376,7 @@ func warnMembersNotRenamed(prefix types.String, members map[string]fleetMember, 
 		return
 	}
 	var differ []string
-	for _, k := range sortedKeys(members) {
+	for _, k := range tfkit.SortedKeys(members) {
 		if name := members[k].Name.ValueString(); name != memberName(prefix.ValueString(), k) {
 			differ = append(differ, fmt.Sprintf("%q (%s)", k, name))
 		}
@@ -405,7 +404,7 @@ func rekeyMembers(members map[string]fleetMember, prefix types.String) (map[stri
 		return members, nil
 	}
 	out := make(map[string]fleetMember, len(members))
-	for _, k := range sortedKeys(members) {
+	for _, k := range tfkit.SortedKeys(members) {
 		m := members[k]
 		if key, ok := strings.CutPrefix(m.Name.ValueString(), prefix.ValueString()+"-"); ok && key != "" {
 			k = key
@@ -479,7 +478,7 @@ type fleetApply struct {
 // exists on the platform as soon as it does (so it reaches state even if
 // waiting fails); failed members are deleted and reported. It returns the
 // healthy members.
-func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *memberProblems, saveIDs func(map[string]fleetMember)) map[string]fleetMember {
+func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *fleet.Problems, saveIDs func(map[string]fleetMember)) map[string]fleetMember {
 	var mu sync.Mutex
 	created := map[string]fleetMember{}
 	var inflight []*journal.InflightCreate
@@ -488,13 +487,13 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 
 	postCtx, cancel := context.WithTimeoutCause(ctx, a.timeout, fmt.Errorf("create timeout (%s) reached", a.timeout))
 	defer cancel()
-	forEachMember(postCtx, keys, 0, func(ctx context.Context, key string) {
+	fleet.ForEachMember(postCtx, keys, 0, func(ctx context.Context, key string) {
 		var diags diag.Diagnostics
 		req, _, d := createRequestFromModel(ctx, a.template.memberModel(memberName(prefix, key)), a.secretsWO)
 		diags.Append(d...)
 		setCreateLists(&req, a.born)
 		if diags.HasError() {
-			problems.add(key, "%s", diagSummary(diags))
+			problems.Add(key, "%s", tfkit.DiagSummary(diags))
 			return
 		}
 		sb, entry, err := createSandbox(ctx, a.client, a.journal, req)
@@ -503,13 +502,13 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 		if sb == nil {
 			// No entry to finish: createSandbox released a key whose create
 			// may have reached the platform, for the next apply to adopt.
-			problems.add(key, "cannot create the sandbox: %v", err)
+			problems.Add(key, "cannot create the sandbox: %v", err)
 			return
 		}
 		inflight = append(inflight, entry)
 		created[key] = memberFromSandbox(sb, a.born != nil)
 		if err != nil {
-			problems.add(key, "%s", interruptedCreate(sb.ID, err))
+			problems.Add(key, "%s", interruptedCreate(sb.ID, err))
 		}
 	})
 	saveIDs(created)
@@ -518,16 +517,16 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 	}
 
 	ready := map[string]fleetMember{}
-	forEachMember(ctx, sortedKeys(created), 0, func(ctx context.Context, key string) {
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(created), 0, func(ctx context.Context, key string) {
 		mu.Lock()
 		m := created[key]
 		mu.Unlock()
-		if problems.has(key) {
+		if problems.Has(key) {
 			return
 		}
 		id := m.ID.ValueString()
 		if err := awaitSandbox(ctx, a.client, id, a.timeout, a.buildTimeout); err != nil {
-			problems.add(key, "%v", err)
+			problems.Add(key, "%v", err)
 			return
 		}
 		m.Status = types.StringValue(prime.StatusRunning)
@@ -537,7 +536,7 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 				m.EgressGeneration = types.Int64Value(st.Generation)
 			}
 			if err != nil {
-				problems.add(key, "%s", failClosedMessage(id, a.egressTimeout, "egress", err))
+				problems.Add(key, "%s", failClosedMessage(id, a.egressTimeout, "egress", err))
 				mu.Lock()
 				created[key] = m
 				mu.Unlock()
@@ -571,7 +570,7 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 // deleteMembers deletes the given members in bulk and waits until none
 // remains; it returns the members it could not delete (to be kept in
 // state).
-func deleteMembers(ctx context.Context, c *prime.Client, members map[string]fleetMember, keys []string, timeout time.Duration, problems *memberProblems) map[string]fleetMember {
+func deleteMembers(ctx context.Context, c *prime.Client, members map[string]fleetMember, keys []string, timeout time.Duration, problems *fleet.Problems) map[string]fleetMember {
 	kept := map[string]fleetMember{}
 	if len(keys) == 0 {
 		return kept
@@ -589,7 +588,7 @@ func deleteMembers(ctx context.Context, c *prime.Client, members map[string]flee
 	if err != nil {
 		for _, k := range keys {
 			kept[k] = members[k]
-			problems.add(k, "%sdeleting sandbox %s: %v", prefixed(problems, k), members[k].ID.ValueString(), err)
+			problems.Add(k, "%sdeleting sandbox %s: %v", problems.Prefixed(k), members[k].ID.ValueString(), err)
 		}
 		return kept
 	}
@@ -606,7 +605,7 @@ func deleteMembers(ctx context.Context, c *prime.Client, members map[string]flee
 		gone[f.SandboxID] = true // already gone
 	}
 	var mu sync.Mutex
-	forEachMember(ctx, keys, 0, func(ctx context.Context, k string) {
+	fleet.ForEachMember(ctx, keys, 0, func(ctx context.Context, k string) {
 		id := members[k].ID.ValueString()
 		if !gone[id] {
 			mu.Lock()
@@ -616,36 +615,17 @@ func deleteMembers(ctx context.Context, c *prime.Client, members map[string]flee
 			if why[id] != "" {
 				reason = ": " + why[id]
 			}
-			problems.add(k, "%sthe platform did not delete sandbox %s%s", prefixed(problems, k), id, reason)
+			problems.Add(k, "%sthe platform did not delete sandbox %s%s", problems.Prefixed(k), id, reason)
 			return
 		}
 		if err := c.WaitForGone(ctx, id); err != nil {
 			mu.Lock()
 			kept[k] = members[k]
 			mu.Unlock()
-			problems.add(k, "%ssandbox %s was not terminated: %v", prefixed(problems, k), id, err)
+			problems.Add(k, "%ssandbox %s was not terminated: %v", problems.Prefixed(k), id, err)
 		}
 	})
 	return kept
-}
-
-// prefixed keeps an earlier problem of a member in front of a new one.
-func prefixed(p *memberProblems, key string) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if prev, ok := p.problems[key]; ok {
-		return prev + "; then "
-	}
-	return ""
-}
-
-// diagSummary renders error diagnostics as one line.
-func diagSummary(diags diag.Diagnostics) string {
-	var parts []string
-	for _, d := range diags.Errors() {
-		parts = append(parts, d.Summary()+": "+d.Detail())
-	}
-	return strings.Join(parts, "; ")
 }
 
 // sandboxFleetFailure is the error of an apply in which members failed.
@@ -653,19 +633,19 @@ func diagSummary(diags diag.Diagnostics) string {
 // (members, of the wanted keys), so it holds for every kind of failure: a
 // member that never started is deleted, one whose egress change is not
 // enforced is kept, one that cannot be deleted stays.
-func sandboxFleetFailure(problems *memberProblems, members map[string]fleetMember, want []string, create bool) string {
+func sandboxFleetFailure(problems *fleet.Problems, members map[string]fleetMember, want []string, create bool) string {
 	wanted := map[string]bool{}
 	for _, k := range want {
 		wanted[k] = true
 	}
 	healthy := 0
 	for k := range members {
-		if !problems.has(k) {
+		if !problems.Has(k) {
 			healthy++
 		}
 	}
 	var gone, egress, undeleted, kept []string
-	for _, k := range problems.keys() {
+	for _, k := range problems.Keys() {
 		m, inState := members[k]
 		switch {
 		case !inState:
@@ -694,7 +674,7 @@ func sandboxFleetFailure(problems *memberProblems, members map[string]fleetMembe
 	if k := membersNamed(kept); k.any {
 		fates = append(fates, fmt.Sprintf("%s %s in state as %s %s (see the error above).", k.names, k.stay, k.they, k.are))
 	}
-	msg := fmt.Sprintf("%d member(s) failed; %d are healthy.\n\n%s\n\n%s", problems.len(), healthy, problems,
+	msg := fmt.Sprintf("%d member(s) failed; %d are healthy.\n\n%s\n\n%s", problems.Len(), healthy, problems,
 		strings.Join(fates, " "))
 	if create {
 		msg += " Terraform marks a resource whose first create failed as tainted, which would replace the whole " +
@@ -726,14 +706,14 @@ func (r *sandboxFleetResource) applyContext(ctx context.Context, plan sandboxFle
 }, diags *diag.Diagnostics) fleetApply {
 	var secretsWO types.Map
 	diags.Append(config.GetAttribute(ctx, path.Root("secrets_wo"), &secretsWO)...)
-	a := fleetApply{client: r.client, journal: r.journal, template: plan, secretsWO: stringMapOf(ctx, secretsWO, diags)}
+	a := fleetApply{client: r.client, journal: r.journal, template: plan, secretsWO: tfkit.StringMapOf(ctx, secretsWO, diags)}
 	a.born, _ = bornPolicy(ctx, plan.Egress, diags)
 	var d diag.Diagnostics
-	a.timeout, d = timeoutOf(plan.Timeouts, "create", defaultSandboxCreateTimeout)
+	a.timeout, d = tfkit.TimeoutOf(plan.Timeouts, "create", defaultSandboxCreateTimeout)
 	diags.Append(d...)
-	a.buildTimeout, d = timeoutOf(plan.Timeouts, "image_build", prime.DefaultImageBuildTimeout)
+	a.buildTimeout, d = tfkit.TimeoutOf(plan.Timeouts, "image_build", prime.DefaultImageBuildTimeout)
 	diags.Append(d...)
-	a.egressTimeout, d = timeoutOf(plan.Timeouts, "egress", defaultEgressTimeout)
+	a.egressTimeout, d = tfkit.TimeoutOf(plan.Timeouts, "egress", defaultEgressTimeout)
 	diags.Append(d...)
 	return a
 }
@@ -750,11 +730,11 @@ func settleTemplate(f *sandboxFleetModel) {
 }
 
 func (r *sandboxFleetResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var plan sandboxFleetModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -764,31 +744,31 @@ func (r *sandboxFleetResource) Create(ctx context.Context, req resource.CreateRe
 		return
 	}
 	plan.ID = types.StringValue("fleet-" + prime.NewIdempotencyKey()[:16])
-	var problems memberProblems
+	var problems fleet.Problems
 	// Every member that exists reaches state before the waits (never an
 	// untracked sandbox).
 	save := func(members map[string]fleetMember) {
 		state := plan
 		settleTemplate(&state)
 		setFleetMembers(&state, members)
-		resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 		resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, "", state)...)
 	}
 	tflog.Info(ctx, "creating fleet members", map[string]any{"members": len(keys)})
 	healthy := a.createMembers(ctx, keys, &problems, save)
 	save(healthy)
-	if problems.len() > 0 {
+	if problems.Len() > 0 {
 		resp.Diagnostics.AddError("Fleet members failed", sandboxFleetFailure(&problems, healthy, keys, true))
 	}
 }
 
 func (r *sandboxFleetResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var state sandboxFleetModel
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
-	_, d := readAfterImport(ctx, req.Private, resp.Private)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+	_, d := tfkit.ReadAfterImport(ctx, req.Private, resp.Private)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -834,7 +814,7 @@ func (r *sandboxFleetResource) Read(ctx context.Context, req resource.ReadReques
 		r.refreshMemberEgress(ctx, members, eg, &resp.Diagnostics)
 	}
 	setFleetMembers(&state, members)
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 	resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, fleetLabelOf(ctx, req.Identity), state)...)
 }
 
@@ -845,14 +825,14 @@ func (r *sandboxFleetResource) refreshMemberEgress(ctx context.Context, members 
 	diags.Append(d...)
 	var mu sync.Mutex
 	var warnings []string
-	var failures memberProblems
-	forEachMember(ctx, sortedKeys(members), 0, func(ctx context.Context, k string) {
+	var failures fleet.Problems
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(members), 0, func(ctx context.Context, k string) {
 		mu.Lock()
 		m := members[k]
 		mu.Unlock()
 		st, gone, err := readEgress(ctx, r.client, m.ID.ValueString())
 		if err != nil {
-			failures.add(k, "%v", err)
+			failures.Add(k, "%v", err)
 			return
 		}
 		if gone {
@@ -870,7 +850,7 @@ func (r *sandboxFleetResource) refreshMemberEgress(ctx context.Context, members 
 		m.EgressGeneration, m.EgressApplied = es.EgressGeneration, es.EgressApplied
 		members[k] = m
 	})
-	if failures.len() > 0 {
+	if failures.Len() > 0 {
 		diags.AddError("Cannot read the members' egress policies", failures.String())
 	}
 	if len(warnings) > 0 {
@@ -883,12 +863,12 @@ func (r *sandboxFleetResource) refreshMemberEgress(ctx context.Context, members 
 // dropped out, and applies an egress change to every member; everything
 // else replaces the fleet.
 func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var plan, state sandboxFleetModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -917,8 +897,8 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 		}
 	}
 	// Redone members go with the removed ones, and come back with the added.
-	redo := membersToRedo(plan.MemberTriggers, state.MemberTriggers, keptKeys(keys, have), wasImported(ctx, req.Private))
-	var problems memberProblems
+	redo := membersToRedo(plan.MemberTriggers, state.MemberTriggers, keptKeys(keys, have), tfkit.WasImported(ctx, req.Private))
+	var problems fleet.Problems
 	members := map[string]fleetMember{}
 	for k, m := range have {
 		if want[k] && !slices.Contains(redo, k) {
@@ -943,7 +923,7 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 		}
 		settleTemplate(&out)
 		setFleetMembers(&out, all)
-		resp.Diagnostics.Append(setState(ctx, &resp.State, &out)...)
+		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &out)...)
 		resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, fleetLabelOf(ctx, req.Identity), out)...)
 	}
 
@@ -986,10 +966,10 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 	}
 	settleTemplate(&out)
 	setFleetMembers(&out, members)
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &out)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &out)...)
 	resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, fleetLabelOf(ctx, req.Identity), out)...)
-	resp.Diagnostics.Append(clearImported(ctx, resp.Private)...)
-	if problems.len() > 0 {
+	resp.Diagnostics.Append(tfkit.ClearImported(ctx, resp.Private)...)
+	if problems.Len() > 0 {
 		resp.Diagnostics.AddError("Fleet members failed", sandboxFleetFailure(&problems, members, keys, false))
 	}
 }
@@ -1015,13 +995,13 @@ func egressChanged(ctx context.Context, plan, state sandboxFleetModel) bool {
 // the block is gone) to every member, fail-closed, in parallel, as
 // prime_sandbox writes its own (writeBlockEgress: own is the block's
 // previous policy). It reports whether a layered policy refused a member.
-func (r *sandboxFleetResource) rewriteMemberEgress(ctx context.Context, members map[string]fleetMember, a fleetApply, own prime.EgressPolicy, problems *memberProblems) (refused bool) {
+func (r *sandboxFleetResource) rewriteMemberEgress(ctx context.Context, members map[string]fleetMember, a fleetApply, own prime.EgressPolicy, problems *fleet.Problems) (refused bool) {
 	target := prime.OpenEgressPolicy()
 	if a.born != nil {
 		target = *a.born
 	}
 	var mu sync.Mutex
-	forEachMember(ctx, sortedKeys(members), 0, func(ctx context.Context, k string) {
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(members), 0, func(ctx context.Context, k string) {
 		mu.Lock()
 		m := members[k]
 		mu.Unlock()
@@ -1033,12 +1013,12 @@ func (r *sandboxFleetResource) rewriteMemberEgress(ctx context.Context, members 
 		var layered *layeredPolicyError
 		switch {
 		case errors.As(err, &layered):
-			problems.add(k, "%s", err.Error())
+			problems.Add(k, "%s", err.Error())
 			members[k] = m
 			refused = true
 			return
 		case err != nil:
-			problems.add(k, "%s", failClosedMessage(id, a.egressTimeout, "egress", err))
+			problems.Add(k, "%s", failClosedMessage(id, a.egressTimeout, "egress", err))
 			if a.born != nil && gen > 0 {
 				m.EgressGeneration, m.EgressApplied = types.Int64Value(gen), types.BoolValue(false)
 			}
@@ -1056,7 +1036,7 @@ func (r *sandboxFleetResource) rewriteMemberEgress(ctx context.Context, members 
 }
 
 func timeoutOrDefault(v timeouts.Value, key string, def time.Duration) time.Duration {
-	d, diags := timeoutOf(v, key, def)
+	d, diags := tfkit.TimeoutOf(v, key, def)
 	if diags.HasError() {
 		return def
 	}
@@ -1064,21 +1044,21 @@ func timeoutOrDefault(v timeouts.Value, key string, def time.Duration) time.Dura
 }
 
 func (r *sandboxFleetResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var state sandboxFleetModel
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	members := sandboxFleetMembers(state, &resp.Diagnostics)
-	var problems memberProblems
-	kept := deleteMembers(ctx, r.client, members, sortedKeys(members), timeoutOrDefault(state.Timeouts, "delete", defaultSandboxDeleteTimeout), &problems)
+	var problems fleet.Problems
+	kept := deleteMembers(ctx, r.client, members, tfkit.SortedKeys(members), timeoutOrDefault(state.Timeouts, "delete", defaultSandboxDeleteTimeout), &problems)
 	if len(kept) > 0 {
 		// What could not be deleted stays in state, so a destroy can retry.
 		setFleetMembers(&state, kept)
-		resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 		resp.Diagnostics.AddError("Fleet members not deleted", problems.String())
 	}
 }

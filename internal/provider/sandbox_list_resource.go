@@ -25,6 +25,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var (
@@ -136,7 +137,7 @@ type sandboxFilter struct {
 // sandboxFilterOfList reads a list block's configuration. Unknown values
 // (not yet known at validation) filter nothing.
 func sandboxFilterOfList(ctx context.Context, m sandboxListModel) (sandboxFilter, diag.Diagnostics) {
-	labels, diags := stringList(ctx, m.Labels)
+	labels, diags := tfkit.StringList(ctx, m.Labels)
 	f := sandboxFilter{labels: labels, status: m.Status.ValueString(), namePrefix: m.NamePrefix.ValueString(),
 		team: m.TeamID.ValueString()}
 	for _, b := range []struct {
@@ -201,7 +202,7 @@ func (l *sandboxListResource) List(ctx context.Context, req list.ListRequest, st
 	diags := req.Config.Get(ctx, &m)
 	f, d := sandboxFilterOfList(ctx, m)
 	diags.Append(d...)
-	if !diags.HasError() && !requireClient(l.client, &diags) {
+	if !diags.HasError() && !tfkit.RequireClient(l.client, &diags) {
 		return
 	}
 	if diags.HasError() {

@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"math"
-	"sort"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -12,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 // sandboxAttributes are the attributes prime_sandbox shares with the
@@ -98,7 +98,7 @@ func createRequestFromModel(ctx context.Context, m sandboxModel, secretsWO map[s
 	// vm, guaranteed, registry_credentials_id and start_command are
 	// retired and never sent (sandbox_retired.go refuses them at plan).
 	if known("start_command", m.StartArgv) {
-		argv, d := stringList(ctx, m.StartArgv)
+		argv, d := tfkit.StringList(ctx, m.StartArgv)
 		diags.Append(d...)
 		switch {
 		case argv == nil:
@@ -138,7 +138,7 @@ func createRequestFromModel(ctx context.Context, m sandboxModel, secretsWO map[s
 		r.IdleTimeoutMinutes = &n
 	}
 	if known("environment_vars", m.EnvironmentVars) {
-		env, d := stringMap(ctx, m.EnvironmentVars)
+		env, d := tfkit.StringMap(ctx, m.EnvironmentVars)
 		diags.Append(d...)
 		if env == nil {
 			unknown["environment_vars"] = true
@@ -147,7 +147,7 @@ func createRequestFromModel(ctx context.Context, m sandboxModel, secretsWO map[s
 		}
 	}
 	if known("labels", m.Labels) {
-		labels, d := stringSet(ctx, m.Labels)
+		labels, d := tfkit.StringSet(ctx, m.Labels)
 		diags.Append(d...)
 		if labels == nil {
 			unknown["labels"] = true
@@ -162,7 +162,7 @@ func createRequestFromModel(ctx context.Context, m sandboxModel, secretsWO map[s
 		r.Region = m.Region.ValueStringPointer()
 	}
 	if known("secrets", m.Secrets) {
-		sec, d := stringMap(ctx, m.Secrets)
+		sec, d := tfkit.StringMap(ctx, m.Secrets)
 		diags.Append(d...)
 		if sec == nil {
 			unknown["secrets"] = true
@@ -302,49 +302,4 @@ func readStringSet(ctx context.Context, prior types.Set, api []string) (types.Se
 		return types.SetNull(types.StringType), nil
 	}
 	return types.SetValueFrom(ctx, types.StringType, api)
-}
-
-// stringList, stringSet and stringMap return nil when the collection or any
-// element is unknown.
-func stringList(ctx context.Context, v types.List) ([]string, diag.Diagnostics) {
-	if v.IsUnknown() || v.IsNull() {
-		return nil, nil
-	}
-	for _, e := range v.Elements() {
-		if e.IsUnknown() {
-			return nil, nil
-		}
-	}
-	out := []string{}
-	diags := v.ElementsAs(ctx, &out, false)
-	return out, diags
-}
-
-func stringSet(ctx context.Context, v types.Set) ([]string, diag.Diagnostics) {
-	if v.IsUnknown() || v.IsNull() {
-		return nil, nil
-	}
-	for _, e := range v.Elements() {
-		if e.IsUnknown() {
-			return nil, nil
-		}
-	}
-	out := []string{}
-	diags := v.ElementsAs(ctx, &out, false)
-	sort.Strings(out)
-	return out, diags
-}
-
-func stringMap(ctx context.Context, v types.Map) (map[string]string, diag.Diagnostics) {
-	if v.IsUnknown() || v.IsNull() {
-		return nil, nil
-	}
-	for _, e := range v.Elements() {
-		if e.IsUnknown() {
-			return nil, nil
-		}
-	}
-	out := map[string]string{}
-	diags := v.ElementsAs(ctx, &out, false)
-	return out, diags
 }

@@ -28,6 +28,7 @@ import (
 
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var (
@@ -75,10 +76,10 @@ func sandboxArgumentAttributes(replaces string) map[string]schema.Attribute {
 	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	keepString := []planmodifier.String{stringplanmodifier.UseStateForUnknown(), stringplanmodifier.RequiresReplace()}
 	sdkFloat := func(v float64) []planmodifier.Float64 {
-		return []planmodifier.Float64{sdkDefaultFloat64{v}, float64planmodifier.RequiresReplace()}
+		return []planmodifier.Float64{tfkit.SDKDefaultFloat64(v), float64planmodifier.RequiresReplace()}
 	}
 	sdkInt := func(v int64) []planmodifier.Int64 {
-		return []planmodifier.Int64{sdkDefaultInt64{v}, int64planmodifier.RequiresReplace()}
+		return []planmodifier.Int64{tfkit.SDKDefaultInt64(v), int64planmodifier.RequiresReplace()}
 	}
 	return map[string]schema.Attribute{
 		"docker_image": schema.StringAttribute{
@@ -188,7 +189,7 @@ func sandboxArgumentAttributes(replaces string) map[string]schema.Attribute {
 		},
 		"secrets": schema.MapAttribute{
 			Optional: true, Sensitive: true, ElementType: types.StringType,
-			PlanModifiers: []planmodifier.Map{replaceUnlessImportedMap()},
+			PlanModifiers: []planmodifier.Map{tfkit.ReplaceUnlessImportedMap()},
 			MarkdownDescription: "Secret environment variables. Sensitive: hidden in plans and logs, but stored " +
 				"in state; use `secrets_wo` to keep them out of state. The API returns them masked, so drift in " +
 				"their values cannot be detected. In the environment of every command the sandbox runs; a value a " +
@@ -206,7 +207,7 @@ func sandboxArgumentAttributes(replaces string) map[string]schema.Attribute {
 		},
 		"secrets_wo_version": schema.Int64Attribute{
 			Optional:      true,
-			PlanModifiers: []planmodifier.Int64{replaceUnlessImportedInt64()},
+			PlanModifiers: []planmodifier.Int64{tfkit.ReplaceUnlessImportedInt64()},
 			MarkdownDescription: "Any number you change whenever `secrets_wo` changes, so Terraform knows to " +
 				"apply the new secrets." + replaces,
 		},
@@ -278,7 +279,7 @@ func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
 			"egress":   egressBlock(sandboxBornFailClosed),
-			"timeouts": timeoutsBlock(sandboxTimeoutKeys("the sandbox", sandboxCreateTimeoutOutcome)),
+			"timeouts": tfkit.TimeoutsBlock(sandboxTimeoutKeys("the sandbox", sandboxCreateTimeoutOutcome)),
 		},
 	}
 }
@@ -304,7 +305,7 @@ func sandboxRuleAttribute(field string, m sandboxModel) string {
 // before sending), the egress block's lists, and what the provider adds.
 // prime_sandbox and prime_sandbox_fleet's template share it.
 func validateSandbox(ctx context.Context, m sandboxModel, diags *diag.Diagnostics) {
-	secretsWO, d := stringMap(ctx, m.SecretsWO)
+	secretsWO, d := tfkit.StringMap(ctx, m.SecretsWO)
 	diags.Append(d...)
 	createReq, unknown, d := createRequestFromModel(ctx, m, secretsWO)
 	diags.Append(d...)
@@ -347,7 +348,7 @@ func validateSandbox(ctx context.Context, m sandboxModel, diags *diag.Diagnostic
 
 func (r *sandboxResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m sandboxModel
-	resp.Diagnostics.Append(getConfig(ctx, req.Config, &m)...)
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -369,20 +370,20 @@ func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		return
 	}
 	var plan sandboxModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	var prior *sandboxEgressState
 	var state sandboxModel
 	if !req.State.Raw.IsNull() {
-		resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+		resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 		prior = state.egressState()
 	}
 	es := plan.egressState()
 	writes := planEgress(ctx, es, prior, &resp.Diagnostics)
 	plan.setEgressState(es)
-	resp.Diagnostics.Append(setPlan(ctx, &resp.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 	if resp.Diagnostics.HasError() || prior == nil {
 		return
 	}
@@ -391,7 +392,7 @@ func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 			fmt.Sprintf("The egress block of sandbox %s is removed: this apply writes an unrestricted egress policy "+
 				"to it (in place) and waits until it is enforced.", state.ID.ValueString()))
 	}
-	if wasImported(ctx, req.Private) {
+	if tfkit.WasImported(ctx, req.Private) {
 		warnRecordedAfterImport(plan, state, &resp.Diagnostics)
 	}
 }
@@ -433,27 +434,27 @@ func anyUnknown(unknown map[string]bool, fields []string) bool {
 }
 
 func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var plan sandboxModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
 	var secretsWO types.Map
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("secrets_wo"), &secretsWO)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	wo, d := stringMap(ctx, secretsWO)
+	wo, d := tfkit.StringMap(ctx, secretsWO)
 	resp.Diagnostics.Append(d...)
 	createReq, _, d := createRequestFromModel(ctx, plan, wo)
 	resp.Diagnostics.Append(d...)
 	born, _ := bornPolicy(ctx, plan.Egress, &resp.Diagnostics)
 	setCreateLists(&createReq, born)
-	timeout, d := timeoutOf(plan.Timeouts, "create", defaultSandboxCreateTimeout)
+	timeout, d := tfkit.TimeoutOf(plan.Timeouts, "create", defaultSandboxCreateTimeout)
 	resp.Diagnostics.Append(d...)
-	buildTimeout, d := timeoutOf(plan.Timeouts, "image_build", prime.DefaultImageBuildTimeout)
+	buildTimeout, d := tfkit.TimeoutOf(plan.Timeouts, "image_build", prime.DefaultImageBuildTimeout)
 	resp.Diagnostics.Append(d...)
-	egressTimeout, d := timeoutOf(plan.Timeouts, "egress", defaultEgressTimeout)
+	egressTimeout, d := tfkit.TimeoutOf(plan.Timeouts, "egress", defaultEgressTimeout)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -476,7 +477,7 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 	if born != nil {
 		state.EgressApplied = types.BoolValue(false)
 	}
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 	resp.Diagnostics.Append(setSandboxIdentity(ctx, resp.Identity, state.ID)...)
 	if err != nil {
 		resp.Diagnostics.AddError("Sandbox create interrupted", interruptedCreate(sb.ID, err)+".\n\n"+taintedNote)
@@ -496,7 +497,7 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 			state.EgressGeneration = types.Int64Value(st.Generation)
 		}
 		if err != nil {
-			resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+			resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 			resp.Diagnostics.AddError("Born egress policy not enforced", failClosedMessage(sb.ID, egressTimeout, "egress", err)+"\n\n"+taintedNote)
 			return
 		}
@@ -508,16 +509,16 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	resp.Diagnostics.Append(applySandboxResource(ctx, &state, sb)...)
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 }
 
 func (r *sandboxResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var state sandboxModel
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
-	importRead, d := readAfterImport(ctx, req.Private, resp.Private)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+	importRead, d := tfkit.ReadAfterImport(ctx, req.Private, resp.Private)
 	resp.Diagnostics.Append(d...)
 	resp.Diagnostics.Append(setSandboxIdentity(ctx, resp.Identity, state.ID)...)
 	if resp.Diagnostics.HasError() {
@@ -546,7 +547,7 @@ func (r *sandboxResource) Read(ctx context.Context, req resource.ReadRequest, re
 		}
 		return
 	}
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &state)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 }
 
 // refreshSandbox merges a read sandbox into state: what Read does once it
@@ -613,18 +614,18 @@ func firstNonEmpty(ss ...*string) string {
 // state and, after an import, records the configured values the platform
 // cannot report.
 func (r *sandboxResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var plan, state sandboxModel
-	resp.Diagnostics.Append(getPlan(ctx, req.Plan, &plan)...)
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	plan.SecretsWO = types.MapNull(types.StringType)
 	if plan.EgressGeneration.IsUnknown() || (plan.Egress.IsNull() && !state.Egress.IsNull()) {
-		timeout, d := timeoutOf(plan.Timeouts, "egress", defaultEgressTimeout)
+		timeout, d := tfkit.TimeoutOf(plan.Timeouts, "egress", defaultEgressTimeout)
 		resp.Diagnostics.Append(d...)
 		policy, ok := bornPolicy(ctx, plan.Egress, &resp.Diagnostics)
 		if !ok || resp.Diagnostics.HasError() {
@@ -658,21 +659,21 @@ func (r *sandboxResource) Update(ctx context.Context, req resource.UpdateRequest
 			plan.EgressOverride = types.Int64Null()
 		}
 	}
-	resp.Diagnostics.Append(setState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 	resp.Diagnostics.Append(setSandboxIdentity(ctx, resp.Identity, plan.ID)...)
-	resp.Diagnostics.Append(clearImported(ctx, resp.Private)...)
+	resp.Diagnostics.Append(tfkit.ClearImported(ctx, resp.Private)...)
 }
 
 func (r *sandboxResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
 	var state sandboxModel
-	resp.Diagnostics.Append(getState(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, d := timeoutOf(state.Timeouts, "delete", defaultSandboxDeleteTimeout)
+	timeout, d := tfkit.TimeoutOf(state.Timeouts, "delete", defaultSandboxDeleteTimeout)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -692,7 +693,7 @@ func (r *sandboxResource) Delete(ctx context.Context, req resource.DeleteRequest
 
 // ImportState reads the sandbox by ID, or by its identity. What the
 // platform cannot report (secrets, secrets_wo_version) is recorded from the configuration by the first
-// apply, without replacement (see importedKey).
+// apply, without replacement (see tfkit.ImportedKey).
 func (r *sandboxResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	id, d := importIDOf(ctx, req, func(m sandboxIdentityModel) (string, error) { return m.ID.ValueString(), nil })
 	resp.Diagnostics.Append(d...)
@@ -701,25 +702,11 @@ func (r *sandboxResource) ImportState(ctx context.Context, req resource.ImportSt
 	}
 	resp.Diagnostics.Append(importedSandboxState(ctx, &resp.State, id)...)
 	resp.Diagnostics.Append(setSandboxIdentity(ctx, resp.Identity, types.StringValue(id))...)
-	resp.Diagnostics.Append(markImported(ctx, resp.Private)...)
+	resp.Diagnostics.Append(tfkit.MarkImported(ctx, resp.Private)...)
 }
 
 // importedSandboxState is the state an import of sandbox id starts from,
 // before its first Read: the ID.
 func importedSandboxState(ctx context.Context, st *tfsdk.State, id string) diag.Diagnostics {
 	return st.SetAttribute(ctx, path.Root("id"), id)
-}
-
-// requireClient reports a clear error when the provider could not be
-// configured (for example because its api_key is only known after apply).
-func requireClient(c *prime.Client, diags interface {
-	AddError(summary, detail string)
-}) bool {
-	if c == nil {
-		diags.AddError("Provider not configured",
-			"The prime provider has no API client: its configuration was incomplete or not yet known. "+
-				"Set api_key (or PRIME_API_KEY) to a value known at plan time.")
-		return false
-	}
-	return true
 }

@@ -19,7 +19,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 var (
@@ -103,7 +105,7 @@ func checkSweep(ctx context.Context, m sandboxSweepModel, diags *diag.Diagnostic
 		diags.AddAttributeError(path.Root("labels"), "Sweep without labels",
 			"prime_sandbox_sweep needs at least one label: without one it would delete every sandbox of the team.")
 	}
-	labels, d := stringSet(ctx, m.Labels)
+	labels, d := tfkit.StringSet(ctx, m.Labels)
 	diags.Append(d...)
 	age, err := olderThan(m.OlderThan)
 	if err != nil {
@@ -139,7 +141,7 @@ func sweepFilter(labels []string, team string, age time.Duration, now time.Time)
 }
 
 func (a *sandboxSweepAction) Invoke(ctx context.Context, req action.InvokeRequest, resp *action.InvokeResponse) {
-	if !requireClient(a.client, &resp.Diagnostics) {
+	if !tfkit.RequireClient(a.client, &resp.Diagnostics) {
 		return
 	}
 	var m sandboxSweepModel
@@ -183,17 +185,17 @@ func (a *sandboxSweepAction) Invoke(ctx context.Context, req action.InvokeReques
 	progress(fmt.Sprintf("deleting %d sandbox(es) %s", len(found), what))
 	// The fleet's bulk delete: chunks of 100, "not found" counts as gone,
 	// every deleted sandbox waited for, every failure named.
-	var problems memberProblems
-	kept := deleteMembers(ctx, a.client, members, sortedKeys(members), defaultSandboxDeleteTimeout, &problems)
+	var problems fleet.Problems
+	kept := deleteMembers(ctx, a.client, members, tfkit.SortedKeys(members), defaultSandboxDeleteTimeout, &problems)
 	for _, sb := range found {
-		if _, failed := kept[sb.ID]; !failed && !problems.has(sb.ID) {
+		if _, failed := kept[sb.ID]; !failed && !problems.Has(sb.ID) {
 			progress("deleted " + sweptSandbox(sb))
 		}
 	}
-	if problems.len() > 0 {
+	if problems.Len() > 0 {
 		resp.Diagnostics.AddError("Sandboxes not deleted",
 			fmt.Sprintf("%d of the %d sandboxes %s were not deleted (keyed by sandbox ID):\n\n%s",
-				problems.len(), len(found), what, problems.String()))
+				problems.Len(), len(found), what, problems.String()))
 	}
 }
 

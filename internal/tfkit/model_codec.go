@@ -1,4 +1,4 @@
-package provider
+package tfkit
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // structs. The framework's Get and Set reflect over them on every call and
 // compile a regular expression per field to check its tag: for prime_sandbox
 // (35 attributes) about a tenth of the provider's CPU in a 200-sandbox apply.
-// getModel and setModel do the same conversion with the fields of each
+// GetState, GetPlan, GetConfig, SetState and SetPlan do the same conversion with the fields of each
 // model type looked up once; anything they do not handle exactly goes to the
 // framework's own Get or Set, so the result is the same either way.
 
@@ -150,30 +150,41 @@ func encodeModel(ctx context.Context, typ attr.Type, src any) (tftypes.Value, bo
 	return tv, true
 }
 
-// getState, getPlan and getConfig are State.Get, Plan.Get and Config.Get.
-func getState(ctx context.Context, s tfsdk.State, target any) diag.Diagnostics {
+// CodecHandles reports whether the codec converts model (a pointer to a
+// model struct) itself; false means its Get and Set pay for the framework's
+// reflection.
+func CodecHandles(model any) bool {
+	t := reflect.TypeOf(model)
+	if t == nil || t.Kind() != reflect.Pointer {
+		return false
+	}
+	return modelFields(t.Elem()) != nil
+}
+
+// GetState, GetPlan and GetConfig are State.Get, Plan.Get and Config.Get.
+func GetState(ctx context.Context, s tfsdk.State, target any) diag.Diagnostics {
 	if s.Schema != nil && decodeModel(ctx, s.Raw, s.Schema.Type(), target) {
 		return nil
 	}
 	return s.Get(ctx, target)
 }
 
-func getPlan(ctx context.Context, p tfsdk.Plan, target any) diag.Diagnostics {
+func GetPlan(ctx context.Context, p tfsdk.Plan, target any) diag.Diagnostics {
 	if p.Schema != nil && decodeModel(ctx, p.Raw, p.Schema.Type(), target) {
 		return nil
 	}
 	return p.Get(ctx, target)
 }
 
-func getConfig(ctx context.Context, c tfsdk.Config, target any) diag.Diagnostics {
+func GetConfig(ctx context.Context, c tfsdk.Config, target any) diag.Diagnostics {
 	if c.Schema != nil && decodeModel(ctx, c.Raw, c.Schema.Type(), target) {
 		return nil
 	}
 	return c.Get(ctx, target)
 }
 
-// setState and setPlan are State.Set and Plan.Set.
-func setState(ctx context.Context, s *tfsdk.State, src any) diag.Diagnostics {
+// SetState and SetPlan are State.Set and Plan.Set.
+func SetState(ctx context.Context, s *tfsdk.State, src any) diag.Diagnostics {
 	if s.Schema != nil {
 		if tv, ok := encodeModel(ctx, s.Schema.Type(), src); ok {
 			return s.Set(ctx, tv) // a tftypes.Value: type-checked, stored as is
@@ -182,11 +193,22 @@ func setState(ctx context.Context, s *tfsdk.State, src any) diag.Diagnostics {
 	return s.Set(ctx, src)
 }
 
-func setPlan(ctx context.Context, p *tfsdk.Plan, src any) diag.Diagnostics {
+func SetPlan(ctx context.Context, p *tfsdk.Plan, src any) diag.Diagnostics {
 	if p.Schema != nil {
 		if tv, ok := encodeModel(ctx, p.Schema.Type(), src); ok {
 			return p.Set(ctx, tv)
 		}
 	}
 	return p.Set(ctx, src)
+}
+
+// SetStateAny is SetState for a state behind an interface (a *tfsdk.State
+// takes the codec; anything else its own Set).
+func SetStateAny(ctx context.Context, state interface {
+	Set(context.Context, any) diag.Diagnostics
+}, m any) diag.Diagnostics {
+	if st, ok := state.(*tfsdk.State); ok {
+		return SetState(ctx, st, m)
+	}
+	return state.Set(ctx, m)
 }

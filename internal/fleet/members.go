@@ -1,7 +1,4 @@
-package provider
-
-// Pieces the fleet resources share: member keys, bounded concurrency over
-// members, and member problems reported together.
+package fleet
 
 import (
 	"context"
@@ -11,14 +8,15 @@ import (
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
-// forEachMember runs fn once per key, at most limit at a time (limit <= 0:
+// ForEachMember runs fn once per key, at most limit at a time (limit <= 0:
 // all at once; the API client's throttle still paces the requests), and
 // returns when every call has returned. Keys are started in sorted order so
 // runs are reproducible.
-func forEachMember(ctx context.Context, keys []string, limit int, fn func(ctx context.Context, key string)) {
+func ForEachMember(ctx context.Context, keys []string, limit int, fn func(ctx context.Context, key string)) {
 	sorted := append([]string(nil), keys...)
 	sort.Strings(sorted)
 	if limit <= 0 || limit > len(sorted) {
@@ -37,14 +35,15 @@ func forEachMember(ctx context.Context, keys []string, limit int, fn func(ctx co
 	wg.Wait()
 }
 
-// memberProblems collects per-member failures from concurrent work and
+// Problems collects per-member failures from concurrent work and
 // renders them sorted by key, so an error names every failed member.
-type memberProblems struct {
+type Problems struct {
 	mu       sync.Mutex
 	problems map[string]string
 }
 
-func (p *memberProblems) add(key, format string, args ...any) {
+// Add records key's problem, replacing an earlier one (see Prefixed).
+func (p *Problems) Add(key, format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.problems == nil {
@@ -53,29 +52,31 @@ func (p *memberProblems) add(key, format string, args ...any) {
 	p.problems[key] = fmt.Sprintf(format, args...)
 }
 
-func (p *memberProblems) len() int {
+// Len is how many members have a problem.
+func (p *Problems) Len() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.problems)
 }
 
-func (p *memberProblems) has(key string) bool {
+// Has reports whether key has a problem.
+func (p *Problems) Has(key string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	_, ok := p.problems[key]
 	return ok
 }
 
-// keys are the failed members' keys, sorted.
-func (p *memberProblems) keys() []string {
+// Keys are the failed members' keys, sorted.
+func (p *Problems) Keys() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return sortedKeys(p.problems)
+	return tfkit.SortedKeys(p.problems)
 }
 
 // String lists the problems, one member per paragraph, at most limit of
 // them (the count of the rest is given).
-func (p *memberProblems) String() string {
+func (p *Problems) String() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	keys := make([]string, 0, len(p.problems))
@@ -98,42 +99,25 @@ func (p *memberProblems) String() string {
 	return b.String()
 }
 
-// addFleetFailure is the one error of a fleet operation for every failed
+// AddFailure is the one error of a fleet operation for every failed
 // member: what failed ("command", "upload", "download") on how many of the
 // members it was tried on.
-func addFleetFailure(diags *diag.Diagnostics, what string, problems *memberProblems, tried int) {
+func AddFailure(diags *diag.Diagnostics, what string, problems *Problems, tried int) {
 	among := "it was tried on"
 	if what == "command" {
 		among = "that ran"
 	}
 	diags.AddError("Fleet "+what+" failed",
-		fmt.Sprintf("The %s failed on %d of the %d members %s:\n\n%s", what, problems.len(), tried, among, problems.String()))
+		fmt.Sprintf("The %s failed on %d of the %d members %s:\n\n%s", what, problems.Len(), tried, among, problems.String()))
 }
 
-// pointersOf is a map of values as a map of pointers to copies (the
-// member maps' constructors take nil for a planned, unknown entry).
-func pointersOf[V any](m map[string]V) map[string]*V {
-	out := make(map[string]*V, len(m))
-	for k := range m {
-		v := m[k]
-		out[k] = &v
+// Prefixed is key's earlier problem followed by "; then ", or "" when it
+// has none: the front of a new problem that keeps the earlier one.
+func (p *Problems) Prefixed(key string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if prev, ok := p.problems[key]; ok {
+		return prev + "; then "
 	}
-	return out
-}
-
-// stringMapOf reads a map of strings; nil when unknown or null.
-func stringMapOf(ctx context.Context, v types.Map, diags *diag.Diagnostics) map[string]string {
-	m, d := stringMap(ctx, v)
-	diags.Append(d...)
-	return m
-}
-
-// sortedKeys returns a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return ""
 }

@@ -1,4 +1,4 @@
-package provider
+package tfkit
 
 import (
 	"context"
@@ -13,11 +13,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
-// timeoutsBlock is a `timeouts` block with the given keys (name →
+// TimeoutsBlock is a `timeouts` block with the given keys (name →
 // description). It has the timeouts package's value type, so the standard
 // keys read with Value.Create/Delete, and adds keys of its own (egress) that
-// timeoutOf reads.
-func timeoutsBlock(keys map[string]string) schema.Block {
+// TimeoutOf reads.
+func TimeoutsBlock(keys map[string]string) schema.Block {
 	attrs := make(map[string]schema.Attribute, len(keys))
 	for k, d := range keys {
 		attrs[k] = schema.StringAttribute{
@@ -28,12 +28,12 @@ func timeoutsBlock(keys map[string]string) schema.Block {
 	}
 	return schema.SingleNestedBlock{
 		Attributes: attrs,
-		CustomType: timeouts.Type{ObjectType: types.ObjectType{AttrTypes: timeoutsAttrTypes(keys)}},
+		CustomType: timeouts.Type{ObjectType: types.ObjectType{AttrTypes: TimeoutsAttrTypes(keys)}},
 	}
 }
 
-// timeoutsAttrTypes is the object type of a timeouts block with these keys.
-func timeoutsAttrTypes(keys map[string]string) map[string]attr.Type {
+// TimeoutsAttrTypes is the object type of a timeouts block with these keys.
+func TimeoutsAttrTypes(keys map[string]string) map[string]attr.Type {
 	out := make(map[string]attr.Type, len(keys))
 	for k := range keys {
 		out[k] = types.StringType
@@ -41,8 +41,8 @@ func timeoutsAttrTypes(keys map[string]string) map[string]attr.Type {
 	return out
 }
 
-// timeoutOf reads one key of a timeouts block, or def when unset.
-func timeoutOf(v timeouts.Value, key string, def time.Duration) (time.Duration, diag.Diagnostics) {
+// TimeoutOf reads one key of a timeouts block, or def when unset.
+func TimeoutOf(v timeouts.Value, key string, def time.Duration) (time.Duration, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	raw, ok := v.Attributes()[key]
 	if !ok || raw.IsNull() || raw.IsUnknown() {

@@ -1,0 +1,25 @@
+// Package tfkit holds the provider's generic Terraform helpers: code that
+// knows the plugin framework but nothing of sandboxes, egress, commands or
+// files.
+//
+// It owns:
+//
+//   - the model codec (model_codec.go): GetState, GetPlan, GetConfig,
+//     SetState, SetPlan and SetStateAny, the framework's Get and Set
+//     without its per-call reflection;
+//   - the import marker and the plan modifiers built on it
+//     (plan_modifiers.go): ImportedKey, MarkImported, ReadAfterImport,
+//     WasImported, ClearImported, the ReplaceUnlessImported* modifiers, and
+//     the SDKDefault* modifiers for Optional+Computed arguments;
+//   - `timeouts` blocks with keys of their own (timeouts.go);
+//   - conversions of collections and object attributes without reflection
+//     (collections.go, attrs.go), and the wording helpers errors share
+//     (QuoteKeys, PluralVerb);
+//   - diagnostics helpers (diagnostics.go): DiagSummary, RequireClient.
+//
+// It may import the standard library, the terraform-plugin-* modules and
+// internal/prime (for the client type RequireClient checks), nothing else
+// of this module: internal/fleet and internal/provider import it, never the
+// reverse. Helpers that know a domain (a sandbox, a policy, a command) do
+// not belong here.
+package tfkit
