@@ -71,12 +71,8 @@ func (c *Checkpoint) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*c = Checkpoint(aux.plain)
-	if aux.CreatedAt != nil {
-		c.CreatedAt = aux.CreatedAt.t
-	}
-	if aux.UpdatedAt != nil {
-		c.UpdatedAt = aux.UpdatedAt.t
-	}
+	aux.CreatedAt.into(&c.CreatedAt)
+	aux.UpdatedAt.into(&c.UpdatedAt)
 	return nil
 }
 

@@ -85,9 +85,7 @@ func (it *ImageListItem) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*it = ImageListItem(aux.plain)
-	if aux.CreatedAt != nil {
-		it.CreatedAt = aux.CreatedAt.t
-	}
+	aux.CreatedAt.into(&it.CreatedAt)
 	it.StartedAt, it.CompletedAt, it.PushedAt = aux.StartedAt.ptr(), aux.CompletedAt.ptr(), aux.PushedAt.ptr()
 	return nil
 }

@@ -82,12 +82,8 @@ func (n *Network) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*n = Network(aux.plain)
-	if aux.CreatedAt != nil {
-		n.CreatedAt = aux.CreatedAt.t
-	}
-	if aux.UpdatedAt != nil {
-		n.UpdatedAt = aux.UpdatedAt.t
-	}
+	aux.CreatedAt.into(&n.CreatedAt)
+	aux.UpdatedAt.into(&n.UpdatedAt)
 	if n.Rules == nil {
 		n.Rules = []NetworkRule{}
 	}

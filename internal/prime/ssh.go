@@ -47,9 +47,7 @@ func (s *SSHSession) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*s = SSHSession(aux.plain)
-	if aux.ExpiresAt != nil {
-		s.ExpiresAt = aux.ExpiresAt.t
-	}
+	aux.ExpiresAt.into(&s.ExpiresAt)
 	return nil
 }
 

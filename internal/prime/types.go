@@ -188,12 +188,8 @@ func (s *Sandbox) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*s = Sandbox(aux.plain)
-	if aux.CreatedAt != nil {
-		s.CreatedAt = aux.CreatedAt.t
-	}
-	if aux.UpdatedAt != nil {
-		s.UpdatedAt = aux.UpdatedAt.t
-	}
+	aux.CreatedAt.into(&s.CreatedAt)
+	aux.UpdatedAt.into(&s.UpdatedAt)
 	s.StartedAt = aux.StartedAt.ptr()
 	s.TerminatedAt = aux.TerminatedAt.ptr()
 	if s.NetworkAllowlist == nil && aux.SnakeAllow != nil {
@@ -473,9 +469,7 @@ func (a *GatewayAuth) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*a = GatewayAuth(aux.plain)
-	if aux.ExpiresAt != nil {
-		a.ExpiresAt = aux.ExpiresAt.t
-	}
+	aux.ExpiresAt.into(&a.ExpiresAt)
 	return nil
 }
 
@@ -512,6 +506,14 @@ func ParseISOTime(s string) (time.Time, error) {
 // isoTime decodes a JSON string with ParseISOTime. A JSON null leaves the
 // pointer that holds it nil.
 type isoTime struct{ t time.Time }
+
+// into copies a timestamp that was present into dst; an absent one (nil)
+// leaves dst as it is.
+func (it *isoTime) into(dst *time.Time) {
+	if it != nil {
+		*dst = it.t
+	}
+}
 
 func (it *isoTime) UnmarshalJSON(data []byte) error {
 	var s string

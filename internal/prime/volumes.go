@@ -101,12 +101,8 @@ func (v *Volume) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*v = Volume(aux.plain)
-	if aux.CreatedAt != nil {
-		v.CreatedAt = aux.CreatedAt.t
-	}
-	if aux.UpdatedAt != nil {
-		v.UpdatedAt = aux.UpdatedAt.t
-	}
+	aux.CreatedAt.into(&v.CreatedAt)
+	aux.UpdatedAt.into(&v.UpdatedAt)
 	return nil
 }
 
