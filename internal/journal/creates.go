@@ -216,16 +216,7 @@ func (j *Creates) fresh(hash string) *InflightCreate {
 func (j *Creates) adopt(hash string) *InflightCreate {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.leftovers == nil {
-		j.leftovers = j.scan()
-	}
-	list := j.leftovers[hash]
-	if len(list) == 0 {
-		return nil
-	}
-	c := list[0]
-	j.leftovers[hash] = list[1:]
-	return c
+	return takeLeftover(&j.leftovers, j.scan, hash)
 }
 
 // scan locks every entry no live create holds, keeps those young enough to

@@ -279,3 +279,18 @@ func ReleaseAll() {
 		h.release()
 	}
 }
+
+// takeLeftover claims the first of a dead process's entries for hash,
+// scanning the journal's directory the first time (the caller holds the
+// journal's lock); nil when there is none.
+func takeLeftover[E any](leftovers *map[string][]*E, scan func() map[string][]*E, hash string) *E {
+	if *leftovers == nil {
+		*leftovers = scan()
+	}
+	list := (*leftovers)[hash]
+	if len(list) == 0 {
+		return nil
+	}
+	(*leftovers)[hash] = list[1:]
+	return list[0]
+}

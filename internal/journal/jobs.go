@@ -117,16 +117,7 @@ func (j *Jobs) Adopt(hash string) *JobEntry {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.leftovers == nil {
-		j.leftovers = j.scan()
-	}
-	list := j.leftovers[hash]
-	if len(list) == 0 {
-		return nil
-	}
-	e := list[0]
-	j.leftovers[hash] = list[1:]
-	return e
+	return takeLeftover(&j.leftovers, j.scan, hash)
 }
 
 // Drop forgets leftovers of a job another path (state) now owns.
