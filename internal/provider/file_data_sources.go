@@ -251,7 +251,7 @@ func (d *sandboxFileDataSource) Metadata(_ context.Context, req datasource.Metad
 }
 
 func (d *sandboxFileDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	d.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (d *sandboxFileDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -338,7 +338,7 @@ func (d *fleetFileDataSource) Metadata(_ context.Context, req datasource.Metadat
 }
 
 func (d *fleetFileDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	d.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (d *fleetFileDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {

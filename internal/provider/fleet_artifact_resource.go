@@ -117,7 +117,7 @@ func (r *fleetArtifactResource) Metadata(_ context.Context, req resource.Metadat
 }
 
 func (r *fleetArtifactResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (r *fleetArtifactResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {

@@ -106,7 +106,7 @@ func (r *fleetFileResource) Metadata(_ context.Context, req resource.MetadataReq
 }
 
 func (r *fleetFileResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (r *fleetFileResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {

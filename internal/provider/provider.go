@@ -23,6 +23,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/egress"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
@@ -76,7 +77,7 @@ type providerData struct {
 	client  *prime.Client
 	journal *journal.Creates
 	// baselines are the notes of policy creates that failed closed.
-	baselines *egressBaselines
+	baselines *egress.Baselines
 	// jobs is the journal of background jobs between start and judgement.
 	jobs *journal.Jobs
 }
@@ -257,7 +258,7 @@ func (p *primeProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	default:
 		creates = journal.DefaultCreates()
 	}
-	data := &providerData{client: client, journal: creates, baselines: egressBaselinesOf(creates), jobs: journal.JobsOf(creates)}
+	data := &providerData{client: client, journal: creates, baselines: egress.BaselinesOf(creates), jobs: journal.JobsOf(creates)}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 	resp.ListResourceData = data
@@ -285,11 +286,11 @@ func logToTflog(ctx context.Context, msg string, fields map[string]any) {
 func (p *primeProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		NewSandboxResource,
-		NewEgressPolicyResource,
+		egress.NewPolicyResource,
 		NewSandboxCommandResource,
 		NewSandboxFleetResource,
 		NewFleetCommandResource,
-		NewFleetEgressPolicyResource,
+		egress.NewFleetPolicyResource,
 		NewSandboxFileResource,
 		NewFleetFileResource,
 		NewSandboxArtifactResource,
@@ -320,28 +321,17 @@ func (p *primeProvider) DataSources(context.Context) []func() datasource.DataSou
 	return []func() datasource.DataSource{
 		NewSandboxDataSource,
 		NewSandboxesDataSource,
-		NewEgressPolicyDataSource,
+		egress.NewPolicyDataSource,
 		NewSandboxFileDataSource,
 		NewFleetFileDataSource,
 	}
 }
 
-// clientFrom extracts the configured client in a resource's or data source's
-// Configure. It reports nothing while the provider is not yet configured
-// (Terraform calls Configure early with nil data).
-func clientFrom(data any, diags interface {
-	AddError(summary, detail string)
-}) *prime.Client {
-	if data == nil {
-		return nil
-	}
-	pd, ok := data.(*providerData)
-	if !ok {
-		diags.AddError("Unexpected provider data", fmt.Sprintf("expected *providerData, got %T; this is a bug in the provider", data))
-		return nil
-	}
-	return pd.client
-}
+// PrimeClient is the configured client (tfkit.ClientFrom asks for it).
+func (pd *providerData) PrimeClient() *prime.Client { return pd.client }
+
+// EgressBaselines are the policy notes (egress.BaselinesFrom asks for them).
+func (pd *providerData) EgressBaselines() *egress.Baselines { return pd.baselines }
 
 // jobsFrom is the job journal of the provider's data (an inert one before
 // Configure).
@@ -350,13 +340,4 @@ func jobsFrom(data any) *journal.Jobs {
 		return pd.jobs
 	}
 	return &journal.Jobs{}
-}
-
-// baselinesFrom is the egress baseline notes of the provider's data (nil,
-// which keeps none, before Configure).
-func baselinesFrom(data any) *egressBaselines {
-	if pd, ok := data.(*providerData); ok {
-		return pd.baselines
-	}
-	return nil
 }

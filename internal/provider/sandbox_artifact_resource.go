@@ -105,7 +105,7 @@ func (r *sandboxArtifactResource) Metadata(_ context.Context, req resource.Metad
 }
 
 func (r *sandboxArtifactResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 const redownload = " A change downloads again (the resource is replaced)."

@@ -92,7 +92,7 @@ func (r *sandboxCommandResource) Metadata(_ context.Context, req resource.Metada
 }
 
 func (r *sandboxCommandResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 	r.jobs = jobsFrom(req.ProviderData)
 }
 

@@ -58,7 +58,7 @@ func (r *sandboxFileResource) Metadata(_ context.Context, req resource.MetadataR
 }
 
 func (r *sandboxFileResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 // Description endings of the upload resources.

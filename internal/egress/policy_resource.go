@@ -1,4 +1,4 @@
-package provider
+package egress
 
 import (
 	"context"
@@ -28,18 +28,18 @@ var (
 	_ resource.ResourceWithIdentity       = (*egressPolicyResource)(nil)
 )
 
-// NewEgressPolicyResource is the prime_egress_policy constructor.
-func NewEgressPolicyResource() resource.Resource { return &egressPolicyResource{} }
+// NewPolicyResource is the prime_egress_policy constructor.
+func NewPolicyResource() resource.Resource { return &egressPolicyResource{} }
 
 type egressPolicyResource struct {
 	client    *prime.Client
-	baselines *egressBaselines
+	baselines *Baselines
 }
 
 type egressPolicyModel struct {
 	ID        types.String `tfsdk:"id"`
 	SandboxID types.String `tfsdk:"sandbox_id"`
-	egressLists
+	Lists
 	After             types.List     `tfsdk:"after"`
 	EffectiveAllow    types.List     `tfsdk:"effective_allow"`
 	EffectiveBlock    types.List     `tfsdk:"effective_block"`
@@ -54,8 +54,8 @@ func (r *egressPolicyResource) Metadata(_ context.Context, req resource.Metadata
 }
 
 func (r *egressPolicyResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-	r.baselines = baselinesFrom(req.ProviderData)
+	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
+	r.baselines = BaselinesFrom(req.ProviderData)
 }
 
 func (r *egressPolicyResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
@@ -157,7 +157,7 @@ func (r *egressPolicyResource) ValidateConfig(ctx context.Context, req resource.
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	m.egressLists.validate(ctx, path.Empty(), &resp.Diagnostics)
+	m.Lists.Validate(ctx, path.Empty(), &resp.Diagnostics)
 }
 
 func (r *egressPolicyResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -178,7 +178,7 @@ func (r *egressPolicyResource) ModifyPlan(ctx context.Context, req resource.Modi
 	plan.EffectiveAllow = types.ListUnknown(types.StringType)
 	plan.EffectiveBlock = types.ListUnknown(types.StringType)
 
-	policy, d := plan.egressLists.planned(ctx)
+	policy, d := plan.Lists.Planned(ctx)
 	resp.Diagnostics.Append(d...)
 	if policy != nil {
 		plan.EffectiveAllow, plan.EffectiveBlock, d = effectiveValues(ctx, *policy)
@@ -186,7 +186,7 @@ func (r *egressPolicyResource) ModifyPlan(ctx context.Context, req resource.Modi
 		if !req.State.Raw.IsNull() {
 			var state egressPolicyModel
 			resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
-			prev, d := policyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
+			prev, d := PolicyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
 			resp.Diagnostics.Append(d...)
 			// Same destinations, already enforced: nothing will be written,
 			// so the generations stay.
@@ -203,7 +203,7 @@ func (r *egressPolicyResource) ModifyPlan(ctx context.Context, req resource.Modi
 		resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 		plan.ID = state.ID
 	} else {
-		plan.egressLists.warnPlanned(ctx, path.Empty(), &resp.Diagnostics)
+		plan.Lists.warnPlanned(ctx, path.Empty(), &resp.Diagnostics)
 	}
 	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 	warnAfterRecordedAfterImport(ctx, req, &resp.Diagnostics)
@@ -245,7 +245,7 @@ type lockResult struct {
 // fail-closed. A *lockError carries the attribute-level message. A write
 // that fails closed is noted with its baseline; a success drops the note
 // (the caller records the baseline in state).
-func lockSandbox(ctx context.Context, c *prime.Client, notes *egressBaselines, id string, policy prime.EgressPolicy, timeout time.Duration) (*lockResult, error) {
+func lockSandbox(ctx context.Context, c *prime.Client, notes *Baselines, id string, policy prime.EgressPolicy, timeout time.Duration) (*lockResult, error) {
 	// What this process already saw of the sandbox (its create, a refresh,
 	// the shared status poller) saves a GET: a fleet's policies then cost a
 	// PUT and the wait. A stale hint only means the PUT itself is refused.
@@ -267,7 +267,7 @@ func lockSandbox(ctx context.Context, c *prime.Client, notes *egressBaselines, i
 	if noted, ok := notes.baseline(id, known.Egress); ok {
 		baseline = noted
 	}
-	st, gen, err := writeEgress(ctx, c, id, policy, timeout, "create")
+	st, gen, err := Write(ctx, c, id, policy, timeout, "create")
 	if err != nil {
 		// Nothing is recorded: the policy does not exist for Terraform, so
 		// dependents are not created and the next apply creates (writes and
@@ -276,7 +276,7 @@ func lockSandbox(ctx context.Context, c *prime.Client, notes *egressBaselines, i
 		if gen > 0 {
 			notes.note(id, baseline, policy)
 		}
-		return nil, &lockError{Summary: "Egress policy not enforced", Err: errors.New(failClosedMessage(id, timeout, "create", err)), Written: gen}
+		return nil, &lockError{Summary: "Egress policy not enforced", Err: errors.New(FailClosedMessage(id, timeout, "create", err)), Written: gen}
 	}
 	notes.forget(id)
 	return &lockResult{Status: st, Generation: gen, Baseline: baseline}, nil
@@ -304,11 +304,11 @@ func (r *egressPolicyResource) Create(ctx context.Context, req resource.CreateRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	policy, ok := plan.egressLists.compose(ctx, path.Empty(), &resp.Diagnostics)
+	policy, ok := plan.Lists.compose(ctx, path.Empty(), &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	timeout, d := plan.Timeouts.Create(ctx, defaultEgressTimeout)
+	timeout, d := plan.Timeouts.Create(ctx, DefaultTimeout)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -343,9 +343,9 @@ func relockSandbox(ctx context.Context, c *prime.Client, id string, policy prime
 	if prime.SamePolicy(current.Policy, policy) && current.Enforces(current.Generation) {
 		return current, current.Generation, nil
 	}
-	st, gen, err = writeEgress(ctx, c, id, policy, timeout, "update")
+	st, gen, err = Write(ctx, c, id, policy, timeout, "update")
 	if err != nil {
-		return nil, gen, errors.New(failClosedMessage(id, timeout, "update", err))
+		return nil, gen, errors.New(FailClosedMessage(id, timeout, "update", err))
 	}
 	return st, gen, nil
 }
@@ -359,12 +359,12 @@ func (r *egressPolicyResource) Update(ctx context.Context, req resource.UpdateRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	policy, ok := plan.egressLists.compose(ctx, path.Empty(), &resp.Diagnostics)
+	policy, ok := plan.Lists.compose(ctx, path.Empty(), &resp.Diagnostics)
 	if !ok {
 		return
 	}
 	id := plan.SandboxID.ValueString()
-	timeout, d := plan.Timeouts.Update(ctx, defaultEgressTimeout)
+	timeout, d := plan.Timeouts.Update(ctx, DefaultTimeout)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -418,7 +418,7 @@ func (r *egressPolicyResource) Read(ctx context.Context, req resource.ReadReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	st, gone, err := readEgress(ctx, r.client, id)
+	st, gone, err := ReadStatus(ctx, r.client, id)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot read egress policy", err.Error())
 		return
@@ -445,7 +445,7 @@ func (r *egressPolicyResource) Read(ctx context.Context, req resource.ReadReques
 // the state, so the difference shows as drift.
 func applyPlatformPolicy(ctx context.Context, m *egressPolicyModel, id string, st *prime.EgressPolicyStatus) diag.Diagnostics {
 	var diags diag.Diagnostics
-	prev, d := policyOfEffective(ctx, m.EffectiveAllow, m.EffectiveBlock)
+	prev, d := PolicyOfEffective(ctx, m.EffectiveAllow, m.EffectiveBlock)
 	diags.Append(d...)
 	// After an import there is no previous write to compare with.
 	wroteBefore := !m.Generation.IsNull() && (prev.Allowlist != nil || prev.Denylist != nil)
@@ -481,7 +481,7 @@ func (r *egressPolicyResource) Delete(ctx context.Context, req resource.DeleteRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, d := state.Timeouts.Delete(ctx, defaultEgressTimeout)
+	timeout, d := state.Timeouts.Delete(ctx, DefaultTimeout)
 	resp.Diagnostics.Append(d...)
 	stored, d := req.Private.GetKey(ctx, baselineKey)
 	resp.Diagnostics.Append(d...)
@@ -506,7 +506,7 @@ func (r *egressPolicyResource) Delete(ctx context.Context, req resource.DeleteRe
 // replacement. An imported policy's destroy restores unrestricted egress:
 // what the sandbox held before it is not known.
 func (r *egressPolicyResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id, d := importIDOf(ctx, req, func(m egressPolicyIdentityModel) (string, error) { return m.SandboxID.ValueString(), nil })
+	id, d := tfkit.ImportIDOf(ctx, req, func(m egressPolicyIdentityModel) (string, error) { return m.SandboxID.ValueString(), nil })
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return

@@ -1,8 +1,8 @@
-package provider
+package egress
 
 // prime_fleet_egress_policy: one composed egress policy on every member of a
 // fleet, each member locked, relocked and restored through the code paths of
-// prime_egress_policy (lockSandbox, relockSandbox, restoreEgress, readEgress).
+// prime_egress_policy (lockSandbox, relockSandbox, restoreEgress, ReadStatus).
 
 import (
 	"context"
@@ -31,18 +31,18 @@ var (
 	_ resource.ResourceWithModifyPlan     = (*fleetEgressPolicyResource)(nil)
 )
 
-// NewFleetEgressPolicyResource is the prime_fleet_egress_policy constructor.
-func NewFleetEgressPolicyResource() resource.Resource { return &fleetEgressPolicyResource{} }
+// NewFleetPolicyResource is the prime_fleet_egress_policy constructor.
+func NewFleetPolicyResource() resource.Resource { return &fleetEgressPolicyResource{} }
 
 type fleetEgressPolicyResource struct {
 	client    *prime.Client
-	baselines *egressBaselines
+	baselines *Baselines
 }
 
 type fleetEgressPolicyModel struct {
 	ID         types.String `tfsdk:"id"`
 	SandboxIDs types.Map    `tfsdk:"sandbox_ids"`
-	egressLists
+	Lists
 	After          types.List     `tfsdk:"after"`
 	EffectiveAllow types.List     `tfsdk:"effective_allow"`
 	EffectiveBlock types.List     `tfsdk:"effective_block"`
@@ -69,8 +69,8 @@ func (r *fleetEgressPolicyResource) Metadata(_ context.Context, req resource.Met
 }
 
 func (r *fleetEgressPolicyResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-	r.baselines = baselinesFrom(req.ProviderData)
+	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
+	r.baselines = BaselinesFrom(req.ProviderData)
 }
 
 func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -150,7 +150,7 @@ func (r *fleetEgressPolicyResource) ValidateConfig(ctx context.Context, req reso
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	m.egressLists.validate(ctx, path.Empty(), &resp.Diagnostics)
+	m.Lists.Validate(ctx, path.Empty(), &resp.Diagnostics)
 	if m.SandboxIDs.IsNull() || m.SandboxIDs.IsUnknown() {
 		return
 	}
@@ -195,7 +195,7 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 	}
 	plan.EffectiveAllow = types.ListUnknown(types.StringType)
 	plan.EffectiveBlock = types.ListUnknown(types.StringType)
-	policy, d := plan.egressLists.planned(ctx)
+	policy, d := plan.Lists.Planned(ctx)
 	resp.Diagnostics.Append(d...)
 	if policy != nil {
 		plan.EffectiveAllow, plan.EffectiveBlock, d = effectiveValues(ctx, *policy)
@@ -207,7 +207,7 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 		var state fleetEgressPolicyModel
 		resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 		prior = fleetMembersOf(state.Members, &resp.Diagnostics)
-		prev, d := policyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
+		prev, d := PolicyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
 		resp.Diagnostics.Append(d...)
 		samePolicy = policy != nil && prime.SamePolicy(prev, *policy)
 	}
@@ -260,7 +260,7 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 		}
 	}
 	if req.State.Raw.IsNull() || !samePolicy {
-		plan.egressLists.warnPlanned(ctx, path.Empty(), &resp.Diagnostics)
+		plan.Lists.warnPlanned(ctx, path.Empty(), &resp.Diagnostics)
 	}
 	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 }
@@ -376,11 +376,11 @@ func (r *fleetEgressPolicyResource) Create(ctx context.Context, req resource.Cre
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	policy, ok := plan.egressLists.compose(ctx, path.Empty(), &resp.Diagnostics)
+	policy, ok := plan.Lists.compose(ctx, path.Empty(), &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	timeout, d := plan.Timeouts.Create(ctx, defaultEgressTimeout)
+	timeout, d := plan.Timeouts.Create(ctx, DefaultTimeout)
 	resp.Diagnostics.Append(d...)
 	ids := tfkit.StringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
@@ -448,19 +448,19 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	policy, ok := plan.egressLists.compose(ctx, path.Empty(), &resp.Diagnostics)
+	policy, ok := plan.Lists.compose(ctx, path.Empty(), &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	createTimeout, d := plan.Timeouts.Create(ctx, defaultEgressTimeout)
+	createTimeout, d := plan.Timeouts.Create(ctx, DefaultTimeout)
 	resp.Diagnostics.Append(d...)
-	updateTimeout, d := plan.Timeouts.Update(ctx, defaultEgressTimeout)
+	updateTimeout, d := plan.Timeouts.Update(ctx, DefaultTimeout)
 	resp.Diagnostics.Append(d...)
-	deleteTimeout, d := plan.Timeouts.Delete(ctx, defaultEgressTimeout)
+	deleteTimeout, d := plan.Timeouts.Delete(ctx, DefaultTimeout)
 	resp.Diagnostics.Append(d...)
 	stored, d := req.Private.GetKey(ctx, baselineKey)
 	resp.Diagnostics.Append(d...)
-	prev, d := policyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
+	prev, d := PolicyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
 	resp.Diagnostics.Append(d...)
 	ids := tfkit.StringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
 	prior := fleetMembersOf(state.Members, &resp.Diagnostics)
@@ -591,7 +591,7 @@ func (r *fleetEgressPolicyResource) Read(ctx context.Context, req resource.ReadR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	effective, d := policyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
+	effective, d := PolicyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
 	resp.Diagnostics.Append(d...)
 	prior := fleetMembersOf(state.Members, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
@@ -602,7 +602,7 @@ func (r *fleetEgressPolicyResource) Read(ctx context.Context, req resource.ReadR
 	fleet.ForEachMember(ctx, tfkit.SortedKeys(prior), 0, func(ctx context.Context, key string) {
 		p := prior[key]
 		id := p.SandboxID.ValueString()
-		st, isGone, err := readEgress(ctx, r.client, id)
+		st, isGone, err := ReadStatus(ctx, r.client, id)
 		switch {
 		case err != nil:
 			problems.Add(key, "sandbox %s: %s", id, err)
@@ -617,7 +617,7 @@ func (r *fleetEgressPolicyResource) Read(ctx context.Context, req resource.ReadR
 		switch {
 		case !same:
 			unapplied.Add(key, "sandbox %s holds generation %d (%s), not this policy (%s).", id, st.Generation,
-				describePolicy(st.Policy), describePolicy(effective))
+				Describe(st.Policy), Describe(effective))
 		case !st.Enforces(st.Generation):
 			unapplied.Add(key, "sandbox %s holds generation %d of this policy but enforces only generation %d.",
 				id, st.Generation, st.AppliedGeneration)
@@ -653,7 +653,7 @@ func (r *fleetEgressPolicyResource) Delete(ctx context.Context, req resource.Del
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, d := state.Timeouts.Delete(ctx, defaultEgressTimeout)
+	timeout, d := state.Timeouts.Delete(ctx, DefaultTimeout)
 	resp.Diagnostics.Append(d...)
 	stored, d := req.Private.GetKey(ctx, baselineKey)
 	resp.Diagnostics.Append(d...)

@@ -1,4 +1,4 @@
-package provider
+package egress
 
 // Egress policy pieces every resource that writes a policy shares —
 // prime_egress_policy, the egress block of prime_sandbox and
@@ -30,9 +30,9 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
-// defaultEgressTimeout is how long a write waits for the data plane to
+// DefaultTimeout is how long a write waits for the data plane to
 // enforce a policy, as in the upstream fail-closed wait.
-const defaultEgressTimeout = 60 * time.Second
+const DefaultTimeout = 60 * time.Second
 
 const entryGrammarDoc = "Entries are exact hostnames (`api.example.com`, any case, internationalised names allowed, one " +
 	"optional trailing dot), a leftmost wildcard (`*.example.com`: every name under example.com, at any depth, but " +
@@ -40,8 +40,8 @@ const entryGrammarDoc = "Entries are exact hostnames (`api.example.com`, any cas
 	"canonical form (lowercase, IDNA A-label, no trailing dot, an address equals its `/32`), so the platform's " +
 	"normalisation never shows as a diff after an apply or a refresh."
 
-// egressLists are the three arguments that declare a policy.
-type egressLists struct {
+// Lists are the three arguments that declare a policy.
+type Lists struct {
 	Allow  types.Set  `tfsdk:"allow"`
 	Block  types.Set  `tfsdk:"block"`
 	Routes types.List `tfsdk:"routes"`
@@ -90,7 +90,7 @@ func effectiveListAttributes() map[string]schema.Attribute {
 }
 
 // spec reads the lists. known is false when any of them is not yet known.
-func (l egressLists) spec(ctx context.Context) (spec prime.EgressPolicySpec, known bool, diags diag.Diagnostics) {
+func (l Lists) spec(ctx context.Context) (spec prime.EgressPolicySpec, known bool, diags diag.Diagnostics) {
 	known = true
 	entries := func(v types.Set) []string {
 		if v.IsNull() {
@@ -148,13 +148,13 @@ func sortByCanonical(entries []string) []string {
 	return entries
 }
 
-// validate reports every error at plan time. Entries known now are
+// Validate reports every error at plan time. Entries known now are
 // checked even while others are unknown; counts, duplicates and the
 // allow/block choice wait until everything is known. Warnings are not
 // reported here: Terraform validates a configuration several times per
 // run (the validate walk, then per instance in the plan and again in the
 // apply), so they come once, from warnPlanned.
-func (l egressLists) validate(ctx context.Context, base path.Path, diags *diag.Diagnostics) {
+func (l Lists) Validate(ctx context.Context, base path.Path, diags *diag.Diagnostics) {
 	spec, known, d := l.spec(ctx)
 	diags.Append(d...)
 	if !known {
@@ -179,7 +179,7 @@ func (l egressLists) validate(ctx context.Context, base path.Path, diags *diag.D
 // duplicate) once per attribute, for a plan that writes them: the plan of
 // a create or of a change of the lists, not every plan of an unchanged
 // configuration.
-func (l egressLists) warnPlanned(ctx context.Context, base path.Path, diags *diag.Diagnostics) {
+func (l Lists) warnPlanned(ctx context.Context, base path.Path, diags *diag.Diagnostics) {
 	spec, known, _ := l.spec(ctx)
 	if !known {
 		return
@@ -193,7 +193,7 @@ func (l egressLists) warnPlanned(ctx context.Context, base path.Path, diags *dia
 
 // compose is the policy to send, at apply time (every value is known and
 // validation already passed, its warnings already shown).
-func (l egressLists) compose(ctx context.Context, base path.Path, diags *diag.Diagnostics) (prime.EgressPolicy, bool) {
+func (l Lists) compose(ctx context.Context, base path.Path, diags *diag.Diagnostics) (prime.EgressPolicy, bool) {
 	spec, known, d := l.spec(ctx)
 	diags.Append(d...)
 	if !known {
@@ -205,9 +205,9 @@ func (l egressLists) compose(ctx context.Context, base path.Path, diags *diag.Di
 	return policy, !diags.HasError()
 }
 
-// planned is the composed policy when it is known and valid (for planning
+// Planned is the composed policy when it is known and valid (for planning
 // effective_allow/effective_block), else nil.
-func (l egressLists) planned(ctx context.Context) (*prime.EgressPolicy, diag.Diagnostics) {
+func (l Lists) Planned(ctx context.Context) (*prime.EgressPolicy, diag.Diagnostics) {
 	spec, known, diags := l.spec(ctx)
 	if !known {
 		return nil, diags
@@ -292,8 +292,8 @@ func effectiveValues(ctx context.Context, p prime.EgressPolicy) (allow, block ty
 	return allow, block, diags
 }
 
-// policyOfEffective reads a policy back from effective_allow/effective_block.
-func policyOfEffective(ctx context.Context, allow, block types.List) (prime.EgressPolicy, diag.Diagnostics) {
+// PolicyOfEffective reads a policy back from effective_allow/effective_block.
+func PolicyOfEffective(ctx context.Context, allow, block types.List) (prime.EgressPolicy, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	var p prime.EgressPolicy
 	if !allow.IsNull() && !allow.IsUnknown() {
@@ -354,13 +354,13 @@ func entrySet(list []string) types.Set {
 	return types.SetValueMust(egressEntryType{}, elems)
 }
 
-// writeEgress writes a policy and waits for the data plane within timeout,
+// Write writes a policy and waits for the data plane within timeout,
 // measured from the moment the platform accepted it (as in the upstream
 // fail-closed wait). A policy accepted but not enforced in time is an
 // *prime.EgressNotAppliedError; the written generation is returned with it
 // (0 when nothing was accepted). timeoutKey names the timeouts key for
 // messages.
-func writeEgress(ctx context.Context, c *prime.Client, id string, policy prime.EgressPolicy, timeout time.Duration, timeoutKey string) (*prime.EgressPolicyStatus, int64, error) {
+func Write(ctx context.Context, c *prime.Client, id string, policy prime.EgressPolicy, timeout time.Duration, timeoutKey string) (*prime.EgressPolicyStatus, int64, error) {
 	put, err := putEgress(ctx, c, id, policy, timeout)
 	if err != nil {
 		return nil, 0, err
@@ -392,8 +392,8 @@ func waitEgress(ctx context.Context, c *prime.Client, id string, gen int64, last
 	return c.WaitForEgressApplied(wctx, id, gen, last)
 }
 
-// failClosedMessage explains a policy that is not enforced after a write.
-func failClosedMessage(id string, timeout time.Duration, timeoutKey string, err error) string {
+// FailClosedMessage explains a policy that is not enforced after a write.
+func FailClosedMessage(id string, timeout time.Duration, timeoutKey string, err error) string {
 	var notApplied *prime.EgressNotAppliedError
 	if !errors.As(err, &notApplied) {
 		return fmt.Sprintf("egress policy for sandbox %s: %v", id, err)
@@ -413,9 +413,9 @@ func failClosedMessage(id string, timeout time.Duration, timeoutKey string, err 
 		id, notApplied.Want, timeout, notApplied.Last.AppliedGeneration, notApplied.Last.Applied, timeoutKey)
 }
 
-// readEgress GETs the policy; gone is true when the sandbox is gone or
+// ReadStatus GETs the policy; gone is true when the sandbox is gone or
 // terminated (the egress endpoints answer 404 or 409 then).
-func readEgress(ctx context.Context, c *prime.Client, id string) (st *prime.EgressPolicyStatus, gone bool, err error) {
+func ReadStatus(ctx context.Context, c *prime.Client, id string) (st *prime.EgressPolicyStatus, gone bool, err error) {
 	st, err = c.GetEgressPolicy(ctx, id)
 	switch code := prime.StatusCodeOf(err); {
 	case err == nil:
@@ -486,9 +486,9 @@ type restoreResult struct {
 func restoreEgress(ctx context.Context, c *prime.Client, id string, ownGen int64, baseline prime.EgressPolicy, timeout time.Duration, teardown bool) (restoreResult, error) {
 	res := restoreResult{What: "unrestricted egress"}
 	if !baseline.IsOpen() {
-		res.What = "its create-time egress lists (" + describePolicy(baseline) + ")"
+		res.What = "its create-time egress lists (" + Describe(baseline) + ")"
 	}
-	st, gone, err := readEgress(ctx, c, id)
+	st, gone, err := ReadStatus(ctx, c, id)
 	switch {
 	case err != nil:
 		return res, fmt.Errorf("reading the egress policy of sandbox %s: %w", id, err)
@@ -503,7 +503,7 @@ func restoreEgress(ctx context.Context, c *prime.Client, id string, ownGen int64
 		return res, nil
 	}
 	if !teardown {
-		if _, _, err := writeEgress(ctx, c, id, baseline, timeout, "delete"); err != nil {
+		if _, _, err := Write(ctx, c, id, baseline, timeout, "delete"); err != nil {
 			var notApplied *prime.EgressNotAppliedError
 			if errors.As(err, &notApplied) {
 				return res, fmt.Errorf("restoring %s on sandbox %s was accepted (generation %d) but is not enforced after "+
@@ -636,12 +636,28 @@ func (r *restoreWaits) take(c *prime.Client, id string, gen int64) (time.Time, b
 	return d, ok
 }
 
-// awaitPendingRestore is for a reader that needs open egress and found st:
+// NotePendingRestore records a teardown restore of open egress that this
+// process wrote and stopped waiting for, until deadline (restoreEgress
+// notes its own; a reader's tests note one to stand for it).
+func NotePendingRestore(c *prime.Client, id string, gen int64, deadline time.Time) {
+	pendingRestores.note(c, id, gen, deadline)
+}
+
+// PendingRestoreNoted says whether a restore is still noted (one that
+// AwaitPendingRestore waited for is not).
+func PendingRestoreNoted(c *prime.Client, id string, gen int64) bool {
+	pendingRestores.mu.Lock()
+	defer pendingRestores.mu.Unlock()
+	_, ok := pendingRestores.deadlines[restoreWaitKey{c, id, gen}]
+	return ok
+}
+
+// AwaitPendingRestore is for a reader that needs open egress and found st:
 // an open policy accepted but not enforced. When this process wrote it as
 // a teardown restore, it waits for it until the restore's deadline and
 // returns the latest status; otherwise (another process's restore, from an
 // earlier run: the data plane has had its time) it returns st at once.
-func awaitPendingRestore(ctx context.Context, c *prime.Client, id string, st *prime.EgressPolicyStatus) *prime.EgressPolicyStatus {
+func AwaitPendingRestore(ctx context.Context, c *prime.Client, id string, st *prime.EgressPolicyStatus) *prime.EgressPolicyStatus {
 	deadline, ok := pendingRestores.take(c, id, st.Generation)
 	if !ok || !time.Now().Before(deadline) {
 		return st
@@ -689,4 +705,17 @@ func sandboxAcceptsPolicy(sb *prime.Sandbox) string {
 			"(make the policy depend on the sandbox, whose create waits for RUNNING)", sb.ID, sb.Status)
 	}
 	return ""
+}
+
+// Describe renders a policy for messages.
+func Describe(p prime.EgressPolicy) string {
+	switch {
+	case p.IsOpen():
+		return "open"
+	case p.Allowlist != nil && len(p.Allowlist) == 0:
+		return "deny all"
+	case p.Allowlist != nil:
+		return "allow " + strings.Join(p.Allowlist, ", ")
+	}
+	return "block " + strings.Join(p.Denylist, ", ")
 }

@@ -1,4 +1,4 @@
-package provider
+package egress
 
 import (
 	"context"
@@ -17,9 +17,9 @@ import (
 
 var _ datasource.DataSourceWithConfigure = (*egressPolicyDataSource)(nil)
 
-// NewEgressPolicyDataSource is the prime_egress_policy data source
+// NewPolicyDataSource is the prime_egress_policy data source
 // constructor.
-func NewEgressPolicyDataSource() datasource.DataSource { return &egressPolicyDataSource{} }
+func NewPolicyDataSource() datasource.DataSource { return &egressPolicyDataSource{} }
 
 type egressPolicyDataSource struct{ client *prime.Client }
 
@@ -38,7 +38,7 @@ func (d *egressPolicyDataSource) Metadata(_ context.Context, req datasource.Meta
 }
 
 func (d *egressPolicyDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	d.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (d *egressPolicyDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
