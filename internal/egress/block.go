@@ -21,13 +21,6 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
-// BlockModel is the egress block.
-type BlockModel struct {
-	Lists
-	EffectiveAllow types.List `tfsdk:"effective_allow"`
-	EffectiveBlock types.List `tfsdk:"effective_block"`
-}
-
 var BlockPath = path.Root("egress")
 
 var objectAsOptions = basetypes.ObjectAsOptions{}
@@ -100,23 +93,6 @@ func BlockObjectType() types.ObjectType {
 	}}
 }
 
-// BlockModelOf reads the block; nil when absent.
-func BlockModelOf(ctx context.Context, v types.Object) (*BlockModel, diag.Diagnostics) {
-	if v.IsNull() || v.IsUnknown() {
-		return nil, nil
-	}
-	var m BlockModel
-	diags := v.As(ctx, &m, objectAsOptions)
-	return &m, diags
-}
-
-func BlockValue(ctx context.Context, m *BlockModel) (types.Object, diag.Diagnostics) {
-	if m == nil {
-		return types.ObjectNull(BlockObjectType().AttrTypes), nil
-	}
-	return types.ObjectValueFrom(ctx, BlockObjectType().AttrTypes, m)
-}
-
 // BornPolicy is the policy the block asks for, or nil without a block.
 func BornPolicy(ctx context.Context, v types.Object, diags *diag.Diagnostics) (*prime.EgressPolicy, bool) {
 	m, d := BlockModelOf(ctx, v)
@@ -183,15 +159,6 @@ func PlanBlock(ctx context.Context, plan, prior *BlockState, diags *diag.Diagnos
 	return false
 }
 
-// BlockState are the egress attributes of a sandbox's state or
-// plan (one sandbox, or one fleet's template and a member's status).
-type BlockState struct {
-	Egress           types.Object
-	EgressGeneration types.Int64
-	EgressApplied    types.Bool
-	EgressOverride   types.Int64
-}
-
 // WaitBorn waits until the data plane enforces the sandbox's born
 // policy, fail-closed within timeout.
 func WaitBorn(ctx context.Context, c *prime.Client, id string, timeout time.Duration) (*prime.EgressPolicyStatus, error) {
@@ -221,22 +188,6 @@ func PolicyOfBlockState(ctx context.Context, s BlockState, diags *diag.Diagnosti
 		ownGen = s.EgressGeneration.ValueInt64()
 	}
 	return own, ownGen
-}
-
-// LayeredPolicyError: an egress block's write was not made because a newer
-// policy of another writer holds the sandbox.
-type LayeredPolicyError struct {
-	SandboxID string
-	Holds     *prime.EgressPolicyStatus
-	OwnGen    int64
-}
-
-func (e *LayeredPolicyError) Error() string {
-	return fmt.Sprintf("sandbox %s holds egress policy generation %d (%s), written after its egress block's generation %d "+
-		"by another writer (a prime_egress_policy layered on top, or the CLI). Writing the block now would lift that "+
-		"policy, so nothing was written. Remove or change that policy first — in the same apply is fine: its destroy "+
-		"runs before the sandbox's update — then apply again.",
-		e.SandboxID, e.Holds.Generation, Describe(e.Holds.Policy), e.OwnGen)
 }
 
 // WriteBlock is an egress block's change on one sandbox (shared with
@@ -302,4 +253,53 @@ func BlockFromImport(ctx context.Context, st *prime.EgressPolicyStatus) (*BlockM
 	var diags diag.Diagnostics
 	m.EffectiveAllow, m.EffectiveBlock, diags = effectiveValues(ctx, st.Policy)
 	return &m, diags
+}
+
+// BlockModelOf reads the block; nil when absent.
+func BlockModelOf(ctx context.Context, v types.Object) (*BlockModel, diag.Diagnostics) {
+	if v.IsNull() || v.IsUnknown() {
+		return nil, nil
+	}
+	var m BlockModel
+	diags := v.As(ctx, &m, objectAsOptions)
+	return &m, diags
+}
+
+func BlockValue(ctx context.Context, m *BlockModel) (types.Object, diag.Diagnostics) {
+	if m == nil {
+		return types.ObjectNull(BlockObjectType().AttrTypes), nil
+	}
+	return types.ObjectValueFrom(ctx, BlockObjectType().AttrTypes, m)
+}
+
+// LayeredPolicyError: an egress block's write was not made because a newer
+// policy of another writer holds the sandbox.
+type LayeredPolicyError struct {
+	SandboxID string
+	Holds     *prime.EgressPolicyStatus
+	OwnGen    int64
+}
+
+func (e *LayeredPolicyError) Error() string {
+	return fmt.Sprintf("sandbox %s holds egress policy generation %d (%s), written after its egress block's generation %d "+
+		"by another writer (a prime_egress_policy layered on top, or the CLI). Writing the block now would lift that "+
+		"policy, so nothing was written. Remove or change that policy first — in the same apply is fine: its destroy "+
+		"runs before the sandbox's update — then apply again.",
+		e.SandboxID, e.Holds.Generation, Describe(e.Holds.Policy), e.OwnGen)
+}
+
+// BlockModel is the egress block.
+type BlockModel struct {
+	Lists
+	EffectiveAllow types.List `tfsdk:"effective_allow"`
+	EffectiveBlock types.List `tfsdk:"effective_block"`
+}
+
+// BlockState are the egress attributes of a sandbox's state or
+// plan (one sandbox, or one fleet's template and a member's status).
+type BlockState struct {
+	Egress           types.Object
+	EgressGeneration types.Int64
+	EgressApplied    types.Bool
+	EgressOverride   types.Int64
 }
