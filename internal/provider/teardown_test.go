@@ -230,7 +230,7 @@ func TestSetupWaitsForPendingTeardownRestore(t *testing.T) {
 	if err := checkEgressOpen(ctx, c, id); err == nil || !strings.Contains(err.Error(), "is accepted and not yet enforced") {
 		t.Fatalf("an unnoted pending restore: %v, want the refusal", err)
 	}
-	// Noted (as restoreEgress notes it): the step waits, and runs once the
+	// Noted (as the egress restore notes it): the step waits, and runs once the
 	// restore is enforced.
 	egress.NotePendingRestore(c, id, put.Generation, time.Now().Add(time.Minute))
 	armed.Store(id)
