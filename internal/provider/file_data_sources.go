@@ -121,7 +121,7 @@ func readSmallFile(ctx context.Context, c *prime.Client, sandboxID, remote strin
 		return &smallFile{}, nil
 	case errors.Is(err, prime.ErrFileNotFound):
 		return nil, fmt.Errorf("there is no file %s in sandbox %s (set allow_missing = true if that can be normal)", remote, sandboxID)
-	case goneWithSandbox(err):
+	case prime.GoneWithSandbox(err):
 		return &smallFile{SandboxGone: true}, nil
 	case err != nil:
 		return nil, fmt.Errorf("reading %s in sandbox %s: %w", remote, sandboxID, err)

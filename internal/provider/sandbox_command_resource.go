@@ -762,11 +762,11 @@ func (r *sandboxCommandResource) Delete(ctx context.Context, req resource.Delete
 // gone took the job with it. A job that cannot be stopped fails the
 // destroy: the agent must not go on running once its lock is lifted.
 func stopRunningJob(ctx context.Context, c *prime.Client, jobs *journal.Jobs, p pendingJob) error {
-	if gone, err := sandboxGone(ctx, c, p.SandboxID); err == nil && gone {
+	if gone, err := c.SandboxGone(ctx, p.SandboxID); err == nil && gone {
 		jobs.Drop(p.JobID)
 		return nil
 	}
-	if _, err := c.StopJob(ctx, p.job(), c.CommandStopGrace()); err != nil && !goneWithSandbox(err) {
+	if _, err := c.StopJob(ctx, p.job(), c.CommandStopGrace()); err != nil && !prime.GoneWithSandbox(err) {
 		return fmt.Errorf("sandbox %s: background job %s is still running and could not be stopped: %w; run destroy again", p.SandboxID, p.JobID, err)
 	}
 	jobs.Drop(p.JobID)

@@ -339,7 +339,7 @@ func (r *sandboxFileResource) Read(ctx context.Context, req resource.ReadRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	gone, err := sandboxGone(ctx, r.client, state.SandboxID.ValueString())
+	gone, err := r.client.SandboxGone(ctx, state.SandboxID.ValueString())
 	switch {
 	case err != nil:
 		resp.Diagnostics.AddError("Cannot read the file's sandbox", err.Error())
@@ -392,11 +392,11 @@ func (r *sandboxFileResource) Delete(ctx context.Context, req resource.DeleteReq
 // removeUpload removes an uploaded file or directory; a sandbox that is
 // gone took it along, which is success.
 func removeUpload(ctx context.Context, c *prime.Client, sandboxID, remote string, dir bool) error {
-	if gone, err := sandboxGone(ctx, c, sandboxID); err == nil && gone {
+	if gone, err := c.SandboxGone(ctx, sandboxID); err == nil && gone {
 		return nil
 	}
 	err := c.RemovePath(ctx, sandboxID, remote, dir)
-	if err == nil || goneWithSandbox(err) {
+	if err == nil || prime.GoneWithSandbox(err) {
 		return nil
 	}
 	return fmt.Errorf("sandbox %s, %s: %w", sandboxID, remote, err)
