@@ -22,12 +22,6 @@ func codecCases(t *testing.T) []tfkittest.CodecCase {
 		{Name: "prime_sandbox_command", Schema: res(NewSandboxCommandResource()), Model: func() any { return &sandboxCommandModel{} }},
 		{Name: "prime_sandbox_fleet", Schema: res(NewSandboxFleetResource()), Model: func() any { return &sandboxFleetModel{} }},
 		{Name: "prime_fleet_command", Schema: res(NewFleetCommandResource()), Model: func() any { return &fleetCommandModel{} }},
-		{Name: "prime_sandbox_file", Schema: res(NewSandboxFileResource()), Model: func() any { return &sandboxFileModel{} }},
-		{Name: "prime_fleet_file", Schema: res(NewFleetFileResource()), Model: func() any { return &fleetFileModel{} }},
-		{Name: "prime_sandbox_artifact", Schema: res(NewSandboxArtifactResource()), Model: func() any { return &sandboxArtifactModel{} }},
-		{Name: "prime_fleet_artifact", Schema: res(NewFleetArtifactResource()), Model: func() any { return &fleetArtifactModel{} }},
-		{Name: "data prime_sandbox_file", Schema: ds(NewSandboxFileDataSource()), Model: func() any { return &sandboxFileDataModel{} }},
-		{Name: "data prime_fleet_file", Schema: ds(NewFleetFileDataSource()), Model: func() any { return &fleetFileDataModel{} }},
 		{Name: "data prime_sandbox", Schema: ds(NewSandboxDataSource()), Model: func() any { return &sandboxAttributes{} }},
 		{Name: "data prime_sandboxes", Schema: ds(NewSandboxesDataSource()), Model: func() any { return &sandboxesModel{} }},
 		{Name: "provider", Schema: func() tfsdk.State {
@@ -41,7 +35,7 @@ func codecCases(t *testing.T) []tfkittest.CodecCase {
 // The codec converts every model exactly as the framework's Get and Set do
 // (attributes all null, all unknown, or all known down to every nested
 // value), and handles every model of the provider (the egress
-// package checks its own).
+// and files packages check their own).
 func TestModelCodecMatchesTheFramework(t *testing.T) {
 	tfkittest.CheckCodec(t, codecCases(t))
 }

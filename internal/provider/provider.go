@@ -24,6 +24,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/egress"
+	"github.com/primeintellect/terraform-provider-prime/internal/files"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
@@ -291,10 +292,10 @@ func (p *primeProvider) Resources(context.Context) []func() resource.Resource {
 		NewSandboxFleetResource,
 		NewFleetCommandResource,
 		egress.NewFleetPolicyResource,
-		NewSandboxFileResource,
-		NewFleetFileResource,
-		NewSandboxArtifactResource,
-		NewFleetArtifactResource,
+		files.NewFileResource,
+		files.NewFleetFileResource,
+		files.NewArtifactResource,
+		files.NewFleetArtifactResource,
 	}
 }
 
@@ -322,8 +323,8 @@ func (p *primeProvider) DataSources(context.Context) []func() datasource.DataSou
 		NewSandboxDataSource,
 		NewSandboxesDataSource,
 		egress.NewPolicyDataSource,
-		NewSandboxFileDataSource,
-		NewFleetFileDataSource,
+		files.NewFileDataSource,
+		files.NewFleetFileDataSource,
 	}
 }
 

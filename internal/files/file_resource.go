@@ -1,4 +1,4 @@
-package provider
+package files
 
 // prime_sandbox_file: one file or one directory put into a sandbox through
 // the gateway's upload route, as the verifiers framework puts a task in
@@ -30,8 +30,8 @@ var (
 	_ resource.ResourceWithModifyPlan     = (*sandboxFileResource)(nil)
 )
 
-// NewSandboxFileResource is the prime_sandbox_file constructor.
-func NewSandboxFileResource() resource.Resource { return &sandboxFileResource{} }
+// NewFileResource is the prime_sandbox_file constructor.
+func NewFileResource() resource.Resource { return &sandboxFileResource{} }
 
 type sandboxFileResource struct {
 	client *prime.Client

@@ -1,4 +1,4 @@
-package provider
+package files
 
 // Results into HCL: the prime_sandbox_file and prime_fleet_file data
 // sources read small files (a reward JSON, a verdict) from sandboxes, so
@@ -226,8 +226,8 @@ func maxSizeOf(v types.Int64) int64 {
 	return v.ValueInt64()
 }
 
-// NewSandboxFileDataSource is the prime_sandbox_file data source constructor.
-func NewSandboxFileDataSource() datasource.DataSource { return &sandboxFileDataSource{} }
+// NewFileDataSource is the prime_sandbox_file data source constructor.
+func NewFileDataSource() datasource.DataSource { return &sandboxFileDataSource{} }
 
 type sandboxFileDataSource struct{ client *prime.Client }
 
@@ -272,7 +272,7 @@ func (d *sandboxFileDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 			"One gateway call (the download route, bytes exactly as written), which works under an egress lock.\n\n" +
 			"Files over `max_size` (default 1 MiB) are refused with an error: large results and directories belong on " +
 			"disk, through `prime_sandbox_artifact`. The sandbox is untrusted (its agent wrote the file): the content is " +
-			"data, and `sensitive = true` keeps it out of plans and CLI output." + resultPathsAdvice,
+			"data, and `sensitive = true` keeps it out of plans and CLI output." + ResultPathsAdvice,
 		Attributes: attrs,
 	}
 }
@@ -371,7 +371,7 @@ func (d *fleetFileDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Reads the same small file from every member of a fleet — each rollout's reward, say — as " +
 			"the `prime_sandbox_file` data source reads one (same limits, same errors): one gateway call per member, " +
-			"concurrently. Every member that fails is named in one error." + resultPathsAdvice,
+			"concurrently. Every member that fails is named in one error." + ResultPathsAdvice,
 		Attributes: attrs,
 	}
 }

@@ -1,4 +1,4 @@
-package provider
+package files
 
 // prime_fleet_artifact: prime_sandbox_artifact on every member of a fleet,
 // each member's result to its own local path ({key} substituted), through
@@ -70,7 +70,7 @@ type fleetArtifactMember struct {
 
 var fleetArtifactMemberAttrTypes = map[string]attr.Type{
 	"sandbox_id": types.StringType, "local_path": types.StringType, "exists": types.BoolType,
-	"files": types.ListType{ElemType: artifactFileType()}, "refused": types.ListType{ElemType: artifactRefusedType()},
+	"files": types.ListType{ElemType: ArtifactFileType()}, "refused": types.ListType{ElemType: artifactRefusedType()},
 }
 
 func fleetArtifactMemberType() types.ObjectType {
@@ -170,7 +170,7 @@ func (r *fleetArtifactResource) Schema(_ context.Context, _ resource.SchemaReque
 			"`local_path` with `{key}` replaced by the member's key. Members download concurrently; every failed member " +
 			"is named in one error. On create nothing is stored when any member fails (the next apply downloads every " +
 			"member again); on update, failed members are left out of `members`, so the next apply retries only them." +
-			resultPathsAdvice,
+			ResultPathsAdvice,
 		Attributes: attrs,
 	}
 }
@@ -266,7 +266,7 @@ func (r *fleetArtifactResource) downloadMembers(ctx context.Context, m fleetArti
 	tflog.Info(ctx, "downloading from fleet", map[string]any{"members": len(ids), "path": m.RemotePath.ValueString()})
 	fleet.ForEachMember(ctx, tfkit.SortedKeys(ids), int(m.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
 		local := memberLocalPath(m.LocalPath.ValueString(), key)
-		res, err := downloadArtifact(ctx, r.client, artifactRequest{
+		res, err := DownloadArtifact(ctx, r.client, ArtifactRequest{
 			SandboxID: ids[key], Remote: m.RemotePath.ValueString(), Local: local, Kind: m.Kind.ValueString(),
 			MaxBytes: m.MaxSize.ValueInt64(), AllowMissing: m.AllowMissing.ValueBool(),
 		})
@@ -275,7 +275,7 @@ func (r *fleetArtifactResource) downloadMembers(ctx context.Context, m fleetArti
 			return
 		}
 		rec := fleetArtifactMember{SandboxID: types.StringValue(ids[key]), LocalPath: types.StringValue(local),
-			Exists: types.BoolValue(res.Exists), Files: artifactFilesValue(res.Files), Refused: artifactRefusedValue(res.Refused)}
+			Exists: types.BoolValue(res.Exists), Files: ArtifactFilesValue(res.Files), Refused: artifactRefusedValue(res.Refused)}
 		mu.Lock()
 		defer mu.Unlock()
 		done[key] = rec

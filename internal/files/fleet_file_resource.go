@@ -1,4 +1,4 @@
-package provider
+package files
 
 // prime_fleet_file: prime_sandbox_file on every member of a fleet — the
 // same file or directory everywhere, or a different source per member (N

@@ -1,4 +1,4 @@
-package provider
+package files
 
 // prime_sandbox_artifact: a result file or directory downloaded to local
 // disk. It is a resource of its own, not a block on the command resources,
@@ -33,8 +33,8 @@ import (
 
 var _ resource.ResourceWithConfigure = (*sandboxArtifactResource)(nil)
 
-// NewSandboxArtifactResource is the prime_sandbox_artifact constructor.
-func NewSandboxArtifactResource() resource.Resource { return &sandboxArtifactResource{} }
+// NewArtifactResource is the prime_sandbox_artifact constructor.
+func NewArtifactResource() resource.Resource { return &sandboxArtifactResource{} }
 
 type sandboxArtifactResource struct {
 	client *prime.Client
@@ -60,18 +60,18 @@ var (
 	artifactRefusedAttrTypes = map[string]attr.Type{"name": types.StringType, "reason": types.StringType}
 )
 
-func artifactFileType() types.ObjectType { return types.ObjectType{AttrTypes: artifactFileAttrTypes} }
+func ArtifactFileType() types.ObjectType { return types.ObjectType{AttrTypes: artifactFileAttrTypes} }
 func artifactRefusedType() types.ObjectType {
 	return types.ObjectType{AttrTypes: artifactRefusedAttrTypes}
 }
 
-func artifactFilesValue(files []artifactFileRecord) types.List {
+func ArtifactFilesValue(files []ArtifactFileRecord) types.List {
 	elems := make([]attr.Value, len(files))
 	for i, f := range files {
 		elems[i] = types.ObjectValueMust(artifactFileAttrTypes, map[string]attr.Value{
 			"path": types.StringValue(f.Path), "size": types.Int64Value(f.Size), "sha256": types.StringValue(f.SHA256)})
 	}
-	return types.ListValueMust(artifactFileType(), elems)
+	return types.ListValueMust(ArtifactFileType(), elems)
 }
 
 func artifactRefusedValue(refused []prime.RefusedEntry) types.List {
@@ -83,18 +83,18 @@ func artifactRefusedValue(refused []prime.RefusedEntry) types.List {
 	return types.ListValueMust(artifactRefusedType(), elems)
 }
 
-func artifactFilesOf(v types.List) []artifactFileRecord {
+func artifactFilesOf(v types.List) []ArtifactFileRecord {
 	if v.IsNull() || v.IsUnknown() {
 		return nil
 	}
-	out := make([]artifactFileRecord, 0, len(v.Elements()))
+	out := make([]ArtifactFileRecord, 0, len(v.Elements()))
 	for _, e := range v.Elements() {
 		obj, ok := e.(types.Object)
 		if !ok {
 			continue
 		}
 		a := obj.Attributes()
-		out = append(out, artifactFileRecord{Path: tfkit.StringAttr(a, "path").ValueString(), Size: tfkit.Int64Attr(a, "size").ValueInt64(),
+		out = append(out, ArtifactFileRecord{Path: tfkit.StringAttr(a, "path").ValueString(), Size: tfkit.Int64Attr(a, "size").ValueInt64(),
 			SHA256: tfkit.StringAttr(a, "sha256").ValueString()})
 	}
 	return out
@@ -120,7 +120,7 @@ func artifactArgumentAttributes() map[string]schema.Attribute {
 			Validators:          []validator.String{remotePathValidator{}},
 		},
 		"kind": schema.StringAttribute{
-			Optional: true, Computed: true, Default: stringdefault.StaticString(artifactFile),
+			Optional: true, Computed: true, Default: stringdefault.StaticString(ArtifactFile),
 			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			MarkdownDescription: "What `remote_path` is: `file` (default; written to `local_path`), `directory` (archived " +
 				"in the sandbox with `tar`, then unpacked into the directory `local_path`) or `archive` (a tar archive the " +
@@ -130,10 +130,10 @@ func artifactArgumentAttributes() map[string]schema.Attribute {
 			Validators: []validator.String{stringvalidator.OneOf(artifactKinds...)},
 		},
 		"max_size": schema.Int64Attribute{
-			Optional: true, Computed: true, Default: int64default.StaticInt64(defaultArtifactMaxSize),
+			Optional: true, Computed: true, Default: int64default.StaticInt64(DefaultArtifactMaxSize),
 			MarkdownDescription: fmt.Sprintf("Cap on the bytes one download may write (all files of a directory or "+
 				"archive together). Default `%d` (1 GiB). A result over it fails the download and nothing of it is kept, "+
-				"so an agent cannot fill the operator's disk. Changing it updates in place.", defaultArtifactMaxSize),
+				"so an agent cannot fill the operator's disk. Changing it updates in place.", DefaultArtifactMaxSize),
 			Validators: []validator.Int64{int64validator.AtLeast(1)},
 		},
 		"allow_missing": schema.BoolAttribute{
@@ -225,7 +225,7 @@ func (r *sandboxArtifactResource) Schema(_ context.Context, _ resource.SchemaReq
 			"keeps the files unless `keep_on_destroy = false`.\n\n" +
 			"It is a resource of its own rather than a block of the command resources because a download can be " +
 			"retried while a command must never run twice: a failed download fails, and is retried, alone." +
-			resultPathsAdvice,
+			ResultPathsAdvice,
 		Attributes: attrs,
 	}
 }
@@ -239,12 +239,12 @@ func (r *sandboxArtifactResource) Create(ctx context.Context, req resource.Creat
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	areq := artifactRequest{
+	areq := ArtifactRequest{
 		SandboxID: plan.SandboxID.ValueString(), Remote: plan.RemotePath.ValueString(), Local: plan.LocalPath.ValueString(),
 		Kind: plan.Kind.ValueString(), MaxBytes: plan.MaxSize.ValueInt64(), AllowMissing: plan.AllowMissing.ValueBool(),
 	}
 	tflog.Info(ctx, "downloading", map[string]any{"sandbox_id": areq.SandboxID, "path": areq.Remote, "kind": areq.Kind, "to": areq.Local})
-	res, err := downloadArtifact(ctx, r.client, areq)
+	res, err := DownloadArtifact(ctx, r.client, areq)
 	if err != nil {
 		resp.Diagnostics.AddError("Download failed", err.Error())
 		return
@@ -255,7 +255,7 @@ func (r *sandboxArtifactResource) Create(ctx context.Context, req resource.Creat
 	}
 	plan.ID = types.StringValue(areq.SandboxID + ":" + areq.Remote)
 	plan.Exists = types.BoolValue(res.Exists)
-	plan.Files, plan.Refused = artifactFilesValue(res.Files), artifactRefusedValue(res.Refused)
+	plan.Files, plan.Refused = ArtifactFilesValue(res.Files), artifactRefusedValue(res.Refused)
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 }
 
