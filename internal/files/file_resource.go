@@ -37,66 +37,12 @@ type sandboxFileResource struct {
 	client *prime.Client
 }
 
-type sandboxFileModel struct {
-	ID               types.String `tfsdk:"id"`
-	SandboxID        types.String `tfsdk:"sandbox_id"`
-	Path             types.String `tfsdk:"path"`
-	Content          types.String `tfsdk:"content"`
-	ContentBase64    types.String `tfsdk:"content_base64"`
-	ContentWO        types.String `tfsdk:"content_wo"`
-	ContentWOVersion types.Int64  `tfsdk:"content_wo_version"`
-	Source           types.String `tfsdk:"source"`
-	SourceDir        types.String `tfsdk:"source_dir"`
-	Mode             types.String `tfsdk:"mode"`
-	Triggers         types.Map    `tfsdk:"triggers"`
-	SHA256           types.String `tfsdk:"sha256"`
-	Size             types.Int64  `tfsdk:"size"`
-}
-
 func (r *sandboxFileResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_sandbox_file"
 }
 
 func (r *sandboxFileResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
-// Description endings of the upload resources.
-const (
-	reupload      = " A change uploads again (the resource is replaced)."
-	byFingerprint = " Changing it replaces the resource only when the bytes change (see `sha256`): the same bytes from another source update in place."
-)
-
-// fileSourceAttributes are the source arguments prime_sandbox_file and
-// prime_fleet_file share, with the same meaning.
-func fileSourceAttributes() map[string]schema.Attribute {
-	return map[string]schema.Attribute{
-		"content": schema.StringAttribute{
-			Optional: true,
-			MarkdownDescription: "Text to write, as UTF-8. Stored in state and shown in plans: for secrets use " +
-				"`content_wo`. One of `content`, `content_base64`, `content_wo`, `source`, `source_dir`." + byFingerprint,
-		},
-		"content_base64": schema.StringAttribute{
-			Optional: true,
-			MarkdownDescription: "Bytes to write, base64-encoded (standard alphabet, padded), for binary content " +
-				"such as `filebase64(\"task.tar.gz\")`. Stored in state." + byFingerprint,
-		},
-		"source": schema.StringAttribute{
-			Optional: true,
-			MarkdownDescription: "Local file to upload, relative to the directory Terraform runs in (use `path.module`). " +
-				"It must exist at plan time: the plan reads it to fingerprint it (`sha256`), so a file whose bytes changed " +
-				"on disk shows as a replacement in the plan, and an apply whose file changed after the plan fails " +
-				"instead of uploading unplanned bytes. Streamed from disk: a large file never sits in memory." + byFingerprint,
-		},
-		"source_dir": schema.StringAttribute{
-			Optional: true,
-			MarkdownDescription: "Local directory to upload: it is sent as one tar archive (regular files, directories " +
-				"and symbolic links, permission bits kept, times and owners dropped so the archive is the same for the " +
-				"same tree) and unpacked in the sandbox into `path`, which is created. Fingerprinted at plan time like " +
-				"`source` (the archive's `sha256`), so any change in the tree shows as a replacement. Unpacking merges " +
-				"into what `path` already holds." + byFingerprint,
-		},
-	}
 }
 
 func (r *sandboxFileResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -169,21 +115,42 @@ func (r *sandboxFileResource) Schema(_ context.Context, _ resource.SchemaRequest
 	}
 }
 
-// sourceArgsOf reads the source arguments of a model (content_wo from the
-// configuration, where alone it exists).
-func sourceArgsOf(m sandboxFileModel) sourceArgs {
-	return sourceArgs{Content: m.Content.ValueStringPointer(), ContentBase64: m.ContentBase64.ValueStringPointer(),
-		ContentWO: m.ContentWO.ValueStringPointer(), Source: m.Source.ValueStringPointer(), SourceDir: m.SourceDir.ValueStringPointer()}
-}
+// Description endings of the upload resources.
+const (
+	reupload      = " A change uploads again (the resource is replaced)."
+	byFingerprint = " Changing it replaces the resource only when the bytes change (see `sha256`): the same bytes from another source update in place."
+)
 
-// sourceArgsUnknown reports whether any source argument is unknown.
-func sourceArgsUnknown(vals ...types.String) bool {
-	for _, v := range vals {
-		if v.IsUnknown() {
-			return true
-		}
+// fileSourceAttributes are the source arguments prime_sandbox_file and
+// prime_fleet_file share, with the same meaning.
+func fileSourceAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"content": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Text to write, as UTF-8. Stored in state and shown in plans: for secrets use " +
+				"`content_wo`. One of `content`, `content_base64`, `content_wo`, `source`, `source_dir`." + byFingerprint,
+		},
+		"content_base64": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Bytes to write, base64-encoded (standard alphabet, padded), for binary content " +
+				"such as `filebase64(\"task.tar.gz\")`. Stored in state." + byFingerprint,
+		},
+		"source": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Local file to upload, relative to the directory Terraform runs in (use `path.module`). " +
+				"It must exist at plan time: the plan reads it to fingerprint it (`sha256`), so a file whose bytes changed " +
+				"on disk shows as a replacement in the plan, and an apply whose file changed after the plan fails " +
+				"instead of uploading unplanned bytes. Streamed from disk: a large file never sits in memory." + byFingerprint,
+		},
+		"source_dir": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Local directory to upload: it is sent as one tar archive (regular files, directories " +
+				"and symbolic links, permission bits kept, times and owners dropped so the archive is the same for the " +
+				"same tree) and unpacked in the sandbox into `path`, which is created. Fingerprinted at plan time like " +
+				"`source` (the archive's `sha256`), so any change in the tree shows as a replacement. Unpacking merges " +
+				"into what `path` already holds." + byFingerprint,
+		},
 	}
-	return false
 }
 
 func (r *sandboxFileResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
@@ -237,57 +204,6 @@ func (r *sandboxFileResource) ModifyPlan(ctx context.Context, req resource.Modif
 		}
 	}
 	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
-}
-
-// sandboxFileID is the ID of what m uploads (see the id attribute):
-// unknown while the sandbox, the path or the bytes are.
-func sandboxFileID(m sandboxFileModel) types.String {
-	if m.SandboxID.IsUnknown() || m.Path.IsUnknown() || m.SHA256.IsUnknown() || m.ContentWOVersion.IsUnknown() {
-		return types.StringUnknown()
-	}
-	mark := "wo"
-	switch {
-	case !m.SHA256.IsNull():
-		mark = m.SHA256.ValueString()[:16]
-	case !m.ContentWOVersion.IsNull():
-		mark = fmt.Sprintf("wo%d", m.ContentWOVersion.ValueInt64())
-	}
-	return types.StringValue(m.SandboxID.ValueString() + ":" + m.Path.ValueString() + "@" + mark)
-}
-
-// plannedFingerprint is the sha256 and size a configuration uploads:
-// unknown while a source is unknown, null for content_wo (nothing of a
-// secret goes to state).
-func plannedFingerprint(config sandboxFileModel, diags *diag.Diagnostics) (types.String, types.Int64) {
-	if sourceArgsUnknown(config.Content, config.ContentBase64, config.ContentWO, config.Source, config.SourceDir) {
-		return types.StringUnknown(), types.Int64Unknown()
-	}
-	src, err := sourceOf(sourceArgsOf(config))
-	if err != nil {
-		diags.AddAttributeError(path.Root("content"), "Invalid file source", err.Error())
-		return types.StringUnknown(), types.Int64Unknown()
-	}
-	if src.kind == sourceContentWO {
-		return types.StringNull(), types.Int64Null()
-	}
-	fp, err := src.fingerprint()
-	if err != nil {
-		diags.AddAttributeError(path.Root(src.attribute()), "Invalid file source", err.Error())
-		return types.StringUnknown(), types.Int64Unknown()
-	}
-	return types.StringValue(fp.SHA256), types.Int64Value(fp.Size)
-}
-
-// modeOf is the parsed mode argument, nil when unset.
-func modeOf(v types.String) *uint32 {
-	if v.IsNull() || v.IsUnknown() {
-		return nil
-	}
-	m, err := parseMode(v.ValueString())
-	if err != nil {
-		return nil // refused at validation
-	}
-	return &m
 }
 
 func (r *sandboxFileResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -389,6 +305,74 @@ func (r *sandboxFileResource) Delete(ctx context.Context, req resource.DeleteReq
 	}
 }
 
+// sourceArgsOf reads the source arguments of a model (content_wo from the
+// configuration, where alone it exists).
+func sourceArgsOf(m sandboxFileModel) sourceArgs {
+	return sourceArgs{Content: m.Content.ValueStringPointer(), ContentBase64: m.ContentBase64.ValueStringPointer(),
+		ContentWO: m.ContentWO.ValueStringPointer(), Source: m.Source.ValueStringPointer(), SourceDir: m.SourceDir.ValueStringPointer()}
+}
+
+// sourceArgsUnknown reports whether any source argument is unknown.
+func sourceArgsUnknown(vals ...types.String) bool {
+	for _, v := range vals {
+		if v.IsUnknown() {
+			return true
+		}
+	}
+	return false
+}
+
+// sandboxFileID is the ID of what m uploads (see the id attribute):
+// unknown while the sandbox, the path or the bytes are.
+func sandboxFileID(m sandboxFileModel) types.String {
+	if m.SandboxID.IsUnknown() || m.Path.IsUnknown() || m.SHA256.IsUnknown() || m.ContentWOVersion.IsUnknown() {
+		return types.StringUnknown()
+	}
+	mark := "wo"
+	switch {
+	case !m.SHA256.IsNull():
+		mark = m.SHA256.ValueString()[:16]
+	case !m.ContentWOVersion.IsNull():
+		mark = fmt.Sprintf("wo%d", m.ContentWOVersion.ValueInt64())
+	}
+	return types.StringValue(m.SandboxID.ValueString() + ":" + m.Path.ValueString() + "@" + mark)
+}
+
+// plannedFingerprint is the sha256 and size a configuration uploads:
+// unknown while a source is unknown, null for content_wo (nothing of a
+// secret goes to state).
+func plannedFingerprint(config sandboxFileModel, diags *diag.Diagnostics) (types.String, types.Int64) {
+	if sourceArgsUnknown(config.Content, config.ContentBase64, config.ContentWO, config.Source, config.SourceDir) {
+		return types.StringUnknown(), types.Int64Unknown()
+	}
+	src, err := sourceOf(sourceArgsOf(config))
+	if err != nil {
+		diags.AddAttributeError(path.Root("content"), "Invalid file source", err.Error())
+		return types.StringUnknown(), types.Int64Unknown()
+	}
+	if src.kind == sourceContentWO {
+		return types.StringNull(), types.Int64Null()
+	}
+	fp, err := src.fingerprint()
+	if err != nil {
+		diags.AddAttributeError(path.Root(src.attribute()), "Invalid file source", err.Error())
+		return types.StringUnknown(), types.Int64Unknown()
+	}
+	return types.StringValue(fp.SHA256), types.Int64Value(fp.Size)
+}
+
+// modeOf is the parsed mode argument, nil when unset.
+func modeOf(v types.String) *uint32 {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	m, err := parseMode(v.ValueString())
+	if err != nil {
+		return nil // refused at validation
+	}
+	return &m
+}
+
 // removeUpload removes an uploaded file or directory; a sandbox that is
 // gone took it along, which is success.
 func removeUpload(ctx context.Context, c *prime.Client, sandboxID, remote string, dir bool) error {
@@ -400,4 +384,20 @@ func removeUpload(ctx context.Context, c *prime.Client, sandboxID, remote string
 		return nil
 	}
 	return fmt.Errorf("sandbox %s, %s: %w", sandboxID, remote, err)
+}
+
+type sandboxFileModel struct {
+	ID               types.String `tfsdk:"id"`
+	SandboxID        types.String `tfsdk:"sandbox_id"`
+	Path             types.String `tfsdk:"path"`
+	Content          types.String `tfsdk:"content"`
+	ContentBase64    types.String `tfsdk:"content_base64"`
+	ContentWO        types.String `tfsdk:"content_wo"`
+	ContentWOVersion types.Int64  `tfsdk:"content_wo_version"`
+	Source           types.String `tfsdk:"source"`
+	SourceDir        types.String `tfsdk:"source_dir"`
+	Mode             types.String `tfsdk:"mode"`
+	Triggers         types.Map    `tfsdk:"triggers"`
+	SHA256           types.String `tfsdk:"sha256"`
+	Size             types.Int64  `tfsdk:"size"`
 }
