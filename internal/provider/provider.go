@@ -1,7 +1,16 @@
 // Package provider is the Terraform side of the Prime sandboxes provider:
-// schemas, plan-time validation, CRUD and data sources. Everything about the
-// Prime API itself (HTTP, retries, the egress grammar) lives in
+// the provider type, its configuration, and the wiring of every resource,
+// data source, list resource and action. It still holds the sandbox and
+// command domains (sandboxes, fleets, commands, exec actions, sweep, list
+// resources, identity), to be moved into packages of their own; the egress
+// and files domains live in internal/egress and internal/files. Everything
+// about the Prime API itself (HTTP, retries, the egress grammar) lives in
 // internal/prime.
+//
+// It may import every other package of this module except cmd/ and the
+// test tools; none of them imports it. Its configured data reaches the
+// domain packages through capabilities (PrimeClient, EgressBaselines), not
+// through its types.
 package provider
 
 import (
