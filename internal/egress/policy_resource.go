@@ -355,11 +355,11 @@ func (r *egressPolicyResource) ImportState(ctx context.Context, req resource.Imp
 	resp.Diagnostics.Append(tfkit.MarkImported(ctx, resp.Private)...)
 }
 
-// warnAfterRecordedAfterImport is prime_egress_policy's form of
-// warnRecordedAfterImport: after an import, a changed `after` is recorded
-// in place (tfkit.ReplaceUnlessImportedList) instead of replacing the policy, so
-// the setup it names does not run again between a restore and a re-lock;
-// the plan says so, and how to replace.
+// warnAfterRecordedAfterImport is prime_egress_policy's form of the
+// sandbox's warning of settings recorded after an import: a changed
+// `after` is recorded in place (tfkit.ReplaceUnlessImportedList) instead of
+// replacing the policy, so the setup it names does not run again between a
+// restore and a re-lock; the plan says so, and how to replace.
 func warnAfterRecordedAfterImport(ctx context.Context, req resource.ModifyPlanRequest, diags *diag.Diagnostics) {
 	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || !tfkit.WasImported(ctx, req.Private) {
 		return

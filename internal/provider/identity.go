@@ -1,7 +1,8 @@
 package provider
 
 // Resource identity (Terraform 1.12+): what names the remote object of
-// prime_sandbox, prime_egress_policy and prime_sandbox_fleet, stored in
+// prime_sandbox and prime_sandbox_fleet (prime_egress_policy's is in
+// internal/egress), stored in
 // state beside it, importable with `import { identity = {...} }`, and what
 // the list resources (`terraform query`) return for each result.
 
