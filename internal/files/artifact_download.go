@@ -56,8 +56,8 @@ type ArtifactFileRecord struct {
 	SHA256 string
 }
 
-// artifactResult is what a download wrote.
-type artifactResult struct {
+// ArtifactResult is what a download wrote.
+type ArtifactResult struct {
 	Exists  bool
 	Files   []ArtifactFileRecord
 	Refused []prime.RefusedEntry
@@ -68,8 +68,8 @@ var errArtifactTooLarge = errors.New("larger than max_size")
 
 // DownloadArtifact downloads one artifact. A missing remote path is an
 // error naming sandbox and path, unless AllowMissing.
-func DownloadArtifact(ctx context.Context, c *prime.Client, req ArtifactRequest) (*artifactResult, error) {
-	var res *artifactResult
+func DownloadArtifact(ctx context.Context, c *prime.Client, req ArtifactRequest) (*ArtifactResult, error) {
+	var res *ArtifactResult
 	var err error
 	switch req.Kind {
 	case artifactDirectory, artifactArchive:
@@ -79,7 +79,7 @@ func DownloadArtifact(ctx context.Context, c *prime.Client, req ArtifactRequest)
 	}
 	switch {
 	case errors.Is(err, prime.ErrFileNotFound) && req.AllowMissing:
-		return &artifactResult{}, nil
+		return &ArtifactResult{}, nil
 	case errors.Is(err, prime.ErrFileNotFound):
 		return nil, fmt.Errorf("there is no %s %s in sandbox %s (set allow_missing = true if that can be normal)",
 			kindNoun(req.Kind), req.Remote, req.SandboxID)
@@ -104,7 +104,7 @@ func kindNoun(kind string) string {
 
 // DownloadOneFile streams the file into a temporary file beside the
 // destination, hashing it, and renames it into place once it is whole.
-func DownloadOneFile(ctx context.Context, c *prime.Client, req ArtifactRequest) (*artifactResult, error) {
+func DownloadOneFile(ctx context.Context, c *prime.Client, req ArtifactRequest) (*ArtifactResult, error) {
 	dir := filepath.Dir(req.Local)
 	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // G301: results are the operator's to read
 		return nil, err
@@ -152,7 +152,7 @@ func DownloadOneFile(ctx context.Context, c *prime.Client, req ArtifactRequest) 
 		_ = os.Remove(name)
 		return nil, err
 	}
-	return &artifactResult{Exists: true, Files: []ArtifactFileRecord{rec}}, nil
+	return &ArtifactResult{Exists: true, Files: []ArtifactFileRecord{rec}}, nil
 }
 
 // countingReader counts what passes through it.
@@ -170,7 +170,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // downloadTree unpacks a directory (archived in the sandbox) or an archive
 // into a fresh temporary directory beside the destination, through the
 // untrusted-archive extractor, then swaps it into place.
-func downloadTree(ctx context.Context, c *prime.Client, req ArtifactRequest) (*artifactResult, error) {
+func downloadTree(ctx context.Context, c *prime.Client, req ArtifactRequest) (*ArtifactResult, error) {
 	parent := filepath.Dir(req.Local)
 	if err := os.MkdirAll(parent, 0o755); err != nil { //nolint:gosec // G301: results are the operator's to read
 		return nil, err
@@ -214,7 +214,7 @@ func downloadTree(ctx context.Context, c *prime.Client, req ArtifactRequest) (*a
 		return nil, err
 	}
 	staged = ""
-	out := &artifactResult{Exists: true, Refused: extracted.Refused}
+	out := &ArtifactResult{Exists: true, Refused: extracted.Refused}
 	for _, f := range extracted.Files {
 		out.Files = append(out.Files, ArtifactFileRecord{Path: filepath.Join(req.Local, filepath.FromSlash(f.Name)), Size: f.Size, SHA256: f.SHA256})
 	}
