@@ -20,5 +20,6 @@
 //
 // It may import the standard library, the terraform-plugin-* modules,
 // internal/tfkit and internal/prime, nothing else of this module: the
-// domain code (internal/provider today) imports it, never the reverse.
+// domain code (internal/egress, internal/files, internal/provider)
+// imports it, never the reverse.
 package fleet

@@ -31,5 +31,6 @@
 //
 // It may import the standard library and internal/prime (for the create
 // request it hashes and the keys it makes), nothing else of this module and
-// no Terraform package: internal/provider imports it, never the reverse.
+// no Terraform package: internal/egress and internal/provider import it, never
+// the reverse.
 package journal

@@ -24,6 +24,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/files"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
@@ -104,7 +105,7 @@ type backgroundResult struct {
 	// Job is the job that ran (its ID goes to state).
 	Job prime.Job
 	// OutputFiles are the full logs kept in outputDir.
-	OutputFiles []artifactFileRecord
+	OutputFiles []files.ArtifactFileRecord
 	// Warnings are things the user should know that did not fail the run.
 	Warnings []string
 	// Entry is the journal entry of a judged run, with keep: the caller
@@ -374,9 +375,9 @@ func collectJobOutput(ctx context.Context, c *prime.Client, job prime.Job, spec 
 // saveJobOutput downloads the job's whole stdout and stderr into dir, with
 // env_wo values and the sandbox's secrets scrubbed, under temporary names
 // renamed when complete.
-func saveJobOutput(ctx context.Context, c *prime.Client, job prime.Job, spec commandSpec, dir, name string) ([]artifactFileRecord, error) {
+func saveJobOutput(ctx context.Context, c *prime.Client, job prime.Job, spec commandSpec, dir, name string) ([]files.ArtifactFileRecord, error) {
 	secrets := spec.secretValues()
-	var out []artifactFileRecord
+	var out []files.ArtifactFileRecord
 	for _, f := range []struct{ remote, local string }{
 		{job.StdoutPath(), filepath.Join(dir, name+".stdout.log")},
 		{job.StderrPath(), filepath.Join(dir, name+".stderr.log")},
@@ -390,18 +391,18 @@ func saveJobOutput(ctx context.Context, c *prime.Client, job prime.Job, spec com
 	return out, nil
 }
 
-// downloadScrubbed is downloadOneFile with secrets scrubbed on the way.
-func downloadScrubbed(ctx context.Context, c *prime.Client, sandboxID, remote, local string, secrets []string) (artifactFileRecord, error) {
+// downloadScrubbed is files.DownloadOneFile with secrets scrubbed on the way.
+func downloadScrubbed(ctx context.Context, c *prime.Client, sandboxID, remote, local string, secrets []string) (files.ArtifactFileRecord, error) {
 	if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil { //nolint:gosec // G301: logs are the operator's to read
-		return artifactFileRecord{}, err
+		return files.ArtifactFileRecord{}, err
 	}
-	res, err := downloadArtifact(ctx, c, artifactRequest{SandboxID: sandboxID, Remote: remote, Local: local,
-		Kind: artifactFile, MaxBytes: defaultArtifactMaxSize, AllowMissing: true, Scrub: secrets})
+	res, err := files.DownloadArtifact(ctx, c, files.ArtifactRequest{SandboxID: sandboxID, Remote: remote, Local: local,
+		Kind: files.ArtifactFile, MaxBytes: files.DefaultArtifactMaxSize, AllowMissing: true, Scrub: secrets})
 	if err != nil {
-		return artifactFileRecord{}, err
+		return files.ArtifactFileRecord{}, err
 	}
 	if !res.Exists {
-		return artifactFileRecord{Path: local}, nil
+		return files.ArtifactFileRecord{Path: local}, nil
 	}
 	return res.Files[0], nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/egress"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
@@ -221,7 +222,7 @@ func checkEgressOpen(ctx context.Context, c *prime.Client, sandboxID string) err
 		return fmt.Errorf("reading the egress policy of sandbox %s before running a setup step: %w", sandboxID, err)
 	}
 	if st.Policy.IsOpen() && !egressOpenForSetup(st) {
-		st = awaitPendingRestore(ctx, c, sandboxID, st) // a destroy's restore in this run
+		st = egress.AwaitPendingRestore(ctx, c, sandboxID, st) // a destroy's restore in this run
 	}
 	if egressOpenForSetup(st) {
 		return nil
@@ -245,7 +246,7 @@ func checkEgressOpen(ctx context.Context, c *prime.Client, sandboxID string) err
 		"  resource \"prime_egress_policy\" \"lock\" {\n"+
 		"    ...\n"+
 		"    after = [prime_sandbox_command.<this step>.id]\n"+
-		"  }", sandboxID, st.Generation, describePolicy(st.Policy), state)
+		"  }", sandboxID, st.Generation, egress.Describe(st.Policy), state)
 }
 
 // egressOpenForSetup: open and enforced, or a VM's untouched generation 0.
@@ -254,17 +255,4 @@ func egressOpenForSetup(st *prime.EgressPolicyStatus) bool {
 		return false
 	}
 	return st.Enforces(st.Generation) || st.Generation == 0
-}
-
-// describePolicy renders a policy for messages.
-func describePolicy(p prime.EgressPolicy) string {
-	switch {
-	case p.IsOpen():
-		return "open"
-	case p.Allowlist != nil && len(p.Allowlist) == 0:
-		return "deny all"
-	case p.Allowlist != nil:
-		return "allow " + strings.Join(p.Allowlist, ", ")
-	}
-	return "block " + strings.Join(p.Denylist, ", ")
 }

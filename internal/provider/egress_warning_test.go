@@ -8,6 +8,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/egress"
 )
 
 // The lists' warnings (a wildcard without its apex, duplicates) come once
@@ -64,17 +66,26 @@ func TestEgressWarningsOncePerWrite(t *testing.T) {
 		}
 	}
 
+	// The resources' own types are the egress package's: their
+	// constructors give what these checks call.
+	type validatingPlanner interface {
+		resource.ResourceWithValidateConfig
+		resource.ResourceWithModifyPlan
+	}
+	policy := egress.NewPolicyResource().(validatingPlanner)
+	fleetPolicy := egress.NewFleetPolicyResource().(validatingPlanner)
+
 	single := map[string]tftypes.Value{"sandbox_id": str("sb-1"), "allow": allow}
-	wantNone("prime_egress_policy validation", validateWarnings(&egressPolicyResource{}, single))
-	wantOne("prime_egress_policy create", modifyPlanWarnings(t, &egressPolicyResource{}, planOf(t, &egressPolicyResource{}, single)))
+	wantNone("prime_egress_policy validation", validateWarnings(policy, single))
+	wantOne("prime_egress_policy create", modifyPlanWarnings(t, policy, planOf(t, policy, single)))
 	singleState := map[string]tftypes.Value{"id": str("sb-1/1"), "sandbox_id": str("sb-1"), "allow": allow,
 		"effective_allow": effective, "generation": num(1), "applied_generation": num(1), "applied": tftypes.NewValue(tftypes.Bool, true)}
-	wantNone("prime_egress_policy unchanged", updateWarnings(&egressPolicyResource{}, single, singleState))
+	wantNone("prime_egress_policy unchanged", updateWarnings(policy, single, singleState))
 
 	ids := tftypes.NewValue(tftypes.Map{ElementType: tftypes.String}, map[string]tftypes.Value{"a": str("sb-a"), "b": str("sb-b")})
 	fleet := map[string]tftypes.Value{"sandbox_ids": ids, "allow": allow}
-	wantNone("prime_fleet_egress_policy validation", validateWarnings(&fleetEgressPolicyResource{}, fleet))
-	wantOne("prime_fleet_egress_policy create", modifyPlanWarnings(t, &fleetEgressPolicyResource{}, planOf(t, &fleetEgressPolicyResource{}, fleet)))
+	wantNone("prime_fleet_egress_policy validation", validateWarnings(fleetPolicy, fleet))
+	wantOne("prime_fleet_egress_policy create", modifyPlanWarnings(t, fleetPolicy, planOf(t, fleetPolicy, fleet)))
 	memberType := tftypes.Object{AttributeTypes: map[string]tftypes.Type{
 		"sandbox_id": tftypes.String, "generation": tftypes.Number, "applied_generation": tftypes.Number, "applied": tftypes.Bool}}
 	member := func(id string) tftypes.Value {
@@ -83,5 +94,5 @@ func TestEgressWarningsOncePerWrite(t *testing.T) {
 	}
 	fleetState := map[string]tftypes.Value{"id": str("f-1"), "sandbox_ids": ids, "allow": allow, "effective_allow": effective,
 		"members": tftypes.NewValue(tftypes.Map{ElementType: memberType}, map[string]tftypes.Value{"a": member("sb-a"), "b": member("sb-b")})}
-	wantNone("prime_fleet_egress_policy unchanged", updateWarnings(&fleetEgressPolicyResource{}, fleet, fleetState))
+	wantNone("prime_fleet_egress_policy unchanged", updateWarnings(fleetPolicy, fleet, fleetState))
 }

@@ -166,19 +166,3 @@ func TestAccSandboxFileData_readCap(t *testing.T) {
 	resource.ParallelTest(t, resource.TestCase{ProtoV6ProviderFactories: providerFactories(t), Steps: steps})
 	m.noAPICalls(t)
 }
-
-func TestMaxSizeProblem(t *testing.T) {
-	for n, want := range map[int64]string{
-		1: "", 1 << 20: "", 10 << 20: "",
-		0:           "at least 1 byte",
-		10<<20 + 1:  "over 10485760 bytes (10 MiB)",
-		16 << 20:    "prime_sandbox_artifact",
-		-5:          "at least 1 byte",
-		1<<62 + 123: "over 10485760 bytes",
-	} {
-		got := maxSizeProblem(n)
-		if (want == "") != (got == "") || !strings.Contains(got, want) {
-			t.Errorf("maxSizeProblem(%d) = %q, want %q", n, got, want)
-		}
-	}
-}

@@ -118,7 +118,7 @@ func (r *fleetCommandResource) Metadata(_ context.Context, req resource.Metadata
 }
 
 func (r *fleetCommandResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 	r.jobs = jobsFrom(req.ProviderData)
 }
 

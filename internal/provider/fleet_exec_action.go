@@ -43,7 +43,7 @@ func (a *fleetExecAction) Metadata(_ context.Context, req action.MetadataRequest
 }
 
 func (a *fleetExecAction) Configure(_ context.Context, req action.ConfigureRequest, resp *action.ConfigureResponse) {
-	a.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	a.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (a *fleetExecAction) Schema(_ context.Context, _ action.SchemaRequest, resp *action.SchemaResponse) {

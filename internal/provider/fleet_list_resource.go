@@ -43,7 +43,7 @@ func (l *fleetListResource) Metadata(_ context.Context, req resource.MetadataReq
 }
 
 func (l *fleetListResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	l.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	l.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (l *fleetListResource) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {

@@ -22,10 +22,6 @@ var (
 		"id": types.StringType, "name": types.StringType, "status": types.StringType, "created_at": types.StringType,
 		"egress_generation": types.Int64Type, "egress_applied": types.BoolType,
 	}
-	fleetPolicyMemberAttrTypes = map[string]attr.Type{
-		"sandbox_id": types.StringType, "generation": types.Int64Type, "applied_generation": types.Int64Type,
-		"applied": types.BoolType,
-	}
 	fleetCommandStepAttrTypes = map[string]attr.Type{
 		"exit_code": types.Int64Type, "stdout": types.StringType, "stderr": types.StringType, "output_truncated": types.BoolType,
 	}
@@ -43,10 +39,6 @@ func fleetMemberType() types.ObjectType {
 	return types.ObjectType{AttrTypes: fleetMemberAttrTypes}
 }
 
-func fleetPolicyMemberType() types.ObjectType {
-	return types.ObjectType{AttrTypes: fleetPolicyMemberAttrTypes}
-}
-
 func fleetCommandStepType() types.ObjectType {
 	return types.ObjectType{AttrTypes: fleetCommandStepAttrTypes}
 }
@@ -60,14 +52,6 @@ func (m fleetMember) object() types.Object {
 	return types.ObjectValueMust(fleetMemberAttrTypes, map[string]attr.Value{
 		"id": m.ID, "name": m.Name, "status": m.Status, "created_at": m.CreatedAt,
 		"egress_generation": m.EgressGeneration, "egress_applied": m.EgressApplied,
-	})
-}
-
-// object is p as an entry of `members`.
-func (p fleetPolicyMember) object() types.Object {
-	return types.ObjectValueMust(fleetPolicyMemberAttrTypes, map[string]attr.Value{
-		"sandbox_id": p.SandboxID, "generation": p.Generation, "applied_generation": p.AppliedGeneration,
-		"applied": p.Applied,
 	})
 }
 
@@ -115,15 +99,6 @@ func fleetMembersValue(members map[string]fleetMember) types.Map {
 	return types.MapValueMust(fleetMemberType(), elems)
 }
 
-// fleetPolicyMembersValue is the `members` map of a fleet policy.
-func fleetPolicyMembersValue(members map[string]fleetPolicyMember) types.Map {
-	elems := make(map[string]attr.Value, len(members))
-	for k, p := range members {
-		elems[k] = p.object()
-	}
-	return types.MapValueMust(fleetPolicyMemberType(), elems)
-}
-
 // fleetMembersOfMap reads a `sandboxes` map.
 func fleetMembersOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetMember {
 	return fleet.MembersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetMember {
@@ -131,16 +106,6 @@ func fleetMembersOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetMem
 			ID: tfkit.StringAttr(a, "id"), Name: tfkit.StringAttr(a, "name"), Status: tfkit.StringAttr(a, "status"),
 			CreatedAt: tfkit.StringAttr(a, "created_at"), EgressGeneration: tfkit.Int64Attr(a, "egress_generation"),
 			EgressApplied: tfkit.BoolAttr(a, "egress_applied"),
-		}
-	})
-}
-
-// fleetPolicyMembersOfMap reads a `members` map.
-func fleetPolicyMembersOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetPolicyMember {
-	return fleet.MembersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetPolicyMember {
-		return fleetPolicyMember{
-			SandboxID: tfkit.StringAttr(a, "sandbox_id"), Generation: tfkit.Int64Attr(a, "generation"),
-			AppliedGeneration: tfkit.Int64Attr(a, "applied_generation"), Applied: tfkit.BoolAttr(a, "applied"),
 		}
 	})
 }

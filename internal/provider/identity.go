@@ -1,7 +1,8 @@
 package provider
 
 // Resource identity (Terraform 1.12+): what names the remote object of
-// prime_sandbox, prime_egress_policy and prime_sandbox_fleet, stored in
+// prime_sandbox and prime_sandbox_fleet (prime_egress_policy's is in
+// internal/egress), stored in
 // state beside it, importable with `import { identity = {...} }`, and what
 // the list resources (`terraform query`) return for each result.
 
@@ -25,12 +26,6 @@ import (
 // sandboxIdentityModel is prime_sandbox's identity: the platform's ID.
 type sandboxIdentityModel struct {
 	ID types.String `tfsdk:"id"`
-}
-
-// egressPolicyIdentityModel is prime_egress_policy's: its sandbox (a
-// sandbox holds one policy).
-type egressPolicyIdentityModel struct {
-	SandboxID types.String `tfsdk:"sandbox_id"`
 }
 
 // fleetIdentityModel is prime_sandbox_fleet's; see fleetIdentityDoc.
@@ -70,13 +65,6 @@ const fleetIdentityDoc = "A fleet has no object of its own on the platform: it i
 func sandboxIdentitySchema() identityschema.Schema {
 	return identityschema.Schema{Attributes: map[string]identityschema.Attribute{
 		"id": identityschema.StringAttribute{RequiredForImport: true, Description: "Sandbox ID assigned by the platform."},
-	}}
-}
-
-func egressPolicyIdentitySchema() identityschema.Schema {
-	return identityschema.Schema{Attributes: map[string]identityschema.Attribute{
-		"sandbox_id": identityschema.StringAttribute{RequiredForImport: true,
-			Description: "ID of the VM sandbox whose egress policy this is (a sandbox has one)."},
 	}}
 }
 
@@ -140,13 +128,6 @@ func setSandboxIdentity(ctx context.Context, identity *tfsdk.ResourceIdentity, i
 		return nil
 	}
 	return identity.Set(ctx, sandboxIdentityModel{ID: id})
-}
-
-func setEgressPolicyIdentity(ctx context.Context, identity *tfsdk.ResourceIdentity, sandboxID types.String) diag.Diagnostics {
-	if identity == nil || sandboxID.IsNull() || sandboxID.IsUnknown() {
-		return nil
-	}
-	return identity.Set(ctx, egressPolicyIdentityModel{SandboxID: sandboxID})
 }
 
 // setFleetIdentity records a fleet's identity: the label it is known by
@@ -246,22 +227,4 @@ func fleetIDOfIdentity(ctx context.Context, req resource.ImportStateRequest) str
 		return ""
 	}
 	return m.ID.ValueString()
-}
-
-// importIDOf is the ID an import names: the `id` of an import block or of
-// `terraform import`, else read from its identity by fromIdentity.
-func importIDOf[M any](ctx context.Context, req resource.ImportStateRequest, fromIdentity func(M) (string, error)) (string, diag.Diagnostics) {
-	if req.ID != "" || req.Identity == nil || req.Identity.Raw.IsNull() {
-		return req.ID, nil
-	}
-	var m M
-	diags := req.Identity.Get(ctx, &m)
-	if diags.HasError() {
-		return "", diags
-	}
-	id, err := fromIdentity(m)
-	if err != nil {
-		diags.AddError("Invalid import identity", err.Error())
-	}
-	return id, diags
 }

@@ -1,7 +1,16 @@
 // Package provider is the Terraform side of the Prime sandboxes provider:
-// schemas, plan-time validation, CRUD and data sources. Everything about the
-// Prime API itself (HTTP, retries, the egress grammar) lives in
+// the provider type, its configuration, and the wiring of every resource,
+// data source, list resource and action. It still holds the sandbox and
+// command domains (sandboxes, fleets, commands, exec actions, sweep, list
+// resources, identity), to be moved into packages of their own; the egress
+// and files domains live in internal/egress and internal/files. Everything
+// about the Prime API itself (HTTP, retries, the egress grammar) lives in
 // internal/prime.
+//
+// It may import every other package of this module except cmd/ and the
+// test tools; none of them imports it. Its configured data reaches the
+// domain packages through capabilities (PrimeClient, EgressBaselines), not
+// through its types.
 package provider
 
 import (
@@ -23,6 +32,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/egress"
+	"github.com/primeintellect/terraform-provider-prime/internal/files"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
@@ -76,7 +87,7 @@ type providerData struct {
 	client  *prime.Client
 	journal *journal.Creates
 	// baselines are the notes of policy creates that failed closed.
-	baselines *egressBaselines
+	baselines *egress.Baselines
 	// jobs is the journal of background jobs between start and judgement.
 	jobs *journal.Jobs
 }
@@ -257,7 +268,7 @@ func (p *primeProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	default:
 		creates = journal.DefaultCreates()
 	}
-	data := &providerData{client: client, journal: creates, baselines: egressBaselinesOf(creates), jobs: journal.JobsOf(creates)}
+	data := &providerData{client: client, journal: creates, baselines: egress.BaselinesOf(creates), jobs: journal.JobsOf(creates)}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 	resp.ListResourceData = data
@@ -285,15 +296,15 @@ func logToTflog(ctx context.Context, msg string, fields map[string]any) {
 func (p *primeProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		NewSandboxResource,
-		NewEgressPolicyResource,
+		egress.NewPolicyResource,
 		NewSandboxCommandResource,
 		NewSandboxFleetResource,
 		NewFleetCommandResource,
-		NewFleetEgressPolicyResource,
-		NewSandboxFileResource,
-		NewFleetFileResource,
-		NewSandboxArtifactResource,
-		NewFleetArtifactResource,
+		egress.NewFleetPolicyResource,
+		files.NewFileResource,
+		files.NewFleetFileResource,
+		files.NewArtifactResource,
+		files.NewFleetArtifactResource,
 	}
 }
 
@@ -320,28 +331,17 @@ func (p *primeProvider) DataSources(context.Context) []func() datasource.DataSou
 	return []func() datasource.DataSource{
 		NewSandboxDataSource,
 		NewSandboxesDataSource,
-		NewEgressPolicyDataSource,
-		NewSandboxFileDataSource,
-		NewFleetFileDataSource,
+		egress.NewPolicyDataSource,
+		files.NewFileDataSource,
+		files.NewFleetFileDataSource,
 	}
 }
 
-// clientFrom extracts the configured client in a resource's or data source's
-// Configure. It reports nothing while the provider is not yet configured
-// (Terraform calls Configure early with nil data).
-func clientFrom(data any, diags interface {
-	AddError(summary, detail string)
-}) *prime.Client {
-	if data == nil {
-		return nil
-	}
-	pd, ok := data.(*providerData)
-	if !ok {
-		diags.AddError("Unexpected provider data", fmt.Sprintf("expected *providerData, got %T; this is a bug in the provider", data))
-		return nil
-	}
-	return pd.client
-}
+// PrimeClient is the configured client (tfkit.ClientFrom asks for it).
+func (pd *providerData) PrimeClient() *prime.Client { return pd.client }
+
+// EgressBaselines are the policy notes (egress.BaselinesFrom asks for them).
+func (pd *providerData) EgressBaselines() *egress.Baselines { return pd.baselines }
 
 // jobsFrom is the job journal of the provider's data (an inert one before
 // Configure).
@@ -350,13 +350,4 @@ func jobsFrom(data any) *journal.Jobs {
 		return pd.jobs
 	}
 	return &journal.Jobs{}
-}
-
-// baselinesFrom is the egress baseline notes of the provider's data (nil,
-// which keeps none, before Configure).
-func baselinesFrom(data any) *egressBaselines {
-	if pd, ok := data.(*providerData); ok {
-		return pd.baselines
-	}
-	return nil
 }

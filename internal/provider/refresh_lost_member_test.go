@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
 // lostMemberRun is the evaluation guide's pattern in small: a fleet, an
@@ -89,35 +87,5 @@ func TestAccRefreshOnlyAfterMemberDeleted(t *testing.T) {
 	}
 	if runs := commandRuns(m, "mkdir -p /results"); len(runs) != 3 {
 		t.Errorf("the agent ran on %d sandboxes, want 3 (a, b, and b's new sandbox): %v", len(runs), runs)
-	}
-}
-
-// The read rule both file data sources share: a file in a sandbox that is
-// gone reads as missing and marked so (for the warning), with or without
-// allow_missing, never as an error; a file missing from a sandbox that
-// runs is still an error without allow_missing.
-func TestReadSmallFileOfGoneSandbox(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	ctx := waitCtx(t)
-	c := m.client(t)
-	sb, err := c.CreateSandbox(ctx, prime.CreateSandboxRequest{Name: "gone", DockerImage: "python:3.12-slim"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.WaitForReady(ctx, sb.ID, prime.WaitReadyOptions{Timeout: 20 * time.Second, Gateway: true}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := readSmallFile(ctx, c, sb.ID, "/results/reward.json", 1024, false); err == nil ||
-		!strings.Contains(err.Error(), "set allow_missing = true") {
-		t.Fatalf("a missing file of a running sandbox: %v, want the allow_missing error", err)
-	}
-	if err := c.DeleteSandbox(ctx, sb.ID); err != nil {
-		t.Fatal(err)
-	}
-	for _, allowMissing := range []bool{false, true} {
-		f, err := readSmallFile(ctx, c, sb.ID, "/results/reward.json", 1024, allowMissing)
-		if err != nil || f == nil || f.Exists || !f.SandboxGone {
-			t.Fatalf("allow_missing %t, sandbox gone: %+v, %v; want a missing file marked SandboxGone", allowMissing, f, err)
-		}
 	}
 }

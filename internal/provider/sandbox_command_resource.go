@@ -33,6 +33,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/files"
 	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
@@ -92,7 +93,7 @@ func (r *sandboxCommandResource) Metadata(_ context.Context, req resource.Metada
 }
 
 func (r *sandboxCommandResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 	r.jobs = jobsFrom(req.ProviderData)
 }
 
@@ -372,7 +373,7 @@ func (r *sandboxCommandResource) ModifyPlan(ctx context.Context, req resource.Mo
 		resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 	} else if !plan.Background.IsUnknown() && !plan.Background.ValueBool() {
 		plan.JobID, plan.JobStatus = types.StringNull(), types.StringNull()
-		plan.OutputFiles = types.ListNull(artifactFileType())
+		plan.OutputFiles = types.ListNull(files.ArtifactFileType())
 		resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 	}
 	r.warnCommandOutlivesSandbox(ctx, plan, &resp.Diagnostics)
@@ -384,7 +385,7 @@ func planPendingResult(m *sandboxCommandModel) {
 	m.ExitCode, m.ExecutedAt, m.JobStatus = types.Int64Unknown(), types.StringUnknown(), types.StringUnknown()
 	m.Stdout, m.Stderr, m.OutputTruncated = types.StringUnknown(), types.StringUnknown(), types.BoolUnknown()
 	m.SensitiveStreams = types.ObjectUnknown(streamsType().AttrTypes)
-	m.OutputFiles, m.JobID = types.ListUnknown(artifactFileType()), types.StringUnknown()
+	m.OutputFiles, m.JobID = types.ListUnknown(files.ArtifactFileType()), types.StringUnknown()
 	if !m.SensitiveOutput.IsUnknown() {
 		if m.SensitiveOutput.ValueBool() {
 			m.Stdout, m.Stderr = types.StringNull(), types.StringNull()
@@ -400,7 +401,7 @@ func recordPending(m *sandboxCommandModel, p *pendingJob) {
 	m.ExitCode, m.ExecutedAt = types.Int64Null(), types.StringNull()
 	m.Stdout, m.Stderr, m.OutputTruncated = types.StringNull(), types.StringNull(), types.BoolNull()
 	m.SensitiveStreams = types.ObjectNull(streamsType().AttrTypes)
-	m.OutputFiles = types.ListNull(artifactFileType())
+	m.OutputFiles = types.ListNull(files.ArtifactFileType())
 	m.JobID, m.JobStatus = types.StringValue(p.JobID), types.StringValue(jobRunning)
 }
 
@@ -693,9 +694,9 @@ func (r *sandboxCommandResource) runInBackground(ctx context.Context, m *sandbox
 	}
 	recordResult(m, br.Result)
 	m.JobID, m.JobStatus = types.StringValue(br.Job.ID), types.StringValue(jobCompleted)
-	m.OutputFiles = types.ListNull(artifactFileType())
+	m.OutputFiles = types.ListNull(files.ArtifactFileType())
 	if m.OutputDir.ValueString() != "" {
-		m.OutputFiles = artifactFilesValue(br.OutputFiles)
+		m.OutputFiles = files.ArtifactFilesValue(br.OutputFiles)
 	}
 	diags.Append(priv.SetKey(ctx, pendingJobKey, nil)...)
 	diags.Append(tfkit.SetStateAny(ctx, state, m)...)
@@ -762,11 +763,11 @@ func (r *sandboxCommandResource) Delete(ctx context.Context, req resource.Delete
 // gone took the job with it. A job that cannot be stopped fails the
 // destroy: the agent must not go on running once its lock is lifted.
 func stopRunningJob(ctx context.Context, c *prime.Client, jobs *journal.Jobs, p pendingJob) error {
-	if gone, err := sandboxGone(ctx, c, p.SandboxID); err == nil && gone {
+	if gone, err := c.SandboxGone(ctx, p.SandboxID); err == nil && gone {
 		jobs.Drop(p.JobID)
 		return nil
 	}
-	if _, err := c.StopJob(ctx, p.job(), c.CommandStopGrace()); err != nil && !goneWithSandbox(err) {
+	if _, err := c.StopJob(ctx, p.job(), c.CommandStopGrace()); err != nil && !prime.GoneWithSandbox(err) {
 		return fmt.Errorf("sandbox %s: background job %s is still running and could not be stopped: %w; run destroy again", p.SandboxID, p.JobID, err)
 	}
 	jobs.Drop(p.JobID)

@@ -74,7 +74,7 @@ func (d *sandboxDataSource) Metadata(_ context.Context, req datasource.MetadataR
 }
 
 func (d *sandboxDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	d.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (d *sandboxDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -127,7 +127,7 @@ func (d *sandboxesDataSource) Metadata(_ context.Context, req datasource.Metadat
 }
 
 func (d *sandboxesDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	d.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (d *sandboxesDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {

@@ -133,7 +133,7 @@ func (a *sandboxExecAction) Metadata(_ context.Context, req action.MetadataReque
 }
 
 func (a *sandboxExecAction) Configure(_ context.Context, req action.ConfigureRequest, resp *action.ConfigureResponse) {
-	a.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	a.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (a *sandboxExecAction) Schema(_ context.Context, _ action.SchemaRequest, resp *action.SchemaResponse) {

@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/egress"
 	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
@@ -35,7 +36,7 @@ func (r *sandboxFleetResource) ImportState(ctx context.Context, req resource.Imp
 	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
-	id, d := importIDOf(ctx, req, fleetImportID)
+	id, d := tfkit.ImportIDOf(ctx, req, fleetImportID)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -90,7 +91,7 @@ func (r *sandboxFleetResource) fleetOfMembers(ctx context.Context, sbs []prime.S
 	f.TimeoutMinutes, f.IdleTimeoutMinutes, f.EnvironmentVars, f.Labels = sm.TimeoutMinutes, sm.IdleTimeoutMinutes, sm.EnvironmentVars, sm.Labels
 	f.TeamID, f.Region = sm.TeamID, sm.Region
 	f.Secrets, f.SecretsWO = types.MapNull(types.StringType), types.MapNull(types.StringType)
-	f.Egress = types.ObjectNull(egressObjectType().AttrTypes)
+	f.Egress = types.ObjectNull(egress.BlockObjectType().AttrTypes)
 	members := map[string]fleetMember{}
 	if isNumbered(keys) {
 		f.Size = types.Int64Value(int64(len(keys)))
@@ -191,7 +192,7 @@ func (r *sandboxFleetResource) importMemberEgress(ctx context.Context, f *sandbo
 	var failures fleet.Problems
 	// members is only read while the reads run; statuses is written.
 	fleet.ForEachMember(ctx, tfkit.SortedKeys(members), 0, func(ctx context.Context, k string) {
-		st, gone, err := readEgress(ctx, r.client, members[k].ID.ValueString())
+		st, gone, err := egress.ReadStatus(ctx, r.client, members[k].ID.ValueString())
 		switch {
 		case err != nil:
 			failures.Add(k, "%v", err)
@@ -213,22 +214,22 @@ func (r *sandboxFleetResource) importMemberEgress(ctx context.Context, f *sandbo
 	var differ []string
 	for _, k := range keys[1:] {
 		if !prime.SamePolicy(statuses[k].Policy, first.Policy) {
-			differ = append(differ, fmt.Sprintf("%q (%s)", k, describePolicy(statuses[k].Policy)))
+			differ = append(differ, fmt.Sprintf("%q (%s)", k, egress.Describe(statuses[k].Policy)))
 		}
 	}
 	if len(differ) > 0 {
 		diags.AddWarning("Fleet members hold different egress policies",
 			fmt.Sprintf("Member %q holds %s, but these members differ: %s. The egress block is left unset; an apply "+
 				"whose configuration has an egress block writes it to every member.",
-				keys[0], describePolicy(first.Policy), strings.Join(differ, ", ")))
+				keys[0], egress.Describe(first.Policy), strings.Join(differ, ", ")))
 		return
 	}
-	eg, d := egressFromImport(ctx, first)
+	eg, d := egress.BlockFromImport(ctx, first)
 	diags.Append(d...)
 	if eg == nil {
 		return // open: no egress block
 	}
-	f.Egress, d = egressValue(ctx, eg)
+	f.Egress, d = egress.BlockValue(ctx, eg)
 	diags.Append(d...)
 	for k, st := range statuses {
 		m := members[k]

@@ -28,6 +28,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/egress"
 	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
@@ -136,7 +137,7 @@ func (r *sandboxFleetResource) UpgradeIdentity(context.Context) map[int64]resour
 }
 
 func (r *sandboxFleetResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 	r.journal = journal.NewCreates("")
 	if pd, ok := req.ProviderData.(*providerData); ok && pd.journal != nil {
 		r.journal = pd.journal
@@ -221,7 +222,7 @@ func (r *sandboxFleetResource) Schema(_ context.Context, _ resource.SchemaReques
 			"Identity: " + fleetIdentityDoc,
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
-			"egress":   egressBlock(fleetBornFailClosed),
+			"egress":   egress.Block(egress.FleetBornFailClosed),
 			"timeouts": tfkit.TimeoutsBlock(sandboxTimeoutKeys("every member", fleetCreateTimeoutOutcome)),
 		},
 	}
@@ -302,14 +303,14 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	es := &sandboxEgressState{Egress: plan.Egress}
-	var prior *sandboxEgressState
+	es := &egress.BlockState{Egress: plan.Egress}
+	var prior *egress.BlockState
 	var state sandboxFleetModel
 	if !req.State.Raw.IsNull() {
 		resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
-		prior = &sandboxEgressState{Egress: state.Egress, EgressApplied: types.BoolValue(fleetEgressApplied(ctx, state))}
+		prior = &egress.BlockState{Egress: state.Egress, EgressApplied: types.BoolValue(fleetEgressApplied(ctx, state))}
 	}
-	egressWrites := planEgress(ctx, es, prior, &resp.Diagnostics)
+	egressWrites := egress.PlanBlock(ctx, es, prior, &resp.Diagnostics)
 	plan.Egress = es.Egress
 
 	keys, known := fleetKeys(ctx, plan, &resp.Diagnostics)
@@ -361,7 +362,7 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 	resp.Diagnostics.Append(d...)
 	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 	if prior != nil && plan.Egress.IsNull() && !state.Egress.IsNull() {
-		resp.Diagnostics.AddAttributeWarning(egressBlockPath, "Removing egress reopens the members",
+		resp.Diagnostics.AddAttributeWarning(egress.BlockPath, "Removing egress reopens the members",
 			"The egress block of the fleet is removed: this apply writes an unrestricted egress policy to every "+
 				"member (in place) and waits until it is enforced.")
 	}
@@ -491,7 +492,7 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 		var diags diag.Diagnostics
 		req, _, d := createRequestFromModel(ctx, a.template.memberModel(memberName(prefix, key)), a.secretsWO)
 		diags.Append(d...)
-		setCreateLists(&req, a.born)
+		egress.SetCreateLists(&req, a.born)
 		if diags.HasError() {
 			problems.Add(key, "%s", tfkit.DiagSummary(diags))
 			return
@@ -531,12 +532,12 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 		}
 		m.Status = types.StringValue(prime.StatusRunning)
 		if a.born != nil {
-			st, err := waitBornEgress(ctx, a.client, id, a.egressTimeout)
+			st, err := egress.WaitBorn(ctx, a.client, id, a.egressTimeout)
 			if st != nil {
 				m.EgressGeneration = types.Int64Value(st.Generation)
 			}
 			if err != nil {
-				problems.Add(key, "%s", failClosedMessage(id, a.egressTimeout, "egress", err))
+				problems.Add(key, "%s", egress.FailClosedMessage(id, a.egressTimeout, "egress", err))
 				mu.Lock()
 				created[key] = m
 				mu.Unlock()
@@ -707,13 +708,13 @@ func (r *sandboxFleetResource) applyContext(ctx context.Context, plan sandboxFle
 	var secretsWO types.Map
 	diags.Append(config.GetAttribute(ctx, path.Root("secrets_wo"), &secretsWO)...)
 	a := fleetApply{client: r.client, journal: r.journal, template: plan, secretsWO: tfkit.StringMapOf(ctx, secretsWO, diags)}
-	a.born, _ = bornPolicy(ctx, plan.Egress, diags)
+	a.born, _ = egress.BornPolicy(ctx, plan.Egress, diags)
 	var d diag.Diagnostics
 	a.timeout, d = tfkit.TimeoutOf(plan.Timeouts, "create", defaultSandboxCreateTimeout)
 	diags.Append(d...)
 	a.buildTimeout, d = tfkit.TimeoutOf(plan.Timeouts, "image_build", prime.DefaultImageBuildTimeout)
 	diags.Append(d...)
-	a.egressTimeout, d = tfkit.TimeoutOf(plan.Timeouts, "egress", defaultEgressTimeout)
+	a.egressTimeout, d = tfkit.TimeoutOf(plan.Timeouts, "egress", egress.DefaultTimeout)
 	diags.Append(d...)
 	return a
 }
@@ -810,7 +811,7 @@ func (r *sandboxFleetResource) Read(ctx context.Context, req resource.ReadReques
 			fmt.Sprintf("These members no longer run and are removed from state; the next apply creates them again "+
 				"in place: %s.", strings.Join(dropped, ", ")))
 	}
-	if eg, d := egressOf(ctx, state.Egress); eg != nil && !d.HasError() {
+	if eg, d := egress.BlockModelOf(ctx, state.Egress); eg != nil && !d.HasError() {
 		r.refreshMemberEgress(ctx, members, eg, &resp.Diagnostics)
 	}
 	setFleetMembers(&state, members)
@@ -819,9 +820,9 @@ func (r *sandboxFleetResource) Read(ctx context.Context, req resource.ReadReques
 }
 
 // refreshMemberEgress reads every member's policy, as prime_sandbox reads
-// its own (refreshEgress), in parallel.
-func (r *sandboxFleetResource) refreshMemberEgress(ctx context.Context, members map[string]fleetMember, eg *sandboxEgressModel, diags *diag.Diagnostics) {
-	egressObj, d := egressValue(ctx, eg)
+// its own (egress.RefreshBlock), in parallel.
+func (r *sandboxFleetResource) refreshMemberEgress(ctx context.Context, members map[string]fleetMember, eg *egress.BlockModel, diags *diag.Diagnostics) {
+	egressObj, d := egress.BlockValue(ctx, eg)
 	diags.Append(d...)
 	var mu sync.Mutex
 	var warnings []string
@@ -830,7 +831,7 @@ func (r *sandboxFleetResource) refreshMemberEgress(ctx context.Context, members 
 		mu.Lock()
 		m := members[k]
 		mu.Unlock()
-		st, gone, err := readEgress(ctx, r.client, m.ID.ValueString())
+		st, gone, err := egress.ReadStatus(ctx, r.client, m.ID.ValueString())
 		if err != nil {
 			failures.Add(k, "%v", err)
 			return
@@ -838,9 +839,9 @@ func (r *sandboxFleetResource) refreshMemberEgress(ctx context.Context, members 
 		if gone {
 			return
 		}
-		es := &sandboxEgressState{Egress: egressObj, EgressGeneration: m.EgressGeneration, EgressApplied: m.EgressApplied}
+		es := &egress.BlockState{Egress: egressObj, EgressGeneration: m.EgressGeneration, EgressApplied: m.EgressApplied}
 		var local diag.Diagnostics
-		w := refreshEgress(ctx, es, m.ID.ValueString(), st, &local)
+		w := egress.RefreshBlock(ctx, es, m.ID.ValueString(), st, &local)
 		mu.Lock()
 		defer mu.Unlock()
 		diags.Append(local...)
@@ -947,7 +948,7 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 	// The egress block's change reaches the members that stay.
 	refused := false
 	if egressChanged(ctx, plan, state) {
-		own, _ := blockEgressOf(ctx, sandboxEgressState{Egress: state.Egress}, &resp.Diagnostics)
+		own, _ := egress.PolicyOfBlockState(ctx, egress.BlockState{Egress: state.Egress}, &resp.Diagnostics)
 		refused = r.rewriteMemberEgress(ctx, members, a, own, &problems)
 	}
 	if len(add) > 0 {
@@ -984,16 +985,16 @@ func egressChanged(ctx context.Context, plan, state sandboxFleetModel) bool {
 		return false
 	}
 	var diags diag.Diagnostics
-	pm, _ := egressOf(ctx, plan.Egress)
-	sm, _ := egressOf(ctx, state.Egress)
-	want, _ := pm.egressLists.planned(ctx)
-	was, _ := policyOfEffective(ctx, sm.EffectiveAllow, sm.EffectiveBlock)
+	pm, _ := egress.BlockModelOf(ctx, plan.Egress)
+	sm, _ := egress.BlockModelOf(ctx, state.Egress)
+	want, _ := pm.Lists.Planned(ctx)
+	was, _ := egress.PolicyOfEffective(ctx, sm.EffectiveAllow, sm.EffectiveBlock)
 	return want == nil || !prime.SamePolicy(was, *want) || !fleetEgressApplied(ctx, state) || diags.HasError()
 }
 
 // rewriteMemberEgress writes the fleet's egress policy (or an open one when
 // the block is gone) to every member, fail-closed, in parallel, as
-// prime_sandbox writes its own (writeBlockEgress: own is the block's
+// prime_sandbox writes its own (egress.WriteBlock: own is the block's
 // previous policy). It reports whether a layered policy refused a member.
 func (r *sandboxFleetResource) rewriteMemberEgress(ctx context.Context, members map[string]fleetMember, a fleetApply, own prime.EgressPolicy, problems *fleet.Problems) (refused bool) {
 	target := prime.OpenEgressPolicy()
@@ -1006,11 +1007,11 @@ func (r *sandboxFleetResource) rewriteMemberEgress(ctx context.Context, members 
 		m := members[k]
 		mu.Unlock()
 		id := m.ID.ValueString()
-		_, ownGen := blockEgressOf(ctx, sandboxEgressState{EgressGeneration: m.EgressGeneration}, &diag.Diagnostics{})
-		st, gen, err := writeBlockEgress(ctx, r.client, id, target, own, ownGen, a.egressTimeout)
+		_, ownGen := egress.PolicyOfBlockState(ctx, egress.BlockState{EgressGeneration: m.EgressGeneration}, &diag.Diagnostics{})
+		st, gen, err := egress.WriteBlock(ctx, r.client, id, target, own, ownGen, a.egressTimeout)
 		mu.Lock()
 		defer mu.Unlock()
-		var layered *layeredPolicyError
+		var layered *egress.LayeredPolicyError
 		switch {
 		case errors.As(err, &layered):
 			problems.Add(k, "%s", err.Error())
@@ -1018,7 +1019,7 @@ func (r *sandboxFleetResource) rewriteMemberEgress(ctx context.Context, members 
 			refused = true
 			return
 		case err != nil:
-			problems.Add(k, "%s", failClosedMessage(id, a.egressTimeout, "egress", err))
+			problems.Add(k, "%s", egress.FailClosedMessage(id, a.egressTimeout, "egress", err))
 			if a.born != nil && gen > 0 {
 				m.EgressGeneration, m.EgressApplied = types.Int64Value(gen), types.BoolValue(false)
 			}

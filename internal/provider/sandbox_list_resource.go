@@ -52,7 +52,7 @@ func (l *sandboxListResource) Metadata(_ context.Context, req resource.MetadataR
 }
 
 func (l *sandboxListResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	l.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	l.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 // sandboxStatuses are the lifecycle statuses a filter may name.

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/egress"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -61,12 +62,12 @@ type sandboxModel struct {
 }
 
 // egressState views the egress attributes of a model.
-func (m *sandboxModel) egressState() *sandboxEgressState {
-	return &sandboxEgressState{Egress: m.Egress, EgressGeneration: m.EgressGeneration, EgressApplied: m.EgressApplied, EgressOverride: m.EgressOverride}
+func (m *sandboxModel) egressState() *egress.BlockState {
+	return &egress.BlockState{Egress: m.Egress, EgressGeneration: m.EgressGeneration, EgressApplied: m.EgressApplied, EgressOverride: m.EgressOverride}
 }
 
 // setEgressState stores them back.
-func (m *sandboxModel) setEgressState(s *sandboxEgressState) {
+func (m *sandboxModel) setEgressState(s *egress.BlockState) {
 	m.Egress, m.EgressGeneration, m.EgressApplied, m.EgressOverride = s.Egress, s.EgressGeneration, s.EgressApplied, s.EgressOverride
 }
 

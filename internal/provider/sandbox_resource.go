@@ -26,6 +26,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/egress"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
@@ -53,7 +54,7 @@ func (r *sandboxResource) Metadata(_ context.Context, req resource.MetadataReque
 }
 
 func (r *sandboxResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 	r.journal = journal.NewCreates("")
 	if pd, ok := req.ProviderData.(*providerData); ok && pd.journal != nil {
 		r.journal = pd.journal
@@ -241,7 +242,7 @@ func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}}
 	}
 	attrs := sandboxArgumentAttributes(replaces)
-	for k, v := range egressComputedAttributes() {
+	for k, v := range egress.ComputedAttributes() {
 		attrs[k] = v
 	}
 	attrs["id"] = computedString("Sandbox ID assigned by the platform.")
@@ -278,7 +279,7 @@ func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"the network open first, leave the block out and add a `prime_egress_policy` after the setup commands.",
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
-			"egress":   egressBlock(sandboxBornFailClosed),
+			"egress":   egress.Block(egress.SandboxBornFailClosed),
 			"timeouts": tfkit.TimeoutsBlock(sandboxTimeoutKeys("the sandbox", sandboxCreateTimeoutOutcome)),
 		},
 	}
@@ -320,8 +321,8 @@ func validateSandbox(ctx context.Context, m sandboxModel, diags *diag.Diagnostic
 
 	// The egress block's entries are checked by the composition below; the
 	// create rules only need to know that lists are sent.
-	if eg, d := egressOf(ctx, m.Egress); eg != nil && !d.HasError() {
-		eg.egressLists.validate(ctx, egressBlockPath, diags)
+	if eg, d := egress.BlockModelOf(ctx, m.Egress); eg != nil && !d.HasError() {
+		eg.Lists.Validate(ctx, egress.BlockPath, diags)
 		switch {
 		case !eg.Allow.IsNull():
 			createReq.NetworkAllowlist = &[]string{}
@@ -374,21 +375,21 @@ func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	var prior *sandboxEgressState
+	var prior *egress.BlockState
 	var state sandboxModel
 	if !req.State.Raw.IsNull() {
 		resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 		prior = state.egressState()
 	}
 	es := plan.egressState()
-	writes := planEgress(ctx, es, prior, &resp.Diagnostics)
+	writes := egress.PlanBlock(ctx, es, prior, &resp.Diagnostics)
 	plan.setEgressState(es)
 	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 	if resp.Diagnostics.HasError() || prior == nil {
 		return
 	}
 	if writes && plan.Egress.IsNull() {
-		resp.Diagnostics.AddAttributeWarning(egressBlockPath, "Removing egress reopens the sandbox",
+		resp.Diagnostics.AddAttributeWarning(egress.BlockPath, "Removing egress reopens the sandbox",
 			fmt.Sprintf("The egress block of sandbox %s is removed: this apply writes an unrestricted egress policy "+
 				"to it (in place) and waits until it is enforced.", state.ID.ValueString()))
 	}
@@ -448,13 +449,13 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 	resp.Diagnostics.Append(d...)
 	createReq, _, d := createRequestFromModel(ctx, plan, wo)
 	resp.Diagnostics.Append(d...)
-	born, _ := bornPolicy(ctx, plan.Egress, &resp.Diagnostics)
-	setCreateLists(&createReq, born)
+	born, _ := egress.BornPolicy(ctx, plan.Egress, &resp.Diagnostics)
+	egress.SetCreateLists(&createReq, born)
 	timeout, d := tfkit.TimeoutOf(plan.Timeouts, "create", defaultSandboxCreateTimeout)
 	resp.Diagnostics.Append(d...)
 	buildTimeout, d := tfkit.TimeoutOf(plan.Timeouts, "image_build", prime.DefaultImageBuildTimeout)
 	resp.Diagnostics.Append(d...)
-	egressTimeout, d := tfkit.TimeoutOf(plan.Timeouts, "egress", defaultEgressTimeout)
+	egressTimeout, d := tfkit.TimeoutOf(plan.Timeouts, "egress", egress.DefaultTimeout)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -492,13 +493,13 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	if born != nil {
-		st, err := waitBornEgress(ctx, r.client, sb.ID, egressTimeout)
+		st, err := egress.WaitBorn(ctx, r.client, sb.ID, egressTimeout)
 		if st != nil {
 			state.EgressGeneration = types.Int64Value(st.Generation)
 		}
 		if err != nil {
 			resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
-			resp.Diagnostics.AddError("Born egress policy not enforced", failClosedMessage(sb.ID, egressTimeout, "egress", err)+"\n\n"+taintedNote)
+			resp.Diagnostics.AddError("Born egress policy not enforced", egress.FailClosedMessage(sb.ID, egressTimeout, "egress", err)+"\n\n"+taintedNote)
 			return
 		}
 		state.EgressApplied = types.BoolValue(true)
@@ -560,7 +561,7 @@ func refreshSandbox(ctx context.Context, c *prime.Client, state *sandboxModel, s
 	if state.Egress.IsNull() && !imported {
 		return false
 	}
-	st, gone, err := readEgress(ctx, c, sb.ID)
+	st, gone, err := egress.ReadStatus(ctx, c, sb.ID)
 	switch {
 	case err != nil:
 		diags.AddError("Cannot read the sandbox's egress policy", err.Error())
@@ -569,15 +570,15 @@ func refreshSandbox(ctx context.Context, c *prime.Client, state *sandboxModel, s
 		return true
 	}
 	if imported {
-		eg, d := egressFromImport(ctx, st)
+		eg, d := egress.BlockFromImport(ctx, st)
 		diags.Append(d...)
 		if eg != nil {
-			state.Egress, d = egressValue(ctx, eg)
+			state.Egress, d = egress.BlockValue(ctx, eg)
 			diags.Append(d...)
 		}
 	}
 	es := state.egressState()
-	if warning := refreshEgress(ctx, es, sb.ID, st, diags); warning != "" {
+	if warning := egress.RefreshBlock(ctx, es, sb.ID, st, diags); warning != "" {
 		diags.AddWarning("Egress block overridden", warning)
 	}
 	state.setEgressState(es)
@@ -625,9 +626,9 @@ func (r *sandboxResource) Update(ctx context.Context, req resource.UpdateRequest
 	}
 	plan.SecretsWO = types.MapNull(types.StringType)
 	if plan.EgressGeneration.IsUnknown() || (plan.Egress.IsNull() && !state.Egress.IsNull()) {
-		timeout, d := tfkit.TimeoutOf(plan.Timeouts, "egress", defaultEgressTimeout)
+		timeout, d := tfkit.TimeoutOf(plan.Timeouts, "egress", egress.DefaultTimeout)
 		resp.Diagnostics.Append(d...)
-		policy, ok := bornPolicy(ctx, plan.Egress, &resp.Diagnostics)
+		policy, ok := egress.BornPolicy(ctx, plan.Egress, &resp.Diagnostics)
 		if !ok || resp.Diagnostics.HasError() {
 			return
 		}
@@ -636,14 +637,14 @@ func (r *sandboxResource) Update(ctx context.Context, req resource.UpdateRequest
 			target = *policy
 		}
 		id := state.ID.ValueString()
-		own, ownGen := blockEgressOf(ctx, *state.egressState(), &resp.Diagnostics)
-		st, gen, err := writeBlockEgress(ctx, r.client, id, target, own, ownGen, timeout)
+		own, ownGen := egress.PolicyOfBlockState(ctx, *state.egressState(), &resp.Diagnostics)
+		st, gen, err := egress.WriteBlock(ctx, r.client, id, target, own, ownGen, timeout)
 		if err != nil {
-			var layered *layeredPolicyError
+			var layered *egress.LayeredPolicyError
 			if errors.As(err, &layered) {
 				resp.Diagnostics.AddAttributeError(path.Root("egress"), "Egress block not written", err.Error())
 			} else {
-				resp.Diagnostics.AddError("Egress policy not enforced", failClosedMessage(id, timeout, "egress", err))
+				resp.Diagnostics.AddError("Egress policy not enforced", egress.FailClosedMessage(id, timeout, "egress", err))
 			}
 			// The previous lists stay in state; a write the platform accepted
 			// is recorded as ours, not applied, so the next plan writes again.
@@ -695,7 +696,7 @@ func (r *sandboxResource) Delete(ctx context.Context, req resource.DeleteRequest
 // platform cannot report (secrets, secrets_wo_version) is recorded from the configuration by the first
 // apply, without replacement (see tfkit.ImportedKey).
 func (r *sandboxResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id, d := importIDOf(ctx, req, func(m sandboxIdentityModel) (string, error) { return m.ID.ValueString(), nil })
+	id, d := tfkit.ImportIDOf(ctx, req, func(m sandboxIdentityModel) (string, error) { return m.ID.ValueString(), nil })
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return

@@ -49,7 +49,7 @@ func (a *sandboxSweepAction) Metadata(_ context.Context, req action.MetadataRequ
 }
 
 func (a *sandboxSweepAction) Configure(_ context.Context, req action.ConfigureRequest, resp *action.ConfigureResponse) {
-	a.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	a.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (a *sandboxSweepAction) Schema(_ context.Context, _ action.SchemaRequest, resp *action.SchemaResponse) {

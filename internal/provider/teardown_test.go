@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/egress"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
@@ -125,8 +126,8 @@ resource "prime_egress_policy" "agent" {
 }
 
 // A destroy under a stalled data plane waits for its restores at most
-// teardownRestoreWait (not timeouts.delete's default 60 s), and says so once
-// per resource: one warning for the whole fleet naming every member, one
+// egress's teardown restore wait (10 s, not timeouts.delete's default
+// 60 s), and says so once per resource: one warning for the whole fleet naming every member, one
 // for the single policy. Each sandbox's restore is written once, and every
 // sandbox is deleted. Driven by the CLI, whose output carries the warnings.
 func TestAccTeardown_stalledDestroyWarnsOncePerResource(t *testing.T) {
@@ -216,7 +217,7 @@ func TestSetupWaitsForPendingTeardownRestore(t *testing.T) {
 	c := m.client(t)
 	ctx := waitCtx(t)
 	id := m.runningVM(t, "pending-restore")
-	if _, _, err := writeEgress(ctx, c, id, prime.EgressPolicy{Allowlist: []string{"example.com"}}, 10*time.Second, "create"); err != nil {
+	if _, _, err := egress.Write(ctx, c, id, prime.EgressPolicy{Allowlist: []string{"example.com"}}, 10*time.Second, "create"); err != nil {
 		t.Fatal(err)
 	}
 	m.SetNeverApply(true)
@@ -229,14 +230,14 @@ func TestSetupWaitsForPendingTeardownRestore(t *testing.T) {
 	if err := checkEgressOpen(ctx, c, id); err == nil || !strings.Contains(err.Error(), "is accepted and not yet enforced") {
 		t.Fatalf("an unnoted pending restore: %v, want the refusal", err)
 	}
-	// Noted (as restoreEgress notes it): the step waits, and runs once the
+	// Noted (as the egress restore notes it): the step waits, and runs once the
 	// restore is enforced.
-	pendingRestores.note(c, id, put.Generation, time.Now().Add(time.Minute))
+	egress.NotePendingRestore(c, id, put.Generation, time.Now().Add(time.Minute))
 	armed.Store(id)
 	if err := checkEgressOpen(ctx, c, id); err != nil {
 		t.Fatalf("a noted pending restore, enforced while waiting: %v", err)
 	}
-	if _, ok := pendingRestores.take(c, id, put.Generation); ok {
+	if egress.PendingRestoreNoted(c, id, put.Generation) {
 		t.Error("the restore is still noted after it was waited for")
 	}
 }

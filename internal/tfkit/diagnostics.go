@@ -1,6 +1,7 @@
 package tfkit
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -29,4 +30,29 @@ func RequireClient(c *prime.Client, diags interface {
 		return false
 	}
 	return true
+}
+
+// Configured is what the provider's Configure hands every resource, data
+// source, list resource and action: the provider owns the concrete type,
+// each package asks only for what it uses, so none imports the provider.
+type Configured interface {
+	PrimeClient() *prime.Client
+}
+
+// ClientFrom extracts the configured client in a Configure. It reports
+// nothing while the provider is not yet configured (Terraform calls
+// Configure early with nil data).
+func ClientFrom(data any, diags interface {
+	AddError(summary, detail string)
+}) *prime.Client {
+	if data == nil {
+		return nil
+	}
+	c, ok := data.(Configured)
+	if !ok {
+		diags.AddError("Unexpected provider data",
+			fmt.Sprintf("expected the provider's configured data, got %T; this is a bug in the provider", data))
+		return nil
+	}
+	return c.PrimeClient()
 }

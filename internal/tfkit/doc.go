@@ -15,11 +15,20 @@
 //   - conversions of collections and object attributes without reflection
 //     (collections.go, attrs.go), and the wording helpers errors share
 //     (QuoteKeys, PluralVerb);
-//   - diagnostics helpers (diagnostics.go): DiagSummary, RequireClient.
+//   - diagnostics helpers (diagnostics.go): DiagSummary, RequireClient;
+//     and ClientFrom, which reads the client from the provider's configured
+//     data by the Configured capability, so no domain package needs
+//     internal/provider's types;
+//   - ImportIDOf (import_id.go): the ID an import names, from its `id` or
+//     its identity.
+//
+// Its subpackage tfkittest holds test helpers (CheckCodec: a model's codec
+// against the framework's reflection); only tests import it.
 //
 // It may import the standard library, the terraform-plugin-* modules and
 // internal/prime (for the client type RequireClient checks), nothing else
-// of this module: internal/fleet and internal/provider import it, never the
-// reverse. Helpers that know a domain (a sandbox, a policy, a command) do
-// not belong here.
+// of this module: internal/fleet, the domain packages (internal/egress,
+// internal/files) and internal/provider import it, never the reverse.
+// Helpers that know a domain (a sandbox, a policy, a command) do not
+// belong here.
 package tfkit

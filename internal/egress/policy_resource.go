@@ -1,11 +1,14 @@
-package provider
+package egress
+
+// prime_egress_policy: one sandbox's egress lists, written through
+// set-network and waited for fail-closed (lock.go), restored on destroy
+// (restore.go).
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -28,25 +31,12 @@ var (
 	_ resource.ResourceWithIdentity       = (*egressPolicyResource)(nil)
 )
 
-// NewEgressPolicyResource is the prime_egress_policy constructor.
-func NewEgressPolicyResource() resource.Resource { return &egressPolicyResource{} }
+// NewPolicyResource is the prime_egress_policy constructor.
+func NewPolicyResource() resource.Resource { return &egressPolicyResource{} }
 
 type egressPolicyResource struct {
 	client    *prime.Client
-	baselines *egressBaselines
-}
-
-type egressPolicyModel struct {
-	ID        types.String `tfsdk:"id"`
-	SandboxID types.String `tfsdk:"sandbox_id"`
-	egressLists
-	After             types.List     `tfsdk:"after"`
-	EffectiveAllow    types.List     `tfsdk:"effective_allow"`
-	EffectiveBlock    types.List     `tfsdk:"effective_block"`
-	Generation        types.Int64    `tfsdk:"generation"`
-	AppliedGeneration types.Int64    `tfsdk:"applied_generation"`
-	Applied           types.Bool     `tfsdk:"applied"`
-	Timeouts          timeouts.Value `tfsdk:"timeouts"`
+	baselines *Baselines
 }
 
 func (r *egressPolicyResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -54,42 +44,13 @@ func (r *egressPolicyResource) Metadata(_ context.Context, req resource.Metadata
 }
 
 func (r *egressPolicyResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-	r.baselines = baselinesFrom(req.ProviderData)
+	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
+	r.baselines = BaselinesFrom(req.ProviderData)
 }
 
 func (r *egressPolicyResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
 	resp.IdentitySchema = egressPolicyIdentitySchema()
 }
-
-// afterAttribute is `after`, shared with prime_fleet_egress_policy.
-// importable says whether the resource can be imported.
-func afterAttribute(importable bool) schema.ListAttribute {
-	replaces := "Changing it replaces the policy."
-	if importable {
-		replaces = "Changing it replaces the policy (except on the first apply after an import that changes the " +
-			"policy, which records it, with a warning)."
-	}
-	return schema.ListAttribute{
-		Optional: true, ElementType: types.StringType,
-		PlanModifiers: []planmodifier.List{tfkit.ReplaceUnlessImportedList()},
-		MarkdownDescription: "Values whose change must re-run setup with egress open — typically the `id`s " +
-			"of the setup commands (`after = [prime_sandbox_command.setup.id]`). A changed setup command gets a new " +
-			"ID, which changes `after`, which **replaces** this policy, so one apply runs: destroy this policy (egress " +
-			"restored and enforced) → the changed setup (network open) → this policy again (locked and enforced) → " +
-			"whatever depends on it. Without it, a changed setup step would run under the enforced lock (see " +
-			"`require_open_egress`). The values are only compared, never interpreted. " + replaces,
-	}
-}
-
-// policyComputedAttributes are the computed generation attributes, shared
-// with prime_fleet_egress_policy's members.
-const (
-	generationDoc        = "Policy version the platform assigned to this resource's last write (each accepted write increments it)."
-	appliedGenerationDoc = "Last version the data plane reported enforced (`-1` before any)."
-	appliedDoc           = "Whether the data plane enforces this policy. Always `true` after a successful apply; a " +
-		"refresh that finds it `false` warns, and the next apply writes the policy again and waits for it."
-)
 
 func (r *egressPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := egressListAttributes("Changing it updates the policy in place and waits for enforcement again.")
@@ -151,13 +112,42 @@ func (r *egressPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequ
 	}
 }
 
+// afterAttribute is `after`, shared with prime_fleet_egress_policy.
+// importable says whether the resource can be imported.
+func afterAttribute(importable bool) schema.ListAttribute {
+	replaces := "Changing it replaces the policy."
+	if importable {
+		replaces = "Changing it replaces the policy (except on the first apply after an import that changes the " +
+			"policy, which records it, with a warning)."
+	}
+	return schema.ListAttribute{
+		Optional: true, ElementType: types.StringType,
+		PlanModifiers: []planmodifier.List{tfkit.ReplaceUnlessImportedList()},
+		MarkdownDescription: "Values whose change must re-run setup with egress open — typically the `id`s " +
+			"of the setup commands (`after = [prime_sandbox_command.setup.id]`). A changed setup command gets a new " +
+			"ID, which changes `after`, which **replaces** this policy, so one apply runs: destroy this policy (egress " +
+			"restored and enforced) → the changed setup (network open) → this policy again (locked and enforced) → " +
+			"whatever depends on it. Without it, a changed setup step would run under the enforced lock (see " +
+			"`require_open_egress`). The values are only compared, never interpreted. " + replaces,
+	}
+}
+
+// policyComputedAttributes are the computed generation attributes, shared
+// with prime_fleet_egress_policy's members.
+const (
+	generationDoc        = "Policy version the platform assigned to this resource's last write (each accepted write increments it)."
+	appliedGenerationDoc = "Last version the data plane reported enforced (`-1` before any)."
+	appliedDoc           = "Whether the data plane enforces this policy. Always `true` after a successful apply; a " +
+		"refresh that finds it `false` warns, and the next apply writes the policy again and waits for it."
+)
+
 func (r *egressPolicyResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m egressPolicyModel
 	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	m.egressLists.validate(ctx, path.Empty(), &resp.Diagnostics)
+	m.Lists.Validate(ctx, path.Empty(), &resp.Diagnostics)
 }
 
 func (r *egressPolicyResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -178,7 +168,7 @@ func (r *egressPolicyResource) ModifyPlan(ctx context.Context, req resource.Modi
 	plan.EffectiveAllow = types.ListUnknown(types.StringType)
 	plan.EffectiveBlock = types.ListUnknown(types.StringType)
 
-	policy, d := plan.egressLists.planned(ctx)
+	policy, d := plan.Lists.Planned(ctx)
 	resp.Diagnostics.Append(d...)
 	if policy != nil {
 		plan.EffectiveAllow, plan.EffectiveBlock, d = effectiveValues(ctx, *policy)
@@ -186,7 +176,7 @@ func (r *egressPolicyResource) ModifyPlan(ctx context.Context, req resource.Modi
 		if !req.State.Raw.IsNull() {
 			var state egressPolicyModel
 			resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
-			prev, d := policyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
+			prev, d := PolicyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
 			resp.Diagnostics.Append(d...)
 			// Same destinations, already enforced: nothing will be written,
 			// so the generations stay.
@@ -203,97 +193,11 @@ func (r *egressPolicyResource) ModifyPlan(ctx context.Context, req resource.Modi
 		resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 		plan.ID = state.ID
 	} else {
-		plan.egressLists.warnPlanned(ctx, path.Empty(), &resp.Diagnostics)
+		plan.Lists.warnPlanned(ctx, path.Empty(), &resp.Diagnostics)
 	}
 	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 	warnAfterRecordedAfterImport(ctx, req, &resp.Diagnostics)
 }
-
-// setApplied fills the computed attributes after an enforced write.
-func setApplied(ctx context.Context, m *egressPolicyModel, policy prime.EgressPolicy, gen int64, st *prime.EgressPolicyStatus) diag.Diagnostics {
-	var diags diag.Diagnostics
-	m.EffectiveAllow, m.EffectiveBlock, diags = effectiveValues(ctx, policy)
-	m.Generation = types.Int64Value(gen)
-	m.AppliedGeneration = types.Int64Value(st.AppliedGeneration)
-	m.Applied = types.BoolValue(true)
-	return diags
-}
-
-// policyID names one enforced write of a policy: a sandbox and the
-// generation written. Sandbox IDs contain no "/".
-func policyID(sandboxID string, gen int64) string { return fmt.Sprintf("%s/%d", sandboxID, gen) }
-
-// sandboxOfPolicyID reads the sandbox from a policy ID or an import ID
-// ("<sandbox_id>" or "<sandbox_id>/<generation>").
-func sandboxOfPolicyID(id string) string {
-	sb, _, _ := strings.Cut(id, "/")
-	return sb
-}
-
-// lockResult is a first write that the data plane enforces.
-type lockResult struct {
-	Status     *prime.EgressPolicyStatus
-	Generation int64
-	// Baseline is what the sandbox held before, for the destroy.
-	Baseline prime.EgressPolicy
-}
-
-// lockSandbox is a policy's create on one sandbox (shared with
-// prime_fleet_egress_policy): the sandbox must be RUNNING; what it
-// holds now is kept as the baseline, unless notes say that is an earlier
-// failed create's write; then the policy is written and waited for,
-// fail-closed. A *lockError carries the attribute-level message. A write
-// that fails closed is noted with its baseline; a success drops the note
-// (the caller records the baseline in state).
-func lockSandbox(ctx context.Context, c *prime.Client, notes *egressBaselines, id string, policy prime.EgressPolicy, timeout time.Duration) (*lockResult, error) {
-	// What this process already saw of the sandbox (its create, a refresh,
-	// the shared status poller) saves a GET: a fleet's policies then cost a
-	// PUT and the wait. A stale hint only means the PUT itself is refused.
-	known, ok := c.Known(id)
-	if !ok || known.Status != prime.StatusRunning {
-		sb, err := c.GetSandbox(ctx, id)
-		switch {
-		case errors.Is(err, prime.ErrNotFound):
-			return nil, &lockError{Summary: "Cannot apply egress policy", Err: fmt.Errorf("sandbox %s does not exist", id), Sandbox: true}
-		case err != nil:
-			return nil, &lockError{Summary: "Cannot apply egress policy", Err: err, Sandbox: true}
-		}
-		if why := sandboxAcceptsPolicy(sb); why != "" {
-			return nil, &lockError{Summary: "Cannot apply egress policy", Err: errors.New(why), Sandbox: true}
-		}
-		known = prime.KnownSandbox{Status: sb.Status, Egress: baselineOf(sb)}
-	}
-	baseline := known.Egress
-	if noted, ok := notes.baseline(id, known.Egress); ok {
-		baseline = noted
-	}
-	st, gen, err := writeEgress(ctx, c, id, policy, timeout, "create")
-	if err != nil {
-		// Nothing is recorded: the policy does not exist for Terraform, so
-		// dependents are not created and the next apply creates (writes and
-		// waits) again. Nothing lifts the restriction in between; the note
-		// keeps the baseline for that next create.
-		if gen > 0 {
-			notes.note(id, baseline, policy)
-		}
-		return nil, &lockError{Summary: "Egress policy not enforced", Err: errors.New(failClosedMessage(id, timeout, "create", err)), Written: gen}
-	}
-	notes.forget(id)
-	return &lockResult{Status: st, Generation: gen, Baseline: baseline}, nil
-}
-
-// lockError is a failed lock. Sandbox marks a problem with the sandbox
-// itself (reported on sandbox_id); Written is a generation the platform
-// accepted but did not enforce.
-type lockError struct {
-	Summary string
-	Err     error
-	Sandbox bool
-	Written int64
-}
-
-func (e *lockError) Error() string { return e.Err.Error() }
-func (e *lockError) Unwrap() error { return e.Err }
 
 func (r *egressPolicyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
@@ -304,11 +208,11 @@ func (r *egressPolicyResource) Create(ctx context.Context, req resource.CreateRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	policy, ok := plan.egressLists.compose(ctx, path.Empty(), &resp.Diagnostics)
+	policy, ok := plan.Lists.compose(ctx, path.Empty(), &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	timeout, d := plan.Timeouts.Create(ctx, defaultEgressTimeout)
+	timeout, d := plan.Timeouts.Create(ctx, DefaultTimeout)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -331,74 +235,6 @@ func (r *egressPolicyResource) Create(ctx context.Context, req resource.CreateRe
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, baselineKey, encodeBaseline(res.Baseline))...)
 }
 
-// relockSandbox is a policy's in-place update on one sandbox: when the
-// platform already enforces the same destinations (only the spelling
-// changed) nothing is written; otherwise the policy is written and waited
-// for. wrote is the generation written (0 when none).
-func relockSandbox(ctx context.Context, c *prime.Client, id string, policy prime.EgressPolicy, timeout time.Duration) (st *prime.EgressPolicyStatus, gen int64, err error) {
-	current, err := c.GetEgressPolicy(ctx, id)
-	if err != nil {
-		return nil, 0, fmt.Errorf("reading the egress policy of sandbox %s: %w", id, err)
-	}
-	if prime.SamePolicy(current.Policy, policy) && current.Enforces(current.Generation) {
-		return current, current.Generation, nil
-	}
-	st, gen, err = writeEgress(ctx, c, id, policy, timeout, "update")
-	if err != nil {
-		return nil, gen, errors.New(failClosedMessage(id, timeout, "update", err))
-	}
-	return st, gen, nil
-}
-
-func (r *egressPolicyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
-		return
-	}
-	var plan egressPolicyModel
-	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	policy, ok := plan.egressLists.compose(ctx, path.Empty(), &resp.Diagnostics)
-	if !ok {
-		return
-	}
-	id := plan.SandboxID.ValueString()
-	timeout, d := plan.Timeouts.Update(ctx, defaultEgressTimeout)
-	resp.Diagnostics.Append(d...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	st, gen, err := relockSandbox(ctx, r.client, id, policy, timeout)
-	if err != nil {
-		resp.Diagnostics.AddError("Egress policy not enforced", err.Error())
-		keepPrior(ctx, req, resp, gen)
-		return
-	}
-	if plan.ID.IsUnknown() {
-		plan.ID = types.StringValue(policyID(id, gen)) // a write was planned: a new ID
-	}
-	resp.Diagnostics.Append(setApplied(ctx, &plan, policy, gen, st)...)
-	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
-	resp.Diagnostics.Append(setEgressPolicyIdentity(ctx, resp.Identity, plan.SandboxID)...)
-	resp.Diagnostics.Append(tfkit.ClearImported(ctx, resp.Private)...)
-}
-
-// keepPrior leaves the previous lists in state after a failed update, so the
-// new policy is never recorded as applied. When the platform accepted the
-// write (written > 0), state records that generation as this resource's,
-// with applied = false: the next plan writes again (applied false -> true),
-// and a destroy, even without a refresh, recognises the unapplied write as
-// its own and restores the baseline rather than leaving it to "another
-// writer".
-func keepPrior(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, written int64) {
-	resp.State.Raw = req.State.Raw.Copy()
-	if written > 0 {
-		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("generation"), written)...)
-		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("applied"), false)...)
-	}
-}
-
 func (r *egressPolicyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
@@ -418,7 +254,7 @@ func (r *egressPolicyResource) Read(ctx context.Context, req resource.ReadReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	st, gone, err := readEgress(ctx, r.client, id)
+	st, gone, err := ReadStatus(ctx, r.client, id)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot read egress policy", err.Error())
 		return
@@ -439,13 +275,140 @@ func (r *egressPolicyResource) Read(ctx context.Context, req resource.ReadReques
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 }
 
+func (r *egressPolicyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var plan egressPolicyModel
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	policy, ok := plan.Lists.compose(ctx, path.Empty(), &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	id := plan.SandboxID.ValueString()
+	timeout, d := plan.Timeouts.Update(ctx, DefaultTimeout)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	st, gen, err := relockSandbox(ctx, r.client, id, policy, timeout)
+	if err != nil {
+		resp.Diagnostics.AddError("Egress policy not enforced", err.Error())
+		keepPrior(ctx, req, resp, gen)
+		return
+	}
+	if plan.ID.IsUnknown() {
+		plan.ID = types.StringValue(policyID(id, gen)) // a write was planned: a new ID
+	}
+	resp.Diagnostics.Append(setApplied(ctx, &plan, policy, gen, st)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(setEgressPolicyIdentity(ctx, resp.Identity, plan.SandboxID)...)
+	resp.Diagnostics.Append(tfkit.ClearImported(ctx, resp.Private)...)
+}
+
+func (r *egressPolicyResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var state egressPolicyModel
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := state.Timeouts.Delete(ctx, DefaultTimeout)
+	resp.Diagnostics.Append(d...)
+	stored, d := req.Private.GetKey(ctx, baselineKey)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ownGen := int64(-1)
+	if !state.Generation.IsNull() {
+		ownGen = state.Generation.ValueInt64()
+	}
+	res, err := restoreEgress(ctx, r.client, state.SandboxID.ValueString(), ownGen, decodeBaseline(stored), timeout, true)
+	if err != nil {
+		resp.Diagnostics.AddError("Egress not restored", err.Error())
+		return
+	}
+	addRestoreWarnings(&resp.Diagnostics, []restoreNote{{SandboxID: state.SandboxID.ValueString(), restoreResult: res}})
+}
+
+// ImportState takes a sandbox ID (or a policy ID, "<sandbox_id>/<n>"), or
+// the identity's sandbox_id. The platform's lists become the state;
+// `after` is recorded from the configuration by the first apply, without
+// replacement. An imported policy's destroy restores unrestricted egress:
+// what the sandbox held before it is not known.
+func (r *egressPolicyResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	id, d := tfkit.ImportIDOf(ctx, req, func(m egressPolicyIdentityModel) (string, error) { return m.SandboxID.ValueString(), nil })
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	sandboxID := sandboxOfPolicyID(id)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), sandboxID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("sandbox_id"), sandboxID)...)
+	resp.Diagnostics.Append(setEgressPolicyIdentity(ctx, resp.Identity, types.StringValue(sandboxID))...)
+	resp.Diagnostics.Append(tfkit.MarkImported(ctx, resp.Private)...)
+}
+
+// warnAfterRecordedAfterImport is prime_egress_policy's form of the
+// sandbox's warning of settings recorded after an import: a changed
+// `after` is recorded in place (tfkit.ReplaceUnlessImportedList) instead of
+// replacing the policy, so the setup it names does not run again between a
+// restore and a re-lock; the plan says so, and how to replace.
+func warnAfterRecordedAfterImport(ctx context.Context, req resource.ModifyPlanRequest, diags *diag.Diagnostics) {
+	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || !tfkit.WasImported(ctx, req.Private) {
+		return
+	}
+	var planned, recorded types.List
+	diags.Append(req.Plan.GetAttribute(ctx, path.Root("after"), &planned)...)
+	diags.Append(req.State.GetAttribute(ctx, path.Root("after"), &recorded)...)
+	if planned.Equal(recorded) {
+		return
+	}
+	diags.AddAttributeWarning(path.Root("after"), "Imported policy: recording after without replacing",
+		"The platform does not report after of an existing policy, so the imported state has none, and no apply "+
+			"has recorded the configuration since the import. This apply records the configured after in state "+
+			"without replacing the policy: the setup it names is not run again under open egress first. To "+
+			"replace the policy (restore, setup, lock), run terraform apply -replace=<this policy's address>.")
+}
+
+// setApplied fills the computed attributes after an enforced write.
+func setApplied(ctx context.Context, m *egressPolicyModel, policy prime.EgressPolicy, gen int64, st *prime.EgressPolicyStatus) diag.Diagnostics {
+	var diags diag.Diagnostics
+	m.EffectiveAllow, m.EffectiveBlock, diags = effectiveValues(ctx, policy)
+	m.Generation = types.Int64Value(gen)
+	m.AppliedGeneration = types.Int64Value(st.AppliedGeneration)
+	m.Applied = types.BoolValue(true)
+	return diags
+}
+
+// keepPrior leaves the previous lists in state after a failed update, so the
+// new policy is never recorded as applied. When the platform accepted the
+// write (written > 0), state records that generation as this resource's,
+// with applied = false: the next plan writes again (applied false -> true),
+// and a destroy, even without a refresh, recognises the unapplied write as
+// its own and restores the baseline rather than leaving it to "another
+// writer".
+func keepPrior(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, written int64) {
+	resp.State.Raw = req.State.Raw.Copy()
+	if written > 0 {
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("generation"), written)...)
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("applied"), false)...)
+	}
+}
+
 // applyPlatformPolicy merges a GET answer into state. When the platform
 // holds the destinations this resource wrote, the user's spelling is kept;
 // otherwise (a change from the CLI, an import) the platform's lists become
 // the state, so the difference shows as drift.
 func applyPlatformPolicy(ctx context.Context, m *egressPolicyModel, id string, st *prime.EgressPolicyStatus) diag.Diagnostics {
 	var diags diag.Diagnostics
-	prev, d := policyOfEffective(ctx, m.EffectiveAllow, m.EffectiveBlock)
+	prev, d := PolicyOfEffective(ctx, m.EffectiveAllow, m.EffectiveBlock)
 	diags.Append(d...)
 	// After an import there is no previous write to compare with.
 	wroteBefore := !m.Generation.IsNull() && (prev.Allowlist != nil || prev.Denylist != nil)
@@ -472,70 +435,26 @@ func applyPlatformPolicy(ctx context.Context, m *egressPolicyModel, id string, s
 	return diags
 }
 
-func (r *egressPolicyResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
-		return
-	}
-	var state egressPolicyModel
-	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, d := state.Timeouts.Delete(ctx, defaultEgressTimeout)
-	resp.Diagnostics.Append(d...)
-	stored, d := req.Private.GetKey(ctx, baselineKey)
-	resp.Diagnostics.Append(d...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ownGen := int64(-1)
-	if !state.Generation.IsNull() {
-		ownGen = state.Generation.ValueInt64()
-	}
-	res, err := restoreEgress(ctx, r.client, state.SandboxID.ValueString(), ownGen, decodeBaseline(stored), timeout, true)
-	if err != nil {
-		resp.Diagnostics.AddError("Egress not restored", err.Error())
-		return
-	}
-	addRestoreWarnings(&resp.Diagnostics, []restoreNote{{SandboxID: state.SandboxID.ValueString(), restoreResult: res}})
+// policyID names one enforced write of a policy: a sandbox and the
+// generation written. Sandbox IDs contain no "/".
+func policyID(sandboxID string, gen int64) string { return fmt.Sprintf("%s/%d", sandboxID, gen) }
+
+// sandboxOfPolicyID reads the sandbox from a policy ID or an import ID
+// ("<sandbox_id>" or "<sandbox_id>/<generation>").
+func sandboxOfPolicyID(id string) string {
+	sb, _, _ := strings.Cut(id, "/")
+	return sb
 }
 
-// ImportState takes a sandbox ID (or a policy ID, "<sandbox_id>/<n>"), or
-// the identity's sandbox_id. The platform's lists become the state;
-// `after` is recorded from the configuration by the first apply, without
-// replacement. An imported policy's destroy restores unrestricted egress:
-// what the sandbox held before it is not known.
-func (r *egressPolicyResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id, d := importIDOf(ctx, req, func(m egressPolicyIdentityModel) (string, error) { return m.SandboxID.ValueString(), nil })
-	resp.Diagnostics.Append(d...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	sandboxID := sandboxOfPolicyID(id)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), sandboxID)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("sandbox_id"), sandboxID)...)
-	resp.Diagnostics.Append(setEgressPolicyIdentity(ctx, resp.Identity, types.StringValue(sandboxID))...)
-	resp.Diagnostics.Append(tfkit.MarkImported(ctx, resp.Private)...)
-}
-
-// warnAfterRecordedAfterImport is prime_egress_policy's form of
-// warnRecordedAfterImport: after an import, a changed `after` is recorded
-// in place (tfkit.ReplaceUnlessImportedList) instead of replacing the policy, so
-// the setup it names does not run again between a restore and a re-lock;
-// the plan says so, and how to replace.
-func warnAfterRecordedAfterImport(ctx context.Context, req resource.ModifyPlanRequest, diags *diag.Diagnostics) {
-	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || !tfkit.WasImported(ctx, req.Private) {
-		return
-	}
-	var planned, recorded types.List
-	diags.Append(req.Plan.GetAttribute(ctx, path.Root("after"), &planned)...)
-	diags.Append(req.State.GetAttribute(ctx, path.Root("after"), &recorded)...)
-	if planned.Equal(recorded) {
-		return
-	}
-	diags.AddAttributeWarning(path.Root("after"), "Imported policy: recording after without replacing",
-		"The platform does not report after of an existing policy, so the imported state has none, and no apply "+
-			"has recorded the configuration since the import. This apply records the configured after in state "+
-			"without replacing the policy: the setup it names is not run again under open egress first. To "+
-			"replace the policy (restore, setup, lock), run terraform apply -replace=<this policy's address>.")
+type egressPolicyModel struct {
+	ID        types.String `tfsdk:"id"`
+	SandboxID types.String `tfsdk:"sandbox_id"`
+	Lists
+	After             types.List     `tfsdk:"after"`
+	EffectiveAllow    types.List     `tfsdk:"effective_allow"`
+	EffectiveBlock    types.List     `tfsdk:"effective_block"`
+	Generation        types.Int64    `tfsdk:"generation"`
+	AppliedGeneration types.Int64    `tfsdk:"applied_generation"`
+	Applied           types.Bool     `tfsdk:"applied"`
+	Timeouts          timeouts.Value `tfsdk:"timeouts"`
 }

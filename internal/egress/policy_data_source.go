@@ -1,4 +1,7 @@
-package provider
+package egress
+
+// The prime_egress_policy data source: the policy a sandbox holds, read
+// from the platform in canonical form.
 
 import (
 	"context"
@@ -17,28 +20,18 @@ import (
 
 var _ datasource.DataSourceWithConfigure = (*egressPolicyDataSource)(nil)
 
-// NewEgressPolicyDataSource is the prime_egress_policy data source
+// NewPolicyDataSource is the prime_egress_policy data source
 // constructor.
-func NewEgressPolicyDataSource() datasource.DataSource { return &egressPolicyDataSource{} }
+func NewPolicyDataSource() datasource.DataSource { return &egressPolicyDataSource{} }
 
 type egressPolicyDataSource struct{ client *prime.Client }
-
-type egressPolicyDataModel struct {
-	SandboxID         types.String `tfsdk:"sandbox_id"`
-	Mode              types.String `tfsdk:"mode"`
-	Allow             types.List   `tfsdk:"allow"`
-	Block             types.List   `tfsdk:"block"`
-	Generation        types.Int64  `tfsdk:"generation"`
-	AppliedGeneration types.Int64  `tfsdk:"applied_generation"`
-	Applied           types.Bool   `tfsdk:"applied"`
-}
 
 func (d *egressPolicyDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_egress_policy"
 }
 
 func (d *egressPolicyDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	d.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (d *egressPolicyDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -103,4 +96,14 @@ func (d *egressPolicyDataSource) Read(ctx context.Context, req datasource.ReadRe
 	m.AppliedGeneration = types.Int64Value(st.AppliedGeneration)
 	m.Applied = types.BoolValue(st.Enforces(st.Generation))
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &m)...)
+}
+
+type egressPolicyDataModel struct {
+	SandboxID         types.String `tfsdk:"sandbox_id"`
+	Mode              types.String `tfsdk:"mode"`
+	Allow             types.List   `tfsdk:"allow"`
+	Block             types.List   `tfsdk:"block"`
+	Generation        types.Int64  `tfsdk:"generation"`
+	AppliedGeneration types.Int64  `tfsdk:"applied_generation"`
+	Applied           types.Bool   `tfsdk:"applied"`
 }

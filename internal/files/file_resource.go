@@ -1,4 +1,4 @@
-package provider
+package files
 
 // prime_sandbox_file: one file or one directory put into a sandbox through
 // the gateway's upload route, as the verifiers framework puts a task in
@@ -30,27 +30,11 @@ var (
 	_ resource.ResourceWithModifyPlan     = (*sandboxFileResource)(nil)
 )
 
-// NewSandboxFileResource is the prime_sandbox_file constructor.
-func NewSandboxFileResource() resource.Resource { return &sandboxFileResource{} }
+// NewFileResource is the prime_sandbox_file constructor.
+func NewFileResource() resource.Resource { return &sandboxFileResource{} }
 
 type sandboxFileResource struct {
 	client *prime.Client
-}
-
-type sandboxFileModel struct {
-	ID               types.String `tfsdk:"id"`
-	SandboxID        types.String `tfsdk:"sandbox_id"`
-	Path             types.String `tfsdk:"path"`
-	Content          types.String `tfsdk:"content"`
-	ContentBase64    types.String `tfsdk:"content_base64"`
-	ContentWO        types.String `tfsdk:"content_wo"`
-	ContentWOVersion types.Int64  `tfsdk:"content_wo_version"`
-	Source           types.String `tfsdk:"source"`
-	SourceDir        types.String `tfsdk:"source_dir"`
-	Mode             types.String `tfsdk:"mode"`
-	Triggers         types.Map    `tfsdk:"triggers"`
-	SHA256           types.String `tfsdk:"sha256"`
-	Size             types.Int64  `tfsdk:"size"`
 }
 
 func (r *sandboxFileResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -58,45 +42,7 @@ func (r *sandboxFileResource) Metadata(_ context.Context, req resource.MetadataR
 }
 
 func (r *sandboxFileResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
-// Description endings of the upload resources.
-const (
-	reupload      = " A change uploads again (the resource is replaced)."
-	byFingerprint = " Changing it replaces the resource only when the bytes change (see `sha256`): the same bytes from another source update in place."
-)
-
-// fileSourceAttributes are the source arguments prime_sandbox_file and
-// prime_fleet_file share, with the same meaning.
-func fileSourceAttributes() map[string]schema.Attribute {
-	return map[string]schema.Attribute{
-		"content": schema.StringAttribute{
-			Optional: true,
-			MarkdownDescription: "Text to write, as UTF-8. Stored in state and shown in plans: for secrets use " +
-				"`content_wo`. One of `content`, `content_base64`, `content_wo`, `source`, `source_dir`." + byFingerprint,
-		},
-		"content_base64": schema.StringAttribute{
-			Optional: true,
-			MarkdownDescription: "Bytes to write, base64-encoded (standard alphabet, padded), for binary content " +
-				"such as `filebase64(\"task.tar.gz\")`. Stored in state." + byFingerprint,
-		},
-		"source": schema.StringAttribute{
-			Optional: true,
-			MarkdownDescription: "Local file to upload, relative to the directory Terraform runs in (use `path.module`). " +
-				"It must exist at plan time: the plan reads it to fingerprint it (`sha256`), so a file whose bytes changed " +
-				"on disk shows as a replacement in the plan, and an apply whose file changed after the plan fails " +
-				"instead of uploading unplanned bytes. Streamed from disk: a large file never sits in memory." + byFingerprint,
-		},
-		"source_dir": schema.StringAttribute{
-			Optional: true,
-			MarkdownDescription: "Local directory to upload: it is sent as one tar archive (regular files, directories " +
-				"and symbolic links, permission bits kept, times and owners dropped so the archive is the same for the " +
-				"same tree) and unpacked in the sandbox into `path`, which is created. Fingerprinted at plan time like " +
-				"`source` (the archive's `sha256`), so any change in the tree shows as a replacement. Unpacking merges " +
-				"into what `path` already holds." + byFingerprint,
-		},
-	}
+	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (r *sandboxFileResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -169,21 +115,42 @@ func (r *sandboxFileResource) Schema(_ context.Context, _ resource.SchemaRequest
 	}
 }
 
-// sourceArgsOf reads the source arguments of a model (content_wo from the
-// configuration, where alone it exists).
-func sourceArgsOf(m sandboxFileModel) sourceArgs {
-	return sourceArgs{Content: m.Content.ValueStringPointer(), ContentBase64: m.ContentBase64.ValueStringPointer(),
-		ContentWO: m.ContentWO.ValueStringPointer(), Source: m.Source.ValueStringPointer(), SourceDir: m.SourceDir.ValueStringPointer()}
-}
+// Description endings of the upload resources.
+const (
+	reupload      = " A change uploads again (the resource is replaced)."
+	byFingerprint = " Changing it replaces the resource only when the bytes change (see `sha256`): the same bytes from another source update in place."
+)
 
-// sourceArgsUnknown reports whether any source argument is unknown.
-func sourceArgsUnknown(vals ...types.String) bool {
-	for _, v := range vals {
-		if v.IsUnknown() {
-			return true
-		}
+// fileSourceAttributes are the source arguments prime_sandbox_file and
+// prime_fleet_file share, with the same meaning.
+func fileSourceAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"content": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Text to write, as UTF-8. Stored in state and shown in plans: for secrets use " +
+				"`content_wo`. One of `content`, `content_base64`, `content_wo`, `source`, `source_dir`." + byFingerprint,
+		},
+		"content_base64": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Bytes to write, base64-encoded (standard alphabet, padded), for binary content " +
+				"such as `filebase64(\"task.tar.gz\")`. Stored in state." + byFingerprint,
+		},
+		"source": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Local file to upload, relative to the directory Terraform runs in (use `path.module`). " +
+				"It must exist at plan time: the plan reads it to fingerprint it (`sha256`), so a file whose bytes changed " +
+				"on disk shows as a replacement in the plan, and an apply whose file changed after the plan fails " +
+				"instead of uploading unplanned bytes. Streamed from disk: a large file never sits in memory." + byFingerprint,
+		},
+		"source_dir": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Local directory to upload: it is sent as one tar archive (regular files, directories " +
+				"and symbolic links, permission bits kept, times and owners dropped so the archive is the same for the " +
+				"same tree) and unpacked in the sandbox into `path`, which is created. Fingerprinted at plan time like " +
+				"`source` (the archive's `sha256`), so any change in the tree shows as a replacement. Unpacking merges " +
+				"into what `path` already holds." + byFingerprint,
+		},
 	}
-	return false
 }
 
 func (r *sandboxFileResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
@@ -239,6 +206,122 @@ func (r *sandboxFileResource) ModifyPlan(ctx context.Context, req resource.Modif
 	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 }
 
+func (r *sandboxFileResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var plan, config sandboxFileModel
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &config)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	src, err := sourceOf(sourceArgsOf(config))
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("content"), "Invalid file source", err.Error())
+		return
+	}
+	opened, err := src.open(plan.SHA256.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root(src.attribute()), "Cannot read the file source", err.Error())
+		return
+	}
+	defer opened.Close()
+	id, remote := plan.SandboxID.ValueString(), plan.Path.ValueString()
+	tflog.Info(ctx, "uploading", map[string]any{"sandbox_id": id, "path": remote, "bytes": opened.Print.Size, "directory": src.isDir()})
+	if _, err := r.client.PutFile(ctx, id, prime.PutFileRequest{
+		Path: remote, Source: opened.Upload, Mode: modeOf(plan.Mode), Extract: src.isDir(),
+	}); err != nil {
+		resp.Diagnostics.AddError("Upload failed", fmt.Sprintf("sandbox %s, %s: %v", id, remote, err))
+		return
+	}
+	plan.ContentWO = types.StringNull()
+	if src.kind != sourceContentWO {
+		plan.SHA256, plan.Size = types.StringValue(opened.Print.SHA256), types.Int64Value(opened.Print.Size)
+	}
+	plan.ID = sandboxFileID(plan)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
+}
+
+// Read leaves state alone unless the sandbox is gone, which takes the file
+// with it: the file is not read back (see the resource's description).
+func (r *sandboxFileResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	if r.client == nil {
+		resp.State.Raw = req.State.Raw
+		return
+	}
+	var state sandboxFileModel
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	gone, err := r.client.SandboxGone(ctx, state.SandboxID.ValueString())
+	switch {
+	case err != nil:
+		resp.Diagnostics.AddError("Cannot read the file's sandbox", err.Error())
+	case gone:
+		resp.Diagnostics.AddWarning("File's sandbox is gone",
+			fmt.Sprintf("Sandbox %s no longer runs, and %s went with it; it is removed from state.",
+				state.SandboxID.ValueString(), state.Path.ValueString()))
+		resp.State.RemoveResource(ctx)
+	default:
+		resp.State.Raw = req.State.Raw
+	}
+}
+
+// Update changes the mode; everything else replaces the resource.
+func (r *sandboxFileResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state sandboxFileModel
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if mode := modeOf(plan.Mode); mode != nil && !plan.Mode.Equal(state.Mode) {
+		if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
+			return
+		}
+		if err := r.client.ChangeMode(ctx, plan.SandboxID.ValueString(), plan.Path.ValueString(), *mode); err != nil {
+			resp.Diagnostics.AddError("Cannot change the mode", err.Error())
+			return
+		}
+	}
+	plan.ContentWO = types.StringNull()
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
+}
+
+// Delete removes the file (or directory) unless its sandbox is gone.
+func (r *sandboxFileResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var state sandboxFileModel
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if err := removeUpload(ctx, r.client, state.SandboxID.ValueString(), state.Path.ValueString(), !state.SourceDir.IsNull()); err != nil {
+		resp.Diagnostics.AddError("Cannot remove the file", err.Error())
+	}
+}
+
+// sourceArgsOf reads the source arguments of a model (content_wo from the
+// configuration, where alone it exists).
+func sourceArgsOf(m sandboxFileModel) sourceArgs {
+	return sourceArgs{Content: m.Content.ValueStringPointer(), ContentBase64: m.ContentBase64.ValueStringPointer(),
+		ContentWO: m.ContentWO.ValueStringPointer(), Source: m.Source.ValueStringPointer(), SourceDir: m.SourceDir.ValueStringPointer()}
+}
+
+// sourceArgsUnknown reports whether any source argument is unknown.
+func sourceArgsUnknown(vals ...types.String) bool {
+	for _, v := range vals {
+		if v.IsUnknown() {
+			return true
+		}
+	}
+	return false
+}
+
 // sandboxFileID is the ID of what m uploads (see the id attribute):
 // unknown while the sandbox, the path or the bytes are.
 func sandboxFileID(m sandboxFileModel) types.String {
@@ -290,114 +373,31 @@ func modeOf(v types.String) *uint32 {
 	return &m
 }
 
-func (r *sandboxFileResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
-		return
-	}
-	var plan, config sandboxFileModel
-	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
-	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &config)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	src, err := sourceOf(sourceArgsOf(config))
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("content"), "Invalid file source", err.Error())
-		return
-	}
-	opened, err := src.open(plan.SHA256.ValueString())
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root(src.attribute()), "Cannot read the file source", err.Error())
-		return
-	}
-	defer opened.Close()
-	id, remote := plan.SandboxID.ValueString(), plan.Path.ValueString()
-	tflog.Info(ctx, "uploading", map[string]any{"sandbox_id": id, "path": remote, "bytes": opened.Print.Size, "directory": src.isDir()})
-	if _, err := r.client.PutFile(ctx, id, prime.PutFileRequest{
-		Path: remote, Source: opened.Upload, Mode: modeOf(plan.Mode), Extract: src.isDir(),
-	}); err != nil {
-		resp.Diagnostics.AddError("Upload failed", fmt.Sprintf("sandbox %s, %s: %v", id, remote, err))
-		return
-	}
-	plan.ContentWO = types.StringNull()
-	if src.kind != sourceContentWO {
-		plan.SHA256, plan.Size = types.StringValue(opened.Print.SHA256), types.Int64Value(opened.Print.Size)
-	}
-	plan.ID = sandboxFileID(plan)
-	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
-}
-
-// Read leaves state alone unless the sandbox is gone, which takes the file
-// with it: the file is not read back (see the resource's description).
-func (r *sandboxFileResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if r.client == nil {
-		resp.State.Raw = req.State.Raw
-		return
-	}
-	var state sandboxFileModel
-	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	gone, err := sandboxGone(ctx, r.client, state.SandboxID.ValueString())
-	switch {
-	case err != nil:
-		resp.Diagnostics.AddError("Cannot read the file's sandbox", err.Error())
-	case gone:
-		resp.Diagnostics.AddWarning("File's sandbox is gone",
-			fmt.Sprintf("Sandbox %s no longer runs, and %s went with it; it is removed from state.",
-				state.SandboxID.ValueString(), state.Path.ValueString()))
-		resp.State.RemoveResource(ctx)
-	default:
-		resp.State.Raw = req.State.Raw
-	}
-}
-
-// Update changes the mode; everything else replaces the resource.
-func (r *sandboxFileResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, state sandboxFileModel
-	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
-	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if mode := modeOf(plan.Mode); mode != nil && !plan.Mode.Equal(state.Mode) {
-		if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
-			return
-		}
-		if err := r.client.ChangeMode(ctx, plan.SandboxID.ValueString(), plan.Path.ValueString(), *mode); err != nil {
-			resp.Diagnostics.AddError("Cannot change the mode", err.Error())
-			return
-		}
-	}
-	plan.ContentWO = types.StringNull()
-	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
-}
-
-// Delete removes the file (or directory) unless its sandbox is gone.
-func (r *sandboxFileResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
-		return
-	}
-	var state sandboxFileModel
-	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if err := removeUpload(ctx, r.client, state.SandboxID.ValueString(), state.Path.ValueString(), !state.SourceDir.IsNull()); err != nil {
-		resp.Diagnostics.AddError("Cannot remove the file", err.Error())
-	}
-}
-
 // removeUpload removes an uploaded file or directory; a sandbox that is
 // gone took it along, which is success.
 func removeUpload(ctx context.Context, c *prime.Client, sandboxID, remote string, dir bool) error {
-	if gone, err := sandboxGone(ctx, c, sandboxID); err == nil && gone {
+	if gone, err := c.SandboxGone(ctx, sandboxID); err == nil && gone {
 		return nil
 	}
 	err := c.RemovePath(ctx, sandboxID, remote, dir)
-	if err == nil || goneWithSandbox(err) {
+	if err == nil || prime.GoneWithSandbox(err) {
 		return nil
 	}
 	return fmt.Errorf("sandbox %s, %s: %w", sandboxID, remote, err)
+}
+
+type sandboxFileModel struct {
+	ID               types.String `tfsdk:"id"`
+	SandboxID        types.String `tfsdk:"sandbox_id"`
+	Path             types.String `tfsdk:"path"`
+	Content          types.String `tfsdk:"content"`
+	ContentBase64    types.String `tfsdk:"content_base64"`
+	ContentWO        types.String `tfsdk:"content_wo"`
+	ContentWOVersion types.Int64  `tfsdk:"content_wo_version"`
+	Source           types.String `tfsdk:"source"`
+	SourceDir        types.String `tfsdk:"source_dir"`
+	Mode             types.String `tfsdk:"mode"`
+	Triggers         types.Map    `tfsdk:"triggers"`
+	SHA256           types.String `tfsdk:"sha256"`
+	Size             types.Int64  `tfsdk:"size"`
 }

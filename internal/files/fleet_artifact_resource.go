@@ -1,4 +1,4 @@
-package provider
+package files
 
 // prime_fleet_artifact: prime_sandbox_artifact on every member of a fleet,
 // each member's result to its own local path ({key} substituted), through
@@ -43,81 +43,12 @@ type fleetArtifactResource struct {
 	client *prime.Client
 }
 
-// memberKeyPlaceholder is replaced by each member's key in local_path.
-const memberKeyPlaceholder = "{key}"
-
-type fleetArtifactModel struct {
-	ID             types.String `tfsdk:"id"`
-	SandboxIDs     types.Map    `tfsdk:"sandbox_ids"`
-	RemotePath     types.String `tfsdk:"remote_path"`
-	Kind           types.String `tfsdk:"kind"`
-	LocalPath      types.String `tfsdk:"local_path"`
-	MaxSize        types.Int64  `tfsdk:"max_size"`
-	AllowMissing   types.Bool   `tfsdk:"allow_missing"`
-	KeepOnDestroy  types.Bool   `tfsdk:"keep_on_destroy"`
-	Triggers       types.Map    `tfsdk:"triggers"`
-	MemberTriggers types.Map    `tfsdk:"member_triggers"`
-	MaxConcurrency types.Int64  `tfsdk:"max_concurrency"`
-	Members        types.Map    `tfsdk:"members"`
-}
-
-// fleetArtifactMember is one member's download in `members`.
-type fleetArtifactMember struct {
-	SandboxID, LocalPath types.String
-	Exists               types.Bool
-	Files, Refused       types.List
-}
-
-var fleetArtifactMemberAttrTypes = map[string]attr.Type{
-	"sandbox_id": types.StringType, "local_path": types.StringType, "exists": types.BoolType,
-	"files": types.ListType{ElemType: artifactFileType()}, "refused": types.ListType{ElemType: artifactRefusedType()},
-}
-
-func fleetArtifactMemberType() types.ObjectType {
-	return types.ObjectType{AttrTypes: fleetArtifactMemberAttrTypes}
-}
-
-func (m fleetArtifactMember) object() types.Object {
-	return types.ObjectValueMust(fleetArtifactMemberAttrTypes, map[string]attr.Value{
-		"sandbox_id": m.SandboxID, "local_path": m.LocalPath, "exists": m.Exists, "files": m.Files, "refused": m.Refused,
-	})
-}
-
-func fleetArtifactMembersValue(members map[string]*fleetArtifactMember) types.Map {
-	elems := make(map[string]attr.Value, len(members))
-	for k, m := range members {
-		if m == nil {
-			elems[k] = types.ObjectUnknown(fleetArtifactMemberAttrTypes)
-			continue
-		}
-		elems[k] = m.object()
-	}
-	return types.MapValueMust(fleetArtifactMemberType(), elems)
-}
-
-func fleetArtifactMembersOf(v types.Map, diags *diag.Diagnostics) map[string]fleetArtifactMember {
-	if v.IsNull() || v.IsUnknown() {
-		return nil
-	}
-	return fleet.MembersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetArtifactMember {
-		files, _ := a["files"].(types.List)
-		refused, _ := a["refused"].(types.List)
-		return fleetArtifactMember{SandboxID: tfkit.StringAttr(a, "sandbox_id"), LocalPath: tfkit.StringAttr(a, "local_path"),
-			Exists: tfkit.BoolAttr(a, "exists"), Files: files, Refused: refused}
-	})
-}
-
-// memberLocalPath is local_path with the member's key in place.
-func memberLocalPath(template, key string) string {
-	return strings.ReplaceAll(template, memberKeyPlaceholder, key)
-}
-
 func (r *fleetArtifactResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_fleet_artifact"
 }
 
 func (r *fleetArtifactResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (r *fleetArtifactResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -170,7 +101,7 @@ func (r *fleetArtifactResource) Schema(_ context.Context, _ resource.SchemaReque
 			"`local_path` with `{key}` replaced by the member's key. Members download concurrently; every failed member " +
 			"is named in one error. On create nothing is stored when any member fails (the next apply downloads every " +
 			"member again); on update, failed members are left out of `members`, so the next apply retries only them." +
-			resultPathsAdvice,
+			ResultPathsAdvice,
 		Attributes: attrs,
 	}
 }
@@ -181,9 +112,11 @@ type memberKeyPathValidator struct{}
 func (memberKeyPathValidator) Description(context.Context) string {
 	return "must contain {key}, replaced by each member's key"
 }
+
 func (v memberKeyPathValidator) MarkdownDescription(ctx context.Context) string {
 	return v.Description(ctx)
 }
+
 func (memberKeyPathValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
 		return
@@ -193,13 +126,6 @@ func (memberKeyPathValidator) ValidateString(_ context.Context, req validator.St
 			fmt.Sprintf("%s: %q has no {key}: every member's result needs its own place, e.g. %q", req.Path,
 				req.ConfigValue.ValueString(), "results/{key}/"+lastElem(req.ConfigValue.ValueString())))
 	}
-}
-
-func lastElem(p string) string {
-	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
-		return p[i+1:]
-	}
-	return p
 }
 
 func (r *fleetArtifactResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
@@ -213,16 +139,6 @@ func (r *fleetArtifactResource) ValidateConfig(ctx context.Context, req resource
 			fmt.Sprintf("member_triggers: %s %s not a key of sandbox_ids, so nothing follows from it.",
 				tfkit.QuoteKeys(strays), tfkit.PluralVerb(len(strays), "is", "are")))
 	}
-}
-
-// keepArtifactMember: a recorded download stays when its sandbox and its
-// member trigger are unchanged.
-func keepArtifactMember(prior fleetArtifactMember, id types.String, plan, state fleetArtifactModel, key string) bool {
-	if id.IsUnknown() || !prior.SandboxID.Equal(id) {
-		return false
-	}
-	pt, st := fleet.TriggerOf(plan.MemberTriggers, key), fleet.TriggerOf(state.MemberTriggers, key)
-	return !pt.IsUnknown() && pt.Equal(st)
 }
 
 func (r *fleetArtifactResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -256,46 +172,6 @@ func (r *fleetArtifactResource) ModifyPlan(ctx context.Context, req resource.Mod
 	}
 	plan.Members = fleetArtifactMembersValue(planned)
 	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
-}
-
-// downloadMembers downloads the members in ids concurrently.
-func (r *fleetArtifactResource) downloadMembers(ctx context.Context, m fleetArtifactModel, ids map[string]string, problems *fleet.Problems) (map[string]fleetArtifactMember, map[string][]prime.RefusedEntry) {
-	var mu sync.Mutex
-	done := map[string]fleetArtifactMember{}
-	refused := map[string][]prime.RefusedEntry{}
-	tflog.Info(ctx, "downloading from fleet", map[string]any{"members": len(ids), "path": m.RemotePath.ValueString()})
-	fleet.ForEachMember(ctx, tfkit.SortedKeys(ids), int(m.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
-		local := memberLocalPath(m.LocalPath.ValueString(), key)
-		res, err := downloadArtifact(ctx, r.client, artifactRequest{
-			SandboxID: ids[key], Remote: m.RemotePath.ValueString(), Local: local, Kind: m.Kind.ValueString(),
-			MaxBytes: m.MaxSize.ValueInt64(), AllowMissing: m.AllowMissing.ValueBool(),
-		})
-		if err != nil {
-			problems.Add(key, "%v", err)
-			return
-		}
-		rec := fleetArtifactMember{SandboxID: types.StringValue(ids[key]), LocalPath: types.StringValue(local),
-			Exists: types.BoolValue(res.Exists), Files: artifactFilesValue(res.Files), Refused: artifactRefusedValue(res.Refused)}
-		mu.Lock()
-		defer mu.Unlock()
-		done[key] = rec
-		if len(res.Refused) > 0 {
-			refused[key] = res.Refused
-		}
-	})
-	return done, refused
-}
-
-// warnRefused reports refused archive entries, per member.
-func warnRefused(diags *diag.Diagnostics, m fleetArtifactModel, refused map[string][]prime.RefusedEntry) {
-	if len(refused) == 0 {
-		return
-	}
-	var b strings.Builder
-	for _, k := range tfkit.SortedKeys(refused) {
-		fmt.Fprintf(&b, "\nMember %q (%s):%s", k, memberLocalPath(m.LocalPath.ValueString(), k), refusedSummary(refused[k]))
-	}
-	diags.AddWarning("Archive entries refused", fmt.Sprintf("%s held entries that were not unpacked:%s", m.RemotePath.ValueString(), b.String()))
 }
 
 func (r *fleetArtifactResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -412,4 +288,130 @@ func (r *fleetArtifactResource) Delete(ctx context.Context, req resource.DeleteR
 	if problems.Len() > 0 {
 		resp.Diagnostics.AddError("Cannot remove the downloaded files", problems.String())
 	}
+}
+
+// downloadMembers downloads the members in ids concurrently.
+func (r *fleetArtifactResource) downloadMembers(ctx context.Context, m fleetArtifactModel, ids map[string]string, problems *fleet.Problems) (map[string]fleetArtifactMember, map[string][]prime.RefusedEntry) {
+	var mu sync.Mutex
+	done := map[string]fleetArtifactMember{}
+	refused := map[string][]prime.RefusedEntry{}
+	tflog.Info(ctx, "downloading from fleet", map[string]any{"members": len(ids), "path": m.RemotePath.ValueString()})
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(ids), int(m.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
+		local := memberLocalPath(m.LocalPath.ValueString(), key)
+		res, err := DownloadArtifact(ctx, r.client, ArtifactRequest{
+			SandboxID: ids[key], Remote: m.RemotePath.ValueString(), Local: local, Kind: m.Kind.ValueString(),
+			MaxBytes: m.MaxSize.ValueInt64(), AllowMissing: m.AllowMissing.ValueBool(),
+		})
+		if err != nil {
+			problems.Add(key, "%v", err)
+			return
+		}
+		rec := fleetArtifactMember{SandboxID: types.StringValue(ids[key]), LocalPath: types.StringValue(local),
+			Exists: types.BoolValue(res.Exists), Files: ArtifactFilesValue(res.Files), Refused: artifactRefusedValue(res.Refused)}
+		mu.Lock()
+		defer mu.Unlock()
+		done[key] = rec
+		if len(res.Refused) > 0 {
+			refused[key] = res.Refused
+		}
+	})
+	return done, refused
+}
+
+// keepArtifactMember: a recorded download stays when its sandbox and its
+// member trigger are unchanged.
+func keepArtifactMember(prior fleetArtifactMember, id types.String, plan, state fleetArtifactModel, key string) bool {
+	if id.IsUnknown() || !prior.SandboxID.Equal(id) {
+		return false
+	}
+	pt, st := fleet.TriggerOf(plan.MemberTriggers, key), fleet.TriggerOf(state.MemberTriggers, key)
+	return !pt.IsUnknown() && pt.Equal(st)
+}
+
+// warnRefused reports refused archive entries, per member.
+func warnRefused(diags *diag.Diagnostics, m fleetArtifactModel, refused map[string][]prime.RefusedEntry) {
+	if len(refused) == 0 {
+		return
+	}
+	var b strings.Builder
+	for _, k := range tfkit.SortedKeys(refused) {
+		fmt.Fprintf(&b, "\nMember %q (%s):%s", k, memberLocalPath(m.LocalPath.ValueString(), k), refusedSummary(refused[k]))
+	}
+	diags.AddWarning("Archive entries refused", fmt.Sprintf("%s held entries that were not unpacked:%s", m.RemotePath.ValueString(), b.String()))
+}
+
+// memberKeyPlaceholder is replaced by each member's key in local_path.
+const memberKeyPlaceholder = "{key}"
+
+// memberLocalPath is local_path with the member's key in place.
+func memberLocalPath(template, key string) string {
+	return strings.ReplaceAll(template, memberKeyPlaceholder, key)
+}
+
+func lastElem(p string) string {
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+type fleetArtifactModel struct {
+	ID             types.String `tfsdk:"id"`
+	SandboxIDs     types.Map    `tfsdk:"sandbox_ids"`
+	RemotePath     types.String `tfsdk:"remote_path"`
+	Kind           types.String `tfsdk:"kind"`
+	LocalPath      types.String `tfsdk:"local_path"`
+	MaxSize        types.Int64  `tfsdk:"max_size"`
+	AllowMissing   types.Bool   `tfsdk:"allow_missing"`
+	KeepOnDestroy  types.Bool   `tfsdk:"keep_on_destroy"`
+	Triggers       types.Map    `tfsdk:"triggers"`
+	MemberTriggers types.Map    `tfsdk:"member_triggers"`
+	MaxConcurrency types.Int64  `tfsdk:"max_concurrency"`
+	Members        types.Map    `tfsdk:"members"`
+}
+
+// fleetArtifactMember is one member's download in `members`.
+type fleetArtifactMember struct {
+	SandboxID, LocalPath types.String
+	Exists               types.Bool
+	Files, Refused       types.List
+}
+
+var fleetArtifactMemberAttrTypes = map[string]attr.Type{
+	"sandbox_id": types.StringType, "local_path": types.StringType, "exists": types.BoolType,
+	"files": types.ListType{ElemType: ArtifactFileType()}, "refused": types.ListType{ElemType: artifactRefusedType()},
+}
+
+func fleetArtifactMemberType() types.ObjectType {
+	return types.ObjectType{AttrTypes: fleetArtifactMemberAttrTypes}
+}
+
+func (m fleetArtifactMember) object() types.Object {
+	return types.ObjectValueMust(fleetArtifactMemberAttrTypes, map[string]attr.Value{
+		"sandbox_id": m.SandboxID, "local_path": m.LocalPath, "exists": m.Exists, "files": m.Files, "refused": m.Refused,
+	})
+}
+
+func fleetArtifactMembersValue(members map[string]*fleetArtifactMember) types.Map {
+	elems := make(map[string]attr.Value, len(members))
+	for k, m := range members {
+		if m == nil {
+			elems[k] = types.ObjectUnknown(fleetArtifactMemberAttrTypes)
+			continue
+		}
+		elems[k] = m.object()
+	}
+	return types.MapValueMust(fleetArtifactMemberType(), elems)
+}
+
+func fleetArtifactMembersOf(v types.Map, diags *diag.Diagnostics) map[string]fleetArtifactMember {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	return fleet.MembersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetArtifactMember {
+		files, _ := a["files"].(types.List)
+		refused, _ := a["refused"].(types.List)
+		return fleetArtifactMember{SandboxID: tfkit.StringAttr(a, "sandbox_id"), LocalPath: tfkit.StringAttr(a, "local_path"),
+			Exists: tfkit.BoolAttr(a, "exists"), Files: files, Refused: refused}
+	})
 }

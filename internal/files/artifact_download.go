@@ -1,4 +1,4 @@
-package provider
+package files
 
 // Artifacts to local disk: what prime_sandbox_artifact and each member of
 // prime_fleet_artifact do. The bytes never pass through state (it records
@@ -25,21 +25,21 @@ import (
 
 // Artifact kinds: what the remote path is.
 const (
-	artifactFile      = "file"      // one file, written to local_path
+	ArtifactFile      = "file"      // one file, written to local_path
 	artifactDirectory = "directory" // a directory, archived in the sandbox and unpacked into local_path
 	artifactArchive   = "archive"   // a tar archive the agent wrote, unpacked into local_path
 )
 
-var artifactKinds = []string{artifactFile, artifactDirectory, artifactArchive}
+var artifactKinds = []string{ArtifactFile, artifactDirectory, artifactArchive}
 
 // Size and count caps of one artifact.
 const (
-	defaultArtifactMaxSize int64 = 1 << 30
+	DefaultArtifactMaxSize int64 = 1 << 30
 	maxArtifactEntries           = 100000
 )
 
-// artifactRequest is one download.
-type artifactRequest struct {
+// ArtifactRequest is one download.
+type ArtifactRequest struct {
 	SandboxID, Remote, Local string
 	Kind                     string
 	MaxBytes                 int64
@@ -49,37 +49,37 @@ type artifactRequest struct {
 	Scrub []string
 }
 
-// artifactFileRecord is one file written to disk.
-type artifactFileRecord struct {
+// ArtifactFileRecord is one file written to disk.
+type ArtifactFileRecord struct {
 	Path   string // local path
 	Size   int64
 	SHA256 string
 }
 
-// artifactResult is what a download wrote.
-type artifactResult struct {
+// ArtifactResult is what a download wrote.
+type ArtifactResult struct {
 	Exists  bool
-	Files   []artifactFileRecord
+	Files   []ArtifactFileRecord
 	Refused []prime.RefusedEntry
 }
 
 // errArtifactTooLarge: a result over the cap; nothing is kept.
 var errArtifactTooLarge = errors.New("larger than max_size")
 
-// downloadArtifact downloads one artifact. A missing remote path is an
+// DownloadArtifact downloads one artifact. A missing remote path is an
 // error naming sandbox and path, unless AllowMissing.
-func downloadArtifact(ctx context.Context, c *prime.Client, req artifactRequest) (*artifactResult, error) {
-	var res *artifactResult
+func DownloadArtifact(ctx context.Context, c *prime.Client, req ArtifactRequest) (*ArtifactResult, error) {
+	var res *ArtifactResult
 	var err error
 	switch req.Kind {
 	case artifactDirectory, artifactArchive:
 		res, err = downloadTree(ctx, c, req)
 	default:
-		res, err = downloadOneFile(ctx, c, req)
+		res, err = DownloadOneFile(ctx, c, req)
 	}
 	switch {
 	case errors.Is(err, prime.ErrFileNotFound) && req.AllowMissing:
-		return &artifactResult{}, nil
+		return &ArtifactResult{}, nil
 	case errors.Is(err, prime.ErrFileNotFound):
 		return nil, fmt.Errorf("there is no %s %s in sandbox %s (set allow_missing = true if that can be normal)",
 			kindNoun(req.Kind), req.Remote, req.SandboxID)
@@ -102,9 +102,9 @@ func kindNoun(kind string) string {
 	return "file"
 }
 
-// downloadOneFile streams the file into a temporary file beside the
+// DownloadOneFile streams the file into a temporary file beside the
 // destination, hashing it, and renames it into place once it is whole.
-func downloadOneFile(ctx context.Context, c *prime.Client, req artifactRequest) (*artifactResult, error) {
+func DownloadOneFile(ctx context.Context, c *prime.Client, req ArtifactRequest) (*ArtifactResult, error) {
 	dir := filepath.Dir(req.Local)
 	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // G301: results are the operator's to read
 		return nil, err
@@ -120,7 +120,7 @@ func downloadOneFile(ctx context.Context, c *prime.Client, req artifactRequest) 
 			_ = os.Remove(name)
 		}
 	}()
-	var rec artifactFileRecord
+	var rec ArtifactFileRecord
 	err = c.DownloadFile(ctx, req.SandboxID, req.Remote, func(body io.Reader) error {
 		// A retried download starts over.
 		if _, err := tmp.Seek(0, io.SeekStart); err != nil {
@@ -138,7 +138,7 @@ func downloadOneFile(ctx context.Context, c *prime.Client, req artifactRequest) 
 		if in.n > req.MaxBytes {
 			return errArtifactTooLarge
 		}
-		rec = artifactFileRecord{Path: req.Local, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}
+		rec = ArtifactFileRecord{Path: req.Local, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}
 		return nil
 	})
 	if err != nil {
@@ -152,7 +152,7 @@ func downloadOneFile(ctx context.Context, c *prime.Client, req artifactRequest) 
 		_ = os.Remove(name)
 		return nil, err
 	}
-	return &artifactResult{Exists: true, Files: []artifactFileRecord{rec}}, nil
+	return &ArtifactResult{Exists: true, Files: []ArtifactFileRecord{rec}}, nil
 }
 
 // countingReader counts what passes through it.
@@ -170,7 +170,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // downloadTree unpacks a directory (archived in the sandbox) or an archive
 // into a fresh temporary directory beside the destination, through the
 // untrusted-archive extractor, then swaps it into place.
-func downloadTree(ctx context.Context, c *prime.Client, req artifactRequest) (*artifactResult, error) {
+func downloadTree(ctx context.Context, c *prime.Client, req ArtifactRequest) (*ArtifactResult, error) {
 	parent := filepath.Dir(req.Local)
 	if err := os.MkdirAll(parent, 0o755); err != nil { //nolint:gosec // G301: results are the operator's to read
 		return nil, err
@@ -214,9 +214,9 @@ func downloadTree(ctx context.Context, c *prime.Client, req artifactRequest) (*a
 		return nil, err
 	}
 	staged = ""
-	out := &artifactResult{Exists: true, Refused: extracted.Refused}
+	out := &ArtifactResult{Exists: true, Refused: extracted.Refused}
 	for _, f := range extracted.Files {
-		out.Files = append(out.Files, artifactFileRecord{Path: filepath.Join(req.Local, filepath.FromSlash(f.Name)), Size: f.Size, SHA256: f.SHA256})
+		out.Files = append(out.Files, ArtifactFileRecord{Path: filepath.Join(req.Local, filepath.FromSlash(f.Name)), Size: f.Size, SHA256: f.SHA256})
 	}
 	sort.Slice(out.Files, func(i, j int) bool { return out.Files[i].Path < out.Files[j].Path })
 	return out, nil
@@ -248,7 +248,7 @@ func swapDirectory(staged, dest string) error {
 
 // localFilesIntact reports whether every recorded file is still on disk
 // with its recorded size (hashing every refresh would read gigabytes).
-func localFilesIntact(files []artifactFileRecord) bool {
+func localFilesIntact(files []ArtifactFileRecord) bool {
 	for _, f := range files {
 		fi, err := os.Stat(f.Path)
 		if err != nil || !fi.Mode().IsRegular() || fi.Size() != f.Size {
@@ -261,7 +261,7 @@ func localFilesIntact(files []artifactFileRecord) bool {
 // removeLocalArtifact removes what a download wrote: the file, or the
 // directory it unpacked into.
 func removeLocalArtifact(kind, local string) error {
-	if kind == artifactFile {
+	if kind == ArtifactFile {
 		if err := os.Remove(local); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}

@@ -1,4 +1,4 @@
-package provider
+package egress
 
 import (
 	"encoding/json"
@@ -40,7 +40,7 @@ type baselineNote struct {
 	At        time.Time          `json:"at"`
 }
 
-type egressBaselines struct {
+type Baselines struct {
 	dir string // "": notes are kept in memory only (this process)
 
 	mu sync.Mutex
@@ -49,13 +49,13 @@ type egressBaselines struct {
 }
 
 // newEgressBaselines keeps its notes in dir ("": in memory only).
-func newEgressBaselines(dir string) *egressBaselines {
-	return &egressBaselines{dir: dir}
+func newEgressBaselines(dir string) *Baselines {
+	return &Baselines{dir: dir}
 }
 
-// egressBaselinesOf is the baseline notes of the create journal's working
+// BaselinesOf is the baseline notes of the create journal's working
 // directory (a subdirectory, which the create journal's scan ignores).
-func egressBaselinesOf(j *journal.Creates) *egressBaselines {
+func BaselinesOf(j *journal.Creates) *Baselines {
 	if j.Dir() == "" {
 		return newEgressBaselines("")
 	}
@@ -64,7 +64,7 @@ func egressBaselinesOf(j *journal.Creates) *egressBaselines {
 
 // load reads the directory once (under mu), dropping old or unreadable
 // notes.
-func (b *egressBaselines) load() {
+func (b *Baselines) load() {
 	if b.notes != nil {
 		return
 	}
@@ -88,7 +88,7 @@ func (b *egressBaselines) load() {
 // baseline is the noted baseline of sandbox id while the sandbox still
 // holds what the failed create wrote (holds: its current policy, as the
 // create found it); a note that no longer matches is dropped.
-func (b *egressBaselines) baseline(id string, holds prime.EgressPolicy) (prime.EgressPolicy, bool) {
+func (b *Baselines) baseline(id string, holds prime.EgressPolicy) (prime.EgressPolicy, bool) {
 	if b == nil {
 		return prime.EgressPolicy{}, false
 	}
@@ -108,7 +108,7 @@ func (b *egressBaselines) baseline(id string, holds prime.EgressPolicy) (prime.E
 
 // note records that sandbox id held baseline before a create wrote written,
 // which no state records.
-func (b *egressBaselines) note(id string, baseline, written prime.EgressPolicy) {
+func (b *Baselines) note(id string, baseline, written prime.EgressPolicy) {
 	if b == nil || id == "" || strings.ContainsAny(id, `/\`) {
 		return
 	}
@@ -132,7 +132,7 @@ func (b *egressBaselines) note(id string, baseline, written prime.EgressPolicy) 
 }
 
 // forget drops the note of sandbox id: its baseline is in state now.
-func (b *egressBaselines) forget(id string) {
+func (b *Baselines) forget(id string) {
 	if b == nil {
 		return
 	}
@@ -144,9 +144,18 @@ func (b *egressBaselines) forget(id string) {
 	}
 }
 
-func (b *egressBaselines) dropLocked(id string) {
+func (b *Baselines) dropLocked(id string) {
 	delete(b.notes, id)
 	if b.dir != "" {
 		_ = os.Remove(filepath.Join(b.dir, id+".json"))
 	}
+}
+
+// BaselinesFrom is the baseline notes of the provider's configured data
+// (nil, which keeps none, before Configure).
+func BaselinesFrom(data any) *Baselines {
+	if c, ok := data.(interface{ EgressBaselines() *Baselines }); ok {
+		return c.EgressBaselines()
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package provider
+package egress
 
 import (
 	"os"
@@ -61,7 +61,7 @@ func TestEgressBaselines(t *testing.T) {
 	if got, ok := mem.baseline("sb4", lock); !ok || !prime.SamePolicy(got, born) {
 		t.Fatalf("in-memory baseline = %+v, %t", got, ok)
 	}
-	var none *egressBaselines
+	var none *Baselines
 	none.note("sb5", open, lock)
 	if _, ok := none.baseline("sb5", lock); ok {
 		t.Fatal("a nil notebook returned a baseline")

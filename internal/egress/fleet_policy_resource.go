@@ -1,12 +1,11 @@
-package provider
+package egress
 
 // prime_fleet_egress_policy: one composed egress policy on every member of a
 // fleet, each member locked, relocked and restored through the code paths of
-// prime_egress_policy (lockSandbox, relockSandbox, restoreEgress, readEgress).
+// prime_egress_policy (lockSandbox, relockSandbox, restoreEgress, ReadStatus).
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -31,37 +30,12 @@ var (
 	_ resource.ResourceWithModifyPlan     = (*fleetEgressPolicyResource)(nil)
 )
 
-// NewFleetEgressPolicyResource is the prime_fleet_egress_policy constructor.
-func NewFleetEgressPolicyResource() resource.Resource { return &fleetEgressPolicyResource{} }
+// NewFleetPolicyResource is the prime_fleet_egress_policy constructor.
+func NewFleetPolicyResource() resource.Resource { return &fleetEgressPolicyResource{} }
 
 type fleetEgressPolicyResource struct {
 	client    *prime.Client
-	baselines *egressBaselines
-}
-
-type fleetEgressPolicyModel struct {
-	ID         types.String `tfsdk:"id"`
-	SandboxIDs types.Map    `tfsdk:"sandbox_ids"`
-	egressLists
-	After          types.List     `tfsdk:"after"`
-	EffectiveAllow types.List     `tfsdk:"effective_allow"`
-	EffectiveBlock types.List     `tfsdk:"effective_block"`
-	Members        types.Map      `tfsdk:"members"`
-	Timeouts       timeouts.Value `tfsdk:"timeouts"`
-}
-
-// fleetPolicyMember is one entry of members.
-type fleetPolicyMember struct {
-	SandboxID         types.String `tfsdk:"sandbox_id"`
-	Generation        types.Int64  `tfsdk:"generation"`
-	AppliedGeneration types.Int64  `tfsdk:"applied_generation"`
-	Applied           types.Bool   `tfsdk:"applied"`
-}
-
-// policyMemberOf is the entry of an enforced write.
-func policyMemberOf(id string, gen int64, st *prime.EgressPolicyStatus) fleetPolicyMember {
-	return fleetPolicyMember{SandboxID: types.StringValue(id), Generation: types.Int64Value(gen),
-		AppliedGeneration: types.Int64Value(st.AppliedGeneration), Applied: types.BoolValue(true)}
+	baselines *Baselines
 }
 
 func (r *fleetEgressPolicyResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -69,8 +43,8 @@ func (r *fleetEgressPolicyResource) Metadata(_ context.Context, req resource.Met
 }
 
 func (r *fleetEgressPolicyResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-	r.baselines = baselinesFrom(req.ProviderData)
+	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
+	r.baselines = BaselinesFrom(req.ProviderData)
 }
 
 func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -150,7 +124,7 @@ func (r *fleetEgressPolicyResource) ValidateConfig(ctx context.Context, req reso
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	m.egressLists.validate(ctx, path.Empty(), &resp.Diagnostics)
+	m.Lists.Validate(ctx, path.Empty(), &resp.Diagnostics)
 	if m.SandboxIDs.IsNull() || m.SandboxIDs.IsUnknown() {
 		return
 	}
@@ -163,21 +137,6 @@ func (r *fleetEgressPolicyResource) ValidateConfig(ctx context.Context, req reso
 	if dup := sameSandboxTwice(known); dup != "" {
 		resp.Diagnostics.AddAttributeError(path.Root("sandbox_ids"), "Invalid fleet egress policy", dup)
 	}
-}
-
-// sameSandboxTwice explains why ids names one sandbox under two keys (a
-// sandbox holds one policy; two members would write it twice and restore
-// it twice), or returns "".
-func sameSandboxTwice(ids map[string]string) string {
-	first := make(map[string]string, len(ids))
-	for _, k := range tfkit.SortedKeys(ids) {
-		if other, dup := first[ids[k]]; dup {
-			return fmt.Sprintf("sandbox_ids: keys %q and %q both name sandbox %s; a sandbox takes one policy, so give each "+
-				"member its own sandbox", other, k, ids[k])
-		}
-		first[ids[k]] = k
-	}
-	return ""
 }
 
 // ModifyPlan plans the composed lists and the members: a member that will be
@@ -195,7 +154,7 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 	}
 	plan.EffectiveAllow = types.ListUnknown(types.StringType)
 	plan.EffectiveBlock = types.ListUnknown(types.StringType)
-	policy, d := plan.egressLists.planned(ctx)
+	policy, d := plan.Lists.Planned(ctx)
 	resp.Diagnostics.Append(d...)
 	if policy != nil {
 		plan.EffectiveAllow, plan.EffectiveBlock, d = effectiveValues(ctx, *policy)
@@ -207,7 +166,7 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 		var state fleetEgressPolicyModel
 		resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 		prior = fleetMembersOf(state.Members, &resp.Diagnostics)
-		prev, d := policyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
+		prev, d := PolicyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
 		resp.Diagnostics.Append(d...)
 		samePolicy = policy != nil && prime.SamePolicy(prev, *policy)
 	}
@@ -260,111 +219,9 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 		}
 	}
 	if req.State.Raw.IsNull() || !samePolicy {
-		plan.egressLists.warnPlanned(ctx, path.Empty(), &resp.Diagnostics)
+		plan.Lists.warnPlanned(ctx, path.Empty(), &resp.Diagnostics)
 	}
 	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
-}
-
-// rewritesHeldSandbox: a member planned to be written may land on a
-// sandbox the policy already holds (the same sandbox, or one handed over
-// from another key); Update writes it again when the destinations change
-// or its record is not applied, which changes the policy's ID. An unknown
-// id is taken as its key's previous sandbox. A new sandbox is a first
-// write, which keeps the ID.
-func rewritesHeldSandbox(id types.String, key string, prior map[string]fleetPolicyMember, heldBy map[string]string, samePolicy bool) bool {
-	holder, held := key, false
-	if id.IsUnknown() {
-		_, held = prior[key]
-	} else {
-		holder, held = heldBy[id.ValueString()]
-	}
-	return held && (!samePolicy || !prior[holder].Applied.ValueBool())
-}
-
-// fleetMembersOf reads members; nil when null or unknown.
-func fleetMembersOf(v types.Map, diags *diag.Diagnostics) map[string]fleetPolicyMember {
-	if v.IsNull() || v.IsUnknown() {
-		return nil
-	}
-	return fleetPolicyMembersOfMap(v, diags)
-}
-
-// Baselines, per member, travel in private state under baselineKey as one
-// JSON object: member key → what encodeBaseline writes.
-func encodeMemberBaselines(m map[string]prime.EgressPolicy) []byte {
-	raw := make(map[string]json.RawMessage, len(m))
-	for k, p := range m {
-		raw[k] = encodeBaseline(p)
-	}
-	b, _ := json.Marshal(raw)
-	return b
-}
-
-// decodeMemberBaselines reads them back; a member without one restores open
-// (decodeBaseline).
-func decodeMemberBaselines(b []byte) map[string]prime.EgressPolicy {
-	var raw map[string]json.RawMessage
-	_ = json.Unmarshal(b, &raw)
-	out := make(map[string]prime.EgressPolicy, len(raw))
-	for k, v := range raw {
-		out[k] = decodeBaseline(v)
-	}
-	return out
-}
-
-// policyOutcomes gathers what concurrent member work produced.
-type policyOutcomes struct {
-	mu        sync.Mutex
-	members   map[string]fleetPolicyMember
-	baselines map[string]prime.EgressPolicy
-	restores  []restoreNote
-	// rewrites: a member already held was written again (a new ID).
-	rewrites bool
-}
-
-// set records a member.
-func (o *policyOutcomes) set(key string, m fleetPolicyMember) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.members[key] = m
-}
-
-// keep records a member and the baseline its destroy restores.
-func (o *policyOutcomes) keep(key string, m fleetPolicyMember, baseline prime.EgressPolicy) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.members[key] = m
-	o.baselines[key] = baseline
-}
-
-// noteRestore records what a member's restore left, for the warnings.
-func (o *policyOutcomes) noteRestore(key, sandboxID string, res restoreResult) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.restores = append(o.restores, restoreNote{Key: key, SandboxID: sandboxID, restoreResult: res})
-}
-
-// rewrote records that a member already held is written again.
-func (o *policyOutcomes) rewrote() {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.rewrites = true
-}
-
-// addWarnings reports what the restores left, one warning for the fleet
-// per kind (addRestoreWarnings).
-func (o *policyOutcomes) addWarnings(diags *diag.Diagnostics) {
-	addRestoreWarnings(diags, o.restores)
-}
-
-// memberLockProblem renders a failed lockSandbox for a member.
-func memberLockProblem(id string, err error) string {
-	summary := "Egress policy not enforced"
-	var le *lockError
-	if errors.As(err, &le) {
-		summary = le.Summary
-	}
-	return fmt.Sprintf("sandbox %s: %s: %s", id, summary, err)
 }
 
 func (r *fleetEgressPolicyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -376,11 +233,11 @@ func (r *fleetEgressPolicyResource) Create(ctx context.Context, req resource.Cre
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	policy, ok := plan.egressLists.compose(ctx, path.Empty(), &resp.Diagnostics)
+	policy, ok := plan.Lists.compose(ctx, path.Empty(), &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	timeout, d := plan.Timeouts.Create(ctx, defaultEgressTimeout)
+	timeout, d := plan.Timeouts.Create(ctx, DefaultTimeout)
 	resp.Diagnostics.Append(d...)
 	ids := tfkit.StringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
@@ -421,12 +278,66 @@ func (r *fleetEgressPolicyResource) Create(ctx context.Context, req resource.Cre
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, baselineKey, encodeMemberBaselines(out.baselines))...)
 }
 
-// record fills the computed attributes.
-func (r *fleetEgressPolicyResource) record(ctx context.Context, m *fleetEgressPolicyModel, policy prime.EgressPolicy, members map[string]fleetPolicyMember) diag.Diagnostics {
-	var diags diag.Diagnostics
-	m.EffectiveAllow, m.EffectiveBlock, diags = effectiveValues(ctx, policy)
-	m.Members = fleetPolicyMembersValue(members)
-	return diags
+// Read refreshes every member. A member whose sandbox is gone drops out; a
+// member whose platform policy is not this one, enforced, is recorded not
+// applied, so the next apply writes it again.
+func (r *fleetEgressPolicyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var state fleetEgressPolicyModel
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	effective, d := PolicyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
+	resp.Diagnostics.Append(d...)
+	prior := fleetMembersOf(state.Members, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	out := &policyOutcomes{members: map[string]fleetPolicyMember{}}
+	var problems, gone, unapplied fleet.Problems
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(prior), 0, func(ctx context.Context, key string) {
+		p := prior[key]
+		id := p.SandboxID.ValueString()
+		st, isGone, err := ReadStatus(ctx, r.client, id)
+		switch {
+		case err != nil:
+			problems.Add(key, "sandbox %s: %s", id, err)
+			return
+		case isGone:
+			gone.Add(key, "sandbox %s no longer exists or no longer runs.", id)
+			return
+		}
+		p.AppliedGeneration = types.Int64Value(st.AppliedGeneration)
+		same := prime.SamePolicy(st.Policy, effective)
+		p.Applied = types.BoolValue(same && st.Enforces(st.Generation))
+		switch {
+		case !same:
+			unapplied.Add(key, "sandbox %s holds generation %d (%s), not this policy (%s).", id, st.Generation,
+				Describe(st.Policy), Describe(effective))
+		case !st.Enforces(st.Generation):
+			unapplied.Add(key, "sandbox %s holds generation %d of this policy but enforces only generation %d.",
+				id, st.Generation, st.AppliedGeneration)
+		}
+		out.set(key, p)
+	})
+	if problems.Len() > 0 {
+		resp.Diagnostics.AddError("Cannot read egress policy", problems.String())
+		return
+	}
+	if gone.Len() > 0 {
+		resp.Diagnostics.AddWarning("Sandboxes are gone", "These members are removed from members; the next apply "+
+			"locks them again if they are still in sandbox_ids.\n\n"+gone.String())
+	}
+	if unapplied.Len() > 0 {
+		resp.Diagnostics.AddWarning("Egress policy not enforced on every member", "New connections on these members "+
+			"may not follow the policy. The next apply writes it again on them and waits for enforcement.\n\n"+
+			unapplied.String())
+	}
+	state.Members = fleetPolicyMembersValue(out.members)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 }
 
 // Update first restores the sandboxes that leave the policy, then locks new
@@ -448,19 +359,19 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	policy, ok := plan.egressLists.compose(ctx, path.Empty(), &resp.Diagnostics)
+	policy, ok := plan.Lists.compose(ctx, path.Empty(), &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	createTimeout, d := plan.Timeouts.Create(ctx, defaultEgressTimeout)
+	createTimeout, d := plan.Timeouts.Create(ctx, DefaultTimeout)
 	resp.Diagnostics.Append(d...)
-	updateTimeout, d := plan.Timeouts.Update(ctx, defaultEgressTimeout)
+	updateTimeout, d := plan.Timeouts.Update(ctx, DefaultTimeout)
 	resp.Diagnostics.Append(d...)
-	deleteTimeout, d := plan.Timeouts.Delete(ctx, defaultEgressTimeout)
+	deleteTimeout, d := plan.Timeouts.Delete(ctx, DefaultTimeout)
 	resp.Diagnostics.Append(d...)
 	stored, d := req.Private.GetKey(ctx, baselineKey)
 	resp.Diagnostics.Append(d...)
-	prev, d := policyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
+	prev, d := PolicyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
 	resp.Diagnostics.Append(d...)
 	ids := tfkit.StringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
 	prior := fleetMembersOf(state.Members, &resp.Diagnostics)
@@ -579,68 +490,6 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 	}
 }
 
-// Read refreshes every member. A member whose sandbox is gone drops out; a
-// member whose platform policy is not this one, enforced, is recorded not
-// applied, so the next apply writes it again.
-func (r *fleetEgressPolicyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
-		return
-	}
-	var state fleetEgressPolicyModel
-	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	effective, d := policyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
-	resp.Diagnostics.Append(d...)
-	prior := fleetMembersOf(state.Members, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	out := &policyOutcomes{members: map[string]fleetPolicyMember{}}
-	var problems, gone, unapplied fleet.Problems
-	fleet.ForEachMember(ctx, tfkit.SortedKeys(prior), 0, func(ctx context.Context, key string) {
-		p := prior[key]
-		id := p.SandboxID.ValueString()
-		st, isGone, err := readEgress(ctx, r.client, id)
-		switch {
-		case err != nil:
-			problems.Add(key, "sandbox %s: %s", id, err)
-			return
-		case isGone:
-			gone.Add(key, "sandbox %s no longer exists or no longer runs.", id)
-			return
-		}
-		p.AppliedGeneration = types.Int64Value(st.AppliedGeneration)
-		same := prime.SamePolicy(st.Policy, effective)
-		p.Applied = types.BoolValue(same && st.Enforces(st.Generation))
-		switch {
-		case !same:
-			unapplied.Add(key, "sandbox %s holds generation %d (%s), not this policy (%s).", id, st.Generation,
-				describePolicy(st.Policy), describePolicy(effective))
-		case !st.Enforces(st.Generation):
-			unapplied.Add(key, "sandbox %s holds generation %d of this policy but enforces only generation %d.",
-				id, st.Generation, st.AppliedGeneration)
-		}
-		out.set(key, p)
-	})
-	if problems.Len() > 0 {
-		resp.Diagnostics.AddError("Cannot read egress policy", problems.String())
-		return
-	}
-	if gone.Len() > 0 {
-		resp.Diagnostics.AddWarning("Sandboxes are gone", "These members are removed from members; the next apply "+
-			"locks them again if they are still in sandbox_ids.\n\n"+gone.String())
-	}
-	if unapplied.Len() > 0 {
-		resp.Diagnostics.AddWarning("Egress policy not enforced on every member", "New connections on these members "+
-			"may not follow the policy. The next apply writes it again on them and waits for enforcement.\n\n"+
-			unapplied.String())
-	}
-	state.Members = fleetPolicyMembersValue(out.members)
-	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
-}
-
 // Delete restores every member (restoreEgress: the baseline, the reuse
 // guard). Members that could not be restored stay in state, so destroy can
 // be run again.
@@ -653,7 +502,7 @@ func (r *fleetEgressPolicyResource) Delete(ctx context.Context, req resource.Del
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, d := state.Timeouts.Delete(ctx, defaultEgressTimeout)
+	timeout, d := state.Timeouts.Delete(ctx, DefaultTimeout)
 	resp.Diagnostics.Append(d...)
 	stored, d := req.Private.GetKey(ctx, baselineKey)
 	resp.Diagnostics.Append(d...)
@@ -684,4 +533,64 @@ func (r *fleetEgressPolicyResource) Delete(ctx context.Context, req resource.Del
 		state.Members = fleetPolicyMembersValue(out.members)
 		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 	}
+}
+
+// record fills the computed attributes.
+func (r *fleetEgressPolicyResource) record(ctx context.Context, m *fleetEgressPolicyModel, policy prime.EgressPolicy, members map[string]fleetPolicyMember) diag.Diagnostics {
+	var diags diag.Diagnostics
+	m.EffectiveAllow, m.EffectiveBlock, diags = effectiveValues(ctx, policy)
+	m.Members = fleetPolicyMembersValue(members)
+	return diags
+}
+
+// sameSandboxTwice explains why ids names one sandbox under two keys (a
+// sandbox holds one policy; two members would write it twice and restore
+// it twice), or returns "".
+func sameSandboxTwice(ids map[string]string) string {
+	first := make(map[string]string, len(ids))
+	for _, k := range tfkit.SortedKeys(ids) {
+		if other, dup := first[ids[k]]; dup {
+			return fmt.Sprintf("sandbox_ids: keys %q and %q both name sandbox %s; a sandbox takes one policy, so give each "+
+				"member its own sandbox", other, k, ids[k])
+		}
+		first[ids[k]] = k
+	}
+	return ""
+}
+
+// rewritesHeldSandbox: a member planned to be written may land on a
+// sandbox the policy already holds (the same sandbox, or one handed over
+// from another key); Update writes it again when the destinations change
+// or its record is not applied, which changes the policy's ID. An unknown
+// id is taken as its key's previous sandbox. A new sandbox is a first
+// write, which keeps the ID.
+func rewritesHeldSandbox(id types.String, key string, prior map[string]fleetPolicyMember, heldBy map[string]string, samePolicy bool) bool {
+	holder, held := key, false
+	if id.IsUnknown() {
+		_, held = prior[key]
+	} else {
+		holder, held = heldBy[id.ValueString()]
+	}
+	return held && (!samePolicy || !prior[holder].Applied.ValueBool())
+}
+
+// memberLockProblem renders a failed lockSandbox for a member.
+func memberLockProblem(id string, err error) string {
+	summary := "Egress policy not enforced"
+	var le *lockError
+	if errors.As(err, &le) {
+		summary = le.Summary
+	}
+	return fmt.Sprintf("sandbox %s: %s: %s", id, summary, err)
+}
+
+type fleetEgressPolicyModel struct {
+	ID         types.String `tfsdk:"id"`
+	SandboxIDs types.Map    `tfsdk:"sandbox_ids"`
+	Lists
+	After          types.List     `tfsdk:"after"`
+	EffectiveAllow types.List     `tfsdk:"effective_allow"`
+	EffectiveBlock types.List     `tfsdk:"effective_block"`
+	Members        types.Map      `tfsdk:"members"`
+	Timeouts       timeouts.Value `tfsdk:"timeouts"`
 }

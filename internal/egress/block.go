@@ -1,8 +1,8 @@
-package provider
+package egress
 
 // The egress block of prime_sandbox and prime_sandbox_fleet: a sandbox born
 // restricted. The lists mean exactly what they mean on prime_egress_policy
-// (egressLists, one composition); they go into the create body, the create
+// (Lists, one composition); they go into the create body, the create
 // waits fail-closed until the data plane enforces them, a change updates
 // them in place through set-network, and removing the block reopens egress.
 
@@ -21,14 +21,7 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
-// sandboxEgressModel is the egress block.
-type sandboxEgressModel struct {
-	egressLists
-	EffectiveAllow types.List `tfsdk:"effective_allow"`
-	EffectiveBlock types.List `tfsdk:"effective_block"`
-}
-
-var egressBlockPath = path.Root("egress")
+var BlockPath = path.Root("egress")
 
 var objectAsOptions = basetypes.ObjectAsOptions{}
 
@@ -43,8 +36,8 @@ func egressBlockDoc(failClosed string) string {
 
 // What a born create that fails closed leaves, per resource.
 const (
-	sandboxBornFailClosed = "the sandbox stays in state, tainted"
-	fleetBornFailClosed   = "members whose lists are not enforced fail the apply and are deleted, the healthy " +
+	SandboxBornFailClosed = "the sandbox stays in state, tainted"
+	FleetBornFailClosed   = "members whose lists are not enforced fail the apply and are deleted, the healthy " +
 		"members stay in state"
 )
 
@@ -55,9 +48,9 @@ const egressBlockDocRest = "`allow`, `block` and `routes` mean exactly what they
 	"open, use `prime_egress_policy` after the setup instead. A `prime_egress_policy` on a born-restricted " +
 	"sandbox is layered on top: its destroy restores these lists, never an open policy."
 
-// egressBlock is the schema of the egress block; failClosed as in
+// Block is the schema of the egress block; failClosed as in
 // egressBlockDoc.
-func egressBlock(failClosed string) schema.Block {
+func Block(failClosed string) schema.Block {
 	attrs := egressListAttributes("Changing it updates the sandbox's policy in place and waits for enforcement.")
 	for k, v := range effectiveListAttributes() {
 		attrs[k] = v
@@ -65,8 +58,8 @@ func egressBlock(failClosed string) schema.Block {
 	return schema.SingleNestedBlock{MarkdownDescription: egressBlockDoc(failClosed), Attributes: attrs}
 }
 
-// egressComputedAttributes are the sandbox-level egress status attributes.
-func egressComputedAttributes() map[string]schema.Attribute {
+// ComputedAttributes are the sandbox-level egress status attributes.
+func ComputedAttributes() map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"egress_generation": schema.Int64Attribute{
 			Computed: true,
@@ -92,7 +85,7 @@ func egressComputedAttributes() map[string]schema.Attribute {
 	}
 }
 
-func egressObjectType() types.ObjectType {
+func BlockObjectType() types.ObjectType {
 	return types.ObjectType{AttrTypes: map[string]attr.Type{
 		"allow": types.SetType{ElemType: egressEntryType{}}, "block": types.SetType{ElemType: egressEntryType{}},
 		"routes": types.ListType{ElemType: types.StringType}, "effective_allow": types.ListType{ElemType: types.StringType},
@@ -100,36 +93,19 @@ func egressObjectType() types.ObjectType {
 	}}
 }
 
-// egressOf reads the block; nil when absent.
-func egressOf(ctx context.Context, v types.Object) (*sandboxEgressModel, diag.Diagnostics) {
-	if v.IsNull() || v.IsUnknown() {
-		return nil, nil
-	}
-	var m sandboxEgressModel
-	diags := v.As(ctx, &m, objectAsOptions)
-	return &m, diags
-}
-
-func egressValue(ctx context.Context, m *sandboxEgressModel) (types.Object, diag.Diagnostics) {
-	if m == nil {
-		return types.ObjectNull(egressObjectType().AttrTypes), nil
-	}
-	return types.ObjectValueFrom(ctx, egressObjectType().AttrTypes, m)
-}
-
-// bornPolicy is the policy the block asks for, or nil without a block.
-func bornPolicy(ctx context.Context, v types.Object, diags *diag.Diagnostics) (*prime.EgressPolicy, bool) {
-	m, d := egressOf(ctx, v)
+// BornPolicy is the policy the block asks for, or nil without a block.
+func BornPolicy(ctx context.Context, v types.Object, diags *diag.Diagnostics) (*prime.EgressPolicy, bool) {
+	m, d := BlockModelOf(ctx, v)
 	diags.Append(d...)
 	if m == nil {
 		return nil, true
 	}
-	p, ok := m.egressLists.compose(ctx, egressBlockPath, diags)
+	p, ok := m.Lists.compose(ctx, BlockPath, diags)
 	return &p, ok
 }
 
-// setCreateLists puts a born policy into a create request.
-func setCreateLists(r *prime.CreateSandboxRequest, p *prime.EgressPolicy) {
+// SetCreateLists puts a born policy into a create request.
+func SetCreateLists(r *prime.CreateSandboxRequest, p *prime.EgressPolicy) {
 	if p == nil {
 		return
 	}
@@ -142,10 +118,10 @@ func setCreateLists(r *prime.CreateSandboxRequest, p *prime.EgressPolicy) {
 	r.NetworkDenylist = &l
 }
 
-// planEgress fills the egress attributes of a plan. prior is the state's
+// PlanBlock fills the egress attributes of a plan. prior is the state's
 // (nil on create). It reports whether the apply writes the policy.
-func planEgress(ctx context.Context, plan, prior *sandboxEgressState, diags *diag.Diagnostics) (writes bool) {
-	m, d := egressOf(ctx, plan.Egress)
+func PlanBlock(ctx context.Context, plan, prior *BlockState, diags *diag.Diagnostics) (writes bool) {
+	m, d := BlockModelOf(ctx, plan.Egress)
 	diags.Append(d...)
 	if m == nil {
 		plan.EgressGeneration, plan.EgressApplied = types.Int64Null(), types.BoolNull()
@@ -156,26 +132,26 @@ func planEgress(ctx context.Context, plan, prior *sandboxEgressState, diags *dia
 		return false
 	}
 	m.EffectiveAllow, m.EffectiveBlock = types.ListUnknown(types.StringType), types.ListUnknown(types.StringType)
-	policy, d := m.egressLists.planned(ctx)
+	policy, d := m.Lists.Planned(ctx)
 	diags.Append(d...)
 	if policy != nil {
 		m.EffectiveAllow, m.EffectiveBlock, d = effectiveValues(ctx, *policy)
 		diags.Append(d...)
 	}
-	plan.Egress, d = egressValue(ctx, m)
+	plan.Egress, d = BlockValue(ctx, m)
 	diags.Append(d...)
 	plan.EgressApplied = types.BoolValue(true)
 
 	writes = true
 	if prior != nil && policy != nil {
-		if pm, d := egressOf(ctx, prior.Egress); pm != nil && !d.HasError() {
-			was, d := policyOfEffective(ctx, pm.EffectiveAllow, pm.EffectiveBlock)
+		if pm, d := BlockModelOf(ctx, prior.Egress); pm != nil && !d.HasError() {
+			was, d := PolicyOfEffective(ctx, pm.EffectiveAllow, pm.EffectiveBlock)
 			diags.Append(d...)
 			writes = !prime.SamePolicy(was, *policy) || !prior.EgressApplied.ValueBool()
 		}
 	}
 	if writes {
-		m.egressLists.warnPlanned(ctx, egressBlockPath, diags)
+		m.Lists.warnPlanned(ctx, BlockPath, diags)
 		plan.EgressGeneration, plan.EgressOverride = types.Int64Unknown(), types.Int64Null()
 		return true
 	}
@@ -183,18 +159,9 @@ func planEgress(ctx context.Context, plan, prior *sandboxEgressState, diags *dia
 	return false
 }
 
-// sandboxEgressState are the egress attributes of a sandbox's state or
-// plan (one sandbox, or one fleet's template and a member's status).
-type sandboxEgressState struct {
-	Egress           types.Object
-	EgressGeneration types.Int64
-	EgressApplied    types.Bool
-	EgressOverride   types.Int64
-}
-
-// waitBornEgress waits until the data plane enforces the sandbox's born
+// WaitBorn waits until the data plane enforces the sandbox's born
 // policy, fail-closed within timeout.
-func waitBornEgress(ctx context.Context, c *prime.Client, id string, timeout time.Duration) (*prime.EgressPolicyStatus, error) {
+func WaitBorn(ctx context.Context, c *prime.Client, id string, timeout time.Duration) (*prime.EgressPolicyStatus, error) {
 	st, err := c.GetEgressPolicy(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("reading the born egress policy of sandbox %s: %w", id, err)
@@ -206,14 +173,14 @@ func waitBornEgress(ctx context.Context, c *prime.Client, id string, timeout tim
 	return final, nil
 }
 
-// blockEgressOf is the policy an egress block in state stands for (open
+// PolicyOfBlockState is the policy an egress block in state stands for (open
 // without a block) and its generation (0, the untouched policy, without
 // one).
-func blockEgressOf(ctx context.Context, s sandboxEgressState, diags *diag.Diagnostics) (prime.EgressPolicy, int64) {
+func PolicyOfBlockState(ctx context.Context, s BlockState, diags *diag.Diagnostics) (prime.EgressPolicy, int64) {
 	own := prime.OpenEgressPolicy()
-	if m, d := egressOf(ctx, s.Egress); m != nil && !d.HasError() {
+	if m, d := BlockModelOf(ctx, s.Egress); m != nil && !d.HasError() {
 		var pd diag.Diagnostics
-		own, pd = policyOfEffective(ctx, m.EffectiveAllow, m.EffectiveBlock)
+		own, pd = PolicyOfEffective(ctx, m.EffectiveAllow, m.EffectiveBlock)
 		diags.Append(pd...)
 	}
 	ownGen := int64(0)
@@ -223,48 +190,32 @@ func blockEgressOf(ctx context.Context, s sandboxEgressState, diags *diag.Diagno
 	return own, ownGen
 }
 
-// layeredPolicyError: an egress block's write was not made because a newer
-// policy of another writer holds the sandbox.
-type layeredPolicyError struct {
-	SandboxID string
-	Holds     *prime.EgressPolicyStatus
-	OwnGen    int64
-}
-
-func (e *layeredPolicyError) Error() string {
-	return fmt.Sprintf("sandbox %s holds egress policy generation %d (%s), written after its egress block's generation %d "+
-		"by another writer (a prime_egress_policy layered on top, or the CLI). Writing the block now would lift that "+
-		"policy, so nothing was written. Remove or change that policy first — in the same apply is fine: its destroy "+
-		"runs before the sandbox's update — then apply again.",
-		e.SandboxID, e.Holds.Generation, describePolicy(e.Holds.Policy), e.OwnGen)
-}
-
-// writeBlockEgress is an egress block's change on one sandbox (shared with
+// WriteBlock is an egress block's change on one sandbox (shared with
 // the fleet's members): target (the new lists, or open when the block is
 // removed) is written and waited for, fail-closed, unless a newer policy
 // than the block's own (own, ownGen) holds the sandbox: the sandbox does not
 // fight a layered policy, and writing over it would lift it.
-func writeBlockEgress(ctx context.Context, c *prime.Client, id string, target, own prime.EgressPolicy, ownGen int64, timeout time.Duration) (*prime.EgressPolicyStatus, int64, error) {
+func WriteBlock(ctx context.Context, c *prime.Client, id string, target, own prime.EgressPolicy, ownGen int64, timeout time.Duration) (*prime.EgressPolicyStatus, int64, error) {
 	st, err := c.GetEgressPolicy(ctx, id)
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading the egress policy of sandbox %s: %w", id, err)
 	}
 	if st.Generation > ownGen && !prime.SamePolicy(st.Policy, own) && !prime.SamePolicy(st.Policy, target) {
-		return nil, 0, &layeredPolicyError{SandboxID: id, Holds: st, OwnGen: ownGen}
+		return nil, 0, &LayeredPolicyError{SandboxID: id, Holds: st, OwnGen: ownGen}
 	}
-	return writeEgress(ctx, c, id, target, timeout, "egress")
+	return Write(ctx, c, id, target, timeout, "egress")
 }
 
-// refreshEgress merges the platform's policy into a sandbox's egress state
+// RefreshBlock merges the platform's policy into a sandbox's egress state
 // (see egress_override_generation). It returns a warning when another
 // writer's policy with other destinations holds the sandbox.
-func refreshEgress(ctx context.Context, s *sandboxEgressState, id string, st *prime.EgressPolicyStatus, diags *diag.Diagnostics) string {
-	m, d := egressOf(ctx, s.Egress)
+func RefreshBlock(ctx context.Context, s *BlockState, id string, st *prime.EgressPolicyStatus, diags *diag.Diagnostics) string {
+	m, d := BlockModelOf(ctx, s.Egress)
 	diags.Append(d...)
 	if m == nil {
 		return ""
 	}
-	own, d := policyOfEffective(ctx, m.EffectiveAllow, m.EffectiveBlock)
+	own, d := PolicyOfEffective(ctx, m.EffectiveAllow, m.EffectiveBlock)
 	diags.Append(d...)
 	ownGen := st.Generation
 	if !s.EgressGeneration.IsNull() && !s.EgressGeneration.IsUnknown() {
@@ -285,21 +236,70 @@ func refreshEgress(ctx context.Context, s *sandboxEgressState, id string, st *pr
 		return fmt.Sprintf("Sandbox %s holds egress policy generation %d (%s), written after its egress block's "+
 			"generation %d by another writer (a prime_egress_policy layered on top, or the CLI). The sandbox does not "+
 			"fight it; destroying that prime_egress_policy restores the egress block's lists.",
-			id, st.Generation, describePolicy(st.Policy), ownGen)
+			id, st.Generation, Describe(st.Policy), ownGen)
 	}
 	return ""
 }
 
-// egressFromImport is the egress block an imported sandbox's platform policy
+// BlockFromImport is the egress block an imported sandbox's platform policy
 // reads as: nil when it is open.
-func egressFromImport(ctx context.Context, st *prime.EgressPolicyStatus) (*sandboxEgressModel, diag.Diagnostics) {
+func BlockFromImport(ctx context.Context, st *prime.EgressPolicyStatus) (*BlockModel, diag.Diagnostics) {
 	if st.Policy.IsOpen() {
 		return nil, nil
 	}
-	var m sandboxEgressModel
+	var m BlockModel
 	m.Allow, m.Block = listsFromPlatform(st.Policy, nil)
 	m.Routes = types.ListNull(types.StringType)
 	var diags diag.Diagnostics
 	m.EffectiveAllow, m.EffectiveBlock, diags = effectiveValues(ctx, st.Policy)
 	return &m, diags
+}
+
+// BlockModelOf reads the block; nil when absent.
+func BlockModelOf(ctx context.Context, v types.Object) (*BlockModel, diag.Diagnostics) {
+	if v.IsNull() || v.IsUnknown() {
+		return nil, nil
+	}
+	var m BlockModel
+	diags := v.As(ctx, &m, objectAsOptions)
+	return &m, diags
+}
+
+func BlockValue(ctx context.Context, m *BlockModel) (types.Object, diag.Diagnostics) {
+	if m == nil {
+		return types.ObjectNull(BlockObjectType().AttrTypes), nil
+	}
+	return types.ObjectValueFrom(ctx, BlockObjectType().AttrTypes, m)
+}
+
+// LayeredPolicyError: an egress block's write was not made because a newer
+// policy of another writer holds the sandbox.
+type LayeredPolicyError struct {
+	SandboxID string
+	Holds     *prime.EgressPolicyStatus
+	OwnGen    int64
+}
+
+func (e *LayeredPolicyError) Error() string {
+	return fmt.Sprintf("sandbox %s holds egress policy generation %d (%s), written after its egress block's generation %d "+
+		"by another writer (a prime_egress_policy layered on top, or the CLI). Writing the block now would lift that "+
+		"policy, so nothing was written. Remove or change that policy first — in the same apply is fine: its destroy "+
+		"runs before the sandbox's update — then apply again.",
+		e.SandboxID, e.Holds.Generation, Describe(e.Holds.Policy), e.OwnGen)
+}
+
+// BlockModel is the egress block.
+type BlockModel struct {
+	Lists
+	EffectiveAllow types.List `tfsdk:"effective_allow"`
+	EffectiveBlock types.List `tfsdk:"effective_block"`
+}
+
+// BlockState are the egress attributes of a sandbox's state or
+// plan (one sandbox, or one fleet's template and a member's status).
+type BlockState struct {
+	Egress           types.Object
+	EgressGeneration types.Int64
+	EgressApplied    types.Bool
+	EgressOverride   types.Int64
 }

@@ -1,4 +1,4 @@
-package provider
+package files
 
 // prime_sandbox_artifact: a result file or directory downloaded to local
 // disk. It is a resource of its own, not a block on the command resources,
@@ -33,71 +33,11 @@ import (
 
 var _ resource.ResourceWithConfigure = (*sandboxArtifactResource)(nil)
 
-// NewSandboxArtifactResource is the prime_sandbox_artifact constructor.
-func NewSandboxArtifactResource() resource.Resource { return &sandboxArtifactResource{} }
+// NewArtifactResource is the prime_sandbox_artifact constructor.
+func NewArtifactResource() resource.Resource { return &sandboxArtifactResource{} }
 
 type sandboxArtifactResource struct {
 	client *prime.Client
-}
-
-type sandboxArtifactModel struct {
-	ID            types.String `tfsdk:"id"`
-	SandboxID     types.String `tfsdk:"sandbox_id"`
-	RemotePath    types.String `tfsdk:"remote_path"`
-	Kind          types.String `tfsdk:"kind"`
-	LocalPath     types.String `tfsdk:"local_path"`
-	MaxSize       types.Int64  `tfsdk:"max_size"`
-	AllowMissing  types.Bool   `tfsdk:"allow_missing"`
-	KeepOnDestroy types.Bool   `tfsdk:"keep_on_destroy"`
-	Triggers      types.Map    `tfsdk:"triggers"`
-	Exists        types.Bool   `tfsdk:"exists"`
-	Files         types.List   `tfsdk:"files"`
-	Refused       types.List   `tfsdk:"refused"`
-}
-
-var (
-	artifactFileAttrTypes    = map[string]attr.Type{"path": types.StringType, "size": types.Int64Type, "sha256": types.StringType}
-	artifactRefusedAttrTypes = map[string]attr.Type{"name": types.StringType, "reason": types.StringType}
-)
-
-func artifactFileType() types.ObjectType { return types.ObjectType{AttrTypes: artifactFileAttrTypes} }
-func artifactRefusedType() types.ObjectType {
-	return types.ObjectType{AttrTypes: artifactRefusedAttrTypes}
-}
-
-func artifactFilesValue(files []artifactFileRecord) types.List {
-	elems := make([]attr.Value, len(files))
-	for i, f := range files {
-		elems[i] = types.ObjectValueMust(artifactFileAttrTypes, map[string]attr.Value{
-			"path": types.StringValue(f.Path), "size": types.Int64Value(f.Size), "sha256": types.StringValue(f.SHA256)})
-	}
-	return types.ListValueMust(artifactFileType(), elems)
-}
-
-func artifactRefusedValue(refused []prime.RefusedEntry) types.List {
-	elems := make([]attr.Value, len(refused))
-	for i, r := range refused {
-		elems[i] = types.ObjectValueMust(artifactRefusedAttrTypes, map[string]attr.Value{
-			"name": types.StringValue(r.Name), "reason": types.StringValue(r.Reason)})
-	}
-	return types.ListValueMust(artifactRefusedType(), elems)
-}
-
-func artifactFilesOf(v types.List) []artifactFileRecord {
-	if v.IsNull() || v.IsUnknown() {
-		return nil
-	}
-	out := make([]artifactFileRecord, 0, len(v.Elements()))
-	for _, e := range v.Elements() {
-		obj, ok := e.(types.Object)
-		if !ok {
-			continue
-		}
-		a := obj.Attributes()
-		out = append(out, artifactFileRecord{Path: tfkit.StringAttr(a, "path").ValueString(), Size: tfkit.Int64Attr(a, "size").ValueInt64(),
-			SHA256: tfkit.StringAttr(a, "sha256").ValueString()})
-	}
-	return out
 }
 
 func (r *sandboxArtifactResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -105,7 +45,55 @@ func (r *sandboxArtifactResource) Metadata(_ context.Context, req resource.Metad
 }
 
 func (r *sandboxArtifactResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *sandboxArtifactResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	attrs := artifactArgumentAttributes()
+	for k, v := range artifactResultAttributes() {
+		attrs[k] = v
+	}
+	for _, k := range []string{"exists", "files", "refused"} {
+		switch a := attrs[k].(type) {
+		case schema.BoolAttribute:
+			a.PlanModifiers = []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()}
+			attrs[k] = a
+		case schema.ListNestedAttribute:
+			a.PlanModifiers = []planmodifier.List{listplanmodifier.UseStateForUnknown()}
+			attrs[k] = a
+		}
+	}
+	attrs["id"] = schema.StringAttribute{
+		Computed: true, MarkdownDescription: "`<sandbox_id>:<remote_path>`.",
+		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+	}
+	attrs["sandbox_id"] = schema.StringAttribute{
+		Required: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		MarkdownDescription: "Sandbox to download from; it must be `RUNNING`. Downloads go through the gateway, so they " +
+			"work under an enforced egress lock." + redownload,
+	}
+	attrs["local_path"] = schema.StringAttribute{
+		Required: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		MarkdownDescription: "Where to write, relative to the directory Terraform runs in: the file, or the directory a " +
+			"`directory` or `archive` is unpacked into (replacing an earlier download there as a whole). Parents are " +
+			"created. A download is written under a temporary name beside it and renamed when complete, so a partial " +
+			"file never sits under this name." + redownload,
+		Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Downloads a result — a file, a directory, or an archive the agent wrote — from a sandbox to " +
+			"local disk, for transcripts, logs and patches of any size. The bytes go to disk, never through state: state " +
+			"records each file's `sha256` and `size`. Name the producing command in `triggers` so the result is " +
+			"downloaded again whenever the command runs again.\n\n" +
+			"The sandbox is untrusted (the agent wrote the result): archives never write outside `local_path`, links " +
+			"and device files are refused, and `max_size` caps what one download writes. A refresh checks that the " +
+			"files are still on disk with their sizes; missing ones are downloaded again by the next apply. Destroy " +
+			"keeps the files unless `keep_on_destroy = false`.\n\n" +
+			"It is a resource of its own rather than a block of the command resources because a download can be " +
+			"retried while a command must never run twice: a failed download fails, and is retried, alone." +
+			ResultPathsAdvice,
+		Attributes: attrs,
+	}
 }
 
 const redownload = " A change downloads again (the resource is replaced)."
@@ -120,7 +108,7 @@ func artifactArgumentAttributes() map[string]schema.Attribute {
 			Validators:          []validator.String{remotePathValidator{}},
 		},
 		"kind": schema.StringAttribute{
-			Optional: true, Computed: true, Default: stringdefault.StaticString(artifactFile),
+			Optional: true, Computed: true, Default: stringdefault.StaticString(ArtifactFile),
 			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			MarkdownDescription: "What `remote_path` is: `file` (default; written to `local_path`), `directory` (archived " +
 				"in the sandbox with `tar`, then unpacked into the directory `local_path`) or `archive` (a tar archive the " +
@@ -130,10 +118,10 @@ func artifactArgumentAttributes() map[string]schema.Attribute {
 			Validators: []validator.String{stringvalidator.OneOf(artifactKinds...)},
 		},
 		"max_size": schema.Int64Attribute{
-			Optional: true, Computed: true, Default: int64default.StaticInt64(defaultArtifactMaxSize),
+			Optional: true, Computed: true, Default: int64default.StaticInt64(DefaultArtifactMaxSize),
 			MarkdownDescription: fmt.Sprintf("Cap on the bytes one download may write (all files of a directory or "+
 				"archive together). Default `%d` (1 GiB). A result over it fails the download and nothing of it is kept, "+
-				"so an agent cannot fill the operator's disk. Changing it updates in place.", defaultArtifactMaxSize),
+				"so an agent cannot fill the operator's disk. Changing it updates in place.", DefaultArtifactMaxSize),
 			Validators: []validator.Int64{int64validator.AtLeast(1)},
 		},
 		"allow_missing": schema.BoolAttribute{
@@ -182,54 +170,6 @@ func artifactResultAttributes() map[string]schema.Attribute {
 	}
 }
 
-func (r *sandboxArtifactResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	attrs := artifactArgumentAttributes()
-	for k, v := range artifactResultAttributes() {
-		attrs[k] = v
-	}
-	for _, k := range []string{"exists", "files", "refused"} {
-		switch a := attrs[k].(type) {
-		case schema.BoolAttribute:
-			a.PlanModifiers = []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()}
-			attrs[k] = a
-		case schema.ListNestedAttribute:
-			a.PlanModifiers = []planmodifier.List{listplanmodifier.UseStateForUnknown()}
-			attrs[k] = a
-		}
-	}
-	attrs["id"] = schema.StringAttribute{
-		Computed: true, MarkdownDescription: "`<sandbox_id>:<remote_path>`.",
-		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-	}
-	attrs["sandbox_id"] = schema.StringAttribute{
-		Required: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-		MarkdownDescription: "Sandbox to download from; it must be `RUNNING`. Downloads go through the gateway, so they " +
-			"work under an enforced egress lock." + redownload,
-	}
-	attrs["local_path"] = schema.StringAttribute{
-		Required: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-		MarkdownDescription: "Where to write, relative to the directory Terraform runs in: the file, or the directory a " +
-			"`directory` or `archive` is unpacked into (replacing an earlier download there as a whole). Parents are " +
-			"created. A download is written under a temporary name beside it and renamed when complete, so a partial " +
-			"file never sits under this name." + redownload,
-		Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
-	}
-	resp.Schema = schema.Schema{
-		MarkdownDescription: "Downloads a result — a file, a directory, or an archive the agent wrote — from a sandbox to " +
-			"local disk, for transcripts, logs and patches of any size. The bytes go to disk, never through state: state " +
-			"records each file's `sha256` and `size`. Name the producing command in `triggers` so the result is " +
-			"downloaded again whenever the command runs again.\n\n" +
-			"The sandbox is untrusted (the agent wrote the result): archives never write outside `local_path`, links " +
-			"and device files are refused, and `max_size` caps what one download writes. A refresh checks that the " +
-			"files are still on disk with their sizes; missing ones are downloaded again by the next apply. Destroy " +
-			"keeps the files unless `keep_on_destroy = false`.\n\n" +
-			"It is a resource of its own rather than a block of the command resources because a download can be " +
-			"retried while a command must never run twice: a failed download fails, and is retried, alone." +
-			resultPathsAdvice,
-		Attributes: attrs,
-	}
-}
-
 func (r *sandboxArtifactResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
@@ -239,12 +179,12 @@ func (r *sandboxArtifactResource) Create(ctx context.Context, req resource.Creat
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	areq := artifactRequest{
+	areq := ArtifactRequest{
 		SandboxID: plan.SandboxID.ValueString(), Remote: plan.RemotePath.ValueString(), Local: plan.LocalPath.ValueString(),
 		Kind: plan.Kind.ValueString(), MaxBytes: plan.MaxSize.ValueInt64(), AllowMissing: plan.AllowMissing.ValueBool(),
 	}
 	tflog.Info(ctx, "downloading", map[string]any{"sandbox_id": areq.SandboxID, "path": areq.Remote, "kind": areq.Kind, "to": areq.Local})
-	res, err := downloadArtifact(ctx, r.client, areq)
+	res, err := DownloadArtifact(ctx, r.client, areq)
 	if err != nil {
 		resp.Diagnostics.AddError("Download failed", err.Error())
 		return
@@ -255,7 +195,7 @@ func (r *sandboxArtifactResource) Create(ctx context.Context, req resource.Creat
 	}
 	plan.ID = types.StringValue(areq.SandboxID + ":" + areq.Remote)
 	plan.Exists = types.BoolValue(res.Exists)
-	plan.Files, plan.Refused = artifactFilesValue(res.Files), artifactRefusedValue(res.Refused)
+	plan.Files, plan.Refused = ArtifactFilesValue(res.Files), artifactRefusedValue(res.Refused)
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 }
 
@@ -298,4 +238,65 @@ func (r *sandboxArtifactResource) Delete(ctx context.Context, req resource.Delet
 	if err := removeLocalArtifact(state.Kind.ValueString(), state.LocalPath.ValueString()); err != nil {
 		resp.Diagnostics.AddError("Cannot remove the downloaded files", err.Error())
 	}
+}
+
+type sandboxArtifactModel struct {
+	ID            types.String `tfsdk:"id"`
+	SandboxID     types.String `tfsdk:"sandbox_id"`
+	RemotePath    types.String `tfsdk:"remote_path"`
+	Kind          types.String `tfsdk:"kind"`
+	LocalPath     types.String `tfsdk:"local_path"`
+	MaxSize       types.Int64  `tfsdk:"max_size"`
+	AllowMissing  types.Bool   `tfsdk:"allow_missing"`
+	KeepOnDestroy types.Bool   `tfsdk:"keep_on_destroy"`
+	Triggers      types.Map    `tfsdk:"triggers"`
+	Exists        types.Bool   `tfsdk:"exists"`
+	Files         types.List   `tfsdk:"files"`
+	Refused       types.List   `tfsdk:"refused"`
+}
+
+var (
+	artifactFileAttrTypes    = map[string]attr.Type{"path": types.StringType, "size": types.Int64Type, "sha256": types.StringType}
+	artifactRefusedAttrTypes = map[string]attr.Type{"name": types.StringType, "reason": types.StringType}
+)
+
+func ArtifactFileType() types.ObjectType { return types.ObjectType{AttrTypes: artifactFileAttrTypes} }
+
+func artifactRefusedType() types.ObjectType {
+	return types.ObjectType{AttrTypes: artifactRefusedAttrTypes}
+}
+
+func ArtifactFilesValue(files []ArtifactFileRecord) types.List {
+	elems := make([]attr.Value, len(files))
+	for i, f := range files {
+		elems[i] = types.ObjectValueMust(artifactFileAttrTypes, map[string]attr.Value{
+			"path": types.StringValue(f.Path), "size": types.Int64Value(f.Size), "sha256": types.StringValue(f.SHA256)})
+	}
+	return types.ListValueMust(ArtifactFileType(), elems)
+}
+
+func artifactRefusedValue(refused []prime.RefusedEntry) types.List {
+	elems := make([]attr.Value, len(refused))
+	for i, r := range refused {
+		elems[i] = types.ObjectValueMust(artifactRefusedAttrTypes, map[string]attr.Value{
+			"name": types.StringValue(r.Name), "reason": types.StringValue(r.Reason)})
+	}
+	return types.ListValueMust(artifactRefusedType(), elems)
+}
+
+func artifactFilesOf(v types.List) []ArtifactFileRecord {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	out := make([]ArtifactFileRecord, 0, len(v.Elements()))
+	for _, e := range v.Elements() {
+		obj, ok := e.(types.Object)
+		if !ok {
+			continue
+		}
+		a := obj.Attributes()
+		out = append(out, ArtifactFileRecord{Path: tfkit.StringAttr(a, "path").ValueString(), Size: tfkit.Int64Attr(a, "size").ValueInt64(),
+			SHA256: tfkit.StringAttr(a, "sha256").ValueString()})
+	}
+	return out
 }

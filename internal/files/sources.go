@@ -1,4 +1,4 @@
-package provider
+package files
 
 // The rules every file upload shares — prime_sandbox_file and each member
 // of prime_fleet_file: which source an upload has, its plan-time

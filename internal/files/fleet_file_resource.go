@@ -1,10 +1,11 @@
-package provider
+package files
 
 // prime_fleet_file: prime_sandbox_file on every member of a fleet — the
 // same file or directory everywhere, or a different source per member (N
 // rollouts of N tasks). Each member's upload goes through the same source
 // rules and the same client call as the single resource; each distinct
-// source is read and archived once for all the members that take it.
+// source is read and archived once for all the members that take it
+// (fleet_file_sources.go).
 
 import (
 	"context"
@@ -46,67 +47,12 @@ type fleetFileResource struct {
 	client *prime.Client
 }
 
-type fleetFileModel struct {
-	ID             types.String `tfsdk:"id"`
-	SandboxIDs     types.Map    `tfsdk:"sandbox_ids"`
-	Path           types.String `tfsdk:"path"`
-	Content        types.String `tfsdk:"content"`
-	ContentBase64  types.String `tfsdk:"content_base64"`
-	Source         types.String `tfsdk:"source"`
-	SourceDir      types.String `tfsdk:"source_dir"`
-	Members        types.Map    `tfsdk:"members"`
-	Mode           types.String `tfsdk:"mode"`
-	Triggers       types.Map    `tfsdk:"triggers"`
-	MaxConcurrency types.Int64  `tfsdk:"max_concurrency"`
-	Files          types.Map    `tfsdk:"files"`
-}
-
-// fleetFileEntry is one member's upload in `files`.
-type fleetFileEntry struct {
-	SandboxID types.String
-	SHA256    types.String
-	Size      types.Int64
-}
-
-var (
-	fleetFileAttrTypes = map[string]attr.Type{"sandbox_id": types.StringType, "sha256": types.StringType, "size": types.Int64Type}
-)
-
-func fleetFileType() types.ObjectType { return types.ObjectType{AttrTypes: fleetFileAttrTypes} }
-
-func (e fleetFileEntry) object() types.Object {
-	return types.ObjectValueMust(fleetFileAttrTypes, map[string]attr.Value{"sandbox_id": e.SandboxID, "sha256": e.SHA256, "size": e.Size})
-}
-
-// fleetFilesValue is the `files` map; a nil entry is a member planned to
-// upload whose sandbox is not known yet.
-func fleetFilesValue(entries map[string]*fleetFileEntry) types.Map {
-	elems := make(map[string]attr.Value, len(entries))
-	for k, e := range entries {
-		if e == nil {
-			elems[k] = types.ObjectUnknown(fleetFileAttrTypes)
-			continue
-		}
-		elems[k] = e.object()
-	}
-	return types.MapValueMust(fleetFileType(), elems)
-}
-
-func fleetFilesOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetFileEntry {
-	if v.IsNull() || v.IsUnknown() {
-		return nil
-	}
-	return fleet.MembersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetFileEntry {
-		return fleetFileEntry{SandboxID: tfkit.StringAttr(a, "sandbox_id"), SHA256: tfkit.StringAttr(a, "sha256"), Size: tfkit.Int64Attr(a, "size")}
-	})
-}
-
 func (r *fleetFileResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_fleet_file"
 }
 
 func (r *fleetFileResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (r *fleetFileResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -197,237 +143,6 @@ func (r *fleetFileResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 	}
 }
 
-// memberSources are the per-member sources of `members`, nil when unset.
-func memberSources(m fleetFileModel, diags *diag.Diagnostics) map[string]sourceArgs {
-	if m.Members.IsNull() || m.Members.IsUnknown() {
-		return nil
-	}
-	out := map[string]sourceArgs{}
-	for k, v := range m.Members.Elements() {
-		a, ok := fleet.MemberAttrs(k, v, diags)
-		if !ok {
-			continue
-		}
-		out[k] = sourceArgs{Content: tfkit.StringAttr(a, "content").ValueStringPointer(),
-			ContentBase64: tfkit.StringAttr(a, "content_base64").ValueStringPointer(),
-			Source:        tfkit.StringAttr(a, "source").ValueStringPointer(), SourceDir: tfkit.StringAttr(a, "source_dir").ValueStringPointer()}
-	}
-	return out
-}
-
-// membersUnknown reports whether a `members` value holds anything unknown.
-func membersUnknown(v types.Map) bool {
-	if v.IsUnknown() {
-		return true
-	}
-	for _, e := range v.Elements() {
-		obj, ok := e.(types.Object)
-		if !ok || obj.IsUnknown() {
-			return true
-		}
-		for _, a := range obj.Attributes() {
-			if a.IsUnknown() {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func sharedSourceArgs(m fleetFileModel) (sourceArgs, bool) {
-	a := sourceArgs{Content: m.Content.ValueStringPointer(), ContentBase64: m.ContentBase64.ValueStringPointer(),
-		Source: m.Source.ValueStringPointer(), SourceDir: m.SourceDir.ValueStringPointer()}
-	set := a.Content != nil || a.ContentBase64 != nil || a.Source != nil || a.SourceDir != nil
-	return a, set
-}
-
-// fleetSources resolves which source each member takes.
-type fleetSources struct {
-	shared    *fileSource
-	perMember map[string]fileSource
-}
-
-// resolveFleetSources reads the configuration's sources. Errors name the
-// attribute; the members whose own source is invalid are named together,
-// in one error.
-func resolveFleetSources(m fleetFileModel, diags *diag.Diagnostics) fleetSources {
-	var fs fleetSources
-	if args, set := sharedSourceArgs(m); set {
-		src, err := sourceOf(args)
-		if err != nil {
-			diags.AddAttributeError(path.Root("content"), "Invalid file source", "shared source: "+err.Error())
-		} else {
-			fs.shared = &src
-		}
-	}
-	per := memberSources(m, diags)
-	fs.perMember = make(map[string]fileSource, len(per))
-	invalid := memberSourceErrors{}
-	for _, k := range tfkit.SortedKeys(per) {
-		src, err := sourceOf(per[k])
-		if err != nil {
-			invalid.add(k, "", err)
-			continue
-		}
-		fs.perMember[k] = src
-	}
-	invalid.report(diags)
-	return fs
-}
-
-// memberSourceErrors are the members whose own source is invalid: member
-// key → the attribute at fault ("" for the member's entry) and why.
-type memberSourceErrors map[string]struct {
-	attribute string
-	err       error
-}
-
-func (e memberSourceErrors) add(key, attribute string, err error) {
-	e[key] = struct {
-		attribute string
-		err       error
-	}{attribute, err}
-}
-
-// report adds one error naming every member: on the member's attribute
-// when there is one, on members when there are several (Terraform shows an
-// error per diagnostic, and a fleet of a thousand tasks should not print a
-// thousand).
-func (e memberSourceErrors) report(diags *diag.Diagnostics) {
-	if len(e) == 0 {
-		return
-	}
-	if len(e) == 1 {
-		for k, v := range e {
-			at := path.Root("members").AtMapKey(k)
-			if v.attribute != "" {
-				at = at.AtName(v.attribute)
-			}
-			diags.AddAttributeError(at, "Invalid file source", fmt.Sprintf("members[%q]: %v", k, v.err))
-		}
-		return
-	}
-	var problems fleet.Problems
-	for k, v := range e {
-		problems.Add(k, "%v", v.err)
-	}
-	diags.AddAttributeError(path.Root("members"), "Invalid file source",
-		fmt.Sprintf("The sources of %d members are invalid:\n\n%s", len(e), problems.String()))
-}
-
-// sourcePrints are a fleet file's fingerprints: of the shared source (nil
-// without one) and of each member's own.
-type sourcePrints struct {
-	shared    *fingerprint
-	perMember map[string]fingerprint
-}
-
-// of is the fingerprint of what member key takes.
-func (p sourcePrints) of(key string) (fingerprint, bool) {
-	if fp, ok := p.perMember[key]; ok {
-		return fp, true
-	}
-	if p.shared != nil {
-		return *p.shared, true
-	}
-	return fingerprint{}, false
-}
-
-// fingerprints reads every configured source once (a source several
-// members take is read once), reporting the members whose source cannot
-// be read together, in one error.
-func (fs fleetSources) fingerprints(diags *diag.Diagnostics) sourcePrints {
-	out := sourcePrints{perMember: make(map[string]fingerprint, len(fs.perMember))}
-	type result struct {
-		fp  fingerprint
-		err error
-	}
-	seen := map[string]result{}
-	once := func(src fileSource) (fingerprint, error) {
-		sk := sourceKey(src)
-		r, done := seen[sk]
-		if !done {
-			r.fp, r.err = src.fingerprint()
-			seen[sk] = r
-		}
-		return r.fp, r.err
-	}
-	if fs.shared != nil {
-		fp, err := once(*fs.shared)
-		if err != nil {
-			diags.AddAttributeError(path.Root(fs.shared.attribute()), "Invalid file source", err.Error())
-		} else {
-			out.shared = &fp
-		}
-	}
-	unreadable := memberSourceErrors{}
-	for _, k := range tfkit.SortedKeys(fs.perMember) {
-		src := fs.perMember[k]
-		fp, err := once(src)
-		if err != nil {
-			unreadable.add(k, src.attribute(), err)
-			continue
-		}
-		out.perMember[k] = fp
-	}
-	unreadable.report(diags)
-	return out
-}
-
-// fleetFileID is a fleet file's ID: a fingerprint of the path and of the
-// bytes it puts in — the shared source's and each member's own, by key.
-// Known at plan time, it changes exactly when those change, so that a
-// command naming it in triggers runs again after a change of the task.
-// Members joining or leaving with the shared source, a member's new
-// sandbox, mode and triggers leave it as it is: the bytes are the same.
-func fleetFileID(remote string, prints sourcePrints) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "path %q\n", remote)
-	if prints.shared != nil {
-		fmt.Fprintf(&b, "shared %s\n", prints.shared.SHA256)
-	}
-	for _, k := range tfkit.SortedKeys(prints.perMember) {
-		fmt.Fprintf(&b, "member %q %s\n", k, prints.perMember[k].SHA256)
-	}
-	sum := sha256.Sum256([]byte(b.String()))
-	return hex.EncodeToString(sum[:])[:16]
-}
-
-// of is the source member key takes; ok false when it has none.
-func (fs fleetSources) of(key string) (fileSource, bool) {
-	if s, ok := fs.perMember[key]; ok {
-		return s, true
-	}
-	if fs.shared != nil {
-		return *fs.shared, true
-	}
-	return fileSource{}, false
-}
-
-// checkCoverage reports members without a source and `members` entries
-// for keys that are not members.
-func (fs fleetSources) checkCoverage(keys []string, diags *diag.Diagnostics) {
-	var missing []string
-	for _, k := range keys {
-		if _, ok := fs.of(k); !ok {
-			missing = append(missing, k)
-		}
-	}
-	if len(missing) > 0 {
-		diags.AddAttributeError(path.Root("members"), "Members without a source",
-			fmt.Sprintf("members: %s %s no entry and there is no shared source (content, content_base64, source or source_dir); "+
-				"give every member a source, or set a shared one.", tfkit.QuoteKeys(missing), tfkit.PluralVerb(len(missing), "has", "have")))
-	}
-	if strays := fleet.StrayKeysOf(fs.perMember, tfkit.SetOf(keys)); len(strays) > 0 {
-		diags.AddAttributeError(path.Root("members"), "Unknown member keys",
-			fmt.Sprintf("members: %s %s not a key of sandbox_ids.", tfkit.QuoteKeys(strays), tfkit.PluralVerb(len(strays), "is", "are")))
-	}
-}
-
-// sourceKey identifies a distinct source, so it is fingerprinted and
-// opened once however many members take it.
-func sourceKey(s fileSource) string { return fmt.Sprintf("%d\x00%s", s.kind, s.value) }
-
 func (r *fleetFileResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m fleetFileModel
 	resp.Diagnostics.Append(tfkit.GetConfig(ctx, req.Config, &m)...)
@@ -491,93 +206,6 @@ func (r *fleetFileResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	}
 	plan.Files = fleetFilesValue(planned)
 	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
-}
-
-// settleID fills an ID the plan could not know (a source unknown then).
-func settleID(m *fleetFileModel, diags *diag.Diagnostics) {
-	if !m.ID.IsUnknown() {
-		return
-	}
-	prints := resolveFleetSources(*m, diags).fingerprints(diags)
-	if !diags.HasError() {
-		m.ID = types.StringValue(fleetFileID(m.Path.ValueString(), prints))
-	}
-}
-
-// fleetUpload is one member's planned upload.
-type fleetUpload struct {
-	sandboxID string
-	source    fileSource
-	sha256    string
-}
-
-// uploadMembers uploads to the members in todo concurrently, each distinct
-// source opened once, and returns what each member now holds.
-func (r *fleetFileResource) uploadMembers(ctx context.Context, m fleetFileModel, todo map[string]fleetUpload, problems *fleet.Problems) map[string]fleetFileEntry {
-	opened := map[string]*openedSource{}
-	var openErr = map[string]error{}
-	for _, k := range tfkit.SortedKeys(todo) {
-		u := todo[k]
-		sk := sourceKey(u.source)
-		if _, done := opened[sk]; done {
-			continue
-		}
-		if _, failed := openErr[sk]; failed {
-			continue
-		}
-		o, err := u.source.open(u.sha256)
-		if err != nil {
-			openErr[sk] = err
-			continue
-		}
-		opened[sk] = o
-	}
-	defer func() {
-		for _, o := range opened {
-			o.Close()
-		}
-	}()
-	remote := m.Path.ValueString()
-	mode := modeOf(m.Mode)
-	var mu sync.Mutex
-	done := map[string]fleetFileEntry{}
-	tflog.Info(ctx, "uploading to fleet", map[string]any{"members": len(todo), "path": remote, "sources": len(opened)})
-	fleet.ForEachMember(ctx, tfkit.SortedKeys(todo), int(m.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
-		u := todo[key]
-		sk := sourceKey(u.source)
-		if err := openErr[sk]; err != nil {
-			problems.Add(key, "sandbox %s: %v", u.sandboxID, err)
-			return
-		}
-		o := opened[sk]
-		if _, err := r.client.PutFile(ctx, u.sandboxID, prime.PutFileRequest{
-			Path: remote, Source: o.Upload, Mode: mode, Extract: u.source.isDir(),
-		}); err != nil {
-			problems.Add(key, "sandbox %s, %s: upload failed: %v", u.sandboxID, remote, err)
-			return
-		}
-		mu.Lock()
-		done[key] = fleetFileEntry{SandboxID: types.StringValue(u.sandboxID), SHA256: types.StringValue(o.Print.SHA256), Size: types.Int64Value(o.Print.Size)}
-		mu.Unlock()
-	})
-	return done
-}
-
-// uploadsOf is the upload each key in keys plans.
-func uploadsOf(ctx context.Context, m fleetFileModel, keys []string, diags *diag.Diagnostics) map[string]fleetUpload {
-	fs := resolveFleetSources(m, diags)
-	ids := tfkit.StringMapOf(ctx, m.SandboxIDs, diags)
-	planned := fleetFilesOfMap(m.Files, diags)
-	out := make(map[string]fleetUpload, len(keys))
-	for _, k := range keys {
-		src, ok := fs.of(k)
-		if !ok {
-			diags.AddError("Member without a source", fmt.Sprintf("member %q has no source; this should have failed the plan", k))
-			continue
-		}
-		out[k] = fleetUpload{sandboxID: ids[k], source: src, sha256: planned[k].SHA256.ValueString()}
-	}
-	return out
 }
 
 func (r *fleetFileResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -711,22 +339,6 @@ func (r *fleetFileResource) Update(ctx context.Context, req resource.UpdateReque
 	}
 }
 
-// holdsDirectories reports whether any member takes a directory, so
-// removals must be recursive.
-func holdsDirectories(m fleetFileModel) bool {
-	var diags diag.Diagnostics
-	fs := resolveFleetSources(m, &diags)
-	if fs.shared != nil && fs.shared.isDir() {
-		return true
-	}
-	for _, s := range fs.perMember {
-		if s.isDir() {
-			return true
-		}
-	}
-	return false
-}
-
 // Delete removes the file from every member whose sandbox still runs.
 func (r *fleetFileResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
@@ -749,4 +361,181 @@ func (r *fleetFileResource) Delete(ctx context.Context, req resource.DeleteReque
 		resp.Diagnostics.AddError("Cannot remove the fleet's files",
 			fmt.Sprintf("The file could not be removed from %d of %d members:\n\n%s", problems.Len(), len(files), problems.String()))
 	}
+}
+
+// settleID fills an ID the plan could not know (a source unknown then).
+func settleID(m *fleetFileModel, diags *diag.Diagnostics) {
+	if !m.ID.IsUnknown() {
+		return
+	}
+	prints := resolveFleetSources(*m, diags).fingerprints(diags)
+	if !diags.HasError() {
+		m.ID = types.StringValue(fleetFileID(m.Path.ValueString(), prints))
+	}
+}
+
+// fleetUpload is one member's planned upload.
+type fleetUpload struct {
+	sandboxID string
+	source    fileSource
+	sha256    string
+}
+
+// uploadMembers uploads to the members in todo concurrently, each distinct
+// source opened once, and returns what each member now holds.
+func (r *fleetFileResource) uploadMembers(ctx context.Context, m fleetFileModel, todo map[string]fleetUpload, problems *fleet.Problems) map[string]fleetFileEntry {
+	opened := map[string]*openedSource{}
+	var openErr = map[string]error{}
+	for _, k := range tfkit.SortedKeys(todo) {
+		u := todo[k]
+		sk := sourceKey(u.source)
+		if _, done := opened[sk]; done {
+			continue
+		}
+		if _, failed := openErr[sk]; failed {
+			continue
+		}
+		o, err := u.source.open(u.sha256)
+		if err != nil {
+			openErr[sk] = err
+			continue
+		}
+		opened[sk] = o
+	}
+	defer func() {
+		for _, o := range opened {
+			o.Close()
+		}
+	}()
+	remote := m.Path.ValueString()
+	mode := modeOf(m.Mode)
+	var mu sync.Mutex
+	done := map[string]fleetFileEntry{}
+	tflog.Info(ctx, "uploading to fleet", map[string]any{"members": len(todo), "path": remote, "sources": len(opened)})
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(todo), int(m.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
+		u := todo[key]
+		sk := sourceKey(u.source)
+		if err := openErr[sk]; err != nil {
+			problems.Add(key, "sandbox %s: %v", u.sandboxID, err)
+			return
+		}
+		o := opened[sk]
+		if _, err := r.client.PutFile(ctx, u.sandboxID, prime.PutFileRequest{
+			Path: remote, Source: o.Upload, Mode: mode, Extract: u.source.isDir(),
+		}); err != nil {
+			problems.Add(key, "sandbox %s, %s: upload failed: %v", u.sandboxID, remote, err)
+			return
+		}
+		mu.Lock()
+		done[key] = fleetFileEntry{SandboxID: types.StringValue(u.sandboxID), SHA256: types.StringValue(o.Print.SHA256), Size: types.Int64Value(o.Print.Size)}
+		mu.Unlock()
+	})
+	return done
+}
+
+// uploadsOf is the upload each key in keys plans.
+func uploadsOf(ctx context.Context, m fleetFileModel, keys []string, diags *diag.Diagnostics) map[string]fleetUpload {
+	fs := resolveFleetSources(m, diags)
+	ids := tfkit.StringMapOf(ctx, m.SandboxIDs, diags)
+	planned := fleetFilesOfMap(m.Files, diags)
+	out := make(map[string]fleetUpload, len(keys))
+	for _, k := range keys {
+		src, ok := fs.of(k)
+		if !ok {
+			diags.AddError("Member without a source", fmt.Sprintf("member %q has no source; this should have failed the plan", k))
+			continue
+		}
+		out[k] = fleetUpload{sandboxID: ids[k], source: src, sha256: planned[k].SHA256.ValueString()}
+	}
+	return out
+}
+
+// holdsDirectories reports whether any member takes a directory, so
+// removals must be recursive.
+func holdsDirectories(m fleetFileModel) bool {
+	var diags diag.Diagnostics
+	fs := resolveFleetSources(m, &diags)
+	if fs.shared != nil && fs.shared.isDir() {
+		return true
+	}
+	for _, s := range fs.perMember {
+		if s.isDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// fleetFileID is a fleet file's ID: a fingerprint of the path and of the
+// bytes it puts in — the shared source's and each member's own, by key.
+// Known at plan time, it changes exactly when those change, so that a
+// command naming it in triggers runs again after a change of the task.
+// Members joining or leaving with the shared source, a member's new
+// sandbox, mode and triggers leave it as it is: the bytes are the same.
+func fleetFileID(remote string, prints sourcePrints) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "path %q\n", remote)
+	if prints.shared != nil {
+		fmt.Fprintf(&b, "shared %s\n", prints.shared.SHA256)
+	}
+	for _, k := range tfkit.SortedKeys(prints.perMember) {
+		fmt.Fprintf(&b, "member %q %s\n", k, prints.perMember[k].SHA256)
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:])[:16]
+}
+
+type fleetFileModel struct {
+	ID             types.String `tfsdk:"id"`
+	SandboxIDs     types.Map    `tfsdk:"sandbox_ids"`
+	Path           types.String `tfsdk:"path"`
+	Content        types.String `tfsdk:"content"`
+	ContentBase64  types.String `tfsdk:"content_base64"`
+	Source         types.String `tfsdk:"source"`
+	SourceDir      types.String `tfsdk:"source_dir"`
+	Members        types.Map    `tfsdk:"members"`
+	Mode           types.String `tfsdk:"mode"`
+	Triggers       types.Map    `tfsdk:"triggers"`
+	MaxConcurrency types.Int64  `tfsdk:"max_concurrency"`
+	Files          types.Map    `tfsdk:"files"`
+}
+
+// fleetFileEntry is one member's upload in `files`.
+type fleetFileEntry struct {
+	SandboxID types.String
+	SHA256    types.String
+	Size      types.Int64
+}
+
+var (
+	fleetFileAttrTypes = map[string]attr.Type{"sandbox_id": types.StringType, "sha256": types.StringType, "size": types.Int64Type}
+)
+
+func fleetFileType() types.ObjectType { return types.ObjectType{AttrTypes: fleetFileAttrTypes} }
+
+func (e fleetFileEntry) object() types.Object {
+	return types.ObjectValueMust(fleetFileAttrTypes, map[string]attr.Value{"sandbox_id": e.SandboxID, "sha256": e.SHA256, "size": e.Size})
+}
+
+// fleetFilesValue is the `files` map; a nil entry is a member planned to
+// upload whose sandbox is not known yet.
+func fleetFilesValue(entries map[string]*fleetFileEntry) types.Map {
+	elems := make(map[string]attr.Value, len(entries))
+	for k, e := range entries {
+		if e == nil {
+			elems[k] = types.ObjectUnknown(fleetFileAttrTypes)
+			continue
+		}
+		elems[k] = e.object()
+	}
+	return types.MapValueMust(fleetFileType(), elems)
+}
+
+func fleetFilesOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetFileEntry {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	return fleet.MembersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetFileEntry {
+		return fleetFileEntry{SandboxID: tfkit.StringAttr(a, "sandbox_id"), SHA256: tfkit.StringAttr(a, "sha256"), Size: tfkit.Int64Attr(a, "size")}
+	})
 }
