@@ -32,6 +32,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/checkpoint"
 	"github.com/primeintellect/terraform-provider-prime/internal/egress"
 	"github.com/primeintellect/terraform-provider-prime/internal/files"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
@@ -305,6 +306,7 @@ func (p *primeProvider) Resources(context.Context) []func() resource.Resource {
 		files.NewFleetFileResource,
 		files.NewArtifactResource,
 		files.NewFleetArtifactResource,
+		checkpoint.NewResource,
 	}
 }
 
@@ -334,6 +336,7 @@ func (p *primeProvider) DataSources(context.Context) []func() datasource.DataSou
 		egress.NewPolicyDataSource,
 		files.NewFileDataSource,
 		files.NewFleetFileDataSource,
+		checkpoint.NewDataSource,
 	}
 }
 
