@@ -23,6 +23,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/ephemeral"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
@@ -37,6 +38,7 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/files"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/ssh"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
@@ -53,10 +55,11 @@ const (
 )
 
 var (
-	_ provider.Provider                   = (*primeProvider)(nil)
-	_ provider.ProviderWithValidateConfig = (*primeProvider)(nil)
-	_ provider.ProviderWithListResources  = (*primeProvider)(nil)
-	_ provider.ProviderWithActions        = (*primeProvider)(nil)
+	_ provider.Provider                       = (*primeProvider)(nil)
+	_ provider.ProviderWithValidateConfig     = (*primeProvider)(nil)
+	_ provider.ProviderWithListResources      = (*primeProvider)(nil)
+	_ provider.ProviderWithActions            = (*primeProvider)(nil)
+	_ provider.ProviderWithEphemeralResources = (*primeProvider)(nil)
 )
 
 type primeProvider struct {
@@ -274,6 +277,7 @@ func (p *primeProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	resp.DataSourceData = data
 	resp.ListResourceData = data
 	resp.ActionData = data
+	resp.EphemeralResourceData = data
 }
 
 // clientLog is the client's debug sink: none when the provider's logs are
@@ -326,6 +330,14 @@ func (p *primeProvider) Actions(context.Context) []func() action.Action {
 		NewSandboxExecAction,
 		NewFleetExecAction,
 		NewSandboxSweepAction,
+	}
+}
+
+// EphemeralResources are opened and closed within one Terraform run and
+// never stored (Terraform 1.10+).
+func (p *primeProvider) EphemeralResources(context.Context) []func() ephemeral.EphemeralResource {
+	return []func() ephemeral.EphemeralResource{
+		ssh.NewSessionResource,
 	}
 }
 
