@@ -36,6 +36,7 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/checkpoint"
 	"github.com/primeintellect/terraform-provider-prime/internal/egress"
 	"github.com/primeintellect/terraform-provider-prime/internal/files"
+	"github.com/primeintellect/terraform-provider-prime/internal/image"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/ssh"
@@ -311,6 +312,7 @@ func (p *primeProvider) Resources(context.Context) []func() resource.Resource {
 		files.NewArtifactResource,
 		files.NewFleetArtifactResource,
 		checkpoint.NewResource,
+		image.NewVMBuildResource,
 	}
 }
 
@@ -349,6 +351,7 @@ func (p *primeProvider) DataSources(context.Context) []func() datasource.DataSou
 		files.NewFileDataSource,
 		files.NewFleetFileDataSource,
 		checkpoint.NewDataSource,
+		image.NewDataSource,
 	}
 }
 
