@@ -3,6 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,7 +160,7 @@ func lastCheckpointBody(t *testing.T, m *testMock) string {
 	defer m.mu.Unlock()
 	for i := len(m.requests) - 1; i >= 0; i-- {
 		r := m.requests[i]
-		if r.Method == "POST" && len(r.Path) > len("/checkpoints") && r.Path[len(r.Path)-len("/checkpoints"):] == "/checkpoints" {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.Path, "/checkpoints") {
 			return string(r.Body)
 		}
 	}
