@@ -208,10 +208,13 @@ resource "prime_sandbox" "restored" {
 // lost and not recorded.
 func TestAccCheckpoint_lostWithItsSandbox(t *testing.T) {
 	o := fastMockOptions()
-	o.CheckpointDurableDelay = time.Minute
+	o.CheckpointDurableDelay = 10 * time.Minute // never DURABLE within the test
 	m := newTestMock(t, o)
+	// The sandbox is deleted as soon as its checkpoint is requested (not
+	// on a clock: a loaded runner may take long to get there).
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
 	go func() {
-		ctx := waitCtx(t)
 		e, err := m.WaitForEvent(ctx, func(e primemock.Event) bool { return e.Type == primemock.EventCheckpointCreated })
 		if err != nil {
 			return
@@ -279,7 +282,9 @@ func TestAccCheckpoint_interruptedApplyKeepsItTracked(t *testing.T) {
 	provider := devProvider(t)
 	t.Parallel()
 	o := fastMockOptions()
-	o.CheckpointDurableDelay = 4 * time.Second
+	// Long enough that the Ctrl-C lands during the upload on a loaded
+	// runner; destroy then waits out the rest of it.
+	o.CheckpointDurableDelay = 15 * time.Second
 	m := newTestMock(t, o)
 	w := newCLIWork(t, m, provider(), cli, `
 provider "prime" {}
