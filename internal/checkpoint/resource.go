@@ -200,6 +200,10 @@ func (r *checkpointResource) Read(ctx context.Context, req resource.ReadRequest,
 	resp.Diagnostics.Append(d...)
 	var state resourceModel
 	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+	// The framework wants an identity after every Read without errors, even
+	// one that removes the resource, and a state written by a Terraform
+	// without identities (before 1.12) has none: set it first.
+	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, state.ID)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -207,10 +211,6 @@ func (r *checkpointResource) Read(ctx context.Context, req resource.ReadRequest,
 	switch {
 	case errors.Is(err, prime.ErrNotFound):
 		tflog.Warn(ctx, "checkpoint gone; removing it from state", map[string]any{"checkpoint_id": state.ID.ValueString()})
-		// The framework wants an identity after every Read without errors,
-		// even one that removes the resource; a state written by a
-		// Terraform without identities (before 1.12) has none yet.
-		resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, state.ID)...)
 		resp.State.RemoveResource(ctx)
 		return
 	case err != nil:
@@ -224,7 +224,6 @@ func (r *checkpointResource) Read(ctx context.Context, req resource.ReadRequest,
 				ck.ID, ck.State, reasonSuffix(ck.Error)))
 	}
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
-	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, state.ID)...)
 }
 
 // Update changes only what the platform does not hold: timeouts, or the
