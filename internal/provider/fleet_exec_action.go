@@ -73,7 +73,7 @@ func (a *fleetExecAction) Schema(_ context.Context, _ action.SchemaRequest, resp
 			"`env_wo`, `max_concurrency`, error texts). Every member's output is shown as the action's progress, " +
 			"each line prefixed with the member's key (not with `sensitive_output`), followed by a line per finished " +
 			"step. Any member whose step exits with a disallowed code fails the action, with one error naming every " +
-			"failed member.\n\n" + actionsKeepNothing,
+			"failed member.\n\n" + tfkit.ActionsKeepNothing,
 		Attributes: attrs,
 	}
 }
@@ -127,7 +127,7 @@ func (a *fleetExecAction) Invoke(ctx context.Context, req action.InvokeRequest, 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	run.progress = &fleetRunProgress{send: progressTo(resp), steps: len(run.commands)}
+	run.progress = &fleetRunProgress{send: tfkit.ProgressTo(resp), steps: len(run.commands)}
 	var problems fleet.Problems
 	done := (&fleetCommandResource{client: a.client}).runMembers(ctx, m.commandModel(), run, ids, nil, &problems)
 	if problems.Len() > 0 {

@@ -52,10 +52,6 @@ type sandboxExecModel struct {
 	execArguments
 }
 
-// actionsKeepNothing ends every action's description.
-const actionsKeepNothing = "Actions keep nothing in state: a result that matters belongs to a resource " +
-	"(`prime_sandbox_command`, `prime_fleet_command`), which records it and runs again only when told to."
-
 // execArgumentDocs are the exec actions' descriptions of the shared
 // arguments (their types and validators come from the command resources').
 var execArgumentDocs = map[string]string{
@@ -150,7 +146,7 @@ func (a *sandboxExecAction) Schema(_ context.Context, _ action.SchemaRequest, re
 			"Connect RPC command session), same timeout and stop-on-timeout, `require_open_egress` gate, `env_wo` " +
 			"rules and error texts — and is never retried once it may have reached the sandbox. The output is " +
 			"shown as the action's progress (unless `sensitive_output`), and an exit code outside " +
-			"`allowed_exit_codes` fails the action.\n\n" + actionsKeepNothing,
+			"`allowed_exit_codes` fails the action.\n\n" + tfkit.ActionsKeepNothing,
 		Attributes: attrs,
 	}
 }
@@ -192,7 +188,7 @@ func (a *sandboxExecAction) Invoke(ctx context.Context, req action.InvokeRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	progress := progressTo(resp)
+	progress := tfkit.ProgressTo(resp)
 	spec.OnOutput = func(stderr bool, chunk []byte) { progress(outputLines("", stderr, chunk)...) }
 	res, err := runCommand(ctx, a.client, spec)
 	if err != nil {
@@ -200,15 +196,6 @@ func (a *sandboxExecAction) Invoke(ctx context.Context, req action.InvokeRequest
 		return
 	}
 	progress(fmt.Sprintf("sandbox %s: exited with code %d", spec.SandboxID, res.ExitCode))
-}
-
-// progressTo sends messages as the action's progress, one event each.
-func progressTo(resp *action.InvokeResponse) func(messages ...string) {
-	return func(messages ...string) {
-		for _, msg := range messages {
-			resp.SendProgress(action.InvokeProgressEvent{Message: msg})
-		}
-	}
 }
 
 // outputLines turns a chunk of command output into progress lines, each

@@ -64,7 +64,7 @@ func (a *sandboxSweepAction) Schema(_ context.Context, _ action.SchemaRequest, r
 			"the platform did not delete and why. Only sandboxes that are not in a terminal status are considered. " +
 			"A sandbox that Terraform manages is deleted like any other: choose labels that only leftovers carry " +
 			"(a run's label), and look at the dry run first. There is no filter-less sweep: `labels` needs at least " +
-			"one label.\n\n" + actionsKeepNothing,
+			"one label.\n\n" + tfkit.ActionsKeepNothing,
 		Attributes: map[string]actionschema.Attribute{
 			"labels": actionschema.SetAttribute{
 				Required: true, ElementType: types.StringType,
@@ -158,7 +158,7 @@ func (a *sandboxSweepAction) Invoke(ctx context.Context, req action.InvokeReques
 		now = a.now
 	}
 	filter := sweepFilter(labels, m.TeamID.ValueString(), age, now())
-	progress := progressTo(resp)
+	progress := tfkit.ProgressTo(resp)
 	members := map[string]fleetMember{}
 	var found []*prime.Sandbox
 	if err := filter.walk(ctx, a.client, 0, func(sb *prime.Sandbox) bool {

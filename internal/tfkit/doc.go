@@ -20,7 +20,10 @@
 //     data by the Configured capability, so no domain package needs
 //     internal/provider's types;
 //   - ImportIDOf (import_id.go): the ID an import names, from its `id` or
-//     its identity.
+//     its identity;
+//   - what every action shares (actions.go): ProgressTo, an action's
+//     progress events, and ActionsKeepNothing, the sentence its description
+//     ends with.
 //
 // Its subpackage tfkittest holds test helpers (CheckCodec: a model's codec
 // against the framework's reflection); only tests import it.
