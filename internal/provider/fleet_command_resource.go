@@ -119,7 +119,7 @@ func (r *fleetCommandResource) Metadata(_ context.Context, req resource.Metadata
 
 func (r *fleetCommandResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
-	r.jobs = jobsFrom(req.ProviderData)
+	r.jobs = journal.JobsFrom(req.ProviderData)
 }
 
 func (r *fleetCommandResource) attributes() map[string]schema.Attribute {

@@ -343,11 +343,8 @@ func (pd *providerData) PrimeClient() *prime.Client { return pd.client }
 // EgressBaselines are the policy notes (egress.BaselinesFrom asks for them).
 func (pd *providerData) EgressBaselines() *egress.Baselines { return pd.baselines }
 
-// jobsFrom is the job journal of the provider's data (an inert one before
-// Configure).
-func jobsFrom(data any) *journal.Jobs {
-	if pd, ok := data.(*providerData); ok && pd.jobs != nil {
-		return pd.jobs
-	}
-	return &journal.Jobs{}
-}
+// CreateJournal is the create journal (journal.CreatesFrom asks for it).
+func (pd *providerData) CreateJournal() *journal.Creates { return pd.journal }
+
+// JobJournal is the job journal (journal.JobsFrom asks for it).
+func (pd *providerData) JobJournal() *journal.Jobs { return pd.jobs }

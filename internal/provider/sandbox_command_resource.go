@@ -94,7 +94,7 @@ func (r *sandboxCommandResource) Metadata(_ context.Context, req resource.Metada
 
 func (r *sandboxCommandResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
-	r.jobs = jobsFrom(req.ProviderData)
+	r.jobs = journal.JobsFrom(req.ProviderData)
 }
 
 // Description endings: what a change does.

@@ -138,10 +138,7 @@ func (r *sandboxFleetResource) UpgradeIdentity(context.Context) map[int64]resour
 
 func (r *sandboxFleetResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
-	r.journal = journal.NewCreates("")
-	if pd, ok := req.ProviderData.(*providerData); ok && pd.journal != nil {
-		r.journal = pd.journal
-	}
+	r.journal = journal.CreatesFrom(req.ProviderData)
 }
 
 // replacesFleet ends the description of every template argument.

@@ -55,10 +55,7 @@ func (r *sandboxResource) Metadata(_ context.Context, req resource.MetadataReque
 
 func (r *sandboxResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
-	r.journal = journal.NewCreates("")
-	if pd, ok := req.ProviderData.(*providerData); ok && pd.journal != nil {
-		r.journal = pd.journal
-	}
+	r.journal = journal.CreatesFrom(req.ProviderData)
 }
 
 func (r *sandboxResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
