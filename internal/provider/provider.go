@@ -1,16 +1,15 @@
 // Package provider is the Terraform side of the Prime sandboxes provider:
 // the provider type, its configuration, and the wiring of every resource,
-// data source, list resource and action. It still holds the sandbox and
-// command domains (sandboxes, fleets, commands, exec actions, sweep, list
-// resources, identity), to be moved into packages of their own; the egress
-// and files domains live in internal/egress and internal/files. Everything
-// about the Prime API itself (HTTP, retries, the egress grammar) lives in
-// internal/prime.
+// data source, list resource and action. It still holds the command domain
+// (commands, fleet commands, exec actions), to be moved into a package of
+// its own; the sandbox, egress and files domains live in internal/sandbox,
+// internal/egress and internal/files. Everything about the Prime API itself
+// (HTTP, retries, the egress grammar) lives in internal/prime.
 //
 // It may import every other package of this module except cmd/ and the
 // test tools; none of them imports it. Its configured data reaches the
-// domain packages through capabilities (PrimeClient, EgressBaselines), not
-// through its types.
+// domain packages through capabilities (PrimeClient, EgressBaselines,
+// CreateJournal, JobJournal), not through its types.
 package provider
 
 import (
@@ -36,6 +35,7 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/files"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/sandbox"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
@@ -295,10 +295,10 @@ func logToTflog(ctx context.Context, msg string, fields map[string]any) {
 
 func (p *primeProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
-		NewSandboxResource,
+		sandbox.NewResource,
 		egress.NewPolicyResource,
 		NewSandboxCommandResource,
-		NewSandboxFleetResource,
+		sandbox.NewFleetResource,
 		NewFleetCommandResource,
 		egress.NewFleetPolicyResource,
 		files.NewFileResource,
@@ -312,8 +312,8 @@ func (p *primeProvider) Resources(context.Context) []func() resource.Resource {
 // importable resource type whose remote objects can be found.
 func (p *primeProvider) ListResources(context.Context) []func() list.ListResource {
 	return []func() list.ListResource{
-		NewSandboxListResource,
-		NewFleetListResource,
+		sandbox.NewListResource,
+		sandbox.NewFleetListResource,
 	}
 }
 
@@ -323,14 +323,14 @@ func (p *primeProvider) Actions(context.Context) []func() action.Action {
 	return []func() action.Action{
 		NewSandboxExecAction,
 		NewFleetExecAction,
-		NewSandboxSweepAction,
+		sandbox.NewSweepAction,
 	}
 }
 
 func (p *primeProvider) DataSources(context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
-		NewSandboxDataSource,
-		NewSandboxesDataSource,
+		sandbox.NewDataSource,
+		sandbox.NewSandboxesDataSource,
 		egress.NewPolicyDataSource,
 		files.NewFileDataSource,
 		files.NewFleetFileDataSource,

@@ -1,4 +1,4 @@
-package provider
+package sandbox
 
 // Redoing one member of a prime_sandbox_fleet by key: member_triggers.
 // `terraform taint` cannot address a member (a fleet is one resource), and

@@ -1,4 +1,4 @@
-package provider
+package sandbox
 
 import (
 	"context"
@@ -45,8 +45,8 @@ var (
 	_ resource.ResourceWithUpgradeState    = (*sandboxFleetResource)(nil)
 )
 
-// NewSandboxFleetResource is the prime_sandbox_fleet constructor.
-func NewSandboxFleetResource() resource.Resource { return &sandboxFleetResource{} }
+// NewFleetResource is the prime_sandbox_fleet constructor.
+func NewFleetResource() resource.Resource { return &sandboxFleetResource{} }
 
 type sandboxFleetResource struct {
 	client  *prime.Client
@@ -196,7 +196,7 @@ func (r *sandboxFleetResource) Schema(_ context.Context, _ resource.SchemaReques
 		}},
 	}
 	resp.Schema = schema.Schema{
-		Version: sandboxSchemaVersion,
+		Version: SchemaVersion,
 		MarkdownDescription: "A fleet of identical Prime sandboxes as one resource: what an evaluation runs on. " +
 			"Every argument of `prime_sandbox` is the members' template, with the same plan-time rules; members are " +
 			"keyed by `size` or `members`.\n\n" +

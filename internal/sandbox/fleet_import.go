@@ -1,4 +1,4 @@
-package provider
+package sandbox
 
 // prime_sandbox_fleet's import: by a label, by sandbox IDs or by identity,
 // and the state an import (or a list result) starts from.

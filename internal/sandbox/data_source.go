@@ -1,4 +1,4 @@
-package provider
+package sandbox
 
 import (
 	"context"
@@ -64,8 +64,8 @@ func sandboxObjectType() types.ObjectType {
 	return types.ObjectType{AttrTypes: attrTypes}
 }
 
-// NewSandboxDataSource is the prime_sandbox data source constructor.
-func NewSandboxDataSource() datasource.DataSource { return &sandboxDataSource{} }
+// NewDataSource is the prime_sandbox data source constructor.
+func NewDataSource() datasource.DataSource { return &sandboxDataSource{} }
 
 type sandboxDataSource struct{ client *prime.Client }
 

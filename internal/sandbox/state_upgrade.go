@@ -1,4 +1,4 @@
-package provider
+package sandbox
 
 import (
 	"context"
@@ -12,13 +12,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
-// sandboxSchemaVersion is the schema version of prime_sandbox and
+// SchemaVersion is the schema version of prime_sandbox and
 // prime_sandbox_fleet. Version 1 is the VM-only schema (containers were
 // retired on 2026-09-18): cpu_cores is whole vCPUs (an integer), vm is
 // deprecated and always true, arch is new, and start_command, guaranteed
 // and registry_credentials_id are retired (always null). Version 0 is every
 // release before it.
-const sandboxSchemaVersion = 1
+const SchemaVersion = 1
 
 // UpgradeState reads states written before sandboxes were VM-only.
 func (r *sandboxResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {

@@ -1,4 +1,4 @@
-package provider
+package sandbox
 
 import (
 	"context"
@@ -41,8 +41,8 @@ var (
 	_ resource.ResourceWithUpgradeState   = (*sandboxResource)(nil)
 )
 
-// NewSandboxResource is the prime_sandbox constructor.
-func NewSandboxResource() resource.Resource { return &sandboxResource{} }
+// NewResource is the prime_sandbox constructor.
+func NewResource() resource.Resource { return &sandboxResource{} }
 
 type sandboxResource struct {
 	client  *prime.Client
@@ -260,7 +260,7 @@ func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 	attrs["user_id"] = computedString("User that created the sandbox.")
 
 	resp.Schema = schema.Schema{
-		Version: sandboxSchemaVersion,
+		Version: SchemaVersion,
 		MarkdownDescription: "A Prime sandbox: a microVM booted from a Docker image.\n\n" +
 			"Create returns once the sandbox is `RUNNING` and its gateway answers commands (see `status`). The " +
 			"sandbox ID is saved to state before the wait, so an interrupted or failed apply leaves a tainted resource " +

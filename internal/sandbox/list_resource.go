@@ -1,4 +1,4 @@
-package provider
+package sandbox
 
 // The prime_sandbox list resource (Terraform 1.14+, `terraform query`):
 // finds sandboxes by labels, status, name, team and age, each with its
@@ -33,8 +33,8 @@ var (
 	_ list.ListResourceWithValidateConfig = (*sandboxListResource)(nil)
 )
 
-// NewSandboxListResource is the prime_sandbox list resource constructor.
-func NewSandboxListResource() list.ListResource { return &sandboxListResource{} }
+// NewListResource is the prime_sandbox list resource constructor.
+func NewListResource() list.ListResource { return &sandboxListResource{} }
 
 type sandboxListResource struct{ client *prime.Client }
 

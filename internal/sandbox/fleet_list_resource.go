@@ -1,4 +1,4 @@
-package provider
+package sandbox
 
 // The prime_sandbox_fleet list resource (Terraform 1.14+): sandboxes
 // grouped into fleets by a label, one result per label, each importing the

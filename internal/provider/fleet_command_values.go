@@ -18,10 +18,6 @@ import (
 // every refresh, plan and apply.
 
 var (
-	fleetMemberAttrTypes = map[string]attr.Type{
-		"id": types.StringType, "name": types.StringType, "status": types.StringType, "created_at": types.StringType,
-		"egress_generation": types.Int64Type, "egress_applied": types.BoolType,
-	}
 	fleetCommandStepAttrTypes = map[string]attr.Type{
 		"exit_code": types.Int64Type, "stdout": types.StringType, "stderr": types.StringType, "output_truncated": types.BoolType,
 	}
@@ -35,24 +31,12 @@ var (
 	}
 )
 
-func fleetMemberType() types.ObjectType {
-	return types.ObjectType{AttrTypes: fleetMemberAttrTypes}
-}
-
 func fleetCommandStepType() types.ObjectType {
 	return types.ObjectType{AttrTypes: fleetCommandStepAttrTypes}
 }
 
 func fleetCommandResultType() types.ObjectType {
 	return types.ObjectType{AttrTypes: fleetCommandResultAttrTypes}
-}
-
-// object is m as an entry of `sandboxes`.
-func (m fleetMember) object() types.Object {
-	return types.ObjectValueMust(fleetMemberAttrTypes, map[string]attr.Value{
-		"id": m.ID, "name": m.Name, "status": m.Status, "created_at": m.CreatedAt,
-		"egress_generation": m.EgressGeneration, "egress_applied": m.EgressApplied,
-	})
 }
 
 // object is r as an entry of a fleet command's `results`.
@@ -88,26 +72,6 @@ func fleetCommandJobsValue(pending map[string]memberProgress) types.Map {
 		})
 	}
 	return types.MapValueMust(fleetCommandJobType(), elems)
-}
-
-// fleetMembersValue is the `sandboxes` map of members.
-func fleetMembersValue(members map[string]fleetMember) types.Map {
-	elems := make(map[string]attr.Value, len(members))
-	for k, m := range members {
-		elems[k] = m.object()
-	}
-	return types.MapValueMust(fleetMemberType(), elems)
-}
-
-// fleetMembersOfMap reads a `sandboxes` map.
-func fleetMembersOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetMember {
-	return fleet.MembersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetMember {
-		return fleetMember{
-			ID: tfkit.StringAttr(a, "id"), Name: tfkit.StringAttr(a, "name"), Status: tfkit.StringAttr(a, "status"),
-			CreatedAt: tfkit.StringAttr(a, "created_at"), EgressGeneration: tfkit.Int64Attr(a, "egress_generation"),
-			EgressApplied: tfkit.BoolAttr(a, "egress_applied"),
-		}
-	})
 }
 
 // fleetCommandResultsOfMap reads a fleet command's `results`.

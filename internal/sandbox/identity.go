@@ -1,4 +1,4 @@
-package provider
+package sandbox
 
 // Resource identity (Terraform 1.12+): what names the remote object of
 // prime_sandbox and prime_sandbox_fleet (prime_egress_policy's is in

@@ -1,4 +1,4 @@
-package provider
+package sandbox
 
 // Creating and waiting for one sandbox, shared by prime_sandbox and every
 // member of prime_sandbox_fleet: the create journal, the tracked create that

@@ -1,4 +1,4 @@
-package provider
+package sandbox
 
 // prime_sandbox_sweep (Terraform 1.14+ action): deletes the running
 // sandboxes that carry labels and are older than a duration — what a lost
@@ -29,8 +29,8 @@ var (
 	_ action.ActionWithValidateConfig = (*sandboxSweepAction)(nil)
 )
 
-// NewSandboxSweepAction is the prime_sandbox_sweep constructor.
-func NewSandboxSweepAction() action.Action { return &sandboxSweepAction{} }
+// NewSweepAction is the prime_sandbox_sweep constructor.
+func NewSweepAction() action.Action { return &sandboxSweepAction{} }
 
 type sandboxSweepAction struct {
 	client *prime.Client
