@@ -1,10 +1,13 @@
 // Package provider is the Terraform side of the Prime sandboxes provider:
-// the provider type, its configuration, and the wiring of every resource,
-// data source, list resource and action. It still holds the command domain
-// (commands, fleet commands, exec actions), to be moved into a package of
-// its own; the sandbox, egress and files domains live in internal/sandbox,
-// internal/egress and internal/files. Everything about the Prime API itself
-// (HTTP, retries, the egress grammar) lives in internal/prime.
+// the provider type, its configuration (provider.go, the base URL rule in
+// base_url.go), the wiring of every resource, data source, list resource
+// and action, and the protocol server wrapper that reads state JSON
+// (read_state_json.go) and lets actions take write-only values
+// (action_write_only.go). The domains live in packages of their own:
+// internal/sandbox, internal/command, internal/egress and internal/files,
+// on internal/fleet, internal/tfkit and internal/journal. Everything about
+// the Prime API itself (HTTP, retries, the egress grammar) lives in
+// internal/prime.
 //
 // It may import every other package of this module except cmd/ and the
 // test tools; none of them imports it. Its configured data reaches the
@@ -31,6 +34,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/command"
 	"github.com/primeintellect/terraform-provider-prime/internal/egress"
 	"github.com/primeintellect/terraform-provider-prime/internal/files"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
@@ -297,9 +301,9 @@ func (p *primeProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		sandbox.NewResource,
 		egress.NewPolicyResource,
-		NewSandboxCommandResource,
+		command.NewResource,
 		sandbox.NewFleetResource,
-		NewFleetCommandResource,
+		command.NewFleetResource,
 		egress.NewFleetPolicyResource,
 		files.NewFileResource,
 		files.NewFleetFileResource,
@@ -321,8 +325,8 @@ func (p *primeProvider) ListResources(context.Context) []func() list.ListResourc
 // (Terraform 1.14+).
 func (p *primeProvider) Actions(context.Context) []func() action.Action {
 	return []func() action.Action{
-		NewSandboxExecAction,
-		NewFleetExecAction,
+		command.NewExecAction,
+		command.NewFleetExecAction,
 		sandbox.NewSweepAction,
 	}
 }

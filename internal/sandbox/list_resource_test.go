@@ -77,7 +77,8 @@ func TestSandboxFilterMatches(t *testing.T) {
 // of 100, and 10 of them take one request.
 func TestSandboxFilterWalkStopsAtLimit(t *testing.T) {
 	ctx := context.Background()
-	m, c := tfkittest.Mock(t)
+	m := tfkittest.NewMockAPI(t, nil)
+	c := m.Client(t)
 	for i := range 150 {
 		if _, err := c.CreateSandbox(ctx, prime.CreateSandboxRequest{Name: fmt.Sprintf("s%03d", i), DockerImage: "img", Labels: []string{"l"}}); err != nil {
 			t.Fatal(err)

@@ -26,8 +26,8 @@
 //     ends with.
 //
 // Its subpackage tfkittest holds test helpers (CheckCodec: a model's codec
-// against the framework's reflection; Mock and MockClient: an in-process
-// prime-mock for unit tests that call the API); only tests import it.
+// against the framework's reflection; MockAPI and MockClient: an
+// in-process prime-mock for unit tests that call the API); only tests import it.
 //
 // It may import the standard library, the terraform-plugin-* modules and
 // internal/prime (for the client type RequireClient checks), nothing else

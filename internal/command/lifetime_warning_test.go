@@ -1,69 +1,24 @@
-package provider
+package command
 
 import (
 	"context"
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit/tfkittest"
 )
-
-// planOf is a new resource's plan for r's schema: every attribute null
-// except those in set.
-func planOf(t *testing.T, r resource.Resource, set map[string]tftypes.Value) tfsdk.Plan {
-	t.Helper()
-	var sr resource.SchemaResponse
-	r.Schema(context.Background(), resource.SchemaRequest{}, &sr)
-	typ, ok := sr.Schema.Type().TerraformType(context.Background()).(tftypes.Object)
-	if !ok {
-		t.Fatalf("schema type %T", sr.Schema.Type())
-	}
-	vals := map[string]tftypes.Value{}
-	for name, at := range typ.AttributeTypes {
-		if v, ok := set[name]; ok {
-			vals[name] = v
-		} else {
-			vals[name] = tftypes.NewValue(at, nil)
-		}
-	}
-	return tfsdk.Plan{Schema: sr.Schema, Raw: tftypes.NewValue(typ, vals)}
-}
-
-// modifyPlanWarnings runs r's ModifyPlan for a create and returns its
-// warnings, one line each.
-func modifyPlanWarnings(t *testing.T, r resource.ResourceWithModifyPlan, plan tfsdk.Plan) string {
-	t.Helper()
-	resp := resource.ModifyPlanResponse{Plan: plan}
-	r.ModifyPlan(context.Background(), resource.ModifyPlanRequest{
-		Plan: plan, State: tfsdk.State{Schema: plan.Schema, Raw: tftypes.NewValue(plan.Raw.Type(), nil)},
-	}, &resp)
-	if resp.Diagnostics.HasError() {
-		t.Fatalf("ModifyPlan: %v", resp.Diagnostics)
-	}
-	return warningLines(resp.Diagnostics)
-}
-
-func warningLines(d diag.Diagnostics) string {
-	var b strings.Builder
-	for _, w := range d.Warnings() {
-		b.WriteString(w.Summary() + ": " + w.Detail() + "\n")
-	}
-	return b.String()
-}
 
 // Both command resources warn, with one rule, when a step may run longer
 // than its sandbox lives; neither warns for a sandbox without a lifetime
 // limit or a step that fits.
 func TestCommandOutlivesSandboxWarning(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	c := m.client(t)
+	m := tfkittest.NewMockAPI(t, nil)
+	c := m.Client(t)
 	newSandbox := func(timeoutMinutes int) string {
-		sb, err := c.CreateSandbox(waitCtx(t), prime.CreateSandboxRequest{Name: "life", DockerImage: "python:3.12-slim",
+		sb, err := c.CreateSandbox(context.Background(), prime.CreateSandboxRequest{Name: "life", DockerImage: "python:3.12-slim",
 			TimeoutMinutes: &timeoutMinutes})
 		if err != nil {
 			t.Fatal(err)
@@ -85,11 +40,11 @@ func TestCommandOutlivesSandboxWarning(t *testing.T) {
 	} {
 		// A fresh client per case: what one case taught it must not decide
 		// the next.
-		fresh := m.client(t)
-		single := modifyPlanWarnings(t, &sandboxCommandResource{client: fresh}, planOf(t, &sandboxCommandResource{}, map[string]tftypes.Value{
+		fresh := m.Client(t)
+		single := tfkittest.ModifyPlanWarnings(t, &sandboxCommandResource{client: fresh}, tfkittest.PlanOf(t, &sandboxCommandResource{}, map[string]tftypes.Value{
 			"sandbox_id": str(tc.sandbox), "command": str("sleep 200"), "timeout_seconds": num(tc.timeout),
 		}))
-		fleet := modifyPlanWarnings(t, &fleetCommandResource{client: fresh}, planOf(t, &fleetCommandResource{}, map[string]tftypes.Value{
+		fleet := tfkittest.ModifyPlanWarnings(t, &fleetCommandResource{client: fresh}, tfkittest.PlanOf(t, &fleetCommandResource{}, map[string]tftypes.Value{
 			"sandbox_ids":     tftypes.NewValue(tftypes.Map{ElementType: tftypes.String}, map[string]tftypes.Value{"m0": str(tc.sandbox)}),
 			"commands":        tftypes.NewValue(tftypes.List{ElementType: tftypes.String}, []tftypes.Value{str("sleep 200")}),
 			"timeout_seconds": num(tc.timeout), "max_concurrency": num(32),

@@ -1,4 +1,4 @@
-package provider
+package command
 
 // prime_sandbox_exec (Terraform 1.14+ action): prime_sandbox_command's
 // command, run ad hoc — from `terraform apply -invoke=...` or a resource's
@@ -28,8 +28,8 @@ var (
 	_ action.ActionWithModifyPlan     = (*sandboxExecAction)(nil)
 )
 
-// NewSandboxExecAction is the prime_sandbox_exec constructor.
-func NewSandboxExecAction() action.Action { return &sandboxExecAction{} }
+// NewExecAction is the prime_sandbox_exec constructor.
+func NewExecAction() action.Action { return &sandboxExecAction{} }
 
 type sandboxExecAction struct{ client *prime.Client }
 

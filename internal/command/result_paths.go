@@ -1,4 +1,4 @@
-package provider
+package command
 
 // result_paths: the places a command writes its results to, removed right
 // before each run, so that whatever is found there after the run (by the

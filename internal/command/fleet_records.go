@@ -1,4 +1,4 @@
-package provider
+package command
 
 // What prime_fleet_command records per member: its result (every step's
 // exit code and output, cut as step_output says), or, with failures, what
@@ -31,7 +31,7 @@ const (
 // step_output values: how much of each step's output results keeps.
 const (
 	stepOutputLastLine = "last_line" // the last non-empty line, at most lastLineBytes
-	stepOutputTail     = "tail"      // the last fleetStepOutput bytes
+	stepOutputTail     = "tail"      // the last FleetStepOutput bytes
 	stepOutputNone     = "none"      // nothing (output_dir has it all)
 )
 
@@ -58,7 +58,7 @@ func cutStepOutput(mode string, s types.String) (types.String, bool) {
 		line := lastLine(text)
 		return types.StringValue(line), strings.TrimRight(text, "\r\n") != line
 	}
-	t, cut := tail(text, fleetStepOutput)
+	t, cut := tail(text, FleetStepOutput)
 	return types.StringValue(t), cut
 }
 

@@ -1,4 +1,4 @@
-package provider
+package command
 
 // prime_fleet_command: prime_sandbox_command's steps on every member of a
 // fleet. Each step of each member goes through runCommand, with the same
@@ -42,17 +42,17 @@ var (
 	_ resource.ResourceWithModifyPlan     = (*fleetCommandResource)(nil)
 )
 
-// NewFleetCommandResource is the prime_fleet_command constructor.
-func NewFleetCommandResource() resource.Resource { return &fleetCommandResource{} }
+// NewFleetResource is the prime_fleet_command constructor.
+func NewFleetResource() resource.Resource { return &fleetCommandResource{} }
 
 type fleetCommandResource struct {
 	client *prime.Client
 	jobs   *journal.Jobs
 }
 
-// fleetStepOutput is how much of each step's stdout and stderr is kept:
+// FleetStepOutput is how much of each step's stdout and stderr is kept:
 // the last 4 KiB (a fleet multiplies state by members × steps).
-const fleetStepOutput = 4 << 10
+const FleetStepOutput = 4 << 10
 
 type fleetCommandModel struct {
 	ID                types.String `tfsdk:"id"`
@@ -185,7 +185,7 @@ func (r *fleetCommandResource) attributes() map[string]schema.Attribute {
 	}
 	outputDoc := func(what, when string) string {
 		return fmt.Sprintf("%s of the step, as `step_output` says: its last line (default), its last %d KiB, or null. %s",
-			what, fleetStepOutput>>10, when)
+			what, FleetStepOutput>>10, when)
 	}
 	attrs["results"] = schema.MapNestedAttribute{
 		Computed: true,
@@ -255,7 +255,7 @@ func (r *fleetCommandResource) attributes() map[string]schema.Attribute {
 			"such member's recorded output as removed, so with `\"tail\"` a re-run of N members prints N output "+
 			"tails; the default keeps it to a line per stream. `output_dir` (with `background`) keeps the whole "+
 			"output on local disk whatever this says. Changing it updates in place and cuts the recorded output "+
-			"(nothing runs again; an output already cut does not grow back).", lastLineBytes, fleetStepOutput>>10),
+			"(nothing runs again; an output already cut does not grow back).", lastLineBytes, FleetStepOutput>>10),
 		Validators: []validator.String{stringvalidator.OneOf(stepOutputLastLine, stepOutputTail, stepOutputNone)},
 	}
 	attrs["running_jobs"] = schema.MapNestedAttribute{
@@ -492,7 +492,7 @@ func progressFileOf(outputDir types.String) string {
 	if outputDir.IsNull() || outputDir.IsUnknown() || outputDir.ValueString() == "" {
 		return ""
 	}
-	return filepath.Join(outputDir.ValueString(), progressFileName)
+	return filepath.Join(outputDir.ValueString(), ProgressFileName)
 }
 
 // memberSpec is the base spec with member key's environment: env, then
@@ -569,7 +569,7 @@ func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommand
 	fleet.ForEachMember(ctx, tfkit.SortedKeys(ids), limit, func(ctx context.Context, key string) {
 		id := ids[key]
 		run.reporter.update(key, func(m *memberProgressState) {
-			m.State, m.SandboxID, m.Steps = progressRunning, id, len(run.commands)
+			m.State, m.SandboxID, m.Steps = ProgressRunning, id, len(run.commands)
 		})
 		var out memberOutcome
 		if run.base.Background {
@@ -585,14 +585,14 @@ func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommand
 			problems.Add(key, "sandbox %s, step %d of %d: %s. %s", id, out.step+1, len(run.commands), commandErrorSummary(out.err), out.err)
 		}
 		if out.pending {
-			run.reporter.set(key, progressLeft)
+			run.reporter.set(key, ProgressLeft)
 			return
 		}
 		rec := memberRecord(id, out, len(run.commands), run.base.SensitiveOutput, mode)
 		run.reporter.update(key, func(m *memberProgressState) {
-			m.State, m.Error = progressSucceeded, rec.Result.Error.ValueString()
+			m.State, m.Error = ProgressSucceeded, rec.Result.Error.ValueString()
 			if out.err != nil {
-				m.State = progressFailed
+				m.State = ProgressFailed
 			}
 		})
 		defer lock()()

@@ -1,4 +1,4 @@
-package provider
+package command
 
 // prime_fleet_exec (Terraform 1.14+ action): prime_fleet_command's steps on
 // every member, ad hoc, through the same runMembers (and so runCommand),

@@ -1,4 +1,4 @@
-package provider
+package command
 
 // Progress of long waits over many members (a fleet command's run, a
 // background job's wait; a fleet's egress locks can use the same): the
@@ -26,21 +26,21 @@ var (
 	progressFileEvery = time.Second      // at most one rewrite of the file per period
 )
 
-// progressFileName is the progress file's name in an output_dir.
-const progressFileName = "progress.json"
+// ProgressFileName is the progress file's name in an output_dir.
+const ProgressFileName = "progress.json"
 
 // Member states the command resources report.
 const (
-	progressWaiting   = "waiting"   // not started yet (every member starts so)
-	progressRunning   = "running"   // a step runs
-	progressSucceeded = "succeeded" // every step succeeded
-	progressFailed    = "failed"    // recorded as failed
-	progressLeft      = "left"      // left running (interrupted), or its outcome unknown: the next apply collects it
+	ProgressWaiting   = "waiting"   // not started yet (every member starts so)
+	ProgressRunning   = "running"   // a step runs
+	ProgressSucceeded = "succeeded" // every step succeeded
+	ProgressFailed    = "failed"    // recorded as failed
+	ProgressLeft      = "left"      // left running (interrupted), or its outcome unknown: the next apply collects it
 )
 
 // commandProgressStates are the states a command run reports, in the order
 // its log lines count them.
-var commandProgressStates = []string{progressSucceeded, progressFailed, progressRunning, progressWaiting, progressLeft}
+var commandProgressStates = []string{ProgressSucceeded, ProgressFailed, ProgressRunning, ProgressWaiting, ProgressLeft}
 
 // memberProgressState is one member's entry of the progress file.
 type memberProgressState struct {
@@ -55,7 +55,7 @@ type memberProgressState struct {
 // progressOptions describe one reported operation.
 type progressOptions struct {
 	What   string   // who reports, e.g. "prime_fleet_command" (log lines and the file)
-	Keys   []string // the members, each starting as progressWaiting
+	Keys   []string // the members, each starting as ProgressWaiting
 	States []string // the states counted in log lines, in order
 	File   string   // the progress file; "" for none
 }
@@ -83,7 +83,7 @@ func newProgressReporter(ctx context.Context, opts progressOptions) *progressRep
 	p := &progressReporter{opts: opts, ctx: ctx, started: time.Now(), members: map[string]*memberProgressState{},
 		done: make(chan struct{}), logEvery: progressLogEvery, fileEvery: progressFileEvery}
 	for _, k := range opts.Keys {
-		p.members[k] = &memberProgressState{State: progressWaiting}
+		p.members[k] = &memberProgressState{State: ProgressWaiting}
 	}
 	p.dirty = true
 	p.wg.Add(1)
@@ -100,7 +100,7 @@ func (p *progressReporter) update(key string, change func(m *memberProgressState
 	defer p.mu.Unlock()
 	m := p.members[key]
 	if m == nil {
-		m = &memberProgressState{State: progressWaiting}
+		m = &memberProgressState{State: ProgressWaiting}
 		p.members[key] = m
 	}
 	change(m)
@@ -191,8 +191,8 @@ func (p *progressReporter) logCounts(phase string) {
 	tflog.Info(p.ctx, fmt.Sprintf("%s %s: %s", p.opts.What, phase, p.summary()), fields)
 }
 
-// progressFile is the progress file's content.
-type progressFile struct {
+// ProgressFile is the progress file's content.
+type ProgressFile struct {
 	What     string                         `json:"resource"`
 	Started  time.Time                      `json:"started_at"`
 	Updated  time.Time                      `json:"updated_at"`
@@ -221,7 +221,7 @@ func (p *progressReporter) writeFile() {
 		p.mu.Unlock()
 		return
 	}
-	doc := progressFile{What: p.opts.What, Started: p.started.UTC(), Updated: time.Now().UTC(), Finished: finished,
+	doc := ProgressFile{What: p.opts.What, Started: p.started.UTC(), Updated: time.Now().UTC(), Finished: finished,
 		Total: len(p.members), Counts: map[string]int{}, Members: make(map[string]memberProgressState, len(p.members))}
 	for k, m := range p.members {
 		doc.Members[k] = *m

@@ -1,4 +1,4 @@
-package provider
+package command
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 
 func TestCutStepOutput(t *testing.T) {
 	long := strings.Repeat("é", 400) // 800 bytes on one line
-	big := strings.Repeat("x", fleetStepOutput+10)
+	big := strings.Repeat("x", FleetStepOutput+10)
 	for _, c := range []struct {
 		mode, in string
 		want     string

@@ -1,4 +1,4 @@
-package provider
+package command
 
 // prime_fleet_command in background mode: each step of each member is a
 // job (runBackground), and a member's progress survives the apply. Steps a

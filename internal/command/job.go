@@ -1,4 +1,4 @@
-package provider
+package command
 
 // Background mode: a command runs as a job in its sandbox (the Prime SDK's
 // start_background_job wrapper and file paths, which the verifiers framework
@@ -349,7 +349,7 @@ func collectJobOutput(ctx context.Context, c *prime.Client, job prime.Job, spec 
 	var cut bool
 	var last error
 	try := func(ctx context.Context) (bool, error) {
-		stdout, stderr, cutOut, cutErr, err := c.JobOutput(ctx, job, maxCommandOutput)
+		stdout, stderr, cutOut, cutErr, err := c.JobOutput(ctx, job, MaxOutput)
 		if err != nil {
 			if errors.Is(err, prime.ErrSandboxNotRunning) {
 				return false, err

@@ -1,4 +1,4 @@
-package provider
+package command
 
 import (
 	"context"
@@ -46,8 +46,8 @@ var (
 	_ resource.ResourceWithModifyPlan     = (*sandboxCommandResource)(nil)
 )
 
-// NewSandboxCommandResource is the prime_sandbox_command constructor.
-func NewSandboxCommandResource() resource.Resource { return &sandboxCommandResource{} }
+// NewResource is the prime_sandbox_command constructor.
+func NewResource() resource.Resource { return &sandboxCommandResource{} }
 
 type sandboxCommandResource struct {
 	client *prime.Client
@@ -625,7 +625,7 @@ func (r *sandboxCommandResource) runInBackground(ctx context.Context, m *sandbox
 	reporter := newProgressReporter(ctx, progressOptions{What: "prime_sandbox_command", Keys: []string{key},
 		States: commandProgressStates, File: progressFileOf(m.OutputDir)})
 	reporter.update(key, func(p *memberProgressState) {
-		p.State, p.SandboxID, p.Steps, p.Step = progressRunning, spec.SandboxID, 1, 1
+		p.State, p.SandboxID, p.Steps, p.Step = ProgressRunning, spec.SandboxID, 1, 1
 	})
 	br, err := runBackground(ctx, r.client, backgroundRun{
 		spec: spec, hash: runHashOf(*m), journal: r.jobs, attach: attach, outputDir: m.OutputDir.ValueString(), keep: true,
@@ -634,11 +634,11 @@ func (r *sandboxCommandResource) runInBackground(ctx context.Context, m *sandbox
 	reporter.update(key, func(p *memberProgressState) {
 		switch {
 		case br.Pending != nil:
-			p.State = progressLeft
+			p.State = ProgressLeft
 		case err != nil:
-			p.State, p.Error = progressFailed, memberErrorLine(0, 1, err)
+			p.State, p.Error = ProgressFailed, memberErrorLine(0, 1, err)
 		default:
-			p.State = progressSucceeded
+			p.State = ProgressSucceeded
 		}
 	})
 	if ferr := reporter.stop(); ferr != nil {

@@ -1,4 +1,4 @@
-package provider
+package command
 
 import (
 	"context"
@@ -14,9 +14,9 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
-// maxCommandOutput is how much of stdout and of stderr is kept in state:
+// MaxOutput is how much of stdout and of stderr is kept in state:
 // the last 64 KiB, where a failing command usually explains itself.
-const maxCommandOutput = 64 << 10
+const MaxOutput = 64 << 10
 
 // defaultCommandTimeout is the command timeout when timeout_seconds is unset
 // (the SDK's default).
@@ -146,8 +146,8 @@ func judgeResult(spec commandSpec, res *prime.ExecResult, cut bool, executedAt t
 	}
 	out := &commandResult{ExitCode: res.ExitCode, ExecutedAt: executedAt}
 	var cutOut, cutErr bool
-	out.Stdout, cutOut = tail(res.Stdout, maxCommandOutput)
-	out.Stderr, cutErr = tail(res.Stderr, maxCommandOutput)
+	out.Stdout, cutOut = tail(res.Stdout, MaxOutput)
+	out.Stderr, cutErr = tail(res.Stderr, MaxOutput)
 	out.Truncated = cutOut || cutErr || cut
 	if !slices.Contains(spec.Allowed, int64(res.ExitCode)) {
 		return out, &commandError{Summary: "Command exited with a disallowed code",

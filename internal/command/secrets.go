@@ -1,4 +1,4 @@
-package provider
+package command
 
 // The sandbox's own secrets (secrets, secrets_wo) are in the environment
 // of every command it runs, so a command can print one. The command
