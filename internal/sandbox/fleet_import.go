@@ -78,20 +78,13 @@ func (r *sandboxFleetResource) fleetOfMembers(ctx context.Context, sbs []prime.S
 	}
 	prefix, keys := splitMemberNames(sbs)
 	f := sandboxFleetModel{
-		Size: types.Int64Null(), Members: types.SetNull(types.StringType), SecretsWOVersion: types.Int64Null(),
-		MemberTriggers: types.MapNull(types.StringType),
-		Timeouts:       timeouts.Value{Object: types.ObjectNull(tfkit.TimeoutsAttrTypes(sandboxTimeoutKeys("", "")))},
+		Size: types.Int64Null(), Members: types.SetNull(types.StringType), MemberTriggers: types.MapNull(types.StringType),
+		sandboxSpec: templates[0].sandboxSpec, sandboxInputs: nullInputs(), // every member's spec, checked above
+		Timeouts: timeouts.Value{Object: types.ObjectNull(tfkit.TimeoutsAttrTypes(sandboxTimeoutKeys("", "")))},
 	}
 	f.ID = types.StringValue("fleet-" + prime.NewIdempotencyKey()[:16])
 	f.NamePrefix = types.StringValue(prefix)
-	sm := templates[0] // every member's, checked above
-	f.DockerImage, f.VM, f.StartArgv, f.Arch = sm.DockerImage, sm.VM, sm.StartArgv, templateArch(sm.Arch)
-	f.StartCommand, f.RegistryCredentialsID, f.Guaranteed = types.StringNull(), types.StringNull(), types.BoolNull()
-	f.CPUCores, f.MemoryGB, f.DiskSizeGB, f.GPUCount, f.GPUType = sm.CPUCores, sm.MemoryGB, sm.DiskSizeGB, sm.GPUCount, sm.GPUType
-	f.TimeoutMinutes, f.IdleTimeoutMinutes, f.EnvironmentVars, f.Labels = sm.TimeoutMinutes, sm.IdleTimeoutMinutes, sm.EnvironmentVars, sm.Labels
-	f.TeamID, f.Region = sm.TeamID, sm.Region
-	f.Secrets, f.SecretsWO = types.MapNull(types.StringType), types.MapNull(types.StringType)
-	f.Egress = types.ObjectNull(egress.BlockObjectType().AttrTypes)
+	f.Arch = templateArch(f.Arch)
 	members := map[string]fleetMember{}
 	if isNumbered(keys) {
 		f.Size = types.Int64Value(int64(len(keys)))

@@ -54,58 +54,24 @@ type sandboxFleetResource struct {
 }
 
 // sandboxFleetModel is prime_sandbox_fleet's state: the template (the same
-// arguments as prime_sandbox, with the same tfsdk names), the members, and
-// what the platform reports per member.
+// arguments as prime_sandbox, embedded from the same types), the members,
+// and what the platform reports per member.
 type sandboxFleetModel struct {
-	ID                    types.String   `tfsdk:"id"`
-	Size                  types.Int64    `tfsdk:"size"`
-	Members               types.Set      `tfsdk:"members"`
-	MemberTriggers        types.Map      `tfsdk:"member_triggers"`
-	NamePrefix            types.String   `tfsdk:"name_prefix"`
-	DockerImage           types.String   `tfsdk:"docker_image"`
-	VM                    types.Bool     `tfsdk:"vm"`
-	StartCommand          types.String   `tfsdk:"start_command"`
-	StartArgv             types.List     `tfsdk:"start_argv"`
-	Arch                  types.String   `tfsdk:"arch"`
-	CPUCores              wholeNumber    `tfsdk:"cpu_cores"`
-	MemoryGB              types.Float64  `tfsdk:"memory_gb"`
-	DiskSizeGB            types.Float64  `tfsdk:"disk_size_gb"`
-	GPUCount              types.Int64    `tfsdk:"gpu_count"`
-	GPUType               types.String   `tfsdk:"gpu_type"`
-	TimeoutMinutes        types.Int64    `tfsdk:"timeout_minutes"`
-	IdleTimeoutMinutes    types.Int64    `tfsdk:"idle_timeout_minutes"`
-	EnvironmentVars       types.Map      `tfsdk:"environment_vars"`
-	Labels                types.Set      `tfsdk:"labels"`
-	TeamID                types.String   `tfsdk:"team_id"`
-	Region                types.String   `tfsdk:"region"`
-	RegistryCredentialsID types.String   `tfsdk:"registry_credentials_id"`
-	Guaranteed            types.Bool     `tfsdk:"guaranteed"`
-	Secrets               types.Map      `tfsdk:"secrets"`
-	SecretsWO             types.Map      `tfsdk:"secrets_wo"`
-	SecretsWOVersion      types.Int64    `tfsdk:"secrets_wo_version"`
-	Egress                types.Object   `tfsdk:"egress"`
-	SandboxIDs            types.Map      `tfsdk:"sandbox_ids"`
-	Sandboxes             types.Map      `tfsdk:"sandboxes"`
-	Timeouts              timeouts.Value `tfsdk:"timeouts"`
+	ID             types.String `tfsdk:"id"`
+	Size           types.Int64  `tfsdk:"size"`
+	Members        types.Set    `tfsdk:"members"`
+	MemberTriggers types.Map    `tfsdk:"member_triggers"`
+	NamePrefix     types.String `tfsdk:"name_prefix"`
+	sandboxSpec
+	sandboxInputs
+	SandboxIDs types.Map      `tfsdk:"sandbox_ids"`
+	Sandboxes  types.Map      `tfsdk:"sandboxes"`
+	Timeouts   timeouts.Value `tfsdk:"timeouts"`
 }
 
-// memberModel is the prime_sandbox a member is: the fleet's template with
-// the member's name, so both resources build and check create requests with
-// one implementation (createRequestFromModel, validateSandbox).
-func (f sandboxFleetModel) memberModel(name string) sandboxModel {
-	var m sandboxModel
-	m.ID = types.StringNull()
-	m.Name = types.StringValue(name)
-	if f.NamePrefix.IsUnknown() {
-		m.Name = types.StringUnknown()
-	}
-	m.DockerImage, m.VM, m.StartCommand, m.StartArgv, m.Arch = f.DockerImage, f.VM, f.StartCommand, f.StartArgv, f.Arch
-	m.CPUCores, m.MemoryGB, m.DiskSizeGB = f.CPUCores, f.MemoryGB, f.DiskSizeGB
-	m.GPUCount, m.GPUType, m.TimeoutMinutes, m.IdleTimeoutMinutes = f.GPUCount, f.GPUType, f.TimeoutMinutes, f.IdleTimeoutMinutes
-	m.EnvironmentVars, m.Labels, m.TeamID, m.Region = f.EnvironmentVars, f.Labels, f.TeamID, f.Region
-	m.RegistryCredentialsID, m.Guaranteed = f.RegistryCredentialsID, f.Guaranteed
-	m.Secrets, m.SecretsWO, m.SecretsWOVersion, m.Egress = f.Secrets, f.SecretsWO, f.SecretsWOVersion, f.Egress
-	return m
+// template is what each member is created from.
+func (f sandboxFleetModel) template() sandboxTemplate {
+	return sandboxTemplate{sandboxSpec: f.sandboxSpec, sandboxInputs: f.sandboxInputs}
 }
 
 // fleetMember is one entry of `sandboxes`.
@@ -275,7 +241,7 @@ func (r *sandboxFleetResource) ValidateConfig(ctx context.Context, req resource.
 		return
 	}
 	// One member stands for all: the template is what is checked.
-	validateSandbox(ctx, f.memberModel(memberName(f.NamePrefix.ValueString(), "0")), &resp.Diagnostics)
+	validateSandbox(ctx, f.template(), &resp.Diagnostics)
 	if keys, known := fleetKeys(ctx, f, &resp.Diagnostics); known {
 		validateMemberTriggers(f.MemberTriggers, keys, &resp.Diagnostics)
 	}
@@ -326,7 +292,7 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 		}
 		imported := tfkit.WasImported(ctx, req.Private)
 		if imported {
-			warnRecordedAfterImport(plan.memberModel(""), state.memberModel(""), &resp.Diagnostics)
+			warnRecordedAfterImport(plan.sandboxInputs, state.sandboxInputs, &resp.Diagnostics)
 			warnMembersNotRenamed(plan.NamePrefix, have, &resp.Diagnostics)
 			warnTriggersRecordedAfterImport(plan.MemberTriggers, state.MemberTriggers, &resp.Diagnostics)
 		}
@@ -463,7 +429,8 @@ func memberFromSandbox(sb *prime.Sandbox, egress bool) fleetMember {
 type fleetApply struct {
 	client        *prime.Client
 	journal       *journal.Creates
-	template      sandboxFleetModel
+	prefix        string
+	template      sandboxTemplate
 	secretsWO     map[string]string
 	born          *prime.EgressPolicy
 	timeout       time.Duration
@@ -481,13 +448,12 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 	created := map[string]fleetMember{}
 	var inflight []*journal.InflightCreate
 	defer func() { journal.HandOverAll(inflight) }()
-	prefix := a.template.NamePrefix.ValueString()
 
 	postCtx, cancel := context.WithTimeoutCause(ctx, a.timeout, fmt.Errorf("create timeout (%s) reached", a.timeout))
 	defer cancel()
 	fleet.ForEachMember(postCtx, keys, 0, func(ctx context.Context, key string) {
 		var diags diag.Diagnostics
-		req, _, d := createRequestFromModel(ctx, a.template.memberModel(memberName(prefix, key)), a.secretsWO)
+		req, _, d := createRequest(ctx, types.StringValue(memberName(a.prefix, key)), a.template, a.secretsWO)
 		diags.Append(d...)
 		egress.SetCreateLists(&req, a.born)
 		if diags.HasError() {
@@ -704,7 +670,7 @@ func (r *sandboxFleetResource) applyContext(ctx context.Context, plan sandboxFle
 }, diags *diag.Diagnostics) fleetApply {
 	var secretsWO types.Map
 	diags.Append(config.GetAttribute(ctx, path.Root("secrets_wo"), &secretsWO)...)
-	a := fleetApply{client: r.client, journal: r.journal, template: plan, secretsWO: tfkit.StringMapOf(ctx, secretsWO, diags)}
+	a := fleetApply{client: r.client, journal: r.journal, prefix: plan.NamePrefix.ValueString(), template: plan.template(), secretsWO: tfkit.StringMapOf(ctx, secretsWO, diags)}
 	a.born, _ = egress.BornPolicy(ctx, plan.Egress, diags)
 	var d diag.Diagnostics
 	a.timeout, d = tfkit.TimeoutOf(plan.Timeouts, "create", defaultSandboxCreateTimeout)

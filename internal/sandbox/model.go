@@ -15,12 +15,10 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
-// sandboxAttributes are the attributes prime_sandbox shares with the
-// sandbox data sources, converted from the API by one function
-// (applySandbox).
-type sandboxAttributes struct {
-	ID                 types.String  `tfsdk:"id"`
-	Name               types.String  `tfsdk:"name"`
+// sandboxSpec is what a sandbox is created from and the platform reports
+// back: prime_sandbox, each of its data sources and a fleet's template
+// declare it once, by embedding it.
+type sandboxSpec struct {
 	DockerImage        types.String  `tfsdk:"docker_image"`
 	VM                 types.Bool    `tfsdk:"vm"`
 	StartArgv          types.List    `tfsdk:"start_argv"`
@@ -36,29 +34,67 @@ type sandboxAttributes struct {
 	Labels             types.Set     `tfsdk:"labels"`
 	TeamID             types.String  `tfsdk:"team_id"`
 	Region             types.String  `tfsdk:"region"`
-	Status             types.String  `tfsdk:"status"`
-	CreatedAt          types.String  `tfsdk:"created_at"`
-	StartedAt          types.String  `tfsdk:"started_at"`
-	DiskMountPath      types.String  `tfsdk:"disk_mount_path"`
-	UserID             types.String  `tfsdk:"user_id"`
 }
 
-// sandboxModel is prime_sandbox's state. StartCommand, Guaranteed and
-// RegistryCredentialsID are retired (sandbox_retired.go): refused when set,
-// never sent, always null in state.
+// sandboxInputs are the create arguments only the configuration knows (the
+// platform does not report them): prime_sandbox and a fleet's template
+// embed them. StartCommand, Guaranteed and RegistryCredentialsID are retired
+// (retired.go): refused when set, never sent, always null in state.
+type sandboxInputs struct {
+	StartCommand          types.String `tfsdk:"start_command"`
+	Guaranteed            types.Bool   `tfsdk:"guaranteed"`
+	RegistryCredentialsID types.String `tfsdk:"registry_credentials_id"`
+	Secrets               types.Map    `tfsdk:"secrets"`
+	SecretsWO             types.Map    `tfsdk:"secrets_wo"`
+	SecretsWOVersion      types.Int64  `tfsdk:"secrets_wo_version"`
+	Egress                types.Object `tfsdk:"egress"`
+}
+
+// sandboxTemplate is what one sandbox is created from: prime_sandbox's
+// arguments, or a fleet's template for each member. The create request and
+// the plan-time rules take it, so the two resources share one
+// implementation of each.
+type sandboxTemplate struct {
+	sandboxSpec
+	sandboxInputs
+}
+
+// sandboxAttributes are the attributes prime_sandbox shares with the
+// sandbox data sources, converted from the API by one function
+// (applySandbox).
+type sandboxAttributes struct {
+	ID   types.String `tfsdk:"id"`
+	Name types.String `tfsdk:"name"`
+	sandboxSpec
+	Status        types.String `tfsdk:"status"`
+	CreatedAt     types.String `tfsdk:"created_at"`
+	StartedAt     types.String `tfsdk:"started_at"`
+	DiskMountPath types.String `tfsdk:"disk_mount_path"`
+	UserID        types.String `tfsdk:"user_id"`
+}
+
+// sandboxModel is prime_sandbox's state.
 type sandboxModel struct {
 	sandboxAttributes
-	StartCommand          types.String   `tfsdk:"start_command"`
-	Guaranteed            types.Bool     `tfsdk:"guaranteed"`
-	RegistryCredentialsID types.String   `tfsdk:"registry_credentials_id"`
-	Secrets               types.Map      `tfsdk:"secrets"`
-	SecretsWO             types.Map      `tfsdk:"secrets_wo"`
-	SecretsWOVersion      types.Int64    `tfsdk:"secrets_wo_version"`
-	Egress                types.Object   `tfsdk:"egress"`
-	EgressGeneration      types.Int64    `tfsdk:"egress_generation"`
-	EgressApplied         types.Bool     `tfsdk:"egress_applied"`
-	EgressOverride        types.Int64    `tfsdk:"egress_override_generation"`
-	Timeouts              timeouts.Value `tfsdk:"timeouts"`
+	sandboxInputs
+	EgressGeneration types.Int64    `tfsdk:"egress_generation"`
+	EgressApplied    types.Bool     `tfsdk:"egress_applied"`
+	EgressOverride   types.Int64    `tfsdk:"egress_override_generation"`
+	Timeouts         timeouts.Value `tfsdk:"timeouts"`
+}
+
+// template is what m's sandbox is created from.
+func (m sandboxModel) template() sandboxTemplate {
+	return sandboxTemplate{sandboxSpec: m.sandboxSpec, sandboxInputs: m.sandboxInputs}
+}
+
+// nullInputs are inputs a configuration did not set (an import's).
+func nullInputs() sandboxInputs {
+	return sandboxInputs{
+		StartCommand: types.StringNull(), Guaranteed: types.BoolNull(), RegistryCredentialsID: types.StringNull(),
+		Secrets: types.MapNull(types.StringType), SecretsWO: types.MapNull(types.StringType),
+		SecretsWOVersion: types.Int64Null(), Egress: types.ObjectNull(egress.BlockObjectType().AttrTypes),
+	}
 }
 
 // egressState views the egress attributes of a model.
@@ -71,11 +107,12 @@ func (m *sandboxModel) setEgressState(s *egress.BlockState) {
 	m.Egress, m.EgressGeneration, m.EgressApplied, m.EgressOverride = s.Egress, s.EgressGeneration, s.EgressApplied, s.EgressOverride
 }
 
-// createRequestFromModel builds the create body from a plan (or, at
-// validation time, a config). Null and unknown values are left out so the
-// platform's defaults apply; unknown is reported through the returned set so
-// plan-time validation can skip rules it cannot decide yet.
-func createRequestFromModel(ctx context.Context, m sandboxModel, secretsWO map[string]string) (prime.CreateSandboxRequest, map[string]bool, diag.Diagnostics) {
+// createRequest builds the create body of the sandbox named name from a
+// template in a plan (or, at validation time, a config). Null and unknown
+// values are left out so the platform's defaults apply; unknown is reported
+// through the returned set so plan-time validation can skip rules it
+// cannot decide yet.
+func createRequest(ctx context.Context, name types.String, m sandboxTemplate, secretsWO map[string]string) (prime.CreateSandboxRequest, map[string]bool, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	unknown := map[string]bool{}
 	known := func(field string, v attr.Value) bool {
@@ -86,9 +123,9 @@ func createRequestFromModel(ctx context.Context, m sandboxModel, secretsWO map[s
 		return !v.IsNull()
 	}
 	r := prime.CreateSandboxRequest{Labels: []string{}}
-	if known("name", m.Name) {
-		r.Name = m.Name.ValueString()
-	} else if m.Name.IsUnknown() {
+	if known("name", name) {
+		r.Name = name.ValueString()
+	} else if name.IsUnknown() {
 		r.Name = "(known after apply)"
 	}
 	if known("docker_image", m.DockerImage) {

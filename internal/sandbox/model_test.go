@@ -28,14 +28,14 @@ func nullSandboxModel() sandboxModel {
 	return m
 }
 
-func TestCreateRequestFromModelLeavesUnsetOut(t *testing.T) {
+func TestCreateRequestLeavesUnsetOut(t *testing.T) {
 	ctx := context.Background()
 	m := nullSandboxModel()
 	m.Name, m.DockerImage = types.StringValue("n"), types.StringValue("img")
 	m.CPUCores = wholeNumber{Int64Value: types.Int64Unknown()} // optional+computed, unset in config
 	m.MemoryGB, m.DiskSizeGB = types.Float64Null(), types.Float64Null()
 	m.VM, m.GPUCount, m.TimeoutMinutes = types.BoolNull(), types.Int64Null(), types.Int64Null()
-	req, unknown, diags := createRequestFromModel(ctx, m, map[string]string{"TOKEN": "wo"})
+	req, unknown, diags := createRequest(ctx, m.Name, m.template(), map[string]string{"TOKEN": "wo"})
 	if diags.HasError() {
 		t.Fatal(diags)
 	}
@@ -52,7 +52,7 @@ func TestCreateRequestFromModelLeavesUnsetOut(t *testing.T) {
 
 	m.StartArgv = types.ListValueMust(types.StringType, []attr.Value{types.StringValue("/bin/sh"), types.StringValue("-c"), types.StringValue("x")})
 	m.CPUCores, m.Arch = wholeNumberValue(4), types.StringValue(prime.ArchARM64)
-	req, _, _ = createRequestFromModel(ctx, m, nil)
+	req, _, _ = createRequest(ctx, m.Name, m.template(), nil)
 	if req.StartCommand == nil || req.StartCommand.Argv == nil || req.StartCommand.Argv.Executable != "/bin/sh" || len(req.StartCommand.Argv.Args) != 2 {
 		t.Fatalf("start_argv = %+v", req.StartCommand)
 	}
@@ -63,12 +63,12 @@ func TestCreateRequestFromModelLeavesUnsetOut(t *testing.T) {
 
 // The retired attributes are never sent, whatever they hold (plan-time
 // validation refuses them before a create could be made).
-func TestCreateRequestFromModelNeverSendsRetired(t *testing.T) {
+func TestCreateRequestNeverSendsRetired(t *testing.T) {
 	m := nullSandboxModel()
 	m.Name, m.DockerImage = types.StringValue("n"), types.StringValue("img")
 	m.VM, m.Guaranteed = types.BoolValue(false), types.BoolValue(true)
 	m.StartCommand, m.RegistryCredentialsID = types.StringValue("sleep 1"), types.StringValue("cred")
-	req, _, _ := createRequestFromModel(context.Background(), m, nil)
+	req, _, _ := createRequest(context.Background(), m.Name, m.template(), nil)
 	body, err := json.Marshal(req)
 	if err != nil {
 		t.Fatal(err)

@@ -284,7 +284,7 @@ func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 
 // sandboxRuleAttribute maps a create-rule field to the attribute that sets
 // it.
-func sandboxRuleAttribute(field string, m sandboxModel) string {
+func sandboxRuleAttribute(field string, m sandboxTemplate) string {
 	switch field {
 	case "start_command":
 		return "start_argv"
@@ -301,11 +301,12 @@ func sandboxRuleAttribute(field string, m sandboxModel) string {
 // validateSandbox checks one sandbox's arguments at plan time: the
 // platform's create rules (prime.CreateRules, the same code the client runs
 // before sending), the egress block's lists, and what the provider adds.
-// prime_sandbox and prime_sandbox_fleet's template share it.
-func validateSandbox(ctx context.Context, m sandboxModel, diags *diag.Diagnostics) {
+// prime_sandbox and prime_sandbox_fleet's template share it. (The name is
+// checked by its own validator.)
+func validateSandbox(ctx context.Context, m sandboxTemplate, diags *diag.Diagnostics) {
 	secretsWO, d := tfkit.StringMap(ctx, m.SecretsWO)
 	diags.Append(d...)
-	createReq, unknown, d := createRequestFromModel(ctx, m, secretsWO)
+	createReq, unknown, d := createRequest(ctx, types.StringUnknown(), m, secretsWO)
 	diags.Append(d...)
 	if m.SecretsWO.IsUnknown() {
 		unknown["secrets"] = true
@@ -350,7 +351,7 @@ func (r *sandboxResource) ValidateConfig(ctx context.Context, req resource.Valid
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	validateSandbox(ctx, m, &resp.Diagnostics)
+	validateSandbox(ctx, m.template(), &resp.Diagnostics)
 }
 
 // ModifyPlan plans the egress attributes (composed lists, a write and its
@@ -391,15 +392,14 @@ func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 				"to it (in place) and waits until it is enforced.", state.ID.ValueString()))
 	}
 	if tfkit.WasImported(ctx, req.Private) {
-		warnRecordedAfterImport(plan, state, &resp.Diagnostics)
+		warnRecordedAfterImport(plan.sandboxInputs, state.sandboxInputs, &resp.Diagnostics)
 	}
 }
 
 // warnRecordedAfterImport explains the first plan after an import: settings
 // the platform cannot report are recorded from the configuration, not
-// applied. prime_sandbox and prime_sandbox_fleet (through a member model)
-// share it.
-func warnRecordedAfterImport(plan, state sandboxModel, diags *diag.Diagnostics) {
+// applied. prime_sandbox and prime_sandbox_fleet's template share it.
+func warnRecordedAfterImport(plan, state sandboxInputs, diags *diag.Diagnostics) {
 	var recorded []string
 	for _, a := range []struct {
 		name        string
@@ -444,7 +444,7 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 	}
 	wo, d := tfkit.StringMap(ctx, secretsWO)
 	resp.Diagnostics.Append(d...)
-	createReq, _, d := createRequestFromModel(ctx, plan, wo)
+	createReq, _, d := createRequest(ctx, plan.Name, plan.template(), wo)
 	resp.Diagnostics.Append(d...)
 	born, _ := egress.BornPolicy(ctx, plan.Egress, &resp.Diagnostics)
 	egress.SetCreateLists(&createReq, born)

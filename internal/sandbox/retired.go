@@ -35,7 +35,7 @@ const (
 // start_command. prime_sandbox and prime_sandbox_fleet's template share it
 // (through validateSandbox). An unknown value is left alone: nothing is
 // sent for it either way.
-func retiredSandboxAttributes(m sandboxModel, diags *diag.Diagnostics) {
+func retiredSandboxAttributes(m sandboxTemplate, diags *diag.Diagnostics) {
 	const summary = "Retired sandbox setting"
 	if isSet(m.VM) && !m.VM.ValueBool() {
 		diags.AddAttributeError(path.Root("vm"), summary, "vm: "+containersRetired+" Remove vm = false (and vm "+

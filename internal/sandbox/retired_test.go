@@ -40,7 +40,7 @@ func TestRetiredSandboxAttributes(t *testing.T) {
 			m.VM = types.BoolNull()
 			tc.set(&m)
 			var diags diag.Diagnostics
-			retiredSandboxAttributes(m, &diags)
+			retiredSandboxAttributes(m.template(), &diags)
 			if got := diags.ErrorsCount(); got != len(tc.want) {
 				t.Fatalf("%d errors, want %d: %v", got, len(tc.want), diags)
 			}
