@@ -13,7 +13,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/action"
 	actionschema "github.com/hashicorp/terraform-plugin-framework/action/schema"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	resourceschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -33,23 +32,10 @@ func NewExecAction() action.Action { return &sandboxExecAction{} }
 
 type sandboxExecAction struct{ client *prime.Client }
 
-// execArguments are the arguments the exec actions share with the command
-// resources (commandArgumentAttributes), without those that only matter to
-// a stored result (triggers, env_wo_version).
-type execArguments struct {
-	WorkingDir        types.String `tfsdk:"working_dir"`
-	Env               types.Map    `tfsdk:"env"`
-	EnvWO             types.Map    `tfsdk:"env_wo"`
-	TimeoutSeconds    types.Int64  `tfsdk:"timeout_seconds"`
-	AllowedExitCodes  types.Set    `tfsdk:"allowed_exit_codes"`
-	RequireOpenEgress types.Bool   `tfsdk:"require_open_egress"`
-	SensitiveOutput   types.Bool   `tfsdk:"sensitive_output"`
-}
-
 type sandboxExecModel struct {
 	SandboxID types.String `tfsdk:"sandbox_id"`
 	Command   types.String `tfsdk:"command"`
-	execArguments
+	runArguments
 }
 
 // execArgumentDocs are the exec actions' descriptions of the shared
@@ -84,7 +70,7 @@ func execArgumentAttributes() map[string]actionschema.Attribute {
 
 // actionAttribute is a resource argument as an action attribute: the same
 // type, requiredness and validators, with the action's description. A
-// resource default becomes the action's, applied by commandModel.
+// resource default becomes the action's, applied by runArguments.withDefaults.
 func actionAttribute(a resourceschema.Attribute, doc string) actionschema.Attribute {
 	switch a := a.(type) {
 	case resourceschema.StringAttribute:
@@ -107,21 +93,6 @@ func actionAttribute(a resourceschema.Attribute, doc string) actionschema.Attrib
 			MarkdownDescription: doc, Validators: a.Validators}
 	}
 	panic(fmt.Sprintf("actionAttribute: %T has no action form", a)) // a schema bug, caught by every test
-}
-
-// commandModel is the command an action asks for, as prime_sandbox_command
-// holds it after planning: unset arguments take the resource's defaults.
-func (a execArguments) commandModel(sandboxID, command types.String) sandboxCommandModel {
-	m := sandboxCommandModel{SandboxID: sandboxID, Command: command, WorkingDir: a.WorkingDir, Env: a.Env,
-		TimeoutSeconds: a.TimeoutSeconds, AllowedExitCodes: a.AllowedExitCodes,
-		RequireOpenEgress: a.RequireOpenEgress, SensitiveOutput: a.SensitiveOutput}
-	if m.TimeoutSeconds.IsNull() {
-		m.TimeoutSeconds = types.Int64Value(defaultCommandTimeout)
-	}
-	if m.AllowedExitCodes.IsNull() {
-		m.AllowedExitCodes = types.SetValueMust(types.Int64Type, []attr.Value{types.Int64Value(0)})
-	}
-	return m
 }
 
 func (a *sandboxExecAction) Metadata(_ context.Context, req action.MetadataRequest, resp *action.MetadataResponse) {
@@ -165,12 +136,12 @@ func (a *sandboxExecAction) ValidateConfig(ctx context.Context, req action.Valid
 func (a *sandboxExecAction) ModifyPlan(ctx context.Context, req action.ModifyPlanRequest, resp *action.ModifyPlanResponse) {
 	var m sandboxExecModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	cm := m.commandModel(m.SandboxID, m.Command)
-	if resp.Diagnostics.HasError() || cm.SandboxID.IsUnknown() || cm.TimeoutSeconds.IsUnknown() {
+	args := m.withDefaults()
+	if resp.Diagnostics.HasError() || m.SandboxID.IsUnknown() || args.TimeoutSeconds.IsUnknown() {
 		return
 	}
-	warnCommandsOutliveSandboxes(ctx, a.client, map[string]string{"": cm.SandboxID.ValueString()},
-		time.Duration(cm.TimeoutSeconds.ValueInt64())*time.Second, &resp.Diagnostics)
+	warnCommandsOutliveSandboxes(ctx, a.client, map[string]string{"": m.SandboxID.ValueString()},
+		time.Duration(args.TimeoutSeconds.ValueInt64())*time.Second, &resp.Diagnostics)
 }
 
 func (a *sandboxExecAction) Invoke(ctx context.Context, req action.InvokeRequest, resp *action.InvokeResponse) {
@@ -182,7 +153,8 @@ func (a *sandboxExecAction) Invoke(ctx context.Context, req action.InvokeRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	spec, d := specFromCommandModel(ctx, m.commandModel(m.SandboxID, m.Command), m.EnvWO)
+	spec, d := specOf(ctx, m.withDefaults(), m.EnvWO)
+	spec.SandboxID, spec.Command = m.SandboxID.ValueString(), m.Command.ValueString()
 	spec.AfterFailure = actionRecordsNothing
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {

@@ -35,7 +35,7 @@ type fleetExecModel struct {
 	SandboxIDs     types.Map   `tfsdk:"sandbox_ids"`
 	Commands       types.List  `tfsdk:"commands"`
 	MaxConcurrency types.Int64 `tfsdk:"max_concurrency"`
-	execArguments
+	runArguments
 }
 
 func (a *fleetExecAction) Metadata(_ context.Context, req action.MetadataRequest, resp *action.MetadataResponse) {
@@ -81,10 +81,8 @@ func (a *fleetExecAction) Schema(_ context.Context, _ action.SchemaRequest, resp
 // commandModel is the fleet command an action asks for, with
 // prime_fleet_command's defaults for what it leaves unset.
 func (m fleetExecModel) commandModel() fleetCommandModel {
-	one := m.execArguments.commandModel(types.StringNull(), types.StringNull())
-	out := fleetCommandModel{SandboxIDs: m.SandboxIDs, Commands: m.Commands, WorkingDir: one.WorkingDir, Env: one.Env,
-		TimeoutSeconds: one.TimeoutSeconds, AllowedExitCodes: one.AllowedExitCodes,
-		RequireOpenEgress: one.RequireOpenEgress, SensitiveOutput: one.SensitiveOutput, MaxConcurrency: m.MaxConcurrency}
+	out := fleetCommandModel{SandboxIDs: m.SandboxIDs, Commands: m.Commands, runArguments: m.withDefaults(),
+		MaxConcurrency: m.MaxConcurrency}
 	if out.MaxConcurrency.IsNull() {
 		out.MaxConcurrency = types.Int64Value(fleet.DefaultConcurrency)
 	}

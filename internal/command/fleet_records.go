@@ -77,12 +77,12 @@ func lastLine(s string) string {
 }
 
 // fleetStepOf records one step's result as prime_sandbox_command records a
-// command's (recordResult), cut as step_output says.
+// command's (outputOf), cut as step_output says.
 func fleetStepOf(res *commandResult, sensitive bool, mode string) (fleetCommandStep, types.Object) {
-	m := sandboxCommandModel{SensitiveOutput: types.BoolValue(sensitive)}
-	recordResult(&m, res)
-	step := fleetCommandStep{ExitCode: m.ExitCode, Stdout: m.Stdout, Stderr: m.Stderr, OutputTruncated: m.OutputTruncated}
-	return cutStep(step, m.SensitiveStreams, mode)
+	out := outputOf(res, sensitive)
+	step := fleetCommandStep{ExitCode: types.Int64Value(int64(res.ExitCode)), Stdout: out.Stdout, Stderr: out.Stderr,
+		OutputTruncated: types.BoolValue(res.Truncated)}
+	return cutStep(step, out.SensitiveStreams, mode)
 }
 
 // cutStep cuts a recorded step's output (in stdout/stderr, or in its
@@ -186,18 +186,16 @@ func keepFleetResult(r fleetCommandResult, sandboxID string, allowed []int64) bo
 }
 
 // movedRecord places each step's recorded output where sensitive_output
-// wants it, with prime_sandbox_command's rule (moveOutput), cut as
+// wants it, with prime_sandbox_command's rule (recordedOutput.moved), cut as
 // step_output now says (a cut output cannot grow back: "tail" keeps what
 // is recorded).
 func movedRecord(r commandMemberRecord, wasSensitive, sensitive bool, mode string) commandMemberRecord {
 	out := commandMemberRecord{Result: r.Result, Streams: make([]types.Object, len(r.Result.Steps))}
 	out.Result.Steps = make([]fleetCommandStep, len(r.Result.Steps))
 	for i, s := range r.Result.Steps {
-		plan := sandboxCommandModel{SensitiveOutput: types.BoolValue(sensitive)}
-		moveOutput(&plan, sandboxCommandModel{SensitiveOutput: types.BoolValue(wasSensitive),
-			Stdout: s.Stdout, Stderr: s.Stderr, SensitiveStreams: stepStreamAt(r.Streams, i)})
-		s.Stdout, s.Stderr = plan.Stdout, plan.Stderr
-		out.Result.Steps[i], out.Streams[i] = cutStep(s, plan.SensitiveStreams, mode)
+		moved := recordedOutput{Stdout: s.Stdout, Stderr: s.Stderr, SensitiveStreams: stepStreamAt(r.Streams, i)}.moved(wasSensitive, sensitive)
+		s.Stdout, s.Stderr = moved.Stdout, moved.Stderr
+		out.Result.Steps[i], out.Streams[i] = cutStep(s, moved.SensitiveStreams, mode)
 	}
 	return out
 }

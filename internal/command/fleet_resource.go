@@ -55,29 +55,23 @@ type fleetCommandResource struct {
 const FleetStepOutput = 4 << 10
 
 type fleetCommandModel struct {
-	ID                types.String `tfsdk:"id"`
-	SandboxIDs        types.Map    `tfsdk:"sandbox_ids"`
-	Commands          types.List   `tfsdk:"commands"`
-	WorkingDir        types.String `tfsdk:"working_dir"`
-	Env               types.Map    `tfsdk:"env"`
-	MemberEnv         types.Map    `tfsdk:"member_env"`
-	MemberTriggers    types.Map    `tfsdk:"member_triggers"`
-	Background        types.Bool   `tfsdk:"background"`
-	OutputDir         types.String `tfsdk:"output_dir"`
-	EnvWO             types.Map    `tfsdk:"env_wo"`
-	EnvWOVersion      types.Int64  `tfsdk:"env_wo_version"`
-	TimeoutSeconds    types.Int64  `tfsdk:"timeout_seconds"`
-	Triggers          types.Map    `tfsdk:"triggers"`
-	AllowedExitCodes  types.Set    `tfsdk:"allowed_exit_codes"`
-	RequireOpenEgress types.Bool   `tfsdk:"require_open_egress"`
-	SensitiveOutput   types.Bool   `tfsdk:"sensitive_output"`
-	MaxConcurrency    types.Int64  `tfsdk:"max_concurrency"`
-	Results           types.Map    `tfsdk:"results"`
-	SensitiveStreams  types.Map    `tfsdk:"sensitive_streams"`
-	ResultPaths       types.Set    `tfsdk:"result_paths"`
-	OnMemberFailure   types.String `tfsdk:"on_member_failure"`
-	StepOutput        types.String `tfsdk:"step_output"`
-	RunningJobs       types.Map    `tfsdk:"running_jobs"`
+	ID         types.String `tfsdk:"id"`
+	SandboxIDs types.Map    `tfsdk:"sandbox_ids"`
+	Commands   types.List   `tfsdk:"commands"`
+	runArguments
+	MemberEnv        types.Map    `tfsdk:"member_env"`
+	MemberTriggers   types.Map    `tfsdk:"member_triggers"`
+	Background       types.Bool   `tfsdk:"background"`
+	OutputDir        types.String `tfsdk:"output_dir"`
+	EnvWOVersion     types.Int64  `tfsdk:"env_wo_version"`
+	Triggers         types.Map    `tfsdk:"triggers"`
+	MaxConcurrency   types.Int64  `tfsdk:"max_concurrency"`
+	Results          types.Map    `tfsdk:"results"`
+	SensitiveStreams types.Map    `tfsdk:"sensitive_streams"`
+	ResultPaths      types.Set    `tfsdk:"result_paths"`
+	OnMemberFailure  types.String `tfsdk:"on_member_failure"`
+	StepOutput       types.String `tfsdk:"step_output"`
+	RunningJobs      types.Map    `tfsdk:"running_jobs"`
 }
 
 // fleetCommandResult is one entry of results: a member that ran every step
@@ -511,13 +505,10 @@ func (run fleetRun) memberSpec(key string) commandSpec {
 // fleetRunOf reads the plan (and env_wo from the configuration) into the
 // specs runCommand takes, through prime_sandbox_command's reader.
 func fleetRunOf(ctx context.Context, plan fleetCommandModel, envWO types.Map, diags *diag.Diagnostics) fleetRun {
-	base, d := specFromCommandModel(ctx, sandboxCommandModel{
-		WorkingDir: plan.WorkingDir, Env: plan.Env, TimeoutSeconds: plan.TimeoutSeconds,
-		AllowedExitCodes: plan.AllowedExitCodes, RequireOpenEgress: plan.RequireOpenEgress, SensitiveOutput: plan.SensitiveOutput,
-		Background: plan.Background, ResultPaths: plan.ResultPaths,
-	}, envWO)
+	base, d := specOf(ctx, plan.runArguments, envWO) // no AfterFailure: the fleet's one error says what was stored
 	diags.Append(d...)
-	base.AfterFailure = "" // the fleet's one error says what was stored
+	base.Background = plan.Background.ValueBool()
+	base.ResultPaths = resultPathsOf(ctx, plan.ResultPaths, diags)
 	commands, d := tfkit.StringList(ctx, plan.Commands)
 	diags.Append(d...)
 	run := fleetRun{base: base, commands: commands, limit: int(plan.MaxConcurrency.ValueInt64()), memberEnv: map[string]map[string]string{}}

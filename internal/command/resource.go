@@ -55,30 +55,22 @@ type sandboxCommandResource struct {
 }
 
 type sandboxCommandModel struct {
-	ID                types.String `tfsdk:"id"`
-	SandboxID         types.String `tfsdk:"sandbox_id"`
-	Command           types.String `tfsdk:"command"`
-	WorkingDir        types.String `tfsdk:"working_dir"`
-	Env               types.Map    `tfsdk:"env"`
-	EnvWO             types.Map    `tfsdk:"env_wo"`
-	EnvWOVersion      types.Int64  `tfsdk:"env_wo_version"`
-	TimeoutSeconds    types.Int64  `tfsdk:"timeout_seconds"`
-	Triggers          types.Map    `tfsdk:"triggers"`
-	AllowedExitCodes  types.Set    `tfsdk:"allowed_exit_codes"`
-	RequireOpenEgress types.Bool   `tfsdk:"require_open_egress"`
-	SensitiveOutput   types.Bool   `tfsdk:"sensitive_output"`
-	ExitCode          types.Int64  `tfsdk:"exit_code"`
-	Stdout            types.String `tfsdk:"stdout"`
-	Stderr            types.String `tfsdk:"stderr"`
-	SensitiveStreams  types.Object `tfsdk:"sensitive_streams"`
-	OutputTruncated   types.Bool   `tfsdk:"output_truncated"`
-	ExecutedAt        types.String `tfsdk:"executed_at"`
-	Background        types.Bool   `tfsdk:"background"`
-	OutputDir         types.String `tfsdk:"output_dir"`
-	JobID             types.String `tfsdk:"job_id"`
-	JobStatus         types.String `tfsdk:"job_status"`
-	OutputFiles       types.List   `tfsdk:"output_files"`
-	ResultPaths       types.Set    `tfsdk:"result_paths"`
+	ID        types.String `tfsdk:"id"`
+	SandboxID types.String `tfsdk:"sandbox_id"`
+	Command   types.String `tfsdk:"command"`
+	runArguments
+	EnvWOVersion types.Int64 `tfsdk:"env_wo_version"`
+	Triggers     types.Map   `tfsdk:"triggers"`
+	ExitCode     types.Int64 `tfsdk:"exit_code"`
+	recordedOutput
+	OutputTruncated types.Bool   `tfsdk:"output_truncated"`
+	ExecutedAt      types.String `tfsdk:"executed_at"`
+	Background      types.Bool   `tfsdk:"background"`
+	OutputDir       types.String `tfsdk:"output_dir"`
+	JobID           types.String `tfsdk:"job_id"`
+	JobStatus       types.String `tfsdk:"job_status"`
+	OutputFiles     types.List   `tfsdk:"output_files"`
+	ResultPaths     types.Set    `tfsdk:"result_paths"`
 }
 
 // job_status values of a background command.
@@ -359,7 +351,7 @@ func (r *sandboxCommandResource) ModifyPlan(ctx context.Context, req resource.Mo
 	if !req.State.Raw.IsNull() && !plan.ID.IsUnknown() {
 		var state sandboxCommandModel
 		resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
-		moveOutput(&plan, state)
+		plan.recordedOutput = state.moved(state.SensitiveOutput.ValueBool(), plan.SensitiveOutput.ValueBool())
 		plan.JobID, plan.JobStatus, plan.OutputFiles = state.JobID, state.JobStatus, state.OutputFiles
 		switch state.JobStatus.ValueString() {
 		case jobRunning:
@@ -429,27 +421,6 @@ func pendingOf(ctx context.Context, priv tfkit.PrivateGetter, m sandboxCommandMo
 		return nil
 	}
 	return &pendingJob{SandboxID: m.SandboxID.ValueString(), JobID: m.JobID.ValueString(), Started: time.Now().UTC(), Confirmed: true}
-}
-
-// moveOutput places the recorded output where sensitive_output wants it.
-func moveOutput(plan *sandboxCommandModel, state sandboxCommandModel) {
-	stdout, stderr := state.Stdout, state.Stderr
-	if state.SensitiveOutput.ValueBool() {
-		stdout, stderr = streamsOf(state.SensitiveStreams)
-	}
-	placeOutput(plan, stdout, stderr)
-}
-
-// placeOutput records output in stdout/stderr, or in sensitive_streams when
-// sensitive_output is set.
-func placeOutput(m *sandboxCommandModel, stdout, stderr types.String) {
-	if m.SensitiveOutput.ValueBool() {
-		m.SensitiveStreams = streamsValue(stdout, stderr)
-		m.Stdout, m.Stderr = types.StringNull(), types.StringNull()
-		return
-	}
-	m.Stdout, m.Stderr = stdout, stderr
-	m.SensitiveStreams = types.ObjectNull(streamsType().AttrTypes)
 }
 
 // sensitive_streams is one sensitive object rather than two sensitive
@@ -546,29 +517,22 @@ func warnCommandsOutliveSandboxes(ctx context.Context, c *prime.Client, runs map
 	}
 }
 
-// specFromCommandModel is the command a plan asks for.
-func specFromCommandModel(ctx context.Context, m sandboxCommandModel, envWO types.Map) (commandSpec, diag.Diagnostics) {
-	var diags diag.Diagnostics
-	env, d := tfkit.StringMap(ctx, m.Env)
-	diags.Append(d...)
-	secret, d := tfkit.StringMap(ctx, envWO)
-	diags.Append(d...)
-	var allowed []int64
-	diags.Append(m.AllowedExitCodes.ElementsAs(ctx, &allowed, false)...)
-	resultPaths := resultPathsOf(ctx, m.ResultPaths, &diags)
-	return commandSpec{
-		SandboxID: m.SandboxID.ValueString(), Command: m.Command.ValueString(), WorkingDir: m.WorkingDir.ValueString(),
-		Env: env, EnvWO: secret, Timeout: time.Duration(m.TimeoutSeconds.ValueInt64()) * time.Second,
-		Allowed: allowed, RequireOpenEgress: m.RequireOpenEgress.ValueBool(), SensitiveOutput: m.SensitiveOutput.ValueBool(),
-		Background: m.Background.ValueBool(), ResultPaths: resultPaths, AfterFailure: commandNotStored,
-	}, diags
+// spec is the command m's plan asks for (env_wo comes from the
+// configuration).
+func (m sandboxCommandModel) spec(ctx context.Context, envWO types.Map) (commandSpec, diag.Diagnostics) {
+	spec, diags := specOf(ctx, m.runArguments, envWO)
+	spec.SandboxID, spec.Command = m.SandboxID.ValueString(), m.Command.ValueString()
+	spec.Background = m.Background.ValueBool()
+	spec.ResultPaths = resultPathsOf(ctx, m.ResultPaths, &diags)
+	spec.AfterFailure = commandNotStored
+	return spec, diags
 }
 
 // recordResult stores a run's result in m, the output where
 // sensitive_output wants it.
 func recordResult(m *sandboxCommandModel, res *commandResult) {
 	m.ExitCode = types.Int64Value(int64(res.ExitCode))
-	placeOutput(m, types.StringValue(res.Stdout), types.StringValue(res.Stderr))
+	m.recordedOutput = outputOf(res, m.SensitiveOutput.ValueBool())
 	m.OutputTruncated = types.BoolValue(res.Truncated)
 	m.ExecutedAt = types.StringValue(res.ExecutedAt.Format(time.RFC3339))
 }
@@ -584,7 +548,7 @@ func (r *sandboxCommandResource) Create(ctx context.Context, req resource.Create
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	spec, d := specFromCommandModel(ctx, plan, envWO)
+	spec, d := plan.spec(ctx, envWO)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -725,7 +689,7 @@ func (r *sandboxCommandResource) Update(ctx context.Context, req resource.Update
 		}
 		var envWO types.Map
 		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("env_wo"), &envWO)...)
-		spec, d := specFromCommandModel(ctx, plan, envWO)
+		spec, d := plan.spec(ctx, envWO)
 		resp.Diagnostics.Append(d...)
 		if resp.Diagnostics.HasError() {
 			return
