@@ -12,9 +12,17 @@
 //     collect, never run twice;
 //   - the progress a long run reports, in logs and in an output_dir's
 //     progress.json (progress.go);
-//   - prime_sandbox_command (resource*.go) and prime_fleet_command
-//     (fleet_resource*.go, its member jobs in fleet_jobs.go, its recorded
-//     results in fleet_records.go and their codecs in fleet_values.go);
+//   - what every form of a command shares (shared.go): the arguments
+//     (runArguments, read by specOf) and where output is kept
+//     (recordedOutput), so a fleet or an action never builds a partial
+//     prime_sandbox_command to reuse a rule;
+//   - prime_sandbox_command: schema (resource.go), model (model.go), plan
+//     (resource_plan.go), CRUD (resource_crud.go), background jobs
+//     (resource_job.go);
+//   - prime_fleet_command: schema (fleet_resource.go), model
+//     (fleet_model.go, codecs in fleet_values.go), plan (fleet_plan.go),
+//     the members' run (fleet_run.go) and jobs (fleet_jobs.go), recorded
+//     results (fleet_records.go), CRUD (fleet_crud.go);
 //   - the prime_sandbox_exec and prime_fleet_exec actions (exec_action.go,
 //     fleet_exec_action.go), which run the same rules and keep nothing.
 //

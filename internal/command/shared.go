@@ -88,3 +88,26 @@ func (o recordedOutput) moved(wasSensitive, sensitive bool) recordedOutput {
 	}
 	return placedOutput(sensitive, stdout, stderr)
 }
+
+func streamsType() types.ObjectType {
+	return types.ObjectType{AttrTypes: map[string]attr.Type{"stdout": types.StringType, "stderr": types.StringType}}
+}
+
+func streamsValue(stdout, stderr types.String) types.Object {
+	return types.ObjectValueMust(streamsType().AttrTypes, map[string]attr.Value{"stdout": stdout, "stderr": stderr})
+}
+
+// streamsOf reads sensitive_streams (nulls when it is null).
+func streamsOf(v types.Object) (stdout, stderr types.String) {
+	stdout, stderr = types.StringNull(), types.StringNull()
+	if v.IsNull() || v.IsUnknown() {
+		return stdout, stderr
+	}
+	if s, ok := v.Attributes()["stdout"].(types.String); ok {
+		stdout = s
+	}
+	if s, ok := v.Attributes()["stderr"].(types.String); ok {
+		stderr = s
+	}
+	return stdout, stderr
+}
