@@ -31,8 +31,10 @@
 //
 // It may import the standard library, the terraform-plugin-* modules and
 // internal/prime (for the client type RequireClient checks), nothing else
-// of this module: internal/fleet, the domain packages (internal/egress,
-// internal/files) and internal/provider import it, never the reverse.
+// of this module: internal/fleet, the domain packages (internal/sandbox,
+// internal/command, internal/egress, internal/files) and internal/provider
+// import it, never the reverse. (tfkittest, for tests only, also imports
+// internal/primemock.)
 // Helpers that know a domain (a sandbox, a policy, a command) do not
 // belong here.
 package tfkit
