@@ -52,7 +52,7 @@ func (run fleetRun) memberSpec(key string) commandSpec {
 }
 
 // fleetRunOf reads the plan (and env_wo from the configuration) into the
-// specs runCommand takes, through prime_sandbox_command's reader.
+// specs runCommand takes, through the reader every form of a command shares (specOf).
 func fleetRunOf(ctx context.Context, plan fleetCommandModel, envWO types.Map, diags *diag.Diagnostics) fleetRun {
 	base, d := specOf(ctx, plan.runArguments, envWO) // no AfterFailure: the fleet's one error says what was stored
 	diags.Append(d...)

@@ -134,7 +134,7 @@ func createRequest(ctx context.Context, name types.String, m sandboxTemplate, se
 		r.DockerImage = "(known after apply)"
 	}
 	// vm, guaranteed, registry_credentials_id and start_command are
-	// retired and never sent (sandbox_retired.go refuses them at plan).
+	// retired and never sent (retired.go refuses them at plan).
 	if known("start_command", m.StartArgv) {
 		argv, d := tfkit.StringList(ctx, m.StartArgv)
 		diags.Append(d...)
