@@ -2,30 +2,13 @@ package files
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
-	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit/tfkittest"
 )
-
-// mockClient is a client of an in-process mock with quick timers.
-func mockClient(t *testing.T) *prime.Client {
-	t.Helper()
-	srv := primemock.New(primemock.Options{BootDelay: 60 * time.Millisecond, ApplyDelay: 40 * time.Millisecond, APIKey: "test-key"})
-	ts := httptest.NewServer(srv)
-	t.Cleanup(func() {
-		ts.Close()
-		srv.Close()
-	})
-	c, err := prime.New(prime.Options{Config: prime.Config{APIKey: "test-key", BaseURL: ts.URL}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
 
 func TestMaxSizeProblem(t *testing.T) {
 	for n, want := range map[int64]string{
@@ -50,7 +33,7 @@ func TestMaxSizeProblem(t *testing.T) {
 func TestReadSmallFileOfGoneSandbox(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := mockClient(t)
+	c := tfkittest.MockClient(t)
 	sb, err := c.CreateSandbox(ctx, prime.CreateSandboxRequest{Name: "gone", DockerImage: "python:3.12-slim"})
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,6 @@
 //
 // It may import the standard library, the terraform-plugin-* modules,
 // internal/tfkit and internal/prime, nothing else of this module: the
-// domain code (internal/egress, internal/files, internal/provider)
-// imports it, never the reverse.
+// domain packages (internal/sandbox, internal/command, internal/egress,
+// internal/files) and internal/provider import it, never the reverse.
 package fleet

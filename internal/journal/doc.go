@@ -22,7 +22,8 @@
 //     (ReleaseAll);
 //   - where the journals live: under the user's cache directory, one
 //     directory per Terraform working directory and workspace
-//     (DefaultCreates). These names and the entries' JSON are an on-disk
+//     (DefaultCreates); CreatesFrom and JobsFrom (from.go) read them from
+//     the provider's configured data by capability. These names and the entries' JSON are an on-disk
 //     format: users' existing journals must stay readable and adoptable, so
 //     change neither without a migration.
 //
@@ -31,6 +32,6 @@
 //
 // It may import the standard library and internal/prime (for the create
 // request it hashes and the keys it makes), nothing else of this module and
-// no Terraform package: internal/egress and internal/provider import it, never
+// no Terraform package: the domain packages and internal/provider import it, never
 // the reverse.
 package journal

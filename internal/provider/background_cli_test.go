@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +16,7 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 	"github.com/primeintellect/terraform-provider-prime/internal/soak"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit/tfkittest"
 )
 
 // Background jobs against the real CLI: what survives a killed or an
@@ -75,28 +74,16 @@ func (w *cliWork) run(ctx context.Context, args ...string) (string, int) {
 // runningTF is a CLI run in progress.
 type runningTF struct {
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *tfkittest.SyncBuffer
 	done chan error
 }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // start starts the CLI and returns at once.
 func (w *cliWork) start(args ...string) *runningTF {
 	w.t.Helper()
 	cmd := exec.Command(w.cli, args...)
 	cmd.Dir, cmd.Env = w.dir, w.env
-	r := &runningTF{cmd: cmd, out: &syncBuffer{}, done: make(chan error, 1)}
+	r := &runningTF{cmd: cmd, out: &tfkittest.SyncBuffer{}, done: make(chan error, 1)}
 	cmd.Stdout, cmd.Stderr = r.out, r.out
 	if err := cmd.Start(); err != nil {
 		w.t.Fatal(err)

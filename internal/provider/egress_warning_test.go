@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/egress"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit/tfkittest"
 )
 
 // The lists' warnings (a wildcard without its apex, duplicates) come once
@@ -34,23 +35,23 @@ func TestEgressWarningsOncePerWrite(t *testing.T) {
 
 	// validateWarnings runs ValidateConfig on the values as configuration.
 	validateWarnings := func(r resource.ResourceWithValidateConfig, vals map[string]tftypes.Value) string {
-		p := planOf(t, r, vals)
+		p := tfkittest.PlanOf(t, r, vals)
 		var resp resource.ValidateConfigResponse
 		r.ValidateConfig(ctx, resource.ValidateConfigRequest{Config: tfsdk.Config(p)}, &resp)
 		if resp.Diagnostics.HasError() {
 			t.Fatalf("ValidateConfig: %v", resp.Diagnostics)
 		}
-		return warningLines(resp.Diagnostics)
+		return tfkittest.WarningLines(resp.Diagnostics)
 	}
 	// updateWarnings runs ModifyPlan for an update from state to plan.
 	updateWarnings := func(r resource.ResourceWithModifyPlan, plan, state map[string]tftypes.Value) string {
-		p, s := planOf(t, r, plan), planOf(t, r, state)
+		p, s := tfkittest.PlanOf(t, r, plan), tfkittest.PlanOf(t, r, state)
 		resp := resource.ModifyPlanResponse{Plan: p}
 		r.ModifyPlan(ctx, resource.ModifyPlanRequest{Plan: p, State: tfsdk.State(s)}, &resp)
 		if resp.Diagnostics.HasError() {
 			t.Fatalf("ModifyPlan: %v", resp.Diagnostics)
 		}
-		return warningLines(resp.Diagnostics)
+		return tfkittest.WarningLines(resp.Diagnostics)
 	}
 	wantOne := func(what, got string) {
 		t.Helper()
@@ -77,7 +78,7 @@ func TestEgressWarningsOncePerWrite(t *testing.T) {
 
 	single := map[string]tftypes.Value{"sandbox_id": str("sb-1"), "allow": allow}
 	wantNone("prime_egress_policy validation", validateWarnings(policy, single))
-	wantOne("prime_egress_policy create", modifyPlanWarnings(t, policy, planOf(t, policy, single)))
+	wantOne("prime_egress_policy create", tfkittest.ModifyPlanWarnings(t, policy, tfkittest.PlanOf(t, policy, single)))
 	singleState := map[string]tftypes.Value{"id": str("sb-1/1"), "sandbox_id": str("sb-1"), "allow": allow,
 		"effective_allow": effective, "generation": num(1), "applied_generation": num(1), "applied": tftypes.NewValue(tftypes.Bool, true)}
 	wantNone("prime_egress_policy unchanged", updateWarnings(policy, single, singleState))
@@ -85,7 +86,7 @@ func TestEgressWarningsOncePerWrite(t *testing.T) {
 	ids := tftypes.NewValue(tftypes.Map{ElementType: tftypes.String}, map[string]tftypes.Value{"a": str("sb-a"), "b": str("sb-b")})
 	fleet := map[string]tftypes.Value{"sandbox_ids": ids, "allow": allow}
 	wantNone("prime_fleet_egress_policy validation", validateWarnings(fleetPolicy, fleet))
-	wantOne("prime_fleet_egress_policy create", modifyPlanWarnings(t, fleetPolicy, planOf(t, fleetPolicy, fleet)))
+	wantOne("prime_fleet_egress_policy create", tfkittest.ModifyPlanWarnings(t, fleetPolicy, tfkittest.PlanOf(t, fleetPolicy, fleet)))
 	memberType := tftypes.Object{AttributeTypes: map[string]tftypes.Type{
 		"sandbox_id": tftypes.String, "generation": tftypes.Number, "applied_generation": tftypes.Number, "applied": tftypes.Bool}}
 	member := func(id string) tftypes.Value {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/command"
 )
 
 // What only the real CLI shows: how a plan renders, how many warnings an
@@ -180,9 +182,9 @@ resource "prime_fleet_command" "agent" {
 	if code != 0 || !strings.Contains(state, "running_jobs") || strings.Count(state, "job_id") != 2 {
 		t.Fatalf("after Ctrl-C both members' jobs must be in state (exit %d):\n%s\n\napply output:\n%s", code, state, r.out.String())
 	}
-	var progress progressFile
-	if b, err := os.ReadFile(filepath.Join(logs, progressFileName)); err != nil || json.Unmarshal(b, &progress) != nil ||
-		progress.Counts[progressLeft] != 2 || progress.Members["0"].JobID == "" {
+	var progress command.ProgressFile
+	if b, err := os.ReadFile(filepath.Join(logs, command.ProgressFileName)); err != nil || json.Unmarshal(b, &progress) != nil ||
+		progress.Counts[command.ProgressLeft] != 2 || progress.Members["0"].JobID == "" {
 		t.Fatalf("the progress file after Ctrl-C: %+v (%v)", progress, err)
 	}
 	if out, code := w.run(ctx, "apply", "-auto-approve", "-no-color"); code != 0 {
@@ -195,8 +197,8 @@ resource "prime_fleet_command" "agent" {
 	if strings.Contains(state, "job_id") || !strings.Contains(state, `"ctrlc-end"`) {
 		t.Errorf("after collecting, running_jobs must be gone and the results in:\n%s", state)
 	}
-	if b, err := os.ReadFile(filepath.Join(logs, progressFileName)); err != nil || json.Unmarshal(b, &progress) != nil ||
-		progress.Counts[progressSucceeded] != 2 || !progress.Finished {
+	if b, err := os.ReadFile(filepath.Join(logs, command.ProgressFileName)); err != nil || json.Unmarshal(b, &progress) != nil ||
+		progress.Counts[command.ProgressSucceeded] != 2 || !progress.Finished {
 		t.Errorf("the progress file after collecting: %+v (%v)", progress, err)
 	}
 	if out, code := w.run(ctx, "plan", "-detailed-exitcode", "-no-color"); code != 0 {

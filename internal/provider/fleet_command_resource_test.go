@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/command"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
@@ -185,8 +186,8 @@ func TestAccFleetCommand_updateRunsOnlyNewMembers(t *testing.T) {
 						attrs := s.RootModule().Resources["prime_fleet_command.run"].Primary.Attributes
 						firstID = attrs["id"]
 						out := attrs["results.0.steps.1.stdout"]
-						if len(out) != fleetStepOutput || !strings.HasSuffix(out, "line\nthe-end\n") {
-							return fmt.Errorf("step 2 stdout is %d bytes; want the last %d", len(out), fleetStepOutput)
+						if len(out) != command.FleetStepOutput || !strings.HasSuffix(out, "line\nthe-end\n") {
+							return fmt.Errorf("step 2 stdout is %d bytes; want the last %d", len(out), command.FleetStepOutput)
 						}
 						if attrs["results.0.executed_at"] == "" {
 							return fmt.Errorf("executed_at is empty")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/config"
@@ -160,45 +159,6 @@ type lateStrings []string
 
 func (l *lateStrings) MarshalJSON() ([]byte, error) { return json.Marshal([]string(*l)) }
 
-// The identity's label survives as long as the fleet carries it; a fleet
-// with several labels and no import has none.
-func TestFleetIdentityLabel(t *testing.T) {
-	for _, c := range []struct {
-		prior  string
-		labels []string
-		want   string
-	}{
-		{"", []string{"run-1"}, "run-1"},
-		{"", []string{"eval", "run-1"}, ""},
-		{"run-1", []string{"eval", "run-1"}, "run-1"},
-		{"gone", []string{"eval", "run-1"}, ""},
-		{"gone", []string{"run-2"}, "run-2"},
-		{"", nil, ""},
-	} {
-		if got := fleetIdentityLabel(c.prior, c.labels); got != c.want {
-			t.Errorf("fleetIdentityLabel(%q, %v) = %q, want %q", c.prior, c.labels, got, c.want)
-		}
-	}
-}
-
-// An identity imports by its label, else by its IDs; an empty one is
-// refused.
-func TestFleetImportID(t *testing.T) {
-	ctx := context.Background()
-	byLabel, _ := fleetIdentityValue(ctx, "fleet-1", "run-1", []string{"b", "a"})
-	if id, err := fleetImportID(byLabel); err != nil || id != "label:run-1" {
-		t.Fatalf("by label: %q, %v", id, err)
-	}
-	byIDs, _ := fleetIdentityValue(ctx, "fleet-1", "", []string{"b", "a"})
-	if id, err := fleetImportID(byIDs); err != nil || id != "a,b" {
-		t.Fatalf("by IDs (sorted): %q, %v", id, err)
-	}
-	empty := fleetIdentityModel{ID: types.StringValue("fleet-1"), Label: types.StringNull(), SandboxIDs: types.ListNull(types.StringType)}
-	if _, err := fleetImportID(empty); err == nil {
-		t.Fatal("an identity without label and sandbox_ids was accepted")
-	}
-}
-
 // An identity stored by version 0 of the fleet's identity (label and
 // sandbox_ids, no id) is read into version 1 over the protocol, as
 // Terraform asks before its first Read: label and IDs kept, id null until
@@ -215,7 +175,7 @@ func TestSandboxFleet_upgradeIdentityFromV0(t *testing.T) {
 		t.Fatalf("identity schemas: %v %v", err, schemas.Diagnostics)
 	}
 	schema := schemas.IdentitySchemas["prime_sandbox_fleet"]
-	if schema.Version != fleetIdentityVersion || fleetIdentityVersion != 1 {
+	if schema.Version != 1 {
 		t.Fatalf("fleet identity schema version %d, want 1", schema.Version)
 	}
 	typ := schema.ValueType()

@@ -1,16 +1,18 @@
 // Package provider is the Terraform side of the Prime sandboxes provider:
-// the provider type, its configuration, and the wiring of every resource,
-// data source, list resource and action. It still holds the sandbox and
-// command domains (sandboxes, fleets, commands, exec actions, sweep, list
-// resources, identity), to be moved into packages of their own; the egress
-// and files domains live in internal/egress and internal/files. Everything
-// about the Prime API itself (HTTP, retries, the egress grammar) lives in
+// the provider type, its configuration (provider.go, the base URL rule in
+// base_url.go), the wiring of every resource, data source, list resource
+// and action, and the protocol server wrapper that reads state JSON
+// (read_state_json.go) and lets actions take write-only values
+// (action_write_only.go). The domains live in packages of their own:
+// internal/sandbox, internal/command, internal/egress and internal/files,
+// on internal/fleet, internal/tfkit and internal/journal. Everything about
+// the Prime API itself (HTTP, retries, the egress grammar) lives in
 // internal/prime.
 //
 // It may import every other package of this module except cmd/ and the
 // test tools; none of them imports it. Its configured data reaches the
-// domain packages through capabilities (PrimeClient, EgressBaselines), not
-// through its types.
+// domain packages through capabilities (PrimeClient, EgressBaselines,
+// CreateJournal, JobJournal), not through its types.
 package provider
 
 import (
@@ -34,11 +36,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/checkpoint"
+	"github.com/primeintellect/terraform-provider-prime/internal/command"
 	"github.com/primeintellect/terraform-provider-prime/internal/egress"
 	"github.com/primeintellect/terraform-provider-prime/internal/files"
 	"github.com/primeintellect/terraform-provider-prime/internal/image"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/sandbox"
 	"github.com/primeintellect/terraform-provider-prime/internal/ssh"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -301,11 +305,11 @@ func logToTflog(ctx context.Context, msg string, fields map[string]any) {
 
 func (p *primeProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
-		NewSandboxResource,
+		sandbox.NewResource,
 		egress.NewPolicyResource,
-		NewSandboxCommandResource,
-		NewSandboxFleetResource,
-		NewFleetCommandResource,
+		command.NewResource,
+		sandbox.NewFleetResource,
+		command.NewFleetResource,
 		egress.NewFleetPolicyResource,
 		files.NewFileResource,
 		files.NewFleetFileResource,
@@ -320,8 +324,8 @@ func (p *primeProvider) Resources(context.Context) []func() resource.Resource {
 // importable resource type whose remote objects can be found.
 func (p *primeProvider) ListResources(context.Context) []func() list.ListResource {
 	return []func() list.ListResource{
-		NewSandboxListResource,
-		NewFleetListResource,
+		sandbox.NewListResource,
+		sandbox.NewFleetListResource,
 	}
 }
 
@@ -329,9 +333,9 @@ func (p *primeProvider) ListResources(context.Context) []func() list.ListResourc
 // (Terraform 1.14+).
 func (p *primeProvider) Actions(context.Context) []func() action.Action {
 	return []func() action.Action{
-		NewSandboxExecAction,
-		NewFleetExecAction,
-		NewSandboxSweepAction,
+		command.NewExecAction,
+		command.NewFleetExecAction,
+		sandbox.NewSweepAction,
 	}
 }
 
@@ -345,8 +349,8 @@ func (p *primeProvider) EphemeralResources(context.Context) []func() ephemeral.E
 
 func (p *primeProvider) DataSources(context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
-		NewSandboxDataSource,
-		NewSandboxesDataSource,
+		sandbox.NewDataSource,
+		sandbox.NewSandboxesDataSource,
 		egress.NewPolicyDataSource,
 		files.NewFileDataSource,
 		files.NewFleetFileDataSource,
@@ -361,11 +365,8 @@ func (pd *providerData) PrimeClient() *prime.Client { return pd.client }
 // EgressBaselines are the policy notes (egress.BaselinesFrom asks for them).
 func (pd *providerData) EgressBaselines() *egress.Baselines { return pd.baselines }
 
-// jobsFrom is the job journal of the provider's data (an inert one before
-// Configure).
-func jobsFrom(data any) *journal.Jobs {
-	if pd, ok := data.(*providerData); ok && pd.jobs != nil {
-		return pd.jobs
-	}
-	return &journal.Jobs{}
-}
+// CreateJournal is the create journal (journal.CreatesFrom asks for it).
+func (pd *providerData) CreateJournal() *journal.Creates { return pd.journal }
+
+// JobJournal is the job journal (journal.JobsFrom asks for it).
+func (pd *providerData) JobJournal() *journal.Jobs { return pd.jobs }

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/command"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
@@ -231,8 +232,8 @@ resource "prime_sandbox_command" "small" {
 				resource.TestCheckResourceAttr("prime_sandbox_command.big", "exit_code", "0"),
 				func(s *terraform.State) error {
 					out := s.RootModule().Resources["prime_sandbox_command.big"].Primary.Attributes["stdout"]
-					if len(out) != maxCommandOutput || !strings.HasSuffix(out, "line\nthe-end\n") {
-						return fmt.Errorf("stdout is %d bytes ending %q; want the last %d bytes", len(out), out[max(0, len(out)-20):], maxCommandOutput)
+					if len(out) != command.MaxOutput || !strings.HasSuffix(out, "line\nthe-end\n") {
+						return fmt.Errorf("stdout is %d bytes ending %q; want the last %d bytes", len(out), out[max(0, len(out)-20):], command.MaxOutput)
 					}
 					return nil
 				},

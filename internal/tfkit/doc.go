@@ -20,15 +20,21 @@
 //     data by the Configured capability, so no domain package needs
 //     internal/provider's types;
 //   - ImportIDOf (import_id.go): the ID an import names, from its `id` or
-//     its identity.
+//     its identity;
+//   - what every action shares (actions.go): ProgressTo, an action's
+//     progress events, and ActionsKeepNothing, the sentence its description
+//     ends with.
 //
 // Its subpackage tfkittest holds test helpers (CheckCodec: a model's codec
-// against the framework's reflection); only tests import it.
+// against the framework's reflection; MockAPI and MockClient: an
+// in-process prime-mock for unit tests that call the API); only tests import it.
 //
 // It may import the standard library, the terraform-plugin-* modules and
 // internal/prime (for the client type RequireClient checks), nothing else
-// of this module: internal/fleet, the domain packages (internal/egress,
-// internal/files) and internal/provider import it, never the reverse.
+// of this module: internal/fleet, the domain packages (internal/sandbox,
+// internal/command, internal/egress, internal/files) and internal/provider
+// import it, never the reverse. (tfkittest, for tests only, also imports
+// internal/primemock.)
 // Helpers that know a domain (a sandbox, a policy, a command) do not
 // belong here.
 package tfkit

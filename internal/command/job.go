@@ -1,0 +1,408 @@
+package command
+
+// Background mode: a command runs as a job in its sandbox (the Prime SDK's
+// start_background_job wrapper and file paths, which the verifiers framework
+// uses for every rollout) instead of over one held gateway call. The job
+// lives in the sandbox, so a broken poll, a gateway 5xx, an expired token,
+// a lost connection, an interrupted or killed Terraform never start the
+// command again: the provider waits for the job through the shared job
+// poller, and a later apply that finds the job (in state, or in the local
+// job journal) attaches to it and collects its result.
+//
+// One runner for prime_sandbox_command and every member of
+// prime_fleet_command, with runCommand's gate, judging, scrubbing and error
+// texts.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/files"
+	"github.com/primeintellect/terraform-provider-prime/internal/journal"
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+)
+
+// pendingJob is a job an apply started and did not see end: what a later
+// apply attaches to.
+type pendingJob struct {
+	SandboxID string    `json:"sandbox_id"`
+	JobID     string    `json:"job_id"`
+	Started   time.Time `json:"started"`
+	// Confirmed: its start command answered (otherwise it may never have
+	// started).
+	Confirmed bool `json:"confirmed"`
+}
+
+func (p pendingJob) job() prime.Job { return prime.Job{SandboxID: p.SandboxID, ID: p.JobID} }
+
+// errJobInterrupted: the apply was interrupted (Ctrl-C, a stopping
+// Terraform) while the job ran. The job goes on; the result carries where.
+var errJobInterrupted = errors.New("the apply was interrupted while the job ran; the job goes on in the sandbox and the next apply collects its result")
+
+// errJobTimeout ends a background wait at timeout_seconds.
+var errJobTimeout = errors.New("timeout_seconds reached")
+
+// collectBudget bounds how long the output of a finished job is retried
+// when the gateway fails: the job is done, so nothing runs again meanwhile.
+const collectBudget = 5 * time.Minute
+
+var collectBackoff = prime.Backoff{Initial: 500 * time.Millisecond, Factor: 2, Max: 10 * time.Second, Jitter: 0.2}
+
+// backgroundRun is one background command step.
+type backgroundRun struct {
+	spec commandSpec
+	// hash identifies the run in the job journal (journal.RunHash).
+	hash    string
+	journal *journal.Jobs
+	// attach is a job an earlier apply started (from state); entry is a
+	// journal entry the caller adopted. Neither: look in the journal, else
+	// start one.
+	attach *pendingJob
+	entry  *journal.JobEntry
+	// keep leaves the journal entry of a judged run to the caller
+	// (backgroundResult.Entry), which finishes it once the result is in
+	// the state it returns: a kill before that still finds the outcome.
+	// outputDir, when set, receives the whole stdout and stderr of the
+	// job; outputName names its files there (default: the job ID).
+	outputDir, outputName string
+	keep                  bool
+	// slots, when set, bounds how many runs talk to the gateway at once
+	// (start, collect): a fleet's max_concurrency. The wait holds none, so
+	// every member's job runs at the same time.
+	slots chan struct{}
+	// onJob, when set, hears of the job the run waits for, once it is
+	// started or attached to (progress reporting).
+	onJob func(job prime.Job)
+}
+
+// hold takes one of run's slots until release is called (nothing to take
+// without slots).
+func (run backgroundRun) hold(ctx context.Context) (release func(), err error) {
+	if run.slots == nil {
+		return func() {}, nil
+	}
+	select {
+	case run.slots <- struct{}{}:
+		return func() { <-run.slots }, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// backgroundResult is what a background run produced.
+type backgroundResult struct {
+	Result *commandResult
+	// Pending is set when the wait was interrupted (with
+	// errJobInterrupted) or its outcome is unknown: the job to attach to.
+	Pending *pendingJob
+	// Job is the job that ran (its ID goes to state).
+	Job prime.Job
+	// OutputFiles are the full logs kept in outputDir.
+	OutputFiles []files.ArtifactFileRecord
+	// Warnings are things the user should know that did not fail the run.
+	Warnings []string
+	// Entry is the journal entry of a judged run, with keep: the caller
+	// completes or finishes it.
+	Entry *journal.JobEntry
+}
+
+// runBackground runs, or attaches to, one background job, waits for it
+// through the shared job poller, stops it at its timeout, reads its output
+// tails once and judges its exit code as runCommand does.
+func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*backgroundResult, error) {
+	spec := run.spec
+	out := &backgroundResult{}
+	// entry is this run's journal entry, locked while this process owns
+	// the job.
+	release, err := run.hold(ctx)
+	if err != nil {
+		return out, err
+	}
+	defer func() { release() }()
+	entry := run.entry
+	p := run.attach
+	if p == nil && entry != nil {
+		p = &pendingJob{SandboxID: entry.Record().SandboxID, JobID: entry.Record().JobID, Started: entry.Record().Started, Confirmed: entry.Record().Confirmed}
+	}
+	if p == nil {
+		if e := run.journal.Adopt(run.hash); e != nil {
+			entry = e
+			p = &pendingJob{SandboxID: e.Record().SandboxID, JobID: e.Record().JobID, Started: e.Record().Started, Confirmed: e.Record().Confirmed}
+			tflog.Info(ctx, "attaching to a background job a killed apply started", map[string]any{"sandbox_id": p.SandboxID, "job_id": p.JobID})
+		}
+	}
+	if p != nil && p.SandboxID != spec.SandboxID {
+		entry.Finish() // the sandbox was replaced: the job went with the old one
+		entry, p = nil, nil
+	}
+	if p != nil {
+		exists, err := c.JobExists(ctx, p.job())
+		switch {
+		case err != nil:
+			// Cannot prove it gone: never start it again; the wait decides.
+			tflog.Debug(ctx, "checking a recorded job failed; waiting for it", map[string]any{"job_id": p.JobID, "error": err.Error()})
+		case !exists && !p.Confirmed:
+			// Its start never reached the sandbox: nothing ran, start it.
+			if p, err = startJob(ctx, c, run, &entry, p.JobID); err != nil {
+				return out, err
+			}
+		case !exists:
+			out.Warnings = append(out.Warnings, fmt.Sprintf("Job %s, started by an earlier apply, left no files in sandbox %s "+
+				"(its /tmp was cleared, or the sandbox restarted): it is proven gone, so the command runs again.", p.JobID, p.SandboxID))
+			entry.Finish()
+			entry, p = nil, nil
+		}
+	}
+	if p == nil {
+		if spec.RequireOpenEgress {
+			if err := checkEgressOpen(ctx, c, spec.SandboxID); err != nil {
+				return out, &commandError{Summary: "Egress is restricted", Err: err}
+			}
+		}
+		var err error
+		if p, err = startJob(ctx, c, run, &entry, ""); err != nil {
+			return out, err
+		}
+	}
+	if entry == nil {
+		// Attached through state: journal it too, so a kill from here on
+		// still leaves a trace (an older leftover of it goes first).
+		run.journal.Drop(p.JobID)
+		entry = run.journal.Begin(journal.JobRecord{RunHash: run.hash, SandboxID: p.SandboxID, JobID: p.JobID, Started: p.Started, Confirmed: p.Confirmed})
+	}
+	job := p.job()
+	out.Job = job
+	if run.onJob != nil {
+		run.onJob(job)
+	}
+	release()
+	release = func() {}
+
+	deadline := p.Started.Add(spec.Timeout)
+	wctx, cancel := context.WithDeadlineCause(ctx, deadline, errJobTimeout)
+	state, err := c.WaitJob(wctx, job)
+	cancel()
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		// Interrupted: the job goes on; the next apply attaches.
+		entry.Release()
+		out.Pending = p
+		return out, errJobInterrupted
+	case errors.Is(context.Cause(wctx), errJobTimeout) || errors.Is(err, errJobTimeout):
+		return out, stopTimedOutJob(ctx, c, spec, job, entry, p)
+	default:
+		entry.Finish()
+		return out, &commandError{Summary: jobFailureSummary(err),
+			Err: fmt.Errorf("sandbox %s, background job %s: %w", spec.SandboxID, job.ID, err)}
+	}
+
+	if release, err = run.hold(ctx); err != nil {
+		entry.Release()
+		out.Pending = p
+		return out, errJobInterrupted
+	}
+	if err := spec.learnSandboxSecrets(ctx, c); err != nil {
+		// The job is done, its output unread: the next apply reads the
+		// secrets again and collects it; nothing runs twice.
+		entry.Release()
+		out.Pending = p
+		return out, err
+	}
+	res, cut, err := collectJobOutput(ctx, c, job, spec)
+	if errors.Is(err, prime.ErrSandboxNotRunning) {
+		// The job completed (its exit code is known) and then its sandbox
+		// ended: the output is gone for good, the exit code is not. Keep
+		// it, as the SDK's completed status keeps exit_code beside
+		// stdout_error and stderr_error.
+		out.Warnings = append(out.Warnings, fmt.Sprintf("Background job %s in sandbox %s exited with code %d, but its "+
+			"output could not be read (%v): stdout and stderr are recorded empty.", job.ID, spec.SandboxID, state.ExitCode, err))
+		res, cut, err = &prime.ExecResult{}, false, nil
+	}
+	if err != nil {
+		entry.Release()
+		out.Pending = p
+		return out, &commandError{Summary: "Job output not read",
+			Err: fmt.Errorf("sandbox %s: background job %s exited with code %d, but its output could not be read: %w. "+
+				"Nothing ran twice: the next apply reads the output again", spec.SandboxID, job.ID, state.ExitCode, err)}
+	}
+	res.ExitCode = state.ExitCode
+	if run.outputDir != "" {
+		files, err := saveJobOutput(ctx, c, job, spec, run.outputDir, orString(run.outputName, job.ID))
+		if err != nil {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("The full output of job %s in sandbox %s was not saved to %s: %v",
+				job.ID, spec.SandboxID, run.outputDir, err))
+		}
+		out.OutputFiles = files
+	}
+	result, err := judgeResult(spec, res, cut, time.Now().UTC())
+	out.Result = result
+	if run.keep {
+		out.Entry = entry
+	} else {
+		entry.Finish()
+	}
+	return out, err
+}
+
+func orString(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// startJob journals a job, then starts it. A start whose outcome is
+// unknown is checked before anything else happens: if the job did not
+// start, it is started again with the same ID (nothing ran); if that
+// cannot be told, the wait decides (never a second start).
+func startJob(ctx context.Context, c *prime.Client, run backgroundRun, entry **journal.JobEntry, id string) (*pendingJob, error) {
+	spec := run.spec
+	if id == "" {
+		id = prime.NewJobID()
+	}
+	p := &pendingJob{SandboxID: spec.SandboxID, JobID: id, Started: time.Now().UTC()}
+	rec := journal.JobRecord{RunHash: run.hash, SandboxID: p.SandboxID, JobID: id, Started: p.Started}
+	if *entry == nil {
+		*entry = run.journal.Begin(rec)
+	} else {
+		(*entry).Update(rec)
+	}
+	req := prime.JobRequest{Command: spec.commandLine(), WorkingDir: spec.WorkingDir, Env: spec.Env, SensitiveEnv: spec.EnvWO}
+	tflog.Info(ctx, "starting background job", map[string]any{"sandbox_id": spec.SandboxID, "job_id": id, "timeout": spec.Timeout.String()})
+	err := c.StartJob(ctx, p.job(), req)
+	if errors.Is(err, prime.ErrCommandMayStillRun) {
+		exists, xerr := c.JobExists(ctx, p.job())
+		switch {
+		case xerr != nil || exists:
+			err = nil // started, or unknown: wait for it, never start it twice
+		default:
+			err = c.StartJob(ctx, p.job(), req)
+		}
+	}
+	if err != nil {
+		if errors.Is(err, prime.ErrCommandMayStillRun) {
+			(*entry).Release()
+			*entry = nil
+			return nil, &commandError{Summary: "Job start unknown", Err: fmt.Errorf("sandbox %s: starting background job %s: %w. "+
+				"The next apply checks whether it started before doing anything else", spec.SandboxID, id, err)}
+		}
+		(*entry).Finish()
+		*entry = nil
+		return nil, &commandError{Summary: "Command failed to run", Err: fmt.Errorf("sandbox %s: starting background job %s: %w", spec.SandboxID, id, err)}
+	}
+	p.Confirmed = true
+	rec.Confirmed = true
+	(*entry).Update(rec)
+	return p, nil
+}
+
+// stopTimedOutJob stops a job that outlived timeout_seconds: SIGTERM to
+// its process group, then SIGKILL after the stop grace, so it is not left
+// running while egress is locked or the sandbox reused.
+func stopTimedOutJob(ctx context.Context, c *prime.Client, spec commandSpec, job prime.Job, entry *journal.JobEntry, p *pendingJob) error {
+	stop, err := c.StopJob(ctx, job, c.CommandStopGrace())
+	if err != nil {
+		entry.Release()
+		return &commandError{Summary: "Command timed out",
+			Err: fmt.Errorf("sandbox %s: background job %s outlived timeout_seconds (%s) and could not be stopped: %w. %v; "+
+				"the next apply attaches to it and stops it", spec.SandboxID, job.ID, spec.Timeout, err, prime.ErrCommandMayStillRun)}
+	}
+	entry.Finish()
+	what := fmt.Sprintf("it was stopped (%s)", stop.Signal)
+	if stop.Signal == "SIGKILL" {
+		what = fmt.Sprintf("it was stopped (SIGTERM, then SIGKILL after %s)", c.CommandStopGrace())
+	}
+	if stop.AlreadyExited {
+		what = "it exited just as it was being stopped"
+	}
+	after := ""
+	if spec.AfterFailure != "" {
+		after = " " + strings.TrimSuffix(spec.AfterFailure, ".")
+	}
+	return &commandError{Summary: "Command timed out",
+		Err: fmt.Errorf("sandbox %s: background job %s did not finish within timeout_seconds (%s, since %s); %s.%s",
+			spec.SandboxID, job.ID, spec.Timeout, p.Started.Format(time.RFC3339), what, after)}
+}
+
+// jobFailureSummary titles a job-level failure.
+func jobFailureSummary(err error) string {
+	if errors.Is(err, prime.ErrSandboxNotRunning) {
+		return "Sandbox terminated mid-job"
+	}
+	return "Background job failed"
+}
+
+// collectJobOutput reads a finished job's output tails, retrying transient
+// failures for a while (the job is done: retrying runs nothing).
+func collectJobOutput(ctx context.Context, c *prime.Client, job prime.Job, spec commandSpec) (*prime.ExecResult, bool, error) {
+	cctx, cancel := context.WithTimeout(ctx, collectBudget)
+	defer cancel()
+	var res prime.ExecResult
+	var cut bool
+	var last error
+	try := func(ctx context.Context) (bool, error) {
+		stdout, stderr, cutOut, cutErr, err := c.JobOutput(ctx, job, MaxOutput)
+		if err != nil {
+			if errors.Is(err, prime.ErrSandboxNotRunning) {
+				return false, err
+			}
+			last = err
+			return false, nil
+		}
+		res, cut = prime.ExecResult{Stdout: stdout, Stderr: stderr}, cutOut || cutErr
+		return true, nil
+	}
+	if done, err := try(cctx); done || err != nil {
+		return &res, cut, err
+	}
+	if err := prime.Poll(cctx, collectBackoff, try); err != nil {
+		if last != nil && cctx.Err() != nil {
+			return nil, false, last
+		}
+		return nil, false, err
+	}
+	return &res, cut, nil
+}
+
+// saveJobOutput downloads the job's whole stdout and stderr into dir, with
+// env_wo values and the sandbox's secrets scrubbed, under temporary names
+// renamed when complete.
+func saveJobOutput(ctx context.Context, c *prime.Client, job prime.Job, spec commandSpec, dir, name string) ([]files.ArtifactFileRecord, error) {
+	secrets := spec.secretValues()
+	var out []files.ArtifactFileRecord
+	for _, f := range []struct{ remote, local string }{
+		{job.StdoutPath(), filepath.Join(dir, name+".stdout.log")},
+		{job.StderrPath(), filepath.Join(dir, name+".stderr.log")},
+	} {
+		rec, err := downloadScrubbed(ctx, c, job.SandboxID, f.remote, f.local, secrets)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+// downloadScrubbed is files.DownloadOneFile with secrets scrubbed on the way.
+func downloadScrubbed(ctx context.Context, c *prime.Client, sandboxID, remote, local string, secrets []string) (files.ArtifactFileRecord, error) {
+	if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil { //nolint:gosec // G301: logs are the operator's to read
+		return files.ArtifactFileRecord{}, err
+	}
+	res, err := files.DownloadArtifact(ctx, c, files.ArtifactRequest{SandboxID: sandboxID, Remote: remote, Local: local,
+		Kind: files.ArtifactFile, MaxBytes: files.DefaultArtifactMaxSize, AllowMissing: true, Scrub: secrets})
+	if err != nil {
+		return files.ArtifactFileRecord{}, err
+	}
+	if !res.Exists {
+		return files.ArtifactFileRecord{Path: local}, nil
+	}
+	return res.Files[0], nil
+}

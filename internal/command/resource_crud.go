@@ -1,0 +1,102 @@
+package command
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
+)
+
+func (r *sandboxCommandResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var plan sandboxCommandModel
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	var envWO types.Map
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("env_wo"), &envWO)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	spec, d := plan.spec(ctx, envWO)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.EnvWO = types.MapNull(types.StringType)
+	if spec.Background {
+		plan.ID = types.StringValue(spec.SandboxID + "/" + prime.NewIdempotencyKey()[:16])
+		r.runInBackground(ctx, &plan, spec, nil, resp.Private, &resp.State, &resp.Diagnostics)
+		return
+	}
+	tflog.Info(ctx, "running command", map[string]any{"sandbox_id": spec.SandboxID, "timeout": spec.Timeout.String()})
+	res, err := runCommand(ctx, r.client, spec)
+	if err != nil {
+		resp.Diagnostics.AddError(commandErrorSummary(err), err.Error())
+		return
+	}
+	plan.ID = types.StringValue(spec.SandboxID + "/" + prime.NewIdempotencyKey()[:16])
+	recordResult(&plan, res)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
+}
+
+// Read touches no API: a command's result is history.
+func (r *sandboxCommandResource) Read(_ context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	resp.State.Raw = req.State.Raw
+}
+
+// Update records arguments that only judge or record the result; nothing
+// runs. The plan (see ModifyPlan) already holds the moved output. A job an
+// interrupted apply left running is collected here.
+func (r *sandboxCommandResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state sandboxCommandModel
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.EnvWO = types.MapNull(types.StringType)
+	if state.JobStatus.ValueString() == jobRunning {
+		if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
+			return
+		}
+		var envWO types.Map
+		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("env_wo"), &envWO)...)
+		spec, d := plan.spec(ctx, envWO)
+		resp.Diagnostics.Append(d...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		spec.Background = true // the job runs in the background, whatever the argument says now
+		spec.AfterFailure = jobFailureRecorded
+		r.runInBackground(ctx, &plan, spec, pendingOf(ctx, req.Private, state), resp.Private, &resp.State, &resp.Diagnostics)
+		return
+	}
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
+}
+
+// Delete touches no API, except for a job an interrupted apply left
+// running: it is stopped (SIGTERM, then SIGKILL), so it cannot go on after
+// its egress lock is lifted.
+func (r *sandboxCommandResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state sandboxCommandModel
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+	if resp.Diagnostics.HasError() || state.JobStatus.ValueString() != jobRunning {
+		return
+	}
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	p := pendingOf(ctx, req.Private, state)
+	if p == nil {
+		return
+	}
+	if err := stopRunningJob(ctx, r.client, r.jobs, *p); err != nil {
+		resp.Diagnostics.AddError("Background job not stopped", err.Error())
+	}
+}

@@ -1,0 +1,272 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/egress"
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
+)
+
+func (r *sandboxFleetResource) applyContext(ctx context.Context, plan sandboxFleetModel, config interface {
+	GetAttribute(context.Context, path.Path, any) diag.Diagnostics
+}, diags *diag.Diagnostics) fleetApply {
+	var secretsWO types.Map
+	diags.Append(config.GetAttribute(ctx, path.Root("secrets_wo"), &secretsWO)...)
+	a := fleetApply{client: r.client, journal: r.journal, prefix: plan.NamePrefix.ValueString(), template: plan.template(), secretsWO: tfkit.StringMapOf(ctx, secretsWO, diags)}
+	a.born, _ = egress.BornPolicy(ctx, plan.Egress, diags)
+	var d diag.Diagnostics
+	a.timeout, d = tfkit.TimeoutOf(plan.Timeouts, "create", defaultSandboxCreateTimeout)
+	diags.Append(d...)
+	a.buildTimeout, d = tfkit.TimeoutOf(plan.Timeouts, "image_build", prime.DefaultImageBuildTimeout)
+	diags.Append(d...)
+	a.egressTimeout, d = tfkit.TimeoutOf(plan.Timeouts, "egress", egress.DefaultTimeout)
+	diags.Append(d...)
+	return a
+}
+
+// settleTemplate gives the template's Optional+Computed values a known
+// value after an apply: the configuration's, or null.
+func settleTemplate(f *sandboxFleetModel) {
+	for _, s := range []*types.String{&f.GPUType, &f.TeamID, &f.Region} {
+		if s.IsUnknown() {
+			*s = types.StringNull()
+		}
+	}
+	f.SecretsWO = types.MapNull(types.StringType)
+}
+
+func (r *sandboxFleetResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var plan sandboxFleetModel
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	a := r.applyContext(ctx, plan, req.Config, &resp.Diagnostics)
+	keys, _ := fleetKeys(ctx, plan, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.ID = types.StringValue("fleet-" + prime.NewIdempotencyKey()[:16])
+	var problems fleet.Problems
+	// Every member that exists reaches state before the waits (never an
+	// untracked sandbox).
+	save := func(members map[string]fleetMember) {
+		state := plan
+		settleTemplate(&state)
+		setFleetMembers(&state, members)
+		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
+		resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, "", state)...)
+	}
+	tflog.Info(ctx, "creating fleet members", map[string]any{"members": len(keys)})
+	healthy := a.createMembers(ctx, keys, &problems, save)
+	save(healthy)
+	if problems.Len() > 0 {
+		resp.Diagnostics.AddError("Fleet members failed", sandboxFleetFailure(&problems, healthy, keys, true))
+	}
+}
+
+func (r *sandboxFleetResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var state sandboxFleetModel
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+	_, d := tfkit.ReadAfterImport(ctx, req.Private, resp.Private)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	members := sandboxFleetMembers(state, &resp.Diagnostics)
+	ids := make([]string, 0, len(members))
+	keyOf := map[string]string{}
+	for k, m := range members {
+		ids = append(ids, m.ID.ValueString())
+		keyOf[m.ID.ValueString()] = k
+	}
+	sort.Strings(ids)
+	var dropped []string
+	res, err := r.client.BatchStatusAll(ctx, ids)
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot read fleet members", err.Error())
+		return
+	}
+	for _, e := range res.Errors {
+		if e.Code == prime.BatchCodeNotFound {
+			dropped = append(dropped, fmt.Sprintf("%q (%s: gone)", keyOf[e.SandboxID], e.SandboxID))
+			delete(members, keyOf[e.SandboxID])
+		}
+	}
+	for _, s := range res.Statuses {
+		k := keyOf[s.SandboxID]
+		if prime.IsTerminalStatus(s.Status) {
+			dropped = append(dropped, fmt.Sprintf("%q (%s: %s)", k, s.SandboxID, s.Status))
+			delete(members, k)
+			continue
+		}
+		m := members[k]
+		m.Status = types.StringValue(s.Status)
+		members[k] = m
+	}
+	if len(dropped) > 0 {
+		sort.Strings(dropped)
+		resp.Diagnostics.AddWarning("Fleet members are gone",
+			fmt.Sprintf("These members no longer run and are removed from state; the next apply creates them again "+
+				"in place: %s.", strings.Join(dropped, ", ")))
+	}
+	if eg, d := egress.BlockModelOf(ctx, state.Egress); eg != nil && !d.HasError() {
+		r.refreshMemberEgress(ctx, members, eg, &resp.Diagnostics)
+	}
+	setFleetMembers(&state, members)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
+	resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, fleetLabelOf(ctx, req.Identity), state)...)
+}
+
+// Update adds and removes members in place, re-creates members that
+// dropped out, and applies an egress change to every member; everything
+// else replaces the fleet.
+func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var plan, state sandboxFleetModel
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	a := r.applyContext(ctx, plan, req.Config, &resp.Diagnostics)
+	keys, _ := fleetKeys(ctx, plan, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	have, err := rekeyMembers(sandboxFleetMembers(state, &resp.Diagnostics), plan.NamePrefix)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("name_prefix"), "Cannot key the fleet's members", err.Error())
+		return
+	}
+	want := map[string]bool{}
+	var add []string
+	for _, k := range keys {
+		want[k] = true
+		if _, ok := have[k]; !ok {
+			add = append(add, k)
+		}
+	}
+	var remove []string
+	for k := range have {
+		if !want[k] {
+			remove = append(remove, k)
+		}
+	}
+	// Redone members go with the removed ones, and come back with the added.
+	redo := membersToRedo(plan.MemberTriggers, state.MemberTriggers, keptKeys(keys, have), tfkit.WasImported(ctx, req.Private))
+	var problems fleet.Problems
+	members := map[string]fleetMember{}
+	for k, m := range have {
+		if want[k] && !slices.Contains(redo, k) {
+			members[k] = m
+		}
+	}
+	var notRedone []string // redone members whose sandbox could not be deleted
+	save := func(extra map[string]fleetMember) {
+		out := plan
+		out.MemberTriggers = triggersAfterRedo(plan.MemberTriggers, state.MemberTriggers, notRedone)
+		all := map[string]fleetMember{}
+		for k, m := range members {
+			all[k] = m
+		}
+		for k, m := range extra {
+			all[k] = m
+		}
+		for k, m := range have {
+			if !want[k] {
+				all[k] = m // not deleted yet
+			}
+		}
+		settleTemplate(&out)
+		setFleetMembers(&out, all)
+		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &out)...)
+		resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, fleetLabelOf(ctx, req.Identity), out)...)
+	}
+
+	// Removed and redone keys first, so a shrinking fleet frees its quota
+	// before growing. A redone member that could not be deleted stays as it
+	// was, and is not created again.
+	kept := deleteMembers(ctx, r.client, have, append(slices.Clone(remove), redo...),
+		timeoutOrDefault(state.Timeouts, "delete", defaultSandboxDeleteTimeout), &problems)
+	for k, m := range kept {
+		members[k] = m
+		if want[k] {
+			notRedone = append(notRedone, k)
+		}
+	}
+	for _, k := range redo {
+		if _, stays := kept[k]; !stays {
+			add = append(add, k)
+		}
+	}
+	slices.Sort(add)
+	// The egress block's change reaches the members that stay.
+	refused := false
+	if egressChanged(ctx, plan, state) {
+		own, _ := egress.PolicyOfBlockState(ctx, egress.BlockState{Egress: state.Egress}, &resp.Diagnostics)
+		refused = r.rewriteMemberEgress(ctx, members, a, own, &problems)
+	}
+	if len(add) > 0 {
+		tflog.Info(ctx, "adding fleet members", map[string]any{"members": len(add)})
+		for k, m := range a.createMembers(ctx, add, &problems, save) {
+			members[k] = m
+		}
+	}
+	out := plan
+	out.MemberTriggers = triggersAfterRedo(plan.MemberTriggers, state.MemberTriggers, notRedone)
+	if refused {
+		// A member's layered policy kept the new block off it: the state
+		// keeps the previous block, so the next plan proposes the change
+		// again (members that took it are written again, harmlessly).
+		out.Egress = state.Egress
+	}
+	settleTemplate(&out)
+	setFleetMembers(&out, members)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &out)...)
+	resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, fleetLabelOf(ctx, req.Identity), out)...)
+	resp.Diagnostics.Append(tfkit.ClearImported(ctx, resp.Private)...)
+	if problems.Len() > 0 {
+		resp.Diagnostics.AddError("Fleet members failed", sandboxFleetFailure(&problems, members, keys, false))
+	}
+}
+
+func (r *sandboxFleetResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var state sandboxFleetModel
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	members := sandboxFleetMembers(state, &resp.Diagnostics)
+	var problems fleet.Problems
+	kept := deleteMembers(ctx, r.client, members, tfkit.SortedKeys(members), timeoutOrDefault(state.Timeouts, "delete", defaultSandboxDeleteTimeout), &problems)
+	if len(kept) > 0 {
+		// What could not be deleted stays in state, so a destroy can retry.
+		setFleetMembers(&state, kept)
+		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
+		resp.Diagnostics.AddError("Fleet members not deleted", problems.String())
+	}
+}

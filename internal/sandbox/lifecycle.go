@@ -1,0 +1,113 @@
+package sandbox
+
+// Creating and waiting for one sandbox, shared by prime_sandbox and every
+// member of prime_sandbox_fleet: the create journal, the tracked create that
+// never loses a sandbox, the wait until it is usable, and the errors a user
+// can act on.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/journal"
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+)
+
+const (
+	defaultSandboxCreateTimeout = 20 * time.Minute
+	defaultSandboxDeleteTimeout = 5 * time.Minute
+)
+
+// taintedNote ends every error after which a sandbox stays in state.
+const taintedNote = "The sandbox stays in state as tainted: the next apply replaces it, and `terraform destroy` removes it."
+
+// createSandbox sends one create. The journal keeps its key until the
+// caller's Create returns (the caller finishes the returned entry then), so
+// a create cut short by a killed Terraform is finished by the next apply
+// instead of leaving an untracked sandbox. A non-nil sandbox exists and must
+// reach state, even when err reports an interruption. Without a sandbox
+// there is no entry to finish: a create the platform refused is forgotten,
+// and one whose outcome is unknown (the request may have reached the
+// platform, the answer was lost) is released for the next apply to replay,
+// which adopts the sandbox if it was made.
+func createSandbox(ctx context.Context, c *prime.Client, journal *journal.Creates, req prime.CreateSandboxRequest) (*prime.Sandbox, *journal.InflightCreate, error) {
+	inflight := journal.Begin(req)
+	req.IdempotencyKey = inflight.Key()
+	sb, err := createSandboxTracked(ctx, c, req)
+	if sb != nil && inflight.Adopted() && !adoptable(sb, req) {
+		// The leftover key's sandbox is not one this configuration can use
+		// (stopped since, or not what the key was recorded for): forget the
+		// entry and create with a fresh key.
+		tflog.Info(ctx, "create journal: not adopting the sandbox of a leftover key", map[string]any{
+			"sandbox_id": sb.ID, "status": sb.Status,
+		})
+		inflight.Finish()
+		inflight = journal.Fresh(req)
+		req.IdempotencyKey = inflight.Key()
+		sb, err = createSandboxTracked(ctx, c, req)
+	}
+	if sb == nil {
+		if definitelyNotCreated(err) {
+			inflight.Finish()
+		} else {
+			inflight.Release()
+		}
+		return nil, nil, err
+	}
+	inflight.RecordID(sb.ID)
+	return sb, inflight, err
+}
+
+// interruptedCreate explains a create whose sandbox was recovered after an
+// interruption.
+func interruptedCreate(id string, err error) string {
+	return fmt.Sprintf("sandbox %s: %v", id, err)
+}
+
+// awaitSandbox waits until a new sandbox is usable — RUNNING and answering
+// commands through its gateway — and turns the outcome into an error a user
+// can act on (the caller says what becomes of the sandbox). ctx carries
+// cancellation only; timeout is the create budget (a first-use image build
+// has its own).
+func awaitSandbox(ctx context.Context, c *prime.Client, id string, timeout, buildTimeout time.Duration) error {
+	started := time.Now()
+	var last prime.SandboxStatus
+	err := c.WaitForReady(ctx, id, prime.WaitReadyOptions{Timeout: timeout, ImageBuildTimeout: buildTimeout, Gateway: true, OnProgress: func(s prime.SandboxStatus) {
+		last = s
+		fields := map[string]any{"sandbox_id": id, "status": s.Status, "elapsed": time.Since(started).Round(time.Second).String()}
+		if s.PendingImageBuildID != nil {
+			fields["image_build_id"] = *s.PendingImageBuildID
+			tflog.Info(ctx, "sandbox waits for a first-use VM image build (this can take ~10 minutes; timeouts.image_build bounds it)", fields)
+			return
+		}
+		tflog.Info(ctx, "sandbox status changed", fields)
+	}})
+	var failed *prime.SandboxFailedError
+	var timedOut *prime.WaitTimeoutError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &failed):
+		return fmt.Errorf("%w", failed)
+	case errors.As(err, &timedOut):
+		hint := "Raise timeouts.create if the platform is only slow."
+		if timedOut.Phase == prime.PhaseImageBuild {
+			hint = "A first-use VM image build has a budget of its own: raise timeouts.image_build."
+		}
+		return fmt.Errorf("%w. %s", timedOut, hint)
+	case ctx.Err() != nil:
+		return fmt.Errorf("waiting for sandbox %s to be ready was interrupted (last status %s)", id, orUnknown(last.Status))
+	}
+	return fmt.Errorf("waiting for sandbox %s: %w", id, err)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}

@@ -1,0 +1,277 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/float64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/egress"
+	"github.com/primeintellect/terraform-provider-prime/internal/journal"
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*sandboxResource)(nil)
+	_ resource.ResourceWithImportState    = (*sandboxResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*sandboxResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*sandboxResource)(nil)
+	_ resource.ResourceWithIdentity       = (*sandboxResource)(nil)
+	_ resource.ResourceWithUpgradeState   = (*sandboxResource)(nil)
+)
+
+// NewResource is the prime_sandbox constructor.
+func NewResource() resource.Resource { return &sandboxResource{} }
+
+type sandboxResource struct {
+	client  *prime.Client
+	journal *journal.Creates
+}
+
+func (r *sandboxResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_sandbox"
+}
+
+func (r *sandboxResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
+	r.journal = journal.CreatesFrom(req.ProviderData)
+}
+
+func (r *sandboxResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = sandboxIdentitySchema()
+}
+
+// replaces is appended to every configurable attribute's description: the
+// API has no update endpoint.
+const replaces = " Changing it replaces the sandbox (the API cannot update a sandbox in place)."
+
+// sandboxArgumentAttributes are the arguments of one sandbox, shared by
+// prime_sandbox and the template of prime_sandbox_fleet (same meaning, same
+// plan behaviour). replaces ends the description of every argument the API
+// cannot change in place.
+func sandboxArgumentAttributes(replaces string) map[string]schema.Attribute {
+	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	keepString := []planmodifier.String{stringplanmodifier.UseStateForUnknown(), stringplanmodifier.RequiresReplace()}
+	sdkFloat := func(v float64) []planmodifier.Float64 {
+		return []planmodifier.Float64{tfkit.SDKDefaultFloat64(v), float64planmodifier.RequiresReplace()}
+	}
+	sdkInt := func(v int64) []planmodifier.Int64 {
+		return []planmodifier.Int64{tfkit.SDKDefaultInt64(v), int64planmodifier.RequiresReplace()}
+	}
+	return map[string]schema.Attribute{
+		"docker_image": schema.StringAttribute{
+			Required: true, PlanModifiers: replaceString,
+			MarkdownDescription: "Docker image to run, e.g. `python:3.12-slim`. The first use of an image as a VM " +
+				"triggers an image build that can take around ten minutes; the create timeout allows for it." + replaces,
+			Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+		},
+		"vm": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+			DeprecationMessage: vmDeprecation,
+			MarkdownDescription: "Deprecated, and never sent: every sandbox is a VM, since the platform retired " +
+				"containers on 2026-09-18. Always `true` in state, so configurations that still set `vm = true` " +
+				"plan no change; `vm = false` is refused at plan (the API answers HTTP 410). Remove it from your " +
+				"configuration.",
+		},
+		"start_command": schema.StringAttribute{
+			Optional: true, DeprecationMessage: startCommandDeprecation,
+			MarkdownDescription: "Retired: the shell-string start command was the containers' form, and setting it " +
+				"is refused at plan. Use `start_argv`. Never sent, never in state.",
+		},
+		"start_argv": schema.ListAttribute{
+			Optional: true, ElementType: types.StringType,
+			PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()},
+			MarkdownDescription: "Start command in argv form — the executable, then its arguments, run without a " +
+				"shell — e.g. `[\"/bin/sh\", \"-c\", \"python -m http.server\"]`. It is a one-shot process: **when it " +
+				"exits, the sandbox stops**, so give a process that keeps running for as long as the sandbox should. " +
+				"At least one element; no NUL bytes. Unset (the usual case), nothing is sent and the sandbox stays up " +
+				"until its `timeout_minutes` or `idle_timeout_minutes`." + replaces,
+		},
+		"arch": schema.StringAttribute{
+			Optional: true, Computed: true, PlanModifiers: keepString,
+			MarkdownDescription: fmt.Sprintf("CPU architecture: `%s` or `%s`. Sent only when set; unset, the "+
+				"platform's default (`%s`) applies, and the architecture the platform reports is read back.",
+				prime.ArchAMD64, prime.ArchARM64, prime.DefaultArch) + replaces,
+		},
+		"cpu_cores": schema.Int64Attribute{
+			Optional: true, Computed: true, CustomType: wholeNumberType{}, PlanModifiers: sdkInt(prime.DefaultCPUCores),
+			MarkdownDescription: fmt.Sprintf("Number of vCPUs, a whole number of at least 1 (the platform refuses "+
+				"fractions). Default `%d`, the platform's; the provider always sends a value. An imported sandbox "+
+				"keeps the value the platform reports.", prime.DefaultCPUCores) + replaces,
+		},
+		"memory_gb": schema.Float64Attribute{
+			Optional: true, Computed: true, PlanModifiers: sdkFloat(prime.DefaultMemoryGB),
+			MarkdownDescription: fmt.Sprintf("Memory in GB. Must be > 0. Default `%g`, the Prime SDK's, always sent.",
+				prime.DefaultMemoryGB) + replaces,
+		},
+		"disk_size_gb": schema.Float64Attribute{
+			Optional: true, Computed: true, PlanModifiers: sdkFloat(prime.DefaultDiskSizeGB),
+			MarkdownDescription: fmt.Sprintf("Disk size in GB. Must be > 0. Default `%g`, the Prime SDK's, always sent.",
+				prime.DefaultDiskSizeGB) + replaces,
+		},
+		"gpu_count": schema.Int64Attribute{
+			Optional: true, Computed: true, PlanModifiers: sdkInt(0),
+			MarkdownDescription: "Number of GPUs. Default `0`, always sent. GPUs need a VM and a `gpu_type`." + replaces,
+		},
+		"gpu_type": schema.StringAttribute{
+			Optional: true, Computed: true, PlanModifiers: keepString,
+			MarkdownDescription: "GPU model, e.g. `A100`. Required when `gpu_count` > 0 and refused otherwise." + replaces,
+		},
+		"timeout_minutes": schema.Int64Attribute{
+			Optional: true, Computed: true, PlanModifiers: sdkInt(prime.DefaultTimeoutMinutes),
+			MarkdownDescription: fmt.Sprintf("Lifetime in minutes (paused time counts); the platform then stops the "+
+				"sandbox with status `TIMEOUT`. `-1` (any negative number) means no lifetime limit; `0` is refused. "+
+				"Default `%d`, the platform's, always sent.", prime.DefaultTimeoutMinutes) + replaces,
+		},
+		"idle_timeout_minutes": schema.Int64Attribute{
+			Optional: true, PlanModifiers: []planmodifier.Int64{int64planmodifier.RequiresReplace()},
+			MarkdownDescription: fmt.Sprintf("Stop the sandbox after this many minutes without command or file "+
+				"activity (any command, upload, download or file read resets the clock; a running command keeps it "+
+				"pinned). 1 to %d (24 hours), and at most `timeout_minutes` when that is finite (or its default of "+
+				"%d, which the provider sends, when it is unset). Unset, no idle timeout.",
+				prime.MaxIdleTimeoutMinutes, prime.DefaultTimeoutMinutes) + replaces,
+		},
+		"environment_vars": schema.MapAttribute{
+			Optional: true, ElementType: types.StringType,
+			PlanModifiers: []planmodifier.Map{mapplanmodifier.RequiresReplace()},
+			MarkdownDescription: "Environment variables of the sandbox. Names must be valid variable names " +
+				"(letters, digits, `_`; not starting with a digit). Not for secrets: values are stored in state " +
+				"and returned by the API; use `secrets` or `secrets_wo`." + replaces,
+		},
+		"labels": schema.SetAttribute{
+			Optional: true, ElementType: types.StringType,
+			PlanModifiers: []planmodifier.Set{setplanmodifier.RequiresReplace()},
+			MarkdownDescription: "Labels for finding sandboxes (see the `prime_sandboxes` data source) and bulk " +
+				"clean-up. Non-empty strings." + replaces,
+		},
+		"team_id": schema.StringAttribute{
+			Optional: true, Computed: true, PlanModifiers: keepString,
+			MarkdownDescription: "Team that owns the sandbox. Unset, the provider's `team_id` applies, if any, and " +
+				"the owner the platform reports is read back." + replaces,
+		},
+		"region": schema.StringAttribute{
+			Optional: true, Computed: true, PlanModifiers: keepString,
+			MarkdownDescription: "Region to run in, e.g. `us`. Unset, the platform chooses and its choice is read " +
+				"back." + replaces,
+		},
+		"guaranteed": schema.BoolAttribute{
+			Optional: true, DeprecationMessage: guaranteedDeprecation,
+			MarkdownDescription: "Retired with containers, whose option it was: `guaranteed = true` is refused at " +
+				"plan. Never sent, never in state. Remove it from your configuration.",
+		},
+		"registry_credentials_id": schema.StringAttribute{
+			Optional: true, DeprecationMessage: registryCredentialsDeprecation,
+			MarkdownDescription: "Retired with containers, whose option it was: setting it is refused at plan. " +
+				"Never sent, never in state. Remove it from your configuration.",
+		},
+		"secrets": schema.MapAttribute{
+			Optional: true, Sensitive: true, ElementType: types.StringType,
+			PlanModifiers: []planmodifier.Map{tfkit.ReplaceUnlessImportedMap()},
+			MarkdownDescription: "Secret environment variables. Sensitive: hidden in plans and logs, but stored " +
+				"in state; use `secrets_wo` to keep them out of state. The API returns them masked, so drift in " +
+				"their values cannot be detected. In the environment of every command the sandbox runs; a value a " +
+				"command resource's command prints is replaced by `***` in what it records. Conflicts with " +
+				"`secrets_wo`." + replaces,
+			Validators: []validator.Map{mapvalidator.ConflictsWith(path.MatchRoot("secrets_wo"))},
+		},
+		"secrets_wo": schema.MapAttribute{
+			Optional: true, WriteOnly: true, ElementType: types.StringType,
+			MarkdownDescription: "Secret environment variables, write-only: sent at create and never stored in " +
+				"state or plan (Terraform 1.11+). Terraform cannot see changes to write-only values, so bump " +
+				"`secrets_wo_version` to roll them; that replaces the sandbox. In the environment of every command " +
+				"the sandbox runs; a value a command resource's command prints is replaced by `***` in what it " +
+				"records (state, plans, `output_dir`, errors, logs). Conflicts with `secrets`.",
+		},
+		"secrets_wo_version": schema.Int64Attribute{
+			Optional:      true,
+			PlanModifiers: []planmodifier.Int64{tfkit.ReplaceUnlessImportedInt64()},
+			MarkdownDescription: "Any number you change whenever `secrets_wo` changes, so Terraform knows to " +
+				"apply the new secrets." + replaces,
+		},
+	}
+}
+
+// sandboxCreateTimeoutOutcome is what prime_sandbox's create timeout
+// leaves: the sandbox, in state (its ID was saved before the wait), tainted.
+const sandboxCreateTimeoutOutcome = "On timeout the apply fails and what was created stays in state, tainted."
+
+// sandboxTimeoutKeys are the keys of prime_sandbox's (and a fleet's)
+// timeouts block. onCreateTimeout says what a create timeout leaves, which
+// is where the two differ.
+func sandboxTimeoutKeys(what, onCreateTimeout string) map[string]string {
+	return map[string]string{
+		"create": fmt.Sprintf("How long to wait for %s to be `RUNNING` and reachable through the gateway (default "+
+			"`20m`). A first-use VM image build does not count: it has `image_build`, after which this budget "+
+			"starts again, as in the Prime SDK. %s", what, onCreateTimeout),
+		"image_build": "How long a first-use VM image build may keep a sandbox `PENDING` (default `50m`, the " +
+			"Prime SDK's budget; the platform builds a VM image the first time an image runs as a VM, which can " +
+			"take around ten minutes).",
+		"delete": fmt.Sprintf("How long to wait for %s to be terminated (default `5m`).", what),
+		"egress": "How long to wait, after the sandbox is running (or after a change), for the data plane to " +
+			"enforce the `egress` block's lists (default `60s`). On timeout the apply fails closed.",
+	}
+}
+
+func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	computedString := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Computed: true, MarkdownDescription: desc,
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}}
+	}
+	attrs := sandboxArgumentAttributes(replaces)
+	for k, v := range egress.ComputedAttributes() {
+		attrs[k] = v
+	}
+	attrs["id"] = computedString("Sandbox ID assigned by the platform.")
+	attrs["name"] = schema.StringAttribute{
+		Required: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		MarkdownDescription: "Display name of the sandbox." + replaces,
+		Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+	}
+	attrs["status"] = computedString("Lifecycle status the platform reported at the last refresh: `PENDING`, " +
+		"`PROVISIONING`, `RUNNING`, `PAUSED`, `ERROR`, `TERMINATED` or `TIMEOUT`. After a create it is `RUNNING`, " +
+		"which here means more than the platform's own status: the sandbox's gateway also ran a command (the " +
+		"platform's `RUNNING` can briefly lead the gateway's registration), so a command that depends on the " +
+		"sandbox can start at once. A refresh that finds the sandbox gone or in a terminal status removes it from " +
+		"state, so the next apply recreates it.")
+	attrs["created_at"] = computedString("Creation time (RFC 3339).")
+	attrs["started_at"] = computedString("Time the sandbox started running (RFC 3339).")
+	attrs["disk_mount_path"] = computedString("Where the sandbox's disk is mounted, e.g. `/sandbox-workspace`.")
+	attrs["user_id"] = computedString("User that created the sandbox.")
+
+	resp.Schema = schema.Schema{
+		Version: SchemaVersion,
+		MarkdownDescription: "A Prime sandbox: a microVM booted from a Docker image.\n\n" +
+			"Create returns once the sandbox is `RUNNING` and its gateway answers commands (see `status`). The " +
+			"sandbox ID is saved to state before the wait, so an interrupted or failed apply leaves a tainted resource " +
+			"that the next apply replaces and `terraform destroy` removes — never an untracked sandbox. If Terraform " +
+			"itself is killed while creates are in flight, the create journal (see the provider's `create_journal`) " +
+			"lets the next apply of the same configuration pick those sandboxes up instead of creating new ones. " +
+			"All sandboxes a provider process waits on are polled together (`status:batchGet`, up to 100 per " +
+			"request), so a fleet's boot wait costs a handful of requests.\n\n" +
+			"Unset resources are sent with the defaults (1 vCPU, 1 GB memory, 5 GB disk, no GPU, a 60-minute " +
+			"lifetime; `timeout_minutes = -1` for none). No start command is sent unless `start_argv` is set. The API has no update call: changing any argument replaces the sandbox, " +
+			"except the `egress` block, which changes through set-network in place.\n\n" +
+			"Egress: a sandbox starts open unless it has an `egress` block (born restricted). For trusted setup with " +
+			"the network open first, leave the block out and add a `prime_egress_policy` after the setup commands.",
+		Attributes: attrs,
+		Blocks: map[string]schema.Block{
+			"egress":   egress.Block(egress.SandboxBornFailClosed),
+			"timeouts": tfkit.TimeoutsBlock(sandboxTimeoutKeys("the sandbox", sandboxCreateTimeoutOutcome)),
+		},
+	}
+}

@@ -1,0 +1,297 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/egress"
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
+)
+
+func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var plan sandboxModel
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	var secretsWO types.Map
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("secrets_wo"), &secretsWO)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	wo, d := tfkit.StringMap(ctx, secretsWO)
+	resp.Diagnostics.Append(d...)
+	createReq, _, d := createRequest(ctx, plan.Name, plan.template(), wo)
+	resp.Diagnostics.Append(d...)
+	born, _ := egress.BornPolicy(ctx, plan.Egress, &resp.Diagnostics)
+	egress.SetCreateLists(&createReq, born)
+	timeout, d := tfkit.TimeoutOf(plan.Timeouts, "create", defaultSandboxCreateTimeout)
+	resp.Diagnostics.Append(d...)
+	buildTimeout, d := tfkit.TimeoutOf(plan.Timeouts, "image_build", prime.DefaultImageBuildTimeout)
+	resp.Diagnostics.Append(d...)
+	egressTimeout, d := tfkit.TimeoutOf(plan.Timeouts, "egress", egress.DefaultTimeout)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+
+	postCtx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("create timeout (%s) reached", timeout))
+	defer cancel()
+	sb, inflight, err := createSandbox(postCtx, r.client, r.journal, createReq)
+	if sb == nil {
+		resp.Diagnostics.AddError("Cannot create sandbox", err.Error())
+		return
+	}
+	defer inflight.HandOver() // from here on the state returned carries the ID
+	// Save the ID before waiting: if the wait fails or the apply is
+	// interrupted, Terraform keeps a tainted resource it can destroy, never
+	// an untracked sandbox. Born lists are not enforced yet.
+	state := plan
+	resp.Diagnostics.Append(applySandboxResource(ctx, &state, sb)...)
+	state.EgressGeneration, state.EgressOverride = types.Int64Null(), types.Int64Null()
+	if born != nil {
+		state.EgressApplied = types.BoolValue(false)
+	}
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
+	resp.Diagnostics.Append(setSandboxIdentity(ctx, resp.Identity, state.ID)...)
+	if err != nil {
+		resp.Diagnostics.AddError("Sandbox create interrupted", interruptedCreate(sb.ID, err)+".\n\n"+taintedNote)
+		return
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	tflog.Info(ctx, "sandbox created; waiting until it is ready", map[string]any{"sandbox_id": sb.ID, "status": sb.Status})
+	if err := awaitSandbox(ctx, r.client, sb.ID, timeout, buildTimeout); err != nil {
+		resp.Diagnostics.AddError("Sandbox did not start", err.Error()+".\n\n"+taintedNote)
+		return
+	}
+	if born != nil {
+		st, err := egress.WaitBorn(ctx, r.client, sb.ID, egressTimeout)
+		if st != nil {
+			state.EgressGeneration = types.Int64Value(st.Generation)
+		}
+		if err != nil {
+			resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
+			resp.Diagnostics.AddError("Born egress policy not enforced", egress.FailClosedMessage(sb.ID, egressTimeout, "egress", err)+"\n\n"+taintedNote)
+			return
+		}
+		state.EgressApplied = types.BoolValue(true)
+	}
+	sb, err = r.client.GetSandbox(ctx, sb.ID)
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot read the sandbox after it started", err.Error())
+		return
+	}
+	resp.Diagnostics.Append(applySandboxResource(ctx, &state, sb)...)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
+}
+
+func (r *sandboxResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var state sandboxModel
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+	importRead, d := tfkit.ReadAfterImport(ctx, req.Private, resp.Private)
+	resp.Diagnostics.Append(d...)
+	resp.Diagnostics.Append(setSandboxIdentity(ctx, resp.Identity, state.ID)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	sb, err := r.client.GetSandbox(ctx, state.ID.ValueString())
+	switch {
+	case errors.Is(err, prime.ErrNotFound):
+		resp.Diagnostics.AddWarning("Sandbox is gone",
+			fmt.Sprintf("Sandbox %s no longer exists; it is removed from state and the next apply creates a new one.", state.ID.ValueString()))
+		resp.State.RemoveResource(ctx)
+		return
+	case err != nil:
+		resp.Diagnostics.AddError("Cannot read sandbox", err.Error())
+		return
+	}
+	if prime.IsTerminalStatus(sb.Status) {
+		resp.Diagnostics.AddWarning("Sandbox is no longer running", goneFromStateMessage(sb))
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	imported := importRead && state.Egress.IsNull() && state.EgressGeneration.IsNull()
+	if gone := refreshSandbox(ctx, r.client, &state, sb, imported, &resp.Diagnostics); gone || resp.Diagnostics.HasError() {
+		if gone {
+			resp.State.RemoveResource(ctx)
+		}
+		return
+	}
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
+}
+
+// refreshSandbox merges a read sandbox into state: what Read does once it
+// has the sandbox, and what the prime_sandbox list resource does to show
+// what an import of it would hold. imported (right after an import, before
+// an egress block is known) reads the sandbox's egress lists into the block. It
+// reports whether the sandbox is gone.
+func refreshSandbox(ctx context.Context, c *prime.Client, state *sandboxModel, sb *prime.Sandbox, imported bool, diags *diag.Diagnostics) (gone bool) {
+	diags.Append(applySandboxResource(ctx, state, sb)...)
+	if state.Egress.IsNull() && !imported {
+		return false
+	}
+	st, gone, err := egress.ReadStatus(ctx, c, sb.ID)
+	switch {
+	case err != nil:
+		diags.AddError("Cannot read the sandbox's egress policy", err.Error())
+		return false
+	case gone:
+		return true
+	}
+	if imported {
+		eg, d := egress.BlockFromImport(ctx, st)
+		diags.Append(d...)
+		if eg != nil {
+			state.Egress, d = egress.BlockValue(ctx, eg)
+			diags.Append(d...)
+		}
+	}
+	es := state.egressState()
+	if warning := egress.RefreshBlock(ctx, es, sb.ID, st, diags); warning != "" {
+		diags.AddWarning("Egress block overridden", warning)
+	}
+	state.setEgressState(es)
+	if !state.Egress.IsNull() && !state.EgressApplied.ValueBool() {
+		diags.AddWarning("Egress policy not enforced",
+			fmt.Sprintf("Sandbox %s's egress block (generation %d) is not enforced by the data plane "+
+				"(applied_generation %d). The next apply writes it again and waits for enforcement.",
+				sb.ID, state.EgressGeneration.ValueInt64(), st.AppliedGeneration))
+	}
+	return false
+}
+
+// goneFromStateMessage explains why a refresh drops a stopped sandbox.
+func goneFromStateMessage(sb *prime.Sandbox) string {
+	detail := fmt.Sprintf("Sandbox %s is %s", sb.ID, sb.Status)
+	if reason := firstNonEmpty(sb.ErrorMessage, sb.TerminationReason, sb.ErrorType); reason != "" {
+		detail += " (" + reason + ")"
+	}
+	return detail + "; it is removed from state and the next apply creates a new one."
+}
+
+func firstNonEmpty(ss ...*string) string {
+	for _, s := range ss {
+		if s != nil && strings.TrimSpace(*s) != "" {
+			return *s
+		}
+	}
+	return ""
+}
+
+// Update changes the egress block in place (the API has no other update):
+// the new lists, or an open policy when the block is removed, written and
+// waited for, fail-closed. Otherwise it only carries timeouts edits into
+// state and, after an import, records the configured values the platform
+// cannot report.
+func (r *sandboxResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var plan, state sandboxModel
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.SecretsWO = types.MapNull(types.StringType)
+	if plan.EgressGeneration.IsUnknown() || (plan.Egress.IsNull() && !state.Egress.IsNull()) {
+		timeout, d := tfkit.TimeoutOf(plan.Timeouts, "egress", egress.DefaultTimeout)
+		resp.Diagnostics.Append(d...)
+		policy, ok := egress.BornPolicy(ctx, plan.Egress, &resp.Diagnostics)
+		if !ok || resp.Diagnostics.HasError() {
+			return
+		}
+		target := prime.OpenEgressPolicy()
+		if policy != nil {
+			target = *policy
+		}
+		id := state.ID.ValueString()
+		own, ownGen := egress.PolicyOfBlockState(ctx, *state.egressState(), &resp.Diagnostics)
+		st, gen, err := egress.WriteBlock(ctx, r.client, id, target, own, ownGen, timeout)
+		if err != nil {
+			var layered *egress.LayeredPolicyError
+			if errors.As(err, &layered) {
+				resp.Diagnostics.AddAttributeError(path.Root("egress"), "Egress block not written", err.Error())
+			} else {
+				resp.Diagnostics.AddError("Egress policy not enforced", egress.FailClosedMessage(id, timeout, "egress", err))
+			}
+			// The previous lists stay in state; a write the platform accepted
+			// is recorded as ours, not applied, so the next plan writes again.
+			resp.State.Raw = req.State.Raw.Copy()
+			if gen > 0 && !state.Egress.IsNull() {
+				resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("egress_generation"), gen)...)
+				resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("egress_applied"), false)...)
+			}
+			return
+		}
+		if policy != nil {
+			plan.EgressGeneration, plan.EgressApplied = types.Int64Value(gen), types.BoolValue(st.Enforces(gen))
+			plan.EgressOverride = types.Int64Null()
+		}
+	}
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(setSandboxIdentity(ctx, resp.Identity, plan.ID)...)
+	resp.Diagnostics.Append(tfkit.ClearImported(ctx, resp.Private)...)
+}
+
+func (r *sandboxResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var state sandboxModel
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := tfkit.TimeoutOf(state.Timeouts, "delete", defaultSandboxDeleteTimeout)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("delete timeout (%s) reached", timeout))
+	defer cancel()
+	id := state.ID.ValueString()
+	if err := r.client.DeleteSandbox(ctx, id); err != nil && !errors.Is(err, prime.ErrNotFound) {
+		resp.Diagnostics.AddError("Cannot delete sandbox", err.Error())
+		return
+	}
+	if err := r.client.WaitForGone(ctx, id); err != nil {
+		resp.Diagnostics.AddError("Sandbox was not terminated",
+			fmt.Sprintf("sandbox %s: %v", id, err))
+	}
+}
+
+// ImportState reads the sandbox by ID, or by its identity. What the
+// platform cannot report (secrets, secrets_wo_version) is recorded from the configuration by the first
+// apply, without replacement (see tfkit.ImportedKey).
+func (r *sandboxResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	id, d := tfkit.ImportIDOf(ctx, req, func(m sandboxIdentityModel) (string, error) { return m.ID.ValueString(), nil })
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(importedSandboxState(ctx, &resp.State, id)...)
+	resp.Diagnostics.Append(setSandboxIdentity(ctx, resp.Identity, types.StringValue(id))...)
+	resp.Diagnostics.Append(tfkit.MarkImported(ctx, resp.Private)...)
+}
+
+// importedSandboxState is the state an import of sandbox id starts from,
+// before its first Read: the ID.
+func importedSandboxState(ctx context.Context, st *tfsdk.State, id string) diag.Diagnostics {
+	return st.SetAttribute(ctx, path.Root("id"), id)
+}
