@@ -35,8 +35,10 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/egress"
 	"github.com/primeintellect/terraform-provider-prime/internal/files"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
+	"github.com/primeintellect/terraform-provider-prime/internal/network"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
+	"github.com/primeintellect/terraform-provider-prime/internal/volume"
 )
 
 // Address is the provider's registry address.
@@ -305,6 +307,9 @@ func (p *primeProvider) Resources(context.Context) []func() resource.Resource {
 		files.NewFleetFileResource,
 		files.NewArtifactResource,
 		files.NewFleetArtifactResource,
+		network.NewNetworkResource,
+		network.NewMemberResource,
+		volume.NewVolumeResource,
 	}
 }
 
@@ -334,6 +339,8 @@ func (p *primeProvider) DataSources(context.Context) []func() datasource.DataSou
 		egress.NewPolicyDataSource,
 		files.NewFileDataSource,
 		files.NewFleetFileDataSource,
+		network.NewNetworkDataSource,
+		volume.NewVolumeDataSource,
 	}
 }
 
