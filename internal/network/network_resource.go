@@ -68,6 +68,8 @@ func (r *networkResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{Computed: true, MarkdownDescription: "Network ID assigned by the platform.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+			// [I] No rename is published (no PATCH of a network), so a new
+			// name is a new network.
 			"name": schema.StringAttribute{Required: true,
 				MarkdownDescription: "Name of the network. Changing it replaces the network (the platform publishes no " +
 					"rename), which drops every member: their `prime_sandbox_network_member` resources are replaced too.",

@@ -81,10 +81,12 @@ func (r *volumeResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 					"provider never replaces one to shrink it.",
 				Validators: []validator.Int64{sizeValidator{}}},
 			"public": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				// [I] The platform says a volume can be made public or private
+				// again; the field is not published: visibility PUBLIC|PRIVATE,
+				// as the images API spells it.
 				MarkdownDescription: "Whether other owners may attach the volume (as `<owner>/<name>`). Default `false` " +
-					"(private). Changing it updates the volume in place, either way. [Inferred: the platform says a volume " +
-					"can be made public or private; the request field is not published, and the provider sends " +
-					"`visibility = PUBLIC|PRIVATE`.]"},
+					"(private). Changing it updates the volume in place, either way; a public volume is created private " +
+					"and made public right after (the create request has no visibility)."},
 			"head_checkpoint_id": schema.StringAttribute{Computed: true, MarkdownDescription: headDoc,
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
 		},
