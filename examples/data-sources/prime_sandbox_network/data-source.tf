@@ -1,9 +1,12 @@
-variable "network_id" {
-  type = string
+resource "prime_sandbox_network" "eval" {
+  name  = "eval-tools"
+  rules = [{ from = "tag:agent", to = "tag:tools", ports = [8080] }]
 }
 
+# Read a network by ID (here one made above; usually one made elsewhere):
+# its rules and its members as the platform holds them, whoever added them.
 data "prime_sandbox_network" "eval" {
-  id = var.network_id
+  id = prime_sandbox_network.eval.id
 }
 
 # Every member's address, by sandbox ID.
