@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -20,7 +21,10 @@ import (
 
 // networkHCL is a tool server and a 3-member agent fleet on one network:
 // rules (HCL list) and the agents' tags (HCL list).
-func networkHCL(rules, agentTags string) string {
+func networkHCL(rules, agentTags string) string { return networkSizedHCL(3, rules, agentTags) }
+
+// networkSizedHCL is networkHCL with a fleet of size agents.
+func networkSizedHCL(size int, rules, agentTags string) string {
 	return fmt.Sprintf(`
 resource "prime_sandbox" "tool" {
   name         = "tool"
@@ -30,7 +34,7 @@ resource "prime_sandbox" "tool" {
 resource "prime_sandbox_fleet" "agents" {
   name_prefix  = "agent"
   docker_image = "python:3.12-slim"
-  size         = 3
+  size         = %d
 }
 
 resource "prime_sandbox_network" "net" {
@@ -49,7 +53,7 @@ resource "prime_sandbox_network_member" "agents" {
   sandbox_ids = prime_sandbox_fleet.agents.sandbox_ids
   tags        = %s
 }
-`, rules, agentTags)
+`, size, rules, agentTags)
 }
 
 const agentsToTool = `[{ from = "tag:agent", to = "tag:tools", ports = [8080] }]`
@@ -218,6 +222,38 @@ func TestAccSandboxNetwork_rulesMembersAndDrift(t *testing.T) {
 						}
 						if puts := memberPuts(m, agents[0]); puts != 2 {
 							return fmt.Errorf("agent 0 was put %d times, want 2: the re-join touches only the removed member", puts)
+						}
+						return nil
+					},
+				),
+			},
+			{
+				// The fleet grows: only the new member joins.
+				Config: m.config(networkSizedHCL(4, agentsToTool, `["agent", "worker"]`)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox_network_member.agents", plancheck.ResourceActionUpdate),
+				}},
+				Check: func(s *terraform.State) error {
+					fourth := s.RootModule().Resources["prime_sandbox_fleet.agents"].Primary.Attributes["sandbox_ids.3"]
+					if tags, ok := networkMemberTags(t, m, s, fourth); !ok || !slices.Equal(tags, []string{"agent", "worker"}) {
+						return fmt.Errorf("the new member %s holds %v (member %t)", fourth, tags, ok)
+					}
+					if puts := memberPuts(m, agents[0]); puts != 2 {
+						return fmt.Errorf("agent 0 was put %d times, want 2: growing touches only the new member", puts)
+					}
+					return nil
+				},
+			},
+			{
+				// The fleet shrinks: the removed members' sandboxes are gone
+				// (so off the network); the membership records the rest.
+				Config: m.config(networkSizedHCL(2, agentsToTool, `["agent", "worker"]`)),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("prime_sandbox_network_member.agents", "members.%", "2"),
+					checkReach(m, reachCase{agent(1), toolID, 8080, true}),
+					func(s *terraform.State) error {
+						if _, ok := networkMemberTags(t, m, s, agents[2]); ok {
+							return fmt.Errorf("removed agent 2 (%s) is still on the network", agents[2])
 						}
 						return nil
 					},
@@ -434,4 +470,69 @@ data "prime_sandbox_network" "net" {
 			{ResourceName: "prime_sandbox_network.net", ImportState: true, ImportStateKind: resource.ImportBlockWithResourceIdentity, ImportPlanChecks: noop},
 		},
 	})
+}
+
+// The guide's shape: a tool server and a fleet of agents on one network,
+// the agents locked to no internet at all. Each agent reaches the tool
+// over the network and not example.com, and its command runs only after
+// both its lock is enforced and it joined the network.
+func TestAccSandboxNetwork_agentsReachToolUnderLock(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{{
+			Config: m.config(networkHCL(agentsToTool, `["agent"]`) + `
+resource "prime_fleet_egress_policy" "lock" {
+  sandbox_ids = prime_sandbox_fleet.agents.sandbox_ids
+  allow       = []
+}
+
+resource "prime_fleet_command" "agent" {
+  sandbox_ids = prime_fleet_egress_policy.lock.sandbox_ids
+  commands    = ["probe \"$TOOL\":8080 && ! probe example.com && echo agent-done"]
+  env         = { TOOL = prime_sandbox_network_member.tool.host }
+  triggers    = { network = prime_sandbox_network_member.agents.id }
+}
+`),
+			Check: func(s *terraform.State) error {
+				attrs := s.RootModule().Resources["prime_sandbox_fleet.agents"].Primary.Attributes
+				for i := range 3 {
+					id := attrs[fmt.Sprintf("sandbox_ids.%d", i)]
+					if err := checkAgentAfterLockAndJoin(m.Events(), id); err != nil {
+						return fmt.Errorf("agent %d (%s): %w", i, id, err)
+					}
+				}
+				return nil
+			},
+		}},
+	})
+}
+
+// checkAgentAfterLockAndJoin: sandbox id's agent command ran, after its
+// policy was applied and after it joined a network.
+func checkAgentAfterLockAndJoin(events []primemock.Event, id string) error {
+	applied, joined, ran := int64(-1), int64(-1), int64(-1)
+	for _, e := range events {
+		if e.SandboxID != id {
+			continue
+		}
+		switch {
+		case e.Type == primemock.EventPolicyApplied && applied < 0:
+			applied = e.Seq
+		case e.Type == primemock.EventNetworkMemberPut && joined < 0:
+			joined = e.Seq
+		case e.Type == primemock.EventCommandExecuted && strings.Contains(e.Command, "agent-done"):
+			ran = e.Seq
+		}
+	}
+	switch {
+	case ran < 0:
+		return fmt.Errorf("the agent never ran")
+	case applied < 0 || applied > ran:
+		return fmt.Errorf("the agent ran (event %d) before its lock was applied (event %d)", ran, applied)
+	case joined < 0 || joined > ran:
+		return fmt.Errorf("the agent ran (event %d) before it joined the network (event %d)", ran, joined)
+	}
+	return nil
 }
