@@ -142,6 +142,9 @@ func (r *networkResource) Read(ctx context.Context, req resource.ReadRequest, re
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	// The identity is set before the read: Terraform wants one after every
+	// Read without errors, also one that removes the resource.
+	resp.Diagnostics.Append(setNetworkIdentity(ctx, resp.Identity, state.ID)...)
 	n, err := r.client.GetNetwork(ctx, state.ID.ValueString())
 	switch {
 	case errors.Is(err, prime.ErrNotFound):

@@ -228,6 +228,36 @@ func TestAccSandboxNetwork_rulesMembersAndDrift(t *testing.T) {
 				),
 			},
 			{
+				// Rules and tags changed outside Terraform are drift: the next
+				// apply replaces both in place, touching only the drifted member.
+				PreConfig: func() {
+					c := m.client(t)
+					if err := c.ReplaceNetworkRules(waitCtx(t), netID, []prime.NetworkRule{{From: "*", To: "*", Ports: []int{22}}}); err != nil {
+						t.Fatal(err)
+					}
+					if err := c.PutNetworkMember(waitCtx(t), netID, agents[2], []string{"intruder"}); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: m.config(networkHCL(agentsToTool, `["agent", "worker"]`)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox_network.net", plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction("prime_sandbox_network_member.agents", plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkReach(m, reachCase{agent(0), agent(1), 22, false}, reachCase{agent(2), toolID, 8080, true}),
+					func(s *terraform.State) error {
+						if tags, _ := networkMemberTags(t, m, s, agents[2]); !slices.Equal(tags, []string{"agent", "worker"}) {
+							return fmt.Errorf("agent 2 holds %v, want [agent worker]", tags)
+						}
+						if puts := memberPuts(m, agents[0]); puts != 2 {
+							return fmt.Errorf("agent 0 was put %d times, want 2: only the drifted member is rewritten", puts)
+						}
+						return nil
+					},
+				),
+			},
+			{
 				// The fleet grows: only the new member joins.
 				Config: m.config(networkSizedHCL(4, agentsToTool, `["agent", "worker"]`)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
@@ -535,4 +565,56 @@ func checkAgentAfterLockAndJoin(events []primemock.Event, id string) error {
 		return fmt.Errorf("the agent ran (event %d) before it joined the network (event %d)", ran, joined)
 	}
 	return nil
+}
+
+// A network deleted outside Terraform is drift: the next apply creates it
+// again and puts its members back on it.
+func TestAccSandboxNetwork_deletedOutOfBandIsRecreated(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	cfg := m.config(`
+resource "prime_sandbox" "box" {
+  name         = "box"
+  docker_image = "python:3.12-slim"
+}
+resource "prime_sandbox_network" "net" {
+  name  = "n"
+  rules = [{ from = "*", to = "*", ports = [80] }]
+}
+resource "prime_sandbox_network_member" "box" {
+  network_id = prime_sandbox_network.net.id
+  sandbox_id = prime_sandbox.box.id
+  tags       = ["a"]
+}
+`)
+	var first string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{Config: cfg, Check: func(s *terraform.State) error { first, _ = stateID(s, "prime_sandbox_network.net"); return nil }},
+			{
+				PreConfig: func() {
+					if err := m.client(t).DeleteNetwork(waitCtx(t), first); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox_network.net", plancheck.ResourceActionCreate),
+					plancheck.ExpectResourceAction("prime_sandbox_network_member.box", plancheck.ResourceActionCreate),
+				}},
+				Check: func(s *terraform.State) error {
+					id, _ := stateID(s, "prime_sandbox_network.net")
+					box, _ := stateID(s, "prime_sandbox.box")
+					if id == first {
+						return fmt.Errorf("the network kept its old ID %s", id)
+					}
+					if _, ok := networkMemberTags(t, m, s, box); !ok {
+						return fmt.Errorf("the sandbox is not on the new network")
+					}
+					return nil
+				},
+			},
+		},
+	})
 }

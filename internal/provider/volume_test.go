@@ -172,3 +172,32 @@ func TestAccVolume_identityImport(t *testing.T) {
 		},
 	})
 }
+
+// A volume deleted outside Terraform is drift: the next apply creates it
+// again (empty; the warning says so).
+func TestAccVolume_deletedOutOfBandIsRecreated(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		Steps: []resource.TestStep{
+			{Config: m.config(volumeHCL(4, false))},
+			{
+				PreConfig: func() {
+					if err := m.client(t).DeleteVolume(waitCtx(t), "eval-data", ""); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: m.config(volumeHCL(4, false)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_volume.data", plancheck.ResourceActionCreate),
+				}},
+				Check: func(*terraform.State) error {
+					if v := mockVolume(t, m); v.SizeGB != 4 {
+						return fmt.Errorf("the platform holds %+v, want a 4 GiB volume again", v)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}

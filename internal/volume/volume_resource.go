@@ -158,6 +158,9 @@ func (r *volumeResource) Read(ctx context.Context, req resource.ReadRequest, res
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	// The identity is set before the read: Terraform wants one after every
+	// Read without errors, also one that removes the resource.
+	resp.Diagnostics.Append(setVolumeIdentity(ctx, resp.Identity, state)...)
 	v, err := r.client.GetVolume(ctx, state.Name.ValueString(), state.TeamID.ValueString())
 	switch {
 	case errors.Is(err, prime.ErrNotFound):
