@@ -618,3 +618,70 @@ resource "prime_sandbox_network_member" "box" {
 		},
 	})
 }
+
+// A fleet membership whose create fails on one member (paused, so it cannot
+// join) records the members that joined, so none is left on the network
+// untracked; the resource is tainted, and the next apply, once the member
+// runs again, replaces it: every member is on the network.
+func TestAccSandboxNetworkMember_partialJoinIsTracked(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	base := `
+resource "prime_sandbox_fleet" "agents" {
+  name_prefix  = "agent"
+  docker_image = "python:3.12-slim"
+  size         = 2
+}
+resource "prime_sandbox_network" "net" {
+  name = "n"
+}
+`
+	member := `
+resource "prime_sandbox_network_member" "agents" {
+  network_id  = prime_sandbox_network.net.id
+  sandbox_ids = prime_sandbox_fleet.agents.sandbox_ids
+}
+`
+	var ids []string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{
+				Config: m.config(base),
+				Check: func(s *terraform.State) error {
+					attrs := s.RootModule().Resources["prime_sandbox_fleet.agents"].Primary.Attributes
+					ids = []string{attrs["sandbox_ids.0"], attrs["sandbox_ids.1"]}
+					return nil
+				},
+			},
+			{
+				PreConfig: func() {
+					if err := m.client(t).PauseAndWait(waitCtx(t), ids[1]); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:      m.config(base + member),
+				ExpectError: expectInOrder(`Network join failed`, `1 of the 2 members could not join`, `Member "1"`, `only a running VM sandbox can join`),
+			},
+			{
+				PreConfig: func() {
+					if err := m.client(t).ResumeAndWait(waitCtx(t), ids[1]); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: m.config(base + member),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox_network_member.agents", plancheck.ResourceActionReplace),
+				}},
+				Check: func(s *terraform.State) error {
+					for i, id := range ids {
+						if _, ok := networkMemberTags(t, m, s, id); !ok {
+							return fmt.Errorf("member %d (%s) is not on the network", i, id)
+						}
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
