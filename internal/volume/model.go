@@ -85,8 +85,9 @@ func shrinkProblem(recorded, planned int64) string {
 	}
 	return fmt.Sprintf("size_gb: the volume holds %d GiB and cannot shrink to %d GiB. Volumes only grow (in place); "+
 		"the provider never replaces a volume to make it smaller, because the replacement would start empty and "+
-		"the data would be lost. Set size_gb to %d or more; to start over with a smaller volume, destroy this one "+
-		"explicitly and create a new one under another name.", recorded, planned, recorded)
+		"the data would be lost. Set size_gb to %d or more (if the volume was grown outside Terraform, this records "+
+		"its size); to start over with a smaller volume, destroy this one explicitly and create a new one under "+
+		"another name.", recorded, planned, recorded)
 }
 
 // sizeValidator checks size_gb against the published limit (1 to 100 GiB).
