@@ -715,8 +715,10 @@
 // name:tag. A VM create from an image without a VM artifact fails with
 // [guess] 400 "VM image not found: ..." (restores and containers are not
 // checked). vm-build of a known name:tag starts a build ([guess] 201):
-// PENDING, BUILDING from half of VMBuildDelay, COMPLETED after it; the list
-// then shows a VM_SANDBOX row with the build's status. [guess] A second
+// PENDING, BUILDING from half of VMBuildDelay, COMPLETED after it (or, for
+// an image whose name contains MagicVMBuildFailName, FAILED with an
+// errorMessage [guess]); the list then shows a VM_SANDBOX row with the
+// build's status. [guess] A second
 // request during the build returns it again (200); one for an image that
 // already has a VM artifact is 409, an unknown image 404.
 //

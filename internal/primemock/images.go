@@ -5,8 +5,10 @@ package primemock
 // ImagesWithoutVM (a container artifact only): a VM create from one of
 // those fails with 400 "VM image not found" [guess: the status is not
 // published] until a vm-build of its name:tag COMPLETES (VMBuildDelay;
-// PENDING, then BUILDING from half of it). [guess] Every caller sees every
-// image; the list pages by logical image (name:tag) with limit and offset.
+// PENDING, then BUILDING from half of it), or FAILS at its end when the
+// image's name contains MagicVMBuildFailName. [guess] Every caller sees
+// every image; the list pages by logical image (name:tag) with limit and
+// offset.
 
 import (
 	"net/http"
@@ -16,6 +18,10 @@ import (
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
+
+// MagicVMBuildFailName in an image's name makes its vm-builds end FAILED
+// [guess: the failure's message is not published].
+const MagicVMBuildFailName = "prime-mock-vm-build-fail"
 
 type mockImage struct {
 	ref       string // as first seen: [owner/]name:tag
@@ -33,6 +39,7 @@ type imageBuild struct {
 	createdAt      time.Time
 	startedAt      *time.Time
 	completedAt    *time.Time
+	errMsg         *string
 	timer          *time.Timer
 }
 
@@ -103,7 +110,9 @@ func (s *Server) imageRows(im *mockImage) []map[string]any {
 	switch {
 	case im.build != nil:
 		b := im.build
-		rows = append(rows, row(prime.ArtifactVM, b.status, b.createdAt, b.startedAt, b.completedAt))
+		vm := row(prime.ArtifactVM, b.status, b.createdAt, b.startedAt, b.completedAt)
+		vm["errorMessage"] = b.errMsg
+		rows = append(rows, vm)
 	case im.hasVM:
 		rows = append(rows, row(prime.ArtifactVM, prime.ImageBuildCompleted, im.createdAt, nil, nil))
 	}
@@ -177,6 +186,9 @@ func (s *Server) handleVMBuild(r *http.Request, _ string) reply {
 			}
 			t := s.now()
 			b.status, b.completedAt = prime.ImageBuildCompleted, &t
+			if strings.Contains(im.name, MagicVMBuildFailName) {
+				b.status, b.errMsg = prime.ImageBuildFailed, strPtr("VM conversion failed (simulated by prime-mock)")
+			}
 			s.emit(Event{Type: EventImageBuild, Image: im.name + ":" + im.tag, BuildID: b.id, State: b.status})
 		})
 	})
@@ -199,5 +211,6 @@ func (s *Server) handleGetBuild(r *http.Request, _ string) reply {
 	return ok(map[string]any{
 		"id": b.id, "status": b.status, "imageName": b.image.name, "imageTag": b.image.tag, "artifactType": prime.ArtifactVM,
 		"createdAt": ts(b.createdAt), "startedAt": tsPtr(b.startedAt), "completedAt": tsPtr(b.completedAt),
+		"errorMessage": b.errMsg,
 	})
 }

@@ -469,6 +469,27 @@ func TestImageVMArtifactAndBuild(t *testing.T) {
 	}
 }
 
+// A vm-build of an image named with MagicVMBuildFailName ends FAILED, with
+// its message on the build and the list's VM row; the image stays without
+// a usable VM artifact.
+func TestImageVMBuildFails(t *testing.T) {
+	o := fastResources()
+	name := "legacy-" + primemock.MagicVMBuildFailName
+	o.ImagesWithoutVM = []string{name + ":1"}
+	h := newHarness(t, o)
+	buildID := h.req("POST", "/api/v1/images/"+name+"/1/vm-build", map[string]any{}).must(t, 201).body["buildId"].(string)
+	h.waitFor("build failed", func(e primemock.Event) bool { return e.Type == primemock.EventImageBuild && e.State == "FAILED" })
+	b := h.req("GET", "/api/v1/images/build/"+buildID, nil).must(t, 200).body
+	if b["status"] != "FAILED" || !strings.Contains(fmt.Sprint(b["errorMessage"]), "simulated by prime-mock") {
+		t.Fatalf("build %v", b)
+	}
+	rows := h.req("GET", "/api/v1/images", nil).must(t, 200).body["data"].([]any)
+	if len(rows) != 2 || rows[1].(map[string]any)["status"] != "FAILED" || rows[1].(map[string]any)["errorMessage"] == nil {
+		t.Fatalf("rows %v", rows)
+	}
+	h.req("POST", "/api/v1/sandbox", map[string]any{"name": "x", "docker_image": name + ":1"}).must(t, 400)
+}
+
 // SSH sessions open on a running VM and close on request, on a pause, or
 // with the sandbox.
 func TestSSHSessions(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/ephemeral"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
@@ -32,11 +33,14 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/checkpoint"
 	"github.com/primeintellect/terraform-provider-prime/internal/egress"
 	"github.com/primeintellect/terraform-provider-prime/internal/files"
+	"github.com/primeintellect/terraform-provider-prime/internal/image"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/network"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/ssh"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/volume"
 )
@@ -54,10 +58,11 @@ const (
 )
 
 var (
-	_ provider.Provider                   = (*primeProvider)(nil)
-	_ provider.ProviderWithValidateConfig = (*primeProvider)(nil)
-	_ provider.ProviderWithListResources  = (*primeProvider)(nil)
-	_ provider.ProviderWithActions        = (*primeProvider)(nil)
+	_ provider.Provider                       = (*primeProvider)(nil)
+	_ provider.ProviderWithValidateConfig     = (*primeProvider)(nil)
+	_ provider.ProviderWithListResources      = (*primeProvider)(nil)
+	_ provider.ProviderWithActions            = (*primeProvider)(nil)
+	_ provider.ProviderWithEphemeralResources = (*primeProvider)(nil)
 )
 
 type primeProvider struct {
@@ -275,6 +280,7 @@ func (p *primeProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	resp.DataSourceData = data
 	resp.ListResourceData = data
 	resp.ActionData = data
+	resp.EphemeralResourceData = data
 }
 
 // clientLog is the client's debug sink: none when the provider's logs are
@@ -310,6 +316,8 @@ func (p *primeProvider) Resources(context.Context) []func() resource.Resource {
 		network.NewNetworkResource,
 		network.NewMemberResource,
 		volume.NewVolumeResource,
+		checkpoint.NewResource,
+		image.NewVMBuildResource,
 	}
 }
 
@@ -332,6 +340,14 @@ func (p *primeProvider) Actions(context.Context) []func() action.Action {
 	}
 }
 
+// EphemeralResources are opened and closed within one Terraform run and
+// never stored (Terraform 1.10+).
+func (p *primeProvider) EphemeralResources(context.Context) []func() ephemeral.EphemeralResource {
+	return []func() ephemeral.EphemeralResource{
+		ssh.NewSessionResource,
+	}
+}
+
 func (p *primeProvider) DataSources(context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
 		NewSandboxDataSource,
@@ -341,6 +357,8 @@ func (p *primeProvider) DataSources(context.Context) []func() datasource.DataSou
 		files.NewFleetFileDataSource,
 		network.NewNetworkDataSource,
 		volume.NewVolumeDataSource,
+		checkpoint.NewDataSource,
+		image.NewDataSource,
 	}
 }
 

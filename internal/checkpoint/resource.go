@@ -1,0 +1,363 @@
+package checkpoint
+
+// prime_sandbox_checkpoint: POST /sandbox/{id}/checkpoints, then the
+// client's shared batched wait until the checkpoint is DURABLE, failing
+// closed on FAILED, on a checkpoint lost with its sandbox, and on the
+// create timeout.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*checkpointResource)(nil)
+	_ resource.ResourceWithImportState = (*checkpointResource)(nil)
+	_ resource.ResourceWithModifyPlan  = (*checkpointResource)(nil)
+	_ resource.ResourceWithIdentity    = (*checkpointResource)(nil)
+)
+
+// NewResource is the prime_sandbox_checkpoint constructor.
+func NewResource() resource.Resource { return &checkpointResource{} }
+
+type checkpointResource struct{ client *prime.Client }
+
+func (r *checkpointResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_sandbox_checkpoint"
+}
+
+func (r *checkpointResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *checkpointResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = identitySchema()
+}
+
+func (r *checkpointResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	keep := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
+	keepInt := []planmodifier.Int64{int64planmodifier.UseStateForUnknown()}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A checkpoint of a running VM sandbox's root file system, from which any number of " +
+			"sandboxes can be restored (`checkpoint_id`): run the trusted setup once in a template sandbox, " +
+			"checkpoint it, fan out.\n\n" +
+			"Create requests the checkpoint and returns only once the platform reports it `DURABLE` (restorable, and " +
+			"outliving its sandbox). It fails closed: a checkpoint that goes `FAILED` is deleted and reported; one " +
+			"lost because its sandbox was deleted or ended before it was `DURABLE` (the platform discards such " +
+			"checkpoints with their sandbox) is reported as lost and not recorded; one still uploading when " +
+			"`timeouts.create` (default 20 minutes) ends is recorded as tainted, so the next apply deletes it and " +
+			"takes a new one. Nothing that depends on this resource starts on a checkpoint that is not `DURABLE`.\n\n" +
+			"Only the root file system is checkpointed (never volumes), and only files: processes restart in a " +
+			"restored sandbox. Order it after the setup with `depends_on` (or `triggers`). Destroy deletes the " +
+			"checkpoint (its storage billing stops); one already gone counts as deleted. A refresh that finds it " +
+			"gone (deleted elsewhere, or expired after `ttl_seconds`) removes it from state, and the next apply " +
+			"takes a new one; one found `FAILED` or `DELETING` is replaced.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{Computed: true, MarkdownDescription: idDoc, PlanModifiers: keep},
+			"sandbox_id": schema.StringAttribute{
+				Required: true, MarkdownDescription: sandboxDoc + " Changing it replaces the checkpoint.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"ttl_seconds": schema.Int64Attribute{
+				Optional: true,
+				MarkdownDescription: fmt.Sprintf("Delete the checkpoint this many seconds after it was requested "+
+					"(%d to %d, i.e. one minute to 365 days). Unset: it is kept until destroyed. Once it has expired, "+
+					"a refresh finds it gone and the next apply takes a new one. Changing it replaces the checkpoint "+
+					"(except on the first apply after an import, which records it: the platform does not report it).",
+					MinTTLSeconds, MaxTTLSeconds),
+				Validators:    []validator.Int64{int64validator.Between(MinTTLSeconds, MaxTTLSeconds)},
+				PlanModifiers: []planmodifier.Int64{tfkit.ReplaceUnlessImportedInt64()},
+			},
+			"triggers": schema.MapAttribute{
+				Optional: true, ElementType: types.StringType,
+				MarkdownDescription: "Arbitrary values whose change replaces the checkpoint — typically the `id`s " +
+					"of the setup commands, so a re-run of the setup is checkpointed again " +
+					"(`triggers = { setup = prime_sandbox_command.setup.id }`). The values are only compared. Changing " +
+					"it replaces the checkpoint (except on the first apply after an import, which records it).",
+				PlanModifiers: []planmodifier.Map{tfkit.ReplaceUnlessImportedMap()},
+			},
+			"state": schema.StringAttribute{Computed: true, MarkdownDescription: stateDoc + " Always `DURABLE` " +
+				"after a successful apply; a refresh that finds `FAILED` or `DELETING` plans a replacement."},
+			"parent_id":       schema.StringAttribute{Computed: true, MarkdownDescription: parentDoc, PlanModifiers: keep},
+			"depth":           schema.Int64Attribute{Computed: true, MarkdownDescription: depthDoc, PlanModifiers: keepInt},
+			"docker_image":    schema.StringAttribute{Computed: true, MarkdownDescription: imageDoc, PlanModifiers: keep},
+			"disk_size_bytes": schema.Int64Attribute{Computed: true, MarkdownDescription: diskDoc, PlanModifiers: keepInt},
+			"stored_bytes":    schema.Int64Attribute{Computed: true, MarkdownDescription: storedDoc, PlanModifiers: keepInt},
+			"created_at":      schema.StringAttribute{Computed: true, MarkdownDescription: createdDoc, PlanModifiers: keep},
+		},
+		Blocks: map[string]schema.Block{
+			"timeouts": timeouts.Block(ctx, timeouts.Opts{
+				Create: true, Delete: true,
+				CreateDescription: "How long to wait for the checkpoint to become `DURABLE` (default `20m`). On " +
+					"timeout the apply fails closed and the checkpoint is recorded as tainted.",
+				DeleteDescription: "How long destroy waits for a checkpoint that is still uploading (the platform " +
+					"refuses to delete it until then) before deleting it (default `5m`).",
+			}),
+		},
+	}
+}
+
+// ModifyPlan plans state DURABLE, which every successful apply leaves: a
+// checkpoint found FAILED or DELETING is replaced, one still uploading (an
+// import) is waited for in place.
+func (r *checkpointResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan resourceModel
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.State = types.StringValue(prime.CheckpointDurable)
+	if !req.State.Raw.IsNull() {
+		var state resourceModel
+		resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+		if prime.IsTerminalCheckpointState(state.State.ValueString()) {
+			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("state"))
+		}
+	}
+	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
+}
+
+func (r *checkpointResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var plan resourceModel
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := plan.Timeouts.Create(ctx, DefaultCreateTimeout)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	sandboxID := plan.SandboxID.ValueString()
+	ck, err := r.client.CreateCheckpoint(ctx, sandboxID, prime.CreateCheckpointOptions{TTLSeconds: ttlOf(plan.TTLSeconds)})
+	if err != nil {
+		summary, detail := createErrorText(sandboxID, err)
+		resp.Diagnostics.AddAttributeError(path.Root("sandbox_id"), summary, detail)
+		return
+	}
+	tflog.Info(ctx, "checkpoint requested; waiting until it is DURABLE", map[string]any{"checkpoint_id": ck.ID, "sandbox_id": sandboxID, "timeout": timeout.String()})
+
+	waitCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	last := newLastSeen(*ck)
+	done, err := r.client.WaitForCheckpoint(waitCtx, ck.ID, prime.WaitCheckpointOptions{OnProgress: last.observe})
+	if err == nil {
+		plan.Fields = fieldsOf(*done)
+		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
+		resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, plan.ID)...)
+		return
+	}
+	outcome := classifyWait(err, waitCtx.Err() != nil && ctx.Err() == nil)
+	detail := waitErrorText(outcome, ck.ID, sandboxID, timeout, err)
+	if outcome == waitFailed {
+		// A FAILED checkpoint is deleted at once; only if that fails is it
+		// recorded (tainted), so the next apply deletes it.
+		derr := r.client.DeleteCheckpoint(ctx, ck.ID)
+		if derr == nil || errors.Is(derr, prime.ErrNotFound) {
+			resp.Diagnostics.AddError(outcomeSummary(outcome), detail+" It was deleted.")
+			return
+		}
+		detail += fmt.Sprintf(" Deleting it failed (%v): it is recorded as tainted, so the next apply deletes it.", derr)
+	}
+	resp.Diagnostics.AddError(outcomeSummary(outcome), detail)
+	if outcome == waitLost {
+		return // nothing on the platform to track
+	}
+	plan.Fields = fieldsOf(last.get())
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, plan.ID)...)
+}
+
+func (r *checkpointResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	_, d := tfkit.ReadAfterImport(ctx, req.Private, resp.Private)
+	resp.Diagnostics.Append(d...)
+	var state resourceModel
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+	// The framework wants an identity after every Read without errors, even
+	// one that removes the resource, and a state written by a Terraform
+	// without identities (before 1.12) has none: set it first.
+	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, state.ID)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ck, err := r.client.GetCheckpoint(ctx, state.ID.ValueString())
+	switch {
+	case errors.Is(err, prime.ErrNotFound):
+		tflog.Warn(ctx, "checkpoint gone; removing it from state", map[string]any{"checkpoint_id": state.ID.ValueString()})
+		resp.State.RemoveResource(ctx)
+		return
+	case err != nil:
+		resp.Diagnostics.AddError("Cannot read checkpoint", err.Error())
+		return
+	}
+	state.Fields = fieldsOf(*ck)
+	if prime.IsTerminalCheckpointState(ck.State) {
+		resp.Diagnostics.AddWarning("Checkpoint not usable",
+			fmt.Sprintf("Checkpoint %s is %s%s: no sandbox can be restored from it. The next apply replaces it.",
+				ck.ID, ck.State, reasonSuffix(ck.Error)))
+	}
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
+}
+
+// Update changes only what the platform does not hold: timeouts, or the
+// ttl_seconds and triggers the first apply after an import records. A
+// checkpoint imported while still uploading is waited for here.
+func (r *checkpointResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var plan, state resourceModel
+	resp.Diagnostics.Append(tfkit.GetPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.Fields = state.Fields
+	if state.State.ValueString() != prime.CheckpointDurable {
+		timeout, d := plan.Timeouts.Create(ctx, DefaultCreateTimeout)
+		resp.Diagnostics.Append(d...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		waitCtx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		done, err := r.client.WaitForCheckpoint(waitCtx, state.ID.ValueString(), prime.WaitCheckpointOptions{})
+		if err != nil {
+			outcome := classifyWait(err, waitCtx.Err() != nil && ctx.Err() == nil)
+			resp.Diagnostics.AddError(outcomeSummary(outcome), waitErrorText(outcome, state.ID.ValueString(), state.SandboxID.ValueString(), timeout, err))
+			return
+		}
+		plan.Fields = fieldsOf(*done)
+	}
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
+	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, plan.ID)...)
+	resp.Diagnostics.Append(tfkit.ClearImported(ctx, resp.Private)...)
+}
+
+func (r *checkpointResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
+		return
+	}
+	var state resourceModel
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := state.Timeouts.Delete(ctx, DefaultDeleteTimeout)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if err := deleteCheckpoint(ctx, r.client, state.ID.ValueString(), timeout); err != nil {
+		resp.Diagnostics.AddError("Checkpoint not deleted", err.Error())
+	}
+}
+
+// ImportState takes a checkpoint ID, or the identity's id. The platform's
+// record becomes the state; ttl_seconds and triggers, which it does not
+// report, are recorded from the configuration by the first apply.
+func (r *checkpointResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	id, d := tfkit.ImportIDOf(ctx, req, func(m identityModel) (string, error) { return m.ID.ValueString(), nil })
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if err := prime.ValidateCheckpointID(id); err != nil {
+		resp.Diagnostics.AddError("Invalid import ID", err.Error())
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
+	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, types.StringValue(id))...)
+	resp.Diagnostics.Append(tfkit.MarkImported(ctx, resp.Private)...)
+}
+
+// deleteCheckpoint deletes a checkpoint; one already gone counts as
+// deleted. The platform keeps a checkpoint that is still uploading (409),
+// so that one is first waited for (until timeout), then deleted.
+func deleteCheckpoint(ctx context.Context, c *prime.Client, id string, timeout time.Duration) error {
+	err := c.DeleteCheckpoint(ctx, id)
+	switch {
+	case err == nil || errors.Is(err, prime.ErrNotFound):
+		return nil
+	case !errors.Is(err, prime.ErrConflict):
+		return err
+	}
+	tflog.Info(ctx, "checkpoint still uploading; waiting for it before deleting it", map[string]any{"checkpoint_id": id})
+	waitCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	_, werr := c.WaitForCheckpoint(waitCtx, id, prime.WaitCheckpointOptions{})
+	var failed *prime.CheckpointFailedError
+	switch {
+	case errors.As(werr, &failed) && failed.Gone:
+		return nil
+	case werr != nil && !errors.As(werr, &failed):
+		return fmt.Errorf("checkpoint %s could not be deleted while it uploads, and did not finish uploading: %w", id, werr)
+	}
+	if err := c.DeleteCheckpoint(ctx, id); err != nil && !errors.Is(err, prime.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+// lastSeen is the checkpoint's last observed record; the wait's progress
+// callback runs on the poller's goroutine.
+type lastSeen struct {
+	mu sync.Mutex
+	ck prime.Checkpoint
+}
+
+func newLastSeen(ck prime.Checkpoint) *lastSeen { return &lastSeen{ck: ck} }
+
+func (l *lastSeen) observe(ck prime.Checkpoint) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ck = ck
+}
+
+func (l *lastSeen) get() prime.Checkpoint {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ck
+}
+
+func ttlOf(v types.Int64) *int {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	n := int(v.ValueInt64())
+	return &n
+}
+
+type resourceModel struct {
+	Fields
+	TTLSeconds types.Int64    `tfsdk:"ttl_seconds"`
+	Triggers   types.Map      `tfsdk:"triggers"`
+	Timeouts   timeouts.Value `tfsdk:"timeouts"`
+}

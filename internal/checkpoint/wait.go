@@ -1,0 +1,94 @@
+package checkpoint
+
+// How a wait for DURABLE ended, and what the user is told.
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+)
+
+type waitOutcome int
+
+const (
+	// waitLost: the checkpoint is gone (its sandbox was deleted or ended
+	// before it was DURABLE, or someone deleted it).
+	waitLost waitOutcome = iota
+	// waitFailed: FAILED or DELETING.
+	waitFailed
+	// waitTimedOut: still uploading when the create timeout ended.
+	waitTimedOut
+	// waitOther: the apply was interrupted, or polling failed.
+	waitOther
+)
+
+// classifyWait reads WaitForCheckpoint's error; timedOut says the wait's
+// own deadline ended (not the apply's).
+func classifyWait(err error, timedOut bool) waitOutcome {
+	var failed *prime.CheckpointFailedError
+	switch {
+	case errors.As(err, &failed) && failed.Gone:
+		return waitLost
+	case errors.As(err, &failed):
+		return waitFailed
+	case timedOut:
+		return waitTimedOut
+	}
+	return waitOther
+}
+
+func outcomeSummary(o waitOutcome) string {
+	switch o {
+	case waitLost:
+		return "Checkpoint lost"
+	case waitFailed:
+		return "Checkpoint failed"
+	case waitTimedOut:
+		return "Checkpoint not durable in time"
+	}
+	return "Checkpoint not confirmed durable"
+}
+
+// waitErrorText says what happened and what is left: a lost checkpoint
+// is not recorded; any other that still exists is recorded as tainted.
+func waitErrorText(o waitOutcome, id, sandboxID string, timeout time.Duration, err error) string {
+	switch o {
+	case waitLost:
+		return fmt.Sprintf("Checkpoint %s of sandbox %s was lost before it became DURABLE: its sandbox was deleted or "+
+			"ended while the checkpoint uploaded (the platform discards such checkpoints with their sandbox), or it "+
+			"was deleted. No sandbox can be restored from it, and it is not recorded in state: the next apply takes "+
+			"a new checkpoint of a running sandbox. (%v)", id, sandboxID, err)
+	case waitFailed:
+		return fmt.Sprintf("Checkpoint %s of sandbox %s did not become DURABLE: %v. No sandbox can be restored from "+
+			"it, and nothing that depends on it was started.", id, sandboxID, err)
+	case waitTimedOut:
+		return fmt.Sprintf("Checkpoint %s of sandbox %s was not DURABLE after %s (timeouts.create): %v. Failing "+
+			"closed: nothing that depends on it was started. It is recorded as tainted, so the next apply deletes it "+
+			"and takes a new one.", id, sandboxID, timeout, err)
+	}
+	return fmt.Sprintf("Checkpoint %s of sandbox %s was requested, but its wait for DURABLE ended: %v. Nothing that "+
+		"depends on it was started; it is recorded as tainted, so the next apply deletes it and takes a new one.",
+		id, sandboxID, err)
+}
+
+// createErrorText explains a refused checkpoint request.
+func createErrorText(sandboxID string, err error) (summary, detail string) {
+	switch {
+	case errors.Is(err, prime.ErrNotFound):
+		return "Sandbox not found", fmt.Sprintf("sandbox_id: no sandbox has the ID %q, so it cannot be checkpointed. (%v)", sandboxID, err)
+	case prime.StatusCodeOf(err) == http.StatusConflict:
+		return "Sandbox cannot be checkpointed", fmt.Sprintf("sandbox_id: sandbox %s cannot be checkpointed now; only a "+
+			"RUNNING VM sandbox can. (%v)", sandboxID, err)
+	}
+	return "Checkpoint not requested", fmt.Sprintf("Checkpointing sandbox %s failed: %v", sandboxID, err)
+}
+
+func reasonSuffix(reason *string) string {
+	if reason == nil || *reason == "" {
+		return ""
+	}
+	return " (" + *reason + ")"
+}
