@@ -16,6 +16,7 @@ package prime
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -160,13 +161,22 @@ func ValidateNetworkRules(rules []NetworkRule) error {
 				return fmt.Errorf("%w: rule %d: %s: %w", ErrInvalidRequest, i+1, sel.name, err)
 			}
 		}
-		if len(r.Ports) == 0 {
-			return fmt.Errorf("%w: rule %d: ports must list at least one port", ErrInvalidRequest, i+1)
+		if err := ValidateRulePorts(r.Ports); err != nil {
+			return fmt.Errorf("%w: rule %d: %w", ErrInvalidRequest, i+1, err)
 		}
-		for _, p := range r.Ports {
-			if p < 1 || p > 65535 {
-				return fmt.Errorf("%w: rule %d: port %d is not between 1 and 65535", ErrInvalidRequest, i+1, p)
-			}
+	}
+	return nil
+}
+
+// ValidateRulePorts checks one rule's ports: at least one, each 1 to 65535
+// [I: see ValidateNetworkRules].
+func ValidateRulePorts(ports []int) error {
+	if len(ports) == 0 {
+		return errors.New("ports must list at least one port: what an empty list grants is not published, so it is refused rather than taken as every port")
+	}
+	for _, p := range ports {
+		if p < 1 || p > 65535 {
+			return fmt.Errorf("port %d is not between 1 and 65535", p)
 		}
 	}
 	return nil

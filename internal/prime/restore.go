@@ -31,7 +31,7 @@ func restoreRules(r CreateSandboxRequest) []RuleViolation {
 	if r.RestoreMemory != nil && *r.RestoreMemory && r.CheckpointID == nil {
 		add([]string{"restore_memory", "checkpoint_id"}, "needs checkpoint_id: only a pause checkpoint's memory can be restored")
 	}
-	for _, msg := range volumeRules(r.Volumes) {
+	for _, msg := range VolumeMountRules(r.Volumes) {
 		add([]string{"volumes"}, "%s", msg)
 	}
 	return out

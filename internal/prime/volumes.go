@@ -302,9 +302,11 @@ func volumeMountProblem(m VolumeMount) string {
 	return ""
 }
 
-// volumeRules checks a create request's volumes: at most 8 [the CLI's
-// limit], each a valid mount, no volume or mount path twice [I].
-func volumeRules(mounts []VolumeMount) []string {
+// VolumeMountRules checks a create request's volumes: at most 8 [the
+// CLI's limit], each a valid mount, no volume or mount path twice [I]. It
+// returns one message per problem; the create rules and the provider's
+// plan-time check of an attachment list both call it.
+func VolumeMountRules(mounts []VolumeMount) []string {
 	var out []string
 	if len(mounts) > MaxVolumesPerSandbox {
 		out = append(out, fmt.Sprintf("at most %d volumes per sandbox, got %d", MaxVolumesPerSandbox, len(mounts)))

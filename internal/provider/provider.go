@@ -41,10 +41,12 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/files"
 	"github.com/primeintellect/terraform-provider-prime/internal/image"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
+	"github.com/primeintellect/terraform-provider-prime/internal/network"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/sandbox"
 	"github.com/primeintellect/terraform-provider-prime/internal/ssh"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
+	"github.com/primeintellect/terraform-provider-prime/internal/volume"
 )
 
 // Address is the provider's registry address.
@@ -315,6 +317,9 @@ func (p *primeProvider) Resources(context.Context) []func() resource.Resource {
 		files.NewFleetFileResource,
 		files.NewArtifactResource,
 		files.NewFleetArtifactResource,
+		network.NewNetworkResource,
+		network.NewMemberResource,
+		volume.NewVolumeResource,
 		checkpoint.NewResource,
 		image.NewVMBuildResource,
 	}
@@ -354,6 +359,8 @@ func (p *primeProvider) DataSources(context.Context) []func() datasource.DataSou
 		egress.NewPolicyDataSource,
 		files.NewFileDataSource,
 		files.NewFleetFileDataSource,
+		network.NewNetworkDataSource,
+		volume.NewVolumeDataSource,
 		checkpoint.NewDataSource,
 		image.NewDataSource,
 	}

@@ -1,0 +1,4 @@
+import {
+  to = prime_sandbox_network.eval
+  id = "net_0123456789abcdef"
+}

@@ -1,0 +1,6 @@
+import {
+  to = prime_volume.datasets
+  identity = {
+    name = "eval-datasets"
+  }
+}

@@ -1,0 +1,4 @@
+import {
+  to = prime_volume.datasets
+  id = "eval-datasets"
+}
