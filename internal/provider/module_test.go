@@ -76,13 +76,12 @@ func TestAccModule_evalFleet(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	rc := provider()
 
-	work := filepath.Join(t.TempDir(), "eval-fleet")
-	copyDir(t, filepath.Join(repoRoot(t), "examples", "modules", "eval-fleet"), work)
+	w := tfWorkIn(t, cli, filepath.Join(t.TempDir(), "eval-fleet"), mockEnv(rc, m))
+	copyDir(t, filepath.Join(repoRoot(t), "examples", "modules", "eval-fleet"), w.Dir)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	env := tfEnv(rc, "PRIME_API_BASE_URL="+m.URL, "PRIME_API_KEY="+fastMockOptions().APIKey)
-	out, err := runTF(ctx, t, cli, work, env, "test", "-no-color")
+	out, err := w.try(ctx, "test")
 	if err != nil {
 		t.Fatalf("terraform test in examples/modules/eval-fleet failed: %v\n%s", err, out)
 	}
@@ -178,12 +177,12 @@ func TestAccModule_evalFleet(t *testing.T) {
 	// The results outlive terraform test's destroy, and alpha's are its
 	// second task's.
 	for k, want := range map[string]string{"alpha": `"alpha-2"`, "beta": `"beta-1"`} {
-		got, err := os.ReadFile(filepath.Join(work, "test-results", "tasks", k, "reward.json"))
+		got, err := os.ReadFile(w.Path("test-results", "tasks", k, "reward.json"))
 		if err != nil || !strings.Contains(string(got), want) {
 			t.Errorf("results of %s on disk: %q (%v), want its task %s", k, got, err, want)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(work, "test-results", "tasks", "gamma")); !os.IsNotExist(err) {
+	if _, err := os.Stat(w.Path("test-results", "tasks", "gamma")); !os.IsNotExist(err) {
 		t.Errorf("gamma wrote no results, yet something was downloaded for it (%v)", err)
 	}
 }
@@ -614,43 +613,28 @@ output "results_local_paths" {
 //
 // It also starts the test's mock with o and runs the test in parallel; ctx
 // bounds the test's own terraform runs.
-func rootWorkspace(t *testing.T, o primemock.Options) (m *testMock, run func(ctx context.Context, args ...string) (string, error), ctx context.Context) {
+func rootWorkspace(t *testing.T, o primemock.Options) (m *testMock, w *tfWork, ctx context.Context) {
 	t.Helper()
 	cli := requireCLI(t)
 	provider := devProvider(t)
 	t.Parallel()
 	m = newTestMock(t, o)
-	rc := provider()
-	work := t.TempDir()
-	copyDir(t, filepath.Join(repoRoot(t), "examples", "modules", "eval-fleet"), filepath.Join(work, "modules", "eval-fleet"))
-	if err := os.WriteFile(filepath.Join(work, "main.tf"), []byte(evalFleetRootHCL), 0o644); err != nil {
+	w = newTFWork(t, cli, mockEnv(provider(), m), map[string]string{"main.tf": evalFleetRootHCL})
+	// 0644, as a task checked out of git would be: its mode is uploaded.
+	if err := os.MkdirAll(w.Path("task"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(work, "task"), 0o755); err != nil {
+	if err := os.WriteFile(w.Path("task", "prompt.txt"), []byte("the shared task\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(work, "task", "prompt.txt"), []byte("the shared task\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env := tfEnv(rc, "PRIME_API_BASE_URL="+m.URL, "PRIME_API_KEY="+fastMockOptions().APIKey)
-	run = func(ctx context.Context, args ...string) (string, error) {
-		t.Helper()
-		// Flags go before the arguments: -no-color right after the command,
-		// which `state` and `untaint` do not take.
-		if args[0] != "state" && args[0] != "untaint" {
-			args = append([]string{args[0], "-no-color"}, args[1:]...)
-		}
-		return runTF(ctx, t, cli, work, env, args...)
-	}
+	copyDir(t, filepath.Join(repoRoot(t), "examples", "modules", "eval-fleet"), w.Path("modules", "eval-fleet"))
 	getCtx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if out, err := run(getCtx, "get"); err != nil {
-		t.Fatalf("terraform get: %v\n%s", err, out)
-	}
+	w.must(getCtx, "get")
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		if out, err := run(ctx, "destroy", "-auto-approve", "-input=false"); err != nil {
+		if out, err := w.try(ctx, "destroy", "-auto-approve", "-input=false"); err != nil {
 			t.Errorf("terraform destroy: %v\n%s", err, out)
 		}
 		if live := m.Stats().LiveSandboxes; live != 0 {
@@ -659,13 +643,13 @@ func rootWorkspace(t *testing.T, o primemock.Options) (m *testMock, run func(ctx
 	})
 	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Minute)
 	t.Cleanup(cancel)
-	return m, run, ctx
+	return m, w, ctx
 }
 
 // outputMap reads a map(string) output of the root module.
-func outputMap(ctx context.Context, t *testing.T, run func(context.Context, ...string) (string, error), name string) map[string]string {
+func outputMap(ctx context.Context, t *testing.T, w *tfWork, name string) map[string]string {
 	t.Helper()
-	out, err := run(ctx, "output", "-json", name)
+	out, err := w.try(ctx, "output", "-json", name)
 	if err != nil {
 		t.Fatalf("terraform output %s: %v\n%s", name, err, out)
 	}
@@ -678,9 +662,9 @@ func outputMap(ctx context.Context, t *testing.T, run func(context.Context, ...s
 
 // fleetStateIDs reads module.fleet.prime_sandbox_fleet.this's sandbox_ids
 // from the state.
-func fleetStateIDs(ctx context.Context, t *testing.T, run func(context.Context, ...string) (string, error)) map[string]string {
+func fleetStateIDs(ctx context.Context, t *testing.T, w *tfWork) map[string]string {
 	t.Helper()
-	out, err := run(ctx, "show", "-json")
+	out, err := w.try(ctx, "show", "-json")
 	if err != nil {
 		t.Fatalf("terraform show: %v\n%s", err, out)
 	}
@@ -713,9 +697,9 @@ func fleetStateIDs(ctx context.Context, t *testing.T, run func(context.Context, 
 }
 
 // stateAddrs lists the resource addresses in state.
-func stateAddrs(ctx context.Context, t *testing.T, run func(context.Context, ...string) (string, error)) []string {
+func stateAddrs(ctx context.Context, t *testing.T, w *tfWork) []string {
 	t.Helper()
-	out, err := run(ctx, "state", "list")
+	out, err := w.try(ctx, "state", "list")
 	if err != nil {
 		t.Fatalf("terraform state list: %v\n%s", err, out)
 	}
@@ -728,9 +712,9 @@ func stateAddrs(ctx context.Context, t *testing.T, run func(context.Context, ...
 func TestAccModule_evalFleetFailsClosed(t *testing.T) {
 	o := fastMockOptions()
 	o.NeverApply = true
-	m, run, ctx := rootWorkspace(t, o)
+	m, w, ctx := rootWorkspace(t, o)
 
-	out, err := run(ctx, "apply", "-auto-approve", "-input=false")
+	out, err := w.try(ctx, "apply", "-auto-approve", "-input=false")
 	if err == nil {
 		t.Fatalf("the apply succeeded although no policy was ever enforced:\n%s", out)
 	}
@@ -750,7 +734,7 @@ func TestAccModule_evalFleetFailsClosed(t *testing.T) {
 	if setups != 2 {
 		t.Errorf("%d setup steps ran, want 2 (one per member)", setups)
 	}
-	for _, addr := range stateAddrs(ctx, t, run) {
+	for _, addr := range stateAddrs(ctx, t, w) {
 		if strings.Contains(addr, "prime_fleet_egress_policy") || strings.Contains(addr, "agent") {
 			t.Errorf("%s is in state after the policy failed closed", addr)
 		}
@@ -764,9 +748,9 @@ func TestAccModule_evalFleetFailsClosed(t *testing.T) {
 // with the failed key replaced keeps the healthy member and runs the whole
 // protocol on both.
 func TestAccModule_evalFleetMemberFails(t *testing.T) {
-	m, run, ctx := rootWorkspace(t, fastMockOptions())
+	m, w, ctx := rootWorkspace(t, fastMockOptions())
 
-	out, err := run(ctx, "apply", "-auto-approve", "-input=false", `-var=members=["ok","prime-mock-oom"]`)
+	out, err := w.try(ctx, "apply", "-auto-approve", "-input=false", `-var=members=["ok","prime-mock-oom"]`)
 	if err == nil {
 		t.Fatalf("the apply succeeded although a member failed:\n%s", out)
 	}
@@ -780,7 +764,7 @@ func TestAccModule_evalFleetMemberFails(t *testing.T) {
 			t.Errorf("%q ran in sandbox %s although the fleet failed", e.Command, e.SandboxID)
 		}
 	}
-	addrs := stateAddrs(ctx, t, run)
+	addrs := stateAddrs(ctx, t, w)
 	if !slices.Equal(addrs, []string{"module.fleet.prime_sandbox_fleet.this"}) {
 		t.Fatalf("state after the failed apply: %v; want only the fleet", addrs)
 	}
@@ -788,18 +772,18 @@ func TestAccModule_evalFleetMemberFails(t *testing.T) {
 		t.Fatalf("live %d of %d created; want the healthy member live and the failed one deleted", st.LiveSandboxes, st.SandboxesCreated)
 	}
 	// A failed apply records no outputs: read the fleet's own state.
-	first := fleetStateIDs(ctx, t, run)
+	first := fleetStateIDs(ctx, t, w)
 	if len(first) != 1 || first["ok"] == "" {
 		t.Fatalf("the fleet's sandbox_ids after the failed apply: %v; want the healthy member alone", first)
 	}
 
-	if out, err := run(ctx, "untaint", "module.fleet.prime_sandbox_fleet.this"); err != nil {
+	if out, err := w.try(ctx, "untaint", "module.fleet.prime_sandbox_fleet.this"); err != nil {
 		t.Fatalf("terraform untaint: %v\n%s", err, out)
 	}
-	if out, err := run(ctx, "apply", "-auto-approve", "-input=false", `-var=members=["ok","b"]`); err != nil {
+	if out, err := w.try(ctx, "apply", "-auto-approve", "-input=false", `-var=members=["ok","b"]`); err != nil {
 		t.Fatalf("the apply after the failure: %v\n%s", err, out)
 	}
-	ids := outputMap(ctx, t, run, "ready_sandbox_ids")
+	ids := outputMap(ctx, t, w, "ready_sandbox_ids")
 	if len(ids) != 2 || ids["ok"] != first["ok"] || ids["b"] == "" {
 		t.Fatalf("ready_sandbox_ids %v; want the healthy member %s kept and b new", ids, first["ok"])
 	}
@@ -818,17 +802,17 @@ func TestAccModule_evalFleetMemberFails(t *testing.T) {
 // second plan must be empty, and the destroy (rootWorkspace's clean-up)
 // must leave nothing running.
 func TestAccModule_evalFleet20(t *testing.T) {
-	m, run, ctx := rootWorkspace(t, fastMockOptions())
+	m, w, ctx := rootWorkspace(t, fastMockOptions())
 
 	keys := make([]string, 20)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("%q", fmt.Sprintf("m%02d", i))
 	}
 	members := "-var=members=[" + strings.Join(keys, ",") + "]"
-	if out, err := run(ctx, "apply", "-auto-approve", "-input=false", members); err != nil {
+	if out, err := w.try(ctx, "apply", "-auto-approve", "-input=false", members); err != nil {
 		t.Fatalf("apply: %v\n%s", err, out)
 	}
-	if ids := outputMap(ctx, t, run, "ready_sandbox_ids"); len(ids) != 20 {
+	if ids := outputMap(ctx, t, w, "ready_sandbox_ids"); len(ids) != 20 {
 		t.Fatalf("%d ready members, want 20: %v", len(ids), ids)
 	}
 	traces := fleetTraces(m.Events())
@@ -840,10 +824,10 @@ func TestAccModule_evalFleet20(t *testing.T) {
 	}
 	// Every member's reward back, and its results (its own task) on disk.
 	var rewards map[string]*float64
-	if err := json.Unmarshal([]byte(outputJSON(ctx, t, run, "rewards")), &rewards); err != nil || len(rewards) != 20 {
+	if err := json.Unmarshal([]byte(outputJSON(ctx, t, w, "rewards")), &rewards); err != nil || len(rewards) != 20 {
 		t.Fatalf("rewards %v (%v); want 20", rewards, err)
 	}
-	paths := outputMap(ctx, t, run, "results_local_paths")
+	paths := outputMap(ctx, t, w, "results_local_paths")
 	for k, r := range rewards {
 		if r == nil || *r != 1 {
 			t.Errorf("reward of %s: %v, want 1", k, r)
@@ -853,7 +837,7 @@ func TestAccModule_evalFleet20(t *testing.T) {
 			t.Errorf("results of %s on disk: %q (%v), want its own task", k, got, err)
 		}
 	}
-	if out, err := run(ctx, "plan", "-detailed-exitcode", "-input=false", members); err != nil {
+	if out, err := w.try(ctx, "plan", "-detailed-exitcode", "-input=false", members); err != nil {
 		t.Fatalf("the second plan is not empty (%v):\n%s", err, out)
 	}
 }
@@ -865,12 +849,12 @@ func TestAccModule_evalFleet20(t *testing.T) {
 // alone, leaving the other member untouched. Removing the key afterwards
 // deletes just that member.
 func TestAccModule_evalFleetMemberDeletedOutOfBand(t *testing.T) {
-	m, run, ctx := rootWorkspace(t, fastMockOptions())
+	m, w, ctx := rootWorkspace(t, fastMockOptions())
 
-	if out, err := run(ctx, "apply", "-auto-approve", "-input=false"); err != nil {
+	if out, err := w.try(ctx, "apply", "-auto-approve", "-input=false"); err != nil {
 		t.Fatalf("first apply: %v\n%s", err, out)
 	}
-	before := outputMap(ctx, t, run, "sandbox_ids")
+	before := outputMap(ctx, t, w, "sandbox_ids")
 	if len(before) != 2 {
 		t.Fatalf("sandbox_ids %v; want two members", before)
 	}
@@ -879,10 +863,10 @@ func TestAccModule_evalFleetMemberDeletedOutOfBand(t *testing.T) {
 	}
 	mark := int64(len(m.Events()))
 
-	if out, err := run(ctx, "plan", "-input=false", "-out=tfplan"); err != nil {
+	if out, err := w.try(ctx, "plan", "-input=false", "-out=tfplan"); err != nil {
 		t.Fatalf("plan after the deletion: %v\n%s", err, out)
 	}
-	show, err := run(ctx, "show", "-json", "tfplan")
+	show, err := w.try(ctx, "show", "-json", "tfplan")
 	if err != nil {
 		t.Fatalf("terraform show: %v\n%s", err, show)
 	}
@@ -910,10 +894,10 @@ func TestAccModule_evalFleetMemberDeletedOutOfBand(t *testing.T) {
 			t.Errorf("plan after the deletion: %s %q, want update (in place); all: %v", addr, actions[addr], actions)
 		}
 	}
-	if out, err := run(ctx, "apply", "-auto-approve", "-input=false", "tfplan"); err != nil {
+	if out, err := w.try(ctx, "apply", "-auto-approve", "-input=false", "tfplan"); err != nil {
 		t.Fatalf("apply after the deletion: %v\n%s", err, out)
 	}
-	after := outputMap(ctx, t, run, "ready_sandbox_ids")
+	after := outputMap(ctx, t, w, "ready_sandbox_ids")
 	if after["one"] != before["one"] || after["two"] == "" || after["two"] == before["two"] {
 		t.Fatalf("ready_sandbox_ids %v after the re-create (before: %v); want one kept and two new", after, before)
 	}
@@ -950,15 +934,15 @@ func TestAccModule_evalFleetMemberDeletedOutOfBand(t *testing.T) {
 	if setups, agents := newTwo.count(); setups != 1 || agents != 2 {
 		t.Errorf("on the new member two %d setup and %d agent steps ran, want 1 and 2", setups, agents)
 	}
-	if codes := outputJSON(ctx, t, run, "agent_exit_codes"); codes != `{"one":[0,7],"two":[0,7]}` {
+	if codes := outputJSON(ctx, t, w, "agent_exit_codes"); codes != `{"one":[0,7],"two":[0,7]}` {
 		t.Errorf("agent_exit_codes %s; want example.com reachable and pypi.org not, on both members", codes)
 	}
 
 	// Removing the key deletes just that member.
-	if out, err := run(ctx, "apply", "-auto-approve", "-input=false", `-var=members=["one"]`); err != nil {
+	if out, err := w.try(ctx, "apply", "-auto-approve", "-input=false", `-var=members=["one"]`); err != nil {
 		t.Fatalf("apply without member two: %v\n%s", err, out)
 	}
-	if ids := outputMap(ctx, t, run, "ready_sandbox_ids"); len(ids) != 1 || ids["one"] != before["one"] {
+	if ids := outputMap(ctx, t, w, "ready_sandbox_ids"); len(ids) != 1 || ids["one"] != before["one"] {
 		t.Errorf("ready_sandbox_ids %v after removing two; want one alone, kept", ids)
 	}
 	if live := m.Stats().LiveSandboxes; live != 1 {
@@ -967,9 +951,9 @@ func TestAccModule_evalFleetMemberDeletedOutOfBand(t *testing.T) {
 }
 
 // outputJSON is an output of the root module as compact JSON.
-func outputJSON(ctx context.Context, t *testing.T, run func(context.Context, ...string) (string, error), name string) string {
+func outputJSON(ctx context.Context, t *testing.T, w *tfWork, name string) string {
 	t.Helper()
-	out, err := run(ctx, "output", "-json", name)
+	out, err := w.try(ctx, "output", "-json", name)
 	if err != nil {
 		t.Fatalf("terraform output %s: %v\n%s", name, err, out)
 	}

@@ -233,28 +233,28 @@ func TestAccSandboxFleet_identityV0State(t *testing.T) {
 	rc := provider()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	t.Cleanup(cancel)
-	env := tfEnv(rc, "PRIME_API_BASE_URL="+m.URL, "PRIME_API_KEY="+fastMockOptions().APIKey)
-	w := newCLIWorkspace(ctx, t, cli, env, map[string]string{"main.tf": refreshProviders + unlabelledFleet("size = 2")})
+	env := mockEnv(rc, m)
+	w := newTFWork(t, cli, env, map[string]string{"main.tf": refreshProviders + unlabelledFleet("size = 2")})
 	t.Cleanup(func() {
-		if out, code := w.run("destroy", "-auto-approve", "-input=false"); code != 0 {
+		if out, code := w.run(ctx, "destroy", "-auto-approve", "-input=false"); code != 0 {
 			t.Errorf("destroy exited %d:\n%s", code, out)
 		}
 		if live := m.Stats().LiveSandboxes; live != 0 {
 			t.Errorf("%d sandboxes live after destroy", live)
 		}
 	})
-	w.must(t, "apply", "-auto-approve", "-input=false")
-	statePath := filepath.Join(w.dir, "terraform.tfstate")
+	w.must(ctx, "apply", "-auto-approve", "-input=false")
+	statePath := filepath.Join(w.Dir, "terraform.tfstate")
 	fleetID, ids := rewriteFleetIdentityToV0(t, statePath)
 	for _, id := range ids {
 		if err := m.client(t).DeleteSandbox(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if out, code := w.run("plan", "-input=false", "-detailed-exitcode"); code != 2 || !strings.Contains(out, "update in-place") {
+	if out, code := w.run(ctx, "plan", "-input=false", "-detailed-exitcode"); code != 2 || !strings.Contains(out, "update in-place") {
 		t.Fatalf("plan with a version 0 identity and no members left exited %d, want 2 and an in-place update:\n%s", code, out)
 	}
-	w.must(t, "apply", "-auto-approve", "-input=false")
+	w.must(ctx, "apply", "-auto-approve", "-input=false")
 	inst := fleetInstance(t, statePath)
 	if inst.IdentitySchemaVersion != 1 || inst.Identity["id"] != fleetID || inst.Attributes["id"] != fleetID {
 		t.Fatalf("after the apply: identity v%d %v, id %v; want v1 with id %s", inst.IdentitySchemaVersion, inst.Identity,

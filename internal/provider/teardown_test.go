@@ -135,7 +135,7 @@ func TestAccTeardown_stalledDestroyWarnsOncePerResource(t *testing.T) {
 	provider := devProvider(t)
 	t.Parallel()
 	m := newTestMock(t, fastMockOptions())
-	w := newCLIWork(t, m, provider(), cli, `
+	w := newMockWork(t, m, provider(), cli, `
 provider "prime" {}
 
 resource "prime_sandbox_fleet" "eval" {

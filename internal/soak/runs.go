@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/devtools/tfcli"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
@@ -56,7 +57,7 @@ func (r *Runner) tfArgs(cmd string, extra ...string) []string {
 }
 
 // prepare configures and resets the mock and creates the workspace.
-func (r *Runner) prepare(ctx context.Context, name string, extra primemock.ConfigPatch, fleet Fleet) (*Workspace, error) {
+func (r *Runner) prepare(ctx context.Context, name string, extra primemock.ConfigPatch, fleet Fleet) (*tfcli.Workspace, error) {
 	knobs := r.Knobs
 	knobs.NeverApply = Bool(false)
 	if err := r.Mock.Configure(ctx, knobs); err != nil {
@@ -196,7 +197,7 @@ func errSummary(errs []error) string {
 
 // cleanup destroys what a failed scenario left and deletes any sandbox the
 // mock still runs, so the next scenario starts clean.
-func (r *Runner) cleanup(ctx context.Context, ws *Workspace, rep *Report) {
+func (r *Runner) cleanup(ctx context.Context, ws *tfcli.Workspace, rep *Report) {
 	if ws != nil {
 		if res := ws.Run(ctx, r.tfArgs("destroy")...); !res.OK() {
 			rep.Note("clean-up destroy failed: %s", res.Describe())
@@ -278,7 +279,7 @@ func (r *Runner) faultNote(ctx context.Context, rep *Report) {
 
 // checkFleetApplied checks the mock against the state after a successful
 // apply of Fleet{N: n}.
-func (r *Runner) checkFleetApplied(ctx context.Context, ws *Workspace, rep *Report, n int) {
+func (r *Runner) checkFleetApplied(ctx context.Context, ws *tfcli.Workspace, rep *Report, n int) {
 	st, err := r.Mock.Stats(ctx)
 	if !rep.CheckErr("read /_mock/stats", err) {
 		return
@@ -291,7 +292,7 @@ func (r *Runner) checkFleetApplied(ctx context.Context, ws *Workspace, rep *Repo
 	if !rep.CheckErr("read state (terraform show -json)", err) {
 		return
 	}
-	sandboxIDs := IDsOfType(state, "prime_sandbox")
+	sandboxIDs := tfcli.IDsOfType(state, "prime_sandbox")
 	live, err := r.liveIDs(ctx)
 	if !rep.CheckErr("read /_mock/events", err) {
 		return
@@ -301,7 +302,7 @@ func (r *Runner) checkFleetApplied(ctx context.Context, ws *Workspace, rep *Repo
 	rep.Check("live sandboxes are exactly the state's sandboxes", len(sandboxIDs) == n && len(leaked) == 0 && len(missing) == 0,
 		"%d in state; live but not in state: [%s]; in state but not live: [%s]", len(sandboxIDs), short(leaked), short(missing))
 
-	policies := map[string]StateResource{}
+	policies := map[string]tfcli.StateResource{}
 	for _, res := range state {
 		if res.Type == "prime_egress_policy" {
 			id, _ := res.Values["sandbox_id"].(string)
@@ -314,7 +315,7 @@ func (r *Runner) checkFleetApplied(ctx context.Context, ws *Workspace, rep *Repo
 
 // checkPoliciesApplied reads every sandbox's policy through the API (with
 // retries, faults stay on) and the mock's reachability introspection.
-func (r *Runner) checkPoliciesApplied(ctx context.Context, rep *Report, ids []string, policies map[string]StateResource) {
+func (r *Runner) checkPoliciesApplied(ctx context.Context, rep *Report, ids []string, policies map[string]tfcli.StateResource) {
 	c, err := r.Mock.Client()
 	if !rep.CheckErr("verification client", err) {
 		return
@@ -353,7 +354,7 @@ func (r *Runner) checkPoliciesApplied(ctx context.Context, rep *Report, ids []st
 
 // destroyAndCheck runs destroy and checks the mock ends with wantLive live
 // sandboxes (the ones Terraform never knew about).
-func (r *Runner) destroyAndCheck(ctx context.Context, ws *Workspace, rep *Report, wantLive int) {
+func (r *Runner) destroyAndCheck(ctx context.Context, ws *tfcli.Workspace, rep *Report, wantLive int) {
 	destroy := ws.Run(ctx, r.tfArgs("destroy")...)
 	if !rep.Check("terraform destroy succeeds", destroy.OK(), "%s", destroy.Describe()) {
 		rep.Note("destroy output: %s", destroy.Tail(3000))
@@ -527,7 +528,7 @@ func (r *Runner) KillRun(ctx context.Context, n int, sig syscall.Signal, strictL
 	} else {
 		_ = run.Signal(sig)
 	}
-	var res Result
+	var res tfcli.Result
 	select {
 	case <-run.Done():
 		res = run.Wait()
@@ -562,7 +563,7 @@ func (r *Runner) KillRun(ctx context.Context, n int, sig syscall.Signal, strictL
 
 	state, _ := ws.State(ctx)
 	live, _ := r.liveIDs(ctx)
-	stateIDs := setOf(IDsOfType(state, "prime_sandbox"))
+	stateIDs := setOf(tfcli.IDsOfType(state, "prime_sandbox"))
 	tainted := 0
 	for _, s := range state {
 		if s.Type == "prime_sandbox" && s.Tainted {
@@ -586,7 +587,7 @@ func (r *Runner) KillRun(ctx context.Context, n int, sig syscall.Signal, strictL
 		return rep
 	}
 	live, _ = r.liveIDs(ctx)
-	stateIDs = setOf(IDsOfType(state, "prime_sandbox"))
+	stateIDs = setOf(tfcli.IDsOfType(state, "prime_sandbox"))
 	leaked, missing := minus(live, stateIDs), minus(stateIDs, live)
 	rep.Check("every sandbox in state is live, N in all", len(missing) == 0 && len(stateIDs) == n,
 		"%d sandboxes in state, N = %d; in state but not live: [%s]", len(stateIDs), n, short(missing))

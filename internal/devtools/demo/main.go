@@ -36,6 +36,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/devtools/tfcli"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 	"github.com/primeintellect/terraform-provider-prime/internal/soak"
@@ -175,7 +176,7 @@ const (
 // checks both: only widenedRow's agent ran again, under its new lock,
 // nothing else ran, and every result still matches its scenario (the
 // widened row's reward is now 1).
-func secondApply(ctx context.Context, terraform func(...string) error, mock *soak.Mock, cli string, ws *soak.Workspace, sandboxes []sandbox) error {
+func secondApply(ctx context.Context, terraform func(...string) error, mock *soak.Mock, cli string, ws *tfcli.Workspace, sandboxes []sandbox) error {
 	before, err := mock.Events(ctx, 0)
 	if err != nil {
 		return err
@@ -318,7 +319,7 @@ type outputs struct {
 	Expected map[string]map[string]bool
 }
 
-func readOutputs(ctx context.Context, cli string, ws *soak.Workspace) (*outputs, error) {
+func readOutputs(ctx context.Context, cli string, ws *tfcli.Workspace) (*outputs, error) {
 	o := &outputs{}
 	for name, v := range map[string]any{
 		"sandbox_ids": &o.SandboxIDs, "scenarios": &o.Scenarios, "results": &o.Results,
@@ -462,7 +463,7 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-func outputJSON(ctx context.Context, cli string, ws *soak.Workspace, name string, v any) error {
+func outputJSON(ctx context.Context, cli string, ws *tfcli.Workspace, name string, v any) error {
 	cmd := exec.CommandContext(ctx, cli, "output", "-json", name) //nolint:gosec // G204: the CLI the user chose
 	cmd.Dir, cmd.Env = ws.Dir, ws.Env
 	out, err := cmd.Output()

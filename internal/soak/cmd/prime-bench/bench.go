@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/devtools/tfcli"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 	"github.com/primeintellect/terraform-provider-prime/internal/soak"
 )
@@ -363,7 +364,7 @@ func destroyW(c benchConfig) time.Duration { return c.apply + 3*rtt(c) }
 
 // phase is one Terraform command with the mock's counters around it.
 type phase struct {
-	res      soak.Result
+	res      tfcli.Result
 	requests map[string]int // requests during the phase, by route
 	events   []primemock.Event
 	rss      []rssRecord
@@ -534,7 +535,7 @@ func startMock(c benchConfig, extra ...string) (*soak.Mock, error) {
 // (wrap.go), and the run's directory.
 type runEnv struct {
 	mock   *soak.Mock
-	ws     *soak.Workspace
+	ws     *tfcli.Workspace
 	dir    string
 	rssLog string
 }
