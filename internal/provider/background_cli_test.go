@@ -151,14 +151,7 @@ func TestAccBackground_killedAfterResultsRunsNothingAgain(t *testing.T) {
 	t.Parallel()
 	m := newTestMock(t, fastMockOptions())
 	const size = 8
-	w := newMockWork(t, m, provider(), cli, backgroundFleetHCL(size, "1")+`
-resource "prime_fleet_command" "report" {
-  sandbox_ids     = { for k, f in data.prime_fleet_file.result.files : k => prime_fleet_command.agent.results[k].sandbox_id }
-  commands        = ["echo report-start; sleep 2; echo report-end"]
-  background      = true
-  timeout_seconds = 600
-}
-`)
+	w := newMockWork(t, m, provider(), cli, backgroundFleetHCL(size, "1")+fleetBackgroundCommandHCL("report", "{ for k, f in data.prime_fleet_file.result.files : k => prime_fleet_command.agent.results[k].sandbox_id }", []string{"echo report-start; sleep 2; echo report-end"}, "timeout_seconds = 600"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
@@ -180,12 +173,7 @@ func TestAccBackground_interruptedApplyCollectsLater(t *testing.T) {
 	hcl := func(cmd string) string {
 		return fmt.Sprintf(`
 provider "prime" {}
-
-resource "prime_sandbox" "box" {
-  name         = "interrupted"
-  docker_image = "python:3.12-slim"
-}
-
+`+sandboxHCL("box", "interrupted")+`
 resource "prime_sandbox_command" "agent" {
   sandbox_id      = prime_sandbox.box.id
   command         = %q

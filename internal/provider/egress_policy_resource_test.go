@@ -19,12 +19,7 @@ import (
 const routeHost = "intercept.example.net"
 
 // vmSandbox is the sandbox every policy test restricts.
-const vmSandbox = `
-resource "prime_sandbox" "vm" {
-  name         = "agent-box"
-  docker_image = "python:3.12-slim"
-}
-`
+var vmSandbox = sandboxHCL("vm", "agent-box")
 
 // policyHCL renders a policy on prime_sandbox.vm with the interception
 // route; listLine is e.g. `allow = ["example.com"]`.
@@ -104,13 +99,7 @@ func TestAccEgressPolicy_failsClosedWhenNeverApplied(t *testing.T) {
 			o := fastMockOptions()
 			o.NeverApply = true
 			m := newTestMock(t, o)
-			cfg := m.config(vmSandbox + policyHCL(listLine, `timeouts { create = "1s" }`) + `
-resource "prime_sandbox" "agent" {
-  name         = "agent-depends-on-policy"
-  docker_image = "python:3.12-slim"
-  depends_on   = [prime_egress_policy.agent]
-}
-`)
+			cfg := m.config(vmSandbox + policyHCL(listLine, `timeouts { create = "1s" }`) + sandboxHCL("agent", "agent-depends-on-policy", "depends_on = [prime_egress_policy.agent]"))
 			resource.ParallelTest(t, resource.TestCase{
 				ProtoV6ProviderFactories: providerFactories(t),
 				CheckDestroy:             m.checkNoLiveSandboxes,
@@ -498,12 +487,7 @@ func TestAccEgressPolicy_warningsDoNotFail(t *testing.T) {
 		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(vmSandbox + `
-resource "prime_egress_policy" "agent" {
-  sandbox_id = prime_sandbox.vm.id
-  allow      = ["*.github.com", "pypi.org", "PyPI.org."]
-}
-`),
+			Config: m.config(vmSandbox + egressPolicyHCL("agent", "prime_sandbox.vm.id", []string{"*.github.com", "pypi.org", "PyPI.org."})),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr("prime_egress_policy.agent", "effective_allow.#", "2"),
 				reachability(t, m, map[string]bool{"api.github.com": true, "github.com": false, "pypi.org": true}),

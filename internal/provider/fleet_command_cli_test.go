@@ -78,13 +78,7 @@ func TestAccFleetCommandCLI_rerunPlanStaysShort(t *testing.T) {
 func crashFleetHCL(code, extra string) string {
 	return fmt.Sprintf(`
 provider "prime" {}
-
-resource "prime_sandbox_fleet" "eval" {
-  name_prefix  = "crash"
-  size         = 3
-  docker_image = "python:3.12-slim"
-}
-
+`+sandboxFleetHCL("eval", "crash", 3)+`
 resource "prime_fleet_command" "agent" {
   sandbox_ids = prime_sandbox_fleet.eval.sandbox_ids
   commands    = ["echo agent $PRIME_MEMBER_KEY; exit $CODE"]
@@ -158,13 +152,7 @@ func TestAccFleetCommandCLI_interruptedJobsInState(t *testing.T) {
 	logs := t.TempDir()
 	w := newMockWork(t, m, provider(), cli, fmt.Sprintf(`
 provider "prime" {}
-
-resource "prime_sandbox_fleet" "eval" {
-  name_prefix  = "ctrlc"
-  size         = 2
-  docker_image = "python:3.12-slim"
-}
-
+`+sandboxFleetHCL("eval", "ctrlc", 2)+`
 resource "prime_fleet_command" "agent" {
   sandbox_ids     = prime_sandbox_fleet.eval.sandbox_ids
   commands        = ["echo ctrlc-start; sleep 3; echo ctrlc-end"]

@@ -27,7 +27,7 @@ provider "prime" {}
 
 // refreshConfig holds one resource of every type the provider has, each
 // on its own sandbox so that an out-of-band change is attributable.
-const refreshConfig = `
+var refreshConfig = `
 resource "prime_sandbox" "box" {
   name         = "refresh"
   docker_image = "python:3.12-slim"
@@ -35,31 +35,14 @@ resource "prime_sandbox" "box" {
     allow = ["pypi.org"]
   }
 }
-
-resource "prime_sandbox" "locked" {
-  name         = "locked"
-  docker_image = "python:3.12-slim"
-}
-
+` + sandboxHCL("locked", "locked") + `
 resource "prime_sandbox_command" "setup" {
   sandbox_id          = prime_sandbox.locked.id
   command             = "echo set up"
   require_open_egress = true
   sensitive_output    = true
 }
-
-resource "prime_egress_policy" "lock" {
-  sandbox_id = prime_sandbox.locked.id
-  allow      = ["example.com"]
-  after      = [prime_sandbox_command.setup.id]
-}
-
-resource "prime_sandbox_fleet" "fleet" {
-  name_prefix  = "refresh"
-  docker_image = "python:3.12-slim"
-  size         = 2
-}
-
+` + egressPolicyHCL("lock", "prime_sandbox.locked.id", []string{"example.com"}, "after = [prime_sandbox_command.setup.id]") + sandboxFleetHCL("fleet", "refresh", 2) + `
 resource "prime_fleet_command" "setup" {
   sandbox_ids = prime_sandbox_fleet.fleet.sandbox_ids
   commands    = ["echo one", "echo two"]
