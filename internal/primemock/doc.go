@@ -1,3 +1,5 @@
+// Over 600 lines on purpose: this file is the package's one long doc comment (no code), read whole in godoc.
+
 // Package primemock is an in-memory Prime Intellect Sandboxes API and
 // gateway: an http.Handler that speaks the REST contract the Python SDK
 // prime-sandboxes 0.2.39 uses, and the gateway's two command transports
