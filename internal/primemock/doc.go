@@ -17,6 +17,12 @@
 // Behaviour no SDK source supports is marked [guess] here and at the code;
 // [C] marks what only an SDK comment or docstring says.
 //
+// It may import the standard library, its Connect/protobuf and IDNA
+// dependencies, internal/commandsession (the generated gateway protocol)
+// and internal/prime (wire types only), nothing else of this module: never
+// internal/provider or a domain package. The provider's tests, soak,
+// prime-bench, the demo and cmd/prime-mock import it.
+//
 // # Endpoints
 //
 // Under /api/v1 (Authorization: Bearer <key> required; any non-empty key

@@ -14,6 +14,11 @@
 // lock, with no setup anywhere, and that the reward table follows the new
 // policy. Finally destroy everything and stop the mock. It fails when a
 // check does. `make demo` runs it.
+//
+// It may import internal/soak (the mock process and the isolated
+// workspace), internal/devtools/tfcli, internal/primemock and
+// internal/prime, never internal/provider or a domain package: it runs the
+// provider as a binary.
 package main
 
 import (
