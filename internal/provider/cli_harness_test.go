@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/devtools/tfcli"
 )
@@ -148,4 +149,33 @@ func interruptTF(ctx context.Context, t *testing.T, r *tfcli.Running) {
 	case <-ctx.Done():
 		t.Fatalf("terraform did not stop after SIGINT:\n%s", r.Output())
 	}
+}
+
+// destroyAtEnd destroys everything the working directory applied when the
+// test ends, in ctx (register its cancel before this), and then checks that
+// m runs no sandbox.
+func (w *tfWork) destroyAtEnd(ctx context.Context, m *testMock) {
+	w.t.Cleanup(func() {
+		if out, code := w.run(ctx, "destroy", "-auto-approve", "-input=false"); code != 0 {
+			w.t.Errorf("destroy exited %d:\n%s", code, out)
+		}
+		if live := m.Stats().LiveSandboxes; live != 0 {
+			w.t.Errorf("%d sandboxes live after destroy", live)
+		}
+	})
+}
+
+// mockCLITest starts a test that drives the CLI against its own mock: it
+// registers the provider build (before t.Parallel, see devProvider), runs
+// the test in parallel, and returns the mock, the CLI environment against
+// it and a context of ten minutes that ends with the test.
+func mockCLITest(t *testing.T) (*testMock, []string, context.Context) {
+	t.Helper()
+	provider := devProvider(t)
+	t.Parallel()
+	m := newTestMock(t, fastMockOptions())
+	env := mockEnv(provider(), m)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	t.Cleanup(cancel)
+	return m, env, ctx
 }

@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
@@ -101,13 +100,7 @@ action "prime_sandbox_sweep" "real" {
 // write-only value scrubbed.
 func TestAccLostState_queryImportSweepInvoke(t *testing.T) {
 	cli := requireCLIAtLeast(t, tfQuery)
-	provider := devProvider(t)
-	t.Parallel()
-	m := newTestMock(t, fastMockOptions())
-	rc := provider()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	t.Cleanup(cancel) // after the destroy below, which runs in ctx too
-	env := mockEnv(rc, m)
+	m, env, ctx := mockCLITest(t)
 	workspace := func(files map[string]string) *tfWork { return newTFWork(t, cli, env, files) }
 	c := m.client(t)
 
@@ -242,13 +235,7 @@ func checkImportOnlyPlan(t *testing.T, planJSON string, n int) {
 // egress block and write-only secrets included; the next plan is empty.
 func TestAccLostState_fleetQueryImport(t *testing.T) {
 	cli := requireCLIAtLeast(t, tfQuery)
-	provider := devProvider(t)
-	t.Parallel()
-	m := newTestMock(t, fastMockOptions())
-	rc := provider()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	t.Cleanup(cancel)
-	env := mockEnv(rc, m)
+	m, env, ctx := mockCLITest(t)
 	lost := newTFWork(t, cli, env, map[string]string{"main.tf": refreshProviders + `
 resource "prime_sandbox_fleet" "run" {
   name_prefix        = "eval"
@@ -272,14 +259,7 @@ list "prime_sandbox_fleet" "runs" {
   }
 }
 `})
-	t.Cleanup(func() {
-		if out, code := adopt.run(ctx, "destroy", "-auto-approve", "-input=false"); code != 0 {
-			t.Errorf("destroy exited %d:\n%s", code, out)
-		}
-		if live := m.Stats().LiveSandboxes; live != 0 {
-			t.Errorf("%d sandboxes live after destroy", live)
-		}
-	})
+	adopt.destroyAtEnd(ctx, m)
 	if out := adopt.must(ctx, "query", "-generate-config-out=generated.tf"); !strings.Contains(out, "eval-run-7 (3 members)") {
 		t.Fatalf("terraform query does not list the fleet:\n%s", out)
 	}

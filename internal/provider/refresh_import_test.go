@@ -1,12 +1,10 @@
 package provider
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // importedRun is what gets imported: a born-restricted sandbox, a plain
@@ -76,22 +74,9 @@ import {
 // (exit 2, "No changes").
 func TestAccRefreshOnlyAfterImport(t *testing.T) {
 	cli := requireCLI(t)
-	provider := devProvider(t)
-	t.Parallel()
-	m := newTestMock(t, fastMockOptions())
-	rc := provider()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	t.Cleanup(cancel)
-	env := mockEnv(rc, m)
+	m, env, ctx := mockCLITest(t)
 	w := newTFWork(t, cli, env, map[string]string{"main.tf": refreshProviders + importedRun})
-	t.Cleanup(func() {
-		if out, code := w.run(ctx, "destroy", "-auto-approve", "-input=false"); code != 0 {
-			t.Errorf("destroy exited %d:\n%s", code, out)
-		}
-		if live := m.Stats().LiveSandboxes; live != 0 {
-			t.Errorf("%d sandboxes live after destroy", live)
-		}
-	})
+	w.destroyAtEnd(ctx, m)
 	w.must(ctx, "apply", "-auto-approve", "-input=false")
 	ids := map[string]string{}
 	statePath := filepath.Join(w.Dir, "terraform.tfstate")

@@ -1,11 +1,9 @@
 package provider
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // lostMemberRun is the evaluation guide's pattern in small: a fleet, an
@@ -42,22 +40,9 @@ output "rewards" {
 // reward is back.
 func TestAccRefreshOnlyAfterMemberDeleted(t *testing.T) {
 	cli := requireCLI(t)
-	provider := devProvider(t)
-	t.Parallel()
-	m := newTestMock(t, fastMockOptions())
-	rc := provider()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	t.Cleanup(cancel)
-	env := mockEnv(rc, m)
+	m, env, ctx := mockCLITest(t)
 	w := newTFWork(t, cli, env, map[string]string{"main.tf": refreshProviders + lostMemberRun})
-	t.Cleanup(func() {
-		if out, code := w.run(ctx, "destroy", "-auto-approve", "-input=false"); code != 0 {
-			t.Errorf("destroy exited %d:\n%s", code, out)
-		}
-		if live := m.Stats().LiveSandboxes; live != 0 {
-			t.Errorf("%d sandboxes live after destroy", live)
-		}
-	})
+	w.destroyAtEnd(ctx, m)
 	if out := w.must(ctx, "apply", "-auto-approve", "-input=false"); !strings.Contains(out, `"b" = 1`) {
 		t.Fatalf("the rewards are not in the outputs:\n%s", out)
 	}

@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -227,22 +225,9 @@ func TestAccSandboxFleet_unreachableAtFirstApply(t *testing.T) {
 // since only a state file can carry an identity of the previous version.
 func TestAccSandboxFleet_identityV0State(t *testing.T) {
 	cli := requireCLIAtLeast(t, tfIdentity)
-	provider := devProvider(t)
-	t.Parallel()
-	m := newTestMock(t, fastMockOptions())
-	rc := provider()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	t.Cleanup(cancel)
-	env := mockEnv(rc, m)
+	m, env, ctx := mockCLITest(t)
 	w := newTFWork(t, cli, env, map[string]string{"main.tf": refreshProviders + unlabelledFleet("size = 2")})
-	t.Cleanup(func() {
-		if out, code := w.run(ctx, "destroy", "-auto-approve", "-input=false"); code != 0 {
-			t.Errorf("destroy exited %d:\n%s", code, out)
-		}
-		if live := m.Stats().LiveSandboxes; live != 0 {
-			t.Errorf("%d sandboxes live after destroy", live)
-		}
-	})
+	w.destroyAtEnd(ctx, m)
 	w.must(ctx, "apply", "-auto-approve", "-input=false")
 	statePath := filepath.Join(w.Dir, "terraform.tfstate")
 	fleetID, ids := rewriteFleetIdentityToV0(t, statePath)
