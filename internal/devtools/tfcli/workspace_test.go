@@ -31,7 +31,7 @@ func fakeTerraform(t *testing.T, body string) *Workspace {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "terraform")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho \"$@\"\n"+body+"\n"), 0o700); err != nil { //nolint:gosec // an executable script
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho \"$@\"\n"+body+"\n"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	return New(dir, bin, nil)
