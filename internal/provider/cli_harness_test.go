@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -110,13 +109,7 @@ func (w *tfWork) must(ctx context.Context, args ...string) string {
 func (w *tfWork) try(ctx context.Context, args ...string) (string, error) {
 	w.t.Helper()
 	res := w.Run(ctx, args...)
-	switch {
-	case res.Err != nil:
-		return res.Output, res.Err
-	case res.ExitCode != 0:
-		return res.Output, fmt.Errorf("exit status %d", res.ExitCode)
-	}
-	return res.Output, nil
+	return res.Output, res.Check()
 }
 
 // start starts the CLI and returns at once; whatever is still running when

@@ -87,16 +87,14 @@ func run(ctx context.Context) error {
 		return err
 	}
 	// Colour only on a terminal: piped output (CI, logs) stays readable.
-	var color []string
-	if fi, err := os.Stdout.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-		color = []string{"-no-color"}
+	if fi, err := os.Stdout.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		ws.Color = true
 	}
-	terraform := func(args ...string) error {
-		args = append(args, color...)
-		cmd := exec.CommandContext(ctx, cli, args...) //nolint:gosec // G204: the CLI the user chose
-		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = ws.Dir, ws.Env, os.Stdout, os.Stderr
-		return cmd.Run()
-	}
+	// The steps the demo shows are printed as they run; its reads of the
+	// outputs (readOutputs) are not.
+	shown := *ws
+	shown.Stream = os.Stdout
+	terraform := func(args ...string) error { return shown.Run(ctx, args...).Check() }
 
 	banner("terraform apply: sandboxes -> task files -> setup (network open) -> egress policies -> agent jobs -> results")
 	start := time.Now()
@@ -120,7 +118,7 @@ func run(ctx context.Context) error {
 		verdict = errors.Join(verdict, fmt.Errorf("the second plan is not empty or failed: %w", err))
 	}
 
-	out, err := readOutputs(ctx, cli, ws)
+	out, err := readOutputs(ctx, ws)
 	if err != nil {
 		return err
 	}
@@ -138,7 +136,7 @@ func run(ctx context.Context) error {
 	// Day two: one row's allowlist widens. Its lock is written again in
 	// place, which gives the policy a new id, so that row's agent alone runs
 	// again, under the new lock, and its reward follows; no setup runs.
-	verdict = errors.Join(verdict, secondApply(ctx, terraform, mock, cli, ws, sandboxes))
+	verdict = errors.Join(verdict, secondApply(ctx, terraform, mock, ws, sandboxes))
 
 	banner("terraform destroy")
 	if err := terraform("destroy", "-auto-approve", "-input=false", "-compact-warnings", "-var", widenedAllow); err != nil {
@@ -173,7 +171,7 @@ const (
 // checks both: only widenedRow's agent ran again, under its new lock,
 // nothing else ran, and every result still matches its scenario (the
 // widened row's reward is now 1).
-func secondApply(ctx context.Context, terraform func(...string) error, mock *soak.Mock, cli string, ws *tfcli.Workspace, sandboxes []sandbox) error {
+func secondApply(ctx context.Context, terraform func(...string) error, mock *soak.Mock, ws *tfcli.Workspace, sandboxes []sandbox) error {
 	before, err := mock.Events(ctx, 0)
 	if err != nil {
 		return err
@@ -195,7 +193,7 @@ func secondApply(ctx context.Context, terraform func(...string) error, mock *soa
 	if err := terraform("plan", "-detailed-exitcode", "-input=false", "-compact-warnings", "-var", widenedAllow); err != nil {
 		verdict = fmt.Errorf("the plan after the second apply is not empty or failed: %w", err)
 	}
-	out, err := readOutputs(ctx, cli, ws)
+	out, err := readOutputs(ctx, ws)
 	if err != nil {
 		return errors.Join(verdict, err)
 	}

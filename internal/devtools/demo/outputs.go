@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -75,17 +74,17 @@ type outputs struct {
 	Expected map[string]map[string]bool
 }
 
-func readOutputs(ctx context.Context, cli string, ws *tfcli.Workspace) (*outputs, error) {
+func readOutputs(ctx context.Context, ws *tfcli.Workspace) (*outputs, error) {
 	o := &outputs{}
 	for name, v := range map[string]any{
 		"sandbox_ids": &o.SandboxIDs, "scenarios": &o.Scenarios, "results": &o.Results,
 		"expected_reachability": &o.Expected,
 	} {
-		if err := outputJSON(ctx, cli, ws, name, v); err != nil {
+		if err := outputJSON(ctx, ws, name, v); err != nil {
 			return nil, err
 		}
 	}
-	if err := outputJSON(ctx, cli, ws, "results", &o.Raw); err != nil {
+	if err := outputJSON(ctx, ws, "results", &o.Raw); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -219,12 +218,10 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-func outputJSON(ctx context.Context, cli string, ws *tfcli.Workspace, name string, v any) error {
-	cmd := exec.CommandContext(ctx, cli, "output", "-json", name) //nolint:gosec // G204: the CLI the user chose
-	cmd.Dir, cmd.Env = ws.Dir, ws.Env
-	out, err := cmd.Output()
-	if err != nil {
+func outputJSON(ctx context.Context, ws *tfcli.Workspace, name string, v any) error {
+	res := ws.Run(ctx, "output", "-json", name)
+	if err := res.Check(); err != nil {
 		return fmt.Errorf("reading %s: %w", name, err)
 	}
-	return json.Unmarshal(out, v)
+	return json.Unmarshal([]byte(res.Stdout), v)
 }

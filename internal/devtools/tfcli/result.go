@@ -14,6 +14,9 @@ type Result struct {
 	// ExitCode is -1 when the command did not start or was killed.
 	ExitCode int
 	Output   string
+	// Stdout is the standard output alone (JSON a command prints, without
+	// the warnings on its standard error).
+	Stdout string
 	// Err is set when the command could not be started or waited for, or
 	// was killed because its context ended; a non-zero exit is not an
 	// error (see ExitCode).
@@ -25,6 +28,18 @@ type Result struct {
 
 // OK reports exit status 0.
 func (r Result) OK() bool { return r.Err == nil && r.ExitCode == 0 }
+
+// Check is nil when the command exited 0, else what went wrong: "exit
+// status N", or why it did not run to its end.
+func (r Result) Check() error {
+	switch {
+	case r.Err != nil:
+		return r.Err
+	case r.ExitCode != 0:
+		return fmt.Errorf("exit status %d", r.ExitCode)
+	}
+	return nil
+}
 
 // Tail is the end of the output, for error messages.
 func (r Result) Tail(n int) string {

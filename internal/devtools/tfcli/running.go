@@ -3,6 +3,7 @@ package tfcli
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os/exec"
 	"sync"
 	"syscall"
@@ -11,32 +12,39 @@ import (
 
 // Running is a Terraform command started in its own process group.
 type Running struct {
-	Cmd   *exec.Cmd
-	start time.Time
-	out   *syncBuffer
-	done  chan struct{}
-	res   Result
+	Cmd    *exec.Cmd
+	start  time.Time
+	out    *syncBuffer
+	stdout *syncBuffer
+	done   chan struct{}
+	res    Result
 }
 
 // Start starts terraform with args (-no-color added as Run does) in its
 // own process group, so it and the provider processes it spawns can be
 // signalled together, and returns at once.
 func (w *Workspace) Start(args ...string) (*Running, error) {
-	args = withNoColor(args)
+	if !w.Color {
+		args = withNoColor(args)
+	}
 	cmd := exec.Command(w.Terraform, args...) //nolint:gosec,noctx // the Terraform CLI the caller named; Run kills it when its context ends
 	cmd.Dir = w.Dir
 	cmd.Env = w.Env
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
+	out, stdout := &syncBuffer{}, &syncBuffer{}
+	var combined io.Writer = out
+	if w.Stream != nil {
+		combined = io.MultiWriter(out, w.Stream)
+	}
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(combined, stdout), combined
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	r := &Running{Cmd: cmd, out: out, done: make(chan struct{})}
+	r := &Running{Cmd: cmd, out: out, stdout: stdout, done: make(chan struct{})}
 	r.start = time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	go func() {
 		err := cmd.Wait()
-		r.res = Result{Args: args, Start: r.start, Duration: time.Since(r.start), ExitCode: -1, Output: out.String()}
+		r.res = Result{Args: args, Start: r.start, Duration: time.Since(r.start), ExitCode: -1, Output: out.String(), Stdout: stdout.String()}
 		if cmd.ProcessState != nil {
 			r.res.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		}

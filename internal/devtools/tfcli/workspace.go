@@ -3,6 +3,7 @@ package tfcli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,6 +25,11 @@ type Workspace struct {
 	// LogPath, when set, collects every command's output, for
 	// post-mortems.
 	LogPath string
+	// Stream, when set, gets every command's output as it comes, besides
+	// the Result (a demo shows it live).
+	Stream io.Writer
+	// Color leaves -no-color out (output for a terminal).
+	Color bool
 }
 
 // New is a workspace in dir (which must exist) running terraform with env.
@@ -56,7 +62,7 @@ func (w *Workspace) Path(elem ...string) string {
 
 // Run runs terraform with args and waits for it, or kills it (and its
 // provider processes) when ctx ends. -no-color is added right after the
-// command (see withNoColor).
+// command unless Color is set (see withNoColor).
 func (w *Workspace) Run(ctx context.Context, args ...string) Result {
 	r, err := w.Start(args...)
 	if err != nil {
