@@ -1,17 +1,17 @@
 package provider
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflogtest"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/devtools/tfcli"
 )
 
 // The reporter logs the counts at its pace and at the end, and keeps the
@@ -19,7 +19,7 @@ import (
 func TestProgressReporter(t *testing.T) {
 	defer func(l, f time.Duration) { progressLogEvery, progressFileEvery = l, f }(progressLogEvery, progressFileEvery)
 	progressLogEvery, progressFileEvery = 10*time.Millisecond, 10*time.Millisecond
-	logs := &syncBuffer{} // written by the reporter's goroutine
+	logs := &tfcli.SyncBuffer{} // written by the reporter's goroutine
 	ctx := tflogtest.RootLogger(context.Background(), logs)
 	file := filepath.Join(t.TempDir(), "out", progressFileName)
 	p := newProgressReporter(ctx, progressOptions{What: "prime_fleet_command", Keys: []string{"a", "b", "c"},
@@ -77,17 +77,3 @@ func TestProgressReporter(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
-// syncBuffer is a bytes.Buffer safe for a writing goroutine and a reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }

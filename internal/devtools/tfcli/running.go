@@ -1,11 +1,9 @@
 package tfcli
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"os/exec"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -14,8 +12,8 @@ import (
 type Running struct {
 	Cmd    *exec.Cmd
 	start  time.Time
-	out    *syncBuffer
-	stdout *syncBuffer
+	out    *SyncBuffer
+	stdout *SyncBuffer
 	done   chan struct{}
 	res    Result
 }
@@ -30,7 +28,7 @@ func (w *Workspace) Start(args ...string) (*Running, error) {
 	cmd := exec.Command(w.Terraform, args...) //nolint:gosec,noctx // the Terraform CLI the caller named; Run kills it when its context ends
 	cmd.Dir = w.Dir
 	cmd.Env = w.Env
-	out, stdout := &syncBuffer{}, &syncBuffer{}
+	out, stdout := &SyncBuffer{}, &SyncBuffer{}
 	var combined io.Writer = out
 	if w.Stream != nil {
 		combined = io.MultiWriter(out, w.Stream)
@@ -91,22 +89,4 @@ func (r *Running) KillAll() []int {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 	return pids
-}
-
-// syncBuffer is a bytes.Buffer safe for exec's copier and a reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
