@@ -223,5 +223,5 @@ func outputJSON(ctx context.Context, ws *tfcli.Workspace, name string, v any) er
 	if err := res.Check(); err != nil {
 		return fmt.Errorf("reading %s: %w", name, err)
 	}
-	return json.Unmarshal([]byte(res.Stdout), v)
+	return json.Unmarshal([]byte(res.Output), v) // `output` loads no provider, so prints no warning
 }

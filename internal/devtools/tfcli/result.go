@@ -13,10 +13,8 @@ type Result struct {
 	Duration time.Duration
 	// ExitCode is -1 when the command did not start or was killed.
 	ExitCode int
-	Output   string
-	// Stdout is the standard output alone (JSON a command prints, without
-	// the warnings on its standard error).
-	Stdout string
+	// Output is standard output and standard error, in the order written.
+	Output string
 	// Err is set when the command could not be started or waited for, or
 	// was killed because its context ended; a non-zero exit is not an
 	// error (see ExitCode).

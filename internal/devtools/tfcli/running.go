@@ -10,12 +10,11 @@ import (
 
 // Running is a Terraform command started in its own process group.
 type Running struct {
-	Cmd    *exec.Cmd
-	start  time.Time
-	out    *SyncBuffer
-	stdout *SyncBuffer
-	done   chan struct{}
-	res    Result
+	Cmd   *exec.Cmd
+	start time.Time
+	out   *SyncBuffer
+	done  chan struct{}
+	res   Result
 }
 
 // Start starts terraform with args (-no-color added as Run does) in its
@@ -28,21 +27,23 @@ func (w *Workspace) Start(args ...string) (*Running, error) {
 	cmd := exec.Command(w.Terraform, args...) //nolint:gosec,noctx // the Terraform CLI the caller named; Run kills it when its context ends
 	cmd.Dir = w.Dir
 	cmd.Env = w.Env
-	out, stdout := &SyncBuffer{}, &SyncBuffer{}
+	out := &SyncBuffer{}
+	// One writer for both streams, so that exec gives them one pipe and
+	// the output keeps Terraform's order of messages and warnings.
 	var combined io.Writer = out
 	if w.Stream != nil {
 		combined = io.MultiWriter(out, w.Stream)
 	}
-	cmd.Stdout, cmd.Stderr = io.MultiWriter(combined, stdout), combined
+	cmd.Stdout, cmd.Stderr = combined, combined
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	r := &Running{Cmd: cmd, out: out, stdout: stdout, done: make(chan struct{})}
+	r := &Running{Cmd: cmd, out: out, done: make(chan struct{})}
 	r.start = time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	go func() {
 		err := cmd.Wait()
-		r.res = Result{Args: args, Start: r.start, Duration: time.Since(r.start), ExitCode: -1, Output: out.String(), Stdout: stdout.String()}
+		r.res = Result{Args: args, Start: r.start, Duration: time.Since(r.start), ExitCode: -1, Output: out.String()}
 		if cmd.ProcessState != nil {
 			r.res.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		}

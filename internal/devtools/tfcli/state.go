@@ -27,7 +27,7 @@ func (w *Workspace) State(ctx context.Context) ([]StateResource, error) {
 		return nil, fmt.Errorf("%s\n%s", res.Describe(), res.Tail(2000))
 	}
 	// The JSON is the first line that starts with {.
-	out := res.Stdout
+	out := res.Output
 	if i := strings.Index(out, "{"); i > 0 {
 		out = out[i:]
 	}

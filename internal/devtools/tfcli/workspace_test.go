@@ -59,15 +59,14 @@ func TestRunKilledWhenContextEnds(t *testing.T) {
 	}
 }
 
-// Stream gets the output as it comes, Stdout holds standard output alone,
-// and Color leaves -no-color out.
+// Stream gets the output as it comes, and Color leaves -no-color out.
 func TestRunStreamStdoutColor(t *testing.T) {
 	w := fakeTerraform(t, "echo warned >&2")
 	var streamed bytes.Buffer
 	w.Stream, w.Color = &streamed, true
 	res := w.Run(context.Background(), "output", "-json")
-	if !res.OK() || res.Stdout != "output -json\n" || res.Output != "output -json\nwarned\n" || streamed.String() != res.Output {
-		t.Fatalf("stdout %q, output %q, streamed %q (%s)", res.Stdout, res.Output, streamed.String(), res.Describe())
+	if !res.OK() || res.Output != "output -json\nwarned\n" || streamed.String() != res.Output {
+		t.Fatalf("output %q, streamed %q (%s)", res.Output, streamed.String(), res.Describe())
 	}
 	if err := fakeTerraform(t, "exit 2").Run(context.Background(), "plan").Check(); err == nil || err.Error() != "exit status 2" {
 		t.Fatalf("Check of exit 2: %v", err)
