@@ -80,14 +80,14 @@ output "results_local_paths" {
 }
 `
 
-// rootWorkspace lays out a root module using eval-fleet in a temporary
+// evalFleetRootWork lays out a root module using eval-fleet in a temporary
 // directory, installs the module (`terraform get`: the provider comes from
 // dev_overrides) and destroys everything at the end, checking that no
 // sandbox is left running.
 //
 // It also starts the test's mock with o and runs the test in parallel; ctx
 // bounds the test's own terraform runs.
-func rootWorkspace(t *testing.T, o primemock.Options) (m *testMock, w *tfWork, ctx context.Context) {
+func evalFleetRootWork(t *testing.T, o primemock.Options) (m *testMock, w *tfWork, ctx context.Context) {
 	t.Helper()
 	cli := requireCLI(t)
 	provider := devProvider(t)
@@ -186,7 +186,7 @@ func stateAddrs(ctx context.Context, t *testing.T, w *tfWork) []string {
 func TestAccModule_evalFleetFailsClosed(t *testing.T) {
 	o := fastMockOptions()
 	o.NeverApply = true
-	m, w, ctx := rootWorkspace(t, o)
+	m, w, ctx := evalFleetRootWork(t, o)
 
 	out, err := w.try(ctx, "apply", "-auto-approve", "-input=false")
 	if err == nil {
@@ -222,7 +222,7 @@ func TestAccModule_evalFleetFailsClosed(t *testing.T) {
 // with the failed key replaced keeps the healthy member and runs the whole
 // protocol on both.
 func TestAccModule_evalFleetMemberFails(t *testing.T) {
-	m, w, ctx := rootWorkspace(t, fastMockOptions())
+	m, w, ctx := evalFleetRootWork(t, fastMockOptions())
 
 	out, err := w.try(ctx, "apply", "-auto-approve", "-input=false", `-var=members=["ok","prime-mock-oom"]`)
 	if err == nil {
@@ -273,10 +273,10 @@ func TestAccModule_evalFleetMemberFails(t *testing.T) {
 // members through the eval-fleet module with setup, policy and agent.
 // Every setup step must run with egress open and every agent step under its
 // member's enforced lock (the mock's events, checkFleetProtocol); the
-// second plan must be empty, and the destroy (rootWorkspace's clean-up)
+// second plan must be empty, and the destroy (evalFleetRootWork's clean-up)
 // must leave nothing running.
 func TestAccModule_evalFleet20(t *testing.T) {
-	m, w, ctx := rootWorkspace(t, fastMockOptions())
+	m, w, ctx := evalFleetRootWork(t, fastMockOptions())
 
 	keys := make([]string, 20)
 	for i := range keys {
@@ -323,7 +323,7 @@ func TestAccModule_evalFleet20(t *testing.T) {
 // alone, leaving the other member untouched. Removing the key afterwards
 // deletes just that member.
 func TestAccModule_evalFleetMemberDeletedOutOfBand(t *testing.T) {
-	m, w, ctx := rootWorkspace(t, fastMockOptions())
+	m, w, ctx := evalFleetRootWork(t, fastMockOptions())
 
 	if out, err := w.try(ctx, "apply", "-auto-approve", "-input=false"); err != nil {
 		t.Fatalf("first apply: %v\n%s", err, out)
