@@ -11,7 +11,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-log/tflogtest"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/tfkit/tfkittest"
+	"github.com/primeintellect/terraform-provider-prime/internal/devtools/tfcli"
 )
 
 // The reporter logs the counts at its pace and at the end, and keeps the
@@ -19,7 +19,7 @@ import (
 func TestProgressReporter(t *testing.T) {
 	defer func(l, f time.Duration) { progressLogEvery, progressFileEvery = l, f }(progressLogEvery, progressFileEvery)
 	progressLogEvery, progressFileEvery = 10*time.Millisecond, 10*time.Millisecond
-	logs := &tfkittest.SyncBuffer{} // written by the reporter's goroutine
+	logs := &tfcli.SyncBuffer{} // written by the reporter's goroutine
 	ctx := tflogtest.RootLogger(context.Background(), logs)
 	file := filepath.Join(t.TempDir(), "out", ProgressFileName)
 	p := newProgressReporter(ctx, progressOptions{What: "prime_fleet_command", Keys: []string{"a", "b", "c"},

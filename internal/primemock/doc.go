@@ -1,3 +1,5 @@
+// Over 600 lines on purpose: this file is the package's one long doc comment (no code), read whole in godoc.
+
 // Package primemock is an in-memory Prime Intellect Sandboxes API and
 // gateway: an http.Handler that speaks the REST contract the Python SDK
 // prime-sandboxes 0.2.39 uses, and the gateway's two command transports
@@ -14,6 +16,12 @@
 // readings. Where the SDK's behaviour and the mock's disagree, the SDK wins.
 // Behaviour no SDK source supports is marked [guess] here and at the code;
 // [C] marks what only an SDK comment or docstring says.
+//
+// It may import the standard library, its Connect/protobuf and IDNA
+// dependencies, internal/commandsession (the generated gateway protocol)
+// and internal/prime (wire types only), nothing else of this module: never
+// internal/provider or a domain package. The provider's tests, soak,
+// prime-bench, the demo and cmd/prime-mock import it.
 //
 // # Endpoints
 //

@@ -55,12 +55,7 @@ func liveLabelled(ctx context.Context, t *testing.T, c *prime.Client, label stri
 // (the harness's second plan is empty).
 func TestAccExecActions_actionTrigger(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(`
-resource "prime_sandbox" "box" {
-  name         = "triggered"
-  docker_image = "python:3.12-slim"
-}
-
+	cfg := m.config(sandboxHCL("box", "triggered") + `
 resource "prime_sandbox_command" "ready" {
   sandbox_id = prime_sandbox.box.id
   command    = "echo ready"
@@ -79,13 +74,7 @@ action "prime_sandbox_exec" "hello" {
     env_wo     = { TOKEN = "s3cret-token" }
   }
 }
-
-resource "prime_sandbox_fleet" "f" {
-  name_prefix  = "trig"
-  docker_image = "python:3.12-slim"
-  size         = 2
-}
-
+` + sandboxFleetHCL("f", "trig", 2) + `
 resource "prime_fleet_command" "ready" {
   sandbox_ids = prime_sandbox_fleet.f.sandbox_ids
   commands    = ["echo ready"]
@@ -277,13 +266,7 @@ action "prime_fleet_exec" "twice" {
 // prime_fleet_command's error, naming the member and its sandbox.
 func TestAccFleetExecAction_disallowedExitCode(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(`
-resource "prime_sandbox_fleet" "f" {
-  name_prefix  = "fail"
-  docker_image = "python:3.12-slim"
-  size         = 1
-}
-resource "prime_fleet_command" "ready" {
+	cfg := m.config(sandboxFleetHCL("f", "fail", 1) + `resource "prime_fleet_command" "ready" {
   sandbox_ids = prime_sandbox_fleet.f.sandbox_ids
   commands    = ["echo ready"]
   lifecycle {

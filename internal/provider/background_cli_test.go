@@ -3,121 +3,21 @@ package provider
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/devtools/tfcli"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
-	"github.com/primeintellect/terraform-provider-prime/internal/soak"
-	"github.com/primeintellect/terraform-provider-prime/internal/tfkit/tfkittest"
 )
 
 // Background jobs against the real CLI: what survives a killed or an
 // interrupted Terraform can only be seen with a Terraform that can be
 // killed or interrupted.
-
-// cliWork is a working directory driven by the CLI with the provider built
-// from this tree, against one mock.
-type cliWork struct {
-	t   *testing.T
-	cli string
-	dir string
-	env []string
-	m   *testMock
-}
-
-func newCLIWork(t *testing.T, m *testMock, rc, cli, hcl string) *cliWork {
-	t.Helper()
-	w := &cliWork{t: t, cli: cli, dir: t.TempDir(), m: m,
-		env: tfEnv(rc, "PRIME_API_BASE_URL="+m.URL, "PRIME_API_KEY="+fastMockOptions().APIKey)}
-	w.write(hcl)
-	return w
-}
-
-const cliProviders = `
-terraform {
-  required_providers {
-    prime = { source = "primeintellect/prime" }
-  }
-}
-`
-
-func (w *cliWork) write(hcl string) {
-	w.t.Helper()
-	if err := os.WriteFile(filepath.Join(w.dir, "main.tf"), []byte(cliProviders+hcl), 0o600); err != nil {
-		w.t.Fatal(err)
-	}
-}
-
-// run runs the CLI to completion: its output and exit code.
-func (w *cliWork) run(ctx context.Context, args ...string) (string, int) {
-	w.t.Helper()
-	out, err := runTF(ctx, w.t, w.cli, w.dir, w.env, args...)
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return out, 0
-	case errors.As(err, &exit):
-		return out, exit.ExitCode()
-	}
-	w.t.Fatalf("terraform %v: %v\n%s", args, err, out)
-	return out, -1
-}
-
-// runningTF is a CLI run in progress.
-type runningTF struct {
-	cmd  *exec.Cmd
-	out  *tfkittest.SyncBuffer
-	done chan error
-}
-
-// start starts the CLI and returns at once.
-func (w *cliWork) start(args ...string) *runningTF {
-	w.t.Helper()
-	cmd := exec.Command(w.cli, args...)
-	cmd.Dir, cmd.Env = w.dir, w.env
-	r := &runningTF{cmd: cmd, out: &tfkittest.SyncBuffer{}, done: make(chan error, 1)}
-	cmd.Stdout, cmd.Stderr = r.out, r.out
-	if err := cmd.Start(); err != nil {
-		w.t.Fatal(err)
-	}
-	go func() { r.done <- cmd.Wait() }()
-	w.t.Cleanup(func() {
-		for _, p := range append(soak.Descendants(cmd.Process.Pid), cmd.Process.Pid) {
-			_ = syscall.Kill(p, syscall.SIGKILL)
-		}
-	})
-	return r
-}
-
-// kill kills Terraform and every plugin process it started, at once.
-func (r *runningTF) kill(t *testing.T) {
-	t.Helper()
-	for _, p := range append(soak.Descendants(r.cmd.Process.Pid), r.cmd.Process.Pid) {
-		_ = syscall.Kill(p, syscall.SIGKILL)
-	}
-	<-r.done
-}
-
-// interrupt sends Terraform one SIGINT (Ctrl-C) and waits for it to stop.
-func (r *runningTF) interrupt(ctx context.Context, t *testing.T) {
-	t.Helper()
-	if err := r.cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-r.done:
-	case <-ctx.Done():
-		t.Fatalf("terraform did not stop after SIGINT:\n%s", r.out.String())
-	}
-}
 
 // waitStarts waits until n background jobs whose script contains text have
 // started.
@@ -179,19 +79,19 @@ func TestAccBackground_killedApplyAttachesToEveryJob(t *testing.T) {
 	t.Parallel()
 	m := newTestMock(t, fastMockOptions())
 	const size = 20
-	w := newCLIWork(t, m, provider(), cli, backgroundFleetHCL(size, "4"))
+	w := newMockWork(t, m, provider(), cli, backgroundFleetHCL(size, "4"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
 	r := w.start("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "agent-start", size)
-	r.kill(t)
+	killTF(r)
 	live := m.Stats().LiveSandboxes
 	if live != size {
 		t.Fatalf("%d sandboxes live after the kill, want %d", live, size)
 	}
 
-	recoverAfterKill(ctx, t, w, size, "agent-start")
+	recoverAfterKill(ctx, t, m, w, size, "agent-start")
 }
 
 // recoverAfterKill applies again after a killed apply of a fleet of size
@@ -199,18 +99,18 @@ func TestAccBackground_killedApplyAttachesToEveryJob(t *testing.T) {
 // holds one of texts started exactly once per member, one sandbox was made
 // per member, every member's result is collected, the next plan is empty
 // and destroy leaves nothing running.
-func recoverAfterKill(ctx context.Context, t *testing.T, w *cliWork, size int, texts ...string) {
+func recoverAfterKill(ctx context.Context, t *testing.T, m *testMock, w *tfWork, size int, texts ...string) {
 	t.Helper()
 	out, code := w.run(ctx, "apply", "-auto-approve", "-no-color")
 	if code != 0 {
 		t.Fatalf("the apply after the kill exited %d:\n%s", code, out)
 	}
 	for _, text := range texts {
-		if n := countStarts(w.m.Events(), text); n != size {
+		if n := countStarts(m.Events(), text); n != size {
 			t.Errorf("%q started %d times for %d members; each must run exactly once", text, n, size)
 		}
 	}
-	if n := w.m.Stats().SandboxesCreated; n != size {
+	if n := m.Stats().SandboxesCreated; n != size {
 		t.Errorf("%d sandboxes created for %d members", n, size)
 	}
 	results, code := w.run(ctx, "output", "-json", "results")
@@ -232,7 +132,7 @@ func recoverAfterKill(ctx context.Context, t *testing.T, w *cliWork, size int, t
 	if out, code := w.run(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
 		t.Errorf("destroy exited %d:\n%s", code, out)
 	}
-	if live := w.m.Stats().LiveSandboxes; live != 0 {
+	if live := m.Stats().LiveSandboxes; live != 0 {
 		t.Errorf("%d sandboxes live after destroy", live)
 	}
 }
@@ -251,21 +151,14 @@ func TestAccBackground_killedAfterResultsRunsNothingAgain(t *testing.T) {
 	t.Parallel()
 	m := newTestMock(t, fastMockOptions())
 	const size = 8
-	w := newCLIWork(t, m, provider(), cli, backgroundFleetHCL(size, "1")+`
-resource "prime_fleet_command" "report" {
-  sandbox_ids     = { for k, f in data.prime_fleet_file.result.files : k => prime_fleet_command.agent.results[k].sandbox_id }
-  commands        = ["echo report-start; sleep 2; echo report-end"]
-  background      = true
-  timeout_seconds = 600
-}
-`)
+	w := newMockWork(t, m, provider(), cli, backgroundFleetHCL(size, "1")+fleetBackgroundCommandHCL("report", "{ for k, f in data.prime_fleet_file.result.files : k => prime_fleet_command.agent.results[k].sandbox_id }", []string{"echo report-start; sleep 2; echo report-end"}, "timeout_seconds = 600"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
 	r := w.start("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "report-start", size)
-	r.kill(t)
-	recoverAfterKill(ctx, t, w, size, "agent-start", "report-start")
+	killTF(r)
+	recoverAfterKill(ctx, t, m, w, size, "agent-start", "report-start")
 }
 
 // Ctrl-C mid-run: Terraform stops, the job goes on and is in state; the
@@ -280,12 +173,7 @@ func TestAccBackground_interruptedApplyCollectsLater(t *testing.T) {
 	hcl := func(cmd string) string {
 		return fmt.Sprintf(`
 provider "prime" {}
-
-resource "prime_sandbox" "box" {
-  name         = "interrupted"
-  docker_image = "python:3.12-slim"
-}
-
+`+sandboxHCL("box", "interrupted")+`
 resource "prime_sandbox_command" "agent" {
   sandbox_id      = prime_sandbox.box.id
   command         = %q
@@ -297,16 +185,16 @@ output "exit_code" { value = prime_sandbox_command.agent.exit_code }
 output "stdout" { value = prime_sandbox_command.agent.stdout }
 `, cmd)
 	}
-	w := newCLIWork(t, m, provider(), cli, hcl("echo one-start; sleep 3; echo one-end"))
+	w := newMockWork(t, m, provider(), cli, hcl("echo one-start; sleep 3; echo one-end"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
 	r := w.start("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "one-start", 1)
-	r.interrupt(ctx, t)
+	interruptTF(ctx, t, r)
 	state, code := w.run(ctx, "state", "show", "-no-color", "prime_sandbox_command.agent")
 	if code != 0 || !strings.Contains(state, `job_status`) || !strings.Contains(state, `"running"`) {
-		t.Fatalf("after Ctrl-C the job must be in state as running (exit %d):\n%s\n\napply output:\n%s", code, state, r.out.String())
+		t.Fatalf("after Ctrl-C the job must be in state as running (exit %d):\n%s\n\napply output:\n%s", code, state, r.Output())
 	}
 	plan, code := w.run(ctx, "plan", "-detailed-exitcode", "-no-color")
 	if code != 2 || !strings.Contains(plan, "update in-place") {
@@ -331,7 +219,7 @@ output "stdout" { value = prime_sandbox_command.agent.stdout }
 	w.write(hcl("echo two-start; sleep 1000000; echo two-end"))
 	r = w.start("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "two-start", 1)
-	r.interrupt(ctx, t)
+	interruptTF(ctx, t, r)
 	if out, code := w.run(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
 		t.Fatalf("destroy exited %d:\n%s", code, out)
 	}
@@ -351,10 +239,9 @@ output "stdout" { value = prime_sandbox_command.agent.stdout }
 
 // killProvider kills the provider plugin processes of a running Terraform
 // (a provider crash), leaving Terraform itself alive.
-func (r *runningTF) killProvider(t *testing.T) int {
-	t.Helper()
+func killProvider(r *tfcli.Running) int {
 	killed := 0
-	for _, p := range soak.Descendants(r.cmd.Process.Pid) {
+	for _, p := range tfcli.Descendants(r.Cmd.Process.Pid) {
 		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
 		if err == nil && strings.Contains(string(cmdline), "terraform-provider-prime") {
 			if syscall.Kill(p, syscall.SIGKILL) == nil {
@@ -365,27 +252,15 @@ func (r *runningTF) killProvider(t *testing.T) int {
 	return killed
 }
 
-// stateAttr reads one attribute of a resource from `terraform show -json`.
-func (w *cliWork) stateAttr(ctx context.Context, addr, attr string) string {
+// stateAttr reads one string attribute of a resource from `terraform show
+// -json`.
+func (w *tfWork) stateAttr(ctx context.Context, addr, attr string) string {
 	w.t.Helper()
-	out, code := w.run(ctx, "show", "-json")
-	if code != 0 {
-		w.t.Fatalf("show -json: %s", out)
+	state, err := w.State(ctx)
+	if err != nil {
+		w.t.Fatal(err)
 	}
-	var doc struct {
-		Values struct {
-			RootModule struct {
-				Resources []struct {
-					Address string         `json:"address"`
-					Values  map[string]any `json:"values"`
-				} `json:"resources"`
-			} `json:"root_module"`
-		} `json:"values"`
-	}
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		w.t.Fatalf("show -json: %v", err)
-	}
-	for _, r := range doc.Values.RootModule.Resources {
+	for _, r := range state {
 		if r.Address == addr {
 			v, _ := r.Values[attr].(string)
 			return v
@@ -418,16 +293,16 @@ func TestAccBackground_providerCrashAttaches(t *testing.T) {
 	provider := devProvider(t)
 	t.Parallel()
 	m := newTestMock(t, fastMockOptions())
-	w := newCLIWork(t, m, provider(), cli, fmt.Sprintf(singleJobHCL, "crash", "echo crash-start; sleep 3; echo crash-end"))
+	w := newMockWork(t, m, provider(), cli, fmt.Sprintf(singleJobHCL, "crash", "echo crash-start; sleep 3; echo crash-end"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	r := w.start("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "crash-start", 1)
-	if n := r.killProvider(t); n == 0 {
+	if n := killProvider(r); n == 0 {
 		t.Fatal("no provider process to kill")
 	}
-	if err := <-r.done; err == nil {
-		t.Fatalf("the apply whose provider crashed succeeded:\n%s", r.out.String())
+	if res := r.Wait(); res.OK() {
+		t.Fatalf("the apply whose provider crashed succeeded:\n%s", r.Output())
 	}
 	out, code := w.run(ctx, "apply", "-auto-approve", "-no-color")
 	if code != 0 {
@@ -452,16 +327,16 @@ func TestAccBackground_provenGoneRunsAgain(t *testing.T) {
 	provider := devProvider(t)
 	t.Parallel()
 	m := newTestMock(t, fastMockOptions())
-	w := newCLIWork(t, m, provider(), cli, fmt.Sprintf(singleJobHCL, "gone", "echo gone-start; sleep 1000000"))
+	w := newMockWork(t, m, provider(), cli, fmt.Sprintf(singleJobHCL, "gone", "echo gone-start; sleep 1000000"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	r := w.start("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "gone-start", 1)
-	r.interrupt(ctx, t)
+	interruptTF(ctx, t, r)
 	job := w.stateAttr(ctx, "prime_sandbox_command.agent", "job_id")
 	sb := w.stateAttr(ctx, "prime_sandbox.box", "id")
 	if job == "" || sb == "" {
-		t.Fatalf("no job (%q) or sandbox (%q) in state after Ctrl-C:\n%s", job, sb, r.out.String())
+		t.Fatalf("no job (%q) or sandbox (%q) in state after Ctrl-C:\n%s", job, sb, r.Output())
 	}
 	// The sandbox "restarts": the job dies and /tmp is cleared.
 	pgid, _ := m.ReadFile(sb, "/tmp/job_"+job+".pgid")
@@ -473,15 +348,15 @@ func TestAccBackground_provenGoneRunsAgain(t *testing.T) {
 	w.write(fmt.Sprintf(singleJobHCL, "gone", "echo gone-start; sleep 1000000"))
 	r = w.start("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "gone-start", 2)
-	r.interrupt(ctx, t)
-	if !strings.Contains(r.out.String(), "proven gone") {
-		t.Errorf("the apply did not say the job was proven gone:\n%s", r.out.String())
+	interruptTF(ctx, t, r)
+	if !strings.Contains(r.Output(), "proven gone") {
+		t.Errorf("the apply did not say the job was proven gone:\n%s", r.Output())
 	}
 	// The sandbox is replaced: the command runs again on the new one.
 	w.write(fmt.Sprintf(singleJobHCL, "gone-replaced", "echo gone-start; sleep 1000000"))
 	r = w.start("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "gone-start", 3)
-	r.interrupt(ctx, t)
+	interruptTF(ctx, t, r)
 	if n := countStarts(m.Events(), "gone-start"); n != 3 {
 		t.Errorf("the command started %d times, want 3 (first run, files gone, sandbox replaced)", n)
 	}

@@ -128,14 +128,7 @@ func TestAccBackground_timeoutStopsTheJob(t *testing.T) {
 		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(fileSandboxHCL + `
-resource "prime_sandbox_command" "agent" {
-  sandbox_id      = prime_sandbox.box.id
-  command         = "echo slow-agent; sleep 1000000"
-  background      = true
-  timeout_seconds = 2
-}
-`),
+			Config:      m.config(fileSandboxHCL + backgroundCommandHCL("agent", "prime_sandbox.box.id", "echo slow-agent; sleep 1000000", "timeout_seconds = 2")),
 			ExpectError: expectInOrder(`Command timed out`, `did not finish within timeout_seconds (2s`, `it was stopped (SIGTERM`),
 		}, {
 			Config: m.config(fileSandboxHCL),
@@ -166,14 +159,7 @@ func TestAccBackground_sandboxTerminatedMidJob(t *testing.T) {
 		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(fileSandboxHCL + `
-resource "prime_sandbox_command" "agent" {
-  sandbox_id      = prime_sandbox.box.id
-  command         = "echo doomed-agent; sleep 1000000"
-  background      = true
-  timeout_seconds = 300
-}
-`),
+			Config:      m.config(fileSandboxHCL + backgroundCommandHCL("agent", "prime_sandbox.box.id", "echo doomed-agent; sleep 1000000", "timeout_seconds = 300")),
 			ExpectError: expectInOrder(`Sandbox terminated mid-job`, `TERMINATED`),
 		}},
 	})
@@ -296,20 +282,7 @@ func TestAccBackground_allMembersRunAtOnce(t *testing.T) {
 		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(`
-resource "prime_sandbox_fleet" "eval" {
-  name_prefix  = "together"
-  size         = 6
-  docker_image = "python:3.12-slim"
-}
-
-resource "prime_fleet_command" "agent" {
-  sandbox_ids     = prime_sandbox_fleet.eval.sandbox_ids
-  commands        = ["echo together-agent; sleep 5"]
-  background      = true
-  max_concurrency = 2
-}
-`),
+			Config: m.config(sandboxFleetHCL("eval", "together", 6) + fleetBackgroundCommandHCL("agent", "prime_sandbox_fleet.eval.sandbox_ids", []string{"echo together-agent; sleep 5"}, "max_concurrency = 2")),
 			Check: func(*terraform.State) error {
 				started := 0
 				for _, e := range m.Events() {

@@ -225,12 +225,7 @@ resource "prime_sandbox" "box" {
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(sandbox + `
-resource "prime_egress_policy" "agent" {
-  sandbox_id = prime_sandbox.box.id
-  allow      = ["example.com"]
-}
-`),
+				Config: m.config(sandbox + egressPolicyHCL("agent", "prime_sandbox.box.id", []string{"example.com"})),
 				Check: func(s *terraform.State) error {
 					var err error
 					id, err = stateID(s, "prime_sandbox.box")
@@ -291,12 +286,7 @@ resource "prime_sandbox" "box" {
 }
 `, egress)
 	}
-	const layered = `
-resource "prime_egress_policy" "agent" {
-  sandbox_id = prime_sandbox.box.id
-  allow      = []
-}
-`
+	layered := egressPolicyHCL("agent", "prime_sandbox.box.id", []string{})
 	born := "egress {\n    allow = [\"pypi.org\"]\n  }"
 	var id string
 	resource.ParallelTest(t, resource.TestCase{
@@ -456,18 +446,8 @@ func TestAccSandbox_importedSandboxDoesNotSwallowLaterPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const sandbox = `
-resource "prime_sandbox" "test" {
-  name         = "imported"
-  docker_image = "python:3.12-slim"
-}
-`
-	const lock = `
-resource "prime_egress_policy" "lock" {
-  sandbox_id = prime_sandbox.test.id
-  allow      = ["example.com"]
-}
-`
+	sandbox := sandboxHCL("test", "imported")
+	lock := egressPolicyHCL("lock", "prime_sandbox.test.id", []string{"example.com"})
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,

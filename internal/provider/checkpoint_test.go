@@ -286,7 +286,7 @@ func TestAccCheckpoint_interruptedApplyKeepsItTracked(t *testing.T) {
 	// runner; destroy then waits out the rest of it.
 	o.CheckpointDurableDelay = 15 * time.Second
 	m := newTestMock(t, o)
-	w := newCLIWork(t, m, provider(), cli, `
+	w := newMockWork(t, m, provider(), cli, `
 provider "prime" {}
 `+checkpointHCL("template", ""))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -296,10 +296,10 @@ provider "prime" {}
 	if _, err := m.WaitForEvent(ctx, func(e primemock.Event) bool { return e.Type == primemock.EventCheckpointCreated }); err != nil {
 		t.Fatal(err)
 	}
-	r.interrupt(ctx, t)
+	interruptTF(ctx, t, r)
 	state, code := w.run(ctx, "state", "show", "-no-color", "prime_sandbox_checkpoint.setup")
 	if code != 0 || !strings.Contains(state, "tainted") {
-		t.Fatalf("after Ctrl-C the checkpoint must be in state, tainted (exit %d):\n%s\n\napply output:\n%s", code, state, r.out.String())
+		t.Fatalf("after Ctrl-C the checkpoint must be in state, tainted (exit %d):\n%s\n\napply output:\n%s", code, state, r.Output())
 	}
 	plan, code := w.run(ctx, "plan", "-detailed-exitcode", "-no-color")
 	if code != 2 || !strings.Contains(plan, "is tainted, so must be replaced") {

@@ -24,13 +24,7 @@ import (
 // the transcript downloaded by an artifact, the way the guide shows.
 // resultPaths is the agent's result_paths line ("" for none).
 func staleResultHCL(m *testMock, background bool, write, resultPaths, allowMissing, outDir string) string {
-	return m.config(fmt.Sprintf(`
-resource "prime_sandbox_fleet" "eval" {
-  name_prefix  = "stale"
-  size         = 2
-  docker_image = "python:3.12-slim"
-}
-
+	return m.config(fmt.Sprintf(sandboxFleetHCL("eval", "stale", 2)+`
 resource "prime_fleet_command" "agent" {
   sandbox_ids = prime_sandbox_fleet.eval.sandbox_ids
   commands    = ["test \"$WRITE\" = yes || exit 0; mkdir -p /results && echo '{\"reward\": 1}' > /results/reward.json && echo transcript-of-$PRIME_MEMBER_KEY > /results/transcript.txt"]

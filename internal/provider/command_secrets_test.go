@@ -31,20 +31,7 @@ variable "plain" {
   type      = string
   sensitive = true
 }
-
-resource "prime_sandbox" "wo" {
-  name               = "secrets-wo"
-  docker_image       = "python:3.12-slim"
-  secrets_wo         = { API_TOKEN = var.token }
-  secrets_wo_version = 1
-}
-
-resource "prime_sandbox" "plain" {
-  name         = "secrets-plain"
-  docker_image = "python:3.12-slim"
-  secrets      = { DB_PASSWORD = var.plain }
-}
-
+`+sandboxHCL("wo", "secrets-wo", "secrets_wo = { API_TOKEN = var.token }", "secrets_wo_version = 1")+sandboxHCL("plain", "secrets-plain", "secrets = { DB_PASSWORD = var.plain }")+`
 resource "prime_sandbox_command" "fg" {
   sandbox_id = prime_sandbox.wo.id
   command    = "printenv API_TOKEN; echo token=$API_TOKEN >&2"
@@ -159,13 +146,7 @@ func TestAccSandboxCommand_sandboxSecretsMasked(t *testing.T) {
 				ConfigStateChecks: masked, Check: neverStored,
 			},
 			{
-				Config: sandboxSecretsHCL(m, out, "2") + `
-resource "prime_sandbox_command" "fails" {
-  sandbox_id = prime_sandbox.wo.id
-  command    = "echo leaked=$API_TOKEN >&2; exit 3"
-  background = true
-}
-`,
+				Config: sandboxSecretsHCL(m, out, "2") + backgroundCommandHCL("fails", "prime_sandbox.wo.id", "echo leaked=$API_TOKEN >&2; exit 3"),
 			},
 		},
 	})

@@ -29,12 +29,7 @@ func protocolHCL(setupVersion string, withAfter bool) string {
 	if withAfter {
 		after = "after = [prime_sandbox_command.setup.id]"
 	}
-	return fmt.Sprintf(`
-resource "prime_sandbox" "box" {
-  name         = "day-two"
-  docker_image = "python:3.12-slim"
-}
-
+	return fmt.Sprintf(sandboxHCL("box", "day-two")+`
 resource "prime_sandbox_command" "setup" {
   sandbox_id          = prime_sandbox.box.id
   command             = "echo installing %[1]s && probe pypi.org"
@@ -162,14 +157,7 @@ func TestAccSandboxCommand_requireOpenEgressRefusesUnderLock(t *testing.T) {
 // never a replacement.
 func TestAccSandbox_importNeverReplaces(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(`
-resource "prime_sandbox" "test" {
-  name               = "imported"
-  docker_image       = "python:3.12-slim"
-  secrets_wo         = { OTHER = "wo-value" }
-  secrets_wo_version = 1
-}
-`)
+	cfg := m.config(sandboxHCL("test", "imported", `secrets_wo = { OTHER = "wo-value" }`, "secrets_wo_version = 1"))
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,

@@ -19,12 +19,7 @@ import (
 const routeHost = "intercept.example.net"
 
 // vmSandbox is the sandbox every policy test restricts.
-const vmSandbox = `
-resource "prime_sandbox" "vm" {
-  name         = "agent-box"
-  docker_image = "python:3.12-slim"
-}
-`
+var vmSandbox = sandboxHCL("vm", "agent-box")
 
 // policyHCL renders a policy on prime_sandbox.vm with the interception
 // route; listLine is e.g. `allow = ["example.com"]`.
@@ -104,13 +99,7 @@ func TestAccEgressPolicy_failsClosedWhenNeverApplied(t *testing.T) {
 			o := fastMockOptions()
 			o.NeverApply = true
 			m := newTestMock(t, o)
-			cfg := m.config(vmSandbox + policyHCL(listLine, `timeouts { create = "1s" }`) + `
-resource "prime_sandbox" "agent" {
-  name         = "agent-depends-on-policy"
-  docker_image = "python:3.12-slim"
-  depends_on   = [prime_egress_policy.agent]
-}
-`)
+			cfg := m.config(vmSandbox + policyHCL(listLine, `timeouts { create = "1s" }`) + sandboxHCL("agent", "agent-depends-on-policy", "depends_on = [prime_egress_policy.agent]"))
 			resource.ParallelTest(t, resource.TestCase{
 				ProtoV6ProviderFactories: providerFactories(t),
 				CheckDestroy:             m.checkNoLiveSandboxes,
@@ -378,76 +367,6 @@ func TestAccEgressPolicy_canonicalFormsGiveEmptyPlan(t *testing.T) {
 	})
 }
 
-// Destroy restores unrestricted egress and waits for it (the reuse guard).
-func TestAccEgressPolicy_deleteReopens(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
-		Steps: []resource.TestStep{
-			{
-				Config: m.config(vmSandbox + policyHCL(`allow = []`)),
-				Check:  reachability(t, m, map[string]bool{"example.com": false}),
-			},
-			{
-				Config: m.config(vmSandbox),
-				Check: resource.ComposeAggregateTestCheckFunc(
-					reachability(t, m, map[string]bool{"example.com": true, "google.com": true}),
-					func(s *terraform.State) error {
-						id, _ := stateID(s, "prime_sandbox.vm")
-						st, err := m.client(t).GetEgressPolicy(waitCtx(t), id)
-						if err != nil {
-							return err
-						}
-						if !st.Policy.IsOpen() || !st.Enforces(st.Generation) {
-							return fmt.Errorf("after destroy the policy is %+v, want open and applied", st)
-						}
-						return nil
-					},
-				),
-			},
-		},
-	})
-}
-
-// A replacement created before the old policy is destroyed owns a newer
-// generation: destroying the old one must not reopen egress.
-func TestAccEgressPolicy_deleteAfterReplacementDoesNotReopen(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	policy := func(rev, list string) string {
-		return m.config(vmSandbox + fmt.Sprintf(`
-resource "terraform_data" "rev" {
-  input = %q
-}
-resource "prime_egress_policy" "agent" {
-  sandbox_id = prime_sandbox.vm.id
-  %s
-  lifecycle {
-    create_before_destroy = true
-    replace_triggered_by  = [terraform_data.rev]
-  }
-}
-`, rev, list))
-	}
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
-		Steps: []resource.TestStep{
-			{Config: policy("1", `allow = ["example.com"]`)},
-			{
-				Config: policy("2", `allow = ["example.com"]`),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction("prime_egress_policy.agent", plancheck.ResourceActionCreateBeforeDestroy),
-				}},
-				Check: resource.ComposeAggregateTestCheckFunc(
-					reachability(t, m, map[string]bool{"example.com": true, "google.com": false}),
-					resource.TestCheckResourceAttr("prime_egress_policy.agent", "generation", "2"),
-				),
-			},
-		},
-	})
-}
-
 // Every plan-time error of the policy, before any API call.
 func TestAccEgressPolicy_planTimeValidation(t *testing.T) {
 	many := make([]string, 256)
@@ -498,128 +417,11 @@ func TestAccEgressPolicy_warningsDoNotFail(t *testing.T) {
 		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(vmSandbox + `
-resource "prime_egress_policy" "agent" {
-  sandbox_id = prime_sandbox.vm.id
-  allow      = ["*.github.com", "pypi.org", "PyPI.org."]
-}
-`),
+			Config: m.config(vmSandbox + egressPolicyHCL("agent", "prime_sandbox.vm.id", []string{"*.github.com", "pypi.org", "PyPI.org."})),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr("prime_egress_policy.agent", "effective_allow.#", "2"),
 				reachability(t, m, map[string]bool{"api.github.com": true, "github.com": false, "pypi.org": true}),
 			),
 		}},
-	})
-}
-
-// A policy whose sandbox was deleted behind Terraform's back leaves state
-// quietly, and the next apply recreates both.
-func TestAccEgressPolicy_sandboxGone(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(vmSandbox + policyHCL(`allow = ["example.com"]`))
-	var id string
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
-		Steps: []resource.TestStep{
-			{Config: cfg, Check: func(s *terraform.State) (err error) { id, err = stateID(s, "prime_sandbox.vm"); return err }},
-			{
-				PreConfig: func() {
-					if err := m.client(t).DeleteSandbox(waitCtx(t), id); err != nil {
-						t.Fatal(err)
-					}
-				},
-				Config: cfg,
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction("prime_sandbox.vm", plancheck.ResourceActionCreate),
-					plancheck.ExpectResourceAction("prime_egress_policy.agent", plancheck.ResourceActionCreate),
-				}},
-				Check: reachability(t, m, map[string]bool{"example.com": true, "google.com": false}),
-			},
-		},
-	})
-}
-
-func TestAccEgressPolicyDataSource(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
-		Steps: []resource.TestStep{
-			{
-				// A fresh VM: open, nothing written or applied yet (the SDK's
-				// fixture for an untouched VM).
-				Config: m.config(vmSandbox + `
-data "prime_egress_policy" "x" {
-  sandbox_id = prime_sandbox.vm.id
-}
-`),
-				Check: resource.ComposeAggregateTestCheckFunc(
-					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "mode", "open"),
-					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "generation", "0"),
-					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "applied_generation", "-1"),
-					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "applied", "false"),
-				),
-			},
-			{
-				Config: m.config(vmSandbox + policyHCL(`allow = ["Example.COM"]`) + `
-data "prime_egress_policy" "x" {
-  sandbox_id = prime_egress_policy.agent.sandbox_id
-}
-`),
-				Check: resource.ComposeAggregateTestCheckFunc(
-					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "mode", "allow"),
-					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "allow.#", "2"),
-					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "allow.1", "example.com"),
-					resource.TestCheckNoResourceAttr("data.prime_egress_policy.x", "block"),
-					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "generation", "1"),
-					resource.TestCheckResourceAttr("data.prime_egress_policy.x", "applied", "true"),
-				),
-			},
-		},
-	})
-}
-
-// After an update that failed closed, state keeps the previous lists but
-// records that this resource wrote the newer (unapplied) generation. A
-// destroy without refresh then recognises its own write and reopens egress,
-// instead of mistaking it for another writer's policy.
-func TestAccEgressPolicy_failedUpdateThenDestroyWithoutRefreshReopens(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	var id string
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
-		Steps: []resource.TestStep{
-			{
-				Config: m.config(vmSandbox + policyHCL(`allow = ["example.com"]`)),
-				Check:  func(s *terraform.State) (err error) { id, err = stateID(s, "prime_sandbox.vm"); return err },
-			},
-			{
-				PreConfig:   func() { m.SetNeverApply(true) },
-				Config:      m.config(vmSandbox + policyHCL(`allow = ["google.com"]`, `timeouts { update = "1s" }`)),
-				ExpectError: expectErr("Failing closed"),
-			},
-			{
-				// Remove the policy; the harness applies with -refresh=false,
-				// so Delete sees the state the failed update left: the
-				// previous lists and generation 2, not applied.
-				PreConfig: func() { m.SetNeverApply(false) },
-				Config:    m.config(vmSandbox),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction("prime_egress_policy.agent", plancheck.ResourceActionDestroy),
-				}},
-				Check: func(*terraform.State) error {
-					st, err := m.client(t).GetEgressPolicy(waitCtx(t), id)
-					if err != nil {
-						return err
-					}
-					if !st.Policy.IsOpen() || !st.Enforces(st.Generation) {
-						return fmt.Errorf("egress was left restricted after destroy: %+v", st)
-					}
-					return nil
-				},
-			},
-		},
 	})
 }

@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/devtools/tfcli"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
@@ -128,14 +128,7 @@ func buildDevProvider(root string) (dir, rc string, err error) {
 		return dir, "", fmt.Errorf("building the provider: %w\n%s", err, out)
 	}
 	rc = filepath.Join(dir, "terraformrc")
-	cfg := fmt.Sprintf(`provider_installation {
-  dev_overrides {
-    "primeintellect/prime" = %q
-  }
-  direct {}
-}
-`, filepath.ToSlash(dir))
-	if err := os.WriteFile(rc, []byte(cfg), 0o600); err != nil {
+	if err := tfcli.WriteDevOverrides(rc, filepath.ToSlash(dir)); err != nil {
 		return dir, "", err
 	}
 	return dir, rc, nil
@@ -156,19 +149,6 @@ func tfEnv(rc string, extra ...string) []string {
 	}
 	env = append(env, "TF_CLI_CONFIG_FILE="+rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
 	return append(env, extra...)
-}
-
-// runTF runs the Terraform CLI in dir and returns its combined output.
-func runTF(ctx context.Context, t *testing.T, cli, dir string, env []string, args ...string) (string, error) {
-	t.Helper()
-	cmd := exec.CommandContext(ctx, cli, args...)
-	cmd.Dir = dir
-	cmd.Env = env
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.WaitDelay = 10 * time.Second
-	err := cmd.Run()
-	return out.String(), err
 }
 
 // copyDir copies the regular files of src into dst, recursively, skipping
@@ -300,7 +280,7 @@ func TestAccExamples(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 
-			if out, err := runTF(ctx, t, cli, src, env, "fmt", "-check", "-diff", "-recursive", "-no-color"); err != nil {
+			if out, err := tfWorkIn(t, cli, src, env).try(ctx, "fmt", "-check", "-diff", "-recursive", "-no-color"); err != nil {
 				t.Errorf("examples/%s is not terraform fmt clean (run `terraform fmt -recursive examples`): %v\n%s", rel, err, out)
 			}
 
@@ -330,7 +310,7 @@ func TestAccExamples(t *testing.T) {
 			if err := os.Remove(filepath.Join(work, "import-by-identity.tf")); err != nil && !os.IsNotExist(err) {
 				t.Fatal(err)
 			}
-			out, err := runTF(ctx, t, cli, work, env, "validate", "-json", "-no-color")
+			out, err := tfWorkIn(t, cli, work, env).try(ctx, "validate", "-json", "-no-color")
 			var res validateJSON
 			if jerr := json.Unmarshal([]byte(out), &res); jerr != nil {
 				t.Fatalf("terraform validate in examples/%s: %v (%v)\n%s", rel, err, jerr, out)
@@ -353,7 +333,7 @@ func TestAccExamples(t *testing.T) {
 			if err := os.Remove(filepath.Join(work, "import-by-string-id.tf")); err != nil && !os.IsNotExist(err) {
 				t.Fatal(err)
 			}
-			if out, err := runTF(ctx, t, cli, work, planEnv, "plan", "-input=false", "-no-color"); err != nil {
+			if out, err := tfWorkIn(t, cli, work, planEnv).try(ctx, "plan", "-input=false", "-no-color"); err != nil {
 				t.Errorf("terraform plan in examples/%s against the mock: %v\n%s", rel, err, out)
 			}
 

@@ -75,7 +75,7 @@ func TestAccTerraform14Examples(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 			src := filepath.Join(examples, filepath.FromSlash(rel))
-			if out, err := runTF(ctx, t, cli, src, env, "fmt", "-check", "-diff", "-recursive", "-no-color"); err != nil {
+			if out, err := tfWorkIn(t, cli, src, env).try(ctx, "fmt", "-check", "-diff", "-recursive", "-no-color"); err != nil {
 				t.Errorf("examples/%s is not terraform fmt clean: %v\n%s", rel, err, out)
 			}
 			work := filepath.Join(t.TempDir(), filepath.Base(src))
@@ -85,7 +85,7 @@ func TestAccTerraform14Examples(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(work, "zz_required_providers_test.tf"), []byte(requiredProvidersFile), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			out, err := runTF(ctx, t, cli, work, env, "validate", "-query", "-json", "-no-color")
+			out, err := tfWorkIn(t, cli, work, env).try(ctx, "validate", "-query", "-json", "-no-color")
 			var res validateJSON
 			if jerr := json.Unmarshal([]byte(out), &res); jerr != nil {
 				t.Fatalf("terraform validate in examples/%s: %v (%v)\n%s", rel, err, jerr, out)

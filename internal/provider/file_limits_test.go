@@ -49,12 +49,7 @@ func TestAccSandboxFile_overTheUploadLimit(t *testing.T) {
 	writeFile(t, filepath.Join(task, "task.json"), `{"id":"big"}`)
 	outBlob := filepath.Join(dir, "out", "blob.bin")
 	outTask := filepath.Join(dir, "out", "task")
-	hcl := m.config(fmt.Sprintf(`
-resource "prime_sandbox" "box" {
-  name         = "big-files"
-  docker_image = "python:3.12-slim"
-}
-
+	hcl := m.config(fmt.Sprintf(sandboxHCL("box", "big-files")+`
 resource "prime_sandbox_file" "blob" {
   sandbox_id = prime_sandbox.box.id
   path       = "/data/in/blob.bin"

@@ -56,7 +56,7 @@ func TestAccFleetCommandCLI_rerunPlanStaysShort(t *testing.T) {
 		{`step_output = "tail"`, 100 * size},
 	} {
 		m := newTestMock(t, fastMockOptions())
-		w := newCLIWork(t, m, provider(), cli, fleetSetupHCL(size, 100, "v1", c.extra))
+		w := newMockWork(t, m, provider(), cli, fleetSetupHCL(size, 100, "v1", c.extra))
 		if out, code := w.run(ctx, "apply", "-auto-approve", "-no-color"); code != 0 {
 			t.Fatalf("apply exited %d:\n%s", code, out)
 		}
@@ -80,13 +80,7 @@ func TestAccFleetCommandCLI_rerunPlanStaysShort(t *testing.T) {
 func crashFleetHCL(code, extra string) string {
 	return fmt.Sprintf(`
 provider "prime" {}
-
-resource "prime_sandbox_fleet" "eval" {
-  name_prefix  = "crash"
-  size         = 3
-  docker_image = "python:3.12-slim"
-}
-
+`+sandboxFleetHCL("eval", "crash", 3)+`
 resource "prime_fleet_command" "agent" {
   sandbox_ids = prime_sandbox_fleet.eval.sandbox_ids
   commands    = ["echo agent $PRIME_MEMBER_KEY; exit $CODE"]
@@ -115,7 +109,7 @@ func TestAccFleetCommandCLI_failedMembersShownInPlan(t *testing.T) {
 	}
 
 	m := newTestMock(t, fastMockOptions())
-	w := newCLIWork(t, m, provider(), cli, crashFleetHCL("0", ""))
+	w := newMockWork(t, m, provider(), cli, crashFleetHCL("0", ""))
 	if out, code := w.run(ctx, "apply", "-auto-approve", "-no-color"); code != 0 {
 		t.Fatalf("apply exited %d:\n%s", code, out)
 	}
@@ -130,7 +124,7 @@ func TestAccFleetCommandCLI_failedMembersShownInPlan(t *testing.T) {
 	shownAlone(plan)
 
 	m = newTestMock(t, fastMockOptions())
-	w = newCLIWork(t, m, provider(), cli, crashFleetHCL("3", `on_member_failure = "record"`))
+	w = newMockWork(t, m, provider(), cli, crashFleetHCL("3", `on_member_failure = "record"`))
 	out, code := w.run(ctx, "apply", "-auto-approve", "-no-color")
 	if code != 0 {
 		t.Fatalf("with record the apply must succeed (exit %d):\n%s", code, out)
@@ -158,15 +152,9 @@ func TestAccFleetCommandCLI_interruptedJobsInState(t *testing.T) {
 	defer cancel()
 	m := newTestMock(t, fastMockOptions())
 	logs := t.TempDir()
-	w := newCLIWork(t, m, provider(), cli, fmt.Sprintf(`
+	w := newMockWork(t, m, provider(), cli, fmt.Sprintf(`
 provider "prime" {}
-
-resource "prime_sandbox_fleet" "eval" {
-  name_prefix  = "ctrlc"
-  size         = 2
-  docker_image = "python:3.12-slim"
-}
-
+`+sandboxFleetHCL("eval", "ctrlc", 2)+`
 resource "prime_fleet_command" "agent" {
   sandbox_ids     = prime_sandbox_fleet.eval.sandbox_ids
   commands        = ["echo ctrlc-start; sleep 3; echo ctrlc-end"]
@@ -177,10 +165,10 @@ resource "prime_fleet_command" "agent" {
 `, logs))
 	r := w.start("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "ctrlc-start", 2)
-	r.interrupt(ctx, t)
+	interruptTF(ctx, t, r)
 	state, code := w.run(ctx, "state", "show", "-no-color", "prime_fleet_command.agent")
 	if code != 0 || !strings.Contains(state, "running_jobs") || strings.Count(state, "job_id") != 2 {
-		t.Fatalf("after Ctrl-C both members' jobs must be in state (exit %d):\n%s\n\napply output:\n%s", code, state, r.out.String())
+		t.Fatalf("after Ctrl-C both members' jobs must be in state (exit %d):\n%s\n\napply output:\n%s", code, state, r.Output())
 	}
 	var progress command.ProgressFile
 	if b, err := os.ReadFile(filepath.Join(logs, command.ProgressFileName)); err != nil || json.Unmarshal(b, &progress) != nil ||

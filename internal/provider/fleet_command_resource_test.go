@@ -325,12 +325,7 @@ func TestAccFleetCommand_requireOpenEgressRefusesLockedMember(t *testing.T) {
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(fleetMemberBoxes(2) + `
-resource "prime_egress_policy" "lock" {
-  sandbox_id = prime_sandbox.box[1].id
-  allow      = ["example.com"]
-}
-`),
+				Config: m.config(fleetMemberBoxes(2) + egressPolicyHCL("lock", "prime_sandbox.box[1].id", []string{"example.com"})),
 				Check: func(s *terraform.State) (err error) {
 					if open, err = stateID(s, "prime_sandbox.box.0"); err != nil {
 						return err
@@ -340,12 +335,7 @@ resource "prime_egress_policy" "lock" {
 				},
 			},
 			{
-				Config: m.config(fleetMemberBoxes(2) + `
-resource "prime_egress_policy" "lock" {
-  sandbox_id = prime_sandbox.box[1].id
-  allow      = ["example.com"]
-}
-` + fleetCommandHCL([]string{"echo setup-one", "echo setup-two"}, `require_open_egress = true`, `depends_on = [prime_egress_policy.lock]`)),
+				Config: m.config(fleetMemberBoxes(2) + egressPolicyHCL("lock", "prime_sandbox.box[1].id", []string{"example.com"}) + fleetCommandHCL([]string{"echo setup-one", "echo setup-two"}, `require_open_egress = true`, `depends_on = [prime_egress_policy.lock]`)),
 				ExpectError: expectInOrder(`Member "1": sandbox`, `step 1 of 2: Egress is restricted.`,
 					`holds a restricted egress policy (generation 1, allow example.com, enforced), so it was not run`),
 			},

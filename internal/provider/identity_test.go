@@ -42,16 +42,7 @@ func TestAccSandbox_identityImport(t *testing.T) {
 // prime_egress_policy's identity is its sandbox.
 func TestAccEgressPolicy_identityImport(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(`
-resource "prime_sandbox" "box" {
-  name         = "locked"
-  docker_image = "python:3.12-slim"
-}
-resource "prime_egress_policy" "lock" {
-  sandbox_id = prime_sandbox.box.id
-  allow      = ["example.com"]
-}
-`)
+	cfg := m.config(sandboxHCL("box", "locked") + egressPolicyHCL("lock", "prime_sandbox.box.id", []string{"example.com"}))
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: providerFactories(t),
 		TerraformVersionChecks:   skipBelow(tfIdentity),

@@ -39,14 +39,7 @@ func TestAccBackground_platformEndsTheSandboxMidJob(t *testing.T) {
 				ProtoV6ProviderFactories: providerFactories(t),
 				CheckDestroy:             m.checkNoLiveSandboxes,
 				Steps: []resource.TestStep{{
-					Config: m.config(fileSandboxHCL + `
-resource "prime_sandbox_command" "agent" {
-  sandbox_id      = prime_sandbox.box.id
-  command         = "echo long-agent; sleep 1000000"
-  background      = true
-  timeout_seconds = 300
-}
-`),
+					Config:      m.config(fileSandboxHCL + backgroundCommandHCL("agent", "prime_sandbox.box.id", "echo long-agent; sleep 1000000", "timeout_seconds = 300")),
 					ExpectError: expectInOrder(parts...),
 				}},
 			})
@@ -86,15 +79,7 @@ func TestAccBackground_exitCodeKeptWhenTheOutputIsLost(t *testing.T) {
 		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(fileSandboxHCL + `
-resource "prime_sandbox_command" "agent" {
-  sandbox_id         = prime_sandbox.box.id
-  command            = "echo finished; exit 3"
-  background         = true
-  allowed_exit_codes = [3]
-  timeout_seconds    = 300
-}
-`),
+			Config: m.config(fileSandboxHCL + backgroundCommandHCL("agent", "prime_sandbox.box.id", "echo finished; exit 3", "allowed_exit_codes = [3]", "timeout_seconds = 300")),
 			// The platform ended the sandbox: the next plan replaces it.
 			ExpectNonEmptyPlan: true,
 			Check: resource.ComposeAggregateTestCheckFunc(

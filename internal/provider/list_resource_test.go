@@ -16,24 +16,14 @@ import (
 // listedSandboxes are the sandboxes the list resource tests look for: three
 // "lost-*" of a run, one more under its label with another name, one
 // unrelated.
-const listedSandboxes = `
+var listedSandboxes = `
 resource "prime_sandbox" "lost" {
   count        = 3
   name         = "lost-${count.index}"
   docker_image = "python:3.12-slim"
   labels       = ["lost-run", "eval"]
 }
-resource "prime_sandbox" "other" {
-  name         = "other"
-  docker_image = "python:3.12-slim"
-  labels       = ["lost-run"]
-}
-resource "prime_sandbox" "unrelated" {
-  name         = "unrelated"
-  docker_image = "python:3.12-slim"
-  labels       = ["elsewhere"]
-}
-`
+` + sandboxHCL("other", "other", `labels = ["lost-run"]`) + sandboxHCL("unrelated", "unrelated", `labels = ["elsewhere"]`)
 
 // The prime_sandbox list resource filters by labels (all of them), name
 // prefix and creation time, honours limit, and with include_resource
@@ -111,14 +101,7 @@ func TestAccSandboxList_query(t *testing.T) {
 // fleet are left out.
 func TestAccSandboxFleetList_query(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(`
-resource "prime_sandbox_fleet" "a" {
-  name_prefix  = "a"
-  docker_image = "python:3.12-slim"
-  labels       = ["fleet-a"]
-  size         = 2
-}
-resource "prime_sandbox_fleet" "b" {
+	cfg := m.config(sandboxFleetHCL("a", "a", 2, `labels = ["fleet-a"]`) + `resource "prime_sandbox_fleet" "b" {
   name_prefix  = "b"
   docker_image = "python:3.12-slim"
   labels       = ["fleet-b"]

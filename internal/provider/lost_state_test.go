@@ -3,15 +3,12 @@ package provider
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
@@ -103,20 +100,13 @@ action "prime_sandbox_sweep" "real" {
 // write-only value scrubbed.
 func TestAccLostState_queryImportSweepInvoke(t *testing.T) {
 	cli := requireCLIAtLeast(t, tfQuery)
-	provider := devProvider(t)
-	t.Parallel()
-	m := newTestMock(t, fastMockOptions())
-	rc := provider()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	t.Cleanup(cancel) // after the destroy below, which runs in ctx too
-	env := tfEnv(rc, "PRIME_API_BASE_URL="+m.URL, "PRIME_API_KEY="+fastMockOptions().APIKey)
-	workspace := func(files map[string]string) *cliWorkspace { return newCLIWorkspace(ctx, t, cli, env, files) }
-	mustTF := func(w *cliWorkspace, args ...string) string { t.Helper(); return w.must(t, args...) }
+	m, env, ctx := mockCLITest(t)
+	workspace := func(files map[string]string) *tfWork { return newTFWork(t, cli, env, files) }
 	c := m.client(t)
 
 	// The run, and its state lost.
 	lost := workspace(map[string]string{"main.tf": lostRun})
-	mustTF(lost, "apply", "-auto-approve", "-input=false")
+	lost.must(ctx, "apply", "-auto-approve", "-input=false")
 	if n := liveLabelled(ctx, t, c, "lost-run-42"); n != 5 {
 		t.Fatalf("%d sandboxes of the run live, want 5", n)
 	}
@@ -130,7 +120,7 @@ func TestAccLostState_queryImportSweepInvoke(t *testing.T) {
 	// Adopt: query, generated configuration, an import-only plan.
 	adopt := workspace(map[string]string{"main.tf": refreshProviders, "adopt.tfquery.hcl": adoptQuery})
 	t.Cleanup(func() {
-		if out, code := adopt.run("destroy", "-auto-approve", "-input=false"); code != 0 {
+		if out, code := adopt.run(ctx, "destroy", "-auto-approve", "-input=false"); code != 0 {
 			t.Errorf("destroy exited %d:\n%s", code, out)
 		}
 		_, _ = c.BulkDeleteSandboxes(context.Background(), prime.BulkDeleteRequest{Labels: []string{"keep-me"}})
@@ -138,13 +128,13 @@ func TestAccLostState_queryImportSweepInvoke(t *testing.T) {
 			t.Errorf("%d sandboxes live after destroy", live)
 		}
 	})
-	queried := mustTF(adopt, "query", "-generate-config-out=generated.tf")
+	queried := adopt.must(ctx, "query", "-generate-config-out=generated.tf")
 	for i := range 5 {
 		if !strings.Contains(queried, fmt.Sprintf("lost-%d (", i)) {
 			t.Errorf("terraform query does not list lost-%d:\n%s", i, queried)
 		}
 	}
-	generated := adopt.read(t, "generated.tf")
+	generated := adopt.read("generated.tf")
 	// What the platform cannot report is left out (or null), never made up.
 	if strings.Contains(generated, "hf-wo-secret-value") || strings.Contains(generated, "guaranteed") ||
 		regexp.MustCompile(`secrets_wo_version\s*=\s*[0-9]`).MatchString(generated) ||
@@ -157,26 +147,26 @@ func TestAccLostState_queryImportSweepInvoke(t *testing.T) {
 	if !regexp.MustCompile(`(?s)egress\s*\{[^}]*pypi\.org`).MatchString(generated) {
 		t.Errorf("the born-restricted sandbox's egress block is not in the generated configuration:\n%s", generated)
 	}
-	mustTF(adopt, "plan", "-input=false", "-out=adopt.tfplan")
-	checkImportOnlyPlan(t, mustTF(adopt, "show", "-json", "adopt.tfplan"), 5)
-	mustTF(adopt, "apply", "-input=false", "adopt.tfplan")
-	if out, code := adopt.run("plan", "-input=false", "-detailed-exitcode"); code != 0 {
+	adopt.must(ctx, "plan", "-input=false", "-out=adopt.tfplan")
+	checkImportOnlyPlan(t, adopt.must(ctx, "show", "-json", "adopt.tfplan"), 5)
+	adopt.must(ctx, "apply", "-input=false", "adopt.tfplan")
+	if out, code := adopt.run(ctx, "plan", "-input=false", "-detailed-exitcode"); code != 0 {
 		t.Fatalf("the plan after adopting exited %d, want 0 (no changes):\n%s", code, out)
 	}
-	refreshOnlyUnchanged(t, adopt, "after adopting")
+	refreshOnlyUnchanged(ctx, t, adopt, "after adopting")
 
 	// Sweeps: the dry run lists, the real one deletes that label only.
-	if err := os.WriteFile(filepath.Join(adopt.dir, "day2.tf"), []byte(day2), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(adopt.Dir, "day2.tf"), []byte(day2), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	dry := mustTF(adopt, "apply", "-auto-approve", "-input=false", "-invoke=action.prime_sandbox_sweep.dry")
+	dry := adopt.must(ctx, "apply", "-auto-approve", "-input=false", "-invoke=action.prime_sandbox_sweep.dry")
 	if n := strings.Count(dry, "would delete left-"); n != 3 {
 		t.Errorf("the dry run listed %d sandboxes, want the 3 sweep-me ones:\n%s", n, dry)
 	}
 	if n := liveLabelled(ctx, t, c, "sweep-me"); n != 3 {
 		t.Fatalf("after the dry run %d sweep-me sandboxes live, want 3", n)
 	}
-	swept := mustTF(adopt, "apply", "-auto-approve", "-input=false", "-invoke=action.prime_sandbox_sweep.real")
+	swept := adopt.must(ctx, "apply", "-auto-approve", "-input=false", "-invoke=action.prime_sandbox_sweep.real")
 	if n := strings.Count(swept, "deleted left-"); n != 3 {
 		t.Errorf("the sweep reported %d deletions, want 3:\n%s", n, swept)
 	}
@@ -185,9 +175,9 @@ func TestAccLostState_queryImportSweepInvoke(t *testing.T) {
 	}
 
 	// The fleet, then its probe: output of every member, no state change.
-	mustTF(adopt, "apply", "-auto-approve", "-input=false")
-	before := adopt.read(t, "terraform.tfstate")
-	probed := mustTF(adopt, "apply", "-auto-approve", "-input=false", "-invoke=action.prime_fleet_exec.probe")
+	adopt.must(ctx, "apply", "-auto-approve", "-input=false")
+	before := adopt.read("terraform.tfstate")
+	probed := adopt.must(ctx, "apply", "-auto-approve", "-input=false", "-invoke=action.prime_fleet_exec.probe")
 	for _, key := range []string{"0", "1"} {
 		for _, want := range []string{"[" + key + "] probing", "[" + key + " stderr] still here", "[" + key + "] step 2 of 2 exited with code 0"} {
 			if !strings.Contains(probed, want) {
@@ -198,14 +188,14 @@ func TestAccLostState_queryImportSweepInvoke(t *testing.T) {
 	if runs := commandRuns(m, "echo probing"); len(runs) != 2 {
 		t.Errorf("the probe ran on %d members, want both: %v", len(runs), runs)
 	}
-	if after := adopt.read(t, "terraform.tfstate"); after != before {
+	if after := adopt.read("terraform.tfstate"); after != before {
 		t.Errorf("apply -invoke changed the state")
 	}
-	whoami := mustTF(adopt, "apply", "-auto-approve", "-input=false", "-invoke=action.prime_sandbox_exec.whoami")
+	whoami := adopt.must(ctx, "apply", "-auto-approve", "-input=false", "-invoke=action.prime_sandbox_exec.whoami")
 	if !strings.Contains(whoami, "token is ***") || strings.Contains(whoami, "exec-wo-secret") {
 		t.Errorf("prime_sandbox_exec's output does not show the write-only value scrubbed:\n%s", whoami)
 	}
-	if out, code := adopt.run("plan", "-input=false", "-detailed-exitcode"); code != 0 {
+	if out, code := adopt.run(ctx, "plan", "-input=false", "-detailed-exitcode"); code != 0 {
 		t.Fatalf("the plan after the actions exited %d, want 0:\n%s", code, out)
 	}
 }
@@ -240,71 +230,13 @@ func checkImportOnlyPlan(t *testing.T, planJSON string, n int) {
 	}
 }
 
-// cliWorkspace is a directory the CLI runs in.
-type cliWorkspace struct {
-	dir string
-	run func(args ...string) (string, int)
-}
-
-// newCLIWorkspace writes files into a new directory whose runs use cli
-// with env, bounded by ctx.
-func newCLIWorkspace(ctx context.Context, t *testing.T, cli string, env []string, files map[string]string) *cliWorkspace {
-	t.Helper()
-	dir := t.TempDir()
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return &cliWorkspace{dir: dir, run: func(args ...string) (string, int) {
-		t.Helper()
-		args = append([]string{args[0], "-no-color"}, args[1:]...)
-		out, err := runTF(ctx, t, cli, dir, env, args...)
-		var exit *exec.ExitError
-		switch {
-		case err == nil:
-			return out, 0
-		case errors.As(err, &exit):
-			return out, exit.ExitCode()
-		}
-		t.Fatalf("terraform %v: %v\n%s", args, err, out)
-		return out, -1
-	}}
-}
-
-// must runs terraform and fails the test unless it exits 0.
-func (w *cliWorkspace) must(t *testing.T, args ...string) string {
-	t.Helper()
-	out, code := w.run(args...)
-	if code != 0 {
-		t.Fatalf("terraform %s exited %d:\n%s", strings.Join(args, " "), code, out)
-	}
-	return out
-}
-
-// read reads a file of the workspace.
-func (w *cliWorkspace) read(t *testing.T, name string) string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(w.dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
-}
-
 // A fleet whose state was lost is found by its label, and the generated
 // prime_sandbox_fleet block imports every member with no other change,
 // egress block and write-only secrets included; the next plan is empty.
 func TestAccLostState_fleetQueryImport(t *testing.T) {
 	cli := requireCLIAtLeast(t, tfQuery)
-	provider := devProvider(t)
-	t.Parallel()
-	m := newTestMock(t, fastMockOptions())
-	rc := provider()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	t.Cleanup(cancel)
-	env := tfEnv(rc, "PRIME_API_BASE_URL="+m.URL, "PRIME_API_KEY="+fastMockOptions().APIKey)
-	lost := newCLIWorkspace(ctx, t, cli, env, map[string]string{"main.tf": refreshProviders + `
+	m, env, ctx := mockCLITest(t)
+	lost := newTFWork(t, cli, env, map[string]string{"main.tf": refreshProviders + `
 resource "prime_sandbox_fleet" "run" {
   name_prefix        = "eval"
   docker_image       = "python:3.12-slim"
@@ -317,8 +249,8 @@ resource "prime_sandbox_fleet" "run" {
   }
 }
 `})
-	lost.must(t, "apply", "-auto-approve", "-input=false")
-	adopt := newCLIWorkspace(ctx, t, cli, env, map[string]string{"main.tf": refreshProviders, "adopt.tfquery.hcl": `
+	lost.must(ctx, "apply", "-auto-approve", "-input=false")
+	adopt := newTFWork(t, cli, env, map[string]string{"main.tf": refreshProviders, "adopt.tfquery.hcl": `
 list "prime_sandbox_fleet" "runs" {
   provider         = prime
   include_resource = true
@@ -327,37 +259,30 @@ list "prime_sandbox_fleet" "runs" {
   }
 }
 `})
-	t.Cleanup(func() {
-		if out, code := adopt.run("destroy", "-auto-approve", "-input=false"); code != 0 {
-			t.Errorf("destroy exited %d:\n%s", code, out)
-		}
-		if live := m.Stats().LiveSandboxes; live != 0 {
-			t.Errorf("%d sandboxes live after destroy", live)
-		}
-	})
-	if out := adopt.must(t, "query", "-generate-config-out=generated.tf"); !strings.Contains(out, "eval-run-7 (3 members)") {
+	adopt.destroyAtEnd(ctx, m)
+	if out := adopt.must(ctx, "query", "-generate-config-out=generated.tf"); !strings.Contains(out, "eval-run-7 (3 members)") {
 		t.Fatalf("terraform query does not list the fleet:\n%s", out)
 	}
-	generated := adopt.read(t, "generated.tf")
+	generated := adopt.read("generated.tf")
 	if strings.Contains(generated, "hf-wo-secret-value") || strings.Contains(generated, "guaranteed") {
 		t.Errorf("the generated configuration claims what the platform cannot report:\n%s", generated)
 	}
-	adopt.must(t, "plan", "-input=false", "-out=adopt.tfplan")
-	checkImportOnlyPlan(t, adopt.must(t, "show", "-json", "adopt.tfplan"), 1)
-	adopt.must(t, "apply", "-input=false", "adopt.tfplan")
-	if out, code := adopt.run("plan", "-input=false", "-detailed-exitcode"); code != 0 {
+	adopt.must(ctx, "plan", "-input=false", "-out=adopt.tfplan")
+	checkImportOnlyPlan(t, adopt.must(ctx, "show", "-json", "adopt.tfplan"), 1)
+	adopt.must(ctx, "apply", "-input=false", "adopt.tfplan")
+	if out, code := adopt.run(ctx, "plan", "-input=false", "-detailed-exitcode"); code != 0 {
 		t.Fatalf("the plan after adopting the fleet exited %d, want 0:\n%s\n\ngenerated:\n%s", code, out, generated)
 	}
-	refreshOnlyUnchanged(t, adopt, "after adopting the fleet")
+	refreshOnlyUnchanged(ctx, t, adopt, "after adopting the fleet")
 }
 
 // refreshOnlyUnchanged runs the drift check CI runs, `terraform plan
 // -refresh-only -detailed-exitcode`, a few times (each a refresh, which
 // must change nothing), and fails unless every one exits 0.
-func refreshOnlyUnchanged(t *testing.T, w *cliWorkspace, when string) {
+func refreshOnlyUnchanged(ctx context.Context, t *testing.T, w *tfWork, when string) {
 	t.Helper()
 	for i := range 3 {
-		if out, code := w.run("plan", "-refresh-only", "-detailed-exitcode", "-input=false"); code != 0 {
+		if out, code := w.run(ctx, "plan", "-refresh-only", "-detailed-exitcode", "-input=false"); code != 0 {
 			t.Fatalf("refresh-only plan %d %s exited %d, want 0:\n%s", i+1, when, code, out)
 		}
 	}

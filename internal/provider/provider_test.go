@@ -254,12 +254,7 @@ func TestAccProvider_badKeyIsUnauthorized(t *testing.T) {
 provider "prime" {
   base_url = %q
   api_key  = "wrong-key"
-}
-resource "prime_sandbox" "x" {
-  name         = "x"
-  docker_image = "python:3.12-slim"
-}
-`, m.URL),
+}`+sandboxHCL("x", "x"), m.URL),
 			ExpectError: expectErr("HTTP 401: unauthorized: check the API key"),
 		}},
 	})

@@ -1,13 +1,10 @@
 package provider
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // importedRun is what gets imported: a born-restricted sandbox, a plain
@@ -77,25 +74,12 @@ import {
 // (exit 2, "No changes").
 func TestAccRefreshOnlyAfterImport(t *testing.T) {
 	cli := requireCLI(t)
-	provider := devProvider(t)
-	t.Parallel()
-	m := newTestMock(t, fastMockOptions())
-	rc := provider()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	t.Cleanup(cancel)
-	env := tfEnv(rc, "PRIME_API_BASE_URL="+m.URL, "PRIME_API_KEY="+fastMockOptions().APIKey)
-	w := newCLIWorkspace(ctx, t, cli, env, map[string]string{"main.tf": refreshProviders + importedRun})
-	t.Cleanup(func() {
-		if out, code := w.run("destroy", "-auto-approve", "-input=false"); code != 0 {
-			t.Errorf("destroy exited %d:\n%s", code, out)
-		}
-		if live := m.Stats().LiveSandboxes; live != 0 {
-			t.Errorf("%d sandboxes live after destroy", live)
-		}
-	})
-	w.must(t, "apply", "-auto-approve", "-input=false")
+	m, env, ctx := mockCLITest(t)
+	w := newTFWork(t, cli, env, map[string]string{"main.tf": refreshProviders + importedRun})
+	w.destroyAtEnd(ctx, m)
+	w.must(ctx, "apply", "-auto-approve", "-input=false")
 	ids := map[string]string{}
-	statePath := filepath.Join(w.dir, "terraform.tfstate")
+	statePath := filepath.Join(w.Dir, "terraform.tfstate")
 	for _, name := range []string{"born", "box", "locked"} {
 		ids[name] = stateInstanceOf(t, statePath, "prime_sandbox", name).Attributes["id"].(string)
 	}
@@ -103,22 +87,17 @@ func TestAccRefreshOnlyAfterImport(t *testing.T) {
 	// with its policy, it would read the policy's lists into its egress
 	// block, and this configuration (none) would plan to reopen it (the
 	// plan warns; see the import docs of prime_sandbox).
-	if out, err := runTF(ctx, t, cli, w.dir, env, "state", "rm", "prime_sandbox.born", "prime_sandbox.box",
-		"prime_egress_policy.lock", "prime_sandbox_fleet.fleet"); err != nil {
-		t.Fatalf("state rm: %v\n%s", err, out)
-	}
+	w.must(ctx, "state", "rm", "prime_sandbox.born", "prime_sandbox.box", "prime_egress_policy.lock", "prime_sandbox_fleet.fleet")
 
-	if err := os.WriteFile(filepath.Join(w.dir, "imports.tf"), []byte(importBlocks(ids)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	w.must(t, "apply", "-auto-approve", "-input=false")
-	refreshOnlyUnchanged(t, w, "after the import")
-	if out, code := w.run("plan", "-detailed-exitcode", "-input=false"); code != 0 {
+	w.writeFile("imports.tf", importBlocks(ids))
+	w.must(ctx, "apply", "-auto-approve", "-input=false")
+	refreshOnlyUnchanged(ctx, t, w, "after the import")
+	if out, code := w.run(ctx, "plan", "-detailed-exitcode", "-input=false"); code != 0 {
 		t.Fatalf("the plan after the import exited %d, want 0:\n%s", code, out)
 	}
 	// An apply of nothing, and the drift check still exits 0.
-	w.must(t, "apply", "-auto-approve", "-input=false")
-	if out, code := w.run("plan", "-refresh-only", "-detailed-exitcode", "-input=false"); code != 0 {
+	w.must(ctx, "apply", "-auto-approve", "-input=false")
+	if out, code := w.run(ctx, "plan", "-refresh-only", "-detailed-exitcode", "-input=false"); code != 0 {
 		t.Fatalf("refresh-only plan after a second apply exited %d, want 0:\n%s", code, out)
 	}
 
@@ -129,21 +108,19 @@ func TestAccRefreshOnlyAfterImport(t *testing.T) {
 	withSecret := func(v string) {
 		t.Helper()
 		cfg := strings.Replace(importedRun, `cpu_cores    = 2`, fmt.Sprintf("cpu_cores    = 2\n  secrets      = { T = %q }", v), 1)
-		if err := os.WriteFile(filepath.Join(w.dir, "main.tf"), []byte(refreshProviders+cfg), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		w.writeFile("main.tf", refreshProviders+cfg)
 	}
 	withSecret("one")
-	plan := w.must(t, "plan", "-input=false")
+	plan := w.must(ctx, "plan", "-input=false")
 	for _, want := range []string{"prime_sandbox.box will be updated in-place", "Imported sandbox: recording settings",
 		"secrets", "-replace"} {
 		if !strings.Contains(plan, want) {
 			t.Fatalf("the first change of secrets after the import: the plan lacks %q:\n%s", want, plan)
 		}
 	}
-	w.must(t, "apply", "-auto-approve", "-input=false")
+	w.must(ctx, "apply", "-auto-approve", "-input=false")
 	withSecret("two")
-	if plan := w.must(t, "plan", "-input=false"); !strings.Contains(plan, "prime_sandbox.box must be replaced") ||
+	if plan := w.must(ctx, "plan", "-input=false"); !strings.Contains(plan, "prime_sandbox.box must be replaced") ||
 		strings.Contains(plan, "Imported sandbox") {
 		t.Fatalf("once recorded, a change of secrets must replace the sandbox, without the import warning:\n%s", plan)
 	}

@@ -1,11 +1,9 @@
 package provider
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // lostMemberRun is the evaluation guide's pattern in small: a fleet, an
@@ -42,32 +40,19 @@ output "rewards" {
 // reward is back.
 func TestAccRefreshOnlyAfterMemberDeleted(t *testing.T) {
 	cli := requireCLI(t)
-	provider := devProvider(t)
-	t.Parallel()
-	m := newTestMock(t, fastMockOptions())
-	rc := provider()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	t.Cleanup(cancel)
-	env := tfEnv(rc, "PRIME_API_BASE_URL="+m.URL, "PRIME_API_KEY="+fastMockOptions().APIKey)
-	w := newCLIWorkspace(ctx, t, cli, env, map[string]string{"main.tf": refreshProviders + lostMemberRun})
-	t.Cleanup(func() {
-		if out, code := w.run("destroy", "-auto-approve", "-input=false"); code != 0 {
-			t.Errorf("destroy exited %d:\n%s", code, out)
-		}
-		if live := m.Stats().LiveSandboxes; live != 0 {
-			t.Errorf("%d sandboxes live after destroy", live)
-		}
-	})
-	if out := w.must(t, "apply", "-auto-approve", "-input=false"); !strings.Contains(out, `"b" = 1`) {
+	m, env, ctx := mockCLITest(t)
+	w := newTFWork(t, cli, env, map[string]string{"main.tf": refreshProviders + lostMemberRun})
+	w.destroyAtEnd(ctx, m)
+	if out := w.must(ctx, "apply", "-auto-approve", "-input=false"); !strings.Contains(out, `"b" = 1`) {
 		t.Fatalf("the rewards are not in the outputs:\n%s", out)
 	}
-	fleet := stateInstanceOf(t, filepath.Join(w.dir, "terraform.tfstate"), "prime_sandbox_fleet", "eval")
+	fleet := stateInstanceOf(t, filepath.Join(w.Dir, "terraform.tfstate"), "prime_sandbox_fleet", "eval")
 	gone := fleet.Attributes["sandbox_ids"].(map[string]any)["b"].(string)
 	if err := m.client(t).DeleteSandbox(ctx, gone); err != nil {
 		t.Fatal(err)
 	}
 
-	out, code := w.run("plan", "-refresh-only", "-input=false")
+	out, code := w.run(ctx, "plan", "-refresh-only", "-input=false")
 	if code != 0 {
 		t.Fatalf("refresh-only plan after member b was deleted exited %d, want 0:\n%s", code, out)
 	}
@@ -82,7 +67,7 @@ func TestAccRefreshOnlyAfterMemberDeleted(t *testing.T) {
 	}
 
 	// The next apply re-creates b in place and runs only its agent again.
-	if out := w.must(t, "apply", "-auto-approve", "-input=false"); !strings.Contains(out, `"b" = 1`) {
+	if out := w.must(ctx, "apply", "-auto-approve", "-input=false"); !strings.Contains(out, `"b" = 1`) {
 		t.Fatalf("after the apply the reward of b is not back:\n%s", out)
 	}
 	if runs := commandRuns(m, "mkdir -p /results"); len(runs) != 3 {

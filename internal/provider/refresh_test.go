@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -30,7 +27,7 @@ provider "prime" {}
 
 // refreshConfig holds one resource of every type the provider has, each
 // on its own sandbox so that an out-of-band change is attributable.
-const refreshConfig = `
+var refreshConfig = `
 resource "prime_sandbox" "box" {
   name         = "refresh"
   docker_image = "python:3.12-slim"
@@ -38,31 +35,14 @@ resource "prime_sandbox" "box" {
     allow = ["pypi.org"]
   }
 }
-
-resource "prime_sandbox" "locked" {
-  name         = "locked"
-  docker_image = "python:3.12-slim"
-}
-
+` + sandboxHCL("locked", "locked") + `
 resource "prime_sandbox_command" "setup" {
   sandbox_id          = prime_sandbox.locked.id
   command             = "echo set up"
   require_open_egress = true
   sensitive_output    = true
 }
-
-resource "prime_egress_policy" "lock" {
-  sandbox_id = prime_sandbox.locked.id
-  allow      = ["example.com"]
-  after      = [prime_sandbox_command.setup.id]
-}
-
-resource "prime_sandbox_fleet" "fleet" {
-  name_prefix  = "refresh"
-  docker_image = "python:3.12-slim"
-  size         = 2
-}
-
+` + egressPolicyHCL("lock", "prime_sandbox.locked.id", []string{"example.com"}, "after = [prime_sandbox_command.setup.id]") + sandboxFleetHCL("fleet", "refresh", 2) + `
 resource "prime_fleet_command" "setup" {
   sandbox_ids = prime_sandbox_fleet.fleet.sandbox_ids
   commands    = ["echo one", "echo two"]
@@ -96,31 +76,14 @@ func TestAccRefreshOnlyDetailedExitCode(t *testing.T) {
 	t.Parallel()
 	m := newTestMock(t, fastMockOptions())
 	rc := provider()
-	work := t.TempDir()
-	if err := os.WriteFile(filepath.Join(work, "main.tf"), []byte(refreshProviders+refreshConfig), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	env := tfEnv(rc, "PRIME_API_BASE_URL="+m.URL, "PRIME_API_KEY="+fastMockOptions().APIKey)
-	tf := func(args ...string) (string, int) {
-		t.Helper()
-		out, err := runTF(ctx, t, cli, work, env, args...)
-		var exit *exec.ExitError
-		switch {
-		case err == nil:
-			return out, 0
-		case errors.As(err, &exit):
-			return out, exit.ExitCode()
-		}
-		t.Fatalf("terraform %v: %v\n%s", args, err, out)
-		return out, -1
-	}
-	if out, code := tf("apply", "-auto-approve", "-no-color"); code != 0 {
+	w := newTFWork(t, cli, mockEnv(rc, m), map[string]string{"main.tf": refreshProviders + refreshConfig})
+	if out, code := w.run(ctx, "apply", "-auto-approve", "-no-color"); code != 0 {
 		t.Fatalf("apply exited %d:\n%s", code, out)
 	}
 	defer func() {
-		if out, code := tf("destroy", "-auto-approve", "-no-color"); code != 0 {
+		if out, code := w.run(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
 			t.Errorf("destroy exited %d:\n%s", code, out)
 		}
 		if live := m.Stats().LiveSandboxes; live != 0 {
@@ -131,12 +94,12 @@ func TestAccRefreshOnlyDetailedExitCode(t *testing.T) {
 	refreshPlan := func() (string, int) {
 		t.Helper()
 		if compactState {
-			compactStateFile(t, filepath.Join(work, "terraform.tfstate"))
+			compactStateFile(t, w.Path("terraform.tfstate"))
 		}
-		return tf("plan", "-refresh-only", "-detailed-exitcode", "-no-color")
+		return w.run(ctx, "plan", "-refresh-only", "-detailed-exitcode", "-no-color")
 	}
 	if compactState {
-		if out, code := tf("plan", "-refresh-only", "-detailed-exitcode", "-no-color"); code != 2 {
+		if out, code := w.run(ctx, "plan", "-refresh-only", "-detailed-exitcode", "-no-color"); code != 2 {
 			t.Fatalf("the CLI is listed in dataResourceJSONBug, yet its refresh-only plan of an unchanged state with a data source exited %d: take it off the list\n%s", code, out)
 		}
 	}
@@ -150,7 +113,7 @@ func TestAccRefreshOnlyDetailedExitCode(t *testing.T) {
 	}
 
 	// Out of band: a policy written from elsewhere, then a sandbox deleted.
-	state, code := tf("state", "show", "-no-color", "prime_egress_policy.lock")
+	state, code := w.run(ctx, "state", "show", "-no-color", "prime_egress_policy.lock")
 	if code != 0 {
 		t.Fatalf("state show: %s", state)
 	}
@@ -162,13 +125,13 @@ func TestAccRefreshOnlyDetailedExitCode(t *testing.T) {
 	if out, code := refreshPlan(); code != 2 {
 		t.Fatalf("after an out-of-band policy change the refresh-only plan exited %d, want 2:\n%s", code, out)
 	}
-	if out, code := tf("apply", "-refresh-only", "-auto-approve", "-no-color"); code != 0 {
+	if out, code := w.run(ctx, "apply", "-refresh-only", "-auto-approve", "-no-color"); code != 0 {
 		t.Fatalf("apply -refresh-only exited %d:\n%s", code, out)
 	}
 	if out, code := refreshPlan(); code != 0 {
 		t.Fatalf("after accepting the drift the refresh-only plan exited %d, want 0:\n%s", code, out)
 	}
-	box, code := tf("state", "show", "-no-color", "prime_sandbox.box")
+	box, code := w.run(ctx, "state", "show", "-no-color", "prime_sandbox.box")
 	if code != 0 {
 		t.Fatalf("state show: %s", box)
 	}

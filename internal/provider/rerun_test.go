@@ -52,13 +52,7 @@ func rerunFleetHCL(m *testMock, in rerunInputs) string {
 	for _, k := range tfkit.SortedKeys(in.own) {
 		fmt.Fprintf(&own, "    %q = { content = %q }\n", k, in.own[k])
 	}
-	return m.config(fmt.Sprintf(`
-resource "prime_sandbox_fleet" "eval" {
-  name_prefix  = "rerun"
-  size         = 3
-  docker_image = "python:3.12-slim"
-}
-
+	return m.config(fmt.Sprintf(sandboxFleetHCL("eval", "rerun", 3)+`
 resource "prime_fleet_file" "task" {
   sandbox_ids = prime_sandbox_fleet.eval.sandbox_ids
   path        = "/task/shared.txt"
@@ -265,12 +259,7 @@ func TestAccRerun_fleetAgentRunsAgainForEveryInput(t *testing.T) {
 // file in, the setup, the lock after it, and the agent named by the lock's
 // and the task's id in triggers.
 func rerunSingleHCL(m *testMock, in rerunInputs) string {
-	return m.config(fmt.Sprintf(`
-resource "prime_sandbox" "box" {
-  name         = "rerun-single"
-  docker_image = "python:3.12-slim"
-}
-
+	return m.config(fmt.Sprintf(sandboxHCL("box", "rerun-single")+`
 resource "prime_sandbox_file" "task" {
   sandbox_id = prime_sandbox.box.id
   path       = "/task/task.txt"

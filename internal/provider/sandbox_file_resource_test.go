@@ -21,12 +21,7 @@ import (
 )
 
 // fileSandboxHCL is one VM sandbox for the file tests.
-const fileSandboxHCL = `
-resource "prime_sandbox" "box" {
-  name         = "files"
-  docker_image = "python:3.12-slim"
-}
-`
+var fileSandboxHCL = sandboxHCL("box", "files")
 
 // sandboxIDOf reads a resource's sandbox_id (or id) from state.
 func sandboxIDOf(s *terraform.State, addr string) string {

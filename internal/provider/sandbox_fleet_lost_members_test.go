@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -227,34 +225,21 @@ func TestAccSandboxFleet_unreachableAtFirstApply(t *testing.T) {
 // since only a state file can carry an identity of the previous version.
 func TestAccSandboxFleet_identityV0State(t *testing.T) {
 	cli := requireCLIAtLeast(t, tfIdentity)
-	provider := devProvider(t)
-	t.Parallel()
-	m := newTestMock(t, fastMockOptions())
-	rc := provider()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	t.Cleanup(cancel)
-	env := tfEnv(rc, "PRIME_API_BASE_URL="+m.URL, "PRIME_API_KEY="+fastMockOptions().APIKey)
-	w := newCLIWorkspace(ctx, t, cli, env, map[string]string{"main.tf": refreshProviders + unlabelledFleet("size = 2")})
-	t.Cleanup(func() {
-		if out, code := w.run("destroy", "-auto-approve", "-input=false"); code != 0 {
-			t.Errorf("destroy exited %d:\n%s", code, out)
-		}
-		if live := m.Stats().LiveSandboxes; live != 0 {
-			t.Errorf("%d sandboxes live after destroy", live)
-		}
-	})
-	w.must(t, "apply", "-auto-approve", "-input=false")
-	statePath := filepath.Join(w.dir, "terraform.tfstate")
+	m, env, ctx := mockCLITest(t)
+	w := newTFWork(t, cli, env, map[string]string{"main.tf": refreshProviders + unlabelledFleet("size = 2")})
+	w.destroyAtEnd(ctx, m)
+	w.must(ctx, "apply", "-auto-approve", "-input=false")
+	statePath := filepath.Join(w.Dir, "terraform.tfstate")
 	fleetID, ids := rewriteFleetIdentityToV0(t, statePath)
 	for _, id := range ids {
 		if err := m.client(t).DeleteSandbox(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if out, code := w.run("plan", "-input=false", "-detailed-exitcode"); code != 2 || !strings.Contains(out, "update in-place") {
+	if out, code := w.run(ctx, "plan", "-input=false", "-detailed-exitcode"); code != 2 || !strings.Contains(out, "update in-place") {
 		t.Fatalf("plan with a version 0 identity and no members left exited %d, want 2 and an in-place update:\n%s", code, out)
 	}
-	w.must(t, "apply", "-auto-approve", "-input=false")
+	w.must(ctx, "apply", "-auto-approve", "-input=false")
 	inst := fleetInstance(t, statePath)
 	if inst.IdentitySchemaVersion != 1 || inst.Identity["id"] != fleetID || inst.Attributes["id"] != fleetID {
 		t.Fatalf("after the apply: identity v%d %v, id %v; want v1 with id %s", inst.IdentitySchemaVersion, inst.Identity,

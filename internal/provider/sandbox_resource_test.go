@@ -17,12 +17,7 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
-const minimalSandbox = `
-resource "prime_sandbox" "test" {
-  name         = "eval-0"
-  docker_image = "python:3.12-slim"
-}
-`
+var minimalSandbox = sandboxHCL("test", "eval-0")
 
 // Create, read, import (CLI and import block), destroy; unset arguments are
 // sent with the platform's defaults and read back, and nothing retired (vm,
@@ -201,13 +196,7 @@ func TestAccSandbox_startProcessExitStopsSandbox(t *testing.T) {
 		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(`
-resource "prime_sandbox" "test" {
-  name         = "one-shot"
-  docker_image = "python:3.12-slim"
-  start_argv   = ["/bin/sh", "-c", "exit 3"]
-}
-`),
+			Config:      m.config(sandboxHCL("test", "one-shot", `start_argv = ["/bin/sh", "-c", "exit 3"]`)),
 			ExpectError: expectErr("The start command exited with code 3, which stops the sandbox"),
 		}},
 	})

@@ -65,10 +65,10 @@ func TestAccUpgrade_stateFromPreviousReleasePlansEmpty(t *testing.T) {
 		state = strings.ReplaceAll(state, "registry.terraform.io/", host+"/")
 	}
 
-	w := newCLIWork(t, m, provider(), cli, "")
+	w := newMockWork(t, m, provider(), cli, "")
 	writeRaw := func(name, content string) {
 		t.Helper()
-		if err := os.WriteFile(filepath.Join(w.dir, name), []byte(content), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(w.Dir, name), []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -100,7 +100,7 @@ func TestAccUpgrade_stateFromPreviousReleasePlansEmpty(t *testing.T) {
 	if out, code := w.run(ctx, "apply", "-auto-approve", "-no-color"); code != 0 {
 		t.Fatalf("apply after the upgrade: %s", out)
 	}
-	raw, err := os.ReadFile(filepath.Join(w.dir, "terraform.tfstate"))
+	raw, err := os.ReadFile(filepath.Join(w.Dir, "terraform.tfstate"))
 	if err != nil {
 		t.Fatal(err)
 	}

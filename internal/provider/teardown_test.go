@@ -41,13 +41,7 @@ func TestAccTeardown_stalledDataPlaneStillDeletesTheFleet(t *testing.T) {
 		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(`
-resource "prime_sandbox_fleet" "eval" {
-  name_prefix  = "teardown"
-  size         = 3
-  docker_image = "python:3.12-slim"
-}
-
+			Config: m.config(sandboxFleetHCL("eval", "teardown", 3) + `
 resource "prime_fleet_egress_policy" "lock" {
   sandbox_ids = prime_sandbox_fleet.eval.sandbox_ids
   allow       = ["example.com"]
@@ -131,30 +125,14 @@ func TestAccTeardown_stalledDestroyWarnsOncePerResource(t *testing.T) {
 	provider := devProvider(t)
 	t.Parallel()
 	m := newTestMock(t, fastMockOptions())
-	w := newCLIWork(t, m, provider(), cli, `
+	w := newMockWork(t, m, provider(), cli, `
 provider "prime" {}
-
-resource "prime_sandbox_fleet" "eval" {
-  name_prefix  = "stalled"
-  size         = 3
-  docker_image = "python:3.12-slim"
-}
-
+`+sandboxFleetHCL("eval", "stalled", 3)+`
 resource "prime_fleet_egress_policy" "lock" {
   sandbox_ids = prime_sandbox_fleet.eval.sandbox_ids
   allow       = ["example.com"]
 }
-
-resource "prime_sandbox" "one" {
-  name         = "stalled-one"
-  docker_image = "python:3.12-slim"
-}
-
-resource "prime_egress_policy" "one" {
-  sandbox_id = prime_sandbox.one.id
-  allow      = ["example.com"]
-}
-`)
+`+sandboxHCL("one", "stalled-one")+egressPolicyHCL("one", "prime_sandbox.one.id", []string{"example.com"}))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	if out, code := w.run(ctx, "apply", "-no-color", "-auto-approve", "-input=false"); code != 0 {

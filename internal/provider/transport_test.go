@@ -33,12 +33,7 @@ func TestAccSandboxCommand_transport(t *testing.T) {
 		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(`
-resource "prime_sandbox" "box" {
-  name         = "box"
-  docker_image = "python:3.12-slim"
-}
-resource "prime_sandbox_command" "absolute" {
+			Config: m.config(sandboxHCL("box", "box") + `resource "prime_sandbox_command" "absolute" {
   sandbox_id  = prime_sandbox.box.id
   command     = "echo $GREETING from absolute; pwd"
   env         = { GREETING = "hello" }
@@ -137,12 +132,7 @@ func TestAccSandboxCommand_gatewayLagsRunning(t *testing.T) {
 		ProtoV6ProviderFactories: providerFactories(t),
 		CheckDestroy:             m.checkNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(`
-resource "prime_sandbox" "vm" {
-  name         = "lagging"
-  docker_image = "python:3.12-slim"
-}
-resource "prime_sandbox_command" "first" {
+			Config: m.config(sandboxHCL("vm", "lagging") + `resource "prime_sandbox_command" "first" {
   sandbox_id = prime_sandbox.vm.id
   command    = "echo first"
 }

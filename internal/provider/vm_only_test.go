@@ -18,14 +18,7 @@ import (
 // todaysProtocol is the evaluation protocol as today's docs write it: no
 // vm attribute anywhere (every sandbox is a VM), no lifetime limit and a
 // 60-minute idle timeout, as the eval-fleet module's defaults.
-const todaysProtocol = `
-resource "prime_sandbox" "box" {
-  name                 = "todays-docs"
-  docker_image         = "python:3.12-slim"
-  timeout_minutes      = -1
-  idle_timeout_minutes = 60
-}
-
+var todaysProtocol = sandboxHCL("box", "todays-docs", "timeout_minutes = -1", "idle_timeout_minutes = 60") + `
 resource "prime_sandbox_file" "task" {
   sandbox_id = prime_sandbox.box.id
   path       = "/task/task.json"
@@ -38,21 +31,7 @@ resource "prime_sandbox_command" "setup" {
   require_open_egress = true
   triggers            = { task = prime_sandbox_file.task.id }
 }
-
-resource "prime_egress_policy" "lock" {
-  sandbox_id = prime_sandbox.box.id
-  allow      = ["api.openai.com"]
-  after      = [prime_sandbox_command.setup.id]
-}
-
-resource "prime_sandbox_command" "agent" {
-  sandbox_id      = prime_egress_policy.lock.sandbox_id
-  command         = "test -f /opt/setup-ran && echo '{\"reward\": 1}' > /results/reward.json && echo agent-done"
-  background      = true
-  timeout_seconds = 600
-  triggers        = { lock = prime_egress_policy.lock.id }
-}
-
+` + egressPolicyHCL("lock", "prime_sandbox.box.id", []string{"api.openai.com"}, "after = [prime_sandbox_command.setup.id]") + backgroundCommandHCL("agent", "prime_egress_policy.lock.sandbox_id", `test -f /opt/setup-ran && echo '{"reward": 1}' > /results/reward.json && echo agent-done`, "timeout_seconds = 600", "triggers = { lock = prime_egress_policy.lock.id }") + `
 data "prime_sandbox_file" "reward" {
   sandbox_id = prime_sandbox_command.agent.sandbox_id
   path       = "/results/reward.json"

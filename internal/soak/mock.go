@@ -12,10 +12,10 @@ import (
 	"net/url"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/devtools/tfcli"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
@@ -32,7 +32,7 @@ type Mock struct {
 
 	cmd    *exec.Cmd
 	waited chan struct{}
-	stderr *syncBuffer
+	stderr *tfcli.SyncBuffer
 	hc     *http.Client
 }
 
@@ -50,7 +50,7 @@ func StartMockProcess(bin string, args ...string) (*Mock, error) {
 	if err != nil {
 		return nil, err
 	}
-	stderr := &syncBuffer{}
+	stderr := &tfcli.SyncBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", bin, err)
@@ -77,24 +77,6 @@ func StartMockProcess(bin string, args ...string) (*Mock, error) {
 		return nil, errors.New("prime-mock did not print its address within 30s")
 	}
 	return m, nil
-}
-
-// syncBuffer is a bytes.Buffer safe for exec's copier and a reader.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // PID is the mock process's id (0 for an in-process mock).

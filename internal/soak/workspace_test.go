@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/devtools/tfcli"
 )
 
 // The test binary doubles as the processes a workspace starts (see
@@ -67,7 +69,7 @@ func developerMachine(t *testing.T) (forbidden []string) {
 // directory are the workspace's, not a forbidden home or inside one, and
 // the only PRIME_* variables are those in allowed (the ones the test set
 // through the workspace).
-func checkSeen(t *testing.T, dir string, ws *Workspace, forbidden []string, allowed map[string]bool) {
+func checkSeen(t *testing.T, dir string, ws *tfcli.Workspace, forbidden []string, allowed map[string]bool) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {

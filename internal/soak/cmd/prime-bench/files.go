@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/devtools/tfcli"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 	"github.com/primeintellect/terraform-provider-prime/internal/soak"
@@ -326,7 +327,7 @@ func fileRun(c benchConfig, n int, files bool, archive soak.TaskArchive) (*fileF
 }
 
 // resultsIn counts the data source's entries that hold the agent's result.
-func resultsIn(state []soak.StateResource) int {
+func resultsIn(state []tfcli.StateResource) int {
 	for _, r := range state {
 		if r.Address != soak.ResultDataAddr {
 			continue
@@ -345,7 +346,7 @@ func resultsIn(state []soak.StateResource) int {
 
 // spotCheck compares, on a few members, the unpacked data file with the
 // local one (through the mock's introspection: no latency, not counted).
-func spotCheck(ctx context.Context, m *soak.Mock, state []soak.StateResource, archive soak.TaskArchive) (checked, ok int) {
+func spotCheck(ctx context.Context, m *soak.Mock, state []tfcli.StateResource, archive soak.TaskArchive) (checked, ok int) {
 	want, err := os.ReadFile(filepath.Join(archive.Dir, "data.bin"))
 	if err != nil {
 		return 1, 0

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/devtools/tfcli"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 	"github.com/primeintellect/terraform-provider-prime/internal/soak"
@@ -500,7 +501,7 @@ func (f *jobFigures) analyse(recs []traceRec) {
 
 // agentResults counts the agent's results with exit code 0 and the
 // agent's output ("done").
-func agentResults(state []soak.StateResource) int {
+func agentResults(state []tfcli.StateResource) int {
 	for _, r := range state {
 		if r.Address != soak.AgentFleetAddr {
 			continue

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/devtools/tfcli"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 	"github.com/primeintellect/terraform-provider-prime/internal/soak"
 )
@@ -238,7 +239,7 @@ func TestParseJobBatch(t *testing.T) {
 // The figures of the state: results read by the data source, the agent's
 // results.
 func TestStateCounts(t *testing.T) {
-	state := []soak.StateResource{
+	state := []tfcli.StateResource{
 		{Address: soak.ResultDataAddr, Values: map[string]any{"files": map[string]any{
 			"0": map[string]any{"content": soak.ResultContent}, "1": map[string]any{"content": "{}"}, "2": map[string]any{"content": nil},
 		}}},
