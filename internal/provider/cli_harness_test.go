@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/devtools/tfcli"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 )
 
 // The one harness of the tests that drive the real Terraform CLI: what

@@ -17,9 +17,9 @@
 //
 // Nothing here runs `terraform init`: the CLI configuration written into
 // each workspace uses dev_overrides, which plan/apply/destroy honour without
-// a registry. Terraform itself is run through internal/devtools/tfcli.
+// a registry. Terraform itself is run through internal/tfcli.
 //
-// It may import the standard library, internal/devtools/tfcli,
+// It may import the standard library, internal/tfcli,
 // internal/prime and internal/primemock, nothing else of this module: the
 // provider reaches it only as a binary (the test binary serves the
 // provider; see TestMain), so it never imports internal/provider or a

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/devtools/tfcli"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/devtools/tfcli"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 )
 
 // NewWorkspace creates dir (if needed) with a CLI configuration whose

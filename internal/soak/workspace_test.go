@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/devtools/tfcli"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 )
 
 // The test binary doubles as the processes a workspace starts (see

@@ -16,7 +16,7 @@
 // check does. `make demo` runs it.
 //
 // It may import internal/soak (the mock process and the isolated
-// workspace), internal/devtools/tfcli, internal/primemock and
+// workspace), internal/tfcli, internal/primemock and
 // internal/prime, never internal/provider or a domain package: it runs the
 // provider as a binary.
 package main
@@ -35,7 +35,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/devtools/tfcli"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 	"github.com/primeintellect/terraform-provider-prime/internal/soak"
 )
 

@@ -15,7 +15,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/devtools/tfcli"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 )
 
 // scenario is one row of examples/demo's scenarios output. A nil list is

@@ -19,7 +19,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/devtools/tfcli"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 	"github.com/primeintellect/terraform-provider-prime/internal/soak"

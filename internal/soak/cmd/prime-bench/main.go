@@ -10,7 +10,7 @@
 // rather than tools/ because tools/ is its own Go module (pinned tools),
 // and this command imports the provider's internal packages.
 //
-// It may import internal/soak, internal/devtools/tfcli, internal/primemock,
+// It may import internal/soak, internal/tfcli, internal/primemock,
 // internal/prime and internal/commandsession (its SDK stand-in speaks the
 // gateway protocol), never internal/provider or a domain package: it runs
 // the provider as a binary.

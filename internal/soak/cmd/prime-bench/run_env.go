@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/devtools/tfcli"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 	"github.com/primeintellect/terraform-provider-prime/internal/soak"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/devtools/tfcli"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 	"github.com/primeintellect/terraform-provider-prime/internal/soak"
 )
