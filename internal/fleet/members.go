@@ -107,8 +107,16 @@ func AddFailure(diags *diag.Diagnostics, what string, problems *Problems, tried 
 	if what == "command" {
 		among = "that ran"
 	}
-	diags.AddError("Fleet "+what+" failed",
-		fmt.Sprintf("The %s failed on %d of the %d members %s:\n\n%s", what, problems.Len(), tried, among, problems.String()))
+	AddMemberFailures(diags, "Fleet "+what+" failed", "The "+what+" failed on ", problems, tried, among)
+}
+
+// AddMemberFailures is the one wording of an error that names every failed
+// member: summary, then lead, "N of the M members", among, and each
+// member's problem. AddFailure is its fleet-operation form; resources that
+// act on members without being a fleet (a network's membership) call it
+// with their own summary.
+func AddMemberFailures(diags *diag.Diagnostics, summary, lead string, problems *Problems, tried int, among string) {
+	diags.AddError(summary, fmt.Sprintf("%s%d of the %d members %s:\n\n%s", lead, problems.Len(), tried, among, problems.String()))
 }
 
 // Prefixed is key's earlier problem followed by "; then ", or "" when it

@@ -188,7 +188,7 @@ func (r *memberResource) Create(ctx context.Context, req resource.CreateRequest,
 	}
 	plan.Members = memberEntriesValue(entries)
 	if problems.Len() > 0 {
-		addFailure(&resp.Diagnostics, "Network join failed", "could not join", problems, tried)
+		fleet.AddMemberFailures(&resp.Diagnostics, "Network join failed", "", problems, tried, "could not join")
 		if len(entries) == 0 {
 			return // nothing joined: nothing to track
 		}
@@ -279,7 +279,7 @@ func (r *memberResource) Update(ctx context.Context, req resource.UpdateRequest,
 	plan.Members = memberEntriesValue(entries)
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 	if problems.Len() > 0 {
-		addFailure(&resp.Diagnostics, "Network join failed", "could not join", problems, tried)
+		fleet.AddMemberFailures(&resp.Diagnostics, "Network join failed", "", problems, tried, "could not join")
 	}
 }
 
@@ -300,7 +300,7 @@ func (r *memberResource) Delete(ctx context.Context, req resource.DeleteRequest,
 	if problems.Len() > 0 {
 		state.Members = memberEntriesValue(entries)
 		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
-		addFailure(&resp.Diagnostics, "Network leave failed", "could not leave the network (they stay in state; destroy again)", problems, tried)
+		fleet.AddMemberFailures(&resp.Diagnostics, "Network leave failed", "", problems, tried, "could not leave the network (they stay in state; destroy again)")
 	}
 }
 

@@ -97,12 +97,6 @@ func joinProblem(networkID, sandboxID string, err error) string {
 	return fmt.Sprintf("sandbox %s: %s", sandboxID, err)
 }
 
-// addFailure is the one error of a membership change for every member
-// that failed (fleet.Problems, which names each).
-func addFailure(diags *diag.Diagnostics, summary, what string, problems *fleet.Problems, tried int) {
-	diags.AddError(summary, fmt.Sprintf("%d of the %d members %s:\n\n%s", problems.Len(), tried, what, problems.String()))
-}
-
 // converge makes the network hold wanted (member key → sandbox ID) with
 // tags, starting from prior (the recorded members; nil on create). A
 // sandbox no key wants any more leaves first; if one cannot, nothing else
