@@ -49,7 +49,7 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 	defer cancel()
 	sb, inflight, err := createSandbox(postCtx, r.client, r.journal, createReq)
 	if sb == nil {
-		resp.Diagnostics.AddError("Cannot create sandbox", err.Error())
+		resp.Diagnostics.AddError("Cannot create sandbox", restoreRefusal(createReq, err).Error())
 		return
 	}
 	defer inflight.HandOver() // from here on the state returned carries the ID
