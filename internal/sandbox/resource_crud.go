@@ -178,10 +178,14 @@ func refreshSandbox(ctx context.Context, c *prime.Client, state *sandboxModel, s
 	}
 	state.setEgressState(es)
 	if !state.Egress.IsNull() && !state.EgressApplied.ValueBool() {
+		pending := ""
+		if sb.Status == prime.StatusPaused {
+			pending = egress.PendingWhilePausedNote
+		}
 		diags.AddWarning("Egress policy not enforced",
 			fmt.Sprintf("Sandbox %s's egress block (generation %d) is not enforced by the data plane "+
-				"(applied_generation %d). The next apply writes it again and waits for enforcement.",
-				sb.ID, state.EgressGeneration.ValueInt64(), st.AppliedGeneration))
+				"(applied_generation %d). The next apply writes it again and waits for enforcement.%s",
+				sb.ID, state.EgressGeneration.ValueInt64(), st.AppliedGeneration, pending))
 	}
 	return false
 }
