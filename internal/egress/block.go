@@ -176,17 +176,21 @@ func SetBornLists(r *prime.CreateSandboxRequest, p *prime.EgressPolicy) bool {
 // EnforceBorn makes a new, RUNNING sandbox enforce its egress block's
 // policy, fail-closed within timeout: the lists the create carried are
 // waited for (WaitBorn); lists it could not carry (a restore) are written
-// and then waited for through the same wait. The generation is that of the
-// policy, known once the platform accepted it (0 before), also on error.
-func EnforceBorn(ctx context.Context, c *prime.Client, id string, policy prime.EgressPolicy, sentAtCreate bool, timeout time.Duration) (*prime.EgressPolicyStatus, int64, error) {
+// and then waited for through the same wait. gen is the policy's
+// generation once known (the create's may be 0), nil before, also on error.
+func EnforceBorn(ctx context.Context, c *prime.Client, id string, policy prime.EgressPolicy, sentAtCreate bool, timeout time.Duration) (gen *int64, err error) {
 	if sentAtCreate {
 		st, err := WaitBorn(ctx, c, id, timeout)
 		if st == nil {
-			return nil, 0, err
+			return nil, err
 		}
-		return st, st.Generation, err
+		return &st.Generation, err
 	}
-	return Write(ctx, c, id, policy, timeout, "egress")
+	_, written, err := Write(ctx, c, id, policy, timeout, "egress")
+	if written == 0 {
+		return nil, err // nothing accepted
+	}
+	return &written, err
 }
 
 // WaitBorn waits until the data plane enforces the sandbox's born

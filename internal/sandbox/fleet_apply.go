@@ -93,9 +93,9 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 		if a.born != nil {
 			// Before the fleet's Create returns: every member is locked
 			// before anything that depends on the fleet starts.
-			_, gen, err := egress.EnforceBorn(ctx, a.client, id, *a.born, bornAtCreate, a.egressTimeout)
-			if gen > 0 {
-				m.EgressGeneration = types.Int64Value(gen)
+			gen, err := egress.EnforceBorn(ctx, a.client, id, *a.born, bornAtCreate, a.egressTimeout)
+			if gen != nil {
+				m.EgressGeneration = types.Int64Value(*gen)
 			}
 			if err != nil {
 				problems.Add(key, "%s", egress.FailClosedMessage(id, a.egressTimeout, "egress", err))

@@ -79,9 +79,9 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 	if born != nil {
 		// Before Create returns, so nothing that depends on the sandbox
 		// starts on an unenforced policy.
-		_, gen, err := egress.EnforceBorn(ctx, r.client, sb.ID, *born, bornAtCreate, egressTimeout)
-		if gen > 0 {
-			state.EgressGeneration = types.Int64Value(gen)
+		gen, err := egress.EnforceBorn(ctx, r.client, sb.ID, *born, bornAtCreate, egressTimeout)
+		if gen != nil {
+			state.EgressGeneration = types.Int64Value(*gen)
 		}
 		if err != nil {
 			resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
