@@ -159,6 +159,40 @@ func PlanBlock(ctx context.Context, plan, prior *BlockState, diags *diag.Diagnos
 	return false
 }
 
+// SetBornLists puts a born policy into a create request when the create
+// can carry it, and reports whether it did. A restore (checkpoint_id)
+// cannot, as far as is known: [I] the 2026 contract does not show whether a
+// create may carry checkpoint_id and the network lists together, so a
+// restored sandbox is created open and locked by EnforceBorn right after
+// it is RUNNING, before its create returns.
+func SetBornLists(r *prime.CreateSandboxRequest, p *prime.EgressPolicy) bool {
+	if p == nil || r.IsRestore() {
+		return false
+	}
+	SetCreateLists(r, p)
+	return true
+}
+
+// EnforceBorn makes a new, RUNNING sandbox enforce its egress block's
+// policy, fail-closed within timeout: the lists the create carried are
+// waited for (WaitBorn); lists it could not carry (a restore) are written
+// and then waited for through the same wait. gen is the policy's
+// generation once known (the create's may be 0), nil before, also on error.
+func EnforceBorn(ctx context.Context, c *prime.Client, id string, policy prime.EgressPolicy, sentAtCreate bool, timeout time.Duration) (gen *int64, err error) {
+	if sentAtCreate {
+		st, err := WaitBorn(ctx, c, id, timeout)
+		if st == nil {
+			return nil, err
+		}
+		return &st.Generation, err
+	}
+	_, written, err := Write(ctx, c, id, policy, timeout, "egress")
+	if written == 0 {
+		return nil, err // nothing accepted
+	}
+	return &written, err
+}
+
 // WaitBorn waits until the data plane enforces the sandbox's born
 // policy, fail-closed within timeout.
 func WaitBorn(ctx context.Context, c *prime.Client, id string, timeout time.Duration) (*prime.EgressPolicyStatus, error) {

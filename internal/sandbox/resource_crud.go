@@ -34,7 +34,7 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 	createReq, _, d := createRequest(ctx, plan.Name, plan.template(), wo)
 	resp.Diagnostics.Append(d...)
 	born, _ := egress.BornPolicy(ctx, plan.Egress, &resp.Diagnostics)
-	egress.SetCreateLists(&createReq, born)
+	bornAtCreate := egress.SetBornLists(&createReq, born)
 	timeout, d := tfkit.TimeoutOf(plan.Timeouts, "create", defaultSandboxCreateTimeout)
 	resp.Diagnostics.Append(d...)
 	buildTimeout, d := tfkit.TimeoutOf(plan.Timeouts, "image_build", prime.DefaultImageBuildTimeout)
@@ -49,7 +49,7 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 	defer cancel()
 	sb, inflight, err := createSandbox(postCtx, r.client, r.journal, createReq)
 	if sb == nil {
-		resp.Diagnostics.AddError("Cannot create sandbox", err.Error())
+		resp.Diagnostics.AddError("Cannot create sandbox", restoreRefusal(createReq, err).Error())
 		return
 	}
 	defer inflight.HandOver() // from here on the state returned carries the ID
@@ -77,9 +77,11 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	if born != nil {
-		st, err := egress.WaitBorn(ctx, r.client, sb.ID, egressTimeout)
-		if st != nil {
-			state.EgressGeneration = types.Int64Value(st.Generation)
+		// Before Create returns, so nothing that depends on the sandbox
+		// starts on an unenforced policy.
+		gen, err := egress.EnforceBorn(ctx, r.client, sb.ID, *born, bornAtCreate, egressTimeout)
+		if gen != nil {
+			state.EgressGeneration = types.Int64Value(*gen)
 		}
 		if err != nil {
 			resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
@@ -87,6 +89,14 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 			return
 		}
 		state.EgressApplied = types.BoolValue(true)
+	}
+	// Paused last: the lock is enforced first, and a paused sandbox keeps it.
+	if act, paused := pauseChange(plan.Paused, types.BoolNull(), true); act {
+		if err := setPaused(ctx, r.client, sb.ID, paused); err != nil {
+			resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
+			resp.Diagnostics.AddError("Sandbox not paused", err.Error()+".\n\n"+taintedNote)
+			return
+		}
 	}
 	sb, err = r.client.GetSandbox(ctx, sb.ID)
 	if err != nil {
@@ -126,6 +136,7 @@ func (r *sandboxResource) Read(ctx context.Context, req resource.ReadRequest, re
 		return
 	}
 	imported := importRead && state.Egress.IsNull() && state.EgressGeneration.IsNull()
+	state.Paused = pausedOnRefresh(state.Paused, sb.Status)
 	if gone := refreshSandbox(ctx, r.client, &state, sb, imported, &resp.Diagnostics); gone || resp.Diagnostics.HasError() {
 		if gone {
 			resp.State.RemoveResource(ctx)
@@ -167,10 +178,14 @@ func refreshSandbox(ctx context.Context, c *prime.Client, state *sandboxModel, s
 	}
 	state.setEgressState(es)
 	if !state.Egress.IsNull() && !state.EgressApplied.ValueBool() {
+		pending := ""
+		if sb.Status == prime.StatusPaused {
+			pending = egress.PendingWhilePausedNote
+		}
 		diags.AddWarning("Egress policy not enforced",
 			fmt.Sprintf("Sandbox %s's egress block (generation %d) is not enforced by the data plane "+
-				"(applied_generation %d). The next apply writes it again and waits for enforcement.",
-				sb.ID, state.EgressGeneration.ValueInt64(), st.AppliedGeneration))
+				"(applied_generation %d). The next apply writes it again and waits for enforcement.%s",
+				sb.ID, state.EgressGeneration.ValueInt64(), st.AppliedGeneration, pending))
 	}
 	return false
 }
@@ -209,6 +224,14 @@ func (r *sandboxResource) Update(ctx context.Context, req resource.UpdateRequest
 		return
 	}
 	plan.SecretsWO = types.MapNull(types.StringType)
+	id := state.ID.ValueString()
+	// A resume comes before an egress change (a policy written to a paused
+	// sandbox is only enforced on resume), a pause after it.
+	act, paused := pauseChange(plan.Paused, state.Paused, false)
+	if act && !paused && !applyPaused(ctx, r.client, id, paused, &resp.Diagnostics) {
+		resp.State.Raw = req.State.Raw.Copy() // nothing changed
+		return
+	}
 	if plan.EgressGeneration.IsUnknown() || (plan.Egress.IsNull() && !state.Egress.IsNull()) {
 		timeout, d := tfkit.TimeoutOf(plan.Timeouts, "egress", egress.DefaultTimeout)
 		resp.Diagnostics.Append(d...)
@@ -220,7 +243,6 @@ func (r *sandboxResource) Update(ctx context.Context, req resource.UpdateRequest
 		if policy != nil {
 			target = *policy
 		}
-		id := state.ID.ValueString()
 		own, ownGen := egress.PolicyOfBlockState(ctx, *state.egressState(), &resp.Diagnostics)
 		st, gen, err := egress.WriteBlock(ctx, r.client, id, target, own, ownGen, timeout)
 		if err != nil {
@@ -244,9 +266,38 @@ func (r *sandboxResource) Update(ctx context.Context, req resource.UpdateRequest
 			plan.EgressOverride = types.Int64Null()
 		}
 	}
+	if act && paused {
+		// The egress change is done: record it before pausing, so a failed
+		// pause keeps it.
+		done := plan
+		done.Paused, done.Status = state.Paused, state.Status
+		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &done)...)
+		if !applyPaused(ctx, r.client, id, paused, &resp.Diagnostics) {
+			return
+		}
+	}
+	if act {
+		plan.Status = types.StringValue(pausedStatus(paused))
+	}
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 	resp.Diagnostics.Append(setSandboxIdentity(ctx, resp.Identity, plan.ID)...)
 	resp.Diagnostics.Append(tfkit.ClearImported(ctx, resp.Private)...)
+}
+
+// applyPaused pauses or resumes the sandbox of an Update, reporting a
+// failure at `paused`. The caller leaves the prior `paused` and status in
+// state then, so the next plan proposes the change again.
+func applyPaused(ctx context.Context, c *prime.Client, id string, paused bool, diags *diag.Diagnostics) bool {
+	err := setPaused(ctx, c, id, paused)
+	if err == nil {
+		return true
+	}
+	what := "resumed"
+	if paused {
+		what = "paused"
+	}
+	diags.AddAttributeError(path.Root("paused"), "Sandbox not "+what, err.Error())
+	return false
 }
 
 func (r *sandboxResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
