@@ -159,6 +159,36 @@ func PlanBlock(ctx context.Context, plan, prior *BlockState, diags *diag.Diagnos
 	return false
 }
 
+// SetBornLists puts a born policy into a create request when the create
+// can carry it, and reports whether it did. A restore (checkpoint_id)
+// cannot, as far as is known: [I] the 2026 contract does not show whether a
+// create may carry checkpoint_id and the network lists together, so a
+// restored sandbox is created open and locked by EnforceBorn right after
+// it is RUNNING, before its create returns.
+func SetBornLists(r *prime.CreateSandboxRequest, p *prime.EgressPolicy) bool {
+	if p == nil || r.IsRestore() {
+		return false
+	}
+	SetCreateLists(r, p)
+	return true
+}
+
+// EnforceBorn makes a new, RUNNING sandbox enforce its egress block's
+// policy, fail-closed within timeout: the lists the create carried are
+// waited for (WaitBorn); lists it could not carry (a restore) are written
+// and then waited for through the same wait. The generation is that of the
+// policy, known once the platform accepted it (0 before), also on error.
+func EnforceBorn(ctx context.Context, c *prime.Client, id string, policy prime.EgressPolicy, sentAtCreate bool, timeout time.Duration) (*prime.EgressPolicyStatus, int64, error) {
+	if sentAtCreate {
+		st, err := WaitBorn(ctx, c, id, timeout)
+		if st == nil {
+			return nil, 0, err
+		}
+		return st, st.Generation, err
+	}
+	return Write(ctx, c, id, policy, timeout, "egress")
+}
+
 // WaitBorn waits until the data plane enforces the sandbox's born
 // policy, fail-closed within timeout.
 func WaitBorn(ctx context.Context, c *prime.Client, id string, timeout time.Duration) (*prime.EgressPolicyStatus, error) {

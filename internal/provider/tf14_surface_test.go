@@ -56,7 +56,7 @@ func TestServedProviderOffersTerraform14Surface(t *testing.T) {
 	}
 	want := map[string][]string{
 		"prime_sandbox": {"id"}, "prime_egress_policy": {"sandbox_id"}, "prime_sandbox_fleet": {"id", "label", "sandbox_ids"},
-		"prime_sandbox_checkpoint": {"id"},
+		"prime_sandbox_checkpoint": {"id"}, "prime_sandbox_network": {"id"}, "prime_volume": {"name", "team_id"},
 	}
 	for name, attrs := range want {
 		if !slices.Equal(got[name], attrs) {

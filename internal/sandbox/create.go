@@ -56,7 +56,9 @@ func definitelyNotCreated(err error) bool {
 }
 
 // adoptable reports whether the sandbox a replayed journal key returned is
-// the one the create asks for: same name and image, and still able to run.
+// the one the create asks for: same name and image (a restore's image is
+// the checkpoint's, which the request does not name), and still able to
+// run.
 func adoptable(sb *prime.Sandbox, req prime.CreateSandboxRequest) bool {
-	return sb.Name == req.Name && sb.DockerImage == req.DockerImage && !prime.IsTerminalStatus(sb.Status)
+	return sb.Name == req.Name && (req.IsRestore() || sb.DockerImage == req.DockerImage) && !prime.IsTerminalStatus(sb.Status)
 }

@@ -40,6 +40,7 @@ type fleetApply struct {
 func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *fleet.Problems, saveIDs func(map[string]fleetMember)) map[string]fleetMember {
 	var mu sync.Mutex
 	created := map[string]fleetMember{}
+	bornAtCreate := false // every member's create is the same template's
 	var inflight []*journal.InflightCreate
 	defer func() { journal.HandOverAll(inflight) }()
 
@@ -49,7 +50,7 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 		var diags diag.Diagnostics
 		req, _, d := createRequest(ctx, types.StringValue(memberName(a.prefix, key)), a.template, a.secretsWO)
 		diags.Append(d...)
-		egress.SetCreateLists(&req, a.born)
+		sent := egress.SetBornLists(&req, a.born)
 		if diags.HasError() {
 			problems.Add(key, "%s", tfkit.DiagSummary(diags))
 			return
@@ -64,6 +65,7 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 			return
 		}
 		inflight = append(inflight, entry)
+		bornAtCreate = sent
 		created[key] = memberFromSandbox(sb, a.born != nil)
 		if err != nil {
 			problems.Add(key, "%s", interruptedCreate(sb.ID, err))
@@ -89,9 +91,11 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 		}
 		m.Status = types.StringValue(prime.StatusRunning)
 		if a.born != nil {
-			st, err := egress.WaitBorn(ctx, a.client, id, a.egressTimeout)
-			if st != nil {
-				m.EgressGeneration = types.Int64Value(st.Generation)
+			// Before the fleet's Create returns: every member is locked
+			// before anything that depends on the fleet starts.
+			_, gen, err := egress.EnforceBorn(ctx, a.client, id, *a.born, bornAtCreate, a.egressTimeout)
+			if gen > 0 {
+				m.EgressGeneration = types.Int64Value(gen)
 			}
 			if err != nil {
 				problems.Add(key, "%s", egress.FailClosedMessage(id, a.egressTimeout, "egress", err))

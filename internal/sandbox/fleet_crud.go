@@ -44,6 +44,16 @@ func settleTemplate(f *sandboxFleetModel) {
 			*s = types.StringNull()
 		}
 	}
+	// What a restore takes from the checkpoint is not sent, so the template
+	// holds none (members may differ from nothing it says).
+	for _, v := range []*types.Float64{&f.DiskSizeGB, &f.MemoryGB} {
+		if v.IsUnknown() {
+			*v = types.Float64Null()
+		}
+	}
+	if f.CPUCores.IsUnknown() {
+		f.CPUCores = wholeNumber{Int64Value: types.Int64Null()}
+	}
 	f.SecretsWO = types.MapNull(types.StringType)
 }
 

@@ -20,6 +20,8 @@ type sandboxFleetModel struct {
 	NamePrefix     types.String `tfsdk:"name_prefix"`
 	sandboxSpec
 	sandboxInputs
+	// Paused pauses or resumes every member; null is not managed.
+	Paused     types.Bool     `tfsdk:"paused"`
 	SandboxIDs types.Map      `tfsdk:"sandbox_ids"`
 	Sandboxes  types.Map      `tfsdk:"sandboxes"`
 	Timeouts   timeouts.Value `tfsdk:"timeouts"`

@@ -95,6 +95,8 @@ func (r *sandboxFleetResource) Schema(_ context.Context, _ resource.SchemaReques
 			stringvalidator.RegexMatches(memberKeyPattern, "must be letters, digits, '.', '_' or '-'"))},
 	}
 	attrs["member_triggers"] = memberTriggersAttribute()
+	attrs["paused"] = schema.BoolAttribute{Optional: true, MarkdownDescription: pausedDescription("every member") +
+		" Members are paused or resumed concurrently; the members that fail are named together in one error."}
 	attrs["name_prefix"] = schema.StringAttribute{
 		Required: true, PlanModifiers: []planmodifier.String{tfkit.ReplaceUnlessImportedString()},
 		MarkdownDescription: "Member names are `<name_prefix>-<key>`." + replacesFleet,

@@ -13,6 +13,7 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/egress"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
+	"github.com/primeintellect/terraform-provider-prime/internal/volume"
 )
 
 // sandboxSpec is what a sandbox is created from and the platform reports
@@ -48,6 +49,12 @@ type sandboxInputs struct {
 	SecretsWO             types.Map    `tfsdk:"secrets_wo"`
 	SecretsWOVersion      types.Int64  `tfsdk:"secrets_wo_version"`
 	Egress                types.Object `tfsdk:"egress"`
+	// CheckpointID, RestoreMemory and Volumes are create fields the
+	// platform does not report back [I: today's sandbox object is not
+	// published], so they live with the inputs (restore.go).
+	CheckpointID  types.String `tfsdk:"checkpoint_id"`
+	RestoreMemory types.Bool   `tfsdk:"restore_memory"`
+	Volumes       types.List   `tfsdk:"volumes"`
 }
 
 // sandboxTemplate is what one sandbox is created from: prime_sandbox's
@@ -77,10 +84,12 @@ type sandboxAttributes struct {
 type sandboxModel struct {
 	sandboxAttributes
 	sandboxInputs
-	EgressGeneration types.Int64    `tfsdk:"egress_generation"`
-	EgressApplied    types.Bool     `tfsdk:"egress_applied"`
-	EgressOverride   types.Int64    `tfsdk:"egress_override_generation"`
-	Timeouts         timeouts.Value `tfsdk:"timeouts"`
+	EgressGeneration types.Int64 `tfsdk:"egress_generation"`
+	EgressApplied    types.Bool  `tfsdk:"egress_applied"`
+	EgressOverride   types.Int64 `tfsdk:"egress_override_generation"`
+	// Paused is managed only when set (pause.go).
+	Paused   types.Bool     `tfsdk:"paused"`
+	Timeouts timeouts.Value `tfsdk:"timeouts"`
 }
 
 // template is what m's sandbox is created from.
@@ -94,6 +103,7 @@ func nullInputs() sandboxInputs {
 		StartCommand: types.StringNull(), Guaranteed: types.BoolNull(), RegistryCredentialsID: types.StringNull(),
 		Secrets: types.MapNull(types.StringType), SecretsWO: types.MapNull(types.StringType),
 		SecretsWOVersion: types.Int64Null(), Egress: types.ObjectNull(egress.BlockObjectType().AttrTypes),
+		CheckpointID: types.StringNull(), RestoreMemory: types.BoolNull(), Volumes: types.ListNull(volume.AttachmentType()),
 	}
 }
 
@@ -132,6 +142,23 @@ func createRequest(ctx context.Context, name types.String, m sandboxTemplate, se
 		r.DockerImage = m.DockerImage.ValueString()
 	} else if m.DockerImage.IsUnknown() {
 		r.DockerImage = "(known after apply)"
+	}
+	if known("checkpoint_id", m.CheckpointID) {
+		r.CheckpointID = m.CheckpointID.ValueStringPointer()
+	} else if m.CheckpointID.IsUnknown() {
+		placeholder := "(known after apply)"
+		r.CheckpointID = &placeholder
+	}
+	// restore_memory is sent only when true: false is the platform's cold
+	// boot, and a false without checkpoint_id is refused at plan instead
+	// (restoreInputProblems).
+	if known("restore_memory", m.RestoreMemory) && m.RestoreMemory.ValueBool() {
+		r.RestoreMemory = m.RestoreMemory.ValueBoolPointer()
+	}
+	if mounts, ok := volume.MountsOf(m.Volumes); !ok {
+		unknown["volumes"] = true
+	} else {
+		r.Volumes = mounts
 	}
 	// vm, guaranteed, registry_credentials_id and start_command are
 	// retired and never sent (retired.go refuses them at plan).
@@ -280,6 +307,11 @@ func applySandbox(ctx context.Context, m *sandboxAttributes, sb *prime.Sandbox) 
 // write-only and never stored, and the retired attributes are always null.
 func applySandboxResource(ctx context.Context, m *sandboxModel, sb *prime.Sandbox) diag.Diagnostics {
 	diags := applySandbox(ctx, &m.sandboxAttributes, sb)
+	if !m.CheckpointID.IsNull() {
+		// A restored sandbox runs the checkpoint's image: docker_image
+		// stays as configured (null), so the second plan is empty.
+		m.DockerImage = types.StringNull()
+	}
 	m.StartCommand, m.RegistryCredentialsID = types.StringNull(), types.StringNull()
 	m.Guaranteed = types.BoolNull()
 	if m.Secrets.IsUnknown() {

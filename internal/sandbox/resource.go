@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/float64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
@@ -24,6 +25,7 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
+	"github.com/primeintellect/terraform-provider-prime/internal/volume"
 )
 
 var (
@@ -67,19 +69,43 @@ const replaces = " Changing it replaces the sandbox (the API cannot update a san
 func sandboxArgumentAttributes(replaces string) map[string]schema.Attribute {
 	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	keepString := []planmodifier.String{stringplanmodifier.UseStateForUnknown(), stringplanmodifier.RequiresReplace()}
-	sdkFloat := func(v float64) []planmodifier.Float64 {
-		return []planmodifier.Float64{tfkit.SDKDefaultFloat64(v), float64planmodifier.RequiresReplace()}
+	// then runs after the SDK default and before the replace check.
+	sdkFloat := func(v float64, then ...planmodifier.Float64) []planmodifier.Float64 {
+		return append(append([]planmodifier.Float64{tfkit.SDKDefaultFloat64(v)}, then...), float64planmodifier.RequiresReplace())
 	}
-	sdkInt := func(v int64) []planmodifier.Int64 {
-		return []planmodifier.Int64{tfkit.SDKDefaultInt64(v), int64planmodifier.RequiresReplace()}
+	sdkInt := func(v int64, then ...planmodifier.Int64) []planmodifier.Int64 {
+		return append(append([]planmodifier.Int64{tfkit.SDKDefaultInt64(v)}, then...), int64planmodifier.RequiresReplace())
 	}
 	return map[string]schema.Attribute{
 		"docker_image": schema.StringAttribute{
-			Required: true, PlanModifiers: replaceString,
-			MarkdownDescription: "Docker image to run, e.g. `python:3.12-slim`. The first use of an image as a VM " +
-				"triggers an image build that can take around ten minutes; the create timeout allows for it." + replaces,
+			Optional: true, PlanModifiers: replaceString,
+			MarkdownDescription: "Docker image to run, e.g. `python:3.12-slim`. Exactly one of `docker_image` and " +
+				"`checkpoint_id` (checked at plan). The first use of an image as a VM triggers an image build that can " +
+				"take around ten minutes; the create timeout allows for it." + replaces,
 			Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
 		},
+		"checkpoint_id": schema.StringAttribute{
+			Optional: true, PlanModifiers: replaceString,
+			MarkdownDescription: "Boot from a checkpoint instead of an image, e.g. `prime_sandbox_checkpoint.setup.id`: " +
+				"the sandbox starts with the checkpoint's root file system (processes restart unless `restore_memory`), " +
+				"its image and its disk size. The checkpoint must be `DURABLE` and the caller's (or the team's); one " +
+				"checkpoint can be restored any number of times. Exactly one of `docker_image` and `checkpoint_id`; " +
+				"`disk_size_gb` must be unset (both checked at plan); `docker_image` stays unset in state. Volumes are " +
+				"never part of a checkpoint: attach them with `volumes`. With an `egress` block the sandbox is created " +
+				"open and locked right after it is `RUNNING`, through the same fail-closed wait, before the create " +
+				"returns (the platform does not say whether a restore can carry the lists). Unset (the default), the " +
+				"sandbox boots `docker_image`." + replaces,
+			Validators: []validator.String{stringvalidator.LengthBetween(1, prime.MaxCheckpointIDLength)},
+		},
+		"restore_memory": schema.BoolAttribute{
+			Optional: true, PlanModifiers: []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
+			MarkdownDescription: "With `checkpoint_id` only (checked at plan): `true` restores a pause checkpoint's " +
+				"memory too, so the sandbox continues where it was paused, with the paused sandbox's CPU and memory " +
+				"(unset `cpu_cores` and `memory_gb` are then read back, not defaulted). The platform refuses (HTTP " +
+				"409) a checkpoint without memory (only a pause takes one). Memory forks share random-number state, " +
+				"keys and tokens. Unset or `false` (the default): a cold boot from the checkpoint's files." + replaces,
+		},
+		"volumes": volumeAttachments(replaces),
 		"vm": schema.BoolAttribute{
 			Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 			DeprecationMessage: vmDeprecation,
@@ -109,20 +135,23 @@ func sandboxArgumentAttributes(replaces string) map[string]schema.Attribute {
 				prime.ArchAMD64, prime.ArchARM64, prime.DefaultArch) + replaces,
 		},
 		"cpu_cores": schema.Int64Attribute{
-			Optional: true, Computed: true, CustomType: wholeNumberType{}, PlanModifiers: sdkInt(prime.DefaultCPUCores),
+			Optional: true, Computed: true, CustomType: wholeNumberType{},
+			PlanModifiers: sdkInt(prime.DefaultCPUCores, takenFromCheckpoint{memoryOnly: true}),
 			MarkdownDescription: fmt.Sprintf("Number of vCPUs, a whole number of at least 1 (the platform refuses "+
-				"fractions). Default `%d`, the platform's; the provider always sends a value. An imported sandbox "+
-				"keeps the value the platform reports.", prime.DefaultCPUCores) + replaces,
+				"fractions). Default `%d`, the platform's; the provider always sends a value (except with "+
+				"`restore_memory`, which keeps the paused sandbox's). An imported sandbox keeps the value the platform "+
+				"reports.", prime.DefaultCPUCores) + replaces,
 		},
 		"memory_gb": schema.Float64Attribute{
-			Optional: true, Computed: true, PlanModifiers: sdkFloat(prime.DefaultMemoryGB),
-			MarkdownDescription: fmt.Sprintf("Memory in GB. Must be > 0. Default `%g`, the Prime SDK's, always sent.",
-				prime.DefaultMemoryGB) + replaces,
+			Optional: true, Computed: true, PlanModifiers: sdkFloat(prime.DefaultMemoryGB, takenFromCheckpoint{memoryOnly: true}),
+			MarkdownDescription: fmt.Sprintf("Memory in GB. Must be > 0. Default `%g`, the Prime SDK's, always sent "+
+				"(except with `restore_memory`, which keeps the paused sandbox's).", prime.DefaultMemoryGB) + replaces,
 		},
 		"disk_size_gb": schema.Float64Attribute{
-			Optional: true, Computed: true, PlanModifiers: sdkFloat(prime.DefaultDiskSizeGB),
-			MarkdownDescription: fmt.Sprintf("Disk size in GB. Must be > 0. Default `%g`, the Prime SDK's, always sent.",
-				prime.DefaultDiskSizeGB) + replaces,
+			Optional: true, Computed: true, PlanModifiers: sdkFloat(prime.DefaultDiskSizeGB, takenFromCheckpoint{}),
+			MarkdownDescription: fmt.Sprintf("Disk size in GB. Must be > 0. Default `%g`, the Prime SDK's, always sent "+
+				"when booting an image. Must be unset with `checkpoint_id` (checked at plan): a restore takes the "+
+				"checkpoint's disk size, which is read back.", prime.DefaultDiskSizeGB) + replaces,
 		},
 		"gpu_count": schema.Int64Attribute{
 			Optional: true, Computed: true, PlanModifiers: sdkInt(0),
@@ -206,6 +235,29 @@ func sandboxArgumentAttributes(replaces string) map[string]schema.Attribute {
 	}
 }
 
+// volumeAttachments is the `volumes` argument: internal/volume's
+// attachment list (its plan check is in validateSandbox), a create field.
+func volumeAttachments(replaces string) schema.ListNestedAttribute {
+	a := volume.AttachmentsAttribute(replaces)
+	a.PlanModifiers = []planmodifier.List{listplanmodifier.RequiresReplace()}
+	a.MarkdownDescription += " Unset (the default), no volume is attached."
+	return a
+}
+
+// pausedDescription is the `paused` argument's description; what is
+// paused is a sandbox, or every member of a fleet.
+func pausedDescription(what string) string {
+	return "Pause or resume " + what + " in place: `true` pauses (waits until `PAUSED`), `false` resumes (waits " +
+		"until `RUNNING`). Unset (the default), the provider neither pauses nor resumes and reports no drift " +
+		"whatever the status. A paused sandbox keeps memory and disk and is billed at the disk rate only; paused " +
+		"time counts toward `timeout_minutes` (a sandbox that times out while paused is terminated); commands, file " +
+		"transfers and SSH need `RUNNING`, so `prime_command` and `prime_fleet_command` on a paused sandbox fail. An " +
+		"egress policy replaced while paused is accepted and applies on resume; until then the policy resources " +
+		"report it as not enforced (pending). A resume is checked like a create and can be refused at an account " +
+		"limit; the sandbox then stays `PAUSED` and the apply fails. When the configured value is set, a sandbox " +
+		"paused or resumed outside Terraform shows as drift. Changing it never replaces anything."
+}
+
 // sandboxCreateTimeoutOutcome is what prime_sandbox's create timeout
 // leaves: the sandbox, in state (its ID was saved before the wait), tainted.
 const sandboxCreateTimeoutOutcome = "On timeout the apply fails and what was created stays in state, tainted."
@@ -252,10 +304,11 @@ func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 	attrs["started_at"] = computedString("Time the sandbox started running (RFC 3339).")
 	attrs["disk_mount_path"] = computedString("Where the sandbox's disk is mounted, e.g. `/sandbox-workspace`.")
 	attrs["user_id"] = computedString("User that created the sandbox.")
+	attrs["paused"] = schema.BoolAttribute{Optional: true, MarkdownDescription: pausedDescription("the sandbox")}
 
 	resp.Schema = schema.Schema{
 		Version: SchemaVersion,
-		MarkdownDescription: "A Prime sandbox: a microVM booted from a Docker image.\n\n" +
+		MarkdownDescription: "A Prime sandbox: a microVM booted from a Docker image, or restored from a checkpoint (`checkpoint_id`).\n\n" +
 			"Create returns once the sandbox is `RUNNING` and its gateway answers commands (see `status`). The " +
 			"sandbox ID is saved to state before the wait, so an interrupted or failed apply leaves a tainted resource " +
 			"that the next apply replaces and `terraform destroy` removes — never an untracked sandbox. If Terraform " +
@@ -265,7 +318,8 @@ func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"request), so a fleet's boot wait costs a handful of requests.\n\n" +
 			"Unset resources are sent with the defaults (1 vCPU, 1 GB memory, 5 GB disk, no GPU, a 60-minute " +
 			"lifetime; `timeout_minutes = -1` for none). No start command is sent unless `start_argv` is set. The API has no update call: changing any argument replaces the sandbox, " +
-			"except the `egress` block, which changes through set-network in place.\n\n" +
+			"except the `egress` block, which changes through set-network in place, and `paused`, which pauses or " +
+			"resumes it in place.\n\n" +
 			"Egress: a sandbox starts open unless it has an `egress` block (born restricted). For trusted setup with " +
 			"the network open first, leave the block out and add a `prime_egress_policy` after the setup commands.",
 		Attributes: attrs,

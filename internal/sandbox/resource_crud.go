@@ -34,7 +34,7 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 	createReq, _, d := createRequest(ctx, plan.Name, plan.template(), wo)
 	resp.Diagnostics.Append(d...)
 	born, _ := egress.BornPolicy(ctx, plan.Egress, &resp.Diagnostics)
-	egress.SetCreateLists(&createReq, born)
+	bornAtCreate := egress.SetBornLists(&createReq, born)
 	timeout, d := tfkit.TimeoutOf(plan.Timeouts, "create", defaultSandboxCreateTimeout)
 	resp.Diagnostics.Append(d...)
 	buildTimeout, d := tfkit.TimeoutOf(plan.Timeouts, "image_build", prime.DefaultImageBuildTimeout)
@@ -77,9 +77,11 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	if born != nil {
-		st, err := egress.WaitBorn(ctx, r.client, sb.ID, egressTimeout)
-		if st != nil {
-			state.EgressGeneration = types.Int64Value(st.Generation)
+		// Before Create returns, so nothing that depends on the sandbox
+		// starts on an unenforced policy.
+		_, gen, err := egress.EnforceBorn(ctx, r.client, sb.ID, *born, bornAtCreate, egressTimeout)
+		if gen > 0 {
+			state.EgressGeneration = types.Int64Value(gen)
 		}
 		if err != nil {
 			resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)

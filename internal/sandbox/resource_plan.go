@@ -14,6 +14,7 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/egress"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
+	"github.com/primeintellect/terraform-provider-prime/internal/volume"
 )
 
 // sandboxRuleAttribute maps a create-rule field to the attribute that sets
@@ -48,8 +49,17 @@ func validateSandbox(ctx context.Context, m sandboxTemplate, diags *diag.Diagnos
 	if m.StartArgv.IsUnknown() {
 		unknown["start_command"] = true
 	}
-	// Name and image are checked by their own validators.
-	unknown["name"], unknown["docker_image"] = true, true
+	// Name and image are checked by their own validators and
+	// restoreInputProblems; volumes by internal/volume's attachment check
+	// (the same rules, at the attribute).
+	unknown["name"], unknown["docker_image"], unknown["volumes"] = true, true, true
+	// A checkpoint_id not known yet is still set: the rules that only need
+	// it set (no disk_size_gb with it) apply now.
+	delete(unknown, "checkpoint_id")
+	for _, p := range restoreInputProblems(m) {
+		diags.AddAttributeError(path.Root(p[0]), "Invalid sandbox configuration", p[1])
+	}
+	volume.ValidateAttachments(path.Root("volumes"), m.Volumes, diags)
 
 	// The egress block's entries are checked by the composition below; the
 	// create rules only need to know that lists are sent.

@@ -1,0 +1,126 @@
+package sandbox
+
+// Restoring a sandbox from a checkpoint: the checkpoint_id and
+// restore_memory arguments, their plan rules, and the resource
+// attributes a restore takes from the checkpoint instead of the
+// configuration. prime_sandbox and a fleet's template share all of it.
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+// restoreInputProblems are the provider's own rules of the restore
+// arguments, beyond the create rules (prime.CreateRules): exactly one of
+// docker_image and checkpoint_id, and restore_memory only with a
+// checkpoint. Unknown values count as set: a checkpoint_id that comes from
+// a prime_sandbox_checkpoint is unknown until it exists. It returns
+// (attribute, message) pairs.
+func restoreInputProblems(m sandboxTemplate) [][2]string {
+	var out [][2]string
+	image, checkpoint := !m.DockerImage.IsNull(), !m.CheckpointID.IsNull()
+	switch {
+	case image && checkpoint:
+		out = append(out, [2]string{"checkpoint_id", "docker_image and checkpoint_id are both set: set exactly one " +
+			"(docker_image boots an image; checkpoint_id restores a DURABLE checkpoint, which brings its own image)"})
+	case !image && !checkpoint:
+		out = append(out, [2]string{"docker_image", "neither docker_image nor checkpoint_id is set: set exactly one " +
+			"(docker_image boots an image; checkpoint_id restores a DURABLE checkpoint, which brings its own image)"})
+	}
+	if !m.RestoreMemory.IsNull() && !checkpoint {
+		out = append(out, [2]string{"restore_memory", "restore_memory needs checkpoint_id: only a pause " +
+			"checkpoint's memory can be restored"})
+	}
+	return out
+}
+
+// restoreArgs are the restore arguments of a configuration or state.
+type restoreArgs struct {
+	CheckpointID  types.String
+	RestoreMemory types.Bool
+}
+
+func restoreArgsOf(ctx context.Context, get func(context.Context, path.Path, any) diag.Diagnostics) (restoreArgs, diag.Diagnostics) {
+	var a restoreArgs
+	var diags diag.Diagnostics
+	diags.Append(get(ctx, path.Root("checkpoint_id"), &a.CheckpointID)...)
+	diags.Append(get(ctx, path.Root("restore_memory"), &a.RestoreMemory)...)
+	return a, diags
+}
+
+// checkpoint: restores a checkpoint (checkpoint_id set, or unknown until
+// the checkpoint exists); memory: with its memory too.
+func (a restoreArgs) checkpoint() bool { return !a.CheckpointID.IsNull() }
+func (a restoreArgs) memory() bool {
+	return a.checkpoint() && (a.RestoreMemory.IsUnknown() || a.RestoreMemory.ValueBool())
+}
+
+// takenFromCheckpoint plans an unset sizing argument that a restore takes
+// from the checkpoint (disk_size_gb; cpu_cores and memory_gb too when
+// restore_memory keeps the paused shape): the SDK default before it in the
+// chain does not apply, since nothing is sent. On create the value is
+// unknown until the platform reports it; afterwards it keeps the state's.
+type takenFromCheckpoint struct {
+	// memoryOnly: only a memory restore takes it (cpu_cores, memory_gb).
+	memoryOnly bool
+}
+
+func (m takenFromCheckpoint) Description(context.Context) string {
+	if m.memoryOnly {
+		return "With restore_memory: the paused shape's value, read back."
+	}
+	return "With checkpoint_id: the checkpoint's value, read back."
+}
+
+func (m takenFromCheckpoint) MarkdownDescription(ctx context.Context) string {
+	return m.Description(ctx)
+}
+
+// planned says whether the value is unknown (a new restore) or the
+// state's (the same restore as before); neither keeps what the chain
+// planned.
+func (m takenFromCheckpoint) planned(ctx context.Context, config tfsdk.Config, configValue attr.Value, state tfsdk.State, diags *diag.Diagnostics) (unknown, keepState bool) {
+	if !configValue.IsNull() {
+		return false, false
+	}
+	want, d := restoreArgsOf(ctx, config.GetAttribute)
+	diags.Append(d...)
+	if !want.checkpoint() || (m.memoryOnly && !want.memory()) {
+		return false, false
+	}
+	if state.Raw.IsNull() {
+		return true, false
+	}
+	had, d := restoreArgsOf(ctx, state.GetAttribute)
+	diags.Append(d...)
+	if want.CheckpointID.IsUnknown() || !want.CheckpointID.Equal(had.CheckpointID) || want.memory() != had.memory() {
+		return true, false // a new restore replaces the sandbox
+	}
+	return false, true
+}
+
+func (m takenFromCheckpoint) PlanModifyFloat64(ctx context.Context, req planmodifier.Float64Request, resp *planmodifier.Float64Response) {
+	unknown, keep := m.planned(ctx, req.Config, req.ConfigValue, req.State, &resp.Diagnostics)
+	switch {
+	case unknown:
+		resp.PlanValue = types.Float64Unknown()
+	case keep:
+		resp.PlanValue = req.StateValue
+	}
+}
+
+func (m takenFromCheckpoint) PlanModifyInt64(ctx context.Context, req planmodifier.Int64Request, resp *planmodifier.Int64Response) {
+	unknown, keep := m.planned(ctx, req.Config, req.ConfigValue, req.State, &resp.Diagnostics)
+	switch {
+	case unknown:
+		resp.PlanValue = types.Int64Unknown()
+	case keep:
+		resp.PlanValue = req.StateValue
+	}
+}
