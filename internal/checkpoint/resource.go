@@ -104,9 +104,11 @@ func (r *checkpointResource) Schema(ctx context.Context, _ resource.SchemaReques
 					"soon as the fleet can be restored from the checkpoint. It is never paused before the checkpoint " +
 					"is `DURABLE` (a checkpoint of a sandbox that ends first is lost). A pause that fails is a warning, " +
 					"not an error: the checkpoint is durable and recorded, and nothing restored from it is held back. " +
-					"Leave the source's `paused` unset (unmanaged), or it would resume it. Changing it updates in " +
-					"place and only records the value: it acts on the next checkpoint, never on a source already " +
-					"checkpointed.",
+					"Destroy resumes the source (if it still exists) before deleting the checkpoint, leaving it " +
+					"`RUNNING` as the create found it, so that what depends on it can be torn down or run again (a " +
+					"paused sandbox runs no command: a file's removal, a new setup). Leave the source's `paused` unset " +
+					"(unmanaged), or it would resume it. Changing it updates in place and only records the value: it " +
+					"acts on the next checkpoint or destroy, never pauses or resumes the source by itself.",
 				Validators: []validator.String{stringvalidator.OneOf(SourceKeep, SourcePause)},
 			},
 			"pause_checkpoint_id": schema.StringAttribute{
@@ -307,6 +309,17 @@ func (r *checkpointResource) Delete(ctx context.Context, req resource.DeleteRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if state.SourceAfter.ValueString() == SourcePause {
+		// Leave the source as the create found it, RUNNING, so that what
+		// depends on it can be torn down or run again (a paused sandbox runs
+		// no command: a file's removal, a new setup).
+		if err := resumeSource(ctx, r.client, state.SandboxID.ValueString(), timeout); err != nil {
+			resp.Diagnostics.AddWarning("Source sandbox not resumed", fmt.Sprintf("Checkpoint %s paused its source "+
+				"sandbox %s (source_after = \"pause\"), and destroy could not resume it: %v. The checkpoint is deleted "+
+				"anyway; whatever still runs a command in the sandbox will fail until it is resumed.",
+				state.ID.ValueString(), state.SandboxID.ValueString(), err))
+		}
+	}
 	if err := deleteCheckpoint(ctx, r.client, state.ID.ValueString(), timeout); err != nil {
 		resp.Diagnostics.AddError("Checkpoint not deleted", err.Error())
 		return
@@ -413,6 +426,21 @@ type resourceModel struct {
 	// source_after paused the source; destroy deletes it with this one.
 	PauseCheckpointID types.String   `tfsdk:"pause_checkpoint_id"`
 	Timeouts          timeouts.Value `tfsdk:"timeouts"`
+}
+
+// resumeSource resumes a source sandbox that source_after paused; one gone
+// (or ended) is left alone, one already RUNNING too.
+func resumeSource(ctx context.Context, c *prime.Client, sandboxID string, timeout time.Duration) error {
+	if gone, err := c.SandboxGone(ctx, sandboxID); err == nil && gone {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := c.ResumeAndWait(ctx, sandboxID)
+	if errors.Is(err, prime.ErrNotFound) {
+		return nil
+	}
+	return err
 }
 
 // errPauseCheckpointUnlisted: the source is paused, but the checkpoint the

@@ -316,8 +316,9 @@ provider "prime" {}
 // source_after = "pause" pauses the template once its checkpoint is DURABLE
 // (never before: the pause request follows the DURABLE state in the mock's
 // log); prime_sandbox leaves the paused template alone, so the second plan
-// is empty, and destroy deletes the template, the checkpoint and the
-// checkpoint the pause took (which would otherwise outlive the template).
+// is empty; destroy resumes the template, then deletes the checkpoint and
+// the checkpoint the pause took (which would otherwise outlive the
+// template), then the template.
 func TestAccCheckpoint_sourceAfterPause(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	var templateID string
@@ -351,18 +352,9 @@ func TestAccCheckpoint_sourceAfterPause(t *testing.T) {
 			// The refresh reads the template PAUSED: no change planned.
 			Config:   m.config(checkpointHCL("template", `source_after = "pause"`)),
 			PlanOnly: true,
-		}, {
-			// Back to keep: recorded in place, the template stays paused.
-			Config: m.config(checkpointHCL("template", "")),
-			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-				plancheck.ExpectResourceAction("prime_sandbox_checkpoint.setup", plancheck.ResourceActionUpdate),
-			}},
-			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue("prime_sandbox_checkpoint.setup", tfjsonpath.New("source_after"), knownvalue.StringExact("keep")),
-			},
 		}},
 	})
-	durable, paused := int64(0), int64(0)
+	durable, paused, resumed, deleted := int64(0), int64(0), int64(0), int64(0)
 	for _, e := range m.Events() {
 		switch {
 		case e.Type == primemock.EventCheckpointState && e.State == prime.CheckpointDurable && durable == 0:
@@ -372,9 +364,18 @@ func TestAccCheckpoint_sourceAfterPause(t *testing.T) {
 				t.Errorf("template paused twice (events %d and %d)", paused, e.Seq)
 			}
 			paused = e.Seq
+		case e.Type == primemock.EventResumeRequested && e.SandboxID == templateID:
+			resumed = e.Seq
+		case e.Type == primemock.EventCheckpointDeleted && deleted == 0:
+			deleted = e.Seq
 		}
 	}
 	if durable == 0 || paused == 0 || paused < durable {
 		t.Fatalf("pause requested at event %d, checkpoint DURABLE at %d: the pause must follow DURABLE", paused, durable)
+	}
+	// Destroy leaves the template RUNNING, as the create found it, before
+	// it deletes the checkpoint.
+	if resumed == 0 || deleted == 0 || resumed > deleted {
+		t.Fatalf("destroy resumed the template at event %d and deleted the checkpoint at %d: want the resume first", resumed, deleted)
 	}
 }
