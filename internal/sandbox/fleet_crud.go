@@ -84,6 +84,10 @@ func (r *sandboxFleetResource) Create(ctx context.Context, req resource.CreateRe
 	}
 	tflog.Info(ctx, "creating fleet members", map[string]any{"members": len(keys)})
 	healthy := a.createMembers(ctx, keys, &problems, save)
+	// Paused last: every member is locked first, and keeps its lock paused.
+	if act, paused := pauseChange(plan.Paused, types.BoolNull(), true); act && ctx.Err() == nil {
+		setMembersPaused(ctx, r.client, healthy, paused, &problems)
+	}
 	save(healthy)
 	if problems.Len() > 0 {
 		resp.Diagnostics.AddError("Fleet members failed", sandboxFleetFailure(&problems, healthy, keys, true))
@@ -141,6 +145,7 @@ func (r *sandboxFleetResource) Read(ctx context.Context, req resource.ReadReques
 	if eg, d := egress.BlockModelOf(ctx, state.Egress); eg != nil && !d.HasError() {
 		r.refreshMemberEgress(ctx, members, eg, &resp.Diagnostics)
 	}
+	state.Paused = fleetPausedOnRefresh(state.Paused, members)
 	setFleetMembers(&state, members)
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 	resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, fleetLabelOf(ctx, req.Identity), state)...)
@@ -231,6 +236,16 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 		}
 	}
 	slices.Sort(add)
+	// A resume comes before an egress change (a policy written to a paused
+	// member is only enforced on resume), a pause after it and after the
+	// new members, which are created running.
+	act, paused := pauseChange(plan.Paused, state.Paused, false)
+	pauseFailed := false
+	if act && !paused {
+		before := problems.Len()
+		setMembersPaused(ctx, r.client, members, false, &problems)
+		pauseFailed = problems.Len() > before
+	}
 	// The egress block's change reaches the members that stay.
 	refused := false
 	if egressChanged(ctx, plan, state) {
@@ -243,8 +258,17 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 			members[k] = m
 		}
 	}
+	if paused && (act || len(add) > 0) && ctx.Err() == nil {
+		before := problems.Len()
+		setMembersPaused(ctx, r.client, members, true, &problems)
+		pauseFailed = pauseFailed || problems.Len() > before
+	}
 	out := plan
 	out.MemberTriggers = triggersAfterRedo(plan.MemberTriggers, state.MemberTriggers, notRedone)
+	if pauseFailed {
+		// The next plan proposes the pause or resume again.
+		out.Paused = state.Paused
+	}
 	if refused {
 		// A member's layered policy kept the new block off it: the state
 		// keeps the previous block, so the next plan proposes the change

@@ -123,6 +123,7 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 			delete(have, k)
 		}
 	}
+	pauses, pausedTo := pauseChange(plan.Paused, state.Paused, prior == nil)
 	ids := make(map[string]attr.Value, len(keys))
 	members := make(map[string]attr.Value, len(keys))
 	for _, k := range keys {
@@ -133,6 +134,9 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 			continue
 		}
 		ids[k] = m.ID
+		if pauses && len(resp.RequiresReplace) == 0 {
+			m.Status = types.StringValue(pausedStatus(pausedTo))
+		}
 		if !plan.Egress.IsNull() && egressWrites {
 			m.EgressGeneration, m.EgressApplied = types.Int64Unknown(), types.BoolValue(true)
 		} else if plan.Egress.IsNull() {

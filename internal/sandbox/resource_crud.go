@@ -90,6 +90,14 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 		}
 		state.EgressApplied = types.BoolValue(true)
 	}
+	// Paused last: the lock is enforced first, and a paused sandbox keeps it.
+	if act, paused := pauseChange(plan.Paused, types.BoolNull(), true); act {
+		if err := setPaused(ctx, r.client, sb.ID, paused); err != nil {
+			resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
+			resp.Diagnostics.AddError("Sandbox not paused", err.Error()+".\n\n"+taintedNote)
+			return
+		}
+	}
 	sb, err = r.client.GetSandbox(ctx, sb.ID)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot read the sandbox after it started", err.Error())
@@ -128,6 +136,7 @@ func (r *sandboxResource) Read(ctx context.Context, req resource.ReadRequest, re
 		return
 	}
 	imported := importRead && state.Egress.IsNull() && state.EgressGeneration.IsNull()
+	state.Paused = pausedOnRefresh(state.Paused, sb.Status)
 	if gone := refreshSandbox(ctx, r.client, &state, sb, imported, &resp.Diagnostics); gone || resp.Diagnostics.HasError() {
 		if gone {
 			resp.State.RemoveResource(ctx)
@@ -211,6 +220,14 @@ func (r *sandboxResource) Update(ctx context.Context, req resource.UpdateRequest
 		return
 	}
 	plan.SecretsWO = types.MapNull(types.StringType)
+	id := state.ID.ValueString()
+	// A resume comes before an egress change (a policy written to a paused
+	// sandbox is only enforced on resume), a pause after it.
+	act, paused := pauseChange(plan.Paused, state.Paused, false)
+	if act && !paused && !applyPaused(ctx, r.client, id, paused, &resp.Diagnostics) {
+		resp.State.Raw = req.State.Raw.Copy() // nothing changed
+		return
+	}
 	if plan.EgressGeneration.IsUnknown() || (plan.Egress.IsNull() && !state.Egress.IsNull()) {
 		timeout, d := tfkit.TimeoutOf(plan.Timeouts, "egress", egress.DefaultTimeout)
 		resp.Diagnostics.Append(d...)
@@ -222,7 +239,6 @@ func (r *sandboxResource) Update(ctx context.Context, req resource.UpdateRequest
 		if policy != nil {
 			target = *policy
 		}
-		id := state.ID.ValueString()
 		own, ownGen := egress.PolicyOfBlockState(ctx, *state.egressState(), &resp.Diagnostics)
 		st, gen, err := egress.WriteBlock(ctx, r.client, id, target, own, ownGen, timeout)
 		if err != nil {
@@ -246,9 +262,38 @@ func (r *sandboxResource) Update(ctx context.Context, req resource.UpdateRequest
 			plan.EgressOverride = types.Int64Null()
 		}
 	}
+	if act && paused {
+		// The egress change is done: record it before pausing, so a failed
+		// pause keeps it.
+		done := plan
+		done.Paused, done.Status = state.Paused, state.Status
+		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &done)...)
+		if !applyPaused(ctx, r.client, id, paused, &resp.Diagnostics) {
+			return
+		}
+	}
+	if act {
+		plan.Status = types.StringValue(pausedStatus(paused))
+	}
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 	resp.Diagnostics.Append(setSandboxIdentity(ctx, resp.Identity, plan.ID)...)
 	resp.Diagnostics.Append(tfkit.ClearImported(ctx, resp.Private)...)
+}
+
+// applyPaused pauses or resumes the sandbox of an Update, reporting a
+// failure at `paused`. The caller leaves the prior `paused` and status in
+// state then, so the next plan proposes the change again.
+func applyPaused(ctx context.Context, c *prime.Client, id string, paused bool, diags *diag.Diagnostics) bool {
+	err := setPaused(ctx, c, id, paused)
+	if err == nil {
+		return true
+	}
+	what := "resumed"
+	if paused {
+		what = "paused"
+	}
+	diags.AddAttributeError(path.Root("paused"), "Sandbox not "+what, err.Error())
+	return false
 }
 
 func (r *sandboxResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {

@@ -126,6 +126,9 @@ func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	es := plan.egressState()
 	writes := egress.PlanBlock(ctx, es, prior, &resp.Diagnostics)
 	plan.setEgressState(es)
+	if act, paused := pauseChange(plan.Paused, state.Paused, prior == nil); act && prior != nil && len(resp.RequiresReplace) == 0 {
+		plan.Status = types.StringValue(pausedStatus(paused))
+	}
 	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 	if resp.Diagnostics.HasError() || prior == nil {
 		return

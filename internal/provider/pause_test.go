@@ -1,0 +1,225 @@
+package provider
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+)
+
+func pausedSandboxHCL(paused string) string {
+	line := ""
+	if paused != "" {
+		line = "paused = " + paused
+	}
+	return fmt.Sprintf(`
+resource "prime_sandbox" "box" {
+  name         = "box"
+  docker_image = "python:3.12-slim"
+  %s
+}
+`, line)
+}
+
+// mockStatus is the sandbox's status as the platform holds it.
+func mockStatus(t *testing.T, m *testMock, id string) string {
+	t.Helper()
+	sb, err := m.client(t).GetSandbox(waitCtx(t), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sb.Status
+}
+
+// paused = true pauses the sandbox in place and false resumes it (no
+// replacement, the same ID); with paused = false, a pause made out of band
+// is drift that the next apply undoes; with paused unset, it is none.
+func TestAccPause_sandboxInPlaceAndDrift(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	var id string
+	inPlace := func(paused string) resource.ConfigPlanChecks {
+		return resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+			plancheck.ExpectResourceAction("prime_sandbox.box", plancheck.ResourceActionUpdate),
+		}}
+	}
+	status := func(want string) resource.TestCheckFunc {
+		return func(s *terraform.State) error {
+			got, err := stateID(s, "prime_sandbox.box")
+			if err != nil {
+				return err
+			}
+			if id != "" && got != id {
+				return fmt.Errorf("the sandbox was replaced: %s, then %s", id, got)
+			}
+			id = got
+			if st := mockStatus(t, m, id); st != want {
+				return fmt.Errorf("the platform reports %s, want %s", st, want)
+			}
+			return nil
+		}
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{Config: m.config(pausedSandboxHCL("false")), Check: status(prime.StatusRunning)},
+			{
+				Config: m.config(pausedSandboxHCL("true")), ConfigPlanChecks: inPlace("true"), Check: status(prime.StatusPaused),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("prime_sandbox.box", tfjsonpath.New("status"), knownvalue.StringExact(prime.StatusPaused)),
+				},
+			},
+			{
+				Config: m.config(pausedSandboxHCL("false")), ConfigPlanChecks: inPlace("false"), Check: status(prime.StatusRunning),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("prime_sandbox.box", tfjsonpath.New("status"), knownvalue.StringExact(prime.StatusRunning)),
+				},
+			},
+			{
+				// Paused out of band while the configuration says false: drift.
+				PreConfig: func() {
+					if err := m.client(t).PauseAndWait(waitCtx(t), id); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: m.config(pausedSandboxHCL("false")), PlanOnly: true, ExpectNonEmptyPlan: true,
+			},
+			{
+				// The apply resumes it, in place, and a command can run at once.
+				Config: m.config(pausedSandboxHCL("false") + `
+resource "prime_sandbox_command" "after" {
+  sandbox_id = prime_sandbox.box.id
+  command    = "echo back"
+}
+`),
+				ConfigPlanChecks: inPlace("false"), Check: status(prime.StatusRunning),
+			},
+			{
+				// Not managed: a pause out of band is no drift.
+				PreConfig: func() {
+					if err := m.client(t).PauseAndWait(waitCtx(t), id); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: m.config(pausedSandboxHCL("")),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					// paused goes from false to null: recorded, nothing done.
+					plancheck.ExpectResourceAction("prime_sandbox.box", plancheck.ResourceActionUpdate),
+				}},
+				Check: status(prime.StatusPaused),
+			},
+			{Config: m.config(pausedSandboxHCL("")), PlanOnly: true},
+		},
+	})
+}
+
+// A fleet of 3 under an egress lock is paused and resumed by one apply
+// each, all members concurrently; after the resume its agents run, and the
+// lock held throughout (the policy is still enforced after the resume,
+// and no write ever reopened it).
+func TestAccPause_fleetPausedResumedUnderLock(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	fleetHCL := func(paused bool, agents string) string {
+		return m.config(fmt.Sprintf(`
+resource "prime_sandbox_fleet" "boxes" {
+  name_prefix  = "eval"
+  size         = 3
+  docker_image = "python:3.12-slim"
+  paused       = %t
+  egress {
+    allow = ["example.com"]
+  }
+}
+%s`, paused, agents))
+	}
+	agents := `
+resource "prime_fleet_command" "run" {
+  sandbox_ids = prime_sandbox_fleet.boxes.sandbox_ids
+  commands    = ["probe example.com"]
+}
+`
+	var ids []string
+	allStatus := func(want string) resource.TestCheckFunc {
+		return func(s *terraform.State) error {
+			rs := s.RootModule().Resources["prime_sandbox_fleet.boxes"]
+			ids = ids[:0]
+			for k, v := range rs.Primary.Attributes {
+				if strings.HasPrefix(k, "sandbox_ids.") && k != "sandbox_ids.%" {
+					ids = append(ids, v)
+				}
+			}
+			if len(ids) != 3 {
+				return fmt.Errorf("%d members, want 3", len(ids))
+			}
+			for _, id := range ids {
+				if st := mockStatus(t, m, id); st != want {
+					return fmt.Errorf("member %s is %s, want %s", id, st, want)
+				}
+			}
+			return nil
+		}
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{Config: fleetHCL(false, ""), Check: allStatus(prime.StatusRunning)},
+			{
+				Config: fleetHCL(true, ""), Check: allStatus(prime.StatusPaused),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox_fleet.boxes", plancheck.ResourceActionUpdate),
+				}},
+			},
+			{Config: fleetHCL(true, ""), PlanOnly: true},
+			{
+				// One apply resumes the fleet and then runs the agents.
+				Config: fleetHCL(false, agents),
+				Check: resource.ComposeAggregateTestCheckFunc(allStatus(prime.StatusRunning), func(*terraform.State) error {
+					for _, id := range ids {
+						if m.reachable(t, id, "google.com") || !m.reachable(t, id, "example.com") {
+							return fmt.Errorf("member %s is not held to its allowlist after the resume", id)
+						}
+					}
+					return nil
+				}),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox_fleet.boxes", plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("prime_fleet_command.run", tfjsonpath.New("results"), knownvalue.NotNull()),
+				},
+			},
+			{Config: fleetHCL(false, agents), PlanOnly: true},
+		},
+	})
+	// The lock held: every member still reaches only its allowlist, no
+	// policy write reopened a member, and each member's agent ran after its
+	// resume.
+	resumed := map[string]int64{}
+	for _, e := range m.Events() {
+		switch e.Type {
+		case primemock.EventPolicyPut:
+			if e.Policy == nil || e.Policy.Allowlist == nil {
+				t.Errorf("a policy write opened member %s: %+v", e.SandboxID, e.Policy)
+			}
+		case primemock.EventSandboxResumed:
+			resumed[e.SandboxID] = e.Seq
+		case primemock.EventCommandExecuted:
+			if strings.HasPrefix(e.Command, "probe ") && e.Seq < resumed[e.SandboxID] {
+				t.Errorf("member %s ran its agent before its resume", e.SandboxID)
+			}
+		}
+	}
+	if len(resumed) != 3 {
+		t.Errorf("%d members resumed, want 3", len(resumed))
+	}
+}

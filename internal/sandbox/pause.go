@@ -1,0 +1,112 @@
+package sandbox
+
+// Pausing and resuming: the `paused` argument of prime_sandbox and of a
+// fleet (every member), one wait for both. Null is not managed: the
+// provider neither pauses nor resumes, and a refresh reports no drift.
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
+)
+
+// pauseTimeout bounds one pause or resume and its wait: the platform
+// reports the change "a few seconds later"; a resume then waits for the
+// gateway as a create does.
+const pauseTimeout = 10 * time.Minute
+
+// pausedStatus is the status a pause (true) or resume (false) ends in.
+func pausedStatus(paused bool) string {
+	if paused {
+		return prime.StatusPaused
+	}
+	return prime.StatusRunning
+}
+
+// pauseChange is the pause or resume an apply makes: planned is the
+// configuration's `paused`, recorded the state's (creating: there is none,
+// and a new sandbox is RUNNING). It reports whether to act, and which way.
+// A recorded null (not managed until now) acts: pausing or resuming a
+// sandbox already there is a no-op after one status read.
+func pauseChange(planned, recorded types.Bool, creating bool) (act, paused bool) {
+	if planned.IsNull() || planned.IsUnknown() {
+		return false, false
+	}
+	paused = planned.ValueBool()
+	if creating {
+		return paused, paused
+	}
+	return recorded.IsNull() || recorded.IsUnknown() || recorded.ValueBool() != paused, paused
+}
+
+// pausedOnRefresh is what a refresh records for `paused`: null stays null
+// (not managed), so a sandbox paused or resumed out of band is no drift;
+// otherwise whether the sandbox is PAUSED, so a configured value it no
+// longer matches plans a change.
+func pausedOnRefresh(recorded types.Bool, status string) types.Bool {
+	if recorded.IsNull() || recorded.IsUnknown() {
+		return recorded
+	}
+	return types.BoolValue(status == prime.StatusPaused)
+}
+
+// setPaused pauses (waits for PAUSED) or resumes (waits for RUNNING and
+// for the gateway, as a create does, so commands can start at once) one
+// sandbox.
+func setPaused(ctx context.Context, c *prime.Client, id string, paused bool) error {
+	ctx, cancel := context.WithTimeoutCause(ctx, pauseTimeout, fmt.Errorf("pause/resume wait (%s) reached", pauseTimeout))
+	defer cancel()
+	if paused {
+		return c.PauseAndWait(ctx, id)
+	}
+	if err := c.ResumeAndWait(ctx, id); err != nil {
+		return err
+	}
+	return awaitSandbox(ctx, c, id, pauseTimeout, pauseTimeout)
+}
+
+// setMembersPaused pauses or resumes every member concurrently; the
+// members that fail go to problems, together, and keep their entries. The
+// others' status is updated.
+func setMembersPaused(ctx context.Context, c *prime.Client, members map[string]fleetMember, paused bool, problems *fleet.Problems) {
+	var mu sync.Mutex
+	fleet.ForEachMember(ctx, tfkit.SortedKeys(members), 0, func(ctx context.Context, k string) {
+		mu.Lock()
+		m := members[k]
+		mu.Unlock()
+		if err := setPaused(ctx, c, m.ID.ValueString(), paused); err != nil {
+			problems.Add(k, "%v", err)
+			return
+		}
+		m.Status = types.StringValue(pausedStatus(paused))
+		mu.Lock()
+		members[k] = m
+		mu.Unlock()
+	})
+}
+
+// fleetPausedOnRefresh is pausedOnRefresh for a fleet: a fleet recorded
+// paused stays so while every member is PAUSED; one recorded running
+// becomes paused when any member is. Either way a member out of line plans
+// the configured change again.
+func fleetPausedOnRefresh(recorded types.Bool, members map[string]fleetMember) types.Bool {
+	if recorded.IsNull() || recorded.IsUnknown() || len(members) == 0 {
+		return recorded
+	}
+	all, anyPaused := true, false
+	for _, m := range members {
+		p := m.Status.ValueString() == prime.StatusPaused
+		all, anyPaused = all && p, anyPaused || p
+	}
+	if recorded.ValueBool() {
+		return types.BoolValue(all)
+	}
+	return types.BoolValue(anyPaused)
+}
