@@ -364,7 +364,9 @@ func setupOnceSection(b *strings.Builder, pairs []*setupPair, c benchConfig) {
 		"the agent\" counts agent steps that started with a restricting generation enforced; requests per member count every " +
 		"API and gateway request of the apply. Target (1) credits per-member setup with perfect packing of N setups into P " +
 		"slots and charges setup once nothing for its one setup: setup once pays that setup, the checkpoint and the restore " +
-		"on top, so (1) holds only when per-member setup loses more than that to its ⌈N/P⌉ waves and its per-member commands.\n\n")
+		"on top, so (1) holds only when per-member setup loses more than that to its ⌈N/P⌉ waves and its per-member commands. " +
+		"Neither floor counts the agent step (one command per member) or the per-member cost of creating and locking N " +
+		"sandboxes, which the fleet path's figures above measure.\n\n")
 }
 
 func passMark(ok bool) string {
