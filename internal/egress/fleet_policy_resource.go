@@ -318,8 +318,8 @@ func (r *fleetEgressPolicyResource) Read(ctx context.Context, req resource.ReadR
 			unapplied.Add(key, "sandbox %s holds generation %d (%s), not this policy (%s).", id, st.Generation,
 				Describe(st.Policy), Describe(effective))
 		case !st.Enforces(st.Generation):
-			unapplied.Add(key, "sandbox %s holds generation %d of this policy but enforces only generation %d.",
-				id, st.Generation, st.AppliedGeneration)
+			unapplied.Add(key, "sandbox %s holds generation %d of this policy but enforces only generation %d.%s",
+				id, st.Generation, st.AppliedGeneration, pendingWhilePaused(ctx, r.client, id))
 		}
 		out.set(key, p)
 	})

@@ -270,7 +270,7 @@ func (r *egressPolicyResource) Read(ctx context.Context, req resource.ReadReques
 		resp.Diagnostics.AddWarning("Egress policy not enforced",
 			fmt.Sprintf("The platform holds generation %d of the egress policy of sandbox %s but enforces only "+
 				"generation %d: new connections may not follow the policy. The next apply writes it again and waits "+
-				"for enforcement.", st.Generation, id, st.AppliedGeneration))
+				"for enforcement.%s", st.Generation, id, st.AppliedGeneration, pendingWhilePaused(ctx, r.client, id)))
 	}
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 }

@@ -130,3 +130,20 @@ func sandboxAcceptsPolicy(sb *prime.Sandbox) string {
 	}
 	return ""
 }
+
+// pendingWhilePaused is what a refresh adds to a policy it finds not
+// enforced when the sandbox is PAUSED: the platform took the policy and
+// applies it on resume, so it is pending, not lost, and the sandbox runs
+// nothing meanwhile. "" when the sandbox is not paused (or cannot be read:
+// the warning then stays the general one).
+func pendingWhilePaused(ctx context.Context, c *prime.Client, id string) string {
+	sb, err := c.GetSandbox(ctx, id)
+	if err != nil || sb.Status != prime.StatusPaused {
+		return ""
+	}
+	return PendingWhilePausedNote
+}
+
+// PendingWhilePausedNote ends the not-enforced warning of a PAUSED sandbox.
+const PendingWhilePausedNote = " The sandbox is PAUSED: the policy is pending, and the platform applies it when the " +
+	"sandbox resumes (a paused sandbox runs nothing, so no connection can bypass it meanwhile)."

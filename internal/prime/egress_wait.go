@@ -90,16 +90,33 @@ func (c *Client) WaitForEgressApplied(ctx context.Context, id string, gen int64,
 	if last != nil {
 		current = *last
 	}
-	if known, ok := c.Known(id); ok && known.Status == StatusPaused {
-		if sb, err := c.GetSandbox(ctx, id); err == nil && sb.Status == StatusPaused {
-			return &current, &EgressNotAppliedError{SandboxID: id, Last: current, Want: gen, Waited: time.Since(start), Paused: true}
-		}
+	paused := func() bool {
+		sb, err := c.GetSandbox(ctx, id)
+		return err == nil && sb.Status == StatusPaused
 	}
+	known, ok := c.Known(id)
+	if ok && known.Status == StatusPaused && paused() {
+		return &current, &EgressNotAppliedError{SandboxID: id, Last: current, Want: gen, Waited: time.Since(start), Paused: true}
+	}
+	// A sandbox this process has not seen (Terraform's apply runs in a
+	// provider process of its own, after the refresh's) may be PAUSED too:
+	// once the wait has lasted pausedCheckAfter, one GET tells, so a policy
+	// written to a paused sandbox is reported pending without waiting out the
+	// whole timeout. Waits that end sooner cost nothing extra.
+	statusChecked := ok
 	w := c.egressLatency.joinCohort(egressCohort, start)
 	var seen time.Duration
 	var lastErr error
 	defer func() { w.done(seen) }()
+	var pausedSeen bool
 	err := Poll(ctx, w, func(ctx context.Context) (bool, error) {
+		if !statusChecked && time.Since(start) >= pausedCheckAfter {
+			statusChecked = true
+			if paused() {
+				pausedSeen = true
+				return false, errPausedWait
+			}
+		}
 		if !w.due() {
 			return false, nil // a follower's free round: nothing new is known
 		}
@@ -120,14 +137,24 @@ func (c *Client) WaitForEgressApplied(ctx context.Context, id string, gen int64,
 		}
 		return applied, nil
 	})
-	if err == nil {
+	switch {
+	case err == nil:
 		return &current, nil
-	}
-	if ctx.Err() != nil {
+	case pausedSeen:
+		return &current, &EgressNotAppliedError{SandboxID: id, Last: current, Want: gen, Waited: time.Since(start), Paused: true}
+	case ctx.Err() != nil:
 		return &current, &EgressNotAppliedError{SandboxID: id, Last: current, Want: gen, Waited: time.Since(start), Context: err, LastError: lastErr}
 	}
 	return &current, err
 }
+
+// pausedCheckAfter is how long an egress wait on a sandbox of unknown
+// status goes before it asks whether the sandbox is PAUSED: longer than
+// the data plane usually takes, so ordinary waits cost no extra request.
+const pausedCheckAfter = 2 * time.Second
+
+// errPausedWait ends a wait that found the sandbox PAUSED.
+var errPausedWait = errors.New("the sandbox is paused")
 
 // passingWaitError reports a failed check that says nothing about the
 // policy: rate limited, a server error, or a connection that failed.

@@ -223,3 +223,53 @@ resource "prime_fleet_command" "run" {
 		t.Errorf("%d members resumed, want 3", len(resumed))
 	}
 }
+
+// A policy replaced while its sandbox is paused is accepted but pending:
+// the apply fails closed saying it applies on resume, and the apply that
+// resumes the sandbox then enforces it (the sandbox resumes first, since
+// the policy depends on it).
+func TestAccPause_policyReplacedWhilePausedAppliesOnResume(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	cfg := func(paused bool, host string) string {
+		return m.config(fmt.Sprintf(`
+resource "prime_sandbox" "box" {
+  name         = "box"
+  docker_image = "python:3.12-slim"
+  paused       = %t
+}
+resource "prime_egress_policy" "lock" {
+  sandbox_id = prime_sandbox.box.id
+  allow      = [%q]
+  timeouts {
+    create = "2s"
+  }
+}
+`, paused, host))
+	}
+	var id string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoLiveSandboxes,
+		Steps: []resource.TestStep{
+			{Config: cfg(false, "a.example.com"), Check: func(s *terraform.State) (err error) {
+				id, err = stateID(s, "prime_sandbox.box")
+				return err
+			}},
+			{Config: cfg(true, "a.example.com")},
+			{
+				Config:      cfg(true, "b.example.com"),
+				ExpectError: expectErr("the sandbox is PAUSED, and the platform applies the policy when the sandbox resumes"),
+			},
+			{
+				Config: cfg(false, "b.example.com"),
+				Check: func(*terraform.State) error {
+					if mockStatus(t, m, id) != prime.StatusRunning || !m.reachable(t, id, "b.example.com") || m.reachable(t, id, "a.example.com") {
+						return fmt.Errorf("after the resume the sandbox does not enforce the replaced policy")
+					}
+					return nil
+				},
+			},
+			{Config: cfg(false, "b.example.com"), PlanOnly: true},
+		},
+	})
+}

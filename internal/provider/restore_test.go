@@ -339,3 +339,24 @@ resource "prime_fleet_command" "agent" {
 		},
 	})
 }
+
+// restore_memory from a checkpoint without memory (an API checkpoint
+// holds files only) is the platform's 409, explained.
+func TestAccRestore_memoryRefusedExplained(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoCheckpoints,
+		Steps: []resource.TestStep{{
+			Config: m.config(setupOnceHCL(`
+resource "prime_sandbox" "restored" {
+  name           = "restored"
+  checkpoint_id  = prime_sandbox_checkpoint.setup.id
+  restore_memory = true
+}
+`)),
+			ExpectError: expectInOrder("Cannot create sandbox", "has no memory to restore",
+				"restore_memory = true needs a checkpoint that holds memory, which only a pause takes"),
+		}},
+	})
+}

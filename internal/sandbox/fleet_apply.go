@@ -61,7 +61,7 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 		if sb == nil {
 			// No entry to finish: createSandbox released a key whose create
 			// may have reached the platform, for the next apply to adopt.
-			problems.Add(key, "cannot create the sandbox: %v", err)
+			problems.Add(key, "cannot create the sandbox: %v", restoreRefusal(req, err))
 			return
 		}
 		inflight = append(inflight, entry)

@@ -49,7 +49,7 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 	defer cancel()
 	sb, inflight, err := createSandbox(postCtx, r.client, r.journal, createReq)
 	if sb == nil {
-		resp.Diagnostics.AddError("Cannot create sandbox", err.Error())
+		resp.Diagnostics.AddError("Cannot create sandbox", restoreRefusal(createReq, err).Error())
 		return
 	}
 	defer inflight.HandOver() // from here on the state returned carries the ID
@@ -178,10 +178,14 @@ func refreshSandbox(ctx context.Context, c *prime.Client, state *sandboxModel, s
 	}
 	state.setEgressState(es)
 	if !state.Egress.IsNull() && !state.EgressApplied.ValueBool() {
+		pending := ""
+		if sb.Status == prime.StatusPaused {
+			pending = egress.PendingWhilePausedNote
+		}
 		diags.AddWarning("Egress policy not enforced",
 			fmt.Sprintf("Sandbox %s's egress block (generation %d) is not enforced by the data plane "+
-				"(applied_generation %d). The next apply writes it again and waits for enforcement.",
-				sb.ID, state.EgressGeneration.ValueInt64(), st.AppliedGeneration))
+				"(applied_generation %d). The next apply writes it again and waits for enforcement.%s",
+				sb.ID, state.EgressGeneration.ValueInt64(), st.AppliedGeneration, pending))
 	}
 	return false
 }

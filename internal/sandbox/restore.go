@@ -7,6 +7,8 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -14,6 +16,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
 // restoreInputProblems are the provider's own rules of the restore
@@ -123,4 +127,16 @@ func (m takenFromCheckpoint) PlanModifyInt64(ctx context.Context, req planmodifi
 	case keep:
 		resp.PlanValue = req.StateValue
 	}
+}
+
+// restoreRefusal explains a create the platform refused because of the
+// restore: a 409 to a memory restore means the checkpoint has no memory
+// (only a pause takes one). Other errors are returned as they are.
+func restoreRefusal(req prime.CreateSandboxRequest, err error) error {
+	if err == nil || req.RestoreMemory == nil || !*req.RestoreMemory || prime.StatusCodeOf(err) != http.StatusConflict {
+		return err
+	}
+	return fmt.Errorf("%w; restore_memory = true needs a checkpoint that holds memory, which only a pause takes "+
+		"(an API checkpoint such as prime_sandbox_checkpoint holds files only): restore checkpoint %s without "+
+		"restore_memory, or restore a pause checkpoint", err, *req.CheckpointID)
 }
