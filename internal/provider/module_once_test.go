@@ -8,13 +8,14 @@ import (
 )
 
 // checkSetupOnce follows a setup_mode = "once" evaluation in the mock's
-// event log: the template (member key "template") ran the setup's steps
-// (setupSteps of them, open egress: checkFleetProtocol) and no agent; every
+// event log: each of the templates (member key "template"; one per setup
+// run) ran the setup's steps (setupSteps of them, open egress:
+// checkFleetProtocol) and no agent; every
 // other sandbox was restored from a checkpoint, ran no setup step, and ran
 // agentSteps agent steps, the first only after its lists were enforced
 // (checkFleetProtocol checks each step's enforced generation; this checks
 // that there was a restricting write before it).
-func checkSetupOnce(traces []*sandboxTrace, member map[*sandboxTrace]string, setupSteps, agentSteps int) error {
+func checkSetupOnce(traces []*sandboxTrace, member map[*sandboxTrace]string, wantTemplates, setupSteps, agentSteps int) error {
 	var problems []string
 	templates := 0
 	for _, tr := range traces {
@@ -45,8 +46,8 @@ func checkSetupOnce(traces []*sandboxTrace, member map[*sandboxTrace]string, set
 			problems = append(problems, fmt.Sprintf("member %s (%s) was not restored from a checkpoint", member[tr], tr.id))
 		}
 	}
-	if templates != 1 {
-		problems = append(problems, fmt.Sprintf("%d templates, want 1", templates))
+	if templates != wantTemplates {
+		problems = append(problems, fmt.Sprintf("%d templates, want %d", templates, wantTemplates))
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("setup once:\n  %s", strings.Join(problems, "\n  "))

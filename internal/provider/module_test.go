@@ -113,8 +113,9 @@ func TestAccModule_evalFleet(t *testing.T) {
 		member[tr] = key
 	}
 	// As many sandboxes as members: the updates replaced none.
-	// once: the template and its three members.
-	want := map[string]int{"allow": 2, "block": 1, "born": 2, "relock": 2, "tasks": 3, "once": 4}
+	// once: the template and its three members, twice (change_setup
+	// replaces the template, and so every member).
+	want := map[string]int{"allow": 2, "block": 1, "born": 2, "relock": 2, "tasks": 3, "once": 8}
 	for prefix, n := range want {
 		if got := len(byPrefix[prefix]); got != n {
 			t.Errorf("%d sandboxes named %s-*, want %d", got, prefix, n)
@@ -176,7 +177,7 @@ func TestAccModule_evalFleet(t *testing.T) {
 			t.Errorf("tasks-%s: %v", member[tr], err)
 		}
 	}
-	if err := checkSetupOnce(byPrefix["once"], member, 1, 3); err != nil {
+	if err := checkSetupOnce(byPrefix["once"], member, 2, 1, 3); err != nil {
 		t.Error(err)
 	}
 	// terraform test's destroy deleted every checkpoint (once's, and the

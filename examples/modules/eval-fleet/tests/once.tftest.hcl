@@ -26,7 +26,7 @@ variables {
   agent = {
     # The marker and the shared task came with the checkpoint; pypi.org is
     # blocked (7) once the lists are enforced.
-    commands           = ["cat /opt/setup/marker /task/prompt.txt && echo agent", "sh /task/agent.sh", "echo agent pypi && probe pypi.org"]
+    commands           = ["cat /task/prompt.txt && echo agent && cat /opt/setup/marker", "sh /task/agent.sh", "echo agent pypi && probe pypi.org"]
     member_env         = { m1 = { REWARD = "1" }, m2 = { REWARD = "0.5" }, m3 = { REWARD = "0" } }
     allowed_exit_codes = [0, 7]
   }
@@ -80,7 +80,42 @@ run "once" {
   }
 
   assert {
+    condition     = alltrue([for k, s in output.agent_stdout : strcontains(s[0], "installed")])
+    error_message = "every member must hold the setup's marker: ${jsonencode(output.agent_stdout)}"
+  }
+
+  assert {
     condition     = jsonencode(output.rewards) == jsonencode({ m1 = 1, m2 = 0.5, m3 = null })
     error_message = "the rewards must come back (m3 has no task, so no reward): ${jsonencode(output.rewards)}"
+  }
+}
+
+# A changed setup replaces the template: one apply runs the new setup once,
+# in a new template, checkpoints it, and restores every member from the new
+# checkpoint (the agents run again there). The first run's IDs come in as
+# test-only variables: tofu test resolves run.<name> in a variables block
+# but not in an assertion.
+run "change_setup" {
+  variables {
+    setup_commands = ["probe pypi.org && mkdir -p /opt/setup && echo installed-v2 > /opt/setup/marker"]
+
+    once_template_id   = run.once.template_sandbox_id
+    once_checkpoint_id = run.once.checkpoint_id
+    once_sandbox_ids   = run.once.sandbox_ids
+  }
+
+  assert {
+    condition     = output.template_sandbox_id != var.once_template_id && output.checkpoint_id != var.once_checkpoint_id
+    error_message = "a changed setup must run in a new template and take a new checkpoint"
+  }
+
+  assert {
+    condition     = alltrue([for k, id in output.sandbox_ids : id != var.once_sandbox_ids[k]])
+    error_message = "every member must be restored from the new checkpoint: ${jsonencode(output.sandbox_ids)}"
+  }
+
+  assert {
+    condition     = jsonencode(output.setup_exit_codes) == jsonencode({ template = [0] }) && strcontains(output.agent_stdout.m1[0], "installed-v2")
+    error_message = "the new setup must run once and its files reach the members: ${jsonencode(output.agent_stdout)}"
   }
 }
