@@ -295,6 +295,11 @@ variable "setup_mode" {
     condition     = var.setup_mode != "once" || !var.born_restricted
     error_message = "setup_mode \"once\" already restricts every member right after its restore; born_restricted is for per_member (it would run the setup under the lists)."
   }
+
+  validation {
+    condition     = var.setup_mode != "once" || var.members == null || !contains(coalesce(var.members, []), "template")
+    error_message = "With setup_mode \"once\" the template is named <name_prefix>-template: no member may be keyed \"template\"."
+  }
 }
 
 variable "checkpoint_timeout" {

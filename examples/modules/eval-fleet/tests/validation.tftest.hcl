@@ -394,6 +394,18 @@ run "setup_once_is_not_born_restricted" {
   expect_failures = [var.setup_mode]
 }
 
+run "setup_once_keeps_the_template_name" {
+  command = plan
+
+  variables {
+    setup_mode     = "once"
+    setup_commands = ["echo setup"]
+    members        = ["a", "template"]
+  }
+
+  expect_failures = [var.setup_mode]
+}
+
 run "setup_mode_is_per_member_or_once" {
   command = plan
 
