@@ -14,11 +14,13 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -94,6 +96,28 @@ func (r *checkpointResource) Schema(ctx context.Context, _ resource.SchemaReques
 					"it replaces the checkpoint (except on the first apply after an import, which records it).",
 				PlanModifiers: []planmodifier.Map{tfkit.ReplaceUnlessImportedMap()},
 			},
+			"source_after": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString(SourceKeep),
+				MarkdownDescription: "What happens to the source sandbox once the checkpoint is `DURABLE`: `\"keep\"` " +
+					"(default) leaves it running; `\"pause\"` pauses it and waits until it is `PAUSED` (within " +
+					"`timeouts.create`), so a template stops costing compute (a paused VM is billed for disk only) as " +
+					"soon as the fleet can be restored from the checkpoint. It is never paused before the checkpoint " +
+					"is `DURABLE` (a checkpoint of a sandbox that ends first is lost). A pause that fails is a warning, " +
+					"not an error: the checkpoint is durable and recorded, and nothing restored from it is held back. " +
+					"Destroy resumes the source (if it still exists) before deleting the checkpoint, leaving it " +
+					"`RUNNING` as the create found it, so that what depends on it can be torn down or run again (a " +
+					"paused sandbox runs no command: a file's removal, a new setup). Leave the source's `paused` unset " +
+					"(unmanaged), or it would resume it. Changing it updates in place and only records the value: it " +
+					"acts on the next checkpoint or destroy, never pauses or resumes the source by itself.",
+				Validators: []validator.String{stringvalidator.OneOf(SourceKeep, SourcePause)},
+			},
+			"pause_checkpoint_id": schema.StringAttribute{
+				Computed: true, PlanModifiers: keep,
+				MarkdownDescription: "With `source_after = \"pause\"`: the checkpoint the platform itself takes when " +
+					"it pauses the source (disk and memory, which outlives the source once it is `DURABLE`). Destroy " +
+					"deletes it with this checkpoint, so pausing the template leaves no storage behind. Null otherwise, " +
+					"and null if the platform listed none right after the pause.",
+			},
 			"state": schema.StringAttribute{Computed: true, MarkdownDescription: stateDoc + " Always `DURABLE` " +
 				"after a successful apply; a refresh that finds `FAILED` or `DELETING` plans a replacement."},
 			"parent_id":       schema.StringAttribute{Computed: true, MarkdownDescription: parentDoc, PlanModifiers: keep},
@@ -165,8 +189,18 @@ func (r *checkpointResource) Create(ctx context.Context, req resource.CreateRequ
 	defer cancel()
 	last := newLastSeen(*ck)
 	done, err := r.client.WaitForCheckpoint(waitCtx, ck.ID, prime.WaitCheckpointOptions{OnProgress: last.observe})
+	plan.PauseCheckpointID = types.StringNull()
 	if err == nil {
 		plan.Fields = fieldsOf(*done)
+		if plan.SourceAfter.ValueString() == SourcePause {
+			// Only now: the checkpoint is DURABLE, so it outlives whatever
+			// happens to its source. The create timeout bounds both waits.
+			pauseID, perr := pauseSource(waitCtx, r.client, sandboxID)
+			if perr != nil {
+				resp.Diagnostics.AddWarning(pauseWarning(ck.ID, sandboxID, perr))
+			}
+			plan.PauseCheckpointID = types.StringPointerValue(pauseID)
+		}
 		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 		resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, plan.ID)...)
 		return
@@ -275,8 +309,26 @@ func (r *checkpointResource) Delete(ctx context.Context, req resource.DeleteRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if state.SourceAfter.ValueString() == SourcePause {
+		// Leave the source as the create found it, RUNNING, so that what
+		// depends on it can be torn down or run again (a paused sandbox runs
+		// no command: a file's removal, a new setup).
+		if err := resumeSource(ctx, r.client, state.SandboxID.ValueString(), timeout); err != nil {
+			resp.Diagnostics.AddWarning("Source sandbox not resumed", fmt.Sprintf("Checkpoint %s paused its source "+
+				"sandbox %s (source_after = \"pause\"), and destroy could not resume it: %v. The checkpoint is deleted "+
+				"anyway; whatever still runs a command in the sandbox will fail until it is resumed.",
+				state.ID.ValueString(), state.SandboxID.ValueString(), err))
+		}
+	}
 	if err := deleteCheckpoint(ctx, r.client, state.ID.ValueString(), timeout); err != nil {
 		resp.Diagnostics.AddError("Checkpoint not deleted", err.Error())
+		return
+	}
+	if id := state.PauseCheckpointID.ValueString(); id != "" {
+		if err := deleteCheckpoint(ctx, r.client, id, timeout); err != nil {
+			resp.Diagnostics.AddError("Pause checkpoint not deleted", fmt.Sprintf("Checkpoint %s is deleted, but the "+
+				"checkpoint %s that pausing its source (source_after = \"pause\") created is not: %v", state.ID.ValueString(), id, err))
+		}
 	}
 }
 
@@ -294,6 +346,9 @@ func (r *checkpointResource) ImportState(ctx context.Context, req resource.Impor
 		return
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
+	// Not reported by the platform; an imported checkpoint did nothing to its source.
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("source_after"), SourceKeep)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pause_checkpoint_id"), types.StringNull())...)
 	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, types.StringValue(id))...)
 	resp.Diagnostics.Append(tfkit.MarkImported(ctx, resp.Private)...)
 }
@@ -355,9 +410,82 @@ func ttlOf(v types.Int64) *int {
 	return &n
 }
 
+// What source_after does with the source sandbox once the checkpoint is
+// DURABLE.
+const (
+	SourceKeep  = "keep"
+	SourcePause = "pause"
+)
+
 type resourceModel struct {
 	Fields
-	TTLSeconds types.Int64    `tfsdk:"ttl_seconds"`
-	Triggers   types.Map      `tfsdk:"triggers"`
-	Timeouts   timeouts.Value `tfsdk:"timeouts"`
+	TTLSeconds  types.Int64  `tfsdk:"ttl_seconds"`
+	Triggers    types.Map    `tfsdk:"triggers"`
+	SourceAfter types.String `tfsdk:"source_after"`
+	// PauseCheckpointID is the checkpoint the platform took when
+	// source_after paused the source; destroy deletes it with this one.
+	PauseCheckpointID types.String   `tfsdk:"pause_checkpoint_id"`
+	Timeouts          timeouts.Value `tfsdk:"timeouts"`
+}
+
+// resumeSource resumes a source sandbox that source_after paused; one gone
+// (or ended) is left alone, one already RUNNING too.
+func resumeSource(ctx context.Context, c *prime.Client, sandboxID string, timeout time.Duration) error {
+	if gone, err := c.SandboxGone(ctx, sandboxID); err == nil && gone {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := c.ResumeAndWait(ctx, sandboxID)
+	if errors.Is(err, prime.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// errPauseCheckpointUnlisted: the source is paused, but the checkpoint the
+// pause took could not be listed (so destroy will not delete it).
+var errPauseCheckpointUnlisted = errors.New("the source is paused, but the checkpoint its pause took could not be listed, so destroy will not delete it")
+
+// pauseSource pauses a checkpoint's source sandbox and waits until it is
+// PAUSED. Pausing makes the platform take a checkpoint of its own (disk and
+// memory), which outlives the sandbox once DURABLE: its ID, the one
+// checkpoint of the sandbox listed after the pause and not before, is
+// returned so that destroy can delete it. [I] The contract does not say
+// when the pause checkpoint is listed; the mock lists it once PAUSED, and
+// none listed yet is not an error (nil).
+func pauseSource(ctx context.Context, c *prime.Client, sandboxID string) (*string, error) {
+	before, err := c.ListCheckpoints(ctx, prime.ListCheckpointsOptions{SandboxID: sandboxID})
+	if err != nil {
+		return nil, err
+	}
+	if err := c.PauseAndWait(ctx, sandboxID); err != nil {
+		return nil, err
+	}
+	after, err := c.ListCheckpoints(ctx, prime.ListCheckpointsOptions{SandboxID: sandboxID})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errPauseCheckpointUnlisted, err)
+	}
+	return newCheckpointID(before, after), nil
+}
+
+// newCheckpointID is the ID of the one checkpoint in after that is not in
+// before; nil if there is none, or more than one (not ours to guess).
+func newCheckpointID(before, after []prime.Checkpoint) *string {
+	seen := make(map[string]bool, len(before))
+	for _, ck := range before {
+		seen[ck.ID] = true
+	}
+	var found *string
+	for _, ck := range after {
+		if seen[ck.ID] {
+			continue
+		}
+		if found != nil {
+			return nil
+		}
+		id := ck.ID
+		found = &id
+	}
+	return found
 }

@@ -92,3 +92,17 @@ func reasonSuffix(reason *string) string {
 	}
 	return " (" + *reason + ")"
 }
+
+// pauseWarning explains a source_after = "pause" that did not finish: the
+// checkpoint itself is fine and recorded.
+func pauseWarning(id, sandboxID string, err error) (summary, detail string) {
+	if errors.Is(err, errPauseCheckpointUnlisted) {
+		return "Pause checkpoint not recorded", fmt.Sprintf("Checkpoint %s is DURABLE and recorded, and its source "+
+			"sandbox %s is paused (source_after = \"pause\"), but %v. Delete that checkpoint by hand after destroy "+
+			"(it is listed under the sandbox's ID).", id, sandboxID, err)
+	}
+	return "Source sandbox not paused", fmt.Sprintf("Checkpoint %s is DURABLE and recorded, and sandboxes can be "+
+		"restored from it, but its source sandbox %s was not paused (source_after = \"pause\"): %v. It keeps running "+
+		"and costing compute until it is paused (prime_sandbox's paused = true) or destroyed; the next apply does not "+
+		"retry the pause.", id, sandboxID, err)
+}

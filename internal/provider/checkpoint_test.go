@@ -314,3 +314,70 @@ provider "prime" {}
 		t.Fatal(err)
 	}
 }
+
+// source_after = "pause" pauses the template once its checkpoint is DURABLE
+// (never before: the pause request follows the DURABLE state in the mock's
+// log); prime_sandbox leaves the paused template alone, so the second plan
+// is empty; destroy resumes the template, then deletes the checkpoint and
+// the checkpoint the pause took (which would otherwise outlive the
+// template), then the template.
+func TestAccCheckpoint_sourceAfterPause(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	var templateID string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoCheckpoints,
+		Steps: []resource.TestStep{{
+			Config: m.config(checkpointHCL("template", `source_after = "pause"`)),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("prime_sandbox_checkpoint.setup", tfjsonpath.New("state"), knownvalue.StringExact("DURABLE")),
+				statecheck.ExpectKnownValue("prime_sandbox_checkpoint.setup", tfjsonpath.New("source_after"), knownvalue.StringExact("pause")),
+				// The checkpoint the pause took; CheckDestroy sees destroy delete it.
+				statecheck.ExpectKnownValue("prime_sandbox_checkpoint.setup", tfjsonpath.New("pause_checkpoint_id"), knownvalue.NotNull()),
+			},
+			Check: func(s *terraform.State) error {
+				id, err := stateID(s, "prime_sandbox.template")
+				if err != nil {
+					return err
+				}
+				templateID = id
+				sb, err := m.client(t).GetSandbox(waitCtx(t), id)
+				if err != nil {
+					return err
+				}
+				if sb.Status != prime.StatusPaused {
+					return fmt.Errorf("template %s is %s after the apply, want PAUSED", id, sb.Status)
+				}
+				return nil
+			},
+		}, {
+			// The refresh reads the template PAUSED: no change planned.
+			Config:   m.config(checkpointHCL("template", `source_after = "pause"`)),
+			PlanOnly: true,
+		}},
+	})
+	durable, paused, resumed, deleted := int64(0), int64(0), int64(0), int64(0)
+	for _, e := range m.Events() {
+		switch {
+		case e.Type == primemock.EventCheckpointState && e.State == prime.CheckpointDurable && durable == 0:
+			durable = e.Seq
+		case e.Type == primemock.EventPauseRequested && e.SandboxID == templateID:
+			if paused != 0 {
+				t.Errorf("template paused twice (events %d and %d)", paused, e.Seq)
+			}
+			paused = e.Seq
+		case e.Type == primemock.EventResumeRequested && e.SandboxID == templateID:
+			resumed = e.Seq
+		case e.Type == primemock.EventCheckpointDeleted && deleted == 0:
+			deleted = e.Seq
+		}
+	}
+	if durable == 0 || paused == 0 || paused < durable {
+		t.Fatalf("pause requested at event %d, checkpoint DURABLE at %d: the pause must follow DURABLE", paused, durable)
+	}
+	// Destroy leaves the template RUNNING, as the create found it, before
+	// it deletes the checkpoint.
+	if resumed == 0 || deleted == 0 || resumed > deleted {
+		t.Fatalf("destroy resumed the template at event %d and deleted the checkpoint at %d: want the resume first", resumed, deleted)
+	}
+}

@@ -109,7 +109,9 @@ func TestAccModule_evalFleet(t *testing.T) {
 		member[tr] = key
 	}
 	// As many sandboxes as members: the updates replaced none.
-	want := map[string]int{"allow": 2, "block": 1, "born": 2, "relock": 2, "tasks": 3}
+	// once: the template and its three members, twice (change_setup
+	// replaces the template, and so every member).
+	want := map[string]int{"allow": 2, "block": 1, "born": 2, "relock": 2, "tasks": 3, "once": 8}
 	for prefix, n := range want {
 		if got := len(byPrefix[prefix]); got != n {
 			t.Errorf("%d sandboxes named %s-*, want %d", got, prefix, n)
@@ -170,6 +172,14 @@ func TestAccModule_evalFleet(t *testing.T) {
 		if err := tr.wantPuts("restricted", "open", "restricted", "open"); err != nil {
 			t.Errorf("tasks-%s: %v", member[tr], err)
 		}
+	}
+	if err := checkSetupOnce(byPrefix["once"], member, 2, 1, 3); err != nil {
+		t.Error(err)
+	}
+	// terraform test's destroy deleted every checkpoint (once's, and the
+	// one its template's pause took).
+	if cks, err := m.client(t).ListCheckpoints(waitCtx(t), prime.ListCheckpointsOptions{}); err != nil || len(cks) != 0 {
+		t.Errorf("%d checkpoints left after terraform test cleaned up (%v)", len(cks), err)
 	}
 	// The results outlive terraform test's destroy, and alpha's are its
 	// second task's.

@@ -11,16 +11,47 @@
 #
 # or, with born_restricted, the lists in the fleet's egress block from the
 # first second and no policy after the setup.
+#
+# or, with setup_mode = "once", the setup once in a template and the fleet
+# restored from its checkpoint, restricted right after the restore:
+#
+#   prime_sandbox.template -> prime_fleet_file.template_task
+#     -> prime_fleet_command.template_setup (require_open_egress)
+#     -> prime_sandbox_checkpoint.template (DURABLE, then the template paused)
+#     -> prime_sandbox_fleet (checkpoint_id, egress block) -> member tasks
+#     -> agent (on members whose lists are enforced) -> rewards, results
 
 locals {
   restricted = var.allow != null || var.block != null
+  once       = var.setup_mode == "once"
   born       = var.born_restricted && local.restricted
-  # The policy after the setup: restricted, not born restricted.
-  lock      = local.restricted && !var.born_restricted
+  # The lists in the fleet's egress block: born restricted, or (setup once)
+  # restricted right after the restore, before anything runs on a member.
+  fleet_egress = local.restricted && (var.born_restricted || local.once)
+  # The policy after the setup: restricted, per-member setup, not born
+  # restricted.
+  lock      = local.restricted && !var.born_restricted && !local.once
   has_setup = length(var.setup_commands) > 0
 
+  # What the template's disk holds: a change replaces the template (a
+  # paused template runs nothing), so the setup runs in a new one, is
+  # checkpointed again, and the members are restored from the new
+  # checkpoint. The task directory's fingerprint is each file's name and
+  # hash (prime_fleet_file fingerprints it again, with modes, for the
+  # upload).
+  template_inputs = local.once ? {
+    commands = jsonencode(var.setup_commands)
+    env      = jsonencode(var.setup_env)
+    env_wo   = tostring(var.setup_env_wo_version)
+    task = local.has_task_dir ? sha256(join("\n", [
+      for f in sort(fileset(var.task_dir, "**")) : "${f} ${filesha256("${var.task_dir}/${f}")}"
+    ])) : ""
+  } : null
+
   # Members whose every setup step succeeded (all members without setup).
-  set_up_ids = local.has_setup ? {
+  # (With setup once, every member: each was restored from the template's
+  # checkpoint, taken after its setup succeeded.)
+  set_up_ids = local.has_setup && !local.once ? {
     for k, r in prime_fleet_command.setup[0].results : k => r.sandbox_id
   } : prime_sandbox_fleet.this.sandbox_ids
 
@@ -28,7 +59,7 @@ locals {
   # there, after their setup.
   ready_ids = (
     local.lock ? { for k, m in prime_fleet_egress_policy.this[0].members : k => m.sandbox_id if m.applied } :
-    local.born ? { for k, id in local.set_up_ids : k => id if prime_sandbox_fleet.this.sandboxes[k].egress_applied } :
+    local.fleet_egress ? { for k, id in local.set_up_ids : k => id if prime_sandbox_fleet.this.sandboxes[k].egress_applied } :
     local.set_up_ids
   )
 
@@ -40,10 +71,18 @@ locals {
   task_fingerprints = local.has_task_dir || local.has_member_tasks ? {
     for k in keys(prime_sandbox_fleet.this.sandbox_ids) : k => join(" ", compact([
       # try: a member being added has no upload yet (its sandbox is unknown).
-      local.has_task_dir ? try(prime_fleet_file.task[0].files[k].sha256, "") : "",
+      local.has_task_dir ? try(local.once ? prime_fleet_file.template_task[0].files.template.sha256 : prime_fleet_file.task[0].files[k].sha256, "") : "",
       contains(keys(var.member_tasks), k) ? try(prime_fleet_file.member_task[0].files[k].sha256, "") : "",
     ]))
   } : null
+
+  # The setup's results: every member's, or the template's (key
+  # "template"); empty without setup.
+  setup_results = (
+    !local.has_setup ? {} :
+    local.once ? prime_fleet_command.template_setup[0].results :
+    prime_fleet_command.setup[0].results
+  )
 
   has_agent   = var.agent != null
   has_results = local.has_agent && var.results_path != null
@@ -57,11 +96,91 @@ locals {
   # write on the members it holds (a change of the lists or routes) and
   # with its replacement after every setup change (its after names the
   # setup's id).
+  # With setup once, the checkpoint's id: a setup change takes a new one
+  # and restores every member from it.
   lock_id = (
     local.lock ? prime_fleet_egress_policy.this[0].id :
+    local.once ? prime_sandbox_checkpoint.template[0].id :
     local.has_setup ? prime_fleet_command.setup[0].id :
     prime_sandbox_fleet.this.id
   )
+}
+
+# --- Setup once: the template, its setup, its checkpoint ------------------
+
+# Tracks what the template's disk holds, for its replace_triggered_by.
+resource "terraform_data" "template_inputs" {
+  count = local.once ? 1 : 0
+  input = local.template_inputs
+}
+
+# The template: booted from the image with egress open, set up once,
+# checkpointed, then paused (billed for disk only). No secrets_wo: nothing
+# the agent alone should see goes near the checkpoint. Its lifetime is the
+# members' (timeout_minutes), and it has no idle timeout: a template that
+# ends is recreated by the next apply, which would run the setup again and
+# restore every member anew.
+resource "prime_sandbox" "template" {
+  count = local.once ? 1 : 0
+
+  name             = "${var.name_prefix}-template"
+  docker_image     = var.image
+  arch             = var.arch
+  cpu_cores        = var.resources.cpu_cores
+  memory_gb        = var.resources.memory_gb
+  disk_size_gb     = var.resources.disk_size_gb
+  gpu_type         = try(var.gpu.type, null)
+  gpu_count        = try(var.gpu.count, null)
+  timeout_minutes  = var.timeout_minutes
+  environment_vars = length(var.environment) > 0 ? var.environment : null
+  region           = var.region
+  team_id          = var.team_id
+  labels           = length(var.labels) > 0 ? var.labels : null
+
+  lifecycle {
+    replace_triggered_by = [terraform_data.template_inputs[0]]
+  }
+}
+
+# The task directory and the trusted setup, on the template alone, with
+# egress open (require_open_egress), the same steps and outputs as the
+# per-member setup (a fleet of one, keyed "template").
+resource "prime_fleet_file" "template_task" {
+  count = local.once && local.has_task_dir ? 1 : 0
+
+  sandbox_ids = { template = prime_sandbox.template[0].id }
+  path        = var.task_path
+  source_dir  = var.task_dir
+}
+
+resource "prime_fleet_command" "template_setup" {
+  count = local.once && local.has_setup ? 1 : 0
+
+  sandbox_ids         = { template = prime_sandbox.template[0].id }
+  commands            = var.setup_commands
+  timeout_seconds     = var.setup_timeout_seconds
+  env                 = var.setup_env
+  env_wo              = var.setup_env_wo
+  env_wo_version      = var.setup_env_wo_version
+  require_open_egress = true
+
+  triggers   = local.has_task_dir ? { task = prime_fleet_file.template_task[0].id } : null
+  depends_on = [prime_fleet_file.template_task]
+}
+
+# DURABLE before anything is restored from it; then the template is
+# paused, and destroy deletes this checkpoint and the one the pause took.
+resource "prime_sandbox_checkpoint" "template" {
+  count = local.once ? 1 : 0
+
+  sandbox_id   = prime_sandbox.template[0].id
+  source_after = "pause"
+  triggers     = local.has_setup ? { setup = prime_fleet_command.template_setup[0].id } : null
+  depends_on   = [prime_fleet_file.template_task, prime_fleet_command.template_setup]
+
+  timeouts {
+    create = var.checkpoint_timeout
+  }
 }
 
 resource "prime_sandbox_fleet" "this" {
@@ -69,11 +188,14 @@ resource "prime_sandbox_fleet" "this" {
   members     = var.members
   size        = var.size
 
-  docker_image         = var.image
+  # Setup once: every member restored from the template's checkpoint (its
+  # image and disk come with it).
+  checkpoint_id        = local.once ? prime_sandbox_checkpoint.template[0].id : null
+  docker_image         = local.once ? null : var.image
   arch                 = var.arch
   cpu_cores            = var.resources.cpu_cores
   memory_gb            = var.resources.memory_gb
-  disk_size_gb         = var.resources.disk_size_gb
+  disk_size_gb         = local.once ? null : var.resources.disk_size_gb
   gpu_type             = try(var.gpu.type, null)
   gpu_count            = try(var.gpu.count, null)
   timeout_minutes      = var.timeout_minutes
@@ -87,9 +209,11 @@ resource "prime_sandbox_fleet" "this" {
   labels               = length(var.labels) > 0 ? var.labels : null
 
   # born_restricted: the lists are in the create request; create returns
-  # once every member enforces them, or fails closed.
+  # once every member enforces them, or fails closed. Setup once: the same
+  # block, written right after each restore with the same fail-closed wait,
+  # so no member runs anything before its lists are enforced.
   dynamic "egress" {
-    for_each = local.born ? [1] : []
+    for_each = local.fleet_egress ? [1] : []
     content {
       allow  = var.allow
       block  = var.block
@@ -106,7 +230,7 @@ resource "prime_sandbox_fleet" "this" {
 # member, and each member's own task. A change of one member's task
 # uploads to that member only.
 resource "prime_fleet_file" "task" {
-  count = local.has_task_dir ? 1 : 0
+  count = local.has_task_dir && !local.once ? 1 : 0
 
   sandbox_ids = prime_sandbox_fleet.this.sandbox_ids
   path        = var.task_path
@@ -125,7 +249,7 @@ resource "prime_fleet_file" "member_task" {
 # to run a step on a member whose egress is restricted, so a changed setup
 # can never run silently under the agent's lock.
 resource "prime_fleet_command" "setup" {
-  count = local.has_setup ? 1 : 0
+  count = local.has_setup && !local.once ? 1 : 0
 
   sandbox_ids         = prime_sandbox_fleet.this.sandbox_ids
   commands            = var.setup_commands

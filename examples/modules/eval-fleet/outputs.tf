@@ -14,25 +14,25 @@ output "lock_id" {
 }
 
 output "setup_exit_codes" {
-  description = "Exit code of every setup step, by member key, in order. A member whose setup failed is absent (the apply failed and names it)."
-  value       = local.has_setup ? { for k, r in prime_fleet_command.setup[0].results : k => [for s in r.steps : s.exit_code] if !r.failed } : {}
+  description = "Exit code of every setup step, by member key, in order (with `setup_mode = \"once\"`, one entry: `template`). A member whose setup failed is absent (the apply failed and names it)."
+  value       = { for k, r in local.setup_results : k => [for s in r.steps : s.exit_code] if !r.failed }
 }
 
 output "setup_stdout" {
   description = "Standard output of every setup step (its last line), by member key, in order."
-  value       = local.has_setup ? { for k, r in prime_fleet_command.setup[0].results : k => [for s in r.steps : s.stdout] if !r.failed } : {}
+  value       = { for k, r in local.setup_results : k => [for s in r.steps : s.stdout] if !r.failed }
 }
 
 output "setup_stderr" {
   description = "Standard error of every setup step (its last line), by member key, in order."
-  value       = local.has_setup ? { for k, r in prime_fleet_command.setup[0].results : k => [for s in r.steps : s.stderr] if !r.failed } : {}
+  value       = { for k, r in local.setup_results : k => [for s in r.steps : s.stderr] if !r.failed }
 }
 
 output "policy_generations" {
   description = "Generation of the fleet's egress policy on each member, by member key: the policy written after the setup, or with `born_restricted` the born lists (the generation the platform gives create-time lists; 0 on prime-mock). Empty without `allow`/`block`."
   value = (
     local.lock ? { for k, m in prime_fleet_egress_policy.this[0].members : k => m.generation } :
-    local.born ? { for k, s in prime_sandbox_fleet.this.sandboxes : k => s.egress_generation } :
+    local.fleet_egress ? { for k, s in prime_sandbox_fleet.this.sandboxes : k => s.egress_generation } :
     {}
   )
 }
@@ -41,7 +41,7 @@ output "policy_applied" {
   description = "Whether the data plane enforces the lists on each member, by member key (always true after a successful apply). Empty without `allow`/`block`."
   value = (
     local.lock ? { for k, m in prime_fleet_egress_policy.this[0].members : k => m.applied } :
-    local.born ? { for k, s in prime_sandbox_fleet.this.sandboxes : k => s.egress_applied } :
+    local.fleet_egress ? { for k, s in prime_sandbox_fleet.this.sandboxes : k => s.egress_applied } :
     {}
   )
 }
@@ -50,7 +50,7 @@ output "effective_allow" {
   description = "The allowlist every member gets, canonical, route hosts first. Null in block mode and without lists."
   value = (
     local.lock ? prime_fleet_egress_policy.this[0].effective_allow :
-    local.born ? prime_sandbox_fleet.this.egress.effective_allow :
+    local.fleet_egress ? prime_sandbox_fleet.this.egress.effective_allow :
     null
   )
 }
@@ -59,7 +59,7 @@ output "effective_block" {
   description = "The blocklist every member gets, canonical. Null in allow mode and without lists."
   value = (
     local.lock ? prime_fleet_egress_policy.this[0].effective_block :
-    local.born ? prime_sandbox_fleet.this.egress.effective_block :
+    local.fleet_egress ? prime_sandbox_fleet.this.egress.effective_block :
     null
   )
 }
@@ -99,4 +99,14 @@ output "rewards" {
 output "results_local_paths" {
   description = "Where each member's results directory was downloaded, by member key; null for a member whose agent wrote none. Empty without `results_path`."
   value       = local.has_results ? { for k, m in prime_fleet_artifact.results[0].members : k => m.exists ? m.local_path : null } : {}
+}
+
+output "checkpoint_id" {
+  description = "With `setup_mode = \"once\"`: the ID of the template's checkpoint every member was restored from (destroy deletes it). Null otherwise."
+  value       = local.once ? prime_sandbox_checkpoint.template[0].id : null
+}
+
+output "template_sandbox_id" {
+  description = "With `setup_mode = \"once\"`: the ID of the template sandbox that ran the setup (paused once its checkpoint is `DURABLE`). Null otherwise."
+  value       = local.once ? prime_sandbox.template[0].id : null
 }

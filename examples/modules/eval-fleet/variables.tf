@@ -275,6 +275,45 @@ variable "setup_env_wo_version" {
   default     = null
 }
 
+variable "setup_mode" {
+  description = "Where the trusted setup runs. `\"per_member\"` (default): on every member, with egress open, then the lock; each member is set up fresh. `\"once\"`: once, in a template sandbox (`<name_prefix>-template`) booted from `image` with egress open; the template is checkpointed once the setup succeeded (`prime_sandbox_checkpoint`, waited for until `DURABLE`) and then paused (billed for disk only), and every member is restored from the checkpoint (`checkpoint_id`, a cold boot: files, not memory) and locked with `allow`/`block` right after its restore, before anything runs on it. The setup's cost and its load on package indexes are paid once instead of N times; every member starts from the same bytes. The task directory goes into the template before the setup; `member_tasks` go to each member after its restore. A change of the setup, its environment or the task directory replaces the template, so one apply runs the setup again in a new template, checkpoints it and restores every member anew. Destroy deletes the checkpoint (and the one the template's pause took). Changing the mode replaces the fleet."
+  type        = string
+  default     = "per_member"
+  nullable    = false
+
+  validation {
+    condition     = contains(["per_member", "once"], var.setup_mode)
+    error_message = "setup_mode must be \"per_member\" or \"once\"."
+  }
+
+  validation {
+    condition     = var.setup_mode != "once" || length(var.setup_commands) > 0
+    error_message = "setup_mode \"once\" needs setup_commands: without a setup there is nothing to run once (use per_member)."
+  }
+
+  validation {
+    condition     = var.setup_mode != "once" || !var.born_restricted
+    error_message = "setup_mode \"once\" already restricts every member right after its restore; born_restricted is for per_member (it would run the setup under the lists)."
+  }
+
+  validation {
+    condition     = var.setup_mode != "once" || var.members == null || !contains(coalesce(var.members, []), "template")
+    error_message = "With setup_mode \"once\" the template is named <name_prefix>-template: no member may be keyed \"template\"."
+  }
+}
+
+variable "checkpoint_timeout" {
+  description = "With `setup_mode = \"once\"`: how long to wait for the template's checkpoint to become `DURABLE` and the template to pause, as a duration such as `\"20m\"`. On timeout the apply fails closed and no member is restored."
+  type        = string
+  default     = "20m"
+  nullable    = false
+
+  validation {
+    condition     = can(regex("^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$", var.checkpoint_timeout))
+    error_message = "checkpoint_timeout must be a duration such as \"20m\" or \"1h\"."
+  }
+}
+
 # --- Egress ---------------------------------------------------------------
 
 variable "allow" {

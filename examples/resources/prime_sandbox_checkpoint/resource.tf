@@ -26,6 +26,11 @@ resource "prime_sandbox_checkpoint" "setup" {
   # before; a refresh then finds it gone and the next apply takes a new one.
   ttl_seconds = 7 * 24 * 60 * 60
 
+  # Once the checkpoint is DURABLE, pause the template: billed for disk
+  # only from then on. Destroy resumes it, then deletes this checkpoint and
+  # the one the pause took.
+  source_after = "pause"
+
   timeouts {
     create = "30m"
   }
@@ -35,5 +40,7 @@ output "setup_checkpoint" {
   value = {
     id           = prime_sandbox_checkpoint.setup.id
     stored_bytes = prime_sandbox_checkpoint.setup.stored_bytes
+    # The checkpoint the platform took when it paused the template.
+    pause_checkpoint = prime_sandbox_checkpoint.setup.pause_checkpoint_id
   }
 }

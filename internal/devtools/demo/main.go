@@ -12,7 +12,11 @@
 // copy on disk). Then day two: apply again with one row's allowlist
 // widened, and check that only that row's agent ran again, under its new
 // lock, with no setup anywhere, and that the reward table follows the new
-// policy. Finally destroy everything and stop the mock. It fails when a
+// policy. Next to the per-member rows, setup once (examples/demo/
+// setup_once.tf, once.go): one template set up and checkpointed, members
+// restored from it; the check is one setup execution for all of them and
+// every member restricted before its agent. Finally destroy everything
+// (no sandbox and no checkpoint left) and stop the mock. It fails when a
 // check does. `make demo` runs it.
 //
 // It may import internal/soak (the mock process and the isolated
@@ -133,6 +137,17 @@ func run(ctx context.Context) error {
 	banner("Checks")
 	verdict = errors.Join(verdict, checkTimeline(events, sandboxes), checkResults(out, ws.Dir))
 
+	// Setup once, next to the per-member rows: one setup, every member
+	// restricted before its agent.
+	once, err := readOnceOutputs(ctx, ws)
+	if err != nil {
+		return err
+	}
+	banner("Setup once: the template and its restored members (prime-mock /_mock/events)")
+	printTimeline(events, once.sandboxes())
+	banner("Checks of setup once")
+	verdict = errors.Join(verdict, checkSetupOnce(events, once, sandboxes))
+
 	// Day two: one row's allowlist widens. Its lock is written again in
 	// place, which gives the policy a new id, so that row's agent alone runs
 	// again, under the new lock, and its reward follows; no setup runs.
@@ -149,6 +164,9 @@ func run(ctx context.Context) error {
 	fmt.Printf("\n%d sandboxes created, %d left running.\n", stats.SandboxesCreated, stats.LiveSandboxes)
 	if stats.LiveSandboxes != 0 {
 		verdict = errors.Join(verdict, errors.New("sandboxes leaked"))
+	}
+	if err := checkNoCheckpoints(ctx, mock.URL); err != nil {
+		verdict = errors.Join(verdict, err)
 	}
 	if verdict != nil {
 		return verdict

@@ -370,3 +370,75 @@ run "no_lists_means_no_policy" {
     error_message = "neither allow nor block must leave egress unrestricted (no policy, no egress block), and no setup without commands"
   }
 }
+
+run "setup_once_needs_setup_commands" {
+  command = plan
+
+  variables {
+    setup_mode = "once"
+  }
+
+  expect_failures = [var.setup_mode]
+}
+
+run "setup_once_is_not_born_restricted" {
+  command = plan
+
+  variables {
+    setup_mode      = "once"
+    setup_commands  = ["echo setup"]
+    allow           = ["example.com"]
+    born_restricted = true
+  }
+
+  expect_failures = [var.setup_mode]
+}
+
+run "setup_once_keeps_the_template_name" {
+  command = plan
+
+  variables {
+    setup_mode     = "once"
+    setup_commands = ["echo setup"]
+    members        = ["a", "template"]
+  }
+
+  expect_failures = [var.setup_mode]
+}
+
+run "setup_mode_is_per_member_or_once" {
+  command = plan
+
+  variables {
+    setup_mode = "twice"
+  }
+
+  expect_failures = [var.setup_mode]
+}
+
+# The plan of setup once: a template, its setup and checkpoint, the fleet
+# restored from it under the lists, no policy after the setup.
+run "setup_once_plan" {
+  command = plan
+
+  variables {
+    setup_mode     = "once"
+    setup_commands = ["echo setup"]
+    allow          = ["example.com"]
+  }
+
+  assert {
+    condition     = length(prime_sandbox.template) == 1 && length(prime_sandbox_checkpoint.template) == 1 && length(prime_fleet_command.template_setup) == 1
+    error_message = "setup once needs a template, its setup and its checkpoint"
+  }
+
+  assert {
+    condition     = length(prime_fleet_command.setup) == 0 && length(prime_fleet_egress_policy.this) == 0
+    error_message = "setup once runs no member setup and no policy after it"
+  }
+
+  assert {
+    condition     = prime_sandbox_checkpoint.template[0].source_after == "pause" && prime_sandbox_fleet.this.docker_image == null
+    error_message = "the template is paused after its checkpoint; the members boot from the checkpoint, not the image"
+  }
+}

@@ -132,3 +132,32 @@ func TestSDKBatcherCoalesces(t *testing.T) {
 		t.Fatalf("%d ids in %d requests (%v), %d at once; want 250 ids, one request at a time", total, len(sizes), sizes, maxInFlight)
 	}
 }
+
+// A setup-once-only run replaces its own section and leaves the rest of
+// the report as it was; a report without the section gets it appended.
+func TestSpliceSetupOnce(t *testing.T) {
+	doc := "# Benchmarks\n\n## Fleet\n\nfigures\n"
+	once := spliceSetupOnce(doc, "## Setup once\n\nv1\n")
+	if !strings.HasPrefix(once, doc) || !strings.Contains(once, setupOnceBegin+"\n## Setup once\n\nv1\n"+setupOnceEnd) {
+		t.Fatalf("appended:\n%s", once)
+	}
+	twice := spliceSetupOnce(once+"\n## After\n", "## Setup once\n\nv2\n")
+	if strings.Contains(twice, "v1") || !strings.Contains(twice, "v2") || !strings.HasPrefix(twice, doc) || !strings.HasSuffix(twice, "## After\n") {
+		t.Fatalf("replaced:\n%s", twice)
+	}
+	if strings.Count(twice, setupOnceBegin) != 1 {
+		t.Fatalf("markers duplicated:\n%s", twice)
+	}
+}
+
+func TestSetupFloors(t *testing.T) {
+	c := benchConfig{boot: 2 * time.Second, gatewayLag: 300 * time.Millisecond, apply: time.Second}
+	per, once := setupFloors(c, 200, 3*time.Second)
+	// ⌈200/32⌉ = 7 waves.
+	if want := 2*time.Second + 300*time.Millisecond + 7*3*time.Second + time.Second; per != want {
+		t.Fatalf("per-member floor %s, want %s", per, want)
+	}
+	if once <= 3*time.Second+2*c.boot || once >= per {
+		t.Fatalf("once floor %s: want one setup, two boots and the checkpoint, below per member's %s", once, per)
+	}
+}

@@ -34,6 +34,11 @@ type benchConfig struct {
 	jobNs        []int
 	jobSeconds   int
 	jobScale     float64
+	// The setup-once pair (setuponce.go) at every setupNs: a setup of
+	// setupSeconds of mock time at sleep_scale setupScale.
+	setupNs      []int
+	setupSeconds int
+	setupScale   float64
 	// instBudget skips per-instance runs whose apply lower bound N·W/P
 	// exceeds it (0: none skipped).
 	instBudget    time.Duration

@@ -115,6 +115,11 @@ func markdown(c benchConfig, m machine, r *report) string {
 
 	filesSection(&b, r, c)
 	jobsSection(&b, r, c)
+	if len(r.setupOnce) > 0 {
+		b.WriteString(setupOnceBegin + "\n")
+		setupOnceSection(&b, r.setupOnce, c)
+		b.WriteString(setupOnceEnd + "\n\n")
+	}
 
 	howComputed(&b, c)
 	howFilesAndJobs(&b, r, c)

@@ -7,12 +7,14 @@ import (
 
 // report is everything one invocation measured.
 type report struct {
-	runs     []*runFigures
-	sdk      []*sdkFigures
-	files    []*filePair
-	jobs     []*jobPair
-	skipped  []skipped
-	verdicts []verdict
+	runs  []*runFigures
+	sdk   []*sdkFigures
+	files []*filePair
+	jobs  []*jobPair
+	// setupOnce: the setup-once runs beside per-member setup (setuponce.go).
+	setupOnce []*setupPair
+	skipped   []skipped
+	verdicts  []verdict
 }
 
 func (r *report) run(path string, n, p int) *runFigures {
