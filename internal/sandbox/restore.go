@@ -23,13 +23,17 @@ import (
 // restoreInputProblems are the provider's own rules of the restore
 // arguments, beyond the create rules (prime.CreateRules): exactly one of
 // docker_image and checkpoint_id, and restore_memory only with a
-// checkpoint. Unknown values count as set: a checkpoint_id that comes from
-// a prime_sandbox_checkpoint is unknown until it exists. It returns
-// (attribute, message) pairs.
+// checkpoint. An unknown checkpoint_id counts as set (one that comes from a
+// prime_sandbox_checkpoint is unknown until it exists); an unknown
+// docker_image is judged at apply by the client's create rules, because
+// terraform validate sees a module's variables as unknown and an image
+// chosen by one may turn out null. It returns (attribute, message) pairs.
 func restoreInputProblems(m sandboxTemplate) [][2]string {
 	var out [][2]string
 	image, checkpoint := !m.DockerImage.IsNull(), !m.CheckpointID.IsNull()
+	imageKnown := !m.DockerImage.IsUnknown()
 	switch {
+	case !imageKnown:
 	case image && checkpoint:
 		out = append(out, [2]string{"checkpoint_id", "docker_image and checkpoint_id are both set: set exactly one " +
 			"(docker_image boots an image; checkpoint_id restores a DURABLE checkpoint, which brings its own image)"})

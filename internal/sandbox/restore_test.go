@@ -32,6 +32,13 @@ func TestRestoreInputProblems(t *testing.T) {
 		{"both", restoreTemplate(img, ck, types.BoolNull()), "checkpoint_id"},
 		{"both, checkpoint unknown", restoreTemplate(img, unknown, types.BoolNull()), "checkpoint_id"},
 		{"neither", restoreTemplate(none, none, types.BoolNull()), "docker_image"},
+		// terraform validate (and terraform test's validation) sees a
+		// module's variables as unknown: an image chosen by a variable may
+		// turn out null, so only known values are judged (the client's
+		// create rules judge the rest at apply).
+		{"both unknown (variables at validate)", restoreTemplate(unknown, unknown, types.BoolNull()), ""},
+		{"image unknown, checkpoint set", restoreTemplate(unknown, ck, types.BoolNull()), ""},
+		{"image unknown, no checkpoint", restoreTemplate(unknown, none, types.BoolNull()), ""},
 		{"memory without checkpoint", restoreTemplate(img, none, types.BoolValue(true)), "restore_memory"},
 		{"memory false without checkpoint", restoreTemplate(img, none, types.BoolValue(false)), "restore_memory"},
 	} {
