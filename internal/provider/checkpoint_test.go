@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -304,7 +305,9 @@ provider "prime" {}
 		t.Fatalf("after Ctrl-C the checkpoint must be in state, tainted (exit %d):\n%s\n\napply output:\n%s", code, state, r.Output())
 	}
 	plan, code := w.run(ctx, "plan", "-detailed-exitcode", "-no-color")
-	if code != 2 || !strings.Contains(plan, "is tainted, so must be replaced") {
+	// Terraform says "is tainted, so must be replaced", OpenTofu "is
+	// tainted, so it must be replaced".
+	if code != 2 || !regexp.MustCompile(`is tainted, so (it )?must be replaced`).MatchString(plan) {
 		t.Fatalf("the plan after Ctrl-C must replace the tainted checkpoint (exit %d):\n%s", code, plan)
 	}
 	if out, code := w.run(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
