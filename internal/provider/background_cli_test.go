@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 )
 
 // Background jobs against the real CLI: what survives a killed or an

@@ -19,8 +19,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 )
 
 // The examples under examples/ are what the generated documentation shows,

@@ -39,8 +39,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 	"github.com/primeintellect/terraform-provider-prime/internal/soak"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 )
 
 func main() {
