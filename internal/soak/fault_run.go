@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 )
 
 // FaultRun applies a fleet of n sandboxes + policies while the mock injects

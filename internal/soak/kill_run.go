@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 )
 
 // KillRun starts an apply, interrupts it once some sandboxes exist but not

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 )
 
 // Runner runs the soak scenarios against one mock, each in its own

@@ -16,10 +16,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 	"github.com/primeintellect/terraform-provider-prime/internal/soak"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 )
 
 // jobBatchRoute is the background-jobs status:batchGet in the mock's stats.

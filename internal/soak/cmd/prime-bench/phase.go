@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 )
 
 // phase is one Terraform command with the mock's counters around it.

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 	"github.com/primeintellect/terraform-provider-prime/internal/soak"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 )
 
 // startMock runs prime-mock with the benchmark's settings (extra flags
