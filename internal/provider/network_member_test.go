@@ -54,10 +54,10 @@ resource "prime_sandbox_network_member" "box" {
 	}
 }
 
-// The guide's shape: a tool server and a fleet of agents on one network,
-// the agents locked to no internet at all. Each agent reaches the tool
-// over the network and not example.com, and its command runs only after
-// both its lock is enforced and it joined the network.
+// The guide's shape: a tool server and two fleets of agents on one
+// network, every agent locked to no internet at all. Each agent reaches the
+// tool over the network and not example.com, and its command runs only
+// after both its lock is enforced and it joined the network.
 func TestAccSandboxNetwork_agentsReachToolUnderLock(t *testing.T) {
 	m := newTestMock(t, fastMockOptions())
 	resource.ParallelTest(t, resource.TestCase{
@@ -76,13 +76,39 @@ resource "prime_fleet_command" "agent" {
   env         = { TOOL = prime_sandbox_network_member.tool.host }
   triggers    = { network = prime_sandbox_network_member.agents.id }
 }
+
+resource "prime_sandbox_fleet" "agents_b" {
+  name_prefix  = "agent-b"
+  docker_image = "python:3.12-slim"
+  size         = 2
+}
+
+resource "prime_sandbox_network_member" "agents_b" {
+  network_id  = prime_sandbox_network.net.id
+  sandbox_ids = prime_sandbox_fleet.agents_b.sandbox_ids
+  tags        = ["agent"]
+}
+
+resource "prime_fleet_egress_policy" "lock_b" {
+  sandbox_ids = prime_sandbox_fleet.agents_b.sandbox_ids
+  allow       = []
+}
+
+resource "prime_fleet_command" "agent_b" {
+  sandbox_ids = prime_fleet_egress_policy.lock_b.sandbox_ids
+  commands    = ["probe \"$TOOL\":8080 && ! probe example.com && echo agent-done"]
+  env         = { TOOL = prime_sandbox_network_member.tool.host }
+  triggers    = { network = prime_sandbox_network_member.agents_b.id }
+}
 `),
 			Check: func(s *terraform.State) error {
-				attrs := s.RootModule().Resources["prime_sandbox_fleet.agents"].Primary.Attributes
-				for i := range 3 {
-					id := attrs[fmt.Sprintf("sandbox_ids.%d", i)]
-					if err := checkAgentAfterLockAndJoin(m.Events(), id); err != nil {
-						return fmt.Errorf("agent %d (%s): %w", i, id, err)
+				for fleetName, size := range map[string]int{"agents": 3, "agents_b": 2} {
+					attrs := s.RootModule().Resources["prime_sandbox_fleet."+fleetName].Primary.Attributes
+					for i := range size {
+						id := attrs[fmt.Sprintf("sandbox_ids.%d", i)]
+						if err := checkAgentAfterLockAndJoin(m.Events(), id); err != nil {
+							return fmt.Errorf("%s agent %d (%s): %w", fleetName, i, id, err)
+						}
 					}
 				}
 				return nil
