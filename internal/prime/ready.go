@@ -88,6 +88,10 @@ type WaitReadyOptions struct {
 	ImageBuildPoll    time.Duration
 	// Gateway: after RUNNING, wait until the gateway runs a command.
 	Gateway bool
+	// OnRunning, when set, is called once the sandbox is RUNNING, before
+	// the gateway wait: work that needs only RUNNING (an egress write)
+	// overlaps the gateway's registration instead of following it.
+	OnRunning func()
 	// OnProgress is called when the observed status or image-build state
 	// changes (for logs); optional.
 	OnProgress func(s SandboxStatus)
@@ -147,8 +151,14 @@ func (c *Client) WaitForReady(ctx context.Context, id string, o WaitReadyOptions
 	deadline, err := c.waitBoot(ctx, id, bootOptions{
 		timeout: o.Timeout, buildTimeout: o.ImageBuildTimeout, buildPoll: o.ImageBuildPoll, onProgress: o.OnProgress,
 	})
-	if err != nil || !o.Gateway {
+	if err != nil {
 		return err
+	}
+	if o.OnRunning != nil {
+		o.OnRunning()
+	}
+	if !o.Gateway {
+		return nil
 	}
 	return c.waitGateway(ctx, id, deadline, o.Timeout)
 }

@@ -84,3 +84,42 @@ func TestAdoptable(t *testing.T) {
 		}
 	}
 }
+
+// A sandbox restored without its lists (a restore [I]) is locked as soon as
+// it is RUNNING, while its gateway registers: the write is not queued
+// behind the gateway's lag, and the wait still returns only once both the
+// lock is enforced and the gateway answers.
+func TestAwaitSandboxLockedWritesAtRunning(t *testing.T) {
+	mock := primemock.New(primemock.Options{GatewayLag: 2 * time.Second, APIKey: "k"})
+	srv := httptest.NewServer(mock)
+	t.Cleanup(func() { srv.Close(); mock.Close() })
+	client, err := prime.New(prime.Options{Config: prime.Config{APIKey: "k", BaseURL: srv.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := client.CreateSandbox(context.Background(), prime.CreateSandboxRequest{Name: "n", DockerImage: "img"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock := bornLock{Policy: prime.EgressPolicy{Allowlist: []string{"example.com"}}, Timeout: time.Minute}
+	gen, waitErr, lockErr := awaitSandboxLocked(context.Background(), client, sb.ID, time.Minute, time.Minute, lock)
+	if waitErr != nil || lockErr != nil || gen == nil {
+		t.Fatalf("awaitSandboxLocked = %v, %v, %v", gen, waitErr, lockErr)
+	}
+	seen := map[string]int64{}
+	for _, e := range mock.Events() {
+		if _, ok := seen[e.Type]; !ok && e.SandboxID == sb.ID {
+			seen[e.Type] = e.Seq
+		}
+	}
+	put, applied, gateway := seen[primemock.EventPolicyPut], seen[primemock.EventPolicyApplied], seen[primemock.EventGatewayReady]
+	if put == 0 || applied == 0 || gateway == 0 {
+		t.Fatalf("events missing: put %d, applied %d, gateway ready %d", put, applied, gateway)
+	}
+	if put > gateway {
+		t.Errorf("the lock was written after the gateway was ready (put #%d, gateway #%d): it waited on the gateway's lag", put, gateway)
+	}
+	if st, err := client.GetEgressPolicy(context.Background(), sb.ID); err != nil || !st.Enforces(*gen) {
+		t.Errorf("returned before the lock was enforced: %+v, %v", st, err)
+	}
+}

@@ -85,25 +85,33 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 			return
 		}
 		id := m.ID.ValueString()
-		if err := awaitSandbox(ctx, a.client, id, a.timeout, a.buildTimeout); err != nil {
-			problems.Add(key, "%v", err)
-			return
-		}
-		m.Status = types.StringValue(prime.StatusRunning)
-		if a.born != nil {
+		if a.born == nil {
+			if err := awaitSandbox(ctx, a.client, id, a.timeout, a.buildTimeout); err != nil {
+				problems.Add(key, "%v", err)
+				return
+			}
+			m.Status = types.StringValue(prime.StatusRunning)
+		} else {
 			// Before the fleet's Create returns: every member is locked
 			// before anything that depends on the fleet starts.
-			gen, err := egress.EnforceBorn(ctx, a.client, id, *a.born, bornAtCreate, a.egressTimeout)
+			gen, waitErr, lockErr := awaitSandboxLocked(ctx, a.client, id, a.timeout, a.buildTimeout,
+				bornLock{Policy: *a.born, SentAtCreate: bornAtCreate, Timeout: a.egressTimeout})
 			if gen != nil {
 				m.EgressGeneration = types.Int64Value(*gen)
 			}
-			if err != nil {
-				problems.Add(key, "%s", egress.FailClosedMessage(id, a.egressTimeout, "egress", err))
+			switch {
+			case waitErr != nil:
+				problems.Add(key, "%v", waitErr)
+				return
+			case lockErr != nil:
+				m.Status = types.StringValue(prime.StatusRunning)
+				problems.Add(key, "%s", egress.FailClosedMessage(id, a.egressTimeout, "egress", lockErr))
 				mu.Lock()
 				created[key] = m
 				mu.Unlock()
 				return
 			}
+			m.Status = types.StringValue(prime.StatusRunning)
 			m.EgressApplied = types.BoolValue(true)
 		}
 		mu.Lock()

@@ -9,10 +9,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/egress"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
@@ -74,9 +76,58 @@ func interruptedCreate(id string, err error) string {
 // cancellation only; timeout is the create budget (a first-use image build
 // has its own).
 func awaitSandbox(ctx context.Context, c *prime.Client, id string, timeout, buildTimeout time.Duration) error {
+	return awaitSandboxThen(ctx, c, id, timeout, buildTimeout, nil)
+}
+
+// bornLock is the egress block a new sandbox is restricted to before its
+// create returns: Policy, SentAtCreate whether the create request carried
+// it (else it is written once the sandbox is RUNNING: a restore [I]), and
+// the fail-closed Timeout.
+type bornLock struct {
+	Policy       prime.EgressPolicy
+	SentAtCreate bool
+	Timeout      time.Duration
+}
+
+// awaitSandboxLocked is awaitSandbox for a sandbox with an egress block: the
+// lock is enforced (written, if the create did not carry it, and waited
+// for) from the moment the sandbox is RUNNING, while its gateway registers,
+// and both are waited for. Nothing can run on the sandbox before the
+// caller's create returns, which needs both, so the overlap changes no
+// order a user relies on; it saves the gateway's lag from each restore's
+// critical path. gen is the generation written or born (nil: none);
+// waitErr is awaitSandbox's error, lockErr the lock's (not tried when the
+// sandbox never ran; cut short when the wait fails, as the sandbox is
+// then unusable anyway).
+func awaitSandboxLocked(ctx context.Context, c *prime.Client, id string, timeout, buildTimeout time.Duration, lock bornLock) (gen *int64, waitErr, lockErr error) {
+	lockCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	locking := false
+	waitErr = awaitSandboxThen(ctx, c, id, timeout, buildTimeout, func() {
+		locking = true
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			gen, lockErr = egress.EnforceBorn(lockCtx, c, id, lock.Policy, lock.SentAtCreate, lock.Timeout)
+		}()
+	})
+	if waitErr != nil {
+		cancel()
+	}
+	wg.Wait()
+	if !locking && waitErr == nil {
+		lockErr = fmt.Errorf("sandbox %s: the egress lock was never started", id) // not reached: RUNNING precedes success
+	}
+	return gen, waitErr, lockErr
+}
+
+// awaitSandboxThen is awaitSandbox calling onRunning (when set) as soon as
+// the sandbox is RUNNING, before the gateway wait.
+func awaitSandboxThen(ctx context.Context, c *prime.Client, id string, timeout, buildTimeout time.Duration, onRunning func()) error {
 	started := time.Now()
 	var last prime.SandboxStatus
-	err := c.WaitForReady(ctx, id, prime.WaitReadyOptions{Timeout: timeout, ImageBuildTimeout: buildTimeout, Gateway: true, OnProgress: func(s prime.SandboxStatus) {
+	err := c.WaitForReady(ctx, id, prime.WaitReadyOptions{Timeout: timeout, ImageBuildTimeout: buildTimeout, Gateway: true, OnRunning: onRunning, OnProgress: func(s prime.SandboxStatus) {
 		last = s
 		fields := map[string]any{"sandbox_id": id, "status": s.Status, "elapsed": time.Since(started).Round(time.Second).String()}
 		if s.PendingImageBuildID != nil {

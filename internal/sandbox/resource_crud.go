@@ -72,20 +72,27 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	tflog.Info(ctx, "sandbox created; waiting until it is ready", map[string]any{"sandbox_id": sb.ID, "status": sb.Status})
-	if err := awaitSandbox(ctx, r.client, sb.ID, timeout, buildTimeout); err != nil {
-		resp.Diagnostics.AddError("Sandbox did not start", err.Error()+".\n\n"+taintedNote)
-		return
-	}
-	if born != nil {
+	if born == nil {
+		if err := awaitSandbox(ctx, r.client, sb.ID, timeout, buildTimeout); err != nil {
+			resp.Diagnostics.AddError("Sandbox did not start", err.Error()+".\n\n"+taintedNote)
+			return
+		}
+	} else {
 		// Before Create returns, so nothing that depends on the sandbox
 		// starts on an unenforced policy.
-		gen, err := egress.EnforceBorn(ctx, r.client, sb.ID, *born, bornAtCreate, egressTimeout)
+		gen, waitErr, lockErr := awaitSandboxLocked(ctx, r.client, sb.ID, timeout, buildTimeout,
+			bornLock{Policy: *born, SentAtCreate: bornAtCreate, Timeout: egressTimeout})
 		if gen != nil {
 			state.EgressGeneration = types.Int64Value(*gen)
 		}
-		if err != nil {
+		switch {
+		case waitErr != nil:
 			resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
-			resp.Diagnostics.AddError("Born egress policy not enforced", egress.FailClosedMessage(sb.ID, egressTimeout, "egress", err)+"\n\n"+taintedNote)
+			resp.Diagnostics.AddError("Sandbox did not start", waitErr.Error()+".\n\n"+taintedNote)
+			return
+		case lockErr != nil:
+			resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
+			resp.Diagnostics.AddError("Born egress policy not enforced", egress.FailClosedMessage(sb.ID, egressTimeout, "egress", lockErr)+"\n\n"+taintedNote)
 			return
 		}
 		state.EgressApplied = types.BoolValue(true)

@@ -166,6 +166,8 @@ type setupFigures struct {
 	planEmpty        bool
 	liveAfterDestroy int
 	checkpointsLeft  int
+	// timeline is where the apply spent its time (setupTimeline).
+	timeline []timelineRow
 }
 
 func (f *setupFigures) mode() string {
@@ -267,6 +269,8 @@ func setupRun(c benchConfig, n int, once bool, setupWall time.Duration) (*setupF
 		return nil, fmt.Errorf("apply failed: %s", f.apply.res.Describe())
 	}
 	f.count(c.setupSeconds)
+	f.timeline = setupTimeline(f.apply.events, f.apply.res.Start, setupCommandOf(c.setupSeconds))
+	fmt.Print(timelineTable(f.timeline, f.apply.res.Duration))
 	plan, err := env.run(ctx, "plan", "plan", "-detailed-exitcode", "-input=false")
 	if err != nil {
 		return nil, err
