@@ -103,7 +103,10 @@ func sandboxArgumentAttributes(replaces string) map[string]schema.Attribute {
 				"memory too, so the sandbox continues where it was paused, with the paused sandbox's CPU and memory " +
 				"(unset `cpu_cores` and `memory_gb` are then read back, not defaulted). The platform refuses (HTTP " +
 				"409) a checkpoint without memory (only a pause takes one). Memory forks share random-number state, " +
-				"keys and tokens. Unset or `false` (the default): a cold boot from the checkpoint's files." + replaces,
+				"keys and tokens. Processes resumed from memory run as soon as the sandbox is `RUNNING`: with an `egress` " +
+				"block the lock is written at that moment and enforced before the create returns, but a resumed process " +
+				"is not held until then [I: the contract does not show lists on a restore], so pause under the lock " +
+				"what must never run open. Unset or `false` (the default): a cold boot from the checkpoint's files." + replaces,
 		},
 		"volumes": volumeAttachments(replaces),
 		"vm": schema.BoolAttribute{

@@ -55,6 +55,7 @@ func benchMain(args []string) error {
 	fs.IntVar(&c.jobSeconds, "job-seconds", 60, "background-job run: the job's length in mock time (sleep SECONDS)")
 	fs.Float64Var(&c.jobScale, "job-scale", 0.25, "background-job run: the mock's sleep_scale (wall time of the job = job-seconds × job-scale)")
 	fs.Func("setup-n", "setup-once run beside per-member setup: N, comma-separated (default 200,1000; \"\" for none)", intList(&c.setupNs))
+	fs.BoolVar(&c.setupOnceOnly, "setup-once-only", false, "analysis: run only the setup-once way of the setup-once pair and print its timeline (no report)")
 	fs.IntVar(&c.setupSeconds, "setup-seconds", 60, "setup-once run: the setup's length in mock time (sleep SECONDS)")
 	fs.Float64Var(&c.setupScale, "setup-scale", 0.05, "setup-once run: the mock's sleep_scale (wall time of the setup = setup-seconds × setup-scale)")
 	fs.DurationVar(&c.instBudget, "instances-budget", 4*time.Minute,

@@ -36,9 +36,12 @@ type benchConfig struct {
 	jobScale     float64
 	// The setup-once pair (setuponce.go) at every setupNs: a setup of
 	// setupSeconds of mock time at sleep_scale setupScale.
-	setupNs      []int
-	setupSeconds int
-	setupScale   float64
+	setupNs []int
+	// setupOnceOnly (analysis): run only the setup-once way, print its
+	// timeline, report nothing (the targets need both ways).
+	setupOnceOnly bool
+	setupSeconds  int
+	setupScale    float64
 	// instBudget skips per-instance runs whose apply lower bound N·W/P
 	// exceeds it (0: none skipped).
 	instBudget    time.Duration

@@ -214,7 +214,11 @@ func (p *setupPair) onceRatio() float64 {
 func runSetupOnce(c benchConfig, rep *report) error {
 	for _, n := range c.setupNs {
 		p := &setupPair{n: n, setupWall: time.Duration(float64(c.setupSeconds) * c.setupScale * float64(time.Second))}
-		for _, once := range []bool{false, true} {
+		ways := []bool{false, true}
+		if c.setupOnceOnly {
+			ways = []bool{true}
+		}
+		for _, once := range ways {
 			fmt.Printf("\n=== setup %s, N=%d: setup sleep %d s at sleep_scale %g (%s), latency %s, boot %s, apply %s, gateway lag %s\n",
 				map[bool]string{false: "per member", true: "once"}[once], n, c.setupSeconds, c.setupScale, secs(p.setupWall),
 				c.latency, c.boot, c.apply, c.gatewayLag)
@@ -227,6 +231,10 @@ func runSetupOnce(c benchConfig, rep *report) error {
 			} else {
 				p.perMember = f
 			}
+		}
+		if c.setupOnceOnly {
+			fmt.Printf("setup once N=%d: apply %s (floor %s, %.2f×)\n", n, secs(p.once.apply.res.Duration), secs(p.once.floor), p.onceRatio())
+			continue
 		}
 		p.savedBound = time.Duration(float64(n-1) / setupParallelism * float64(p.setupWall))
 		p.targetAgainstPer = p.perMember.apply.res.Duration - p.savedBound
