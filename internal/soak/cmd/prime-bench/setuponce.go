@@ -379,6 +379,9 @@ func setupOnceSection(b *strings.Builder, pairs []*setupPair, c benchConfig) {
 		"on top, so (1) holds only when per-member setup loses more than that to its ⌈N/P⌉ waves and its per-member commands. " +
 		"Neither floor counts the agent step (one command per member) or the per-member cost of creating and locking N " +
 		"sandboxes, which the fleet path's figures above measure.\n\n")
+	last := pairs[len(pairs)-1].once
+	fmt.Fprintf(b, "Where the setup-once apply at N=%d spends its time (the mock's events, from the apply's start; "+
+		"`command_started` without a role is each sandbox's gateway probe):\n\n%s\n", last.n, timelineTable(last.timeline, last.apply.res.Duration))
 }
 
 func passMark(ok bool) string {
