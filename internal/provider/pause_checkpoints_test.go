@@ -1,0 +1,157 @@
+package provider
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/config"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+)
+
+// durableCheckpoints waits until every checkpoint the mock lists is
+// DURABLE (so it outlives its sandbox: only a delete removes it) and
+// checks their number; it returns them.
+func (m *testMock) durableCheckpoints(t *testing.T, want int) ([]prime.Checkpoint, error) {
+	t.Helper()
+	c := m.client(t)
+	cks, err := c.ListCheckpoints(waitCtx(t), prime.ListCheckpointsOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if len(cks) != want {
+		return nil, fmt.Errorf("the platform lists %d checkpoints, want %d", len(cks), want)
+	}
+	for _, ck := range cks {
+		if _, err := c.WaitForCheckpoint(waitCtx(t), ck.ID, prime.WaitCheckpointOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	return cks, nil
+}
+
+// A paused prime_sandbox's pause checkpoint (DURABLE, so it would outlive
+// the sandbox and stay billed) is deleted by its destroy.
+func TestAccPause_sandboxDestroyDeletesPauseCheckpoint(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoCheckpoints,
+		Steps: []resource.TestStep{{
+			Config: m.config(pausedSandboxHCL("true")),
+			Check: func(*terraform.State) error {
+				_, err := m.durableCheckpoints(t, 1)
+				return err
+			},
+		}},
+	})
+}
+
+// A fleet of 3 paused, resumed and paused again took two pause checkpoints
+// per member; its destroy deletes all six.
+func TestAccPause_fleetDestroyDeletesEveryPauseCheckpoint(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	cfg := func(paused bool) string {
+		return m.config(sandboxFleetHCL("boxes", "eval", 3, fmt.Sprintf("paused       = %t", paused)))
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoCheckpoints,
+		Steps: []resource.TestStep{
+			{Config: cfg(true)},
+			{Config: cfg(false)},
+			{Config: cfg(true), Check: func(*terraform.State) error {
+				_, err := m.durableCheckpoints(t, 6)
+				return err
+			}},
+		},
+	})
+}
+
+// The user's own checkpoint of a sandbox that is also paused is not the
+// pause's: the sandbox's destroy deletes only the pause checkpoint, and the
+// user's survives until its own destroy.
+func TestAccPause_sandboxDestroyKeepsUserCheckpoint(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	cfg := func(paused bool) string {
+		return m.config(fmt.Sprintf(`
+resource "prime_sandbox" "template" {
+  name         = "template"
+  docker_image = "python:3.12-slim"
+  paused       = %t
+}
+resource "prime_sandbox_checkpoint" "setup" {
+  sandbox_id   = prime_sandbox.template.id
+  source_after = "keep"
+}
+`, paused))
+	}
+	var sandboxID lateString
+	var userCheckpoint string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoCheckpoints,
+		Steps: []resource.TestStep{
+			{Config: cfg(false), Check: func(s *terraform.State) (err error) {
+				id, err := stateID(s, "prime_sandbox.template")
+				sandboxID = lateString(id)
+				if err == nil {
+					userCheckpoint, err = stateID(s, "prime_sandbox_checkpoint.setup")
+				}
+				return err
+			}},
+			{Config: cfg(true), Check: func(*terraform.State) error {
+				_, err := m.durableCheckpoints(t, 2) // the user's and the pause's
+				return err
+			}},
+			{
+				// The sandbox goes; its checkpoint stays (same sandbox_id).
+				Config: m.config(`
+variable "sandbox_id" {
+  type = string
+}
+resource "prime_sandbox_checkpoint" "setup" {
+  sandbox_id   = var.sandbox_id
+  source_after = "keep"
+}
+`),
+				ConfigVariables: config.Variables{"sandbox_id": &sandboxID},
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox.template", plancheck.ResourceActionDestroy),
+					plancheck.ExpectResourceAction("prime_sandbox_checkpoint.setup", plancheck.ResourceActionNoop),
+				}},
+				Check: func(*terraform.State) error {
+					if live := m.Stats().LiveSandboxes; live != 0 {
+						return fmt.Errorf("%d sandboxes live after the sandbox's destroy", live)
+					}
+					cks, err := m.client(t).ListCheckpoints(waitCtx(t), prime.ListCheckpointsOptions{})
+					if err != nil {
+						return err
+					}
+					if len(cks) != 1 || cks[0].ID != userCheckpoint {
+						return fmt.Errorf("after the sandbox's destroy the platform lists %v, want only the user's checkpoint %s", checkpointIDs(cks), userCheckpoint)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+func checkpointIDs(cks []prime.Checkpoint) []string {
+	out := make([]string, len(cks))
+	for i, ck := range cks {
+		out[i] = ck.ID
+	}
+	return out
+}
+
+// lateString is a string variable whose value a test step fills in for a
+// later one (config.Variables are marshalled when a step runs).
+type lateString string
+
+func (l *lateString) MarshalJSON() ([]byte, error) { return json.Marshal(string(*l)) }
