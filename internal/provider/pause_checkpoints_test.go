@@ -3,6 +3,10 @@ package provider
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/config"
@@ -137,6 +141,84 @@ resource "prime_sandbox_checkpoint" "setup" {
 					}
 					return nil
 				},
+			},
+		},
+	})
+}
+
+// A fleet shrunk by one member deletes that member's pause checkpoint with
+// it; the others' stay until the fleet's destroy.
+func TestAccPause_fleetShrinkDeletesRemovedMembersPauseCheckpoint(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	cfg := func(size int) string {
+		return m.config(sandboxFleetHCL("boxes", "eval", size, "paused       = true"))
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoCheckpoints,
+		Steps: []resource.TestStep{
+			{Config: cfg(3), Check: func(*terraform.State) error {
+				_, err := m.durableCheckpoints(t, 3)
+				return err
+			}},
+			{Config: cfg(2), Check: func(*terraform.State) error {
+				_, err := m.durableCheckpoints(t, 2)
+				return err
+			}},
+		},
+	})
+}
+
+// A pause checkpoint the destroy cannot delete fails it, naming the
+// checkpoint; the sandbox's deletion is recorded (TERMINATED) and the
+// checkpoint stays recorded, so the refresh keeps the sandbox in state and
+// the next destroy deletes the checkpoint.
+func TestAccPause_undeletedPauseCheckpointStaysTracked(t *testing.T) {
+	var refuse atomic.Bool
+	m := newHookedMock(t, fastMockOptions(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool {
+		if refuse.Load() && r.Method == http.MethodDelete && strings.HasPrefix(r.URL.Path, prime.APIPrefix+"/sandbox/checkpoints/") {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"detail":"checkpoint deletes refused (test)"}`))
+			return true
+		}
+		return false
+	})
+	var pauseCheckpoint string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoCheckpoints,
+		Steps: []resource.TestStep{
+			{Config: m.config(pausedSandboxHCL("true")), Check: func(*terraform.State) error {
+				cks, err := m.durableCheckpoints(t, 1)
+				if err == nil {
+					pauseCheckpoint = cks[0].ID
+					refuse.Store(true)
+				}
+				return err
+			}},
+			{
+				// Removed from the configuration: destroyed, the checkpoint refused.
+				Config:      m.config(" "),
+				ExpectError: regexp.MustCompile(`(?s)Pause checkpoints not deleted.*checkpoints their pauses took.*ck[0-9a-z]+`),
+			},
+			{
+				PreConfig: func() {
+					if live := m.Stats().LiveSandboxes; live != 0 {
+						t.Errorf("%d sandboxes live after the failed destroy", live)
+					}
+					cks, err := m.client(t).ListCheckpoints(waitCtx(t), prime.ListCheckpointsOptions{})
+					if err != nil || len(cks) != 1 || cks[0].ID != pauseCheckpoint {
+						t.Errorf("after the failed destroy: %v, %v; want only %s", checkpointIDs(cks), err, pauseCheckpoint)
+					}
+					refuse.Store(false)
+				},
+				// The refresh keeps the sandbox (TERMINATED) for its checkpoint,
+				// and this apply destroys it, deleting the checkpoint.
+				Config: m.config(" "),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox.box", plancheck.ResourceActionDestroy),
+				}},
 			},
 		},
 	})
