@@ -55,6 +55,45 @@ func TestAccPause_sandboxDestroyDeletesPauseCheckpoint(t *testing.T) {
 	})
 }
 
+// Replacing a paused sandbox deletes the old one's pause checkpoint; the
+// new one's own pause checkpoint is the only one left.
+func TestAccPause_sandboxReplacementDeletesOldPauseCheckpoint(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	cfg := func(name string) string {
+		return m.config(fmt.Sprintf(`
+resource "prime_sandbox" "box" {
+  name         = %q
+  docker_image = "python:3.12-slim"
+  paused       = true
+}
+`, name))
+	}
+	var old []prime.Checkpoint
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoCheckpoints,
+		Steps: []resource.TestStep{
+			{Config: cfg("box"), Check: func(*terraform.State) (err error) {
+				old, err = m.durableCheckpoints(t, 1)
+				return err
+			}},
+			{
+				Config: cfg("box-2"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox.box", plancheck.ResourceActionDestroyBeforeCreate),
+				}},
+				Check: func(*terraform.State) error {
+					cks, err := m.durableCheckpoints(t, 1)
+					if err == nil && cks[0].ID == old[0].ID {
+						err = fmt.Errorf("the replaced sandbox's pause checkpoint %s is left", old[0].ID)
+					}
+					return err
+				},
+			},
+		},
+	})
+}
+
 // A fleet of 3 paused, resumed and paused again took two pause checkpoints
 // per member; its destroy deletes all six.
 func TestAccPause_fleetDestroyDeletesEveryPauseCheckpoint(t *testing.T) {
