@@ -94,7 +94,7 @@ func TestPauseWarning(t *testing.T) {
 		summary, want string
 	}{
 		{errors.New("HTTP 409"), "Source sandbox not paused", "does not retry"},
-		{fmt.Errorf("%w: %w", errPauseCheckpointUnlisted, errors.New("HTTP 500")), "Pause checkpoint not recorded", "is paused"},
+		{fmt.Errorf("%w: %w", prime.ErrPauseCheckpointUnlisted, errors.New("HTTP 500")), "Pause checkpoint not recorded", "is paused"},
 	} {
 		summary, detail := pauseWarning("ck-1", "sb-1", c.err)
 		if summary != c.summary {
@@ -105,32 +105,5 @@ func TestPauseWarning(t *testing.T) {
 				t.Errorf("%q lacks %q", detail, want)
 			}
 		}
-	}
-}
-
-func TestNewCheckpointID(t *testing.T) {
-	cks := func(ids ...string) []prime.Checkpoint {
-		out := make([]prime.Checkpoint, len(ids))
-		for i, id := range ids {
-			out[i] = prime.Checkpoint{ID: id}
-		}
-		return out
-	}
-	for _, c := range []struct {
-		name          string
-		before, after []prime.Checkpoint
-		want          string
-	}{
-		{"the pause's", cks("ours"), cks("ours", "pause"), "pause"},
-		{"none yet", cks("ours"), cks("ours"), ""},
-		{"two new: not ours to guess", cks("ours"), cks("ours", "a", "b"), ""},
-		{"order does not matter", cks("old", "ours"), cks("pause", "ours", "old"), "pause"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			got := newCheckpointID(c.before, c.after)
-			if (got == nil) != (c.want == "") || (got != nil && *got != c.want) {
-				t.Fatalf("newCheckpointID = %v, want %q", got, c.want)
-			}
-		})
 	}
 }

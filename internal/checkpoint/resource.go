@@ -195,11 +195,13 @@ func (r *checkpointResource) Create(ctx context.Context, req resource.CreateRequ
 		if plan.SourceAfter.ValueString() == SourcePause {
 			// Only now: the checkpoint is DURABLE, so it outlives whatever
 			// happens to its source. The create timeout bounds both waits.
-			pauseID, perr := pauseSource(waitCtx, r.client, sandboxID)
+			pauseID, perr := r.client.PauseTakingCheckpoint(waitCtx, sandboxID)
 			if perr != nil {
 				resp.Diagnostics.AddWarning(pauseWarning(ck.ID, sandboxID, perr))
 			}
-			plan.PauseCheckpointID = types.StringPointerValue(pauseID)
+			if pauseID != "" {
+				plan.PauseCheckpointID = types.StringValue(pauseID)
+			}
 		}
 		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 		resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, plan.ID)...)
@@ -320,12 +322,12 @@ func (r *checkpointResource) Delete(ctx context.Context, req resource.DeleteRequ
 				state.ID.ValueString(), state.SandboxID.ValueString(), err))
 		}
 	}
-	if err := deleteCheckpoint(ctx, r.client, state.ID.ValueString(), timeout); err != nil {
+	if err := r.client.DeleteCheckpointOnceUploaded(ctx, state.ID.ValueString(), timeout); err != nil {
 		resp.Diagnostics.AddError("Checkpoint not deleted", err.Error())
 		return
 	}
 	if id := state.PauseCheckpointID.ValueString(); id != "" {
-		if err := deleteCheckpoint(ctx, r.client, id, timeout); err != nil {
+		if err := r.client.DeleteCheckpointOnceUploaded(ctx, id, timeout); err != nil {
 			resp.Diagnostics.AddError("Pause checkpoint not deleted", fmt.Sprintf("Checkpoint %s is deleted, but the "+
 				"checkpoint %s that pausing its source (source_after = \"pause\") created is not: %v", state.ID.ValueString(), id, err))
 		}
@@ -351,34 +353,6 @@ func (r *checkpointResource) ImportState(ctx context.Context, req resource.Impor
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pause_checkpoint_id"), types.StringNull())...)
 	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, types.StringValue(id))...)
 	resp.Diagnostics.Append(tfkit.MarkImported(ctx, resp.Private)...)
-}
-
-// deleteCheckpoint deletes a checkpoint; one already gone counts as
-// deleted. The platform keeps a checkpoint that is still uploading (409),
-// so that one is first waited for (until timeout), then deleted.
-func deleteCheckpoint(ctx context.Context, c *prime.Client, id string, timeout time.Duration) error {
-	err := c.DeleteCheckpoint(ctx, id)
-	switch {
-	case err == nil || errors.Is(err, prime.ErrNotFound):
-		return nil
-	case !errors.Is(err, prime.ErrConflict):
-		return err
-	}
-	tflog.Info(ctx, "checkpoint still uploading; waiting for it before deleting it", map[string]any{"checkpoint_id": id})
-	waitCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	_, werr := c.WaitForCheckpoint(waitCtx, id, prime.WaitCheckpointOptions{})
-	var failed *prime.CheckpointFailedError
-	switch {
-	case errors.As(werr, &failed) && failed.Gone:
-		return nil
-	case werr != nil && !errors.As(werr, &failed):
-		return fmt.Errorf("checkpoint %s could not be deleted while it uploads, and did not finish uploading: %w", id, werr)
-	}
-	if err := c.DeleteCheckpoint(ctx, id); err != nil && !errors.Is(err, prime.ErrNotFound) {
-		return err
-	}
-	return nil
 }
 
 // lastSeen is the checkpoint's last observed record; the wait's progress
@@ -441,51 +415,4 @@ func resumeSource(ctx context.Context, c *prime.Client, sandboxID string, timeou
 		return nil
 	}
 	return err
-}
-
-// errPauseCheckpointUnlisted: the source is paused, but the checkpoint the
-// pause took could not be listed (so destroy will not delete it).
-var errPauseCheckpointUnlisted = errors.New("the source is paused, but the checkpoint its pause took could not be listed, so destroy will not delete it")
-
-// pauseSource pauses a checkpoint's source sandbox and waits until it is
-// PAUSED. Pausing makes the platform take a checkpoint of its own (disk and
-// memory), which outlives the sandbox once DURABLE: its ID, the one
-// checkpoint of the sandbox listed after the pause and not before, is
-// returned so that destroy can delete it. [I] The contract does not say
-// when the pause checkpoint is listed; the mock lists it once PAUSED, and
-// none listed yet is not an error (nil).
-func pauseSource(ctx context.Context, c *prime.Client, sandboxID string) (*string, error) {
-	before, err := c.ListCheckpoints(ctx, prime.ListCheckpointsOptions{SandboxID: sandboxID})
-	if err != nil {
-		return nil, err
-	}
-	if err := c.PauseAndWait(ctx, sandboxID); err != nil {
-		return nil, err
-	}
-	after, err := c.ListCheckpoints(ctx, prime.ListCheckpointsOptions{SandboxID: sandboxID})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errPauseCheckpointUnlisted, err)
-	}
-	return newCheckpointID(before, after), nil
-}
-
-// newCheckpointID is the ID of the one checkpoint in after that is not in
-// before; nil if there is none, or more than one (not ours to guess).
-func newCheckpointID(before, after []prime.Checkpoint) *string {
-	seen := make(map[string]bool, len(before))
-	for _, ck := range before {
-		seen[ck.ID] = true
-	}
-	var found *string
-	for _, ck := range after {
-		if seen[ck.ID] {
-			continue
-		}
-		if found != nil {
-			return nil
-		}
-		id := ck.ID
-		found = &id
-	}
-	return found
 }

@@ -96,7 +96,7 @@ func reasonSuffix(reason *string) string {
 // pauseWarning explains a source_after = "pause" that did not finish: the
 // checkpoint itself is fine and recorded.
 func pauseWarning(id, sandboxID string, err error) (summary, detail string) {
-	if errors.Is(err, errPauseCheckpointUnlisted) {
+	if errors.Is(err, prime.ErrPauseCheckpointUnlisted) {
 		return "Pause checkpoint not recorded", fmt.Sprintf("Checkpoint %s is DURABLE and recorded, and its source "+
 			"sandbox %s is paused (source_after = \"pause\"), but %v. Delete that checkpoint by hand after destroy "+
 			"(it is listed under the sandbox's ID).", id, sandboxID, err)

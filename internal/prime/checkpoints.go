@@ -252,6 +252,36 @@ func (c *Client) DeleteCheckpoint(ctx context.Context, id string) error {
 	return c.do(ctx, call{method: http.MethodDelete, path: checkpointPath(id), retry: retryIdempotent})
 }
 
+// DeleteCheckpointOnceUploaded deletes a checkpoint; one already gone
+// counts as deleted. The platform keeps a checkpoint that is still
+// uploading (409), so that one is first waited for (at most timeout, through
+// WaitForCheckpoint), then deleted; one that is lost meanwhile counts as
+// deleted, and one that FAILED is deleted all the same.
+func (c *Client) DeleteCheckpointOnceUploaded(ctx context.Context, id string, timeout time.Duration) error {
+	err := c.DeleteCheckpoint(ctx, id)
+	switch {
+	case err == nil || errors.Is(err, ErrNotFound):
+		return nil
+	case !errors.Is(err, ErrConflict):
+		return err
+	}
+	c.debug(ctx, "checkpoint still uploading; waiting for it before deleting it", map[string]any{"checkpoint_id": id})
+	waitCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	_, werr := c.WaitForCheckpoint(waitCtx, id, WaitCheckpointOptions{})
+	var failed *CheckpointFailedError
+	switch {
+	case errors.As(werr, &failed) && failed.Gone:
+		return nil
+	case werr != nil && !errors.As(werr, &failed):
+		return fmt.Errorf("checkpoint %s could not be deleted while it uploads, and did not finish uploading: %w", id, werr)
+	}
+	if err := c.DeleteCheckpoint(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
 // CheckpointLookupError is one per-id error of checkpoints:batchGet
 // (missing and inaccessible ids are both NOT_FOUND).
 type CheckpointLookupError struct {

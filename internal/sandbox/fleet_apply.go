@@ -30,6 +30,8 @@ type fleetApply struct {
 	timeout       time.Duration
 	buildTimeout  time.Duration
 	egressTimeout time.Duration
+	// pauseTimeout bounds each member's pause or resume (timeouts.update).
+	pauseTimeout time.Duration
 }
 
 // createMembers creates the given keys and waits for them to be ready

@@ -33,6 +33,8 @@ func (r *sandboxFleetResource) applyContext(ctx context.Context, plan sandboxFle
 	diags.Append(d...)
 	a.egressTimeout, d = tfkit.TimeoutOf(plan.Timeouts, "egress", egress.DefaultTimeout)
 	diags.Append(d...)
+	a.pauseTimeout, d = tfkit.TimeoutOf(plan.Timeouts, "update", defaultPauseTimeout)
+	diags.Append(d...)
 	return a
 }
 
@@ -86,7 +88,10 @@ func (r *sandboxFleetResource) Create(ctx context.Context, req resource.CreateRe
 	healthy := a.createMembers(ctx, keys, &problems, save)
 	// Paused last: every member is locked first, and keeps its lock paused.
 	if act, paused := pauseChange(plan.Paused, types.BoolNull(), true); act && ctx.Err() == nil {
-		setMembersPaused(ctx, r.client, healthy, paused, &problems)
+		pc, _ := readPauseCheckpoints(ctx, nil)
+		setMembersPaused(ctx, r.client, healthy, paused, a.pauseTimeout, pc, &problems)
+		resp.Diagnostics.Append(pc.save(ctx, resp.Private)...)
+		pc.unlistedWarning(&resp.Diagnostics)
 	}
 	save(healthy)
 	if problems.Len() > 0 {
@@ -166,6 +171,8 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 	}
 	a := r.applyContext(ctx, plan, req.Config, &resp.Diagnostics)
 	keys, _ := fleetKeys(ctx, plan, &resp.Diagnostics)
+	pc, d := readPauseCheckpoints(ctx, req.Private)
+	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -222,8 +229,8 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 	// Removed and redone keys first, so a shrinking fleet frees its quota
 	// before growing. A redone member that could not be deleted stays as it
 	// was, and is not created again.
-	kept := deleteMembers(ctx, r.client, have, append(slices.Clone(remove), redo...),
-		timeoutOrDefault(state.Timeouts, "delete", defaultSandboxDeleteTimeout), &problems)
+	deleteTimeout := timeoutOrDefault(state.Timeouts, "delete", defaultSandboxDeleteTimeout)
+	kept := deleteMembers(ctx, r.client, have, append(slices.Clone(remove), redo...), deleteTimeout, &problems)
 	for k, m := range kept {
 		members[k] = m
 		if want[k] {
@@ -243,7 +250,7 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 	pauseFailed := false
 	if act && !paused {
 		before := problems.Len()
-		setMembersPaused(ctx, r.client, members, false, &problems)
+		setMembersPaused(ctx, r.client, members, false, a.pauseTimeout, pc, &problems)
 		pauseFailed = problems.Len() > before
 	}
 	// The egress block's change reaches the members that stay.
@@ -260,7 +267,7 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 	}
 	if paused && (act || len(add) > 0) && ctx.Err() == nil {
 		before := problems.Len()
-		setMembersPaused(ctx, r.client, members, true, &problems)
+		setMembersPaused(ctx, r.client, members, true, a.pauseTimeout, pc, &problems)
 		pauseFailed = pauseFailed || problems.Len() > before
 	}
 	out := plan
@@ -280,6 +287,11 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &out)...)
 	resp.Diagnostics.Append(setFleetIdentity(ctx, resp.Identity, fleetLabelOf(ctx, req.Identity), out)...)
 	resp.Diagnostics.Append(tfkit.ClearImported(ctx, resp.Private)...)
+	// The pause checkpoints of members deleted now (removed, redone) or gone
+	// before (a refresh dropped them), and those a failed deletion left.
+	pc.deleteOf(ctx, r.client, pausedAndGone(pc, members), deleteTimeout, &resp.Diagnostics)
+	pc.unlistedWarning(&resp.Diagnostics)
+	resp.Diagnostics.Append(pc.save(ctx, resp.Private)...)
 	if problems.Len() > 0 {
 		resp.Diagnostics.AddError("Fleet members failed", sandboxFleetFailure(&problems, members, keys, false))
 	}
@@ -291,16 +303,42 @@ func (r *sandboxFleetResource) Delete(ctx context.Context, req resource.DeleteRe
 	}
 	var state sandboxFleetModel
 	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+	pc, d := readPauseCheckpoints(ctx, req.Private)
+	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	members := sandboxFleetMembers(state, &resp.Diagnostics)
 	var problems fleet.Problems
-	kept := deleteMembers(ctx, r.client, members, tfkit.SortedKeys(members), timeoutOrDefault(state.Timeouts, "delete", defaultSandboxDeleteTimeout), &problems)
+	timeout := timeoutOrDefault(state.Timeouts, "delete", defaultSandboxDeleteTimeout)
+	kept := deleteMembers(ctx, r.client, members, tfkit.SortedKeys(members), timeout, &problems)
 	if len(kept) > 0 {
-		// What could not be deleted stays in state, so a destroy can retry.
-		setFleetMembers(&state, kept)
-		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 		resp.Diagnostics.AddError("Fleet members not deleted", problems.String())
 	}
+	// Only the deleted members' pause checkpoints: a checkpoint not yet
+	// DURABLE went with its sandbox, a DURABLE one outlives it.
+	pc.deleteOf(ctx, r.client, pausedAndGone(pc, kept), timeout, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		// What could not be deleted stays in state (members) and private
+		// state (pause checkpoints), so a destroy can retry.
+		setFleetMembers(&state, kept)
+		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
+		resp.Diagnostics.Append(pc.save(ctx, resp.Private)...)
+	}
+}
+
+// pausedAndGone are the sandboxes with recorded pause checkpoints that are
+// no longer among members: deleted, or found gone.
+func pausedAndGone(pc *pauseCheckpoints, members map[string]fleetMember) []string {
+	live := map[string]bool{}
+	for _, m := range members {
+		live[m.ID.ValueString()] = true
+	}
+	var gone []string
+	for _, id := range pc.sandboxes() {
+		if !live[id] {
+			gone = append(gone, id)
+		}
+	}
+	return gone
 }

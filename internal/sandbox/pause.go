@@ -6,6 +6,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -17,10 +18,10 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
-// pauseTimeout bounds one pause or resume and its wait: the platform
-// reports the change "a few seconds later"; a resume then waits for the
-// gateway as a create does.
-const pauseTimeout = 10 * time.Minute
+// defaultPauseTimeout bounds one pause or resume and its wait unless
+// timeouts.update says otherwise: the platform reports the change "a few
+// seconds later"; a resume then waits for the gateway as a create does.
+const defaultPauseTimeout = 10 * time.Minute
 
 // pausedStatus is the status a pause (true) or resume (false) ends in.
 func pausedStatus(paused bool) string {
@@ -59,29 +60,36 @@ func pausedOnRefresh(recorded types.Bool, status string) types.Bool {
 
 // setPaused pauses (waits for PAUSED) or resumes (waits for RUNNING and
 // for the gateway, as a create does, so commands can start at once) one
-// sandbox.
-func setPaused(ctx context.Context, c *prime.Client, id string, paused bool) error {
-	ctx, cancel := context.WithTimeoutCause(ctx, pauseTimeout, fmt.Errorf("pause/resume wait (%s) reached", pauseTimeout))
+// sandbox, within timeout. A pause records the checkpoint it took in pc
+// (destroy deletes it); one whose checkpoint could not be listed is still
+// a pause done, and pc keeps the sandbox for a warning.
+func setPaused(ctx context.Context, c *prime.Client, id string, paused bool, timeout time.Duration, pc *pauseCheckpoints) error {
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("pause/resume wait (timeouts.update, %s) reached", timeout))
 	defer cancel()
 	if paused {
-		return c.PauseAndWait(ctx, id)
+		ck, err := c.PauseTakingCheckpoint(ctx, id)
+		if err != nil && !errors.Is(err, prime.ErrPauseCheckpointUnlisted) {
+			return err
+		}
+		pc.record(id, ck, err)
+		return nil
 	}
 	if err := c.ResumeAndWait(ctx, id); err != nil {
 		return err
 	}
-	return awaitSandbox(ctx, c, id, pauseTimeout, pauseTimeout)
+	return awaitSandbox(ctx, c, id, timeout, timeout)
 }
 
 // setMembersPaused pauses or resumes every member concurrently; the
 // members that fail go to problems, together, and keep their entries. The
 // others' status is updated.
-func setMembersPaused(ctx context.Context, c *prime.Client, members map[string]fleetMember, paused bool, problems *fleet.Problems) {
+func setMembersPaused(ctx context.Context, c *prime.Client, members map[string]fleetMember, paused bool, timeout time.Duration, pc *pauseCheckpoints, problems *fleet.Problems) {
 	var mu sync.Mutex
 	fleet.ForEachMember(ctx, tfkit.SortedKeys(members), 0, func(ctx context.Context, k string) {
 		mu.Lock()
 		m := members[k]
 		mu.Unlock()
-		if err := setPaused(ctx, c, m.ID.ValueString(), paused); err != nil {
+		if err := setPaused(ctx, c, m.ID.ValueString(), paused, timeout, pc); err != nil {
 			problems.Add(k, "%v", err)
 			return
 		}

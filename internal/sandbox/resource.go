@@ -258,7 +258,15 @@ func pausedDescription(what string) string {
 		"egress policy replaced while paused is accepted and applies on resume; until then the policy resources " +
 		"report it as not enforced (pending). A resume is checked like a create and can be refused at an account " +
 		"limit; the sandbox then stays `PAUSED` and the apply fails. When the configured value is set, a sandbox " +
-		"paused or resumed outside Terraform shows as drift. Changing it never replaces anything."
+		"paused or resumed outside Terraform shows as drift. Changing it never replaces anything. Each pause makes " +
+		"the platform take a checkpoint of its own (disk and memory), which outlives the sandbox once `DURABLE` and " +
+		"is billed until deleted: the provider records the ones its pauses took (across pause and resume cycles) " +
+		"and deletes them once the sandbox is deleted (destroy, replacement, a fleet member removed or redone); a " +
+		"checkpoint `prime_sandbox_checkpoint` takes is never among them. An import does not know the pause " +
+		"checkpoints taken before it, nor those of pauses made outside Terraform: delete them by hand. A pause " +
+		"checkpoint that cannot be deleted fails the apply or destroy, naming it, and stays recorded, so the next " +
+		"apply or destroy deletes it again (a sandbox found gone with such checkpoints stays in state, to be " +
+		"replaced or destroyed). `timeouts.update` bounds each pause and resume."
 }
 
 // sandboxCreateTimeoutOutcome is what prime_sandbox's create timeout
@@ -276,7 +284,12 @@ func sandboxTimeoutKeys(what, onCreateTimeout string) map[string]string {
 		"image_build": "How long a first-use VM image build may keep a sandbox `PENDING` (default `50m`, the " +
 			"Prime SDK's budget; the platform builds a VM image the first time an image runs as a VM, which can " +
 			"take around ten minutes).",
-		"delete": fmt.Sprintf("How long to wait for %s to be terminated (default `5m`).", what),
+		"delete": fmt.Sprintf("How long to wait for %s to be terminated (default `5m`); then, as long again, "+
+			"for a pause checkpoint still uploading (which the platform refuses to delete until then) before "+
+			"deleting it.", what),
+		"update": fmt.Sprintf("How long one pause or resume (`paused`) of %s may take, with its wait for `PAUSED`, "+
+			"or for `RUNNING` and the gateway (default `10m`). On timeout the apply fails and the previous `paused` "+
+			"stays in state, so the next plan proposes the change again.", what),
 		"egress": "How long to wait, after the sandbox is running (or after a change), for the data plane to " +
 			"enforce the `egress` block's lists (default `60s`). On timeout the apply fails closed.",
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -40,6 +41,8 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 	buildTimeout, d := tfkit.TimeoutOf(plan.Timeouts, "image_build", prime.DefaultImageBuildTimeout)
 	resp.Diagnostics.Append(d...)
 	egressTimeout, d := tfkit.TimeoutOf(plan.Timeouts, "egress", egress.DefaultTimeout)
+	resp.Diagnostics.Append(d...)
+	pauseTimeout, d := tfkit.TimeoutOf(plan.Timeouts, "update", defaultPauseTimeout)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -99,7 +102,11 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 	}
 	// Paused last: the lock is enforced first, and a paused sandbox keeps it.
 	if act, paused := pauseChange(plan.Paused, types.BoolNull(), true); act {
-		if err := setPaused(ctx, r.client, sb.ID, paused); err != nil {
+		pc, _ := readPauseCheckpoints(ctx, nil)
+		err := setPaused(ctx, r.client, sb.ID, paused, pauseTimeout, pc)
+		resp.Diagnostics.Append(pc.save(ctx, resp.Private)...)
+		pc.unlistedWarning(&resp.Diagnostics)
+		if err != nil {
 			resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 			resp.Diagnostics.AddError("Sandbox not paused", err.Error()+".\n\n"+taintedNote)
 			return
@@ -128,6 +135,8 @@ func (r *sandboxResource) Read(ctx context.Context, req resource.ReadRequest, re
 	}
 	sb, err := r.client.GetSandbox(ctx, state.ID.ValueString())
 	switch {
+	case errors.Is(err, prime.ErrNotFound) && keptForPauseCheckpoints(ctx, req.Private, &state, prime.StatusTerminated, resp):
+		return
 	case errors.Is(err, prime.ErrNotFound):
 		resp.Diagnostics.AddWarning("Sandbox is gone",
 			fmt.Sprintf("Sandbox %s no longer exists; it is removed from state and the next apply creates a new one.", state.ID.ValueString()))
@@ -138,6 +147,9 @@ func (r *sandboxResource) Read(ctx context.Context, req resource.ReadRequest, re
 		return
 	}
 	if prime.IsTerminalStatus(sb.Status) {
+		if keptForPauseCheckpoints(ctx, req.Private, &state, sb.Status, resp) {
+			return
+		}
 		resp.Diagnostics.AddWarning("Sandbox is no longer running", goneFromStateMessage(sb))
 		resp.State.RemoveResource(ctx)
 		return
@@ -232,10 +244,18 @@ func (r *sandboxResource) Update(ctx context.Context, req resource.UpdateRequest
 	}
 	plan.SecretsWO = types.MapNull(types.StringType)
 	id := state.ID.ValueString()
+	pauseTimeout, d := tfkit.TimeoutOf(plan.Timeouts, "update", defaultPauseTimeout)
+	resp.Diagnostics.Append(d...)
+	pc, d := readPauseCheckpoints(ctx, req.Private)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	pa := pauseApply{client: r.client, id: id, timeout: pauseTimeout, pc: pc, private: resp.Private}
 	// A resume comes before an egress change (a policy written to a paused
 	// sandbox is only enforced on resume), a pause after it.
 	act, paused := pauseChange(plan.Paused, state.Paused, false)
-	if act && !paused && !applyPaused(ctx, r.client, id, paused, &resp.Diagnostics) {
+	if act && !paused && !pa.apply(ctx, paused, &resp.Diagnostics) {
 		resp.State.Raw = req.State.Raw.Copy() // nothing changed
 		return
 	}
@@ -279,7 +299,7 @@ func (r *sandboxResource) Update(ctx context.Context, req resource.UpdateRequest
 		done := plan
 		done.Paused, done.Status = state.Paused, state.Status
 		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &done)...)
-		if !applyPaused(ctx, r.client, id, paused, &resp.Diagnostics) {
+		if !pa.apply(ctx, paused, &resp.Diagnostics) {
 			return
 		}
 	}
@@ -291,11 +311,23 @@ func (r *sandboxResource) Update(ctx context.Context, req resource.UpdateRequest
 	resp.Diagnostics.Append(tfkit.ClearImported(ctx, resp.Private)...)
 }
 
-// applyPaused pauses or resumes the sandbox of an Update, reporting a
-// failure at `paused`. The caller leaves the prior `paused` and status in
-// state then, so the next plan proposes the change again.
-func applyPaused(ctx context.Context, c *prime.Client, id string, paused bool, diags *diag.Diagnostics) bool {
-	err := setPaused(ctx, c, id, paused)
+// pauseApply is the pause or resume of an Update.
+type pauseApply struct {
+	client  *prime.Client
+	id      string
+	timeout time.Duration
+	pc      *pauseCheckpoints
+	private tfkit.PrivateSetter
+}
+
+// apply pauses or resumes the sandbox, recording the checkpoint a pause
+// took, and reports a failure at `paused`. The caller leaves the prior
+// `paused` and status in state then, so the next plan proposes the change
+// again.
+func (a pauseApply) apply(ctx context.Context, paused bool, diags *diag.Diagnostics) bool {
+	err := setPaused(ctx, a.client, a.id, paused, a.timeout, a.pc)
+	diags.Append(a.pc.save(ctx, a.private)...)
+	a.pc.unlistedWarning(diags)
 	if err == nil {
 		return true
 	}
@@ -313,6 +345,8 @@ func (r *sandboxResource) Delete(ctx context.Context, req resource.DeleteRequest
 	}
 	var state sandboxModel
 	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+	pc, d := readPauseCheckpoints(ctx, req.Private)
+	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -321,17 +355,39 @@ func (r *sandboxResource) Delete(ctx context.Context, req resource.DeleteRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("delete timeout (%s) reached", timeout))
-	defer cancel()
 	id := state.ID.ValueString()
-	if err := r.client.DeleteSandbox(ctx, id); err != nil && !errors.Is(err, prime.ErrNotFound) {
-		resp.Diagnostics.AddError("Cannot delete sandbox", err.Error())
+	// A terminal status is only recorded for a sandbox already gone whose
+	// pause checkpoints are left (see Read): nothing to delete but them.
+	if !prime.IsTerminalStatus(state.Status.ValueString()) && !deleteSandbox(ctx, r.client, id, timeout, &resp.Diagnostics) {
 		return
 	}
-	if err := r.client.WaitForGone(ctx, id); err != nil {
-		resp.Diagnostics.AddError("Sandbox was not terminated",
-			fmt.Sprintf("sandbox %s: %v", id, err))
+	// Only now: a checkpoint not yet DURABLE went with the sandbox, and a
+	// DURABLE one outlives it until deleted.
+	pc.deleteOf(ctx, r.client, []string{id}, timeout, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		// The sandbox is gone: recorded so; the checkpoints left stay
+		// recorded, so the next destroy (or the replacement the next plan
+		// proposes) deletes them.
+		state.Status = types.StringValue(prime.StatusTerminated)
+		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
+		resp.Diagnostics.Append(pc.save(ctx, resp.Private)...)
 	}
+}
+
+// deleteSandbox deletes a sandbox and waits until it is gone, within
+// timeout; it reports whether it is.
+func deleteSandbox(ctx context.Context, c *prime.Client, id string, timeout time.Duration, diags *diag.Diagnostics) bool {
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("delete timeout (%s) reached", timeout))
+	defer cancel()
+	if err := c.DeleteSandbox(ctx, id); err != nil && !errors.Is(err, prime.ErrNotFound) {
+		diags.AddError("Cannot delete sandbox", err.Error())
+		return false
+	}
+	if err := c.WaitForGone(ctx, id); err != nil {
+		diags.AddError("Sandbox was not terminated", fmt.Sprintf("sandbox %s: %v", id, err))
+		return false
+	}
+	return true
 }
 
 // ImportState reads the sandbox by ID, or by its identity. What the
@@ -352,4 +408,24 @@ func (r *sandboxResource) ImportState(ctx context.Context, req resource.ImportSt
 // before its first Read: the ID.
 func importedSandboxState(ctx context.Context, st *tfsdk.State, id string) diag.Diagnostics {
 	return st.SetAttribute(ctx, path.Root("id"), id)
+}
+
+// keptForPauseCheckpoints handles a refresh that finds the sandbox gone
+// (or ended) while checkpoints its pauses took are recorded and not
+// deleted: instead of leaving them untracked, it keeps the sandbox in state
+// with the terminal status, so that the next plan replaces it (ModifyPlan)
+// and a destroy deletes them. It reports whether it did.
+func keptForPauseCheckpoints(ctx context.Context, private tfkit.PrivateGetter, state *sandboxModel, status string, resp *resource.ReadResponse) bool {
+	pc, _ := readPauseCheckpoints(ctx, private)
+	left := pc.of(state.ID.ValueString())
+	if len(left) == 0 {
+		return false
+	}
+	resp.Diagnostics.AddWarning("Sandbox is gone; its pause checkpoints are not",
+		fmt.Sprintf("Sandbox %s is %s, but the checkpoints its pauses took (%s) are recorded and not deleted. It "+
+			"stays in state as %s: the next apply replaces it and destroy deletes it, deleting those checkpoints.",
+			state.ID.ValueString(), status, strings.Join(left, ", "), status))
+	state.Status = types.StringValue(status)
+	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, state)...)
+	return true
 }

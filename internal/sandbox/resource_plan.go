@@ -126,6 +126,11 @@ func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	es := plan.egressState()
 	writes := egress.PlanBlock(ctx, es, prior, &resp.Diagnostics)
 	plan.setEgressState(es)
+	if prior != nil && prime.IsTerminalStatus(state.Status.ValueString()) {
+		// Kept in state only for the pause checkpoints left to delete (see
+		// Read): the replacement's destroy deletes them.
+		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("status"))
+	}
 	if act, paused := pauseChange(plan.Paused, state.Paused, prior == nil); act && prior != nil && len(resp.RequiresReplace) == 0 {
 		plan.Status = types.StringValue(pausedStatus(paused))
 	}
