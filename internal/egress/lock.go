@@ -44,7 +44,11 @@ func lockSandbox(ctx context.Context, c *prime.Client, notes *Baselines, id stri
 		if why := sandboxAcceptsPolicy(sb); why != "" {
 			return nil, &lockError{Summary: "Cannot apply egress policy", Err: errors.New(why), Sandbox: true}
 		}
-		known = prime.KnownSandbox{Status: sb.Status, Egress: baselineOf(sb)}
+		// The GET taught the client what the sandbox holds: the policy the
+		// egress-policy endpoint showed this process, else the sandbox
+		// object's lists (prime.KnownSandbox.Egress).
+		known, _ = c.Known(id)
+		known.Status = sb.Status
 	}
 	baseline := known.Egress
 	if noted, ok := notes.baseline(id, known.Egress); ok {

@@ -281,6 +281,7 @@ func (c *Client) GetEgressPolicy(ctx context.Context, id string) (*EgressPolicyS
 	if err := c.do(ctx, call{method: http.MethodGet, path: sandboxPath(id) + "/egress-policy", out: &out, retry: retryIdempotent}); err != nil {
 		return nil, err
 	}
+	c.kinds.observePolicy(id, out.Policy)
 	return &out, nil
 }
 
