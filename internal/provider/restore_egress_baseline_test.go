@@ -77,13 +77,25 @@ resource "prime_sandbox" "restored" {
 	})
 }
 
-// withoutObjectLists answers GET /sandbox and GET /sandbox/{id} from the
-// mock with the egress lists taken out of the sandbox objects (their
-// networkAllowlist, networkDenylist and advancedConfigs.vmEgressPolicy):
-// what a platform whose object shows only create-time lists answers for
-// sandboxes created without lists, as every sandbox of the tests using it
-// is. Other requests go to the mock as they are.
+// withoutObjectLists answers GET /sandbox and GET /sandbox/{id} with the
+// egress lists taken out of the sandbox objects (networkAllowlist,
+// networkDenylist, advancedConfigs.vmEgressPolicy): what a platform whose
+// object shows only create-time lists answers for sandboxes created
+// without lists, as every sandbox of the tests using it is.
 func withoutObjectLists(m *testMock, w http.ResponseWriter, r *http.Request) bool {
+	return rewriteSandboxObjects(m, w, r, func(obj map[string]any) {
+		delete(obj, "networkAllowlist")
+		delete(obj, "networkDenylist")
+		if ac, ok := obj["advancedConfigs"].(map[string]any); ok {
+			delete(ac, "vmEgressPolicy")
+		}
+	})
+}
+
+// rewriteSandboxObjects answers GET /sandbox and GET /sandbox/{id} from the
+// mock with edit applied to every sandbox object (one with an "id" and a
+// "dockerImage"); other requests go to the mock as they are.
+func rewriteSandboxObjects(m *testMock, w http.ResponseWriter, r *http.Request, edit func(map[string]any)) bool {
 	rest, ok := strings.CutPrefix(r.URL.Path, prime.APIPrefix+"/sandbox")
 	if r.Method != http.MethodGet || !ok || strings.Count(rest, "/") > 1 {
 		return false
@@ -93,7 +105,7 @@ func withoutObjectLists(m *testMock, w http.ResponseWriter, r *http.Request) boo
 	var body any
 	out := rec.Body.Bytes()
 	if json.Unmarshal(out, &body) == nil {
-		stripLists(body)
+		editObjects(body, edit)
 		out, _ = json.Marshal(body)
 	}
 	for k, v := range rec.Header() {
@@ -105,20 +117,21 @@ func withoutObjectLists(m *testMock, w http.ResponseWriter, r *http.Request) boo
 	return true
 }
 
-func stripLists(v any) {
+func editObjects(v any, edit func(map[string]any)) {
 	switch v := v.(type) {
 	case map[string]any:
-		delete(v, "networkAllowlist")
-		delete(v, "networkDenylist")
-		delete(v, "network_allowlist")
-		delete(v, "network_denylist")
-		delete(v, "vmEgressPolicy")
+		_, id := v["id"]
+		_, image := v["dockerImage"]
+		if id && image {
+			edit(v)
+			return
+		}
 		for _, e := range v {
-			stripLists(e)
+			editObjects(e, edit)
 		}
 	case []any:
 		for _, e := range v {
-			stripLists(e)
+			editObjects(e, edit)
 		}
 	}
 }

@@ -150,3 +150,51 @@ func TestFleetPausedOnRefresh(t *testing.T) {
 		})
 	}
 }
+
+// A platform that reports the checkpoint a sandbox was restored from is
+// believed: the state records it (and no docker_image), so an import plans
+// nothing when the configuration names it and replaces when it names
+// another (adoptsRestore only adopts what the state does not know).
+func TestReportedCheckpointIsRecorded(t *testing.T) {
+	ctx := context.Background()
+	ck := "ck-1"
+	sb := &prime.Sandbox{ID: "sbx", Name: "n", DockerImage: "img", Status: prime.StatusRunning, Labels: []string{}, CheckpointID: &ck}
+	m := nullSandboxModel()
+	if d := applySandboxResource(ctx, &m, sb); d.HasError() {
+		t.Fatal(d)
+	}
+	if m.CheckpointID.ValueString() != ck || !m.DockerImage.IsNull() {
+		t.Fatalf("checkpoint_id %v, docker_image %v; want %s and null", m.CheckpointID, m.DockerImage, ck)
+	}
+	sb.CheckpointID = nil // not reported: the state keeps what it had
+	m = nullSandboxModel()
+	applySandboxResource(ctx, &m, sb)
+	if !m.CheckpointID.IsNull() || m.DockerImage.ValueString() != "img" {
+		t.Fatalf("checkpoint_id %v, docker_image %v; want null and img", m.CheckpointID, m.DockerImage)
+	}
+}
+
+func TestSharedCheckpoint(t *testing.T) {
+	member := func(ck string) prime.Sandbox {
+		if ck == "" {
+			return prime.Sandbox{}
+		}
+		return prime.Sandbox{CheckpointID: &ck}
+	}
+	for _, tc := range []struct {
+		name string
+		sbs  []prime.Sandbox
+		want string
+	}{
+		{"all report one", []prime.Sandbox{member("ck-1"), member("ck-1")}, "ck-1"},
+		{"none reported", []prime.Sandbox{member(""), member("")}, ""},
+		{"one does not report", []prime.Sandbox{member("ck-1"), member("")}, ""},
+		{"they differ", []prime.Sandbox{member("ck-1"), member("ck-2")}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := sharedCheckpoint(tc.sbs); got != tc.want {
+				t.Fatalf("sharedCheckpoint = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
