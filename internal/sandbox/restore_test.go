@@ -198,3 +198,35 @@ func TestSharedCheckpoint(t *testing.T) {
 		})
 	}
 }
+
+// A fleet acts on `paused` when the recorded value changes, and also when
+// a member is out of line with the configured value while the recorded one
+// matches it: after a resume refused for some members, a refresh cannot
+// record a value that differs from both true and false.
+func TestFleetPauseChange(t *testing.T) {
+	tru, fal, null := types.BoolValue(true), types.BoolValue(false), types.BoolNull()
+	member := func(status string) fleetMember { return fleetMember{Status: types.StringValue(status)} }
+	mixed := map[string]fleetMember{"0": member(prime.StatusRunning), "1": member(prime.StatusPaused)}
+	running := map[string]fleetMember{"0": member(prime.StatusRunning)}
+	paused := map[string]fleetMember{"0": member(prime.StatusPaused)}
+	for _, tc := range []struct {
+		name                string
+		planned, recorded   types.Bool
+		members             map[string]fleetMember
+		wantAct, wantPaused bool
+	}{
+		{"resume", fal, tru, paused, true, false},
+		{"resume refused for one, refreshed to false", fal, fal, mixed, true, false},
+		{"pause failed for one, refreshed to true", tru, tru, mixed, true, true},
+		{"all running", fal, fal, running, false, false},
+		{"all paused", tru, tru, paused, false, true},
+		{"unmanaged", null, fal, mixed, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			act, p := fleetPauseChange(tc.planned, tc.recorded, tc.members)
+			if act != tc.wantAct || (act && p != tc.wantPaused) {
+				t.Fatalf("fleetPauseChange = %t, %t; want %t, %t", act, p, tc.wantAct, tc.wantPaused)
+			}
+		})
+	}
+}
