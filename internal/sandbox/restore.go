@@ -97,8 +97,9 @@ const adoptedAfterImportDesc = "Changing it replaces the sandbox, except on the 
 	"platform does not report the checkpoint a sandbox was restored from, so that apply records a configured " +
 	"checkpoint_id and restore_memory (and a null docker_image) without replacing (the plan warns)."
 
-// replaceUnlessRestoreAdopted is RequiresReplace for docker_image,
-// checkpoint_id and restore_memory, except when adoptsRestore.
+// replaceUnlessRestoreAdoptedString and replaceUnlessRestoreAdoptedBool
+// are RequiresReplace for docker_image, checkpoint_id and restore_memory,
+// except when adoptsRestore.
 func replaceUnlessRestoreAdoptedString() planmodifier.String {
 	return stringplanmodifier.RequiresReplaceIf(func(ctx context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
 		resp.RequiresReplace = !adoptsRestore(ctx, req.Private, req.Config, req.State)
