@@ -257,11 +257,12 @@ type sandboxKinds struct {
 	status  map[string]string
 	egress  map[string]EgressPolicy
 	timeout map[string]int // timeoutMinutes of the last sandbox object
-	// policySeen: egress holds what the egress-policy endpoint said, which
-	// a sandbox object's lists never replace: the object may show only the
-	// lists the sandbox was created with [I: whether it mirrors later
-	// writes is not published], and a sandbox restored from a checkpoint is
-	// created without lists and locked afterwards.
+	// policySeen: egress holds what the egress-policy endpoint said (or
+	// this client's own create sent), which a sandbox object's lists never
+	// replace: the object may show only the lists the sandbox was created
+	// with [I: whether it mirrors later writes is not published], and a
+	// sandbox restored from a checkpoint is created without lists and
+	// locked afterwards.
 	policySeen map[string]bool
 }
 
@@ -306,6 +307,17 @@ func (k *sandboxKinds) observeStatus(ss []SandboxStatus) {
 	}
 }
 
+// rememberCreated is remember for this client's own create: the answer's
+// lists are the ones just sent, so they are as sure as an endpoint read.
+func (k *sandboxKinds) rememberCreated(sb Sandbox) {
+	k.remember(sb)
+	if sb.ID != "" {
+		k.mu.Lock()
+		k.policySeen[sb.ID] = true
+		k.mu.Unlock()
+	}
+}
+
 // observePolicy records the desired policy of an accepted write or of a
 // read of the egress-policy endpoint.
 func (k *sandboxKinds) observePolicy(id string, p EgressPolicy) {
@@ -321,9 +333,13 @@ func (k *sandboxKinds) observePolicy(id string, p EgressPolicy) {
 type KnownSandbox struct {
 	Status string
 	// Egress is the desired policy the egress-policy endpoint last showed
-	// (read or written by this client), else the one the sandbox object
-	// showed (its network lists; both null read as open).
+	// (read or written by this client) or this client's create sent, else
+	// the one the sandbox object showed (its network lists; both null read
+	// as open).
 	Egress EgressPolicy
+	// EgressSure: Egress is not just a sandbox object's lists, which may be
+	// only the create-time ones.
+	EgressSure bool
 	// TimeoutMinutes is the sandbox's lifetime from the last sandbox object
 	// seen (its timeoutMinutes, as the platform answered it), so a caller
 	// can compare a command's timeout with it without another GET.
@@ -340,7 +356,7 @@ func (c *Client) Known(id string) (KnownSandbox, bool) {
 	if !k.seen[id] {
 		return KnownSandbox{}, false
 	}
-	return KnownSandbox{Status: k.status[id], Egress: k.egress[id], TimeoutMinutes: k.timeout[id]}, true
+	return KnownSandbox{Status: k.status[id], Egress: k.egress[id], EgressSure: k.policySeen[id], TimeoutMinutes: k.timeout[id]}, true
 }
 
 // gatewayBase is the sandbox's address on the gateway:

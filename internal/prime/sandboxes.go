@@ -40,7 +40,7 @@ func (c *Client) CreateSandbox(ctx context.Context, req CreateSandboxRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	c.kinds.remember(out)
+	c.kinds.rememberCreated(out)
 	c.secrets.learn(out.ID, req.Secrets)
 	return &out, nil
 }

@@ -77,6 +77,71 @@ resource "prime_sandbox" "restored" {
 	})
 }
 
+// The same for a fleet restored from a checkpoint under an egress block,
+// with the policy added by a later apply (whose provider process learns the
+// members from the refresh alone): prime_fleet_egress_policy's destroy
+// gives every member back the block's lists (the baseline rule is the one
+// prime_egress_policy uses).
+func TestAccRestore_fleetLayeredPolicyDestroyRestoresBlock(t *testing.T) {
+	var m *testMock
+	m = newHookedMock(t, fastMockOptions(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool {
+		return withoutObjectLists(m, w, r)
+	})
+	fleet := setupOnceHCL(`
+resource "prime_sandbox_fleet" "agents" {
+  name_prefix   = "eval"
+  size          = 2
+  checkpoint_id = prime_sandbox_checkpoint.setup.id
+  egress {
+    allow = ["pypi.org", "example.com"]
+  }
+}
+`)
+	var ids []string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoCheckpoints,
+		Steps: []resource.TestStep{
+			{Config: m.config(fleet)},
+			{
+				Config: m.config(fleet + `
+resource "prime_fleet_egress_policy" "narrow" {
+  sandbox_ids = prime_sandbox_fleet.agents.sandbox_ids
+  allow       = ["example.com"]
+}
+`),
+				Check: func(s *terraform.State) error {
+					a := s.RootModule().Resources["prime_sandbox_fleet.agents"].Primary.Attributes
+					ids = []string{a["sandbox_ids.0"], a["sandbox_ids.1"]}
+					for _, id := range ids {
+						if !m.reachable(t, id, "example.com") || m.reachable(t, id, "pypi.org") {
+							return fmt.Errorf("member %s: the layered policy is not the one in force", id)
+						}
+					}
+					return nil
+				},
+			},
+			{
+				Config: m.config(fleet),
+				Check: func(*terraform.State) error {
+					want := prime.EgressPolicy{Allowlist: []string{"example.com", "pypi.org"}}
+					for _, id := range ids {
+						st, err := m.client(t).GetEgressPolicy(waitCtx(t), id)
+						if err != nil {
+							return err
+						}
+						if !prime.SamePolicy(st.Policy, want) || !st.Applied {
+							return fmt.Errorf("after the fleet policy's destroy member %s holds %+v (applied %t), want the "+
+								"egress block's lists %v", id, st.Policy, st.Applied, want.Allowlist)
+						}
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
 // withoutObjectLists answers GET /sandbox and GET /sandbox/{id} with the
 // egress lists taken out of the sandbox objects (networkAllowlist,
 // networkDenylist, advancedConfigs.vmEgressPolicy): what a platform whose
