@@ -96,7 +96,8 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 			"An update touches only the members that need it: new members and members whose sandbox ID changed are " +
 			"locked, members found not enforced (or drifted) are written again, a change of `allow`, `block` or " +
 			"`routes` relocks every member, and removed members get back what they held before. Destroy restores " +
-			"every member concurrently — unrestricted egress, or a born-restricted sandbox's create-time lists — " +
+			"every member concurrently — unrestricted egress, or the lists an `egress` block locked it to (at create, " +
+			"or right after a restore) — " +
 			"waiting at most 10 seconds for the data plane, and leaves a member alone when a newer policy written " +
 			"by someone else holds it; either is reported in one warning for the fleet, naming the members. " +
 			"Import is not supported.",

@@ -44,7 +44,20 @@ func lockSandbox(ctx context.Context, c *prime.Client, notes *Baselines, id stri
 		if why := sandboxAcceptsPolicy(sb); why != "" {
 			return nil, &lockError{Summary: "Cannot apply egress policy", Err: errors.New(why), Sandbox: true}
 		}
-		known = prime.KnownSandbox{Status: sb.Status, Egress: baselineOf(sb)}
+		known, _ = c.Known(id)
+		known.Status = sb.Status
+	}
+	if !known.EgressSure {
+		// This process neither created the sandbox nor read or wrote its
+		// policy (Terraform applies in a provider process of its own), and a
+		// sandbox object's lists may be only the create-time ones: a restore
+		// locked right after RUNNING would read as open. The egress-policy
+		// endpoint says what it holds.
+		st, err := c.GetEgressPolicy(ctx, id)
+		if err != nil {
+			return nil, &lockError{Summary: "Cannot apply egress policy", Err: fmt.Errorf("reading the egress policy of sandbox %s: %w", id, err), Sandbox: true}
+		}
+		known.Egress = st.Policy
 	}
 	baseline := known.Egress
 	if noted, ok := notes.baseline(id, known.Egress); ok {

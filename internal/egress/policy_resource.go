@@ -85,8 +85,8 @@ func (r *egressPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			"command — is started. Order the protocol with dependencies: sandbox → setup commands → this policy " +
 			"(`after` the setup commands) → agent.\n\n" +
 			"Destroy restores what the sandbox held before this policy's first write — unrestricted egress, or the " +
-			"create-time lists of a born-restricted sandbox (`prime_sandbox`'s `egress` block), never an open policy " +
-			"there — and waits for it, so a reused sandbox's next setup is not silently restricted (a create that " +
+			"lists a `prime_sandbox` `egress` block locked it to (at create, or right after a restore from a " +
+			"checkpoint), never an open policy there — and waits for it, so a reused sandbox's next setup is not silently restricted (a create that " +
 			"failed closed notes that baseline for the create that retries it; see the provider's `create_journal`). (An imported " +
 			"policy does not know what came before it: its destroy restores unrestricted egress.) A newer policy " +
 			"written by someone else (a `create_before_destroy` replacement, the CLI) is left in place. The destroy waits " +

@@ -101,20 +101,6 @@ func ReadStatus(ctx context.Context, c *prime.Client, id string) (st *prime.Egre
 	return nil, false, err
 }
 
-// baselineOf is the policy a sandbox object says it holds: its create-time
-// lists, or open. Captured before a prime_egress_policy's first write, it is
-// what that policy's destroy restores, so a born-restricted sandbox goes
-// back to its born lists and never to an open policy.
-func baselineOf(sb *prime.Sandbox) prime.EgressPolicy {
-	switch {
-	case sb.NetworkAllowlist != nil:
-		return prime.EgressPolicy{Allowlist: sb.NetworkAllowlist}
-	case sb.NetworkDenylist != nil:
-		return prime.EgressPolicy{Denylist: sb.NetworkDenylist}
-	}
-	return prime.OpenEgressPolicy()
-}
-
 // sandboxAcceptsPolicy explains why a sandbox cannot take an egress policy,
 // or returns "".
 func sandboxAcceptsPolicy(sb *prime.Sandbox) string {

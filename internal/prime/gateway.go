@@ -249,13 +249,21 @@ func scrubError(err error, secrets []string) error {
 
 // sandboxKinds remembers what the platform's answers said about each
 // sandbox, as hints that may be stale: its last status, its lifetime, and
-// the egress lists its sandbox object or an accepted policy write showed.
+// its egress policy, as the egress-policy endpoint (a read, or an accepted
+// write) or else its sandbox object showed it.
 type sandboxKinds struct {
 	mu      sync.Mutex
 	seen    map[string]bool // a sandbox object was seen
 	status  map[string]string
 	egress  map[string]EgressPolicy
 	timeout map[string]int // timeoutMinutes of the last sandbox object
+	// policySeen: egress holds what the egress-policy endpoint said (or
+	// this client's own create sent), which a sandbox object's lists never
+	// replace: the object may show only the lists the sandbox was created
+	// with [I: whether it mirrors later writes is not published], and a
+	// sandbox restored from a checkpoint is created without lists and
+	// locked afterwards.
+	policySeen map[string]bool
 }
 
 func (k *sandboxKinds) remember(sbs ...Sandbox) {
@@ -271,6 +279,7 @@ func (k *sandboxKinds) remember(sbs ...Sandbox) {
 		k.status[sb.ID] = sb.Status
 		k.timeout[sb.ID] = sb.TimeoutMinutes
 		switch {
+		case k.policySeen[sb.ID]:
 		case sb.NetworkAllowlist != nil:
 			k.egress[sb.ID] = EgressPolicy{Allowlist: sb.NetworkAllowlist}
 		case sb.NetworkDenylist != nil:
@@ -284,6 +293,7 @@ func (k *sandboxKinds) remember(sbs ...Sandbox) {
 func (k *sandboxKinds) init() {
 	if k.seen == nil {
 		k.seen, k.status, k.egress, k.timeout = map[string]bool{}, map[string]string{}, map[string]EgressPolicy{}, map[string]int{}
+		k.policySeen = map[string]bool{}
 	}
 }
 
@@ -297,21 +307,39 @@ func (k *sandboxKinds) observeStatus(ss []SandboxStatus) {
 	}
 }
 
-// observePolicy records the desired policy of an accepted write.
+// rememberCreated is remember for this client's own create: the answer's
+// lists are the ones just sent, so they are as sure as an endpoint read.
+func (k *sandboxKinds) rememberCreated(sb Sandbox) {
+	k.remember(sb)
+	if sb.ID != "" {
+		k.mu.Lock()
+		k.policySeen[sb.ID] = true
+		k.mu.Unlock()
+	}
+}
+
+// observePolicy records the desired policy of an accepted write or of a
+// read of the egress-policy endpoint.
 func (k *sandboxKinds) observePolicy(id string, p EgressPolicy) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.init()
 	k.egress[id] = p
+	k.policySeen[id] = true
 }
 
 // KnownSandbox is what the client's answers so far said about a sandbox.
 // Status and Egress are hints: the platform may have moved on since.
 type KnownSandbox struct {
 	Status string
-	// Egress is the desired policy the sandbox object showed (its network
-	// lists; both null read as open), or the last one this client wrote.
+	// Egress is the desired policy the egress-policy endpoint last showed
+	// (read or written by this client) or this client's create sent, else
+	// the one the sandbox object showed (its network lists; both null read
+	// as open).
 	Egress EgressPolicy
+	// EgressSure: Egress is not just a sandbox object's lists, which may be
+	// only the create-time ones.
+	EgressSure bool
 	// TimeoutMinutes is the sandbox's lifetime from the last sandbox object
 	// seen (its timeoutMinutes, as the platform answered it), so a caller
 	// can compare a command's timeout with it without another GET.
@@ -328,7 +356,7 @@ func (c *Client) Known(id string) (KnownSandbox, bool) {
 	if !k.seen[id] {
 		return KnownSandbox{}, false
 	}
-	return KnownSandbox{Status: k.status[id], Egress: k.egress[id], TimeoutMinutes: k.timeout[id]}, true
+	return KnownSandbox{Status: k.status[id], Egress: k.egress[id], EgressSure: k.policySeen[id], TimeoutMinutes: k.timeout[id]}, true
 }
 
 // gatewayBase is the sandbox's address on the gateway:

@@ -40,7 +40,7 @@ func (c *Client) CreateSandbox(ctx context.Context, req CreateSandboxRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	c.kinds.remember(out)
+	c.kinds.rememberCreated(out)
 	c.secrets.learn(out.ID, req.Secrets)
 	return &out, nil
 }
@@ -281,6 +281,7 @@ func (c *Client) GetEgressPolicy(ctx context.Context, id string) (*EgressPolicyS
 	if err := c.do(ctx, call{method: http.MethodGet, path: sandboxPath(id) + "/egress-policy", out: &out, retry: retryIdempotent}); err != nil {
 		return nil, err
 	}
+	c.kinds.observePolicy(id, out.Policy)
 	return &out, nil
 }
 

@@ -164,6 +164,9 @@ type Sandbox struct {
 	TeamID              *string           `json:"teamId"`
 	Region              *string           `json:"region"`
 	PendingImageBuildID *string           `json:"pendingImageBuildId"`
+	// CheckpointID is the checkpoint the sandbox was restored from, when
+	// the platform reports it [I: whether it does is not known].
+	CheckpointID *string `json:"checkpointId,omitempty"`
 }
 
 // UnmarshalJSON reads the camelCase object (timestamps as ParseISOTime

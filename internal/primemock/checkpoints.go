@@ -36,8 +36,11 @@ type checkpoint struct {
 	state                       string
 	dockerImage                 string
 	diskSizeGB                  float64
-	// memory: a pause checkpoint, restorable with restore_memory.
-	memory bool
+	// memory: a pause checkpoint, restorable with restore_memory, which
+	// keeps the paused sandbox's shape (cpuCores, memoryGB).
+	memory   bool
+	cpuCores int
+	memoryGB float64
 	// volumeKey is set on a volume publish; merge tracks its merge.
 	volumeKey string
 	merge     *string
@@ -111,6 +114,9 @@ func (s *Server) startCheckpoint(sb *sandbox, snap *fsSnapshot, memory bool, vol
 		id: s.newResourceID("ck"), sandboxID: sb.id, owner: sb.owner, scope: sandboxScope(sb), teamID: cloneStrPtr(sb.req.TeamID),
 		state: prime.CheckpointPending, dockerImage: sb.req.DockerImage, diskSizeGB: *sb.req.DiskSizeGB, memory: memory,
 		volumeKey: volumeKey, snap: snap, createdAt: now, updatedAt: now, depth: 1,
+	}
+	if memory && sb.req.CPUCores != nil && sb.req.MemoryGB != nil {
+		ck.cpuCores, ck.memoryGB = *sb.req.CPUCores, *sb.req.MemoryGB
 	}
 	if parent := s.res.checkpoints[sb.x.restoredFrom]; parent != nil && volumeKey == "" {
 		ck.parentID, ck.depth = strPtr(parent.id), parent.depth+1
@@ -390,7 +396,9 @@ func (s *Server) handleDeleteSandboxCheckpoints(r *http.Request, _ string) reply
 }
 
 // admitRestore checks a create's checkpoint_id and makes the request the
-// checkpoint's: its image and disk size. Only a DURABLE checkpoint of the
+// checkpoint's: its image and disk size, and with restore_memory the
+// paused shape (its CPU and memory: the sandbox continues where it was
+// paused, as published). Only a DURABLE checkpoint of the
 // request's own scope restores [guess: 404 otherwise, as for a missing one;
 // 409 while it is not DURABLE]; restore_memory needs a pause checkpoint
 // (409, as published).
@@ -414,6 +422,10 @@ func (s *Server) admitRestore(req *prime.CreateSandboxRequest, caller string) (*
 	req.DockerImage = ck.dockerImage
 	disk := ck.diskSizeGB
 	req.DiskSizeGB = &disk
+	if req.RestoreMemory != nil && *req.RestoreMemory && ck.cpuCores > 0 {
+		cpu, mem := ck.cpuCores, ck.memoryGB
+		req.CPUCores, req.MemoryGB = &cpu, &mem
+	}
 	return ck, reply{}, true
 }
 

@@ -659,7 +659,9 @@
 // Restores. A create with checkpoint_id must omit docker_image and
 // disk_size_gb (422, the SDK's "omit docker_image" rule) and takes the
 // checkpoint's; restore_memory without checkpoint_id is 422, and with a
-// checkpoint that has no memory 409 (as published). [guess] An unknown
+// checkpoint that has no memory 409 (as published); with a pause
+// checkpoint it takes the paused sandbox's CPU and memory (the paused
+// shape, as published), whatever the create sends. [guess] An unknown
 // checkpoint, or one of another scope, is 404; one that is not DURABLE, or a
 // volume publish, 409. The new sandbox boots in RestoreDelay from a private
 // copy of the checkpoint's file system ([guess] /etc/hostname then names the

@@ -246,7 +246,7 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 	// A resume comes before an egress change (a policy written to a paused
 	// member is only enforced on resume), a pause after it and after the
 	// new members, which are created running.
-	act, paused := pauseChange(plan.Paused, state.Paused, false)
+	act, paused := fleetPauseChange(plan.Paused, state.Paused, members)
 	pauseFailed := false
 	if act && !paused {
 		before := problems.Len()

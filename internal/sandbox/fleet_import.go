@@ -82,6 +82,11 @@ func (r *sandboxFleetResource) fleetOfMembers(ctx context.Context, sbs []prime.S
 		sandboxSpec: templates[0].sandboxSpec, sandboxInputs: nullInputs(), // every member's spec, checked above
 		Timeouts: timeouts.Value{Object: types.ObjectNull(tfkit.TimeoutsAttrTypes(sandboxTimeoutKeys("", "")))},
 	}
+	if ck := sharedCheckpoint(sbs); ck != "" {
+		// As prime_sandbox records a reported checkpoint: a restore's
+		// template holds the checkpoint, not the image it brought.
+		f.CheckpointID, f.DockerImage = types.StringValue(ck), types.StringNull()
+	}
 	f.ID = types.StringValue("fleet-" + prime.NewIdempotencyKey()[:16])
 	f.NamePrefix = types.StringValue(prefix)
 	f.Arch = templateArch(f.Arch)
@@ -100,6 +105,24 @@ func (r *sandboxFleetResource) fleetOfMembers(ctx context.Context, sbs []prime.S
 	r.importMemberEgress(ctx, &f, members, diags)
 	setFleetMembers(&f, members)
 	return f, !diags.HasError()
+}
+
+// sharedCheckpoint is the checkpoint every member reports it was restored
+// from, or "" when the platform reports none (or they differ: the first
+// apply then records the configuration's, see adoptsRestore).
+func sharedCheckpoint(sbs []prime.Sandbox) string {
+	var ck string
+	for i, sb := range sbs {
+		got := ""
+		if sb.CheckpointID != nil {
+			got = *sb.CheckpointID
+		}
+		if got == "" || (i > 0 && got != ck) {
+			return ""
+		}
+		ck = got
+	}
+	return ck
 }
 
 // templateArch is a fleet template's arch for the architecture its members

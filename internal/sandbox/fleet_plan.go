@@ -123,7 +123,10 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 			delete(have, k)
 		}
 	}
-	pauses, pausedTo := pauseChange(plan.Paused, state.Paused, prior == nil)
+	pauses, pausedTo := pauseChange(plan.Paused, state.Paused, true)
+	if prior != nil {
+		pauses, pausedTo = fleetPauseChange(plan.Paused, state.Paused, have)
+	}
 	ids := make(map[string]attr.Value, len(keys))
 	members := make(map[string]attr.Value, len(keys))
 	for _, k := range keys {

@@ -307,6 +307,11 @@ func applySandbox(ctx context.Context, m *sandboxAttributes, sb *prime.Sandbox) 
 // write-only and never stored, and the retired attributes are always null.
 func applySandboxResource(ctx context.Context, m *sandboxModel, sb *prime.Sandbox) diag.Diagnostics {
 	diags := applySandbox(ctx, &m.sandboxAttributes, sb)
+	if ck := emptyToNil(sb.CheckpointID); ck != nil {
+		// The platform reports the checkpoint: it is the truth (an import
+		// then records it, and a configuration naming another replaces).
+		m.CheckpointID = types.StringValue(*ck)
+	}
 	if !m.CheckpointID.IsNull() {
 		// A restored sandbox runs the checkpoint's image: docker_image
 		// stays as configured (null), so the second plan is empty.

@@ -47,6 +47,25 @@ func pauseChange(planned, recorded types.Bool, creating bool) (act, paused bool)
 	return recorded.IsNull() || recorded.IsUnknown() || recorded.ValueBool() != paused, paused
 }
 
+// fleetPauseChange is pauseChange for a fleet that exists: it also acts
+// when a member is out of line with the configured value (PAUSED when it
+// says false, anything else when it says true). After a pause or resume
+// that some members refused, no recorded value differs from both true and
+// false (fleetPausedOnRefresh records false for a recorded true with a
+// member running, and true for a recorded false with one paused), so the
+// members are what tells the next plan to propose the change again.
+func fleetPauseChange(planned, recorded types.Bool, members map[string]fleetMember) (act, paused bool) {
+	if act, paused = pauseChange(planned, recorded, false); act || planned.IsNull() || planned.IsUnknown() {
+		return act, paused
+	}
+	for _, m := range members {
+		if (m.Status.ValueString() == prime.StatusPaused) != paused {
+			return true, paused
+		}
+	}
+	return false, paused
+}
+
 // pausedOnRefresh is what a refresh records for `paused`: null stays null
 // (not managed), so a sandbox paused or resumed out of band is no drift;
 // otherwise whether the sandbox is PAUSED, so a configured value it no

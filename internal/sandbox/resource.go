@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/float64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
@@ -62,12 +61,17 @@ func (r *sandboxResource) IdentitySchema(_ context.Context, _ resource.IdentityS
 // API has no update endpoint.
 const replaces = " Changing it replaces the sandbox (the API cannot update a sandbox in place)."
 
+// adoptedAfterImport ends the description of checkpoint_id and
+// restore_memory (adoptsRestore).
+const adoptedAfterImport = " Except on the first apply after an import: the platform does not report the " +
+	"checkpoint a sandbox was restored from, so that apply records `checkpoint_id` and `restore_memory` as " +
+	"configured without replacing (the plan warns), unless the platform reports a different checkpoint."
+
 // sandboxArgumentAttributes are the arguments of one sandbox, shared by
 // prime_sandbox and the template of prime_sandbox_fleet (same meaning, same
 // plan behaviour). replaces ends the description of every argument the API
 // cannot change in place.
 func sandboxArgumentAttributes(replaces string) map[string]schema.Attribute {
-	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	keepString := []planmodifier.String{stringplanmodifier.UseStateForUnknown(), stringplanmodifier.RequiresReplace()}
 	// then runs after the SDK default and before the replace check.
 	sdkFloat := func(v float64, then ...planmodifier.Float64) []planmodifier.Float64 {
@@ -78,14 +82,15 @@ func sandboxArgumentAttributes(replaces string) map[string]schema.Attribute {
 	}
 	return map[string]schema.Attribute{
 		"docker_image": schema.StringAttribute{
-			Optional: true, PlanModifiers: replaceString,
+			Optional: true, PlanModifiers: []planmodifier.String{replaceUnlessRestoreAdoptedString()},
 			MarkdownDescription: "Docker image to run, e.g. `python:3.12-slim`. Exactly one of `docker_image` and " +
 				"`checkpoint_id` (checked at plan). The first use of an image as a VM triggers an image build that can " +
-				"take around ten minutes; the create timeout allows for it." + replaces,
+				"take around ten minutes; the create timeout allows for it." + replaces + " (After an import, a " +
+				"configuration that restores a checkpoint records `docker_image` as unset without replacing.)",
 			Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
 		},
 		"checkpoint_id": schema.StringAttribute{
-			Optional: true, PlanModifiers: replaceString,
+			Optional: true, PlanModifiers: []planmodifier.String{replaceUnlessRestoreAdoptedString()},
 			MarkdownDescription: "Boot from a checkpoint instead of an image, e.g. `prime_sandbox_checkpoint.setup.id`: " +
 				"the sandbox starts with the checkpoint's root file system (processes restart unless `restore_memory`), " +
 				"its image and its disk size. The checkpoint must be `DURABLE` and the caller's (or the team's); one " +
@@ -94,11 +99,11 @@ func sandboxArgumentAttributes(replaces string) map[string]schema.Attribute {
 				"never part of a checkpoint: attach them with `volumes`. With an `egress` block the sandbox is created " +
 				"open and locked right after it is `RUNNING`, through the same fail-closed wait, before the create " +
 				"returns (the platform does not say whether a restore can carry the lists). Unset (the default), the " +
-				"sandbox boots `docker_image`." + replaces,
+				"sandbox boots `docker_image`." + replaces + adoptedAfterImport,
 			Validators: []validator.String{stringvalidator.LengthBetween(1, prime.MaxCheckpointIDLength)},
 		},
 		"restore_memory": schema.BoolAttribute{
-			Optional: true, PlanModifiers: []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
+			Optional: true, PlanModifiers: []planmodifier.Bool{replaceUnlessRestoreAdoptedBool()},
 			MarkdownDescription: "With `checkpoint_id` only (checked at plan): `true` restores a pause checkpoint's " +
 				"memory too, so the sandbox continues where it was paused, with the paused sandbox's CPU and memory " +
 				"(unset `cpu_cores` and `memory_gb` are then read back, not defaulted). The platform refuses (HTTP " +
@@ -106,7 +111,8 @@ func sandboxArgumentAttributes(replaces string) map[string]schema.Attribute {
 				"keys and tokens. Processes resumed from memory run as soon as the sandbox is `RUNNING`: with an `egress` " +
 				"block the lock is written at that moment and enforced before the create returns, but a resumed process " +
 				"is not held until then [I: the contract does not show lists on a restore], so pause under the lock " +
-				"what must never run open. Unset or `false` (the default): a cold boot from the checkpoint's files." + replaces,
+				"what must never run open. Unset or `false` (the default): a cold boot from the checkpoint's files." + replaces +
+				adoptedAfterImport,
 		},
 		"volumes": volumeAttachments(replaces),
 		"vm": schema.BoolAttribute{

@@ -164,6 +164,14 @@ func warnRecordedAfterImport(plan, state sandboxInputs, diags *diag.Diagnostics)
 			recorded = append(recorded, a.name)
 		}
 	}
+	// The restore arguments, when the platform did not report the
+	// checkpoint (adoptsRestore); one it reported is compared, and replaces.
+	if state.CheckpointID.IsNull() && !plan.CheckpointID.IsNull() && !plan.CheckpointID.IsUnknown() {
+		recorded = append(recorded, "checkpoint_id")
+		if !plan.RestoreMemory.Equal(state.RestoreMemory) {
+			recorded = append(recorded, "restore_memory")
+		}
+	}
 	if len(recorded) > 0 {
 		diags.AddWarning("Imported sandbox: recording settings the platform cannot report",
 			fmt.Sprintf("The platform does not report %s of an existing sandbox, and no apply has recorded them "+

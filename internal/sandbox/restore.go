@@ -13,11 +13,14 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 // restoreInputProblems are the provider's own rules of the restore
@@ -69,6 +72,46 @@ func (a restoreArgs) memory() bool {
 	return a.checkpoint() && (a.RestoreMemory.IsUnknown() || a.RestoreMemory.ValueBool())
 }
 
+// adoptsRestore reports the first plan after an import whose configuration
+// restores a checkpoint (a known checkpoint_id) while the state has none:
+// the platform did not report the checkpoint the sandbox was restored from,
+// so nothing contradicts the configuration, and that plan records
+// checkpoint_id and restore_memory (and the null docker_image of a
+// restore) in place, as tfkit.ReplaceUnlessImported* do for secrets,
+// instead of replacing what was just imported. When the platform does
+// report the checkpoint (Read records it, applySandboxResource), the state
+// has it, and a configuration naming another one replaces as usual.
+func adoptsRestore(ctx context.Context, private tfkit.PrivateGetter, config tfsdk.Config, state tfsdk.State) bool {
+	if state.Raw.IsNull() || !tfkit.WasImported(ctx, private) {
+		return false
+	}
+	want, d := restoreArgsOf(ctx, config.GetAttribute)
+	if d.HasError() || want.CheckpointID.IsNull() || want.CheckpointID.IsUnknown() {
+		return false
+	}
+	had, d := restoreArgsOf(ctx, state.GetAttribute)
+	return !d.HasError() && had.CheckpointID.IsNull()
+}
+
+const adoptedAfterImportDesc = "Changing it replaces the sandbox, except on the first apply after an import: the " +
+	"platform does not report the checkpoint a sandbox was restored from, so that apply records a configured " +
+	"checkpoint_id and restore_memory (and a null docker_image) without replacing (the plan warns)."
+
+// replaceUnlessRestoreAdoptedString and replaceUnlessRestoreAdoptedBool
+// are RequiresReplace for docker_image, checkpoint_id and restore_memory,
+// except when adoptsRestore.
+func replaceUnlessRestoreAdoptedString() planmodifier.String {
+	return stringplanmodifier.RequiresReplaceIf(func(ctx context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
+		resp.RequiresReplace = !adoptsRestore(ctx, req.Private, req.Config, req.State)
+	}, adoptedAfterImportDesc, adoptedAfterImportDesc)
+}
+
+func replaceUnlessRestoreAdoptedBool() planmodifier.Bool {
+	return boolplanmodifier.RequiresReplaceIf(func(ctx context.Context, req planmodifier.BoolRequest, resp *boolplanmodifier.RequiresReplaceIfFuncResponse) {
+		resp.RequiresReplace = !adoptsRestore(ctx, req.Private, req.Config, req.State)
+	}, adoptedAfterImportDesc, adoptedAfterImportDesc)
+}
+
 // takenFromCheckpoint plans an unset sizing argument that a restore takes
 // from the checkpoint (disk_size_gb; cpu_cores and memory_gb too when
 // restore_memory keeps the paused shape): the SDK default before it in the
@@ -93,7 +136,7 @@ func (m takenFromCheckpoint) MarkdownDescription(ctx context.Context) string {
 // planned says whether the value is unknown (a new restore) or the
 // state's (the same restore as before); neither keeps what the chain
 // planned.
-func (m takenFromCheckpoint) planned(ctx context.Context, config tfsdk.Config, configValue attr.Value, state tfsdk.State, diags *diag.Diagnostics) (unknown, keepState bool) {
+func (m takenFromCheckpoint) planned(ctx context.Context, private tfkit.PrivateGetter, config tfsdk.Config, configValue attr.Value, state tfsdk.State, diags *diag.Diagnostics) (unknown, keepState bool) {
 	if !configValue.IsNull() {
 		return false, false
 	}
@@ -105,6 +148,9 @@ func (m takenFromCheckpoint) planned(ctx context.Context, config tfsdk.Config, c
 	if state.Raw.IsNull() {
 		return true, false
 	}
+	if adoptsRestore(ctx, private, config, state) {
+		return false, true // the imported sandbox's value, as the platform reports it
+	}
 	had, d := restoreArgsOf(ctx, state.GetAttribute)
 	diags.Append(d...)
 	if want.CheckpointID.IsUnknown() || !want.CheckpointID.Equal(had.CheckpointID) || want.memory() != had.memory() {
@@ -114,7 +160,7 @@ func (m takenFromCheckpoint) planned(ctx context.Context, config tfsdk.Config, c
 }
 
 func (m takenFromCheckpoint) PlanModifyFloat64(ctx context.Context, req planmodifier.Float64Request, resp *planmodifier.Float64Response) {
-	unknown, keep := m.planned(ctx, req.Config, req.ConfigValue, req.State, &resp.Diagnostics)
+	unknown, keep := m.planned(ctx, req.Private, req.Config, req.ConfigValue, req.State, &resp.Diagnostics)
 	switch {
 	case unknown:
 		resp.PlanValue = types.Float64Unknown()
@@ -124,7 +170,7 @@ func (m takenFromCheckpoint) PlanModifyFloat64(ctx context.Context, req planmodi
 }
 
 func (m takenFromCheckpoint) PlanModifyInt64(ctx context.Context, req planmodifier.Int64Request, resp *planmodifier.Int64Response) {
-	unknown, keep := m.planned(ctx, req.Config, req.ConfigValue, req.State, &resp.Diagnostics)
+	unknown, keep := m.planned(ctx, req.Private, req.Config, req.ConfigValue, req.State, &resp.Diagnostics)
 	switch {
 	case unknown:
 		resp.PlanValue = types.Int64Unknown()

@@ -150,3 +150,83 @@ func TestFleetPausedOnRefresh(t *testing.T) {
 		})
 	}
 }
+
+// A platform that reports the checkpoint a sandbox was restored from is
+// believed: the state records it (and no docker_image), so an import plans
+// nothing when the configuration names it and replaces when it names
+// another (adoptsRestore only adopts what the state does not know).
+func TestReportedCheckpointIsRecorded(t *testing.T) {
+	ctx := context.Background()
+	ck := "ck-1"
+	sb := &prime.Sandbox{ID: "sbx", Name: "n", DockerImage: "img", Status: prime.StatusRunning, Labels: []string{}, CheckpointID: &ck}
+	m := nullSandboxModel()
+	if d := applySandboxResource(ctx, &m, sb); d.HasError() {
+		t.Fatal(d)
+	}
+	if m.CheckpointID.ValueString() != ck || !m.DockerImage.IsNull() {
+		t.Fatalf("checkpoint_id %v, docker_image %v; want %s and null", m.CheckpointID, m.DockerImage, ck)
+	}
+	sb.CheckpointID = nil // not reported: the state keeps what it had
+	m = nullSandboxModel()
+	applySandboxResource(ctx, &m, sb)
+	if !m.CheckpointID.IsNull() || m.DockerImage.ValueString() != "img" {
+		t.Fatalf("checkpoint_id %v, docker_image %v; want null and img", m.CheckpointID, m.DockerImage)
+	}
+}
+
+func TestSharedCheckpoint(t *testing.T) {
+	member := func(ck string) prime.Sandbox {
+		if ck == "" {
+			return prime.Sandbox{}
+		}
+		return prime.Sandbox{CheckpointID: &ck}
+	}
+	for _, tc := range []struct {
+		name string
+		sbs  []prime.Sandbox
+		want string
+	}{
+		{"all report one", []prime.Sandbox{member("ck-1"), member("ck-1")}, "ck-1"},
+		{"none reported", []prime.Sandbox{member(""), member("")}, ""},
+		{"one does not report", []prime.Sandbox{member("ck-1"), member("")}, ""},
+		{"they differ", []prime.Sandbox{member("ck-1"), member("ck-2")}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := sharedCheckpoint(tc.sbs); got != tc.want {
+				t.Fatalf("sharedCheckpoint = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// A fleet acts on `paused` when the recorded value changes, and also when
+// a member is out of line with the configured value while the recorded one
+// matches it: after a resume refused for some members, a refresh cannot
+// record a value that differs from both true and false.
+func TestFleetPauseChange(t *testing.T) {
+	tru, fal, null := types.BoolValue(true), types.BoolValue(false), types.BoolNull()
+	member := func(status string) fleetMember { return fleetMember{Status: types.StringValue(status)} }
+	mixed := map[string]fleetMember{"0": member(prime.StatusRunning), "1": member(prime.StatusPaused)}
+	running := map[string]fleetMember{"0": member(prime.StatusRunning)}
+	paused := map[string]fleetMember{"0": member(prime.StatusPaused)}
+	for _, tc := range []struct {
+		name                string
+		planned, recorded   types.Bool
+		members             map[string]fleetMember
+		wantAct, wantPaused bool
+	}{
+		{"resume", fal, tru, paused, true, false},
+		{"resume refused for one, refreshed to false", fal, fal, mixed, true, false},
+		{"pause failed for one, refreshed to true", tru, tru, mixed, true, true},
+		{"all running", fal, fal, running, false, false},
+		{"all paused", tru, tru, paused, false, true},
+		{"unmanaged", null, fal, mixed, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			act, p := fleetPauseChange(tc.planned, tc.recorded, tc.members)
+			if act != tc.wantAct || (act && p != tc.wantPaused) {
+				t.Fatalf("fleetPauseChange = %t, %t; want %t, %t", act, p, tc.wantAct, tc.wantPaused)
+			}
+		})
+	}
+}
