@@ -66,9 +66,9 @@ removed {
   }
 }
 `))
-	var sandboxID lateStrings
+	var sandboxID lateStrings // one: the restored sandbox
 	var memberIDs lateStrings
-	vars := config.Variables{"sandbox_id": lateString{&sandboxID}, "member_ids": &memberIDs}
+	vars := config.Variables{"sandbox_id": firstOf{&sandboxID}, "member_ids": &memberIDs}
 	kept := func(addr string, path tfjsonpath.Path, want *lateStrings, i int) statecheck.StateCheck {
 		return statecheck.ExpectKnownValue(addr, path, knownvalue.StringFunc(func(v string) error {
 			if v != (*want)[i] {
@@ -116,10 +116,10 @@ removed {
 	})
 }
 
-// lateString is the first of a lateStrings as a string variable.
-type lateString struct{ l *lateStrings }
+// firstOf is the first of a lateStrings as a string variable.
+type firstOf struct{ l *lateStrings }
 
-func (s lateString) MarshalJSON() ([]byte, error) { return json.Marshal((*s.l)[0]) }
+func (s firstOf) MarshalJSON() ([]byte, error) { return json.Marshal((*s.l)[0]) }
 
 // A platform that reports the checkpoint a sandbox was restored from
 // (checkpointId, which the mock leaves out; the hook adds it) is believed:
