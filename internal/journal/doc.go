@@ -1,7 +1,7 @@
 // Package journal keeps the provider's crash-safety journals: small files
 // that let the next apply find what a killed or interrupted one left
-// behind, so a sandbox or a checkpoint is never left untracked and a command never runs
-// twice.
+// behind, so a sandbox or a checkpoint is never left untracked and a command
+// never runs twice.
 //
 // It owns:
 //
