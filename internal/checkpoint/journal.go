@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -70,7 +71,9 @@ func requestCheckpoint(ctx context.Context, c *prime.Client, j *journal.Checkpoi
 		}
 	}
 	e := j.Begin(hash, sandboxID)
-	ck, err := c.CreateCheckpoint(ctx, sandboxID, o)
+	reqCtx, cancel := answerAfterInterrupt(ctx, interruptedRequestGrace)
+	defer cancel()
+	ck, err := c.CreateCheckpoint(reqCtx, sandboxID, o)
 	if err != nil {
 		// No ID to track: a request whose answer was lost cannot be found
 		// again by anything the journal holds.
@@ -106,4 +109,23 @@ func checkLeftover(ctx context.Context, c *prime.Client, e *journal.CheckpointEn
 	}
 	e.Finish()
 	return nil, nil
+}
+
+// interruptedRequestGrace is how long a checkpoint request already sent may
+// still answer after the apply is interrupted: a single request takes
+// seconds, and Ctrl-C should still end the apply promptly.
+const interruptedRequestGrace = 30 * time.Second
+
+// answerAfterInterrupt is ctx for a request whose answer must not be
+// dropped: the checkpoint request has no idempotency key, so its answer is
+// the only record of the checkpoint it made. An interruption of ctx ends
+// the returned context only grace later, long enough for the answer to
+// arrive and be recorded (the wait that follows sees the interruption and
+// records the checkpoint as tainted).
+func answerAfterInterrupt(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	detached, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	// A grace timer still pending when the caller is done only cancels
+	// what is already cancelled.
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(grace, cancel) })
+	return detached, func() { stop(); cancel() }
 }

@@ -3,7 +3,9 @@ package checkpoint
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,4 +113,51 @@ func deleteIt(t *testing.T, c *prime.Client, id string) {
 	if err := c.DeleteCheckpoint(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Ctrl-C while the checkpoint request is in flight: the platform has made
+// the checkpoint, and its answer arrives after the interruption. The
+// answer must still be read (the request has no idempotency key, so it is
+// the only record of the ID), and the checkpoint recorded in the journal,
+// not left untracked.
+func TestRequestCheckpointKeepsTheAnswerAfterAnInterrupt(t *testing.T) {
+	mock := primemock.New(primemock.Options{APIKey: "k", BootDelay: 10 * time.Millisecond})
+	ctx, interrupt := context.WithCancel(context.Background())
+	defer interrupt()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/checkpoints") {
+			mock.ServeHTTP(w, r)
+			return
+		}
+		// The platform makes the checkpoint; the user presses Ctrl-C
+		// before its answer leaves.
+		rec := httptest.NewRecorder()
+		mock.ServeHTTP(rec, r)
+		interrupt()
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+	}))
+	t.Cleanup(func() { srv.Close(); mock.Close() })
+	client, err := prime.New(prime.Options{Config: prime.Config{APIKey: "k", BaseURL: srv.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := client.CreateSandbox(ctx, prime.CreateSandboxRequest{Name: "tpl", DockerImage: "python:3.12-slim"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.WaitForReady(ctx, sb.ID, prime.WaitReadyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ck, entry, err := requestCheckpoint(ctx, client, journal.CheckpointsOf(journal.NewCreates(t.TempDir())), "cfg", sb.ID, prime.CreateCheckpointOptions{})
+	if err != nil {
+		t.Fatalf("the answer of a checkpoint request interrupted in flight was dropped: %v", err)
+	}
+	if entry.CheckpointID() != ck.ID {
+		t.Fatalf("the journal records %q, want %s", entry.CheckpointID(), ck.ID)
+	}
+	entry.Finish()
 }
