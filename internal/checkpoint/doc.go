@@ -10,6 +10,9 @@
 //   - prime_sandbox_checkpoint (resource.go): take a checkpoint, wait
 //     fail-closed until it is DURABLE, read it back, delete it; its
 //     identity (identity.go);
+//   - its use of the checkpoint journal (journal.go): the next create of a
+//     configuration adopts (or deletes) the checkpoint a killed apply
+//     requested, instead of leaving it untracked;
 //   - the prime_sandbox_checkpoint data source (data_source.go).
 //
 // The checkpoint calls themselves (create, the shared batched wait, get,
@@ -17,7 +20,9 @@
 // the sandbox domain's.
 //
 // It may import the standard library, the terraform-plugin-* modules,
-// internal/tfkit and internal/prime, nothing else of this module: the
-// sandbox domain and internal/provider may import it, never the reverse.
-// It reads the configured client only through tfkit.ClientFrom.
+// internal/tfkit, internal/journal and internal/prime, nothing else of
+// this module: the sandbox domain and internal/provider may import it,
+// never the reverse. It reads the configured client only through
+// tfkit.ClientFrom, and the checkpoint journal through
+// journal.CheckpointsFrom.
 package checkpoint

@@ -26,6 +26,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -40,7 +41,11 @@ var (
 // NewResource is the prime_sandbox_checkpoint constructor.
 func NewResource() resource.Resource { return &checkpointResource{} }
 
-type checkpointResource struct{ client *prime.Client }
+type checkpointResource struct {
+	client *prime.Client
+	// journal notes each checkpoint request until Terraform holds it.
+	journal *journal.Checkpoints
+}
 
 func (r *checkpointResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_sandbox_checkpoint"
@@ -48,6 +53,7 @@ func (r *checkpointResource) Metadata(_ context.Context, req resource.MetadataRe
 
 func (r *checkpointResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
+	r.journal = journal.CheckpointsFrom(req.ProviderData)
 }
 
 func (r *checkpointResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
@@ -66,7 +72,9 @@ func (r *checkpointResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"lost because its sandbox was deleted or ended before it was `DURABLE` (the platform discards such " +
 			"checkpoints with their sandbox) is reported as lost and not recorded; one still uploading when " +
 			"`timeouts.create` (default 20 minutes) ends is recorded as tainted, so the next apply deletes it and " +
-			"takes a new one. Nothing that depends on this resource starts on a checkpoint that is not `DURABLE`.\n\n" +
+			"takes a new one. Nothing that depends on this resource starts on a checkpoint that is not `DURABLE`. If " +
+			"Terraform itself is killed while the checkpoint uploads, the next apply of the same configuration adopts " +
+			"it rather than taking a second one (see the provider's `create_journal`).\n\n" +
 			"Only the root file system is checkpointed (never volumes), and only files: processes restart in a " +
 			"restored sandbox. Order it after the setup with `depends_on` (or `triggers`). Destroy deletes the " +
 			"checkpoint (its storage billing stops); one already gone counts as deleted. A refresh that finds it " +
@@ -143,6 +151,13 @@ func (r *checkpointResource) Schema(ctx context.Context, _ resource.SchemaReques
 // checkpoint found FAILED or DELETING is replaced, one still uploading (an
 // import) is waited for in place.
 func (r *checkpointResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if !req.State.Raw.IsNull() {
+		// Terraform holds this checkpoint: its journal entry goes.
+		var id types.String
+		if !req.State.GetAttribute(ctx, path.Root("id"), &id).HasError() {
+			r.journal.Forget(id.ValueString())
+		}
+	}
 	if req.Plan.Raw.IsNull() {
 		return
 	}
@@ -177,12 +192,24 @@ func (r *checkpointResource) Create(ctx context.Context, req resource.CreateRequ
 		return
 	}
 	sandboxID := plan.SandboxID.ValueString()
-	ck, err := r.client.CreateCheckpoint(ctx, sandboxID, prime.CreateCheckpointOptions{TTLSeconds: ttlOf(plan.TTLSeconds)})
+	ck, entry, err := requestCheckpoint(ctx, r.client, r.journal, configHash(ctx, plan), sandboxID,
+		prime.CreateCheckpointOptions{TTLSeconds: ttlOf(plan.TTLSeconds)})
 	if err != nil {
 		summary, detail := createErrorText(sandboxID, err)
 		resp.Diagnostics.AddAttributeError(path.Root("sandbox_id"), summary, detail)
 		return
 	}
+	// The journal entry stays until Terraform holds the checkpoint: handed
+	// over once it is in the response's state, finished when nothing is
+	// left to track.
+	inState := false
+	defer func() {
+		if inState {
+			entry.HandOver()
+		} else {
+			entry.Finish()
+		}
+	}()
 	tflog.Info(ctx, "checkpoint requested; waiting until it is DURABLE", map[string]any{"checkpoint_id": ck.ID, "sandbox_id": sandboxID, "timeout": timeout.String()})
 
 	waitCtx, cancel := context.WithTimeout(ctx, timeout)
@@ -203,6 +230,7 @@ func (r *checkpointResource) Create(ctx context.Context, req resource.CreateRequ
 				plan.PauseCheckpointID = types.StringValue(pauseID)
 			}
 		}
+		inState = true
 		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 		resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, plan.ID)...)
 		return
@@ -224,6 +252,7 @@ func (r *checkpointResource) Create(ctx context.Context, req resource.CreateRequ
 		return // nothing on the platform to track
 	}
 	plan.Fields = fieldsOf(last.get())
+	inState = true
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, plan.ID)...)
 }

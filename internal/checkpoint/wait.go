@@ -76,7 +76,10 @@ func waitErrorText(o waitOutcome, id, sandboxID string, timeout time.Duration, e
 
 // createErrorText explains a refused checkpoint request.
 func createErrorText(sandboxID string, err error) (summary, detail string) {
+	var leftover *leftoverError
 	switch {
+	case errors.As(err, &leftover):
+		return "Checkpoint left by a killed apply not checked", fmt.Sprintf("Checkpointing sandbox %s: %v.", sandboxID, err)
 	case errors.Is(err, prime.ErrNotFound):
 		return "Sandbox not found", fmt.Sprintf("sandbox_id: no sandbox has the ID %q, so it cannot be checkpointed. (%v)", sandboxID, err)
 	case prime.StatusCodeOf(err) == http.StatusConflict:

@@ -159,9 +159,8 @@ type InflightCreate struct {
 	// adopted is true when key is a dead create's, replayed: the caller
 	// must check that the sandbox it gets back is the one it wants.
 	adopted bool
-	path    string
-	f       *os.File
-	e       journalEntry
+	heldEntry
+	e journalEntry
 }
 
 // Dir is the journal's directory ("" when it is disabled), for notes
@@ -228,7 +227,7 @@ func (j *Creates) scan() map[string][]*InflightCreate {
 		if json.Unmarshal(data, &e) != nil || e.Key != key || time.Since(e.Started) > journalReplayWindow || pastGrace(e.ReleasedAt) {
 			return false
 		}
-		out[e.RequestHash] = append(out[e.RequestHash], &InflightCreate{j: j, key: key, adopted: true, path: path, f: f, e: e})
+		out[e.RequestHash] = append(out[e.RequestHash], &InflightCreate{j: j, key: key, adopted: true, heldEntry: heldEntry{path: path, f: f}, e: e})
 		return true
 	})
 	return out
@@ -236,13 +235,7 @@ func (j *Creates) scan() map[string][]*InflightCreate {
 
 // write stores the entry through the locked file (never re-creating a file
 // that was removed).
-func (c *InflightCreate) write() error {
-	data, err := json.Marshal(c.e)
-	if err != nil {
-		return err
-	}
-	return writeEntry(&c.f, c.path, data)
-}
+func (c *InflightCreate) write() error { return c.writeJSON(c.e) }
 
 // RecordID notes the sandbox the platform made (for whoever reads the file).
 func (c *InflightCreate) RecordID(id string) {
@@ -256,13 +249,7 @@ func (c *InflightCreate) RecordID(id string) {
 // Finish removes the entry: no sandbox exists, or it is not one this
 // configuration can use. The lock is released after the removal, so nobody
 // can adopt the entry in between.
-func (c *InflightCreate) Finish() {
-	if c.path != "" {
-		_ = os.Remove(c.path)
-		c.path = ""
-	}
-	c.Release()
-}
+func (c *InflightCreate) Finish() { c.finish() }
 
 // HandOver drops the entry's lock and keeps the file (it already holds the
 // sandbox ID, so nothing is written: a fleet hands a thousand over at once):
@@ -272,12 +259,10 @@ func (c *InflightCreate) Finish() {
 // holds the sandbox (Forget) or this one ended cleanly more than
 // handOverGrace ago (ReleaseAll).
 func (c *InflightCreate) HandOver() {
-	if c == nil || c.f == nil {
+	if c == nil {
 		return
 	}
-	c.j.handed.add(c.path)
-	c.path = ""
-	c.Release()
+	c.handOver(&c.j.handed)
 }
 
 // HandOverAll hands a fleet's entries over, a few at a time. Nil entries
@@ -300,51 +285,15 @@ func (j *Creates) Forget(ids ...string) {
 	gone := setOf(ids)
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.byID == nil {
-		// The first call reads the directory once: it removes the entries
-		// of ids on the way and indexes the others for later calls (one per
-		// resource planned).
-		var mu sync.Mutex
-		j.byID = map[string][]string{}
-		readUnlockedEntries(j.dir, func(path string, data []byte) bool {
-			var e journalEntry
-			if json.Unmarshal(data, &e) != nil || e.SandboxID == "" {
-				return false
-			}
-			if gone[e.SandboxID] {
-				return true
-			}
-			mu.Lock()
-			j.byID[e.SandboxID] = append(j.byID[e.SandboxID], path)
-			mu.Unlock()
-			return false
-		})
-	}
-	for _, id := range ids {
-		for _, p := range j.byID[id] {
-			removeUnlockedEntry(p)
-		}
-		delete(j.byID, id)
-	}
-	for h, list := range j.leftovers {
-		kept := list[:0]
-		for _, c := range list {
-			if gone[c.e.SandboxID] {
-				c.Finish()
-				continue
-			}
-			kept = append(kept, c)
-		}
-		j.leftovers[h] = kept
-	}
+	forgetIndexed(j.dir, &j.byID, func(data []byte) string {
+		var e journalEntry
+		_ = json.Unmarshal(data, &e)
+		return e.SandboxID
+	}, ids)
+	dropLeftovers(j.leftovers, func(c *InflightCreate) bool { return gone[c.e.SandboxID] }, (*InflightCreate).Finish)
 }
 
 // Release drops the entry's lock and keeps the file: from then on it is a
 // leftover that the next process's scan replays. (This process scanned
 // before its first create, so it never adopts its own released entries.)
-func (c *InflightCreate) Release() {
-	if c.f != nil {
-		_ = c.f.Close() // closing the file releases its lock
-		c.f = nil
-	}
-}
+func (c *InflightCreate) Release() { c.release() }

@@ -1,7 +1,7 @@
 // Package journal keeps the provider's crash-safety journals: small files
 // that let the next apply find what a killed or interrupted one left
-// behind, so a sandbox is never left untracked and a command never runs
-// twice.
+// behind, so a sandbox or a checkpoint is never left untracked and a command
+// never runs twice.
 //
 // It owns:
 //
@@ -9,11 +9,16 @@
 //     idempotency key, recorded and locked before the create, so the next
 //     create of the same configuration replays the key and adopts the
 //     sandbox instead of making a second one;
+//   - the checkpoint journal (Checkpoints, checkpoints.go): each
+//     checkpoint create's configuration, recorded and locked before the
+//     request, and the checkpoint's ID once the platform answers, so the
+//     next create of the same configuration adopts (or deletes) the
+//     checkpoint a killed apply left instead of leaving it untracked;
 //   - the job journal (Jobs, jobs.go): each background job's ID and, for a
 //     fleet member's finished step, its judged outcome, so the next apply
 //     attaches to the job (or takes the outcome) instead of starting it
 //     again; RunHash names a run across processes;
-//   - the entry files both share (files.go): one JSON entry per file, held
+//   - the entry files they share (files.go): one JSON entry per file, held
 //     under an exclusive flock(2) that dies with its process (lock_unix.go;
 //     no such lock elsewhere, so the journals are off there), rewritten
 //     atomically (written and locked under a temporary name, then renamed),
@@ -22,7 +27,7 @@
 //     (ReleaseAll);
 //   - where the journals live: under the user's cache directory, one
 //     directory per Terraform working directory and workspace
-//     (DefaultCreates); CreatesFrom and JobsFrom (from.go) read them from
+//     (DefaultCreates); CreatesFrom, CheckpointsFrom and JobsFrom (from.go) read them from
 //     the provider's configured data by capability. These names and the entries' JSON are an on-disk
 //     format: users' existing journals must stay readable and adoptable, so
 //     change neither without a migration.

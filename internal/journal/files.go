@@ -294,3 +294,102 @@ func takeLeftover[E any](leftovers *map[string][]*E, scan func() map[string][]*E
 	(*leftovers)[hash] = list[1:]
 	return list[0]
 }
+
+// heldEntry is an entry file this process owns: f holds its lock while
+// path names it. It is the life cycle the create and checkpoint journals
+// share: write through the lock, finish (remove), release (keep for the
+// next process) or hand over (keep, and let ReleaseAll stamp it).
+type heldEntry struct {
+	path string
+	f    *os.File
+}
+
+// writeJSON replaces the entry with v, atomically (never re-creating an
+// entry that was removed).
+func (h *heldEntry) writeJSON(v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return writeEntry(&h.f, h.path, data)
+}
+
+// finish removes the entry, then releases its lock, so nobody can adopt
+// it in between.
+func (h *heldEntry) finish() {
+	if h.path != "" {
+		_ = os.Remove(h.path)
+		h.path = ""
+	}
+	h.release()
+}
+
+// release drops the lock and keeps the file: from then on it is a
+// leftover the next process's scan finds.
+func (h *heldEntry) release() {
+	if h.f != nil {
+		_ = h.f.Close() // closing the file releases its lock
+		h.f = nil
+	}
+}
+
+// handOver releases the entry into to: kept unlocked, stamped by
+// ReleaseAll. An entry without a file (a disabled journal) has nothing to
+// hand over.
+func (h *heldEntry) handOver(to *handedOverEntries) {
+	if h.f == nil {
+		return
+	}
+	to.add(h.path)
+	h.path = ""
+	h.release()
+}
+
+// forgetIndexed removes the unlocked entries of dir whose key (keyOf, ""
+// for none) is one of keys. The first call reads the directory once: it
+// removes the matching entries on the way and indexes the others in
+// *index for later calls (one per resource planned), which then remove
+// only what the index names. The caller serialises calls.
+func forgetIndexed(dir string, index *map[string][]string, keyOf func(data []byte) string, keys []string) {
+	gone := setOf(keys)
+	if *index == nil {
+		var mu sync.Mutex
+		idx := map[string][]string{}
+		readUnlockedEntries(dir, func(path string, data []byte) bool {
+			k := keyOf(data)
+			if k == "" {
+				return false
+			}
+			if gone[k] {
+				return true
+			}
+			mu.Lock()
+			idx[k] = append(idx[k], path)
+			mu.Unlock()
+			return false
+		})
+		*index = idx
+	}
+	for _, k := range keys {
+		for _, p := range (*index)[k] {
+			removeUnlockedEntry(p)
+		}
+		delete(*index, k)
+	}
+}
+
+// dropLeftovers finishes the leftovers (held by this process for
+// adoption) that gone says Terraform holds, and keeps the others.
+func dropLeftovers[E any](leftovers map[string][]*E, gone func(*E) bool, finish func(*E)) {
+	for h, list := range leftovers {
+		kept := list[:0]
+		for _, e := range list {
+			if gone(e) {
+				finish(e)
+				continue
+			}
+			kept = append(kept, e)
+		}
+		leftovers[h] = kept
+	}
+}

@@ -18,3 +18,12 @@ func JobsFrom(data any) *Jobs {
 	}
 	return &Jobs{}
 }
+
+// CheckpointsFrom is the checkpoint journal of the provider's configured
+// data; a disabled one before Configure.
+func CheckpointsFrom(data any) *Checkpoints {
+	if c, ok := data.(interface{ CheckpointJournal() *Checkpoints }); ok && c.CheckpointJournal() != nil {
+		return c.CheckpointJournal()
+	}
+	return &Checkpoints{}
+}

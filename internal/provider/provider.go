@@ -12,7 +12,7 @@
 // It may import every other package of this module except cmd/ and the
 // test tools; none of them imports it. Its configured data reaches the
 // domain packages through capabilities (PrimeClient, EgressBaselines,
-// CreateJournal, JobJournal), not through its types.
+// CreateJournal, JobJournal, CheckpointJournal), not through its types.
 package provider
 
 import (
@@ -101,6 +101,9 @@ type providerData struct {
 	baselines *egress.Baselines
 	// jobs is the journal of background jobs between start and judgement.
 	jobs *journal.Jobs
+	// checkpoints is the journal of checkpoint creates until Terraform
+	// holds them.
+	checkpoints *journal.Checkpoints
 }
 
 func (p *primeProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -146,7 +149,12 @@ func (p *primeProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 					"or before it stored a create that returned, the next apply of the same configuration adopts that " +
 					"sandbox instead of making a second one. It only helps where the next apply runs on the same machine and user as " +
 					"the killed one — local or persistent-runner workflows, not ephemeral CI runners — and it only " +
-					"adopts a sandbox less than 24 hours old whose name and image match and that still runs. Beside it, " +
+					"adopts a sandbox less than 24 hours old whose name and image match and that still runs. The same " +
+					"journal covers `prime_sandbox_checkpoint`: each checkpoint request is noted (source sandbox, " +
+					"`ttl_seconds`, `triggers`) before it is sent, with the checkpoint's ID once the platform answers, so " +
+					"if Terraform is killed while the checkpoint uploads, the next apply of the same configuration adopts " +
+					"that checkpoint (if it is less than 24 hours old and neither `FAILED` nor `DELETING`; otherwise it " +
+					"deletes it and takes a new one) instead of leaving it untracked and billed. Beside it, " +
 					"an egress policy create that fails closed notes what the sandbox held before its write, so that the " +
 					"create retrying it restores that on destroy rather than the unenforced write. Set " +
 					"`false` to turn it off. Unix only: on Windows, which has no lock that dies with its process, " +
@@ -279,7 +287,8 @@ func (p *primeProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	default:
 		creates = journal.DefaultCreates()
 	}
-	data := &providerData{client: client, journal: creates, baselines: egress.BaselinesOf(creates), jobs: journal.JobsOf(creates)}
+	data := &providerData{client: client, journal: creates, baselines: egress.BaselinesOf(creates), jobs: journal.JobsOf(creates),
+		checkpoints: journal.CheckpointsOf(creates)}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 	resp.ListResourceData = data
@@ -377,3 +386,7 @@ func (pd *providerData) CreateJournal() *journal.Creates { return pd.journal }
 
 // JobJournal is the job journal (journal.JobsFrom asks for it).
 func (pd *providerData) JobJournal() *journal.Jobs { return pd.jobs }
+
+// CheckpointJournal is the checkpoint journal (journal.CheckpointsFrom asks
+// for it).
+func (pd *providerData) CheckpointJournal() *journal.Checkpoints { return pd.checkpoints }
