@@ -103,7 +103,7 @@ func checkLeftover(ctx context.Context, c *prime.Client, e *journal.CheckpointEn
 		"checkpoint_id": ck.ID, "state": ck.State,
 	})
 	if ck.State != prime.CheckpointDeleting {
-		if err := deleteCheckpoint(ctx, c, ck.ID, DefaultDeleteTimeout); err != nil {
+		if err := c.DeleteCheckpointOnceUploaded(ctx, ck.ID, DefaultDeleteTimeout); err != nil {
 			return nil, err
 		}
 	}
