@@ -89,7 +89,7 @@ func BlockObjectType() types.ObjectType {
 	return types.ObjectType{AttrTypes: map[string]attr.Type{
 		"allow": types.SetType{ElemType: egressEntryType{}}, "block": types.SetType{ElemType: egressEntryType{}},
 		"routes": types.ListType{ElemType: types.StringType}, "effective_allow": types.ListType{ElemType: types.StringType},
-		"effective_block": types.ListType{ElemType: types.StringType},
+		"effective_block": types.ListType{ElemType: types.StringType}, "lists_sha256": types.StringType,
 	}}
 }
 
@@ -131,11 +131,11 @@ func PlanBlock(ctx context.Context, plan, prior *BlockState, diags *diag.Diagnos
 		}
 		return false
 	}
-	m.EffectiveAllow, m.EffectiveBlock = types.ListUnknown(types.StringType), types.ListUnknown(types.StringType)
+	m.Effective = unknownEffective()
 	policy, d := m.Lists.Planned(ctx)
 	diags.Append(d...)
 	if policy != nil {
-		m.EffectiveAllow, m.EffectiveBlock, d = effectiveValues(ctx, *policy)
+		m.Effective, d = effectiveOf(ctx, *policy)
 		diags.Append(d...)
 	}
 	plan.Egress, d = BlockValue(ctx, m)
@@ -145,7 +145,7 @@ func PlanBlock(ctx context.Context, plan, prior *BlockState, diags *diag.Diagnos
 	writes = true
 	if prior != nil && policy != nil {
 		if pm, d := BlockModelOf(ctx, prior.Egress); pm != nil && !d.HasError() {
-			was, d := PolicyOfEffective(ctx, pm.EffectiveAllow, pm.EffectiveBlock)
+			was, d := pm.Policy(ctx)
 			diags.Append(d...)
 			writes = !prime.SamePolicy(was, *policy) || !prior.EgressApplied.ValueBool()
 		}
@@ -214,7 +214,7 @@ func PolicyOfBlockState(ctx context.Context, s BlockState, diags *diag.Diagnosti
 	own := prime.OpenEgressPolicy()
 	if m, d := BlockModelOf(ctx, s.Egress); m != nil && !d.HasError() {
 		var pd diag.Diagnostics
-		own, pd = PolicyOfEffective(ctx, m.EffectiveAllow, m.EffectiveBlock)
+		own, pd = m.Policy(ctx)
 		diags.Append(pd...)
 	}
 	ownGen := int64(0)
@@ -244,12 +244,13 @@ func WriteBlock(ctx context.Context, c *prime.Client, id string, target, own pri
 // (see egress_override_generation). It returns a warning when another
 // writer's policy with other destinations holds the sandbox.
 func RefreshBlock(ctx context.Context, s *BlockState, id string, st *prime.EgressPolicyStatus, diags *diag.Diagnostics) string {
+	s.Egress = BlockWithDigest(ctx, s.Egress, diags)
 	m, d := BlockModelOf(ctx, s.Egress)
 	diags.Append(d...)
 	if m == nil {
 		return ""
 	}
-	own, d := PolicyOfEffective(ctx, m.EffectiveAllow, m.EffectiveBlock)
+	own, d := m.Policy(ctx)
 	diags.Append(d...)
 	ownGen := st.Generation
 	if !s.EgressGeneration.IsNull() && !s.EgressGeneration.IsUnknown() {
@@ -285,7 +286,7 @@ func BlockFromImport(ctx context.Context, st *prime.EgressPolicyStatus) (*BlockM
 	m.Allow, m.Block = listsFromPlatform(st.Policy, nil)
 	m.Routes = types.ListNull(types.StringType)
 	var diags diag.Diagnostics
-	m.EffectiveAllow, m.EffectiveBlock, diags = effectiveValues(ctx, st.Policy)
+	m.Effective, diags = effectiveOf(ctx, st.Policy)
 	return &m, diags
 }
 
@@ -304,6 +305,21 @@ func BlockValue(ctx context.Context, m *BlockModel) (types.Object, diag.Diagnost
 		return types.ObjectNull(BlockObjectType().AttrTypes), nil
 	}
 	return types.ObjectValueFrom(ctx, BlockObjectType().AttrTypes, m)
+}
+
+// BlockWithDigest is an egress block in state with lists_sha256 filled
+// in when it was recorded before that attribute existed (a refresh records
+// it, so the next plan stays empty).
+func BlockWithDigest(ctx context.Context, v types.Object, diags *diag.Diagnostics) types.Object {
+	m, d := BlockModelOf(ctx, v)
+	diags.Append(d...)
+	if m == nil || !m.ListsSHA256.IsNull() {
+		return v
+	}
+	m.withDigest(ctx)
+	out, d := BlockValue(ctx, m)
+	diags.Append(d...)
+	return out
 }
 
 // LayeredPolicyError: an egress block's write was not made because a newer
@@ -325,8 +341,7 @@ func (e *LayeredPolicyError) Error() string {
 // BlockModel is the egress block.
 type BlockModel struct {
 	Lists
-	EffectiveAllow types.List `tfsdk:"effective_allow"`
-	EffectiveBlock types.List `tfsdk:"effective_block"`
+	Effective
 }
 
 // BlockState are the egress attributes of a sandbox's state or

@@ -32,9 +32,11 @@ func TestApplyPlatformPolicy(t *testing.T) {
 			Block:  types.SetNull(egressEntryType{}),
 			Routes: types.ListValueMust(types.StringType, []attr.Value{types.StringValue("https://intercept.example.net/v1")}),
 		},
-		EffectiveAllow: types.ListValueMust(types.StringType, []attr.Value{types.StringValue("intercept.example.net"), types.StringValue("example.com")}),
-		EffectiveBlock: types.ListNull(types.StringType),
-		Generation:     types.Int64Value(1),
+		Effective: Effective{
+			EffectiveAllow: types.ListValueMust(types.StringType, []attr.Value{types.StringValue("intercept.example.net"), types.StringValue("example.com")}),
+			EffectiveBlock: types.ListNull(types.StringType),
+		},
+		Generation: types.Int64Value(1),
 	}
 
 	// Same destinations in the platform's spelling: the user's spelling
@@ -66,8 +68,8 @@ func TestApplyPlatformPolicy(t *testing.T) {
 			Allow: types.SetNull(egressEntryType{}), Block: types.SetNull(egressEntryType{}),
 			Routes: types.ListNull(types.StringType),
 		},
-		EffectiveAllow: types.ListNull(types.StringType),
-		EffectiveBlock: types.ListNull(types.StringType), Generation: types.Int64Null(),
+		Effective:  Effective{EffectiveAllow: types.ListNull(types.StringType), EffectiveBlock: types.ListNull(types.StringType)},
+		Generation: types.Int64Null(),
 	}
 	applyPlatformPolicy(ctx, &imported, "sbx", &prime.EgressPolicyStatus{Generation: 0, AppliedGeneration: 0, Applied: true})
 	if imported.Block.IsNull() || len(imported.Block.Elements()) != 0 || !imported.Allow.IsNull() {
@@ -118,5 +120,34 @@ func TestFleetPolicyMemberValuesRoundTrip(t *testing.T) {
 	pback := fleetPolicyMembersOfMap(pv, &diags)
 	if diags.HasError() || pback["0"] != policy["0"] || pback["1"] != policy["1"] {
 		t.Fatalf("round trip: %+v %v", pback, diags)
+	}
+}
+
+// A state recorded before lists_sha256 existed gets it from its recorded
+// lists at refresh; a recorded digest and a block without lists stay.
+func TestBlockWithDigest(t *testing.T) {
+	ctx := context.Background()
+	allow := types.ListValueMust(types.StringType, []attr.Value{types.StringValue("example.com")})
+	block := func(digest types.String) types.Object {
+		v, d := BlockValue(ctx, &BlockModel{
+			Lists:     Lists{Allow: entrySet([]string{"example.com"}), Block: types.SetNull(egressEntryType{}), Routes: types.ListNull(types.StringType)},
+			Effective: Effective{EffectiveAllow: allow, EffectiveBlock: types.ListNull(types.StringType), ListsSHA256: digest},
+		})
+		if d.HasError() {
+			t.Fatal(d)
+		}
+		return v
+	}
+	var diags diag.Diagnostics
+	want := prime.EgressPolicy{Allowlist: []string{"example.com"}}.Digest()
+	got, _ := BlockModelOf(ctx, BlockWithDigest(ctx, block(types.StringNull()), &diags))
+	if diags.HasError() || got.ListsSHA256.ValueString() != want {
+		t.Fatalf("lists_sha256 = %s (%v), want %s", got.ListsSHA256, diags, want)
+	}
+	if kept := BlockWithDigest(ctx, block(types.StringValue("recorded")), &diags); !kept.Equal(block(types.StringValue("recorded"))) {
+		t.Fatalf("a recorded digest changed: %v", kept)
+	}
+	if none := BlockWithDigest(ctx, types.ObjectNull(BlockObjectType().AttrTypes), &diags); !none.IsNull() {
+		t.Fatalf("no block became %v", none)
 	}
 }

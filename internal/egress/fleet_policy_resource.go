@@ -153,12 +153,11 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	plan.EffectiveAllow = types.ListUnknown(types.StringType)
-	plan.EffectiveBlock = types.ListUnknown(types.StringType)
+	plan.Effective = unknownEffective()
 	policy, d := plan.Lists.Planned(ctx)
 	resp.Diagnostics.Append(d...)
 	if policy != nil {
-		plan.EffectiveAllow, plan.EffectiveBlock, d = effectiveValues(ctx, *policy)
+		plan.Effective, d = effectiveOf(ctx, *policy)
 		resp.Diagnostics.Append(d...)
 	}
 	var prior map[string]fleetPolicyMember
@@ -167,7 +166,7 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 		var state fleetEgressPolicyModel
 		resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 		prior = fleetMembersOf(state.Members, &resp.Diagnostics)
-		prev, d := PolicyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
+		prev, d := state.Policy(ctx)
 		resp.Diagnostics.Append(d...)
 		samePolicy = policy != nil && prime.SamePolicy(prev, *policy)
 	}
@@ -291,8 +290,9 @@ func (r *fleetEgressPolicyResource) Read(ctx context.Context, req resource.ReadR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	effective, d := PolicyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
+	effective, d := state.Policy(ctx)
 	resp.Diagnostics.Append(d...)
+	state.withDigest(ctx)
 	prior := fleetMembersOf(state.Members, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -372,7 +372,7 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 	resp.Diagnostics.Append(d...)
 	stored, d := req.Private.GetKey(ctx, baselineKey)
 	resp.Diagnostics.Append(d...)
-	prev, d := PolicyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
+	prev, d := state.Policy(ctx)
 	resp.Diagnostics.Append(d...)
 	ids := tfkit.StringMapOf(ctx, plan.SandboxIDs, &resp.Diagnostics)
 	prior := fleetMembersOf(state.Members, &resp.Diagnostics)
@@ -539,7 +539,7 @@ func (r *fleetEgressPolicyResource) Delete(ctx context.Context, req resource.Del
 // record fills the computed attributes.
 func (r *fleetEgressPolicyResource) record(ctx context.Context, m *fleetEgressPolicyModel, policy prime.EgressPolicy, members map[string]fleetPolicyMember) diag.Diagnostics {
 	var diags diag.Diagnostics
-	m.EffectiveAllow, m.EffectiveBlock, diags = effectiveValues(ctx, policy)
+	m.Effective, diags = effectiveOf(ctx, policy)
 	m.Members = fleetPolicyMembersValue(members)
 	return diags
 }
@@ -589,9 +589,8 @@ type fleetEgressPolicyModel struct {
 	ID         types.String `tfsdk:"id"`
 	SandboxIDs types.Map    `tfsdk:"sandbox_ids"`
 	Lists
-	After          types.List     `tfsdk:"after"`
-	EffectiveAllow types.List     `tfsdk:"effective_allow"`
-	EffectiveBlock types.List     `tfsdk:"effective_block"`
-	Members        types.Map      `tfsdk:"members"`
-	Timeouts       timeouts.Value `tfsdk:"timeouts"`
+	After types.List `tfsdk:"after"`
+	Effective
+	Members  types.Map      `tfsdk:"members"`
+	Timeouts timeouts.Value `tfsdk:"timeouts"`
 }

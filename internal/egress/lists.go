@@ -75,6 +75,14 @@ func effectiveListAttributes() map[string]schema.Attribute {
 			Computed: true, ElementType: types.StringType,
 			MarkdownDescription: "The blocklist sent to the platform, in canonical form. Null in allow mode.",
 		},
+		"lists_sha256": schema.StringAttribute{
+			Computed: true,
+			MarkdownDescription: "SHA-256 (hex) naming what the lists let through: of `allow` or `block` and the " +
+				"canonical entries of `effective_allow`/`effective_block`, sorted, one per line (`open` for an " +
+				"unrestricted policy). Known at plan time; it changes exactly when the destinations change (not when " +
+				"only their spelling does), so a command's `triggers` can name it to run again under new lists, and " +
+				"it is the `egress_sha256` a command's run records when it starts under these lists.",
+		},
 	}
 }
 
@@ -272,13 +280,47 @@ func listValue(ctx context.Context, list []string) (types.List, diag.Diagnostics
 	return types.ListValueFrom(ctx, types.StringType, list)
 }
 
-// effectiveValues are a policy's lists as effective_allow/effective_block.
-func effectiveValues(ctx context.Context, p prime.EgressPolicy) (allow, block types.List, diags diag.Diagnostics) {
+// Effective are the lists a policy sends (effective_allow and
+// effective_block, canonical) and their digest (lists_sha256): what every
+// resource that writes a policy records of it.
+type Effective struct {
+	EffectiveAllow types.List   `tfsdk:"effective_allow"`
+	EffectiveBlock types.List   `tfsdk:"effective_block"`
+	ListsSHA256    types.String `tfsdk:"lists_sha256"`
+}
+
+// unknownEffective is Effective while the lists are not known.
+func unknownEffective() Effective {
+	return Effective{EffectiveAllow: types.ListUnknown(types.StringType), EffectiveBlock: types.ListUnknown(types.StringType),
+		ListsSHA256: types.StringUnknown()}
+}
+
+// effectiveOf is what a policy records of p.
+func effectiveOf(ctx context.Context, p prime.EgressPolicy) (Effective, diag.Diagnostics) {
+	var diags diag.Diagnostics
 	allow, d := listValue(ctx, p.Allowlist)
 	diags.Append(d...)
-	block, d = listValue(ctx, p.Denylist)
+	block, d := listValue(ctx, p.Denylist)
 	diags.Append(d...)
-	return allow, block, diags
+	return Effective{EffectiveAllow: allow, EffectiveBlock: block, ListsSHA256: types.StringValue(p.Digest())}, diags
+}
+
+// Policy reads the policy back from effective_allow/effective_block.
+func (e Effective) Policy(ctx context.Context) (prime.EgressPolicy, diag.Diagnostics) {
+	return PolicyOfEffective(ctx, e.EffectiveAllow, e.EffectiveBlock)
+}
+
+// withDigest fills lists_sha256 of a state recorded before it existed,
+// from the recorded lists, so a refresh records it without a plan.
+func (e *Effective) withDigest(ctx context.Context) {
+	if !e.ListsSHA256.IsNull() || e.EffectiveAllow.IsUnknown() || e.EffectiveBlock.IsUnknown() ||
+		e.EffectiveAllow.IsNull() && e.EffectiveBlock.IsNull() {
+		return
+	}
+	p, d := e.Policy(ctx)
+	if !d.HasError() {
+		e.ListsSHA256 = types.StringValue(p.Digest())
+	}
 }
 
 // PolicyOfEffective reads a policy back from effective_allow/effective_block.

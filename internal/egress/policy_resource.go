@@ -165,18 +165,17 @@ func (r *egressPolicyResource) ModifyPlan(ctx context.Context, req resource.Modi
 	plan.Applied = types.BoolValue(true)
 	plan.Generation = types.Int64Unknown()
 	plan.AppliedGeneration = types.Int64Unknown()
-	plan.EffectiveAllow = types.ListUnknown(types.StringType)
-	plan.EffectiveBlock = types.ListUnknown(types.StringType)
+	plan.Effective = unknownEffective()
 
 	policy, d := plan.Lists.Planned(ctx)
 	resp.Diagnostics.Append(d...)
 	if policy != nil {
-		plan.EffectiveAllow, plan.EffectiveBlock, d = effectiveValues(ctx, *policy)
+		plan.Effective, d = effectiveOf(ctx, *policy)
 		resp.Diagnostics.Append(d...)
 		if !req.State.Raw.IsNull() {
 			var state egressPolicyModel
 			resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
-			prev, d := PolicyOfEffective(ctx, state.EffectiveAllow, state.EffectiveBlock)
+			prev, d := state.Policy(ctx)
 			resp.Diagnostics.Append(d...)
 			// Same destinations, already enforced: nothing will be written,
 			// so the generations stay.
@@ -266,6 +265,7 @@ func (r *egressPolicyResource) Read(ctx context.Context, req resource.ReadReques
 		return
 	}
 	resp.Diagnostics.Append(applyPlatformPolicy(ctx, &state, id, st)...)
+	state.withDigest(ctx)
 	if !state.Applied.ValueBool() {
 		resp.Diagnostics.AddWarning("Egress policy not enforced",
 			fmt.Sprintf("The platform holds generation %d of the egress policy of sandbox %s but enforces only "+
@@ -380,7 +380,7 @@ func warnAfterRecordedAfterImport(ctx context.Context, req resource.ModifyPlanRe
 // setApplied fills the computed attributes after an enforced write.
 func setApplied(ctx context.Context, m *egressPolicyModel, policy prime.EgressPolicy, gen int64, st *prime.EgressPolicyStatus) diag.Diagnostics {
 	var diags diag.Diagnostics
-	m.EffectiveAllow, m.EffectiveBlock, diags = effectiveValues(ctx, policy)
+	m.Effective, diags = effectiveOf(ctx, policy)
 	m.Generation = types.Int64Value(gen)
 	m.AppliedGeneration = types.Int64Value(st.AppliedGeneration)
 	m.Applied = types.BoolValue(true)
@@ -408,7 +408,7 @@ func keepPrior(ctx context.Context, req resource.UpdateRequest, resp *resource.U
 // the state, so the difference shows as drift.
 func applyPlatformPolicy(ctx context.Context, m *egressPolicyModel, id string, st *prime.EgressPolicyStatus) diag.Diagnostics {
 	var diags diag.Diagnostics
-	prev, d := PolicyOfEffective(ctx, m.EffectiveAllow, m.EffectiveBlock)
+	prev, d := m.Policy(ctx)
 	diags.Append(d...)
 	// After an import there is no previous write to compare with.
 	wroteBefore := !m.Generation.IsNull() && (prev.Allowlist != nil || prev.Denylist != nil)
@@ -427,7 +427,7 @@ func applyPlatformPolicy(ctx context.Context, m *egressPolicyModel, id string, s
 	if platform.Allowlist == nil && platform.Denylist == nil {
 		platform.Denylist = []string{} // both null reads as open
 	}
-	m.EffectiveAllow, m.EffectiveBlock, d = effectiveValues(ctx, platform)
+	m.Effective, d = effectiveOf(ctx, platform)
 	diags.Append(d...)
 	routes, d := tfkit.StringList(ctx, m.Routes)
 	diags.Append(d...)
@@ -450,9 +450,8 @@ type egressPolicyModel struct {
 	ID        types.String `tfsdk:"id"`
 	SandboxID types.String `tfsdk:"sandbox_id"`
 	Lists
-	After             types.List     `tfsdk:"after"`
-	EffectiveAllow    types.List     `tfsdk:"effective_allow"`
-	EffectiveBlock    types.List     `tfsdk:"effective_block"`
+	After types.List `tfsdk:"after"`
+	Effective
 	Generation        types.Int64    `tfsdk:"generation"`
 	AppliedGeneration types.Int64    `tfsdk:"applied_generation"`
 	Applied           types.Bool     `tfsdk:"applied"`

@@ -1,8 +1,11 @@
 package prime
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/url"
+	"sort"
 	"strings"
 )
 
@@ -242,4 +245,38 @@ func SamePolicy(a, b EgressPolicy) bool {
 		return true
 	}
 	return CanonicalListsEqual(a.Allowlist, b.Allowlist) && CanonicalListsEqual(a.Denylist, b.Denylist)
+}
+
+// Digest names what a policy lets through, as lowercase hex SHA-256: of
+// "open" for an unrestricted policy, else of "allow" or "block" and the
+// canonical entries, sorted and deduplicated, one per line. Two policies
+// have the same digest exactly when SamePolicy holds, however their entries
+// are spelled or ordered, so the digest of the lists a configuration sends
+// (effective_allow/effective_block) equals the digest of what the platform
+// reports back, and a run's record can name its lists in one value.
+// Entries that are not valid are taken as written.
+func (p EgressPolicy) Digest() string {
+	text := "open"
+	if !p.IsOpen() {
+		mode, list := "block", p.Denylist
+		if p.Allowlist != nil {
+			mode, list = "allow", p.Allowlist
+		}
+		entries := make([]string, 0, len(list))
+		seen := map[string]bool{}
+		for _, raw := range list {
+			c, err := CanonicalEgressEntry(raw)
+			if err != nil {
+				c = raw
+			}
+			if !seen[c] {
+				seen[c] = true
+				entries = append(entries, c)
+			}
+		}
+		sort.Strings(entries)
+		text = mode + "\n" + strings.Join(entries, "\n")
+	}
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])
 }

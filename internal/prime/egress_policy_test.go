@@ -1,6 +1,8 @@
 package prime
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"reflect"
 	"strings"
@@ -121,6 +123,30 @@ func TestSamePolicy(t *testing.T) {
 	for _, tt := range tests {
 		if got := SamePolicy(tt.a, tt.b); got != tt.want {
 			t.Errorf("SamePolicy(%+v, %+v) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+		// The digest follows SamePolicy: it names what a policy lets
+		// through, however it is spelled.
+		if same := tt.a.Digest() == tt.b.Digest(); same != tt.want {
+			t.Errorf("Digest(%+v) == Digest(%+v) is %v, want %v", tt.a, tt.b, same, tt.want)
+		}
+	}
+}
+
+// The digest is a fixed text's SHA-256, so that a reader can recompute it.
+func TestEgressPolicyDigest(t *testing.T) {
+	for _, c := range []struct {
+		p    EgressPolicy
+		text string
+	}{
+		{OpenEgressPolicy(), "open"},
+		{EgressPolicy{}, "open"},
+		{EgressPolicy{Allowlist: []string{}}, "allow\n"},
+		{EgressPolicy{Allowlist: []string{"intercept.example.net", "Example.COM.", "10.0.0.5"}}, "allow\n10.0.0.5/32\nexample.com\nintercept.example.net"},
+		{EgressPolicy{Denylist: []string{"b.com", "a.com"}}, "block\na.com\nb.com"},
+	} {
+		sum := sha256.Sum256([]byte(c.text))
+		if got, want := c.p.Digest(), hex.EncodeToString(sum[:]); got != want {
+			t.Errorf("Digest(%+v) = %s, want the SHA-256 of %q (%s)", c.p, got, c.text, want)
 		}
 	}
 }

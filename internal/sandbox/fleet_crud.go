@@ -147,6 +147,7 @@ func (r *sandboxFleetResource) Read(ctx context.Context, req resource.ReadReques
 			fmt.Sprintf("These members no longer run and are removed from state; the next apply creates them again "+
 				"in place: %s.", strings.Join(dropped, ", ")))
 	}
+	state.Egress = egress.BlockWithDigest(ctx, state.Egress, &resp.Diagnostics)
 	if eg, d := egress.BlockModelOf(ctx, state.Egress); eg != nil && !d.HasError() {
 		r.refreshMemberEgress(ctx, members, eg, &resp.Diagnostics)
 	}
