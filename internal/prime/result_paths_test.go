@@ -45,3 +45,24 @@ func TestClearResultPathsCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestStampedRunCommand(t *testing.T) {
+	got := StampedRunCommand([]string{"/results"}, "0123abcd", "python agent.py")
+	want := ": prime result_paths; rm -rf -- /results && mkdir -p -- /tmp/.prime-runs && : > /tmp/.prime-runs/0123abcd || " +
+		"(echo 'prime: result_paths could not be removed, so the command did not run' >&2; exit 125) || exit 125\npython agent.py"
+	if got != want {
+		t.Errorf("StampedRunCommand =\n%s\nwant\n%s", got, want)
+	}
+	if got := StampedRunCommand(nil, "0123abcd", "x"); got != "x" {
+		t.Errorf("without result paths: %q, want the command alone", got)
+	}
+	if got := ResultFreshCommand("ab", "/results/reward.json"); got != "test -e /tmp/.prime-runs/ab || exit 3; test -e /results/reward.json || exit 4; "+
+		"test /results/reward.json -ot /tmp/.prime-runs/ab && exit 5; exit 0" {
+		t.Errorf("ResultFreshCommand = %q", got)
+	}
+	for id, ok := range map[string]bool{"0123abcdef": true, "": false, "ABC": false, "../x": false, "a/b": false} {
+		if ValidRunID(id) != ok {
+			t.Errorf("ValidRunID(%q) = %v, want %v", id, !ok, ok)
+		}
+	}
+}

@@ -72,6 +72,7 @@ func (t *testEval) not() (bool, string) {
 var testBinary = map[string]bool{
 	"=": true, "==": true, "!=": true, "<": true, ">": true,
 	"-eq": true, "-ne": true, "-lt": true, "-le": true, "-gt": true, "-ge": true,
+	"-nt": true, "-ot": true,
 }
 
 func (t *testEval) primary() (bool, string) {
@@ -115,6 +116,8 @@ func (t *testEval) binary(l, op, r string) (bool, string) {
 		return l < r, ""
 	case ">":
 		return l > r, ""
+	case "-nt", "-ot":
+		return t.newer(l, r, op == "-nt"), ""
 	}
 	a, err := strconv.ParseInt(strings.TrimSpace(l), 10, 64)
 	if err != nil {
@@ -137,6 +140,24 @@ func (t *testEval) binary(l, op, r string) (bool, string) {
 		return a > b, ""
 	}
 	return a >= b, ""
+}
+
+// newer is bash's -nt (newer: a is newer than b, or a exists and b does
+// not) and -ot (!newer: a is older than b, or b exists and a does not),
+// by modification time.
+func (t *testEval) newer(a, b string, newer bool) bool {
+	fa, errA := t.in.m.fs.stat(t.in.abs(a), true)
+	fb, errB := t.in.m.fs.stat(t.in.abs(b), true)
+	if !newer {
+		fa, fb, errA, errB = fb, fa, errB, errA
+	}
+	switch {
+	case errA != nil:
+		return false
+	case errB != nil:
+		return true
+	}
+	return fa.ModTime.After(fb.ModTime)
 }
 
 func (t *testEval) unary(op, arg string) (bool, string) {

@@ -419,3 +419,35 @@ func readTar(t *testing.T, data []byte) []string {
 		}
 	}
 }
+
+// test -nt and -ot compare modification times (bash's rules for a missing
+// file: it is older than anything that exists). The file system's clock
+// ticks once per read, so each write is later than the one before.
+func TestShellTestNewerOlder(t *testing.T) {
+	var tick time.Time
+	clock := func() time.Time { tick = tick.Add(time.Millisecond); return tick }
+	m := newMachine(newFileSystem(newBlobStore(), "prime-mock", clock))
+	var stdout strings.Builder
+	in := m.shell(m.spawn(0, true), &sink{}, standardFDs(), nil, "/")
+	in.out.output = func(isErr bool, s string) {
+		if !isErr {
+			stdout.WriteString(s)
+		}
+	}
+	script := `mkdir -p /w; echo old > /w/old; : > /w/stamp; echo new > /w/new
+test /w/new -nt /w/stamp && echo new-nt-stamp
+test /w/old -nt /w/stamp || echo old-not-nt-stamp
+test /w/old -ot /w/stamp && echo old-ot-stamp
+test /w/new -ot /w/stamp || echo new-not-ot-stamp
+test /w/missing -ot /w/stamp && echo missing-ot-stamp
+test /w/stamp -nt /w/missing && echo stamp-nt-missing
+test /w/missing -nt /w/stamp || echo missing-not-nt-stamp
+[ /w/new -nt /w/old ] && echo brackets`
+	if _, err := in.run(context.Background(), script); err != nil {
+		t.Fatal(err)
+	}
+	want := "new-nt-stamp\nold-not-nt-stamp\nold-ot-stamp\nnew-not-ot-stamp\nmissing-ot-stamp\nstamp-nt-missing\nmissing-not-nt-stamp\nbrackets\n"
+	if stdout.String() != want {
+		t.Fatalf("stdout:\n%s\nwant:\n%s", stdout.String(), want)
+	}
+}
