@@ -43,14 +43,14 @@ func TestSetupWaitsForPendingTeardownRestore(t *testing.T) {
 	}
 
 	// Not noted as a teardown restore of this process: refused at once.
-	if err := checkEgressOpen(ctx, c, id); err == nil || !strings.Contains(err.Error(), "is accepted and not yet enforced") {
+	if _, err := checkEgressOpen(ctx, c, id); err == nil || !strings.Contains(err.Error(), "is accepted and not yet enforced") {
 		t.Fatalf("an unnoted pending restore: %v, want the refusal", err)
 	}
 	// Noted (as the egress restore notes it): the step waits, and runs once the
 	// restore is enforced.
 	egress.NotePendingRestore(c, id, put.Generation, time.Now().Add(time.Minute))
 	armed.Store(id)
-	if err := checkEgressOpen(ctx, c, id); err != nil {
+	if st, err := checkEgressOpen(ctx, c, id); err != nil || st == nil || !st.Policy.IsOpen() {
 		t.Fatalf("a noted pending restore, enforced while waiting: %v", err)
 	}
 	if egress.PendingRestoreNoted(c, id, put.Generation) {

@@ -136,17 +136,21 @@ func recordedStepHashes(ctx context.Context, state fleetCommandModel) []string {
 // runMemberInBackground runs one member's steps as jobs, resuming from its
 // progress (from state) or from the journal, and reports into fr.
 func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan fleetCommandModel, run fleetRun, key, id string,
-	progress *memberProgress, slots chan struct{}, fr *fleetRunResult, lock func() func()) memberOutcome {
+	progress *memberProgress, slots chan struct{}, fr *fleetRunResult, lock func() func()) (out memberOutcome) {
 	memberSpec := run.memberSpec(key)
-	var out memberOutcome
 	var entries []*journal.JobEntry
 	keep := func() {
 		defer lock()()
 		fr.entries[key] = append(fr.entries[key], entries...)
 	}
 	start := 0
+	// memberRun is the member's run: the one an earlier apply began (its
+	// jobs carry it), else a new one as its first step starts.
+	var memberRun *runStart
+	defer func() { out.run = orNewRun(memberRun) }()
 	if progress != nil && progress.SandboxID == id && progress.Step < len(run.commands) {
 		start = progress.Step
+		memberRun = progress.Job.Run
 		for i := range progress.Done {
 			out.results = append(out.results, resultOf(&progress.Done[i]))
 		}
@@ -163,11 +167,27 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 			spec.ResultPaths = nil // removed before the member's first step only
 		}
 		adopted := r.jobs.Adopt(hash)
+		if memberRun == nil && adopted != nil {
+			memberRun = decodeRunStart(adopted.Record().Run)
+		}
 		if i < start {
 			if adopted != nil {
 				entries = append(entries, adopted) // its outcome is in progress.Done
 			}
 			continue
+		}
+		if i == 0 && memberRun == nil && adopted == nil && progress == nil {
+			// A new run: its ID, its start and the egress it starts under,
+			// read once (with the open-egress check the step requires).
+			began, err := startRun(ctx, r.client, id, spec.RequireOpenEgress)
+			if err != nil {
+				out.err, out.step = err, 0
+				return out
+			}
+			memberRun, spec.RequireOpenEgress = &began, false
+		}
+		if memberRun != nil {
+			spec.RunStamp = memberRun.RunID
 		}
 		var attach *pendingJob
 		if progress != nil && i == start {
@@ -193,7 +213,7 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 		}
 		run.reporter.update(key, func(m *memberProgressState) { m.Step, m.JobID = i+1, "" })
 		br, err := runBackground(ctx, r.client, backgroundRun{
-			spec: spec, hash: hash, journal: r.jobs, attach: attach, entry: adopted, keep: true,
+			spec: spec, hash: hash, journal: r.jobs, attach: attach, entry: adopted, keep: true, start: memberRun,
 			outputDir: memberOutputDir(plan, key), slots: slots,
 			onJob: func(job prime.Job) { run.reporter.update(key, func(m *memberProgressState) { m.JobID = job.ID }) },
 		})
@@ -201,8 +221,14 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 			defer lock()()
 			fr.warnings = append(fr.warnings, memberWarnings(key, br.Warnings)...)
 		}()
+		if memberRun == nil {
+			memberRun = br.Run
+		}
 		if br.Pending != nil && err != nil {
 			p := memberProgress{SandboxID: id, Step: i, Job: *br.Pending}
+			if p.Job.Run == nil {
+				p.Job.Run = memberRun
+			}
 			for _, o := range out.results {
 				p.Done = append(p.Done, *outcomeOf(o))
 			}
@@ -246,7 +272,7 @@ func finishEntries(entries []*journal.JobEntry) {
 // memberOutputDir is where a member's full output goes (output_dir/<key>),
 // "" without output_dir.
 func memberOutputDir(plan fleetCommandModel, key string) string {
-	if plan.OutputDir.IsNull() || plan.OutputDir.ValueString() == "" {
+	if plan.OutputDir.IsNull() || plan.OutputDir.IsUnknown() || plan.OutputDir.ValueString() == "" {
 		return ""
 	}
 	return filepath.Join(plan.OutputDir.ValueString(), key)

@@ -16,6 +16,7 @@ type fleetCommandModel struct {
 	EnvWOVersion     types.Int64  `tfsdk:"env_wo_version"`
 	Triggers         types.Map    `tfsdk:"triggers"`
 	MaxConcurrency   types.Int64  `tfsdk:"max_concurrency"`
+	CommandsSHA256   types.String `tfsdk:"commands_sha256"`
 	Results          types.Map    `tfsdk:"results"`
 	SensitiveStreams types.Map    `tfsdk:"sensitive_streams"`
 	ResultPaths      types.Set    `tfsdk:"result_paths"`
@@ -34,6 +35,8 @@ type fleetCommandResult struct {
 	RunID      types.String       `tfsdk:"run_id"`
 	Failed     types.Bool         `tfsdk:"failed"`
 	Error      types.String       `tfsdk:"error"`
+	// The run's provenance: started_at, egress_generation, egress_sha256.
+	runValues
 }
 
 // fleetCommandStep is one step's result, with prime_sandbox_command's

@@ -135,6 +135,7 @@ func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	plan.CommandsSHA256 = plannedCommandsDigest(ctx, plan.Commands, state.Commands, state.CommandsSHA256, req.State.Raw.IsNull())
 	plan.Results = types.MapUnknown(fleetCommandResultType())
 	plan.SensitiveStreams = types.MapUnknown(fleetStreamsType())
 	if !plan.SensitiveOutput.IsUnknown() && !plan.SensitiveOutput.ValueBool() {
@@ -187,4 +188,21 @@ func (r *fleetCommandResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
+}
+
+// plannedCommandsDigest is commands_sha256 in a plan: the digest of the
+// planned steps, or (the steps unchanged) what state holds, null for a
+// state recorded before the digest was, so that an upgrade plans nothing.
+func plannedCommandsDigest(ctx context.Context, planned, recorded types.List, recordedDigest types.String, create bool) types.String {
+	if !create && planned.Equal(recorded) {
+		return recordedDigest
+	}
+	if planned.IsUnknown() {
+		return types.StringUnknown()
+	}
+	commands, d := tfkit.StringList(ctx, planned)
+	if d.HasError() {
+		return types.StringUnknown()
+	}
+	return types.StringValue(commandsDigest(commands))
 }

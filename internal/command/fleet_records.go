@@ -18,7 +18,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
-	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
@@ -123,6 +122,8 @@ type memberOutcome struct {
 	// pending: the member was left mid-way (interrupted, or a job whose
 	// outcome is unknown), in fleetRunResult.pending; nothing is recorded.
 	pending bool
+	// run is the member's run (its ID, start and egress).
+	run runStart
 }
 
 // memberRecord is a member's entry of results (and sensitive_streams) for
@@ -130,7 +131,12 @@ type memberOutcome struct {
 func memberRecord(sandboxID string, out memberOutcome, steps int, sensitive bool, mode string) *commandMemberRecord {
 	rec := &commandMemberRecord{}
 	rec.Result.SandboxID = types.StringValue(sandboxID)
-	rec.Result.RunID = types.StringValue(prime.NewIdempotencyKey()[:16])
+	run := out.run
+	if run.RunID == "" {
+		run.RunID = newRunID() // it failed before it began
+	}
+	rec.Result.RunID = types.StringValue(run.RunID)
+	rec.Result.runValues = run.values()
 	rec.Result.ExitCode, rec.Result.ExecutedAt = types.Int64Null(), types.StringNull()
 	rec.Result.Failed, rec.Result.Error = types.BoolValue(out.err != nil), types.StringNull()
 	rec.Result.Steps = []fleetCommandStep{}

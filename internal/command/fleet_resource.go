@@ -106,6 +106,11 @@ func (r *fleetCommandResource) attributes() map[string]schema.Attribute {
 			"steps again, alone (an in-place update). Give it what a member's run depends on, for example its task's " +
 			"fingerprint: `{ for k, f in prime_fleet_file.task.files : k => f.sha256 }`.",
 	}
+	attrs["commands_sha256"] = schema.StringAttribute{
+		Computed: true,
+		MarkdownDescription: "The SHA-256 (hex) of `commands` as a JSON array — what `sha256(jsonencode(commands))` " +
+			"gives — naming the steps every member's run ran, for its provenance. Known at plan time.",
+	}
 	attrs["max_concurrency"] = schema.Int64Attribute{
 		Optional: true, Computed: true, Default: int64default.StaticInt64(fleet.DefaultConcurrency),
 		MarkdownDescription: fmt.Sprintf("How many members run at once. Default `%d`. Each running member holds a "+
@@ -134,9 +139,23 @@ func (r *fleetCommandResource) attributes() map[string]schema.Attribute {
 			"executed_at": schema.StringAttribute{Computed: true,
 				MarkdownDescription: "When the member's last step finished, or it failed (RFC 3339)."},
 			"run_id": schema.StringAttribute{Computed: true,
-				MarkdownDescription: "Unique ID of the member's run: a new one every time the member runs again. Give it " +
-					"to `prime_fleet_artifact`'s `member_triggers` so a member's result is downloaded again exactly when " +
-					"it ran again."},
+				MarkdownDescription: "Unique ID of the member's run (16 hex characters): a new one every time the member " +
+					"runs again. With `result_paths` the run leaves a stamp of this name in the sandbox as it starts, so the " +
+					"`prime_fleet_file` data source and `prime_fleet_artifact` given it in `run_ids` return only what this " +
+					"run wrote; `run_ids` also downloads a member again exactly when it ran again."},
+			"started_at": schema.StringAttribute{Computed: true,
+				MarkdownDescription: "When the member's run started (RFC 3339): once its egress was read, before its " +
+					"first step. Null for a run recorded before runs were, or begun by an apply whose record was lost."},
+			"egress_generation": schema.Int64Attribute{Computed: true,
+				MarkdownDescription: "The generation of the egress policy the member's sandbox enforced when its run " +
+					"started, read from the platform (`0` for a VM's untouched open policy). Null when it could not be " +
+					"read."},
+			"egress_sha256": schema.StringAttribute{Computed: true,
+				MarkdownDescription: "The digest of the lists that policy let through, as `lists_sha256` of the egress " +
+					"block or policy that wrote them names them (the digest of `open` for unrestricted egress): compare " +
+					"it with theirs to prove which lists a result was produced under. Null when the data plane still " +
+					"enforced an older generation than the newest written (whose lists the platform no longer shows), " +
+					"or when the policy could not be read."},
 			"failed": schema.BoolAttribute{Computed: true,
 				MarkdownDescription: "Whether the member failed. Only ever `true` with `on_member_failure = \"record\"`, or " +
 					"after an update whose apply failed: the next apply runs the member again."},

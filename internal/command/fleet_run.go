@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"path/filepath"
 	"sync"
@@ -27,6 +28,11 @@ type fleetRun struct {
 	// reporter counts the members by state (INFO log lines, and the
 	// progress file in output_dir); runMembers sets it.
 	reporter *progressReporter
+	// What each member's run record (run.json) names besides what the run
+	// itself knows: the steps' digest, the triggers, each member's trigger.
+	commandsSHA256 string
+	triggers       map[string]string
+	memberTriggers map[string]string
 }
 
 // progressFileOf is where a fleet command keeps its progress file:
@@ -60,7 +66,8 @@ func fleetRunOf(ctx context.Context, plan fleetCommandModel, envWO types.Map, di
 	base.ResultPaths = resultPathsOf(ctx, plan.ResultPaths, diags)
 	commands, d := tfkit.StringList(ctx, plan.Commands)
 	diags.Append(d...)
-	run := fleetRun{base: base, commands: commands, limit: int(plan.MaxConcurrency.ValueInt64()), memberEnv: map[string]map[string]string{}}
+	run := fleetRun{base: base, commands: commands, limit: int(plan.MaxConcurrency.ValueInt64()), memberEnv: map[string]map[string]string{},
+		commandsSHA256: commandsDigest(commands), triggers: knownStrings(plan.Triggers), memberTriggers: knownStrings(plan.MemberTriggers)}
 	if !plan.MemberEnv.IsNull() && !plan.MemberEnv.IsUnknown() {
 		for key, v := range plan.MemberEnv.Elements() {
 			vars, ok := v.(types.Map)
@@ -129,6 +136,14 @@ func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommand
 			return
 		}
 		rec := memberRecord(id, out, len(run.commands), run.base.SensitiveOutput, mode)
+		if dir := memberOutputDir(plan, key); dir != "" {
+			if err := writeRunRecord(dir, run.recordOf(key, rec.Result)); err != nil {
+				func() {
+					defer lock()()
+					fr.warnings = append(fr.warnings, fmt.Sprintf("Member %q: its run record was not written: %v", key, err))
+				}()
+			}
+		}
 		run.reporter.update(key, func(m *memberProgressState) {
 			m.State, m.Error = ProgressSucceeded, rec.Result.Error.ValueString()
 			if out.err != nil {
@@ -145,15 +160,52 @@ func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommand
 	return fr
 }
 
+// recordOf is a member's run.json.
+func (run fleetRun) recordOf(key string, r fleetCommandResult) runRecord {
+	rec := runRecord{RunID: r.RunID.ValueString(), Member: key, SandboxID: r.SandboxID.ValueString(),
+		StartedAt: stringPtr(r.StartedAt), EndedAt: stringPtr(r.ExecutedAt), ExitCode: int64Ptr(r.ExitCode),
+		Failed: r.Failed.ValueBool(), Error: stringPtr(r.Error), CommandsSHA256: run.commandsSHA256,
+		EgressGeneration: int64Ptr(r.EgressGeneration), EgressSHA256: stringPtr(r.EgressSHA256), Triggers: run.triggers}
+	if t, ok := run.memberTriggers[key]; ok {
+		rec.MemberTrigger = &t
+	}
+	if rec.Triggers == nil {
+		rec.Triggers = map[string]string{}
+	}
+	return rec
+}
+
+// knownStrings is a map(string)'s known entries (nil when it is null or
+// unknown).
+func knownStrings(m types.Map) map[string]string {
+	if m.IsNull() || m.IsUnknown() {
+		return nil
+	}
+	out := make(map[string]string, len(m.Elements()))
+	for k, v := range m.Elements() {
+		if s, ok := v.(types.String); ok && !s.IsNull() && !s.IsUnknown() {
+			out[k] = s.ValueString()
+		}
+	}
+	return out
+}
+
 // runMemberInForeground runs one member's steps through runCommand,
 // stopping at the first that fails.
 func (r *fleetCommandResource) runMemberInForeground(ctx context.Context, run fleetRun, key, id string) memberOutcome {
 	var out memberOutcome
+	start, err := startRun(ctx, r.client, id, run.base.RequireOpenEgress)
+	out.run = start
+	if err != nil {
+		out.err = err
+		return out
+	}
 	memberSpec := run.memberSpec(key)
 	for i, command := range run.commands {
 		spec := memberSpec
 		spec.SandboxID, spec.Command = id, command
-		spec.RequireOpenEgress = run.base.RequireOpenEgress && i == 0
+		spec.RequireOpenEgress = false // checked as the run started
+		spec.RunStamp = start.RunID
 		if i > 0 {
 			spec.ResultPaths = nil // removed before the member's first step only
 		}

@@ -25,6 +25,7 @@ var (
 		"sandbox_id": types.StringType, "exit_code": types.Int64Type,
 		"steps": types.ListType{ElemType: fleetCommandStepType()}, "executed_at": types.StringType,
 		"run_id": types.StringType, "failed": types.BoolType, "error": types.StringType,
+		"started_at": types.StringType, "egress_generation": types.Int64Type, "egress_sha256": types.StringType,
 	}
 	fleetCommandJobAttrTypes = map[string]attr.Type{
 		"sandbox_id": types.StringType, "step": types.Int64Type, "job_id": types.StringType,
@@ -51,6 +52,7 @@ func (r fleetCommandResult) object() types.Object {
 		"sandbox_id": r.SandboxID, "exit_code": r.ExitCode,
 		"steps": types.ListValueMust(fleetCommandStepType(), steps), "executed_at": r.ExecutedAt,
 		"run_id": r.RunID, "failed": r.Failed, "error": r.Error,
+		"started_at": r.StartedAt, "egress_generation": r.EgressGeneration, "egress_sha256": r.EgressSHA256,
 	})
 }
 
@@ -79,7 +81,8 @@ func fleetCommandResultsOfMap(v types.Map, diags *diag.Diagnostics) map[string]f
 	return fleet.MembersOfMap(v, diags, func(k string, a map[string]attr.Value) fleetCommandResult {
 		r := fleetCommandResult{SandboxID: tfkit.StringAttr(a, "sandbox_id"), ExitCode: tfkit.Int64Attr(a, "exit_code"),
 			ExecutedAt: tfkit.StringAttr(a, "executed_at"), RunID: tfkit.StringAttr(a, "run_id"), Failed: tfkit.BoolAttr(a, "failed"),
-			Error: tfkit.StringAttr(a, "error")}
+			Error: tfkit.StringAttr(a, "error"), runValues: runValues{StartedAt: tfkit.StringAttr(a, "started_at"),
+				EgressGeneration: tfkit.Int64Attr(a, "egress_generation"), EgressSHA256: tfkit.StringAttr(a, "egress_sha256")}}
 		for i, s := range tfkit.ObjectsOf(a["steps"]) {
 			if sa, ok := fleet.MemberAttrs(fmt.Sprintf("%s, step %d", k, i+1), s, diags); ok {
 				r.Steps = append(r.Steps, fleetCommandStep{ExitCode: tfkit.Int64Attr(sa, "exit_code"), Stdout: tfkit.StringAttr(sa, "stdout"),

@@ -38,6 +38,8 @@ type pendingJob struct {
 	// Confirmed: its start command answered (otherwise it may never have
 	// started).
 	Confirmed bool `json:"confirmed"`
+	// Run is the run the job belongs to (nil: recorded by an older build).
+	Run *runStart `json:"run,omitempty"`
 }
 
 func (p pendingJob) job() prime.Job { return prime.Job{SandboxID: p.SandboxID, ID: p.JobID} }
@@ -80,6 +82,10 @@ type backgroundRun struct {
 	// onJob, when set, hears of the job the run waits for, once it is
 	// started or attached to (progress reporting).
 	onJob func(job prime.Job)
+	// start is the run a job this step starts belongs to, kept with the
+	// job (journal, state) so a later apply that collects it records the
+	// same run.
+	start *runStart
 }
 
 // hold takes one of run's slots until release is called (nothing to take
@@ -111,6 +117,9 @@ type backgroundResult struct {
 	// Entry is the journal entry of a judged run, with keep: the caller
 	// completes or finishes it.
 	Entry *journal.JobEntry
+	// Run is the run the job belongs to: the one an earlier apply recorded
+	// with the job it started, else backgroundRun's start.
+	Run *runStart
 }
 
 // runBackground runs, or attaches to, one background job, waits for it
@@ -129,18 +138,21 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 	entry := run.entry
 	p := run.attach
 	if p == nil && entry != nil {
-		p = &pendingJob{SandboxID: entry.Record().SandboxID, JobID: entry.Record().JobID, Started: entry.Record().Started, Confirmed: entry.Record().Confirmed}
+		p = pendingOfEntry(entry)
 	}
 	if p == nil {
 		if e := run.journal.Adopt(run.hash); e != nil {
 			entry = e
-			p = &pendingJob{SandboxID: e.Record().SandboxID, JobID: e.Record().JobID, Started: e.Record().Started, Confirmed: e.Record().Confirmed}
+			p = pendingOfEntry(e)
 			tflog.Info(ctx, "attaching to a background job a killed apply started", map[string]any{"sandbox_id": p.SandboxID, "job_id": p.JobID})
 		}
 	}
 	if p != nil && p.SandboxID != spec.SandboxID {
 		entry.Finish() // the sandbox was replaced: the job went with the old one
 		entry, p = nil, nil
+	}
+	if p != nil && p.Run != nil {
+		run.start = p.Run // the run an earlier apply began, should it start the job again
 	}
 	if p != nil {
 		exists, err := c.JobExists(ctx, p.job())
@@ -162,7 +174,7 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 	}
 	if p == nil {
 		if spec.RequireOpenEgress {
-			if err := checkEgressOpen(ctx, c, spec.SandboxID); err != nil {
+			if _, err := checkEgressOpen(ctx, c, spec.SandboxID); err != nil {
 				return out, &commandError{Summary: "Egress is restricted", Err: err}
 			}
 		}
@@ -175,10 +187,15 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 		// Attached through state: journal it too, so a kill from here on
 		// still leaves a trace (an older leftover of it goes first).
 		run.journal.Drop(p.JobID)
-		entry = run.journal.Begin(journal.JobRecord{RunHash: run.hash, SandboxID: p.SandboxID, JobID: p.JobID, Started: p.Started, Confirmed: p.Confirmed})
+		entry = run.journal.Begin(journal.JobRecord{RunHash: run.hash, SandboxID: p.SandboxID, JobID: p.JobID, Started: p.Started,
+			Confirmed: p.Confirmed, Run: p.Run.encode()})
 	}
 	job := p.job()
 	out.Job = job
+	out.Run = p.Run
+	if out.Run == nil {
+		out.Run = run.start
+	}
 	if run.onJob != nil {
 		run.onJob(job)
 	}
@@ -252,6 +269,12 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 	return out, err
 }
 
+// pendingOfEntry is the job a journal entry records.
+func pendingOfEntry(e *journal.JobEntry) *pendingJob {
+	r := e.Record()
+	return &pendingJob{SandboxID: r.SandboxID, JobID: r.JobID, Started: r.Started, Confirmed: r.Confirmed, Run: decodeRunStart(r.Run)}
+}
+
 func orString(s, def string) string {
 	if s == "" {
 		return def
@@ -268,8 +291,11 @@ func startJob(ctx context.Context, c *prime.Client, run backgroundRun, entry **j
 	if id == "" {
 		id = prime.NewJobID()
 	}
-	p := &pendingJob{SandboxID: spec.SandboxID, JobID: id, Started: time.Now().UTC()}
-	rec := journal.JobRecord{RunHash: run.hash, SandboxID: p.SandboxID, JobID: id, Started: p.Started}
+	if spec.RunStamp != "" && run.start != nil {
+		spec.RunStamp = run.start.RunID // the stamp names the run the job belongs to
+	}
+	p := &pendingJob{SandboxID: spec.SandboxID, JobID: id, Started: time.Now().UTC(), Run: run.start}
+	rec := journal.JobRecord{RunHash: run.hash, SandboxID: p.SandboxID, JobID: id, Started: p.Started, Run: run.start.encode()}
 	if *entry == nil {
 		*entry = run.journal.Begin(rec)
 	} else {

@@ -25,6 +25,11 @@ type sandboxCommandModel struct {
 	JobStatus       types.String `tfsdk:"job_status"`
 	OutputFiles     types.List   `tfsdk:"output_files"`
 	ResultPaths     types.Set    `tfsdk:"result_paths"`
+	RunID           types.String `tfsdk:"run_id"`
+	StartedAt       types.String `tfsdk:"started_at"`
+	EgressGen       types.Int64  `tfsdk:"egress_generation"`
+	EgressSHA256    types.String `tfsdk:"egress_sha256"`
+	CommandSHA256   types.String `tfsdk:"command_sha256"`
 }
 
 // job_status values of a background command.
@@ -43,6 +48,42 @@ func (m sandboxCommandModel) spec(ctx context.Context, envWO types.Map) (command
 	spec.ResultPaths = resultPathsOf(ctx, m.ResultPaths, &diags)
 	spec.AfterFailure = commandNotStored
 	return spec, diags
+}
+
+// recordRun stores which run m's result is (its ID is also the second
+// half of m's id).
+func recordRun(m *sandboxCommandModel, run runStart) {
+	m.ID = types.StringValue(m.SandboxID.ValueString() + "/" + run.RunID)
+	m.RunID = types.StringValue(run.RunID)
+	v := run.values()
+	m.StartedAt, m.EgressGen, m.EgressSHA256 = v.StartedAt, v.EgressGeneration, v.EgressSHA256
+}
+
+// runStart is the run m records (nil when it records none).
+func (m sandboxCommandModel) runStart() *runStart {
+	if m.RunID.IsNull() || m.RunID.IsUnknown() {
+		return nil
+	}
+	r := &runStart{RunID: m.RunID.ValueString()}
+	if t, err := time.Parse(time.RFC3339, m.StartedAt.ValueString()); err == nil {
+		r.StartedAt = t
+	}
+	if !m.EgressGen.IsNull() && !m.EgressGen.IsUnknown() {
+		r.Egress = &runEgress{Generation: m.EgressGen.ValueInt64(), SHA256: m.EgressSHA256.ValueString()}
+	}
+	return r
+}
+
+// recordOf is the command's run.json.
+func (m sandboxCommandModel) recordOf() runRecord {
+	rec := runRecord{RunID: m.RunID.ValueString(), SandboxID: m.SandboxID.ValueString(), StartedAt: stringPtr(m.StartedAt),
+		EndedAt: stringPtr(m.ExecutedAt), ExitCode: int64Ptr(m.ExitCode), Failed: m.JobStatus.ValueString() == jobFailed,
+		CommandSHA256: m.CommandSHA256.ValueString(), EgressGeneration: int64Ptr(m.EgressGen),
+		EgressSHA256: stringPtr(m.EgressSHA256), Triggers: knownStrings(m.Triggers)}
+	if rec.Triggers == nil {
+		rec.Triggers = map[string]string{}
+	}
+	return rec
 }
 
 // recordResult stores a run's result in m, the output where

@@ -154,13 +154,19 @@ func commandArgumentAttributes() map[string]schema.Attribute {
 		},
 		"output_dir": schema.StringAttribute{
 			Optional: true,
-			MarkdownDescription: "With `background`: a local directory that receives the whole stdout and stderr of every " +
-				"run, as `<job_id>.stdout.log` and `<job_id>.stderr.log` (for a fleet, under a directory per member key), " +
-				"downloaded when the job ends, with `env_wo` values and the sandbox's secrets replaced by `***`; state " +
-				"keeps the tails and the files' hashes (`output_files`). The directory also holds `progress.json`, " +
-				"rewritten (atomically) while the command runs: each member's state (`waiting`, `running`, " +
-				"`succeeded`, `failed`, `left` running by an interrupt), step, sandbox and job ID, and the counts. Unset, " +
-				"only the tails are kept." + resultsOnly,
+			MarkdownDescription: "A local directory that receives each run's record, `" + RunRecordName + "` (for a " +
+				"fleet, `<key>/" + RunRecordName + "` per member), written (atomically) when the run ends: its `run_id`, " +
+				"`member`, `sandbox_id`, `started_at`, `ended_at`, `exit_code`, `failed`, `error`, the steps' digest " +
+				"(`commands_sha256`, `command_sha256` for `prime_sandbox_command`), the egress it started under " +
+				"(`egress_generation`, `egress_sha256`), and the `triggers` (and the member's `member_trigger`) it ran " +
+				"for — put there what only the configuration knows, such as the image or checkpoint and the digests of " +
+				"the task and the setup, and a change of them runs it again. With `background` it also receives the " +
+				"whole stdout and stderr of every run, as `<job_id>.stdout.log` and `<job_id>.stderr.log` (for a fleet, " +
+				"in the member's directory), downloaded when the job ends, with `env_wo` values and the sandbox's " +
+				"secrets replaced by `***`; state keeps the tails and the files' hashes (`output_files`). The " +
+				"directory also holds `progress.json`, rewritten (atomically) while the command runs: each member's " +
+				"state (`waiting`, `running`, `succeeded`, `failed`, `left` running by an interrupt), step, sandbox and " +
+				"job ID, and the counts. Unset, nothing is written locally." + resultsOnly,
 		},
 		"result_paths": resultPathsAttribute(),
 		"sensitive_output": schema.BoolAttribute{
@@ -201,6 +207,25 @@ func (r *sandboxCommandResource) attributes() map[string]schema.Attribute {
 		PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
 	}
 	attrs["executed_at"] = computedString("When the command finished (RFC 3339).", false)
+	attrs["run_id"] = computedString("ID of this run (16 hex characters), the second half of `id`. With `result_paths` "+
+		"the run leaves a stamp of this name in the sandbox as it starts, so the `prime_sandbox_file` data source and "+
+		"`prime_sandbox_artifact` given it in `run_id` return only what this run wrote.", false)
+	attrs["started_at"] = computedString("When the run started (RFC 3339): once the sandbox's egress was read, "+
+		"before the command. Null for a run recorded before runs were, or begun by an apply whose record was lost.", false)
+	attrs["egress_generation"] = schema.Int64Attribute{
+		Computed: true, PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()},
+		MarkdownDescription: "The generation of the egress policy the sandbox enforced when the run started, read " +
+			"from the platform (`0` for a VM's untouched open policy). Null when it could not be read.",
+	}
+	attrs["egress_sha256"] = computedString("The digest of the lists that policy let through, as `lists_sha256` of "+
+		"the egress block or policy that wrote them names them: compare it with theirs to prove which lists the "+
+		"result was produced under. Null when the data plane still enforced an older generation than the newest "+
+		"written, or when the policy could not be read.", false)
+	attrs["command_sha256"] = schema.StringAttribute{
+		Computed: true,
+		MarkdownDescription: "The SHA-256 (hex) of `command` — what `sha256(command)` gives — naming what the run ran, " +
+			"for its provenance. Known at plan time.",
+	}
 	attrs["job_id"] = computedString("With `background`: the ID of the job that ran (8 hex characters, the SDK's format). Null otherwise.", false)
 	attrs["job_status"] = schema.StringAttribute{
 		Computed: true,

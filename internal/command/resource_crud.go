@@ -3,12 +3,12 @@ package command
 import (
 	"context"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
@@ -30,19 +30,50 @@ func (r *sandboxCommandResource) Create(ctx context.Context, req resource.Create
 	}
 	plan.EnvWO = types.MapNull(types.StringType)
 	if spec.Background {
-		plan.ID = types.StringValue(spec.SandboxID + "/" + prime.NewIdempotencyKey()[:16])
-		r.runInBackground(ctx, &plan, spec, nil, resp.Private, &resp.State, &resp.Diagnostics)
+		// A job a killed apply started is this run's, with its record.
+		entry := r.jobs.Adopt(runHashOf(plan))
+		var run *runStart
+		if entry != nil {
+			run = decodeRunStart(entry.Record().Run)
+		} else {
+			began, err := startRun(ctx, r.client, spec.SandboxID, spec.RequireOpenEgress)
+			if err != nil {
+				resp.Diagnostics.AddError(commandErrorSummary(err), err.Error()+"\n\n"+commandNotStored)
+				return
+			}
+			run, spec.RequireOpenEgress = &began, false
+		}
+		recordRun(&plan, orNewRun(run))
+		r.runInBackground(ctx, &plan, spec, nil, entry, resp.Private, &resp.State, &resp.Diagnostics)
 		return
 	}
 	tflog.Info(ctx, "running command", map[string]any{"sandbox_id": spec.SandboxID, "timeout": spec.Timeout.String()})
+	run, err := startRun(ctx, r.client, spec.SandboxID, spec.RequireOpenEgress)
+	if err != nil {
+		resp.Diagnostics.AddError(commandErrorSummary(err), err.Error()+"\n\n"+commandNotStored)
+		return
+	}
+	spec.RequireOpenEgress, spec.RunStamp = false, run.RunID
 	res, err := runCommand(ctx, r.client, spec)
 	if err != nil {
 		resp.Diagnostics.AddError(commandErrorSummary(err), err.Error())
 		return
 	}
-	plan.ID = types.StringValue(spec.SandboxID + "/" + prime.NewIdempotencyKey()[:16])
+	recordRun(&plan, run)
 	recordResult(&plan, res)
+	r.writeRunRecord(plan, &resp.Diagnostics)
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
+}
+
+// writeRunRecord writes the run's run.json into output_dir (nothing
+// without it); failing to is a warning.
+func (r *sandboxCommandResource) writeRunRecord(m sandboxCommandModel, diags *diag.Diagnostics) {
+	if m.OutputDir.IsNull() || m.OutputDir.IsUnknown() || m.OutputDir.ValueString() == "" {
+		return
+	}
+	if err := writeRunRecord(m.OutputDir.ValueString(), m.recordOf()); err != nil {
+		diags.AddWarning("Run record not written", err.Error())
+	}
 }
 
 // Read touches no API: a command's result is history.
@@ -74,7 +105,7 @@ func (r *sandboxCommandResource) Update(ctx context.Context, req resource.Update
 		}
 		spec.Background = true // the job runs in the background, whatever the argument says now
 		spec.AfterFailure = jobFailureRecorded
-		r.runInBackground(ctx, &plan, spec, pendingOf(ctx, req.Private, state), resp.Private, &resp.State, &resp.Diagnostics)
+		r.runInBackground(ctx, &plan, spec, pendingOf(ctx, req.Private, state), nil, resp.Private, &resp.State, &resp.Diagnostics)
 		return
 	}
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)

@@ -63,8 +63,10 @@ func runHashOf(m sandboxCommandModel) string {
 // runInBackground runs (or, with attach, collects) the command as a job
 // and records the outcome in m and state: the result; or, when the apply
 // was interrupted, the running job, which the next apply collects.
+// A new run's ID and start are in m already (recordRun); entry is a
+// journal entry of its job a killed apply left (nil: none).
 func (r *sandboxCommandResource) runInBackground(ctx context.Context, m *sandboxCommandModel, spec commandSpec, attach *pendingJob,
-	priv tfkit.PrivateSetter, state interface {
+	entry *journal.JobEntry, priv tfkit.PrivateSetter, state interface {
 		Set(context.Context, any) diag.Diagnostics
 	}, diags *diag.Diagnostics) {
 	const key = "command"
@@ -73,10 +75,18 @@ func (r *sandboxCommandResource) runInBackground(ctx context.Context, m *sandbox
 	reporter.update(key, func(p *memberProgressState) {
 		p.State, p.SandboxID, p.Steps, p.Step = ProgressRunning, spec.SandboxID, 1, 1
 	})
+	run := m.runStart()
+	if run != nil {
+		spec.RunStamp = run.RunID
+	}
 	br, err := runBackground(ctx, r.client, backgroundRun{
-		spec: spec, hash: runHashOf(*m), journal: r.jobs, attach: attach, outputDir: m.OutputDir.ValueString(), keep: true,
+		spec: spec, hash: runHashOf(*m), journal: r.jobs, attach: attach, entry: entry, outputDir: m.OutputDir.ValueString(),
+		keep: true, start: run,
 		onJob: func(job prime.Job) { reporter.update(key, func(p *memberProgressState) { p.JobID = job.ID }) },
 	})
+	if br.Run != nil && br.Run.RunID != m.RunID.ValueString() {
+		recordRun(m, *br.Run) // the job an earlier apply started is that run's
+	}
 	reporter.update(key, func(p *memberProgressState) {
 		switch {
 		case br.Pending != nil:
@@ -130,6 +140,7 @@ func (r *sandboxCommandResource) runInBackground(ctx context.Context, m *sandbox
 			recordResult(m, br.Result)
 			m.JobID, m.JobStatus = types.StringValue(br.Job.ID), types.StringValue(jobFailed)
 		}
+		r.writeRunRecord(*m, diags)
 		diags.Append(priv.SetKey(ctx, pendingJobKey, nil)...)
 		diags.Append(tfkit.SetStateAny(ctx, state, m)...)
 		diags.AddError(commandErrorSummary(err), err.Error())
@@ -144,6 +155,7 @@ func (r *sandboxCommandResource) runInBackground(ctx context.Context, m *sandbox
 	if m.OutputDir.ValueString() != "" {
 		m.OutputFiles = files.ArtifactFilesValue(br.OutputFiles)
 	}
+	r.writeRunRecord(*m, diags)
 	diags.Append(priv.SetKey(ctx, pendingJobKey, nil)...)
 	diags.Append(tfkit.SetStateAny(ctx, state, m)...)
 	stored = !diags.HasError()

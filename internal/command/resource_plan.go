@@ -75,9 +75,14 @@ func (r *sandboxCommandResource) ModifyPlan(ctx context.Context, req resource.Mo
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	plan.CommandSHA256 = types.StringUnknown()
+	if !plan.Command.IsUnknown() {
+		plan.CommandSHA256 = types.StringValue(commandDigest(plan.Command.ValueString()))
+	}
 	if !req.State.Raw.IsNull() && !plan.ID.IsUnknown() {
 		var state sandboxCommandModel
 		resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
+		plan.CommandSHA256 = state.CommandSHA256 // null for a run recorded before it was: an upgrade plans nothing
 		plan.recordedOutput = state.moved(state.SensitiveOutput.ValueBool(), plan.SensitiveOutput.ValueBool())
 		plan.JobID, plan.JobStatus, plan.OutputFiles = state.JobID, state.JobStatus, state.OutputFiles
 		switch state.JobStatus.ValueString() {
@@ -90,9 +95,11 @@ func (r *sandboxCommandResource) ModifyPlan(ctx context.Context, req resource.Mo
 			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("job_status"))
 		}
 		resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
-	} else if !plan.Background.IsUnknown() && !plan.Background.ValueBool() {
-		plan.JobID, plan.JobStatus = types.StringNull(), types.StringNull()
-		plan.OutputFiles = types.ListNull(files.ArtifactFileType())
+	} else {
+		if !plan.Background.IsUnknown() && !plan.Background.ValueBool() {
+			plan.JobID, plan.JobStatus = types.StringNull(), types.StringNull()
+			plan.OutputFiles = types.ListNull(files.ArtifactFileType())
+		}
 		resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 	}
 	r.warnCommandOutlivesSandbox(ctx, plan, &resp.Diagnostics)

@@ -45,6 +45,10 @@ type commandSpec struct {
 	// ResultPaths are removed right before the command, in the same
 	// invocation (commandLine); a fleet member's first step only.
 	ResultPaths []string
+	// RunStamp, with ResultPaths, is the run's ID: its stamp
+	// (prime.RunStampPath) is left right after the removal, before the
+	// command, so readers can tell this run's results from earlier ones.
+	RunStamp string
 	// OnOutput, when set, receives the output while the command runs (the
 	// exec actions stream it as progress), through an outputSink: whole
 	// lines, write-only values scrubbed (by the client), nothing with
@@ -86,7 +90,7 @@ func (e *commandError) Error() string { return e.Err.Error() }
 // commandLine is what runs in the sandbox: the command, after the removal
 // of its result paths.
 func (spec commandSpec) commandLine() string {
-	return prime.ClearResultPathsCommand(spec.ResultPaths, spec.Command)
+	return prime.StampedRunCommand(spec.ResultPaths, spec.RunStamp, spec.Command)
 }
 func (e *commandError) Unwrap() error { return e.Err }
 
@@ -106,7 +110,7 @@ func commandErrorSummary(err error) string {
 // error.
 func runCommand(ctx context.Context, c *prime.Client, spec commandSpec) (*commandResult, error) {
 	if spec.RequireOpenEgress {
-		if err := checkEgressOpen(ctx, c, spec.SandboxID); err != nil {
+		if _, err := checkEgressOpen(ctx, c, spec.SandboxID); err != nil {
 			return nil, &commandError{Summary: "Egress is restricted", Err: err}
 		}
 	}
@@ -208,29 +212,31 @@ func tail(s string, maxBytes int) (string, bool) {
 // sandbox's egress is restricted, or may become so: the platform's policy
 // must be open and enforced. A fresh VM reports its open generation 0 as not
 // yet applied: nothing was ever restricted, so that counts as open.
-func checkEgressOpen(ctx context.Context, c *prime.Client, sandboxID string) error {
+// It returns the policy it found open (nil when the platform did not
+// answer for a sandbox that is not running).
+func checkEgressOpen(ctx context.Context, c *prime.Client, sandboxID string) (*prime.EgressPolicyStatus, error) {
 	st, err := c.GetEgressPolicy(ctx, sandboxID)
 	switch code := prime.StatusCodeOf(err); {
 	case err == nil:
 	case code == http.StatusNotFound:
-		return fmt.Errorf("sandbox %s does not exist", sandboxID)
+		return nil, fmt.Errorf("sandbox %s does not exist", sandboxID)
 	case code == http.StatusConflict || code == http.StatusBadRequest:
 		// Egress endpoints refuse a sandbox that is not running, which the
 		// command itself reports better.
-		return nil
+		return nil, nil
 	default:
-		return fmt.Errorf("reading the egress policy of sandbox %s before running a setup step: %w", sandboxID, err)
+		return nil, fmt.Errorf("reading the egress policy of sandbox %s before running a setup step: %w", sandboxID, err)
 	}
 	if st.Policy.IsOpen() && !egressOpenForSetup(st) {
 		st = egress.AwaitPendingRestore(ctx, c, sandboxID, st) // a destroy's restore in this run
 	}
 	if egressOpenForSetup(st) {
-		return nil
+		return st, nil
 	}
 	if st.Policy.IsOpen() {
 		// A restore (a destroyed policy's, say) the data plane has not
 		// enforced yet: the previous restriction still holds.
-		return fmt.Errorf("the command has require_open_egress = true, but the open egress policy of sandbox %s "+
+		return nil, fmt.Errorf("the command has require_open_egress = true, but the open egress policy of sandbox %s "+
 			"(generation %d) is accepted and not yet enforced (applied_generation %d): the restriction before it still "+
 			"holds, so the command was not run. The platform's data plane applies the restore on its own; apply again "+
 			"once it has (the egress policy data source shows applied = true)", sandboxID, st.Generation, st.AppliedGeneration)
@@ -239,7 +245,7 @@ func checkEgressOpen(ctx context.Context, c *prime.Client, sandboxID string) err
 	if !st.Enforces(st.Generation) {
 		state = fmt.Sprintf("accepted but not yet enforced (applied_generation %d)", st.AppliedGeneration)
 	}
-	return fmt.Errorf("the command has require_open_egress = true, but sandbox %s holds a restricted egress policy "+
+	return nil, fmt.Errorf("the command has require_open_egress = true, but sandbox %s holds a restricted egress policy "+
 		"(generation %d, %s, %s), so it was not run: a setup step must run with the network open.\n\n"+
 		"If this step changed on a sandbox whose lock is already in place, give the lock an after argument that "+
 		"names this step, so a change of the step re-opens egress first and locks again after it:\n\n"+

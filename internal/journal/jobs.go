@@ -51,6 +51,10 @@ type JobRecord struct {
 	// it yet (a fleet member's finished step): a later process takes it
 	// from here rather than running the step again.
 	Outcome *StepOutcome `json:"outcome,omitempty"`
+	// Run is what the caller recorded of the run this job belongs to when
+	// it started (its ID, start and the egress it ran under), opaque here:
+	// a later process that adopts the job records the same run.
+	Run json.RawMessage `json:"run,omitempty"`
 	// ReleasedAt: when the process that handed it over ended cleanly.
 	ReleasedAt time.Time `json:"released_at,omitzero"`
 }
