@@ -171,7 +171,7 @@ resource "prime_sandbox_command" "agent" {
 					for _, e := range m.Events() {
 						if e.Type == primemock.EventCommandExecuted && strings.Contains(e.Command, "touch /results/old") {
 							runs++
-							if !strings.HasPrefix(e.Command, prime.ClearResultPathsCommand([]string{"/results"}, "")) {
+							if !strings.HasPrefix(e.Command, prime.ResultPathsPrefix+"rm -rf -- /results ") {
 								return fmt.Errorf("the command ran as %q, without removing its result paths first", e.Command)
 							}
 						}

@@ -90,7 +90,7 @@ func TestAccFleetCommand_recordKeepsTheOthersResults(t *testing.T) {
 				Config:             cfg,
 				ExpectNonEmptyPlan: true,
 				Check: func(*terraform.State) error {
-					for id, n := range commandRunsBySandbox(m.Events(), prime.ClearResultPathsCommand([]string{"/results"}, "")) {
+					for id, n := range commandRunsBySandbox(m.Events(), prime.ResultPathsPrefix+"rm -rf -- /results ") {
 						if want := map[bool]int{true: 2, false: 1}[id == crashed]; n != want {
 							return fmt.Errorf("sandbox %s ran the agent %d times, want %d", id, n, want)
 						}
