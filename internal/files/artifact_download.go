@@ -47,6 +47,9 @@ type ArtifactRequest struct {
 	// Scrub lists secret values replaced by *** on the way to disk (a
 	// file only: a job's full output, which may echo env_wo values).
 	Scrub []string
+	// RunID, when set, is the run whose result it must be (checkRunResult):
+	// one that is not is not downloaded, and reads as missing and Stale.
+	RunID string
 }
 
 // ArtifactFileRecord is one file written to disk.
@@ -61,6 +64,10 @@ type ArtifactResult struct {
 	Exists  bool
 	Files   []ArtifactFileRecord
 	Refused []prime.RefusedEntry
+	// Stale: a result was there but not RunID's (see checkRunResult);
+	// StaleWhy says why, for the warning.
+	Stale    bool
+	StaleWhy string
 }
 
 // errArtifactTooLarge: a result over the cap; nothing is kept.
@@ -71,6 +78,25 @@ var errArtifactTooLarge = errors.New("larger than max_size")
 func DownloadArtifact(ctx context.Context, c *prime.Client, req ArtifactRequest) (*ArtifactResult, error) {
 	var res *ArtifactResult
 	var err error
+	if req.RunID != "" {
+		check, err := checkRunResult(ctx, c, req.SandboxID, req.Remote, req.RunID)
+		switch {
+		case err != nil:
+			return nil, err
+		case check == runResultGone:
+			return nil, fmt.Errorf("sandbox %s is gone, and %s with it", req.SandboxID, req.Remote)
+		case check == runResultMissing && req.AllowMissing:
+			return &ArtifactResult{}, nil
+		case check == runResultMissing:
+			return nil, fmt.Errorf("run %s wrote no %s %s in sandbox %s (set allow_missing = true if that can be normal)",
+				req.RunID, kindNoun(req.Kind), req.Remote, req.SandboxID)
+		case check.stale() && req.AllowMissing:
+			return &ArtifactResult{Stale: true, StaleWhy: check.why(req.Remote, req.SandboxID, req.RunID)}, nil
+		case check.stale():
+			return nil, fmt.Errorf("%s: %w; nothing was downloaded (set allow_missing = true to record it as missing instead)",
+				check.why(req.Remote, req.SandboxID, req.RunID), errStaleResult)
+		}
+	}
 	switch req.Kind {
 	case artifactDirectory, artifactArchive:
 		res, err = downloadTree(ctx, c, req)

@@ -9,10 +9,13 @@ package files
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
@@ -71,6 +74,15 @@ func (r *sandboxArtifactResource) Schema(_ context.Context, _ resource.SchemaReq
 		Required: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 		MarkdownDescription: "Sandbox to download from; it must be `RUNNING`. Downloads go through the gateway, so they " +
 			"work under an enforced egress lock." + redownload,
+	}
+	attrs["run_id"] = schema.StringAttribute{
+		Optional: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		MarkdownDescription: "The run whose result to download: the `run_id` of the `prime_sandbox_command` that writes it " +
+			"(a new one every time it runs, so the result is downloaded again exactly when it ran again). The result is " +
+			"checked in the sandbox against the stamp that run left as it started (a run with `result_paths` leaves " +
+			"one): a result older than the run's start, or a run that never started there, is not downloaded and reads " +
+			"as missing (an error without `allow_missing`), with a warning — never as the run's result." + redownload,
+		Validators: []validator.String{runIDValidator{}},
 	}
 	attrs["local_path"] = schema.StringAttribute{
 		Required: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
@@ -182,12 +194,19 @@ func (r *sandboxArtifactResource) Create(ctx context.Context, req resource.Creat
 	areq := ArtifactRequest{
 		SandboxID: plan.SandboxID.ValueString(), Remote: plan.RemotePath.ValueString(), Local: plan.LocalPath.ValueString(),
 		Kind: plan.Kind.ValueString(), MaxBytes: plan.MaxSize.ValueInt64(), AllowMissing: plan.AllowMissing.ValueBool(),
+		RunID: plan.RunID.ValueString(),
 	}
 	tflog.Info(ctx, "downloading", map[string]any{"sandbox_id": areq.SandboxID, "path": areq.Remote, "kind": areq.Kind, "to": areq.Local})
 	res, err := DownloadArtifact(ctx, r.client, areq)
 	if err != nil {
 		resp.Diagnostics.AddError("Download failed", err.Error())
 		return
+	}
+	if res.Stale {
+		addStaleWarning(&resp.Diagnostics, path.Root("run_id"), []string{res.StaleWhy})
+	}
+	if !res.Exists {
+		warnEarlierDownload(&resp.Diagnostics, areq.Local)
 	}
 	if len(res.Refused) > 0 {
 		resp.Diagnostics.AddWarning("Archive entries refused",
@@ -197,6 +216,19 @@ func (r *sandboxArtifactResource) Create(ctx context.Context, req resource.Creat
 	plan.Exists = types.BoolValue(res.Exists)
 	plan.Files, plan.Refused = ArtifactFilesValue(res.Files), artifactRefusedValue(res.Refused)
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
+}
+
+// warnEarlierDownload warns when nothing was downloaded and something is
+// at local_path already: an earlier download (its resource kept it on
+// destroy), which is not this run's result. It is left alone: this
+// resource did not write it.
+func warnEarlierDownload(diags *diag.Diagnostics, local string) {
+	if _, err := os.Lstat(local); err != nil {
+		return
+	}
+	diags.AddAttributeWarning(path.Root("local_path"), "An earlier download is still on disk",
+		fmt.Sprintf("Nothing was downloaded (exists = false), but %s exists: an earlier download left it there (the "+
+			"artifact that wrote it kept it on destroy). It is not this run's result; it was left as it is.", local))
 }
 
 // Read checks the local files (sizes, not hashes); a missing or changed
@@ -250,6 +282,7 @@ type sandboxArtifactModel struct {
 	AllowMissing  types.Bool   `tfsdk:"allow_missing"`
 	KeepOnDestroy types.Bool   `tfsdk:"keep_on_destroy"`
 	Triggers      types.Map    `tfsdk:"triggers"`
+	RunID         types.String `tfsdk:"run_id"`
 	Exists        types.Bool   `tfsdk:"exists"`
 	Files         types.List   `tfsdk:"files"`
 	Refused       types.List   `tfsdk:"refused"`

@@ -72,6 +72,9 @@ func readResultAttributes(sensitiveHere bool) map[string]schema.Attribute {
 		"content": schema.StringAttribute{Computed: true, MarkdownDescription: "The bytes as text, for `jsondecode()` " +
 			"and the like. Null when they are not valid UTF-8 (use `content_base64`), or with `sensitive`."},
 		"content_base64": schema.StringAttribute{Computed: true, MarkdownDescription: "The bytes, base64-encoded. Null with `sensitive`."},
+		"stale": schema.BoolAttribute{Computed: true, MarkdownDescription: "With a run to check against: `true` when a " +
+			"file was there but cannot be that run's result — older than the run's start, or the run never started " +
+			"in this sandbox — so it reads as missing (`exists = false`, content null). `false` otherwise."},
 	}
 	if sensitiveHere {
 		attrs["sensitive_content"] = schema.SingleNestedAttribute{
@@ -132,6 +135,10 @@ type smallFile struct {
 	SandboxGone bool
 	Data        []byte
 	SHA256      string
+	// Stale: a file was there, but not the expected run's (see
+	// checkRunResult); StaleWhy says why, for the warning.
+	Stale    bool
+	StaleWhy string
 }
 
 // errTooLargeToRead: a file over the data source's max_size.
@@ -145,7 +152,28 @@ var errTooLargeToRead = errors.New("larger than max_size")
 // drift, which the next apply repairs by creating the sandbox again, and
 // an error here would fail every refresh (`plan -refresh-only` included)
 // until then.
-func readSmallFile(ctx context.Context, c *prime.Client, sandboxID, remote string, maxSize int64, allowMissing bool) (*smallFile, error) {
+//
+// With runID, the file must be that run's (checkRunResult): one that is
+// not reads as missing and Stale (an error without allowMissing), never as
+// the run's result.
+func readSmallFile(ctx context.Context, c *prime.Client, sandboxID, remote string, maxSize int64, allowMissing bool, runID string) (*smallFile, error) {
+	if runID != "" {
+		check, err := checkRunResult(ctx, c, sandboxID, remote, runID)
+		switch {
+		case err != nil:
+			return nil, err
+		case check == runResultGone:
+			return &smallFile{SandboxGone: true}, nil
+		case check == runResultMissing && allowMissing:
+			return &smallFile{}, nil
+		case check == runResultMissing:
+			return nil, fmt.Errorf("run %s wrote no file %s in sandbox %s (set allow_missing = true if that can be normal)", runID, remote, sandboxID)
+		case check.stale() && allowMissing:
+			return &smallFile{Stale: true, StaleWhy: check.why(remote, sandboxID, runID)}, nil
+		case check.stale():
+			return nil, fmt.Errorf("%s: %w (set allow_missing = true to read it as missing instead)", check.why(remote, sandboxID, runID), errStaleResult)
+		}
+	}
 	var buf bytes.Buffer
 	err := c.DownloadFile(ctx, sandboxID, remote, func(body io.Reader) error {
 		buf.Reset() // a retried download starts over
@@ -180,7 +208,7 @@ func readSmallFile(ctx context.Context, c *prime.Client, sandboxID, remote strin
 // null when the bytes are not UTF-8 text (content_base64 always holds
 // them), and both move to the sensitive object when sensitive is set.
 type fileReadValues struct {
-	Exists, SHA256, Size, Content, ContentBase64 attr.Value
+	Exists, SHA256, Size, Content, ContentBase64, Stale attr.Value
 	Sensitive                                    types.Object
 	NotText                                      bool
 }
@@ -195,6 +223,7 @@ func fileReadValuesOf(f *smallFile, sensitive bool) fileReadValues {
 	v := fileReadValues{
 		Exists: types.BoolValue(f.Exists), SHA256: types.StringNull(), Size: types.Int64Null(),
 		Content: types.StringNull(), ContentBase64: types.StringNull(), Sensitive: types.ObjectNull(sensitiveContentAttrTypes),
+		Stale: types.BoolValue(f.Stale),
 	}
 	if !f.Exists {
 		return v

@@ -43,6 +43,15 @@ func (d *sandboxFileDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 		Required: true, MarkdownDescription: "Absolute path of the file in the sandbox.",
 		Validators: []validator.String{remotePathValidator{}},
 	}
+	attrs["run_id"] = schema.StringAttribute{
+		Optional: true,
+		MarkdownDescription: "The run whose result the file must be: the `run_id` of the `prime_sandbox_command` that " +
+			"writes it (which also orders the read after that run). The file is checked in the sandbox against the " +
+			"stamp that run left as it started (a run with `result_paths` leaves one): a file older than the run's " +
+			"start, or a run that never started there, reads as missing with `stale = true` (an error without " +
+			"`allow_missing`), never as the run's result. One command more per read. Unset, the file is read as it is.",
+		Validators: []validator.String{runIDValidator{}},
+	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Reads a small file from a sandbox — a reward JSON, a verdict — so that `jsondecode(...)` can use " +
 			"it in outputs and other resources. Read it after the command that writes it: reference the command (for " +
@@ -65,10 +74,13 @@ func (d *sandboxFileDataSource) Read(ctx context.Context, req datasource.ReadReq
 		return
 	}
 	id, remote := m.SandboxID.ValueString(), m.Path.ValueString()
-	f, err := readSmallFile(ctx, d.client, id, remote, maxSizeOf(m.MaxSize), m.AllowMissing.ValueBool())
+	f, err := readSmallFile(ctx, d.client, id, remote, maxSizeOf(m.MaxSize), m.AllowMissing.ValueBool(), m.RunID.ValueString())
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot read the file", err.Error())
 		return
+	}
+	if f.Stale {
+		addStaleWarning(&resp.Diagnostics, path.Root("run_id"), []string{f.StaleWhy})
 	}
 	if f.SandboxGone {
 		resp.Diagnostics.AddWarning("Sandbox is gone",
@@ -84,6 +96,7 @@ func (d *sandboxFileDataSource) Read(ctx context.Context, req datasource.ReadReq
 	m.Exists = v.Exists.(types.Bool)
 	m.SHA256, m.Size = v.SHA256.(types.String), v.Size.(types.Int64)
 	m.Content, m.ContentBase64, m.SensitiveContent = v.Content.(types.String), v.ContentBase64.(types.String), v.Sensitive
+	m.Stale = v.Stale.(types.Bool)
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &m)...)
 }
 
@@ -94,7 +107,9 @@ type sandboxFileDataModel struct {
 	MaxSize          types.Int64  `tfsdk:"max_size"`
 	Sensitive        types.Bool   `tfsdk:"sensitive"`
 	AllowMissing     types.Bool   `tfsdk:"allow_missing"`
+	RunID            types.String `tfsdk:"run_id"`
 	Exists           types.Bool   `tfsdk:"exists"`
+	Stale            types.Bool   `tfsdk:"stale"`
 	SHA256           types.String `tfsdk:"sha256"`
 	Size             types.Int64  `tfsdk:"size"`
 	Content          types.String `tfsdk:"content"`

@@ -9,6 +9,7 @@ package files
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -80,6 +81,18 @@ func (r *fleetArtifactResource) Schema(_ context.Context, _ resource.SchemaReque
 			"!r.failed }`, " +
 			"so a member is downloaded again exactly when its agent ran again. Changing it updates in place.",
 	}
+	attrs["run_ids"] = schema.MapAttribute{
+		Optional: true, ElementType: types.StringType,
+		MarkdownDescription: "Member key → the run whose result to download: `{ for k, r in " +
+			"prime_fleet_command.agent.results : k => r.run_id if !r.failed }`. A member downloads again, alone, when its " +
+			"run ID changes (as with `member_triggers`). Each member's result is checked in its sandbox against the " +
+			"stamp its run left as it started (a run with `result_paths` leaves one): a result older than the run's " +
+			"start, or a run that never started there, is not downloaded and reads as missing (an error without " +
+			"`allow_missing`), with a warning — never as the run's result; `members` names the run each download " +
+			"is (`run_id`). A member whose new run left no result of its own loses the earlier run's download from " +
+			"disk. Changing it updates in place.",
+		Validators: []validator.Map{runIDsValidator{}},
+	}
 	attrs["max_concurrency"] = schema.Int64Attribute{
 		Optional: true, Computed: true, Default: int64default.StaticInt64(fleet.DefaultConcurrency),
 		MarkdownDescription: fmt.Sprintf("How many members download at once. Default `%d`. Changing it updates in place.", fleet.DefaultConcurrency),
@@ -88,6 +101,8 @@ func (r *fleetArtifactResource) Schema(_ context.Context, _ resource.SchemaReque
 	entry := artifactResultAttributes()
 	entry["sandbox_id"] = schema.StringAttribute{Computed: true, MarkdownDescription: "Sandbox downloaded from."}
 	entry["local_path"] = schema.StringAttribute{Computed: true, MarkdownDescription: "The member's local path."}
+	entry["run_id"] = schema.StringAttribute{Computed: true, MarkdownDescription: "The run the download was checked to be " +
+		"(its `run_ids` entry), when the result existed and was that run's; null otherwise."}
 	attrs["members"] = schema.MapNestedAttribute{
 		Computed: true,
 		MarkdownDescription: "Member key → its download: `sandbox_id`, `local_path`, `exists`, `files` (local path, size " +
@@ -139,6 +154,11 @@ func (r *fleetArtifactResource) ValidateConfig(ctx context.Context, req resource
 			fmt.Sprintf("member_triggers: %s %s not a key of sandbox_ids, so nothing follows from it.",
 				tfkit.QuoteKeys(strays), tfkit.PluralVerb(len(strays), "is", "are")))
 	}
+	if strays := fleet.StrayKeys(m.RunIDs, m.SandboxIDs); len(strays) > 0 {
+		resp.Diagnostics.AddAttributeWarning(path.Root("run_ids"), "Runs of unknown members",
+			fmt.Sprintf("run_ids: %s %s not a key of sandbox_ids, so nothing follows from it.",
+				tfkit.QuoteKeys(strays), tfkit.PluralVerb(len(strays), "is", "are")))
+	}
 }
 
 func (r *fleetArtifactResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -150,7 +170,7 @@ func (r *fleetArtifactResource) ModifyPlan(ctx context.Context, req resource.Mod
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if plan.SandboxIDs.IsUnknown() || plan.MemberTriggers.IsUnknown() {
+	if plan.SandboxIDs.IsUnknown() || plan.MemberTriggers.IsUnknown() || plan.RunIDs.IsUnknown() {
 		plan.Members = types.MapUnknown(fleetArtifactMemberType())
 		resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
 		return
@@ -185,8 +205,9 @@ func (r *fleetArtifactResource) Create(ctx context.Context, req resource.CreateR
 		return
 	}
 	var problems fleet.Problems
-	done, refused := r.downloadMembers(ctx, plan, ids, &problems)
+	done, refused, stale := r.downloadMembers(ctx, plan, ids, &problems)
 	warnRefused(&resp.Diagnostics, plan, refused)
+	addStaleWarning(&resp.Diagnostics, path.Root("run_ids"), stale)
 	if problems.Len() > 0 {
 		fleet.AddFailure(&resp.Diagnostics, "download", &problems, len(ids))
 		return
@@ -249,10 +270,19 @@ func (r *fleetArtifactResource) Update(ctx context.Context, req resource.UpdateR
 		if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 			return
 		}
-		done, refused := r.downloadMembers(ctx, plan, todo, &problems)
+		done, refused, stale := r.downloadMembers(ctx, plan, todo, &problems)
 		warnRefused(&resp.Diagnostics, plan, refused)
+		addStaleWarning(&resp.Diagnostics, path.Root("run_ids"), stale)
 		for k, v := range done {
 			records[k] = v
+			// A new run that left no result of its own: the earlier run's
+			// download is not its result, so it goes (local downloads are
+			// replaced, also by nothing).
+			if p, had := prior[k]; had && !v.Exists.ValueBool() && p.Exists.ValueBool() && p.LocalPath.Equal(v.LocalPath) {
+				if err := removeLocalArtifact(plan.Kind.ValueString(), p.LocalPath.ValueString()); err != nil {
+					problems.Add(k, "removing the earlier download at %s: %v", p.LocalPath.ValueString(), err)
+				}
+			}
 		}
 	}
 	if !plan.KeepOnDestroy.ValueBool() {
@@ -290,32 +320,44 @@ func (r *fleetArtifactResource) Delete(ctx context.Context, req resource.DeleteR
 	}
 }
 
-// downloadMembers downloads the members in ids concurrently.
-func (r *fleetArtifactResource) downloadMembers(ctx context.Context, m fleetArtifactModel, ids map[string]string, problems *fleet.Problems) (map[string]fleetArtifactMember, map[string][]prime.RefusedEntry) {
+// downloadMembers downloads the members in ids concurrently; stale says
+// which results were not their runs'.
+func (r *fleetArtifactResource) downloadMembers(ctx context.Context, m fleetArtifactModel, ids map[string]string, problems *fleet.Problems) (
+	map[string]fleetArtifactMember, map[string][]prime.RefusedEntry, []string) {
 	var mu sync.Mutex
 	done := map[string]fleetArtifactMember{}
 	refused := map[string][]prime.RefusedEntry{}
+	var stale []string
 	tflog.Info(ctx, "downloading from fleet", map[string]any{"members": len(ids), "path": m.RemotePath.ValueString()})
 	fleet.ForEachMember(ctx, tfkit.SortedKeys(ids), int(m.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
 		local := memberLocalPath(m.LocalPath.ValueString(), key)
+		runID := runIDOf(m.RunIDs, key)
 		res, err := DownloadArtifact(ctx, r.client, ArtifactRequest{
 			SandboxID: ids[key], Remote: m.RemotePath.ValueString(), Local: local, Kind: m.Kind.ValueString(),
-			MaxBytes: m.MaxSize.ValueInt64(), AllowMissing: m.AllowMissing.ValueBool(),
+			MaxBytes: m.MaxSize.ValueInt64(), AllowMissing: m.AllowMissing.ValueBool(), RunID: runID,
 		})
 		if err != nil {
 			problems.Add(key, "%v", err)
 			return
 		}
 		rec := fleetArtifactMember{SandboxID: types.StringValue(ids[key]), LocalPath: types.StringValue(local),
-			Exists: types.BoolValue(res.Exists), Files: ArtifactFilesValue(res.Files), Refused: artifactRefusedValue(res.Refused)}
+			Exists: types.BoolValue(res.Exists), Files: ArtifactFilesValue(res.Files), Refused: artifactRefusedValue(res.Refused),
+			RunID: types.StringNull()}
+		if runID != "" && res.Exists {
+			rec.RunID = types.StringValue(runID)
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		done[key] = rec
+		if res.Stale {
+			stale = append(stale, fmt.Sprintf("Member %q: %s.", key, res.StaleWhy))
+		}
 		if len(res.Refused) > 0 {
 			refused[key] = res.Refused
 		}
 	})
-	return done, refused
+	slices.Sort(stale)
+	return done, refused, stale
 }
 
 // keepArtifactMember: a recorded download stays when its sandbox and its
@@ -325,7 +367,8 @@ func keepArtifactMember(prior fleetArtifactMember, id types.String, plan, state 
 		return false
 	}
 	pt, st := fleet.TriggerOf(plan.MemberTriggers, key), fleet.TriggerOf(state.MemberTriggers, key)
-	return !pt.IsUnknown() && pt.Equal(st)
+	pr, sr := fleet.TriggerOf(plan.RunIDs, key), fleet.TriggerOf(state.RunIDs, key)
+	return !pt.IsUnknown() && pt.Equal(st) && !pr.IsUnknown() && pr.Equal(sr)
 }
 
 // warnRefused reports refused archive entries, per member.
@@ -366,20 +409,22 @@ type fleetArtifactModel struct {
 	KeepOnDestroy  types.Bool   `tfsdk:"keep_on_destroy"`
 	Triggers       types.Map    `tfsdk:"triggers"`
 	MemberTriggers types.Map    `tfsdk:"member_triggers"`
+	RunIDs         types.Map    `tfsdk:"run_ids"`
 	MaxConcurrency types.Int64  `tfsdk:"max_concurrency"`
 	Members        types.Map    `tfsdk:"members"`
 }
 
 // fleetArtifactMember is one member's download in `members`.
 type fleetArtifactMember struct {
-	SandboxID, LocalPath types.String
-	Exists               types.Bool
-	Files, Refused       types.List
+	SandboxID, LocalPath, RunID types.String
+	Exists                      types.Bool
+	Files, Refused              types.List
 }
 
 var fleetArtifactMemberAttrTypes = map[string]attr.Type{
 	"sandbox_id": types.StringType, "local_path": types.StringType, "exists": types.BoolType,
 	"files": types.ListType{ElemType: ArtifactFileType()}, "refused": types.ListType{ElemType: artifactRefusedType()},
+	"run_id": types.StringType,
 }
 
 func fleetArtifactMemberType() types.ObjectType {
@@ -389,6 +434,7 @@ func fleetArtifactMemberType() types.ObjectType {
 func (m fleetArtifactMember) object() types.Object {
 	return types.ObjectValueMust(fleetArtifactMemberAttrTypes, map[string]attr.Value{
 		"sandbox_id": m.SandboxID, "local_path": m.LocalPath, "exists": m.Exists, "files": m.Files, "refused": m.Refused,
+		"run_id": m.RunID,
 	})
 }
 
@@ -412,6 +458,6 @@ func fleetArtifactMembersOf(v types.Map, diags *diag.Diagnostics) map[string]fle
 		files, _ := a["files"].(types.List)
 		refused, _ := a["refused"].(types.List)
 		return fleetArtifactMember{SandboxID: tfkit.StringAttr(a, "sandbox_id"), LocalPath: tfkit.StringAttr(a, "local_path"),
-			Exists: tfkit.BoolAttr(a, "exists"), Files: files, Refused: refused}
+			Exists: tfkit.BoolAttr(a, "exists"), Files: files, Refused: refused, RunID: tfkit.StringAttr(a, "run_id")}
 	})
 }

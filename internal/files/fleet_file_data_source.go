@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -41,6 +42,8 @@ func (d *fleetFileDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 	attrs := readArgumentAttributes()
 	entry := readResultAttributes(false)
 	entry["sandbox_id"] = schema.StringAttribute{Computed: true, MarkdownDescription: "Sandbox the file was read from."}
+	entry["run_id"] = schema.StringAttribute{Computed: true, MarkdownDescription: "The run the file was checked to be " +
+		"(its `run_ids` entry), when it exists and is that run's; null otherwise."}
 	attrs["id"] = schema.StringAttribute{Computed: true, MarkdownDescription: "The path read."}
 	attrs["sandbox_ids"] = fleet.SandboxIDsDataSourceAttribute("Member key → sandbox ID, usually " +
 		"`prime_sandbox_fleet.<name>.sandbox_ids` or, for what a command wrote, the members it succeeded on: " +
@@ -49,6 +52,17 @@ func (d *fleetFileDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 	attrs["path"] = schema.StringAttribute{
 		Required: true, MarkdownDescription: "Absolute path of the file, the same in every member.",
 		Validators: []validator.String{remotePathValidator{}},
+	}
+	attrs["run_ids"] = schema.MapAttribute{
+		Optional: true, ElementType: types.StringType,
+		MarkdownDescription: "Member key → the run whose result the member's file must be: `{ for k, r in " +
+			"prime_fleet_command.agent.results : k => r.run_id if !r.failed }` (which also orders the read after those " +
+			"runs). Each member's file is checked in its sandbox against the stamp its run left as it started (a run " +
+			"with `result_paths` leaves one): a file older than the run's start, or a run that never started there, " +
+			"reads as missing with `stale = true` (an error without `allow_missing`), never as the run's result; " +
+			"`files` names the run each file is (`run_id`). One command more per member and read. Members without an " +
+			"entry are read as they are.",
+		Validators: []validator.Map{runIDsValidator{}},
 	}
 	attrs["max_concurrency"] = schema.Int64Attribute{
 		Optional: true, MarkdownDescription: fmt.Sprintf("How many members are read at once. Default `%d`.", fleet.DefaultConcurrency),
@@ -90,22 +104,30 @@ func (d *fleetFileDataSource) Read(ctx context.Context, req datasource.ReadReque
 	var mu sync.Mutex
 	files := make(map[string]attr.Value, len(ids))
 	secret := make(map[string]attr.Value, len(ids))
-	var notText, gone []string
+	var notText, gone, stale []string
 	var problems fleet.Problems
 	fleet.ForEachMember(ctx, tfkit.SortedKeys(ids), limit, func(ctx context.Context, key string) {
-		f, err := readSmallFile(ctx, d.client, ids[key], remote, maxSize, m.AllowMissing.ValueBool())
+		runID := runIDOf(m.RunIDs, key)
+		f, err := readSmallFile(ctx, d.client, ids[key], remote, maxSize, m.AllowMissing.ValueBool(), runID)
 		if err != nil {
 			problems.Add(key, "%v", err)
 			return
 		}
 		v := fileReadValuesOf(f, sensitive)
+		run := types.StringNull()
+		if runID != "" && f.Exists {
+			run = types.StringValue(runID)
+		}
 		obj := types.ObjectValueMust(fleetReadAttrTypes, map[string]attr.Value{
 			"sandbox_id": types.StringValue(ids[key]), "exists": v.Exists, "sha256": v.SHA256, "size": v.Size,
-			"content": v.Content, "content_base64": v.ContentBase64,
+			"content": v.Content, "content_base64": v.ContentBase64, "stale": v.Stale, "run_id": run,
 		})
 		mu.Lock()
 		defer mu.Unlock()
 		files[key] = obj
+		if f.Stale {
+			stale = append(stale, fmt.Sprintf("Member %q: %s.", key, f.StaleWhy))
+		}
 		if sensitive {
 			secret[key] = v.Sensitive
 		}
@@ -127,6 +149,8 @@ func (d *fleetFileDataSource) Read(ctx context.Context, req datasource.ReadReque
 			fmt.Sprintf("These members' sandboxes no longer exist, so %s reads as missing there (exists = false): %s. "+
 				"The fleet drops them at refresh, and its next apply creates them again.", remote, strings.Join(gone, ", ")))
 	}
+	slices.Sort(stale)
+	addStaleWarning(&resp.Diagnostics, path.Root("run_ids"), stale)
 	if len(notText) > 0 {
 		resp.Diagnostics.AddWarning("Files are not text", fmt.Sprintf("%s is not valid UTF-8 on members %s, so their content "+
 			"is null; use content_base64.", remote, tfkit.QuoteKeys(tfkit.SortedKeys(tfkit.SetOf(notText)))))
@@ -147,6 +171,7 @@ type fleetFileDataModel struct {
 	MaxSize        types.Int64  `tfsdk:"max_size"`
 	Sensitive      types.Bool   `tfsdk:"sensitive"`
 	AllowMissing   types.Bool   `tfsdk:"allow_missing"`
+	RunIDs         types.Map    `tfsdk:"run_ids"`
 	MaxConcurrency types.Int64  `tfsdk:"max_concurrency"`
 	Files          types.Map    `tfsdk:"files"`
 	SensitiveFiles types.Map    `tfsdk:"sensitive_files"`
@@ -154,7 +179,7 @@ type fleetFileDataModel struct {
 
 var fleetReadAttrTypes = map[string]attr.Type{
 	"sandbox_id": types.StringType, "exists": types.BoolType, "sha256": types.StringType, "size": types.Int64Type,
-	"content": types.StringType, "content_base64": types.StringType,
+	"content": types.StringType, "content_base64": types.StringType, "stale": types.BoolType, "run_id": types.StringType,
 }
 
 func fleetReadType() types.ObjectType { return types.ObjectType{AttrTypes: fleetReadAttrTypes} }
