@@ -12,12 +12,14 @@ import (
 // run) ran the setup's steps (setupSteps of them, open egress:
 // checkFleetProtocol) and no agent; every
 // other sandbox was restored from a checkpoint, ran no setup step, and ran
-// agentSteps agent steps, the first only after its lists were enforced
-// (checkFleetProtocol checks each step's enforced generation; this checks
-// that there was a restricting write before it).
-func checkSetupOnce(traces []*sandboxTrace, member map[*sandboxTrace]string, wantTemplates, setupSteps, agentSteps int) error {
+// agentSteps[n] agent steps (n: the sandbox is its member's n-th, from 0),
+// the first only after its lists were enforced (checkFleetProtocol checks
+// each step's enforced generation; this checks that there was a
+// restricting write before it).
+func checkSetupOnce(traces []*sandboxTrace, member map[*sandboxTrace]string, wantTemplates, setupSteps int, agentSteps []int) error {
 	var problems []string
 	templates := 0
+	nth := map[string]int{}
 	for _, tr := range traces {
 		setups, agents := tr.count()
 		if member[tr] == "template" {
@@ -27,9 +29,15 @@ func checkSetupOnce(traces []*sandboxTrace, member map[*sandboxTrace]string, wan
 			}
 			continue
 		}
-		if setups != 0 || agents != agentSteps {
+		n := nth[member[tr]]
+		nth[member[tr]]++
+		if n >= len(agentSteps) {
+			problems = append(problems, fmt.Sprintf("member %s (%s): its sandbox number %d, want at most %d", member[tr], tr.id, n+1, len(agentSteps)))
+			continue
+		}
+		if setups != 0 || agents != agentSteps[n] {
 			problems = append(problems, fmt.Sprintf("member %s (%s): %d setup and %d agent steps, want 0 and %d (the setup ran once, in the template)",
-				member[tr], tr.id, setups, agents, agentSteps))
+				member[tr], tr.id, setups, agents, agentSteps[n]))
 		}
 		restored, locked := false, false
 		for _, e := range tr.events {

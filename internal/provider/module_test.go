@@ -111,7 +111,11 @@ func TestAccModule_evalFleet(t *testing.T) {
 	// As many sandboxes as members: the updates replaced none.
 	// once: the template and its three members, twice (change_setup
 	// replaces the template, and so every member).
-	want := map[string]int{"allow": 2, "block": 1, "born": 2, "relock": 2, "tasks": 3, "once": 8}
+	// rerun*: each suite's two members, again after its image changed;
+	// rerunonce's template and members for every change of the setup, its
+	// environment, the task directory and the image.
+	want := map[string]int{"allow": 2, "block": 1, "born": 2, "relock": 2, "tasks": 3, "once": 8,
+		"rerunpm": 4, "rerunborn": 4, "rerunonce": 15}
 	for prefix, n := range want {
 		if got := len(byPrefix[prefix]); got != n {
 			t.Errorf("%d sandboxes named %s-*, want %d", got, prefix, n)
@@ -173,7 +177,9 @@ func TestAccModule_evalFleet(t *testing.T) {
 			t.Errorf("tasks-%s: %v", member[tr], err)
 		}
 	}
-	if err := checkSetupOnce(byPrefix["once"], member, 2, 1, 3); err != nil {
+	// The first members ran their agent once; the second (restored from the
+	// new setup's checkpoint) again after the lists changed.
+	if err := checkSetupOnce(byPrefix["once"], member, 2, 1, []int{3, 6}); err != nil {
 		t.Error(err)
 	}
 	// terraform test's destroy deleted every checkpoint (once's, and the
@@ -184,12 +190,12 @@ func TestAccModule_evalFleet(t *testing.T) {
 	// The results outlive terraform test's destroy, and alpha's are its
 	// second task's.
 	for k, want := range map[string]string{"alpha": `"alpha-2"`, "beta": `"beta-1"`} {
-		got, err := os.ReadFile(w.Path("test-results", "tasks", k, "reward.json"))
+		got, err := os.ReadFile(w.Path("test-results", "tasks", k, "results", "reward.json"))
 		if err != nil || !strings.Contains(string(got), want) {
 			t.Errorf("results of %s on disk: %q (%v), want its task %s", k, got, err, want)
 		}
 	}
-	if _, err := os.Stat(w.Path("test-results", "tasks", "gamma")); !os.IsNotExist(err) {
+	if _, err := os.Stat(w.Path("test-results", "tasks", "gamma", "results")); !os.IsNotExist(err) {
 		t.Errorf("gamma wrote no results, yet something was downloaded for it (%v)", err)
 	}
 }

@@ -6,8 +6,10 @@
 #   prime_sandbox_fleet -> prime_fleet_file (task_dir, member_tasks)
 #     -> prime_fleet_command.setup (require_open_egress)
 #     -> prime_fleet_egress_policy (after = [setup id])
-#     -> agent (background; triggers = policy id, member_triggers = task fingerprints)
-#     -> prime_fleet_file data source (rewards), prime_fleet_artifact (results_path)
+#     -> agent (background; triggers = the lock and what the run depends on,
+#        member_triggers = task fingerprints; run.json per member)
+#     -> prime_fleet_file data source (rewards), prime_fleet_artifact (results_path),
+#        both checked against each member's run (run_ids)
 #
 # or, with born_restricted, the lists in the fleet's egress block from the
 # first second and no policy after the setup.
@@ -51,14 +53,17 @@ locals {
   # Members whose every setup step succeeded (all members without setup).
   # (With setup once, every member: each was restored from the template's
   # checkpoint, taken after its setup succeeded.)
+  # (With on_member_failure = "record", a member whose setup failed is
+  # recorded and left out: not locked, so its setup runs again, with egress
+  # open, on the next apply; no agent runs on it.)
   set_up_ids = local.has_setup && !local.once ? {
-    for k, r in prime_fleet_command.setup[0].results : k => r.sandbox_id
+    for k, r in prime_fleet_command.setup[0].results : k => r.sandbox_id if !r.failed
   } : prime_sandbox_fleet.this.sandbox_ids
 
   # Members an agent may run on: the policy (or the born lists) is enforced
   # there, after their setup.
   ready_ids = (
-    local.lock ? { for k, m in prime_fleet_egress_policy.this[0].members : k => m.sandbox_id if m.applied } :
+    local.lock ? { for k, m in prime_fleet_egress_policy.this[0].members : k => m.sandbox_id if m.applied && contains(keys(local.set_up_ids), k) } :
     local.fleet_egress ? { for k, id in local.set_up_ids : k => id if prime_sandbox_fleet.this.sandboxes[k].egress_applied } :
     local.set_up_ids
   )
@@ -83,27 +88,34 @@ locals {
     local.once ? prime_fleet_command.template_setup[0].results :
     prime_fleet_command.setup[0].results
   )
+  # Those of members of the fleet as it is, in their current sandbox (and
+  # the template's): what the outputs report.
+  current_setup = {
+    for k, r in local.setup_results : k => r
+    if local.once || lookup(prime_sandbox_fleet.this.sandbox_ids, k, null) == r.sandbox_id
+  }
 
   has_agent   = var.agent != null
   has_results = local.has_agent && var.results_path != null
   has_rewards = local.has_agent && var.reward_file != null
-  # Members whose agent succeeded: the result reads and downloads wait for
-  # them through these keys.
-  agent_ids = local.has_agent ? { for k, r in prime_fleet_command.agent[0].results : k => r.sandbox_id if !r.failed } : {}
 
   # What an agent names in triggers so that it runs again whenever the
   # members were locked anew: the policy's id changes with every enforced
   # write on the members it holds (a change of the lists or routes) and
   # with its replacement after every setup change (its after names the
   # setup's id).
-  # With setup once, the checkpoint's id: a setup change takes a new one
-  # and restores every member from it.
-  lock_id = (
+  # With the lists in the fleet's egress block (setup once, born
+  # restricted), a change of the lists updates the members in place, so
+  # the lists' digest (known at plan time) joins what the members came
+  # from: the checkpoint (a setup change takes a new one and restores every
+  # member from it), or the setup, or the fleet.
+  lock_base = (
     local.lock ? prime_fleet_egress_policy.this[0].id :
     local.once ? prime_sandbox_checkpoint.template[0].id :
     local.has_setup ? prime_fleet_command.setup[0].id :
     prime_sandbox_fleet.this.id
   )
+  lock_id = local.fleet_egress ? "${local.lock_base}/${prime_sandbox_fleet.this.egress.lists_sha256}" : local.lock_base
 }
 
 # --- Setup once: the template, its setup, its checkpoint ------------------
@@ -258,6 +270,7 @@ resource "prime_fleet_command" "setup" {
   env_wo              = var.setup_env_wo
   env_wo_version      = var.setup_env_wo_version
   require_open_egress = !local.born
+  on_member_failure   = var.on_member_failure
 
   # A changed task directory runs the setup again, which re-opens and
   # re-locks egress: the upload's id is the fingerprint of its bytes, known
@@ -274,7 +287,9 @@ resource "prime_fleet_command" "setup" {
 resource "prime_fleet_egress_policy" "this" {
   count = local.lock ? 1 : 0
 
-  sandbox_ids = prime_sandbox_fleet.this.sandbox_ids
+  # The members whose setup succeeded (all, unless on_member_failure =
+  # "record" recorded a failure: that member stays open for its next setup).
+  sandbox_ids = local.set_up_ids
   allow       = var.allow
   block       = var.block
   routes      = length(var.routes) > 0 ? var.routes : null
@@ -287,10 +302,42 @@ resource "prime_fleet_egress_policy" "this" {
   }
 }
 
+# --- The agent, its run records and its results ---------------------------
+
+locals {
+  # Where the agent's records and results land on local disk:
+  # <results_dir>/progress.json while it runs, and per member
+  # <results_dir>/<key>/run.json (its run's provenance), its logs, and
+  # <results_dir>/<key>/results (results_path, downloaded).
+  results_dir = coalesce(var.results_local_dir, "${path.root}/results")
+
+  # The task directory's fingerprint (each file's name and hash), and the
+  # setup's: what the members' disks were prepared from.
+  task_dir_sha256 = local.has_task_dir ? sha256(join("\n", [
+    for f in sort(fileset(var.task_dir, "**")) : "${f} ${filesha256("${var.task_dir}/${f}")}"
+  ])) : null
+  setup_sha256 = local.has_setup ? sha256(jsonencode({
+    commands = var.setup_commands, env = var.setup_env, env_wo_version = var.setup_env_wo_version, task = local.task_dir_sha256
+  })) : null
+
+  # What the agent's run depends on besides its member's task: a change of
+  # any of them runs every member's agent again, and each run's record
+  # (run.json, the runs output) names them. The lock: relocked members run
+  # again under the new lists (lock_id changes with every enforced write;
+  # the lists' digest is the lists themselves). What the members' disks
+  # came from: the image, the checkpoint (setup once), the setup.
+  agent_triggers = merge(
+    { lock = local.lock_id, image = var.image },
+    local.restricted ? { lists_sha256 = local.lock ? prime_fleet_egress_policy.this[0].lists_sha256 : prime_sandbox_fleet.this.egress.lists_sha256 } : {},
+    local.once ? { checkpoint_id = prime_sandbox_checkpoint.template[0].id } : {},
+    local.has_setup ? { setup_sha256 = local.setup_sha256 } : {},
+  )
+}
+
 # The optional agent: only on ready members, after the task files are in,
 # as background jobs unless the caller says otherwise; again on every
-# member after every re-lock, and on one member alone when its task
-# changes.
+# member after every re-lock or change of what it depends on
+# (agent_triggers), and on one member alone when its task changes.
 resource "prime_fleet_command" "agent" {
   count = local.has_agent ? 1 : 0
 
@@ -302,33 +349,57 @@ resource "prime_fleet_command" "agent" {
   env                = var.agent.env
   member_env         = var.agent.member_env
   max_concurrency    = var.agent.max_concurrency
-  triggers           = { lock = local.lock_id }
+  on_member_failure  = var.on_member_failure
+  triggers           = local.agent_triggers
   member_triggers    = local.task_fingerprints == null ? null : { for k, _ in local.ready_ids : k => local.task_fingerprints[k] }
+  # progress.json while it runs, and each member's run.json and logs.
+  output_dir = local.results_dir
   # The reward and the results are removed right before every run, so a
   # run that ends before writing them reads as missing, never as the
-  # previous run's.
+  # previous run's; the run leaves its stamp beside them, which the reads
+  # below check each result against.
   result_paths = length(compact([var.reward_file, var.results_path])) > 0 ? compact([var.reward_file, var.results_path]) : null
 }
 
-# Each member's reward, read once its agent succeeded; a member that wrote
-# no file reads as missing, and `rewards` reports null for it.
+locals {
+  # The agent's current runs: members of the fleet as it is now whose run
+  # was in their current sandbox. After an apply that failed part-way
+  # (the fleet changed, the agent did not run again), a member whose
+  # sandbox changed, or that left the fleet, has no current run: the
+  # outputs leave it out, and failures says why.
+  agent_results = local.has_agent ? prime_fleet_command.agent[0].results : {}
+  current_runs = {
+    for k, r in local.agent_results : k => r
+    if lookup(prime_sandbox_fleet.this.sandbox_ids, k, null) == r.sandbox_id
+  }
+  # Members whose current run succeeded: the result reads and downloads
+  # wait for them through these keys, and check their run (run_ids).
+  agent_ids     = { for k, r in local.current_runs : k => r.sandbox_id if !r.failed }
+  agent_run_ids = { for k, r in local.current_runs : k => r.run_id if !r.failed }
+}
+
+# Each member's reward, read once its agent succeeded, and only if its
+# run wrote it (run_ids); a member that wrote no file reads as missing,
+# and `rewards` reports null for it.
 data "prime_fleet_file" "reward" {
   count = local.has_rewards ? 1 : 0
 
   sandbox_ids   = local.agent_ids
   path          = var.reward_file
   allow_missing = true
+  run_ids       = local.agent_run_ids
 }
 
-# Each member's results directory to <results_local_dir>/<key>, again for
-# a member whenever its agent ran again (its run_id changed).
+# Each member's results directory to <results_dir>/<key>/results, again for
+# a member whenever its agent ran again (its run ID changed), and only what
+# that run wrote; a run that wrote none removes the earlier run's download.
 resource "prime_fleet_artifact" "results" {
   count = local.has_results ? 1 : 0
 
-  sandbox_ids     = local.agent_ids
-  remote_path     = var.results_path
-  kind            = "directory"
-  local_path      = "${coalesce(var.results_local_dir, "${path.root}/results")}/{key}"
-  allow_missing   = true
-  member_triggers = { for k, r in prime_fleet_command.agent[0].results : k => r.run_id if !r.failed }
+  sandbox_ids   = local.agent_ids
+  remote_path   = var.results_path
+  kind          = "directory"
+  local_path    = "${local.results_dir}/{key}/results"
+  allow_missing = true
+  run_ids       = local.agent_run_ids
 }

@@ -9,23 +9,28 @@ output "ready_sandbox_ids" {
 }
 
 output "lock_id" {
-  description = "Changes whenever the members were locked anew — after a setup change, and after a change of `allow`, `block` or `routes` — and is unknown in the plan until then: the policy's ID (the setup's, or the fleet's, without one). Name it in your own agent's `triggers` so the agent runs again after every re-lock."
+  description = "Changes whenever the members were locked anew — after a setup change, and after a change of `allow`, `block` or `routes`, in every mode: the policy's ID (with the lists in the fleet's `egress` block — `setup_mode = \"once\"`, `born_restricted` — the checkpoint's, the setup's or the fleet's ID, and the lists' digest). Name it in your own agent's `triggers` (or name `agent_triggers`) so the agent runs again after every re-lock."
   value       = local.lock_id
 }
 
+output "agent_triggers" {
+  description = "What a run of the agent depends on besides its member's task, the module's agent's `triggers`: the lock (`lock_id`), the lists' digest (`lists_sha256`, with `allow`/`block`), the `image`, the `checkpoint_id` (setup once) and the setup's digest (`setup_sha256`: its commands, environment, `setup_env_wo_version` and task directory). A change of any runs every member's agent again. Name it in your own agent's `triggers` (with `member_triggers = task_fingerprints`), so its runs re-run and are recorded the same way."
+  value       = local.agent_triggers
+}
+
 output "setup_exit_codes" {
-  description = "Exit code of every setup step, by member key, in order (with `setup_mode = \"once\"`, one entry: `template`). A member whose setup failed is absent (the apply failed and names it)."
-  value       = { for k, r in local.setup_results : k => [for s in r.steps : s.exit_code] if !r.failed }
+  description = "Exit code of every setup step, by member key, in order (with `setup_mode = \"once\"`, one entry: `template`). A member whose setup failed is absent (see `failures`), as is one that left the fleet or has a new sandbox its setup has not run in yet."
+  value       = { for k, r in local.current_setup : k => [for s in r.steps : s.exit_code] if !r.failed }
 }
 
 output "setup_stdout" {
   description = "Standard output of every setup step (its last line), by member key, in order."
-  value       = { for k, r in local.setup_results : k => [for s in r.steps : s.stdout] if !r.failed }
+  value       = { for k, r in local.current_setup : k => [for s in r.steps : s.stdout] if !r.failed }
 }
 
 output "setup_stderr" {
   description = "Standard error of every setup step (its last line), by member key, in order."
-  value       = { for k, r in local.setup_results : k => [for s in r.steps : s.stderr] if !r.failed }
+  value       = { for k, r in local.current_setup : k => [for s in r.steps : s.stderr] if !r.failed }
 }
 
 output "policy_generations" {
@@ -55,6 +60,15 @@ output "effective_allow" {
   )
 }
 
+output "lists_sha256" {
+  description = "The digest of the lists every member gets (`lists_sha256` of the policy or of the fleet's `egress` block): each run's `egress_sha256` in `runs` equals it when the run started under these lists. Null without `allow`/`block`."
+  value = (
+    local.lock ? prime_fleet_egress_policy.this[0].lists_sha256 :
+    local.fleet_egress ? prime_sandbox_fleet.this.egress.lists_sha256 :
+    null
+  )
+}
+
 output "effective_block" {
   description = "The blocklist every member gets, canonical. Null in allow mode and without lists."
   value = (
@@ -65,23 +79,65 @@ output "effective_block" {
 }
 
 output "agent_exit_codes" {
-  description = "Exit code of every agent step, by member key, in order. Empty without `agent`."
-  value       = local.has_agent ? { for k, r in prime_fleet_command.agent[0].results : k => [for s in r.steps : s.exit_code] if !r.failed } : {}
+  description = "Exit code of every agent step, by member key, in order, for the members whose current run succeeded (a failed one is in `failures`). Empty without `agent`."
+  value       = { for k, r in local.current_runs : k => [for s in r.steps : s.exit_code] if !r.failed }
 }
 
 output "agent_stdout" {
   description = "Standard output of every agent step (its last line), by member key, in order. Empty without `agent`."
-  value       = local.has_agent ? { for k, r in prime_fleet_command.agent[0].results : k => [for s in r.steps : s.stdout] if !r.failed } : {}
+  value       = { for k, r in local.current_runs : k => [for s in r.steps : s.stdout] if !r.failed }
 }
 
 output "agent_stderr" {
   description = "Standard error of every agent step (its last line), by member key, in order. Empty without `agent`."
-  value       = local.has_agent ? { for k, r in prime_fleet_command.agent[0].results : k => [for s in r.steps : s.stderr] if !r.failed } : {}
+  value       = { for k, r in local.current_runs : k => [for s in r.steps : s.stderr] if !r.failed }
 }
 
 output "agent_run_ids" {
-  description = "The ID of every member's latest agent run, by member key: a new one whenever that member's agent ran again. Empty without `agent`."
-  value       = local.has_agent ? { for k, r in prime_fleet_command.agent[0].results : k => r.run_id if !r.failed } : {}
+  description = "The ID of every member's current agent run that succeeded, by member key: a new one whenever that member's agent ran again. Empty without `agent`."
+  value       = local.agent_run_ids
+}
+
+output "runs" {
+  description = <<-EOT
+    The record of every member's current agent run, by member key — the provenance of its reward and results, as in its `<results_local_dir>/<member key>/run.json`: `run_id`, `member`, `sandbox_id`, `started_at` and `ended_at` (RFC 3339), `exit_code`, `failed` and `error`; `commands_sha256` (the agent's steps, `sha256(jsonencode(commands))`); `egress_generation` and `egress_sha256` (the egress policy the member's sandbox enforced when the run started, read from the platform: compare `egress_sha256` with `lists_sha256`); `triggers` (what the run depended on, `agent_triggers`: `image`, `checkpoint_id`, `setup_sha256`, `lists_sha256`, `lock`) and `member_trigger` (the member's task fingerprint, `task_fingerprints`). Only members of the fleet as it is, whose run was in their current sandbox: after an apply that failed part-way, a member without one is in `failures`, never here with an earlier sandbox's run. Empty without `agent`.
+  EOT
+  value = {
+    for k, r in local.current_runs : k => {
+      run_id            = r.run_id
+      member            = k
+      sandbox_id        = r.sandbox_id
+      started_at        = r.started_at
+      ended_at          = r.executed_at
+      exit_code         = r.exit_code
+      failed            = r.failed
+      error             = r.error
+      commands_sha256   = prime_fleet_command.agent[0].commands_sha256
+      egress_generation = r.egress_generation
+      egress_sha256     = r.egress_sha256
+      triggers          = prime_fleet_command.agent[0].triggers
+      member_trigger    = try(prime_fleet_command.agent[0].member_triggers[k], null)
+    }
+  }
+}
+
+output "failures" {
+  description = "Every member whose outputs are missing for a reason, by member key: `phase` (`setup`, `agent`), `sandbox_id` and `error` — a setup or agent that failed (recorded with `on_member_failure = \"record\"`, or by an update that failed), or a ready member whose agent has no run in its current sandbox (an apply that failed or was interrupted before it ran). Empty when every member's outputs are current."
+  value = merge(
+    { for k, r in local.current_setup : k => { phase = "setup", sandbox_id = r.sandbox_id, error = coalesce(r.error, "failed") } if r.failed },
+    { for k, r in local.current_runs : k => { phase = "agent", sandbox_id = r.sandbox_id, error = coalesce(r.error, "failed") } if r.failed },
+    local.has_agent ? {
+      for k, id in local.ready_ids : k => {
+        phase = "agent", sandbox_id = id,
+        error = "the agent has no run in this sandbox yet: the apply that would run it failed or was interrupted; the next apply runs it"
+      } if !contains(keys(local.current_runs), k)
+    } : {},
+  )
+}
+
+output "progress_file" {
+  description = "The agent's progress file, `<results_local_dir>/progress.json`: rewritten while the agent runs, with each member's state (`waiting`, `running`, `succeeded`, `failed`, `left` running by an interrupt), step, sandbox and job, and the counts. Null without `agent`."
+  value       = local.has_agent ? "${local.results_dir}/progress.json" : null
 }
 
 output "task_fingerprints" {
@@ -90,15 +146,22 @@ output "task_fingerprints" {
 }
 
 output "rewards" {
-  description = "Each member's reward, by member key: the `reward_field` of the JSON object in its `reward_file`, for the members whose agent succeeded; null for a member that wrote no such file, or a file that is not a JSON object with that field. Empty without `reward_file`."
+  description = "Each member's reward, by member key: the `reward_field` of the JSON object in its `reward_file`, for the members whose current agent run succeeded (its provenance is in `runs`); null for a member whose run wrote no such file (an earlier run's file is never read as its), or a file that is not a JSON object with that field. Empty without `reward_file`."
   value = local.has_rewards ? {
-    for k, f in data.prime_fleet_file.reward[0].files : k => f.exists ? try(jsondecode(f.content)[var.reward_field], null) : null
+    for k, run in local.agent_run_ids : k => (
+      try(data.prime_fleet_file.reward[0].files[k].run_id, null) == run ?
+      try(jsondecode(data.prime_fleet_file.reward[0].files[k].content)[var.reward_field], null) : null
+    )
   } : {}
 }
 
 output "results_local_paths" {
-  description = "Where each member's results directory was downloaded, by member key; null for a member whose agent wrote none. Empty without `results_path`."
-  value       = local.has_results ? { for k, m in prime_fleet_artifact.results[0].members : k => m.exists ? m.local_path : null } : {}
+  description = "Where each member's results directory was downloaded (`<results_local_dir>/<member key>/results`), by member key, for the members whose current agent run succeeded; null for a member whose run wrote none. Empty without `results_path`."
+  value = local.has_results ? {
+    for k, run in local.agent_run_ids : k => (
+      try(prime_fleet_artifact.results[0].members[k].run_id, null) == run ? prime_fleet_artifact.results[0].members[k].local_path : null
+    )
+  } : {}
 }
 
 output "checkpoint_id" {

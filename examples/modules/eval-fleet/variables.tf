@@ -367,7 +367,7 @@ variable "policy_timeout" {
 # --- Agent ----------------------------------------------------------------
 
 variable "agent" {
-  description = "Optional agent run on every ready member once the lists are enforced (and after the task files are in): `commands` (steps, in order), and optionally `background` (default `true`: each step a background job in the member, which survives a cut connection or a killed apply; `false` holds one gateway call per step), `timeout_seconds` (per step, default 3600), `allowed_exit_codes` (default `[0]`), `env`, `member_env` (member key → extra variables for that member's steps, merged over `env`; every member also gets `PRIME_MEMBER_KEY`) and `max_concurrency`. It runs again after every re-lock (a setup change, a change of `allow`, `block` or `routes`); a member whose task or `member_env` entry changes runs again alone. Null leaves the agent to the caller: run it on `ready_sandbox_ids` with `triggers = { lock = lock_id }` and `member_triggers = task_fingerprints`."
+  description = "Optional agent run on every ready member once the lists are enforced (and after the task files are in): `commands` (steps, in order), and optionally `background` (default `true`: each step a background job in the member, which survives a cut connection or a killed apply; `false` holds one gateway call per step), `timeout_seconds` (per step, default 3600), `allowed_exit_codes` (default `[0]`), `env`, `member_env` (member key → extra variables for that member's steps, merged over `env`; every member also gets `PRIME_MEMBER_KEY`) and `max_concurrency`. It runs again on every member after every re-lock (a change of `allow`, `block` or `routes`, in every mode) and whenever what the members came from changes (the image, the setup or its environment, the task directory, the checkpoint), always after the new lists are enforced; a member whose task or `member_env` entry changes runs again alone. Each run is recorded (the `runs` output, and `run.json` in `results_local_dir`). Null leaves the agent to the caller: run it on `ready_sandbox_ids` with `triggers = agent_triggers` and `member_triggers = task_fingerprints`."
   type = object({
     commands           = list(string)
     background         = optional(bool, true)
@@ -392,10 +392,22 @@ variable "agent" {
   }
 }
 
+variable "on_member_failure" {
+  description = "What a member whose setup (per member) or agent failed does — a step's exit code not allowed, a timeout, a lost sandbox or job. `\"fail\"` (default): the apply fails with one error naming every failed member. `\"record\"`: the failure is recorded (see the `failures` output) and the apply goes on with the others: a member whose setup failed is neither locked nor given to the agent, and its setup runs again, with egress open, on the next apply; a member whose agent failed gets no reward or results, and its agent runs again on the next apply. The template's setup (`setup_mode = \"once\"`) always fails the apply: nothing is restored from a failed setup."
+  type        = string
+  default     = "fail"
+  nullable    = false
+
+  validation {
+    condition     = contains(["fail", "record"], var.on_member_failure)
+    error_message = "on_member_failure must be \"fail\" or \"record\"."
+  }
+}
+
 # --- Results --------------------------------------------------------------
 
 variable "results_path" {
-  description = "Absolute path of the directory in each member where the agent writes its results, e.g. `\"/results\"`: downloaded once a member's agent succeeded, to `<results_local_dir>/<member key>` (`prime_fleet_artifact`), and again for a member whenever its agent runs again. A member without it is reported as null in `results_local_paths`. Needs `agent`. Null downloads nothing."
+  description = "Absolute path of the directory in each member where the agent writes its results, e.g. `\"/results\"`: removed right before every run of the member's agent, and downloaded once it succeeded, to `<results_local_dir>/<member key>/results` (`prime_fleet_artifact`), again for a member whenever its agent runs again, and only what that run wrote (checked against the run). A member whose run wrote none is null in `results_local_paths`, and the earlier run's download is removed. Needs `agent`. Null downloads nothing."
   type        = string
   default     = null
 
@@ -411,7 +423,7 @@ variable "results_path" {
 }
 
 variable "results_local_dir" {
-  description = "Local directory that receives each member's results directory as `<results_local_dir>/<member key>`. Relative paths are relative to where Terraform runs. The files stay there after `terraform destroy`. Null for `results` in the root module's directory."
+  description = "Local directory of the agent's records and results: `progress.json` (each member's state while the agent runs; `progress_file`) and, per member, `<member key>/run.json` (its run's record, as the `runs` output), its logs (background agents) and `<member key>/results` (`results_path`). Relative paths are relative to where Terraform runs. The files stay there after `terraform destroy`. Null for `results` in the root module's directory."
   type        = string
   default     = null
 
@@ -422,7 +434,7 @@ variable "results_local_dir" {
 }
 
 variable "reward_file" {
-  description = "Absolute path in each member of a small JSON file the agent writes, e.g. `\"/results/reward.json\"`: read back once a member's agent succeeded (the `prime_fleet_file` data source, up to 1 MiB, kept in state) into the `rewards` output. Needs `agent`. Null reads nothing."
+  description = "Absolute path in each member of a small JSON file the agent writes, e.g. `\"/results/reward.json\"`: removed right before every run of the member's agent, and read back once it succeeded (the `prime_fleet_file` data source, up to 1 MiB, kept in state) into the `rewards` output, only if that run wrote it (checked against the run: an earlier run's file reads as null). Needs `agent`. Null reads nothing."
   type        = string
   default     = null
 

@@ -87,8 +87,8 @@ run "fleet" {
   }
 
   assert {
-    condition     = jsonencode(prime_fleet_command.agent[0].triggers) == jsonencode({ lock = prime_fleet_egress_policy.this[0].id })
-    error_message = "the agent's triggers must name the policy"
+    condition     = prime_fleet_command.agent[0].triggers.lock == prime_fleet_egress_policy.this[0].id && prime_fleet_command.agent[0].triggers.lists_sha256 == prime_fleet_egress_policy.this[0].lists_sha256 && prime_fleet_command.agent[0].triggers.image == "python:3.12-slim"
+    error_message = "the agent's triggers must name the policy, its lists and the image: ${jsonencode(prime_fleet_command.agent[0].triggers)}"
   }
 
   assert {

@@ -60,14 +60,26 @@ run "born" {
 }
 
 # Changing the born lists updates every member in place through the fleet:
-# the sandboxes stay, and each member's lists move to generation 1. The
-# first run's IDs come in as a test-only variable: tofu test resolves
-# run.<name> in a variables block but not in an assertion.
+# the sandboxes stay, each member's lists move to generation 1, and every
+# member's agent runs again under them. The first run's IDs come in as
+# test-only variables: tofu test resolves run.<name> in a variables block
+# but not in an assertion.
 run "update_born_lists" {
   variables {
     allow = ["example.com", "pypi.org"]
 
     born_sandbox_ids = run.born.sandbox_ids
+    born_run_ids     = run.born.agent_run_ids
+  }
+
+  assert {
+    condition     = length(var.born_run_ids) == 2 && alltrue([for k, id in var.born_run_ids : output.agent_run_ids[k] != id])
+    error_message = "every member's agent must run again under the new lists: ${jsonencode(output.agent_run_ids)} vs ${jsonencode(var.born_run_ids)}"
+  }
+
+  assert {
+    condition     = jsonencode(output.agent_exit_codes) == jsonencode({ x = [0, 0], y = [0, 0] })
+    error_message = "the agent must now reach pypi.org too: ${jsonencode(output.agent_exit_codes)}"
   }
 
   assert {

@@ -119,3 +119,33 @@ run "change_setup" {
     error_message = "the new setup must run once and its files reach the members: ${jsonencode(output.agent_stdout)}"
   }
 }
+
+# A change of the lists relocks every member in place (the lists are in
+# the fleet's egress block: the checkpoint and the sandboxes stay), and
+# every member's agent runs again under the new lists. The earlier run's
+# IDs come in as test-only variables.
+run "change_lists" {
+  variables {
+    setup_commands = ["probe pypi.org && mkdir -p /opt/setup && echo installed-v2 > /opt/setup/marker"]
+    allow          = ["example.com", "pypi.org"]
+
+    setup_checkpoint_id = run.change_setup.checkpoint_id
+    setup_sandbox_ids   = run.change_setup.sandbox_ids
+    setup_run_ids       = run.change_setup.agent_run_ids
+  }
+
+  assert {
+    condition     = output.checkpoint_id == var.setup_checkpoint_id && jsonencode(output.sandbox_ids) == jsonencode(var.setup_sandbox_ids)
+    error_message = "a change of the lists must keep the checkpoint and the members"
+  }
+
+  assert {
+    condition     = length(var.setup_run_ids) == 3 && alltrue([for k, id in var.setup_run_ids : output.agent_run_ids[k] != id])
+    error_message = "every member's agent must run again under the new lists: ${jsonencode(output.agent_run_ids)} vs ${jsonencode(var.setup_run_ids)}"
+  }
+
+  assert {
+    condition     = jsonencode(output.agent_exit_codes) == jsonencode({ m1 = [0, 0, 0], m2 = [0, 0, 0], m3 = [0, 0, 0] })
+    error_message = "the agents must now reach pypi.org: ${jsonencode(output.agent_exit_codes)}"
+  }
+}

@@ -71,8 +71,8 @@ run "tasks" {
   # On disk, through prime_fleet_artifact: the results of the members that
   # wrote some, and null for gamma.
   assert {
-    condition     = jsonencode(output.results_local_paths) == jsonencode({ alpha = "test-results/tasks/alpha", beta = "test-results/tasks/beta", gamma = null })
-    error_message = "results must be downloaded to <results_local_dir>/<key>: ${jsonencode(output.results_local_paths)}"
+    condition     = jsonencode(output.results_local_paths) == jsonencode({ alpha = "test-results/tasks/alpha/results", beta = "test-results/tasks/beta/results", gamma = null })
+    error_message = "results must be downloaded to <results_local_dir>/<key>/results: ${jsonencode(output.results_local_paths)}"
   }
 
   assert {

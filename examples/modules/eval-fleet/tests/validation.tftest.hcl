@@ -268,7 +268,7 @@ run "plan_shows_tasks_and_results" {
   }
 
   assert {
-    condition     = endswith(prime_fleet_artifact.results[0].local_path, "results/{key}") && prime_fleet_artifact.results[0].kind == "directory" && prime_fleet_artifact.results[0].remote_path == "/results"
+    condition     = endswith(prime_fleet_artifact.results[0].local_path, "results/{key}/results") && prime_fleet_artifact.results[0].kind == "directory" && prime_fleet_artifact.results[0].remote_path == "/results"
     error_message = "results_path must be downloaded as a directory per member: ${prime_fleet_artifact.results[0].local_path}"
   }
 }
