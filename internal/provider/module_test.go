@@ -31,12 +31,12 @@ func isAgentCommand(cmd string) bool { return strings.Contains(cmd, "agent") }
 // (internal/prime: uploads, downloads and background jobs): mkdir, mv,
 // tar, chmod and rm around a transfer; the job's start, existence check,
 // output tails, signals and exit-code repair; the read of a sandbox's
-// secrets (for masking). None is a setup or agent step; a background step
+// secrets (for masking); a result's check against its run's stamp. None is a setup or agent step; a background step
 // is its job's process (transport "background").
 var providerCommandPrefixes = []string{
 	"mkdir -p -- ", "mv -f -- ", "rm -f -- ", "rm -rf -- ", "chmod ", "tar -cf ",
 	"nohup setsid sh -c ", "test -e '/tmp/job_", "test -e /tmp/job_", "tail -c ", "kill -", "test -s /tmp/job_", "test -s '/tmp/job_",
-	prime.SecretsProbePrefix,
+	prime.SecretsProbePrefix, "test -e " + prime.RunStampDir + "/",
 }
 
 // isStep reports whether a command event is a setup or agent step: not
