@@ -53,9 +53,8 @@ locals {
   # Members whose every setup step succeeded (all members without setup).
   # (With setup once, every member: each was restored from the template's
   # checkpoint, taken after its setup succeeded.)
-  # (With on_member_failure = "record", a member whose setup failed is
-  # recorded and left out: not locked, so its setup runs again, with egress
-  # open, on the next apply; no agent runs on it.)
+  # (A member whose setup an update recorded as failed is left out: no
+  # agent runs on it; the next apply runs its setup again, first.)
   set_up_ids = local.has_setup && !local.once ? {
     for k, r in prime_fleet_command.setup[0].results : k => r.sandbox_id if !r.failed
   } : prime_sandbox_fleet.this.sandbox_ids
@@ -270,7 +269,6 @@ resource "prime_fleet_command" "setup" {
   env_wo              = var.setup_env_wo
   env_wo_version      = var.setup_env_wo_version
   require_open_egress = !local.born
-  on_member_failure   = var.on_member_failure
 
   # A changed task directory runs the setup again, which re-opens and
   # re-locks egress: the upload's id is the fingerprint of its bytes, known
@@ -287,9 +285,7 @@ resource "prime_fleet_command" "setup" {
 resource "prime_fleet_egress_policy" "this" {
   count = local.lock ? 1 : 0
 
-  # The members whose setup succeeded (all, unless on_member_failure =
-  # "record" recorded a failure: that member stays open for its next setup).
-  sandbox_ids = local.set_up_ids
+  sandbox_ids = prime_sandbox_fleet.this.sandbox_ids
   allow       = var.allow
   block       = var.block
   routes      = length(var.routes) > 0 ? var.routes : null
@@ -372,8 +368,8 @@ locals {
     for k, r in local.agent_results : k => r
     if lookup(prime_sandbox_fleet.this.sandbox_ids, k, null) == r.sandbox_id
   }
-  # Members whose current run succeeded: the result reads and downloads
-  # wait for them through these keys, and check their run (run_ids).
+  # Members whose current run succeeded: the reward reads wait for them
+  # through these keys, and check their run (run_ids).
   agent_ids     = { for k, r in local.current_runs : k => r.sandbox_id if !r.failed }
   agent_run_ids = { for k, r in local.current_runs : k => r.run_id if !r.failed }
 }
@@ -390,16 +386,18 @@ data "prime_fleet_file" "reward" {
   run_ids       = local.agent_run_ids
 }
 
-# Each member's results directory to <results_dir>/<key>/results, again for
-# a member whenever its agent ran again (its run ID changed), and only what
-# that run wrote; a run that wrote none removes the earlier run's download.
+# Each member's results directory to <results_dir>/<key>/results once its
+# current run ended — failed runs too, whose transcripts explain them —
+# again for a member whenever its agent ran again (its run ID changed),
+# and only what that run wrote: a run that wrote none (or failed before it
+# started) removes the earlier run's download.
 resource "prime_fleet_artifact" "results" {
   count = local.has_results ? 1 : 0
 
-  sandbox_ids   = local.agent_ids
+  sandbox_ids   = { for k, r in local.current_runs : k => r.sandbox_id }
   remote_path   = var.results_path
   kind          = "directory"
   local_path    = "${local.results_dir}/{key}/results"
   allow_missing = true
-  run_ids       = local.agent_run_ids
+  run_ids       = { for k, r in local.current_runs : k => r.run_id }
 }

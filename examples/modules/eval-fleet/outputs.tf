@@ -122,16 +122,20 @@ output "runs" {
 }
 
 output "failures" {
-  description = "Every member whose outputs are missing for a reason, by member key: `phase` (`setup`, `agent`), `sandbox_id` and `error` — a setup or agent that failed (recorded with `on_member_failure = \"record\"`, or by an update that failed), or a ready member whose agent has no run in its current sandbox (an apply that failed or was interrupted before it ran). Empty when every member's outputs are current."
+  description = "Every member of the fleet whose outputs are missing, by member key, and why: `phase` (`setup`, `lock`, `agent`), `sandbox_id` and `error` — its setup failed, its lists are not enforced, its agent failed (recorded with `on_member_failure = \"record\"`, or by an update that failed), or its agent has no run in its current sandbox yet. Empty when every member's outputs are current."
   value = merge(
-    { for k, r in local.current_setup : k => { phase = "setup", sandbox_id = r.sandbox_id, error = coalesce(r.error, "failed") } if r.failed },
-    { for k, r in local.current_runs : k => { phase = "agent", sandbox_id = r.sandbox_id, error = coalesce(r.error, "failed") } if r.failed },
+    {
+      for k, id in prime_sandbox_fleet.this.sandbox_ids : k => {
+        phase = "lock", sandbox_id = id, error = "its lists are not enforced yet: nothing runs on it until they are"
+      } if local.restricted && contains(keys(local.set_up_ids), k) && !contains(keys(local.ready_ids), k)
+    },
     local.has_agent ? {
       for k, id in local.ready_ids : k => {
-        phase = "agent", sandbox_id = id,
-        error = "the agent has no run in this sandbox yet: the apply that would run it failed or was interrupted; the next apply runs it"
+        phase = "agent", sandbox_id = id, error = "its agent has no run in this sandbox yet: the next apply runs it"
       } if !contains(keys(local.current_runs), k)
     } : {},
+    { for k, r in local.current_runs : k => { phase = "agent", sandbox_id = r.sandbox_id, error = coalesce(r.error, "failed") } if r.failed },
+    { for k, r in local.current_setup : k => { phase = "setup", sandbox_id = r.sandbox_id, error = coalesce(r.error, "failed") } if r.failed },
   )
 }
 
@@ -156,10 +160,10 @@ output "rewards" {
 }
 
 output "results_local_paths" {
-  description = "Where each member's results directory was downloaded (`<results_local_dir>/<member key>/results`), by member key, for the members whose current agent run succeeded; null for a member whose run wrote none. Empty without `results_path`."
+  description = "Where each member's results directory was downloaded (`<results_local_dir>/<member key>/results`), by member key, for every member's current agent run (a failed one's too: its transcript may say why); null for a member whose run wrote none. Empty without `results_path`."
   value = local.has_results ? {
-    for k, run in local.agent_run_ids : k => (
-      try(prime_fleet_artifact.results[0].members[k].run_id, null) == run ? prime_fleet_artifact.results[0].members[k].local_path : null
+    for k, r in local.current_runs : k => (
+      try(prime_fleet_artifact.results[0].members[k].run_id, null) == r.run_id ? prime_fleet_artifact.results[0].members[k].local_path : null
     )
   } : {}
 }

@@ -393,7 +393,7 @@ variable "agent" {
 }
 
 variable "on_member_failure" {
-  description = "What a member whose setup (per member) or agent failed does — a step's exit code not allowed, a timeout, a lost sandbox or job. `\"fail\"` (default): the apply fails with one error naming every failed member. `\"record\"`: the failure is recorded (see the `failures` output) and the apply goes on with the others: a member whose setup failed is neither locked nor given to the agent, and its setup runs again, with egress open, on the next apply; a member whose agent failed gets no reward or results, and its agent runs again on the next apply. The template's setup (`setup_mode = \"once\"`) always fails the apply: nothing is restored from a failed setup."
+  description = "What a member whose agent failed does — a step's exit code not allowed, a timeout, a lost sandbox or job. `\"fail\"` (default): the apply fails with one error naming every failed member, and Terraform leaves the outputs that depend on the agent as the last successful apply left them (each run in `runs` names its sandbox, to compare with `sandbox_ids`). `\"record\"`: the failure is recorded (`failures`, `runs`) and the apply goes on with the others, so every output is current: a member whose agent failed gets no reward (its results, if any, are still downloaded), and its agent runs again on the next apply. A failed setup always fails the apply: its members would otherwise be locked half set up (and the template's, with `setup_mode = \"once\"`, restored from)."
   type        = string
   default     = "fail"
   nullable    = false
