@@ -209,8 +209,8 @@ func readSmallFile(ctx context.Context, c *prime.Client, sandboxID, remote strin
 // them), and both move to the sensitive object when sensitive is set.
 type fileReadValues struct {
 	Exists, SHA256, Size, Content, ContentBase64, Stale attr.Value
-	Sensitive                                    types.Object
-	NotText                                      bool
+	Sensitive                                           types.Object
+	NotText                                             bool
 }
 
 var sensitiveContentAttrTypes = map[string]attr.Type{"content": types.StringType, "content_base64": types.StringType}
