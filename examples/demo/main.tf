@@ -176,6 +176,7 @@ resource "prime_fleet_command" "agent" {
   commands        = ["sh /task/agent.sh"]
   background      = true
   timeout_seconds = 600
+  result_paths    = ["/results"] # cleared before every run, which leaves the run's stamp
   member_triggers = {
     for k, id in local.agent_sandbox : k => join(" ", [
       local.lock_id[k], prime_fleet_file.task.files[k].sha256, prime_fleet_file.scenario.files[k].sha256,
@@ -184,21 +185,23 @@ resource "prime_fleet_command" "agent" {
 }
 
 # Each agent's result, read back once it ended (keyed by the agent's
-# results, so it waits for them); a missing one reads as null.
+# results, so it waits for them), only if its current run wrote it; a
+# missing one reads as null.
 data "prime_fleet_file" "result" {
   sandbox_ids   = { for k, r in prime_fleet_command.agent.results : k => r.sandbox_id }
   path          = "/results/reward.json"
   allow_missing = true
+  run_ids       = { for k, r in prime_fleet_command.agent.results : k => r.run_id }
 }
 
 # Every sandbox's /results to results/<scenario>/ on local disk, again for
 # a sandbox whenever its agent ran again.
 resource "prime_fleet_artifact" "results" {
-  sandbox_ids     = { for k, r in prime_fleet_command.agent.results : k => r.sandbox_id }
-  remote_path     = "/results"
-  kind            = "directory"
-  local_path      = "${path.root}/results/{key}"
-  member_triggers = { for k, r in prime_fleet_command.agent.results : k => r.run_id }
+  sandbox_ids = { for k, r in prime_fleet_command.agent.results : k => r.sandbox_id }
+  remote_path = "/results"
+  kind        = "directory"
+  local_path  = "${path.root}/results/{key}"
+  run_ids     = { for k, r in prime_fleet_command.agent.results : k => r.run_id }
 }
 
 output "sandbox_ids" {
@@ -239,6 +242,29 @@ output "results" {
 
 output "result_files" {
   value = { for k, m in prime_fleet_artifact.results.members : k => [for f in m.files : f.path] }
+}
+
+# Where each reward came from: its run, the image, the lists its sandbox
+# enforced when the run started (a lock's lists_sha256 names them too).
+output "runs" {
+  value = {
+    for k, r in prime_fleet_command.agent.results : k => {
+      run_id            = r.run_id
+      sandbox_id        = r.sandbox_id
+      from              = "image ${prime_sandbox.eval[k].docker_image}"
+      started_at        = r.started_at
+      ended_at          = r.executed_at
+      exit_code         = r.exit_code
+      egress_generation = r.egress_generation
+      egress_sha256     = r.egress_sha256
+      lists_sha256 = (
+        contains(keys(local.locked), k) ? prime_egress_policy.lock[k].lists_sha256 :
+        contains(keys(local.born), k) ? prime_sandbox.eval[k].egress.lists_sha256 : null
+      )
+      commands_sha256 = prime_fleet_command.agent.commands_sha256
+      reward_run_id   = data.prime_fleet_file.result.files[k].run_id
+    }
+  }
 }
 
 output "expected_reachability" {

@@ -9,13 +9,16 @@
 // agent, once; its result read and downloaded after it ended; a
 // born-restricted sandbox's lists enforced before anything but the gateway
 // probe) and every result (its own task, what it reached, its reward, the
-// copy on disk). Then day two: apply again with one row's allowlist
-// widened, and check that only that row's agent ran again, under its new
-// lock, with no setup anywhere, and that the reward table follows the new
-// policy. Next to the per-member rows, setup once (examples/demo/
-// setup_once.tf, once.go): one template set up and checkpointed, members
-// restored from it; the check is one setup execution for all of them and
-// every member restricted before its agent. Finally destroy everything
+// copy on disk), each reward printed with its run's provenance (its run,
+// what the sandbox came from, when it ran, the lists its sandbox enforced
+// as it started), which must match its lock. Next to the per-member rows,
+// setup once (examples/demo/setup_once.tf, once.go): one template set up
+// and checkpointed, members restored from it; the check is one setup
+// execution for all of them and every member restricted before its agent.
+// Then day two: apply again with one row's allowlist and setup once's
+// widened, and check that exactly those agents ran again, each under its
+// new lists (relocked in place), with no setup anywhere, and that the
+// rewards and their provenance follow the new lists. Finally destroy everything
 // (no sandbox and no checkpoint left) and stop the mock. It fails when a
 // check does. `make demo` runs it.
 //
@@ -126,7 +129,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	banner("Rewards: what each agent could fetch under its egress configuration (prime_fleet_file data source)")
+	banner("Rewards: what each agent could fetch under its egress configuration, and the run it came from")
 	printRewards(out)
 
 	banner("What the platform saw during the apply, per sandbox (prime-mock /_mock/events)")
@@ -143,18 +146,22 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	banner("Setup once: each member's reward and the run it came from")
+	once.printRewards()
 	banner("Setup once: the template and its restored members (prime-mock /_mock/events)")
 	printTimeline(events, once.sandboxes())
 	banner("Checks of setup once")
 	verdict = errors.Join(verdict, checkSetupOnce(events, once, sandboxes))
 
-	// Day two: one row's allowlist widens. Its lock is written again in
-	// place, which gives the policy a new id, so that row's agent alone runs
-	// again, under the new lock, and its reward follows; no setup runs.
-	verdict = errors.Join(verdict, secondApply(ctx, terraform, mock, ws, sandboxes))
+	// Day two: one row's allowlist widens, and setup once's. The row's lock
+	// is written again in place, which gives the policy a new id, and the
+	// setup-once members are relocked in place, which changes the lists'
+	// digest: exactly those agents run again, under the new lists, and
+	// their rewards follow; no setup runs.
+	verdict = errors.Join(verdict, secondApply(ctx, terraform, mock, ws, sandboxes, once))
 
 	banner("terraform destroy")
-	if err := terraform("destroy", "-auto-approve", "-input=false", "-compact-warnings", "-var", widenedAllow); err != nil {
+	if err := terraform(append([]string{"destroy", "-auto-approve", "-input=false", "-compact-warnings"}, widenedVars...)...); err != nil {
 		return errors.Join(verdict, fmt.Errorf("destroy: %w", err))
 	}
 	stats, err := mock.Stats(ctx)
@@ -178,18 +185,24 @@ func run(ctx context.Context) error {
 func banner(s string) { fmt.Printf("\n=== %s ===\n\n", s) }
 
 // The second apply's change: the partial-allow row's allowlist widens to
-// both pages (examples/demo's partial_allow variable).
+// both pages (examples/demo's partial_allow variable), and so does setup
+// once's (once_allow).
 const (
 	widenedRow   = "partial-allow"
 	widenedAllow = `partial_allow=["example.com","google.com"]`
+	widenedOnce  = `once_allow=["example.com","google.com"]`
 )
 
-// secondApply applies again with widenedAllow, checks that the plan after
-// it is empty, prints the new reward table and what the platform saw, and
-// checks both: only widenedRow's agent ran again, under its new lock,
-// nothing else ran, and every result still matches its scenario (the
-// widened row's reward is now 1).
-func secondApply(ctx context.Context, terraform func(...string) error, mock *soak.Mock, ws *tfcli.Workspace, sandboxes []sandbox) error {
+var widenedVars = []string{"-var", widenedAllow, "-var", widenedOnce}
+
+// secondApply applies again with widenedVars, checks that the plan after
+// it is empty, prints the new reward tables with each run's provenance and
+// what the platform saw, and checks both: only widenedRow's agent and the
+// setup-once members' ran again, each under its new lists, nothing else
+// ran, and every result still matches its scenario (the widened rewards
+// are now 1).
+func secondApply(ctx context.Context, terraform func(...string) error, mock *soak.Mock, ws *tfcli.Workspace, sandboxes []sandbox,
+	onceBefore *onceOutputs) error {
 	before, err := mock.Events(ctx, 0)
 	if err != nil {
 		return err
@@ -198,8 +211,8 @@ func secondApply(ctx context.Context, terraform func(...string) error, mock *soa
 	if len(before) > 0 {
 		last = before[len(before)-1].Seq
 	}
-	banner("terraform apply again: " + widenedRow + "'s allowlist widened to example.com and google.com")
-	if err := terraform("apply", "-auto-approve", "-input=false", "-compact-warnings", "-var", widenedAllow); err != nil {
+	banner("terraform apply again: " + widenedRow + "'s and setup once's allowlists widened to example.com and google.com")
+	if err := terraform(append([]string{"apply", "-auto-approve", "-input=false", "-compact-warnings"}, widenedVars...)...); err != nil {
 		return fmt.Errorf("second apply: %w", err)
 	}
 	events, err := mock.Events(ctx, 0)
@@ -208,19 +221,26 @@ func secondApply(ctx context.Context, terraform func(...string) error, mock *soa
 	}
 	var verdict error
 	banner("terraform plan: the plan after the second apply must be empty too")
-	if err := terraform("plan", "-detailed-exitcode", "-input=false", "-compact-warnings", "-var", widenedAllow); err != nil {
+	if err := terraform(append([]string{"plan", "-detailed-exitcode", "-input=false", "-compact-warnings"}, widenedVars...)...); err != nil {
 		verdict = fmt.Errorf("the plan after the second apply is not empty or failed: %w", err)
 	}
 	out, err := readOutputs(ctx, ws)
 	if err != nil {
 		return errors.Join(verdict, err)
 	}
-	banner("Rewards after the second apply")
+	once, err := readOnceOutputs(ctx, ws)
+	if err != nil {
+		return errors.Join(verdict, err)
+	}
+	banner("Rewards after the second apply, and the runs they came from")
 	printRewards(out)
+	banner("Setup once after the second apply: each member's reward and the run it came from")
+	once.printRewards()
 	banner("What the platform saw during the second apply")
-	printTimelineAfter(events, sandboxes, last)
+	printTimelineAfter(events, append(append([]sandbox{}, sandboxes...), once.sandboxes()...), last)
 	banner("Checks of the second apply")
-	return errors.Join(verdict, checkSecondApply(events, sandboxes, last), checkResults(out, ws.Dir))
+	return errors.Join(verdict, checkSecondApply(events, sandboxes, last, map[string]bool{widenedRow: true}, true), checkResults(out, ws.Dir),
+		checkOnceSecondApply(events, onceBefore, once, last))
 }
 
 // findCLI picks the Terraform CLI: the flag, else terraform or tofu on PATH,

@@ -136,14 +136,14 @@ func TestCheckSecondApply(t *testing.T) {
 		{"the widened row", widenedRow, []any{put(2, wider), applied(2), agent(2), results}, ""},
 		{"another row", "open", nil, ""},
 		{"not run again", widenedRow, []any{put(2, wider), applied(2)}, "the agent started 0 times, want once"},
-		{"another row ran", "open", []any{agent(1), results}, "only partial-allow's allowlist changed"},
+		{"another row ran", "open", []any{agent(1), results}, "its lists did not change"},
 		{"setup ran", widenedRow, []any{runCmd(setupCommand, 1), put(2, wider), applied(2), agent(2), results}, "the setup ran 1 times"},
 		{"reopened", widenedRow, []any{put(2, open), applied(2), put(3, wider), applied(3), agent(3), results}, "2 policy writes"},
 		{"agent before the lock", widenedRow, []any{put(2, wider), agent(1), applied(2), results}, "before the new lock (generation 2) was enforced"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			events := log(append([]any{first}, tc.second...)...)
-			err := checkSecondApply(events, []sandbox{{name: tc.row, id: "sb"}}, after)
+			err := checkSecondApply(events, []sandbox{{name: tc.row, id: "sb"}}, after, map[string]bool{widenedRow: true}, true)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("want no error, got %v", err)

@@ -22,15 +22,32 @@ import (
 
 // onceOutputs is examples/demo's setup_once output.
 type onceOutputs struct {
-	TemplateID   string             `json:"template_id"`
-	CheckpointID string             `json:"checkpoint_id"`
-	MemberIDs    map[string]string  `json:"member_ids"`
-	Results      map[string]*result `json:"results"`
+	TemplateID   string               `json:"template_id"`
+	CheckpointID string               `json:"checkpoint_id"`
+	MemberIDs    map[string]string    `json:"member_ids"`
+	ListsSHA256  string               `json:"lists_sha256"`
+	Results      map[string]*result   `json:"results"`
+	Runs         map[string]runRecord `json:"runs"`
 }
 
-// onceReward is what a setup-once member's agent earns: its allowlist is
-// example.com alone, so one page of two.
-const onceReward = 0.5
+// What a setup-once member's agent reaches and earns: its allowlist is
+// example.com alone, one page of two; after the second apply widens it
+// (widenedOnce), both.
+const (
+	onceReward        = 0.5
+	onceWidenedReward = 1
+)
+
+// printRewards prints each member's reward with its run's provenance.
+func (o *onceOutputs) printRewards() {
+	names := make([]string, 0, len(o.MemberIDs))
+	results, runs := map[string]*result{}, map[string]runRecord{}
+	for _, k := range sortedKeys(o.MemberIDs) {
+		names = append(names, "once-"+k)
+		results["once-"+k], runs["once-"+k] = o.Results[k], o.Runs[k]
+	}
+	printProvenance(names, results, runs)
+}
 
 func readOnceOutputs(ctx context.Context, ws *tfcli.Workspace) (*onceOutputs, error) {
 	var o onceOutputs
@@ -104,7 +121,10 @@ func checkSetupOnce(events []primemock.Event, o *onceOutputs, perMember []sandbo
 		}
 		gen, err := tl.checkRestoredLocked()
 		if err == nil {
-			err = checkOnceResult(o.Results[k])
+			err = checkOnceResult(o.Results[k], false)
+		}
+		if err == nil {
+			err = o.Runs[k].check()
 		}
 		if err != nil {
 			fail(name, err)
@@ -181,19 +201,66 @@ func (tl *timeline) checkRestoredLocked() (int64, error) {
 }
 
 // checkOnceResult: the member's agent found the setup's files (they came
-// with the checkpoint) and reached what its allowlist lets through.
-func checkOnceResult(r *result) error {
+// with the checkpoint) and reached what its allowlist lets through: the
+// route and example.com, and google.com once widened.
+func checkOnceResult(r *result, widened bool) error {
+	reward := onceReward
+	if widened {
+		reward = onceWidenedReward
+	}
 	switch {
 	case r == nil:
 		return errors.New("its agent wrote no result")
 	case !r.SetupRan:
 		return errors.New("the setup's files are missing: the member was not restored from the set-up template")
-	case !r.Reached[routeHost] || !r.Reached["example.com"] || r.Reached["google.com"]:
-		return fmt.Errorf("reached %v, want the route and example.com only", r.Reached)
-	case r.Reward != onceReward:
-		return fmt.Errorf("reward %v, want %v", r.Reward, onceReward)
+	case !r.Reached[routeHost] || !r.Reached["example.com"] || r.Reached["google.com"] != widened:
+		return fmt.Errorf("reached %v, want the route, example.com and google.com %t", r.Reached, widened)
+	case r.Reward != reward:
+		return fmt.Errorf("reward %v, want %v", r.Reward, reward)
 	}
 	return nil
+}
+
+// checkOnceSecondApply checks setup once after the second apply widened
+// its allowlist: in the event log, on every member, one restricted write
+// in place, enforced before its agent's only new job, and no setup; on the
+// template, nothing. In the outputs: the same members and checkpoint, each
+// reward its new run's, which started under the new lists and reached both
+// pages.
+func checkOnceSecondApply(events []primemock.Event, before, after *onceOutputs, last int64) error {
+	rerun := map[string]bool{}
+	for k := range after.MemberIDs {
+		rerun["once-"+k] = true
+	}
+	problems := []error{checkSecondApply(events, after.sandboxes(), last, rerun, false)}
+	fail := func(name string, err error) {
+		fmt.Printf("  FAIL  %-14s %v\n", name, err)
+		problems = append(problems, fmt.Errorf("setup once, second apply, %s: %w", name, err))
+	}
+	if after.CheckpointID != before.CheckpointID || after.ListsSHA256 == before.ListsSHA256 {
+		fail("setup once", fmt.Errorf("checkpoint %s, lists %s (before: %s, %s): want the same checkpoint, new lists",
+			after.CheckpointID, short(after.ListsSHA256), before.CheckpointID, short(before.ListsSHA256)))
+	}
+	for _, k := range sortedKeys(after.MemberIDs) {
+		name, r := "once-"+k, after.Runs[k]
+		err := checkOnceResult(after.Results[k], true)
+		switch {
+		case err != nil:
+		case after.MemberIDs[k] != before.MemberIDs[k]:
+			err = fmt.Errorf("sandbox %s, was %s: a change of the lists relocks in place", after.MemberIDs[k], before.MemberIDs[k])
+		case r.RunID == before.Runs[k].RunID:
+			err = fmt.Errorf("run %s again: the new lists must run the agent again", r.RunID)
+		default:
+			err = r.check()
+		}
+		if err != nil {
+			fail(name, err)
+			continue
+		}
+		fmt.Printf("  ok    %-14s run %s under the new lists (%s, generation %v), reward %.2g\n", name, r.RunID,
+			short(after.ListsSHA256), deref(r.EgressGeneration), after.Results[k].Reward)
+	}
+	return errors.Join(problems...)
 }
 
 // checkNoCheckpoints: destroy left no checkpoint stored (the template's,

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
 )
 
@@ -63,9 +64,87 @@ type result struct {
 // routeHost is the interception route's host, which every lock allows.
 const routeHost = "intercept.example.net"
 
+// runRecord is where a reward came from (examples/demo's runs output, and
+// setup_once's): its run, what the sandbox came from, when it ran, the
+// lists its sandbox enforced as it started and the lists its lock sends,
+// and the run whose result the reward was read as.
+type runRecord struct {
+	RunID            string  `json:"run_id"`
+	SandboxID        string  `json:"sandbox_id"`
+	From             string  `json:"from"`
+	StartedAt        *string `json:"started_at"`
+	EndedAt          *string `json:"ended_at"`
+	ExitCode         *int64  `json:"exit_code"`
+	EgressGeneration *int64  `json:"egress_generation"`
+	EgressSHA256     *string `json:"egress_sha256"`
+	ListsSHA256      *string `json:"lists_sha256"`
+	CommandsSHA256   string  `json:"commands_sha256"`
+	RewardRunID      *string `json:"reward_run_id"`
+}
+
+// check: the reward is this run's, and the run started under its lock's
+// lists (with no lock, open egress: the open policy's digest).
+func (r runRecord) check() error {
+	open := prime.OpenEgressPolicy().Digest()
+	switch {
+	case r.RewardRunID == nil || *r.RewardRunID != r.RunID:
+		return fmt.Errorf("its reward was not read as run %s's", r.RunID)
+	case r.StartedAt == nil || r.EndedAt == nil || r.EgressGeneration == nil || r.EgressSHA256 == nil:
+		return fmt.Errorf("run %s lacks its start, end or egress", r.RunID)
+	case r.ListsSHA256 != nil && *r.EgressSHA256 != *r.ListsSHA256:
+		return fmt.Errorf("run %s started under lists %s, not its lock's %s", r.RunID, short(*r.EgressSHA256), short(*r.ListsSHA256))
+	case r.ListsSHA256 == nil && *r.EgressSHA256 != open:
+		return fmt.Errorf("run %s started under lists %s, not open egress", r.RunID, short(*r.EgressSHA256))
+	}
+	return nil
+}
+
+func short(digest string) string {
+	if len(digest) > 12 {
+		return digest[:12]
+	}
+	return digest
+}
+
+func deref[T any](p *T) any {
+	if p == nil {
+		return "-"
+	}
+	return *p
+}
+
+// printProvenance prints each reward with where it came from, in order.
+func printProvenance(names []string, results map[string]*result, runs map[string]runRecord) {
+	fmt.Printf("  %-14s %6s  %-16s  %-25s  %-20s  %-20s  %4s  %s\n", "reward of", "reward", "run", "sandbox", "started",
+		"ended", "gen.", "lists it ran under (sha256)")
+	for _, name := range names {
+		r, ok := runs[name]
+		if !ok {
+			fmt.Printf("  %-14s (no run)\n", name)
+			continue
+		}
+		reward := "-"
+		if res := results[name]; res != nil {
+			reward = fmt.Sprintf("%.1f", res.Reward)
+		}
+		egress := "-"
+		if r.EgressSHA256 != nil {
+			egress = short(*r.EgressSHA256)
+		}
+		fmt.Printf("  %-14s %6s  %-16s  %-25s  %-20v  %-20v  %4v  %s\n", name, reward, r.RunID, r.SandboxID, deref(r.StartedAt),
+			deref(r.EndedAt), deref(r.EgressGeneration), egress)
+	}
+	if len(names) > 0 {
+		if r, ok := runs[names[0]]; ok {
+			fmt.Printf("\n  Each run also records where its sandbox came from (%s, ...) and its steps (sha256 %s).\n", r.From, short(r.CommandsSHA256))
+		}
+	}
+}
+
 type outputs struct {
 	SandboxIDs map[string]string
 	Scenarios  []scenario
+	Runs       map[string]runRecord
 	// Results are the decoded result files, by scenario; null (nil) when
 	// an agent wrote none. Raw keeps them as read, for the copy on disk.
 	Results map[string]*result
@@ -78,7 +157,7 @@ func readOutputs(ctx context.Context, ws *tfcli.Workspace) (*outputs, error) {
 	o := &outputs{}
 	for name, v := range map[string]any{
 		"sandbox_ids": &o.SandboxIDs, "scenarios": &o.Scenarios, "results": &o.Results,
-		"expected_reachability": &o.Expected,
+		"expected_reachability": &o.Expected, "runs": &o.Runs,
 	} {
 		if err := outputJSON(ctx, ws, name, v); err != nil {
 			return nil, err
@@ -124,6 +203,14 @@ func (o *outputs) expectedReward(name string) float64 {
 // printRewards prints the upstream verification table's shape: scenario,
 // configuration, reward; plus what the agent reached.
 func printRewards(o *outputs) {
+	defer func() {
+		fmt.Println()
+		names := make([]string, 0, len(o.Scenarios))
+		for _, sc := range o.Scenarios {
+			names = append(names, sc.Name)
+		}
+		printProvenance(names, o.Results, o.Runs)
+	}()
 	fmt.Printf("  %-14s %-42s %6s  %s\n", "scenario", "configuration", "reward", "the agent reached")
 	for _, s := range o.Scenarios {
 		r := o.Results[s.Name]
@@ -186,6 +273,9 @@ func checkResults(o *outputs, dir string) error {
 		if want := o.expectedReward(name); math.Abs(r.Reward-want) > 1e-9 {
 			fail("reward %g, want %g", r.Reward, want)
 		}
+		if err := o.Runs[name].check(); err != nil {
+			fail("%v", err)
+		}
 		local := filepath.Join(dir, "results", name, "reward.json")
 		disk, err := os.ReadFile(local) //nolint:gosec // G304: the artifact the demo downloaded
 		if err != nil {
@@ -204,7 +294,8 @@ func checkResults(o *outputs, dir string) error {
 	}
 	if len(problems) == 0 {
 		fmt.Printf("  ok    every agent read its own task, reached exactly what its scenario allows and scored\n"+
-			"        the share it fetched; its results are on disk too (%d scenarios)\n", len(o.Scenarios))
+			"        the share it fetched; its results are on disk too; each reward is its run's, which\n"+
+			"        started under its lock's lists (%d scenarios)\n", len(o.Scenarios))
 	}
 	return errors.Join(problems...)
 }
