@@ -106,8 +106,8 @@ func (r *fleetArtifactResource) Schema(_ context.Context, _ resource.SchemaReque
 	attrs["members"] = schema.MapNestedAttribute{
 		Computed: true,
 		MarkdownDescription: "Member key → its download: `sandbox_id`, `local_path`, `exists`, `files` (local path, size " +
-			"and sha256 of every file written) and `refused` (archive entries not unpacked). Members planned to " +
-			"download show as unknown until the apply.",
+			"and sha256 of every file written), `refused` (archive entries not unpacked) and, with `run_ids`, the " +
+			"`run_id` it is. Members planned to download show as unknown until the apply.",
 		NestedObject: schema.NestedAttributeObject{Attributes: entry},
 	}
 	resp.Schema = schema.Schema{

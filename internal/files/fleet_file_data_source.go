@@ -71,7 +71,8 @@ func (d *fleetFileDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 	attrs["files"] = schema.MapNestedAttribute{
 		Computed: true,
 		MarkdownDescription: "Member key → the member's file: `sandbox_id`, `exists`, `sha256`, `size`, `content` and " +
-			"`content_base64` (both null with `sensitive`; see `sensitive_files`).",
+			"`content_base64` (both null with `sensitive`; see `sensitive_files`), and with `run_ids` the run it is " +
+			"(`run_id`) or whether an earlier run's file was found instead (`stale`).",
 		NestedObject: schema.NestedAttributeObject{Attributes: entry},
 	}
 	attrs["sensitive_files"] = schema.MapAttribute{
