@@ -1,4 +1,4 @@
-// Command demo runs examples/demo, a small evaluation, end to end against
+// Command prime-demo runs examples/demo, a small evaluation, end to end against
 // prime-mock: start the mock on a free loopback port, apply the
 // configuration through a dev_overrides CLI configuration (task files in,
 // setup with the network open, the locks, the agent as a background job,
