@@ -25,6 +25,10 @@
 //     hand-over (a result returned to Terraform keeps its entry, unlocked,
 //     until a plan shows it in state), and the grace after a clean end
 //     (ReleaseAll);
+//   - notes (Notes, notes.go): small keyed hints beside the create
+//     journal, without locks, that their user checks against the platform
+//     before acting (the egress domain's baselines of failed-closed
+//     creates); every local file of the provider goes through this package;
 //   - where the journals live: under the user's cache directory, one
 //     directory per Terraform working directory and workspace
 //     (DefaultCreates); CreatesFrom, CheckpointsFrom and JobsFrom (from.go) read them from
