@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -86,7 +87,7 @@ func isoShadowOf(t reflect.Type) *isoShadow {
 	walk = func(t reflect.Type, path []int) {
 		for i := range t.NumField() {
 			f := t.Field(i)
-			p := append(path[:len(path):len(path)], i)
+			p := append(slices.Clone(path), i)
 			if f.Anonymous && f.Type.Kind() == reflect.Struct {
 				walk(f.Type, p)
 				continue
