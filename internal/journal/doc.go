@@ -39,8 +39,9 @@
 // Everything is best effort: a file-system problem disables a journal, it
 // never fails an apply.
 //
-// It may import the standard library and internal/prime (for the create
-// request it hashes and the keys it makes), nothing else of this module and
-// no Terraform package: the domain packages and internal/provider import it, never
-// the reverse.
+// It may import: the standard library, internal/prime.
+//
+// It imports internal/prime for the create request it hashes and the keys it
+// makes, and no Terraform package: the domain packages, internal/provider
+// and main.go import it, never the reverse.
 package journal

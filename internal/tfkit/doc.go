@@ -29,12 +29,10 @@
 // against the framework's reflection; MockAPI and MockClient: an
 // in-process prime-mock for unit tests that call the API); only tests import it.
 //
-// It may import the standard library, the terraform-plugin-* modules and
-// internal/prime (for the client type RequireClient checks), nothing else
-// of this module: internal/fleet, the domain packages (internal/sandbox,
-// internal/command, internal/egress, internal/files) and internal/provider
-// import it, never the reverse. (tfkittest, for tests only, also imports
-// internal/primemock.)
-// Helpers that know a domain (a sandbox, a policy, a command) do not
-// belong here.
+// It may import: the standard library, github.com/hashicorp/terraform-plugin-*/..., internal/prime.
+//
+// It imports internal/prime for the client type RequireClient checks.
+// internal/memberkit, every domain package and internal/provider import it,
+// never the reverse. Helpers that know a domain (a sandbox, a policy, a
+// command) do not belong here.
 package tfkit
