@@ -102,12 +102,9 @@ func (r *sandboxResource) ValidateConfig(ctx context.Context, req resource.Valid
 // generation), says when removing the egress block reopens egress, and
 // explains the first plan after an import.
 func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if !req.State.Raw.IsNull() {
+	if id := tfkit.HeldID(ctx, req.State); id != "" {
 		// Terraform holds this sandbox: its create-journal entry goes.
-		var id types.String
-		if !req.State.GetAttribute(ctx, path.Root("id"), &id).HasError() {
-			r.journal.Forget(id.ValueString())
-		}
+		r.journal.Forget(id)
 	}
 	if req.Plan.Raw.IsNull() {
 		return

@@ -19,8 +19,9 @@
 //     and ClientFrom, which reads the client from the provider's configured
 //     data by the Configured capability, so no domain package needs
 //     internal/provider's types;
-//   - ImportIDOf (import_id.go): the ID an import names, from its `id` or
-//     its identity;
+//   - IDs (import_id.go): ImportIDOf, the ID an import names, from its
+//     `id` or its identity; HeldID, the id of a resource Terraform already
+//     holds (when a crash journal's entry for it can go);
 //   - what every action shares (actions.go): ProgressTo, an action's
 //     progress events, and ActionsKeepNothing, the sentence its description
 //     ends with.
