@@ -151,7 +151,7 @@ func checkRunRecords(outDir, lists string) resource.TestCheckFunc {
 				Triggers       map[string]string `json:"triggers"`
 			}
 			if err := json.Unmarshal(data, &rec); err != nil {
-				return fmt.Errorf("%s's run.json: %v", k, err)
+				return fmt.Errorf("%s's run.json: %w", k, err)
 			}
 			a := rs.Primary.Attributes
 			want := map[string][2]string{

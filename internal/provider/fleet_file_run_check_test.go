@@ -95,7 +95,7 @@ func TestAccFleetFile_runIDsNeverReadAnEarlierRun(t *testing.T) {
 		return func(*terraform.State) error {
 			_, err := os.Stat(filepath.Join(out, "0", "old.json"))
 			if got := err == nil; got != want {
-				return fmt.Errorf("member 0's download of /keep on disk: %t, want %t (%v)", got, want, err)
+				return fmt.Errorf("member 0's download of /keep on disk: %t, want %t (%w)", got, want, err)
 			}
 			return nil
 		}
