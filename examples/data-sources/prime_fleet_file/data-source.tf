@@ -13,9 +13,11 @@ resource "prime_fleet_command" "agent" {
 }
 
 # Every member's reward, one gateway call per member. Keyed by the agent's
-# results, so only members whose agent succeeded are read, after it ran.
+# results, so only members whose agent succeeded are read, after it ran;
+# checked against each member's run, so a reward is only ever its own.
 data "prime_fleet_file" "rewards" {
   sandbox_ids   = { for k, r in prime_fleet_command.agent.results : k => r.sandbox_id if !r.failed }
+  run_ids       = { for k, r in prime_fleet_command.agent.results : k => r.run_id if !r.failed }
   path          = "/task/reward.json"
   allow_missing = true # a crashed rollout scores nothing
 }

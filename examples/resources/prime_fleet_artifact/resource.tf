@@ -14,12 +14,11 @@ resource "prime_fleet_command" "agent" {
 
 # Every member's results to results/<key>/, only from members whose agent
 # succeeded; a member whose agent runs again (its run_id changes) is
-# downloaded again, alone.
+# downloaded again, alone, and only what that run wrote.
 resource "prime_fleet_artifact" "results" {
   sandbox_ids = { for k, r in prime_fleet_command.agent.results : k => r.sandbox_id if !r.failed }
+  run_ids     = { for k, r in prime_fleet_command.agent.results : k => r.run_id if !r.failed }
   remote_path = "/results"
   kind        = "directory"
   local_path  = "${path.root}/results/{key}"
-
-  member_triggers = { for k, r in prime_fleet_command.agent.results : k => r.run_id if !r.failed }
 }

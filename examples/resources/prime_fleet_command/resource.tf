@@ -44,7 +44,8 @@ resource "prime_fleet_command" "agent" {
   commands           = ["python /workspace/agent.py --out /results"]
   allowed_exit_codes = [0, 1] # 1: the agent ran and failed the task
   timeout_seconds    = 3600
-  result_paths       = ["/results"] # removed before every run
+  result_paths       = ["/results"]        # removed before every run
+  output_dir         = "${path.root}/runs" # each member's run.json: the run's provenance
   on_member_failure  = "record"
 
   triggers = {
