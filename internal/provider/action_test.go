@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"bytes"
@@ -17,13 +17,15 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
 // commandRuns counts the finished executions of commands that start with
 // prefix, per sandbox.
-func commandRuns(m *testMock, prefix string) map[string]int {
+func commandRuns(m *mocktest.Mock, prefix string) map[string]int {
 	runs := map[string]int{}
 	for _, e := range m.Events() {
 		if e.Type == primemock.EventCommandExecuted && strings.HasPrefix(e.Command, prefix) {
@@ -54,8 +56,8 @@ func liveLabelled(ctx context.Context, t *testing.T, c *prime.Client, label stri
 // their resources are created, once per sandbox, and keep nothing in state
 // (the harness's second plan is empty).
 func TestAccExecActions_actionTrigger(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(sandboxHCL("box", "triggered") + `
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(acctest.SandboxHCL("box", "triggered") + `
 resource "prime_sandbox_command" "ready" {
   sandbox_id = prime_sandbox.box.id
   command    = "echo ready"
@@ -74,7 +76,7 @@ action "prime_sandbox_exec" "hello" {
     env_wo     = { TOKEN = "s3cret-token" }
   }
 }
-` + sandboxFleetHCL("f", "trig", 2) + `
+` + acctest.SandboxFleetHCL("f", "trig", 2) + `
 resource "prime_fleet_command" "ready" {
   sandbox_ids = prime_sandbox_fleet.f.sandbox_ids
   commands    = ["echo ready"]
@@ -94,14 +96,14 @@ action "prime_fleet_exec" "probe" {
 }
 `)
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		TerraformVersionChecks:   skipBelow(tfQuery),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		TerraformVersionChecks:   acctest.SkipBelow(acctest.Query),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
 				Config: cfg,
 				Check: func(s *terraform.State) error {
-					box, err := stateID(s, "prime_sandbox.box")
+					box, err := acctest.StateID(s, "prime_sandbox.box")
 					if err != nil {
 						return err
 					}
@@ -133,17 +135,17 @@ func TestAccSandboxSweepAction_actionTrigger(t *testing.T) {
 	// Parallel before the context: a parallel test waits for the serial
 	// ones, and a deadline taken before that wait can pass before it runs.
 	t.Parallel()
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // the whole test, destroy included
 	t.Cleanup(cancel)
-	c := m.client(t)
+	c := m.Client(t)
 	for i, labels := range [][]string{{"stale", "run-7"}, {"stale", "run-7"}, {"stale"}, {"keep"}} {
 		if _, err := c.CreateSandbox(ctx, prime.CreateSandboxRequest{Name: fmt.Sprintf("left-%d", i), DockerImage: "img", Labels: labels}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	sweep := func(name, dryRun string) string {
-		return m.config(fmt.Sprintf(`
+		return m.Config(fmt.Sprintf(`
 resource "prime_sandbox" "marker" {
   name         = %[1]q
   docker_image = "python:3.12-slim"
@@ -164,8 +166,8 @@ action "prime_sandbox_sweep" "leftovers" {
 `, name, dryRun))
 	}
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		TerraformVersionChecks:   skipBelow(tfQuery),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		TerraformVersionChecks:   acctest.SkipBelow(acctest.Query),
 		CheckDestroy: func(s *terraform.State) error {
 			if _, err := c.BulkDeleteSandboxes(ctx, prime.BulkDeleteRequest{Labels: []string{"keep"}}); err != nil {
 				return err
@@ -173,7 +175,7 @@ action "prime_sandbox_sweep" "leftovers" {
 			if _, err := c.BulkDeleteSandboxes(ctx, prime.BulkDeleteRequest{Labels: []string{"stale"}}); err != nil {
 				return err
 			}
-			return m.checkNoLiveSandboxes(s)
+			return m.CheckNoLiveSandboxes(s)
 		},
 		Steps: []resource.TestStep{
 			{
@@ -202,9 +204,9 @@ action "prime_sandbox_sweep" "leftovers" {
 // Plan-time errors of the actions, before any API call: a sweep without
 // labels, a duration that is not one, a variable both in env and env_wo.
 func TestAccActions_planTimeErrors(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	invoke := func(action string) string {
-		return m.config(`
+		return m.Config(`
 resource "prime_sandbox" "marker" {
   name         = "marker"
   docker_image = "python:3.12-slim"
@@ -218,17 +220,17 @@ resource "prime_sandbox" "marker" {
 ` + actionBlocks)
 	}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		TerraformVersionChecks:   skipBelow(tfQuery),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		TerraformVersionChecks:   acctest.SkipBelow(acctest.Query),
 		Steps: []resource.TestStep{
-			{Config: invoke("prime_sandbox_sweep.everything"), ExpectError: expectErr(
+			{Config: invoke("prime_sandbox_sweep.everything"), ExpectError: acctest.ExpectErr(
 				"prime_sandbox_sweep needs at least one label: without one it would delete every sandbox of the team.")},
-			{Config: invoke("prime_sandbox_sweep.soon"), ExpectError: expectErr(`older_than: "soon" is not a duration such as 90m or 24h`)},
-			{Config: invoke("prime_sandbox_exec.twice"), ExpectError: expectErr(`env_wo: "TOKEN" is also set in env; set each variable in one of them`)},
-			{Config: invoke("prime_fleet_exec.twice"), ExpectError: expectErr(`env_wo: "TOKEN" is also set in env; set each variable in one of them`)},
+			{Config: invoke("prime_sandbox_sweep.soon"), ExpectError: acctest.ExpectErr(`older_than: "soon" is not a duration such as 90m or 24h`)},
+			{Config: invoke("prime_sandbox_exec.twice"), ExpectError: acctest.ExpectErr(`env_wo: "TOKEN" is also set in env; set each variable in one of them`)},
+			{Config: invoke("prime_fleet_exec.twice"), ExpectError: acctest.ExpectErr(`env_wo: "TOKEN" is also set in env; set each variable in one of them`)},
 		},
 	})
-	m.noAPICalls(t)
+	m.NoAPICalls(t)
 }
 
 // actionBlocks are invalid actions for TestAccActions_planTimeErrors.
@@ -265,8 +267,8 @@ action "prime_fleet_exec" "twice" {
 // A member whose step exits with a disallowed code fails the action with
 // prime_fleet_command's error, naming the member and its sandbox.
 func TestAccFleetExecAction_disallowedExitCode(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(sandboxFleetHCL("f", "fail", 1) + `resource "prime_fleet_command" "ready" {
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(acctest.SandboxFleetHCL("f", "fail", 1) + `resource "prime_fleet_command" "ready" {
   sandbox_ids = prime_sandbox_fleet.f.sandbox_ids
   commands    = ["echo ready"]
   lifecycle {
@@ -284,9 +286,9 @@ action "prime_fleet_exec" "probe" {
 }
 `)
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		TerraformVersionChecks:   skipBelow(tfQuery),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		TerraformVersionChecks:   acctest.SkipBelow(acctest.Query),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
 			Config: cfg,
 			ExpectError: expectInOrder(`The command failed on 1 of the 1 members that ran: Member "0": sandbox`,
@@ -301,10 +303,10 @@ func TestAccSandboxSweepAction_reportsFailedDeletes(t *testing.T) {
 	// Parallel before the context: a parallel test waits for the serial
 	// ones, and a deadline taken before that wait can pass before it runs.
 	t.Parallel()
-	var m *testMock
+	var m *mocktest.Mock
 	var refused atomic.Value // the sandbox ID whose delete the platform refuses
 	refused.Store("")
-	m = newHookedMock(t, fastMockOptions(), func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	m = mocktest.NewHooked(t, mocktest.Fast(), func(w http.ResponseWriter, r *http.Request, body []byte) bool {
 		id, _ := refused.Load().(string)
 		var req prime.BulkDeleteRequest
 		if r.Method != http.MethodDelete || r.URL.Path != prime.APIPrefix+"/sandbox" ||
@@ -329,7 +331,7 @@ func TestAccSandboxSweepAction_reportsFailedDeletes(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
-	c := m.client(t)
+	c := m.Client(t)
 	var ids []string
 	for i := range 3 {
 		sb, err := c.CreateSandbox(ctx, prime.CreateSandboxRequest{Name: fmt.Sprintf("left-%d", i), DockerImage: "img", Labels: []string{"stale"}})
@@ -340,8 +342,8 @@ func TestAccSandboxSweepAction_reportsFailedDeletes(t *testing.T) {
 	}
 	refused.Store(ids[1])
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		TerraformVersionChecks:   skipBelow(tfQuery),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		TerraformVersionChecks:   acctest.SkipBelow(acctest.Query),
 		CheckDestroy: func(s *terraform.State) error {
 			if n := liveLabelled(ctx, t, c, "stale"); n != 1 {
 				return fmt.Errorf("%d stale sandboxes live after the sweep, want only the refused one", n)
@@ -350,10 +352,10 @@ func TestAccSandboxSweepAction_reportsFailedDeletes(t *testing.T) {
 			if _, err := c.BulkDeleteSandboxes(ctx, prime.BulkDeleteRequest{Labels: []string{"stale"}}); err != nil {
 				return err
 			}
-			return m.checkNoLiveSandboxes(s)
+			return m.CheckNoLiveSandboxes(s)
 		},
 		Steps: []resource.TestStep{{
-			Config: m.config(`
+			Config: m.Config(`
 resource "prime_sandbox" "marker" {
   name         = "marker"
   docker_image = "python:3.12-slim"
@@ -371,7 +373,7 @@ action "prime_sandbox_sweep" "stale" {
   }
 }
 `),
-			ExpectError: expectErr(fmt.Sprintf(`1 of the 3 sandboxes labelled stale were not deleted (keyed by sandbox ID): Member %q: the platform did not delete sandbox %s: sandbox is being migrated`, ids[1], ids[1])),
+			ExpectError: acctest.ExpectErr(fmt.Sprintf(`1 of the 3 sandboxes labelled stale were not deleted (keyed by sandbox ID): Member %q: the platform did not delete sandbox %s: sandbox is being migrated`, ids[1], ids[1])),
 		}},
 	})
 }

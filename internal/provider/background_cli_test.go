@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
@@ -21,7 +23,7 @@ import (
 
 // waitStarts waits until n background jobs whose script contains text have
 // started.
-func waitStarts(ctx context.Context, t *testing.T, m *testMock, text string, n int) {
+func waitStarts(ctx context.Context, t *testing.T, m *mocktest.Mock, text string, n int) {
 	t.Helper()
 	seen := 0
 	_, err := m.WaitForEvent(ctx, func(e primemock.Event) bool {
@@ -74,18 +76,18 @@ output "stdout" {
 // applied again: every member's agent ran exactly once (one start per
 // member in the mock's event log) and every result is collected.
 func TestAccBackground_killedApplyAttachesToEveryJob(t *testing.T) {
-	cli := requireCLI(t)
-	provider := devProvider(t)
+	cli := acctest.RequireCLI(t)
+	provider := acctest.DevProvider(t)
 	t.Parallel()
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	const size = 20
-	w := newMockWork(t, m, provider(), cli, backgroundFleetHCL(size, "4"))
+	w := acctest.NewMockWork(t, m, provider(), cli, backgroundFleetHCL(size, "4"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
-	r := w.start("apply", "-auto-approve", "-no-color")
+	r := w.Launch("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "agent-start", size)
-	killTF(r)
+	acctest.KillTF(r)
 	live := m.Stats().LiveSandboxes
 	if live != size {
 		t.Fatalf("%d sandboxes live after the kill, want %d", live, size)
@@ -99,9 +101,9 @@ func TestAccBackground_killedApplyAttachesToEveryJob(t *testing.T) {
 // holds one of texts started exactly once per member, one sandbox was made
 // per member, every member's result is collected, the next plan is empty
 // and destroy leaves nothing running.
-func recoverAfterKill(ctx context.Context, t *testing.T, m *testMock, w *tfWork, size int, texts ...string) {
+func recoverAfterKill(ctx context.Context, t *testing.T, m *mocktest.Mock, w *acctest.Work, size int, texts ...string) {
 	t.Helper()
-	out, code := w.run(ctx, "apply", "-auto-approve", "-no-color")
+	out, code := w.Exec(ctx, "apply", "-auto-approve", "-no-color")
 	if code != 0 {
 		t.Fatalf("the apply after the kill exited %d:\n%s", code, out)
 	}
@@ -113,7 +115,7 @@ func recoverAfterKill(ctx context.Context, t *testing.T, m *testMock, w *tfWork,
 	if n := m.Stats().SandboxesCreated; n != size {
 		t.Errorf("%d sandboxes created for %d members", n, size)
 	}
-	results, code := w.run(ctx, "output", "-json", "results")
+	results, code := w.Exec(ctx, "output", "-json", "results")
 	if code != 0 {
 		t.Fatalf("output: %s", results)
 	}
@@ -126,10 +128,10 @@ func recoverAfterKill(ctx context.Context, t *testing.T, m *testMock, w *tfWork,
 			t.Errorf("member %d's result is %q", i, v)
 		}
 	}
-	if out, code := w.run(ctx, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
+	if out, code := w.Exec(ctx, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
 		t.Errorf("the plan after the recovering apply is not empty (exit %d):\n%s", code, out)
 	}
-	if out, code := w.run(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
+	if out, code := w.Exec(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
 		t.Errorf("destroy exited %d:\n%s", code, out)
 	}
 	if live := m.Stats().LiveSandboxes; live != 0 {
@@ -146,18 +148,18 @@ func recoverAfterKill(ctx context.Context, t *testing.T, m *testMock, w *tfWork,
 // runs (a kill while Terraform writes its state file can corrupt it, which
 // is Terraform's to survive, not the provider's).
 func TestAccBackground_killedAfterResultsRunsNothingAgain(t *testing.T) {
-	cli := requireCLI(t)
-	provider := devProvider(t)
+	cli := acctest.RequireCLI(t)
+	provider := acctest.DevProvider(t)
 	t.Parallel()
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	const size = 8
-	w := newMockWork(t, m, provider(), cli, backgroundFleetHCL(size, "1")+fleetBackgroundCommandHCL("report", "{ for k, f in data.prime_fleet_file.result.files : k => prime_fleet_command.agent.results[k].sandbox_id }", []string{"echo report-start; sleep 2; echo report-end"}, "timeout_seconds = 600"))
+	w := acctest.NewMockWork(t, m, provider(), cli, backgroundFleetHCL(size, "1")+acctest.FleetBackgroundCommandHCL("report", "{ for k, f in data.prime_fleet_file.result.files : k => prime_fleet_command.agent.results[k].sandbox_id }", []string{"echo report-start; sleep 2; echo report-end"}, "timeout_seconds = 600"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
-	r := w.start("apply", "-auto-approve", "-no-color")
+	r := w.Launch("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "report-start", size)
-	killTF(r)
+	acctest.KillTF(r)
 	recoverAfterKill(ctx, t, m, w, size, "agent-start", "report-start")
 }
 
@@ -166,14 +168,14 @@ func TestAccBackground_killedAfterResultsRunsNothingAgain(t *testing.T) {
 // without running the command again; a second interrupted run whose job is
 // then destroyed has its job stopped.
 func TestAccBackground_interruptedApplyCollectsLater(t *testing.T) {
-	cli := requireCLI(t)
-	provider := devProvider(t)
+	cli := acctest.RequireCLI(t)
+	provider := acctest.DevProvider(t)
 	t.Parallel()
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	hcl := func(cmd string) string {
 		return fmt.Sprintf(`
 provider "prime" {}
-`+sandboxHCL("box", "interrupted")+`
+`+acctest.SandboxHCL("box", "interrupted")+`
 resource "prime_sandbox_command" "agent" {
   sandbox_id      = prime_sandbox.box.id
   command         = %q
@@ -185,42 +187,42 @@ output "exit_code" { value = prime_sandbox_command.agent.exit_code }
 output "stdout" { value = prime_sandbox_command.agent.stdout }
 `, cmd)
 	}
-	w := newMockWork(t, m, provider(), cli, hcl("echo one-start; sleep 3; echo one-end"))
+	w := acctest.NewMockWork(t, m, provider(), cli, hcl("echo one-start; sleep 3; echo one-end"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
-	r := w.start("apply", "-auto-approve", "-no-color")
+	r := w.Launch("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "one-start", 1)
-	interruptTF(ctx, t, r)
-	state, code := w.run(ctx, "state", "show", "-no-color", "prime_sandbox_command.agent")
+	acctest.InterruptTF(ctx, t, r)
+	state, code := w.Exec(ctx, "state", "show", "-no-color", "prime_sandbox_command.agent")
 	if code != 0 || !strings.Contains(state, `job_status`) || !strings.Contains(state, `"running"`) {
 		t.Fatalf("after Ctrl-C the job must be in state as running (exit %d):\n%s\n\napply output:\n%s", code, state, r.Output())
 	}
-	plan, code := w.run(ctx, "plan", "-detailed-exitcode", "-no-color")
+	plan, code := w.Exec(ctx, "plan", "-detailed-exitcode", "-no-color")
 	if code != 2 || !strings.Contains(plan, "update in-place") {
 		t.Fatalf("the plan after Ctrl-C must be an update that collects the job (exit %d):\n%s", code, plan)
 	}
-	out, code := w.run(ctx, "apply", "-auto-approve", "-no-color")
+	out, code := w.Exec(ctx, "apply", "-auto-approve", "-no-color")
 	if code != 0 {
 		t.Fatalf("the apply collecting the job exited %d:\n%s", code, out)
 	}
 	if n := countStarts(m.Events(), "one-start"); n != 1 {
 		t.Errorf("the command started %d times; collecting must not run it again", n)
 	}
-	if got, _ := w.run(ctx, "output", "-raw", "stdout"); got != "one-start\none-end\n" {
+	if got, _ := w.Exec(ctx, "output", "-raw", "stdout"); got != "one-start\none-end\n" {
 		t.Errorf("collected stdout %q", got)
 	}
-	if out, code := w.run(ctx, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
+	if out, code := w.Exec(ctx, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
 		t.Errorf("the plan after collecting is not empty (exit %d):\n%s", code, out)
 	}
 
 	// A new run (the command changed), interrupted, then destroyed: its
 	// job is stopped, not left running.
-	w.write(hcl("echo two-start; sleep 1000000; echo two-end"))
-	r = w.start("apply", "-auto-approve", "-no-color")
+	w.Write(hcl("echo two-start; sleep 1000000; echo two-end"))
+	r = w.Launch("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "two-start", 1)
-	interruptTF(ctx, t, r)
-	if out, code := w.run(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
+	acctest.InterruptTF(ctx, t, r)
+	if out, code := w.Exec(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
 		t.Fatalf("destroy exited %d:\n%s", code, out)
 	}
 	signalled := false
@@ -252,23 +254,6 @@ func killProvider(r *tfcli.Running) int {
 	return killed
 }
 
-// stateAttr reads one string attribute of a resource from `terraform show
-// -json`.
-func (w *tfWork) stateAttr(ctx context.Context, addr, attr string) string {
-	w.t.Helper()
-	state, err := w.State(ctx)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	for _, r := range state {
-		if r.Address == addr {
-			v, _ := r.Values[attr].(string)
-			return v
-		}
-	}
-	return ""
-}
-
 const singleJobHCL = `
 provider "prime" {}
 
@@ -289,14 +274,14 @@ resource "prime_sandbox_command" "agent" {
 // apply) leaves the job running; the next apply attaches to it through the
 // job journal and collects it.
 func TestAccBackground_providerCrashAttaches(t *testing.T) {
-	cli := requireCLI(t)
-	provider := devProvider(t)
+	cli := acctest.RequireCLI(t)
+	provider := acctest.DevProvider(t)
 	t.Parallel()
-	m := newTestMock(t, fastMockOptions())
-	w := newMockWork(t, m, provider(), cli, fmt.Sprintf(singleJobHCL, "crash", "echo crash-start; sleep 3; echo crash-end"))
+	m := mocktest.New(t, mocktest.Fast())
+	w := acctest.NewMockWork(t, m, provider(), cli, fmt.Sprintf(singleJobHCL, "crash", "echo crash-start; sleep 3; echo crash-end"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	r := w.start("apply", "-auto-approve", "-no-color")
+	r := w.Launch("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "crash-start", 1)
 	if n := killProvider(r); n == 0 {
 		t.Fatal("no provider process to kill")
@@ -304,17 +289,17 @@ func TestAccBackground_providerCrashAttaches(t *testing.T) {
 	if res := r.Wait(); res.OK() {
 		t.Fatalf("the apply whose provider crashed succeeded:\n%s", r.Output())
 	}
-	out, code := w.run(ctx, "apply", "-auto-approve", "-no-color")
+	out, code := w.Exec(ctx, "apply", "-auto-approve", "-no-color")
 	if code != 0 {
 		t.Fatalf("the apply after the crash exited %d:\n%s", code, out)
 	}
 	if n := countStarts(m.Events(), "crash-start"); n != 1 {
 		t.Errorf("the command started %d times; the apply after a crash must attach, not run it again", n)
 	}
-	if got := w.stateAttr(ctx, "prime_sandbox_command.agent", "stdout"); got != "crash-start\ncrash-end\n" {
+	if got := w.StateAttr(ctx, "prime_sandbox_command.agent", "stdout"); got != "crash-start\ncrash-end\n" {
 		t.Errorf("collected stdout %q", got)
 	}
-	if out, code := w.run(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
+	if out, code := w.Exec(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
 		t.Errorf("destroy exited %d:\n%s", code, out)
 	}
 }
@@ -323,18 +308,18 @@ func TestAccBackground_providerCrashAttaches(t *testing.T) {
 // files vanished from a sandbox that still exists (its /tmp was cleared);
 // and when its sandbox is replaced.
 func TestAccBackground_provenGoneRunsAgain(t *testing.T) {
-	cli := requireCLI(t)
-	provider := devProvider(t)
+	cli := acctest.RequireCLI(t)
+	provider := acctest.DevProvider(t)
 	t.Parallel()
-	m := newTestMock(t, fastMockOptions())
-	w := newMockWork(t, m, provider(), cli, fmt.Sprintf(singleJobHCL, "gone", "echo gone-start; sleep 1000000"))
+	m := mocktest.New(t, mocktest.Fast())
+	w := acctest.NewMockWork(t, m, provider(), cli, fmt.Sprintf(singleJobHCL, "gone", "echo gone-start; sleep 1000000"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	r := w.start("apply", "-auto-approve", "-no-color")
+	r := w.Launch("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "gone-start", 1)
-	interruptTF(ctx, t, r)
-	job := w.stateAttr(ctx, "prime_sandbox_command.agent", "job_id")
-	sb := w.stateAttr(ctx, "prime_sandbox.box", "id")
+	acctest.InterruptTF(ctx, t, r)
+	job := w.StateAttr(ctx, "prime_sandbox_command.agent", "job_id")
+	sb := w.StateAttr(ctx, "prime_sandbox.box", "id")
 	if job == "" || sb == "" {
 		t.Fatalf("no job (%q) or sandbox (%q) in state after Ctrl-C:\n%s", job, sb, r.Output())
 	}
@@ -342,25 +327,25 @@ func TestAccBackground_provenGoneRunsAgain(t *testing.T) {
 	pgid, _ := m.ReadFile(sb, "/tmp/job_"+job+".pgid")
 	wipe := fmt.Sprintf("kill -KILL -- -%s; rm -f /tmp/job_%[2]s.pgid /tmp/job_%[2]s.stdout.log /tmp/job_%[2]s.stderr.log /tmp/job_%[2]s.exit",
 		strings.TrimSpace(string(pgid)), job)
-	if res, err := m.client(t).Exec(ctx, sb, prime.ExecRequest{Command: wipe}); err != nil || res.ExitCode != 0 {
+	if res, err := m.Client(t).Exec(ctx, sb, prime.ExecRequest{Command: wipe}); err != nil || res.ExitCode != 0 {
 		t.Fatalf("clearing the job: %v %+v", err, res)
 	}
-	w.write(fmt.Sprintf(singleJobHCL, "gone", "echo gone-start; sleep 1000000"))
-	r = w.start("apply", "-auto-approve", "-no-color")
+	w.Write(fmt.Sprintf(singleJobHCL, "gone", "echo gone-start; sleep 1000000"))
+	r = w.Launch("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "gone-start", 2)
-	interruptTF(ctx, t, r)
+	acctest.InterruptTF(ctx, t, r)
 	if !strings.Contains(r.Output(), "proven gone") {
 		t.Errorf("the apply did not say the job was proven gone:\n%s", r.Output())
 	}
 	// The sandbox is replaced: the command runs again on the new one.
-	w.write(fmt.Sprintf(singleJobHCL, "gone-replaced", "echo gone-start; sleep 1000000"))
-	r = w.start("apply", "-auto-approve", "-no-color")
+	w.Write(fmt.Sprintf(singleJobHCL, "gone-replaced", "echo gone-start; sleep 1000000"))
+	r = w.Launch("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "gone-start", 3)
-	interruptTF(ctx, t, r)
+	acctest.InterruptTF(ctx, t, r)
 	if n := countStarts(m.Events(), "gone-start"); n != 3 {
 		t.Errorf("the command started %d times, want 3 (first run, files gone, sandbox replaced)", n)
 	}
-	if out, code := w.run(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
+	if out, code := w.Exec(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
 		t.Errorf("destroy exited %d:\n%s", code, out)
 	}
 	if live := m.Stats().LiveSandboxes; live != 0 {

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"context"
@@ -14,13 +14,15 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
 // bgFleetHCL is an in-process fleet with a background agent.
-func bgFleetHCL(m *testMock, size int, command string, timeout int) string {
-	return m.config(fmt.Sprintf(`
+func bgFleetHCL(m *mocktest.Mock, size int, command string, timeout int) string {
+	return m.Config(fmt.Sprintf(`
 resource "prime_sandbox_fleet" "eval" {
   name_prefix  = "bg"
   size         = %d
@@ -38,7 +40,7 @@ resource "prime_fleet_command" "agent" {
 
 // onEvent runs fn once, in the background, when the mock records an event
 // that match accepts (no sleeps: the mock's event log wakes it).
-func onEvent(t *testing.T, m *testMock, match func(primemock.Event) bool, fn func()) {
+func onEvent(t *testing.T, m *mocktest.Mock, match func(primemock.Event) bool, fn func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -55,7 +57,7 @@ func onEvent(t *testing.T, m *testMock, match func(primemock.Event) bool, fn fun
 // With gateway calls cut for 10 s mid-run, the apply succeeds and nothing
 // runs twice: polls fail, the job goes on, the provider keeps waiting.
 func TestAccBackground_gatewayOutageMidRun(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	const size = 5
 	starts := 0
 	var once sync.Once
@@ -70,8 +72,8 @@ func TestAccBackground_gatewayOutageMidRun(t *testing.T) {
 		})
 	})
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
 			Config: bgFleetHCL(m, size, "echo outage-agent; sleep 2; echo finished", 300),
 			Check: resource.ComposeAggregateTestCheckFunc(
@@ -94,13 +96,13 @@ func TestAccBackground_gatewayOutageMidRun(t *testing.T) {
 // With the batch endpoint answering 404, the same fleet completes on
 // per-job reads of the exit files, and the endpoint is not asked again.
 func TestAccBackground_batchUnsupportedFallsBackToReads(t *testing.T) {
-	o := fastMockOptions()
+	o := mocktest.Fast()
 	o.JobBatchUnsupported = true
-	m := newTestMock(t, o)
+	m := mocktest.New(t, o)
 	const size = 4
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
 			Config: bgFleetHCL(m, size, "echo fallback; sleep 1", 300),
 			Check: resource.ComposeAggregateTestCheckFunc(
@@ -123,15 +125,15 @@ func TestAccBackground_batchUnsupportedFallsBackToReads(t *testing.T) {
 // A background command past its timeout is stopped in the sandbox (SIGTERM
 // to its process group), and the apply says so.
 func TestAccBackground_timeoutStopsTheJob(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config:      m.config(fileSandboxHCL + backgroundCommandHCL("agent", "prime_sandbox.box.id", "echo slow-agent; sleep 1000000", "timeout_seconds = 2")),
+			Config:      m.Config(fileSandboxHCL + acctest.BackgroundCommandHCL("agent", "prime_sandbox.box.id", "echo slow-agent; sleep 1000000", "timeout_seconds = 2")),
 			ExpectError: expectInOrder(`Command timed out`, `did not finish within timeout_seconds (2s`, `it was stopped (SIGTERM`),
 		}, {
-			Config: m.config(fileSandboxHCL),
+			Config: m.Config(fileSandboxHCL),
 			Check: func(*terraform.State) error {
 				for _, e := range m.Events() {
 					if e.Type == primemock.EventCommandSignalled && strings.Contains(e.Command, "slow-agent") {
@@ -146,20 +148,20 @@ func TestAccBackground_timeoutStopsTheJob(t *testing.T) {
 
 // A sandbox the platform terminates mid-job is reported as exactly that.
 func TestAccBackground_sandboxTerminatedMidJob(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	onEvent(t, m, func(e primemock.Event) bool {
 		return e.Type == primemock.EventCommandStarted && e.Transport == primemock.TransportBackground && strings.Contains(e.Command, "doomed-agent")
 	}, func() {
 		ids := LiveSandboxIDs(m)
 		for _, id := range ids {
-			_ = m.client(t).DeleteSandbox(context.Background(), id)
+			_ = m.Client(t).DeleteSandbox(context.Background(), id)
 		}
 	})
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config:      m.config(fileSandboxHCL + backgroundCommandHCL("agent", "prime_sandbox.box.id", "echo doomed-agent; sleep 1000000", "timeout_seconds = 300")),
+			Config:      m.Config(fileSandboxHCL + acctest.BackgroundCommandHCL("agent", "prime_sandbox.box.id", "echo doomed-agent; sleep 1000000", "timeout_seconds = 300")),
 			ExpectError: expectInOrder(`Sandbox terminated mid-job`, `TERMINATED`),
 		}},
 	})
@@ -167,7 +169,7 @@ func TestAccBackground_sandboxTerminatedMidJob(t *testing.T) {
 
 // LiveSandboxIDs lists the mock's sandboxes that were created and not
 // deleted, from its event log.
-func LiveSandboxIDs(m *testMock) []string {
+func LiveSandboxIDs(m *mocktest.Mock) []string {
 	live := map[string]bool{}
 	for _, e := range m.Events() {
 		switch e.Type {
@@ -184,7 +186,7 @@ func LiveSandboxIDs(m *testMock) []string {
 // output tails recorded the same, env_wo values scrubbed from them, and a
 // disallowed exit code fails with the same message.
 func TestAccBackground_resultMatchesForeground(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	cmd := func(name string, background bool, command string, allowed string) string {
 		return fmt.Sprintf(`
 resource "prime_sandbox_command" %q {
@@ -198,11 +200,11 @@ resource "prime_sandbox_command" %q {
 	}
 	const script = "echo out $TOKEN; echo err >&2; exit 3"
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(fileSandboxHCL + cmd("fg", false, script, "[3]") + cmd("bg", true, script, "[3]")),
+				Config: m.Config(fileSandboxHCL + cmd("fg", false, script, "[3]") + cmd("bg", true, script, "[3]")),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr("prime_sandbox_command.bg", "exit_code", "3"),
 					resource.TestCheckResourceAttr("prime_sandbox_command.bg", "stdout", "out ***\n"),
@@ -215,7 +217,7 @@ resource "prime_sandbox_command" %q {
 				),
 			},
 			{
-				Config:      m.config(fileSandboxHCL + cmd("bg2", true, script, "[0]")),
+				Config:      m.Config(fileSandboxHCL + cmd("bg2", true, script, "[0]")),
 				ExpectError: expectInOrder(`Command exited with a disallowed code`, `exited with code 3 (allowed: [0])`, `Last of stderr:`, `err`),
 			},
 		},
@@ -228,13 +230,13 @@ var regexpHex8 = regexp.MustCompile(`^[0-9a-f]{8}$`)
 // local disk, with env_wo values scrubbed, while state keeps the tails and
 // the files' hashes.
 func TestAccBackground_outputDirKeepsTheWholeOutput(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	dir := t.TempDir()
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(fileSandboxHCL + fmt.Sprintf(`
+			Config: m.Config(fileSandboxHCL + fmt.Sprintf(`
 resource "prime_sandbox_command" "agent" {
   sandbox_id = prime_sandbox.box.id
   command    = "repeat 30000 line-$TOKEN; echo to-stderr >&2"
@@ -277,12 +279,12 @@ resource "prime_sandbox_command" "agent" {
 // jobs (a fleet of 6 with max_concurrency = 2 has all 6 started before the
 // first ends; in the foreground only 2 would be).
 func TestAccBackground_allMembersRunAtOnce(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(sandboxFleetHCL("eval", "together", 6) + fleetBackgroundCommandHCL("agent", "prime_sandbox_fleet.eval.sandbox_ids", []string{"echo together-agent; sleep 5"}, "max_concurrency = 2")),
+			Config: m.Config(acctest.SandboxFleetHCL("eval", "together", 6) + acctest.FleetBackgroundCommandHCL("agent", "prime_sandbox_fleet.eval.sandbox_ids", []string{"echo together-agent; sleep 5"}, "max_concurrency = 2")),
 			Check: func(*terraform.State) error {
 				started := 0
 				for _, e := range m.Events() {

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"fmt"
@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
@@ -44,14 +46,14 @@ resource "prime_sandbox_command" "agent_google" {
 // place and enforces it before the apply returns; removing the block reopens
 // egress; every second plan is empty.
 func TestAccSandbox_bornRestricted(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	var id string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(bornHCL(`egress {
+				Config: m.Config(bornHCL(`egress {
     allow = ["Example.COM"]
   }`)),
 				ConfigStateChecks: []statecheck.StateCheck{
@@ -64,10 +66,10 @@ func TestAccSandbox_bornRestricted(t *testing.T) {
 				},
 				Check: func(s *terraform.State) error {
 					var err error
-					if id, err = stateID(s, "prime_sandbox.box"); err != nil {
+					if id, err = acctest.StateID(s, "prime_sandbox.box"); err != nil {
 						return err
 					}
-					bodies := m.createBodies(t)
+					bodies := m.CreateBodies(t)
 					if len(bodies) != 1 || !reflect.DeepEqual(bodies[0]["network_allowlist"], []any{"example.com"}) {
 						return fmt.Errorf("create body lists: %v", bodies)
 					}
@@ -78,22 +80,22 @@ func TestAccSandbox_bornRestricted(t *testing.T) {
 				},
 			},
 			{
-				Config: m.config(bornHCL(`egress {
+				Config: m.Config(bornHCL(`egress {
     allow = ["google.com"]
   }`)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_sandbox.box", plancheck.ResourceActionUpdate),
 				}},
 				Check: func(*terraform.State) error {
-					if !m.reachable(t, id, "google.com") || m.reachable(t, id, "example.com") {
+					if !m.Reaches(t, id, "google.com") || m.Reaches(t, id, "example.com") {
 						return fmt.Errorf("after the update: google.com reachable %t, example.com reachable %t; want true, false",
-							m.reachable(t, id, "google.com"), m.reachable(t, id, "example.com"))
+							m.Reaches(t, id, "google.com"), m.Reaches(t, id, "example.com"))
 					}
 					return nil
 				},
 			},
 			{
-				Config: m.config(bornHCL("")),
+				Config: m.Config(bornHCL("")),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_sandbox.box", plancheck.ResourceActionUpdate),
 				}},
@@ -101,7 +103,7 @@ func TestAccSandbox_bornRestricted(t *testing.T) {
 					statecheck.ExpectKnownValue("prime_sandbox.box", tfjsonpath.New("egress_generation"), knownvalue.Null()),
 				},
 				Check: func(*terraform.State) error {
-					if !m.reachable(t, id, "example.com") {
+					if !m.Reaches(t, id, "example.com") {
 						return fmt.Errorf("removing the egress block did not reopen egress")
 					}
 					return nil
@@ -143,20 +145,20 @@ func checkCommandsAfterBornApplied(events []primemock.Event, id string) error {
 // sandbox stays in state (tainted, destroyed by the harness) and no
 // dependent command ever runs.
 func TestAccSandbox_bornRestrictedFailsClosed(t *testing.T) {
-	o := fastMockOptions()
+	o := mocktest.Fast()
 	o.NeverApply = true
-	m := newTestMock(t, o)
+	m := mocktest.New(t, o)
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(bornHCL(`egress {
+			Config: m.Config(bornHCL(`egress {
     allow = ["example.com"]
   }
   timeouts {
     egress = "1s"
   }`)),
-			ExpectError: expectErr("Failing closed: the policy is not recorded as applied"),
+			ExpectError: acctest.ExpectErr("Failing closed: the policy is not recorded as applied"),
 		}},
 	})
 	for _, e := range m.Events() {
@@ -172,7 +174,7 @@ func TestAccSandbox_bornRestrictedFailsClosed(t *testing.T) {
 // Bad born lists fail at plan time, naming the attribute, before any API
 // call.
 func TestAccSandbox_bornRestrictedPlanTimeErrors(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	for _, tc := range []struct {
 		name, egress, vm, want string
 	}{
@@ -184,9 +186,9 @@ func TestAccSandbox_bornRestrictedPlanTimeErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: providerFactories(t),
+				ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 				Steps: []resource.TestStep{{
-					Config: m.config(fmt.Sprintf(`
+					Config: m.Config(fmt.Sprintf(`
 resource "prime_sandbox" "box" {
   name         = "born"
   docker_image = "img"
@@ -197,19 +199,19 @@ resource "prime_sandbox" "box" {
 }
 `, tc.vm, tc.egress)),
 					PlanOnly:    true,
-					ExpectError: expectErr(tc.want),
+					ExpectError: acctest.ExpectErr(tc.want),
 				}},
 			})
 		})
 	}
-	m.noAPICalls(t)
+	m.NoAPICalls(t)
 }
 
 // A prime_egress_policy layered on a born-restricted sandbox: its destroy
 // restores the born lists, never an open policy, and the sandbox does not
 // fight it while it exists (every second plan is empty).
 func TestAccSandbox_bornRestrictedWithLayeredPolicy(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	sandbox := `
 resource "prime_sandbox" "box" {
   name         = "layered"
@@ -221,18 +223,18 @@ resource "prime_sandbox" "box" {
 `
 	var id string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(sandbox + egressPolicyHCL("agent", "prime_sandbox.box.id", []string{"example.com"})),
+				Config: m.Config(sandbox + acctest.EgressPolicyHCL("agent", "prime_sandbox.box.id", []string{"example.com"})),
 				Check: func(s *terraform.State) error {
 					var err error
-					id, err = stateID(s, "prime_sandbox.box")
+					id, err = acctest.StateID(s, "prime_sandbox.box")
 					if err != nil {
 						return err
 					}
-					if !m.reachable(t, id, "example.com") || m.reachable(t, id, "pypi.org") {
+					if !m.Reaches(t, id, "example.com") || m.Reaches(t, id, "pypi.org") {
 						return fmt.Errorf("the layered policy is not the one in force")
 					}
 					return nil
@@ -248,9 +250,9 @@ resource "prime_sandbox" "box" {
 				),
 			},
 			{
-				Config: m.config(sandbox),
+				Config: m.Config(sandbox),
 				Check: func(*terraform.State) error {
-					st, err := m.client(t).GetEgressPolicy(waitCtx(t), id)
+					st, err := m.Client(t).GetEgressPolicy(mocktest.WaitCtx(t), id)
 					if err != nil {
 						return err
 					}
@@ -262,7 +264,7 @@ resource "prime_sandbox" "box" {
 			},
 			{
 				// The restore is the block's own policy again: no override.
-				Config: m.config(sandbox),
+				Config: m.Config(sandbox),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("prime_sandbox.box", tfjsonpath.New("egress_override_generation"), knownvalue.Null()),
 				},
@@ -276,7 +278,7 @@ resource "prime_sandbox" "box" {
 // the apply says why. Removing the layered policy in the same apply lets
 // the block change go through.
 func TestAccSandbox_egressBlockChangeRespectsLayeredPolicy(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	sandbox := func(egress string) string {
 		return fmt.Sprintf(`
 resource "prime_sandbox" "box" {
@@ -286,37 +288,37 @@ resource "prime_sandbox" "box" {
 }
 `, egress)
 	}
-	layered := egressPolicyHCL("agent", "prime_sandbox.box.id", []string{})
+	layered := acctest.EgressPolicyHCL("agent", "prime_sandbox.box.id", []string{})
 	born := "egress {\n    allow = [\"pypi.org\"]\n  }"
 	var id string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(sandbox(born) + layered),
-				Check:  func(s *terraform.State) (err error) { id, err = stateID(s, "prime_sandbox.box"); return err },
+				Config: m.Config(sandbox(born) + layered),
+				Check:  func(s *terraform.State) (err error) { id, err = acctest.StateID(s, "prime_sandbox.box"); return err },
 			},
 			{
-				Config:      m.config(sandbox("") + layered),
+				Config:      m.Config(sandbox("") + layered),
 				ExpectError: expectInOrder(`Egress block not written`, `written after its egress block's generation 0 by another writer`, `nothing was written`),
 				Check: func(*terraform.State) error {
-					if m.reachable(t, id, "google.com") || m.reachable(t, id, "pypi.org") {
+					if m.Reaches(t, id, "google.com") || m.Reaches(t, id, "pypi.org") {
 						return fmt.Errorf("removing the egress block lifted the layered deny-all policy")
 					}
 					return nil
 				},
 			},
 			{
-				Config:      m.config(sandbox("egress {\n    allow = [\"google.com\"]\n  }") + layered),
+				Config:      m.Config(sandbox("egress {\n    allow = [\"google.com\"]\n  }") + layered),
 				ExpectError: expectInOrder(`Egress block not written`),
 			},
 			{
 				// Both at once: the layered policy's destroy restores the
 				// born lists, then the block's removal reopens.
-				Config: m.config(sandbox("")),
+				Config: m.Config(sandbox("")),
 				Check: func(*terraform.State) error {
-					if !m.reachable(t, id, "google.com") {
+					if !m.Reaches(t, id, "google.com") {
 						return fmt.Errorf("the sandbox is not open after the layered policy and the block were removed")
 					}
 					return nil
@@ -330,9 +332,9 @@ resource "prime_sandbox" "box" {
 // the block's previous lists pass for enforced: the refresh compares the
 // lists, and the next apply writes the block again.
 func TestAccSandbox_lateEnforcedFailedWriteIsNotTheBlock(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	cfg := func(egress string) string {
-		return m.config(fmt.Sprintf(`
+		return m.Config(fmt.Sprintf(`
 resource "prime_sandbox" "box" {
   name         = "born"
   docker_image = "python:3.12-slim"
@@ -346,14 +348,14 @@ resource "prime_sandbox" "box" {
 	block := "egress {\n    allow = [\"example.com\"]\n  }"
 	var id string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
-			{Config: cfg(block), Check: func(s *terraform.State) (err error) { id, err = stateID(s, "prime_sandbox.box"); return err }},
+			{Config: cfg(block), Check: func(s *terraform.State) (err error) { id, err = acctest.StateID(s, "prime_sandbox.box"); return err }},
 			{
 				PreConfig:   func() { m.SetNeverApply(true) },
 				Config:      cfg(""),
-				ExpectError: expectErr("Egress policy not enforced"),
+				ExpectError: acctest.ExpectErr("Egress policy not enforced"),
 			},
 			{
 				PreConfig: func() {
@@ -365,7 +367,7 @@ resource "prime_sandbox" "box" {
 							openGen = e.Generation
 						}
 					}
-					if _, err := m.WaitForEvent(waitCtx(t), func(e primemock.Event) bool {
+					if _, err := m.WaitForEvent(mocktest.WaitCtx(t), func(e primemock.Event) bool {
 						return e.Type == primemock.EventPolicyApplied && e.SandboxID == id && e.Generation >= openGen
 					}); err != nil || openGen < 0 {
 						t.Fatalf("the open write (generation %d) was never enforced: %v", openGen, err)
@@ -373,7 +375,7 @@ resource "prime_sandbox" "box" {
 				},
 				Config: cfg(block),
 				Check: func(*terraform.State) error {
-					if m.reachable(t, id, "google.com") {
+					if m.Reaches(t, id, "google.com") {
 						return fmt.Errorf("state records egress { allow = [example.com] } as applied, but the sandbox is open")
 					}
 					return nil
@@ -388,7 +390,7 @@ resource "prime_sandbox" "box" {
 // holds, keeps the previous block in state (so the next plan proposes it
 // again), and goes through once the layered policy is gone.
 func TestAccSandboxFleet_egressBlockChangeRespectsLayeredPolicy(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	const layered = `
 resource "prime_fleet_egress_policy" "agent" {
   sandbox_ids = prime_sandbox_fleet.f.sandbox_ids
@@ -397,19 +399,19 @@ resource "prime_fleet_egress_policy" "agent" {
 `
 	var ids map[string]string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(fleetConfig(`size = 2`, egressAllow("pypi.org")) + layered),
+				Config: m.Config(fleetConfig(`size = 2`, egressAllow("pypi.org")) + layered),
 				Check:  func(s *terraform.State) error { ids = fleetIDs(s); return nil },
 			},
 			{
-				Config:      m.config(fleetConfig(`size = 2`, "") + layered),
+				Config:      m.Config(fleetConfig(`size = 2`, "") + layered),
 				ExpectError: expectInOrder(`Fleet members failed`, `Writing the block now would lift that policy`),
 				Check: func(*terraform.State) error {
 					for k, id := range ids {
-						if m.reachable(t, id, "google.com") || m.reachable(t, id, "pypi.org") {
+						if m.Reaches(t, id, "google.com") || m.Reaches(t, id, "pypi.org") {
 							return fmt.Errorf("member %s: removing the egress block lifted the layered deny-all policy", k)
 						}
 					}
@@ -417,15 +419,15 @@ resource "prime_fleet_egress_policy" "agent" {
 				},
 			},
 			{
-				Config:             m.config(fleetConfig(`size = 2`, "") + layered),
+				Config:             m.Config(fleetConfig(`size = 2`, "") + layered),
 				PlanOnly:           true,
 				ExpectNonEmptyPlan: true, // the block's removal is proposed again
 			},
 			{
-				Config: m.config(fleetConfig(`size = 2`, "")),
+				Config: m.Config(fleetConfig(`size = 2`, "")),
 				Check: func(*terraform.State) error {
 					for k, id := range ids {
-						if !m.reachable(t, id, "google.com") {
+						if !m.Reaches(t, id, "google.com") {
 							return fmt.Errorf("member %s is not open after the layered policy and the block were removed", k)
 						}
 					}
@@ -441,23 +443,23 @@ resource "prime_fleet_egress_policy" "agent" {
 // a layered policy, never taken for the sandbox's own block (which would
 // plan to "remove" it and reopen egress under the lock).
 func TestAccSandbox_importedSandboxDoesNotSwallowLaterPolicy(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	sb, err := m.client(t).CreateSandbox(waitCtx(t), prime.CreateSandboxRequest{Name: "imported", DockerImage: "python:3.12-slim"})
+	m := mocktest.New(t, mocktest.Fast())
+	sb, err := m.Client(t).CreateSandbox(mocktest.WaitCtx(t), prime.CreateSandboxRequest{Name: "imported", DockerImage: "python:3.12-slim"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sandbox := sandboxHCL("test", "imported")
-	lock := egressPolicyHCL("lock", "prime_sandbox.test.id", []string{"example.com"})
+	sandbox := acctest.SandboxHCL("test", "imported")
+	lock := acctest.EgressPolicyHCL("lock", "prime_sandbox.test.id", []string{"example.com"})
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
-			{Config: m.config(fmt.Sprintf("import {\n  to = prime_sandbox.test\n  id = %q\n}\n", sb.ID) + sandbox)},
-			{Config: m.config(sandbox + lock)},
+			{Config: m.Config(fmt.Sprintf("import {\n  to = prime_sandbox.test\n  id = %q\n}\n", sb.ID) + sandbox)},
+			{Config: m.Config(sandbox + lock)},
 			{
-				Config: m.config(sandbox + lock),
+				Config: m.Config(sandbox + lock),
 				Check: func(*terraform.State) error {
-					if m.reachable(t, sb.ID, "google.com") {
+					if m.Reaches(t, sb.ID, "google.com") {
 						return fmt.Errorf("google.com reachable: re-applying an unchanged configuration reopened egress under prime_egress_policy.lock")
 					}
 					return nil

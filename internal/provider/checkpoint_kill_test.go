@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
@@ -19,10 +21,10 @@ import (
 // checkpoint, it is the one in state, the next plan is empty, and destroy
 // leaves none (an untracked checkpoint would outlive its sandbox, billed).
 func TestAccCheckpoint_killedApplyAdoptsIt(t *testing.T) {
-	cli := requireCLI(t)
-	provider := devProvider(t)
+	cli := acctest.RequireCLI(t)
+	provider := acctest.DevProvider(t)
 	t.Parallel()
-	o := fastMockOptions()
+	o := mocktest.Fast()
 	// Long enough that the kill lands during the upload on a loaded
 	// runner; the next apply waits out the rest of it.
 	o.CheckpointDurableDelay = 10 * time.Second
@@ -31,19 +33,19 @@ func TestAccCheckpoint_killedApplyAdoptsIt(t *testing.T) {
 	// DURABLE (a kill during the request itself leaves nothing to adopt).
 	polled := make(chan struct{})
 	var once sync.Once
-	m := newHookedMock(t, o, func(_ http.ResponseWriter, r *http.Request, _ []byte) bool {
+	m := mocktest.NewHooked(t, o, func(_ http.ResponseWriter, r *http.Request, _ []byte) bool {
 		if strings.HasSuffix(r.URL.Path, "/sandbox/checkpoints:batchGet") {
 			once.Do(func() { close(polled) })
 		}
 		return false
 	})
-	w := newMockWork(t, m, provider(), cli, `
+	w := acctest.NewMockWork(t, m, provider(), cli, `
 provider "prime" {}
 `+checkpointHCL("template", "ttl_seconds = 3600"))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	r := w.start("apply", "-auto-approve", "-no-color")
+	r := w.Launch("apply", "-auto-approve", "-no-color")
 	created, err := m.WaitForEvent(ctx, func(e primemock.Event) bool { return e.Type == primemock.EventCheckpointCreated })
 	if err != nil {
 		t.Fatal(err)
@@ -53,9 +55,9 @@ provider "prime" {}
 	case <-ctx.Done():
 		t.Fatalf("the checkpoint was never polled:\n%s", r.Output())
 	}
-	killTF(r)
+	acctest.KillTF(r)
 
-	out := w.must(ctx, "apply", "-auto-approve", "-no-color")
+	out := w.Must(ctx, "apply", "-auto-approve", "-no-color")
 	var made []string
 	for _, e := range m.Events() {
 		if e.Type == primemock.EventCheckpointCreated {
@@ -65,15 +67,15 @@ provider "prime" {}
 	if len(made) != 1 {
 		t.Errorf("the mock made %d checkpoints (%v), want 1: the killed apply's was not adopted\n%s", len(made), made, out)
 	}
-	state := w.must(ctx, "state", "show", "-no-color", "prime_sandbox_checkpoint.setup")
+	state := w.Must(ctx, "state", "show", "-no-color", "prime_sandbox_checkpoint.setup")
 	if !strings.Contains(state, `"`+created.CheckpointID+`"`) || !strings.Contains(state, `"DURABLE"`) {
 		t.Errorf("state must hold the killed apply's checkpoint %s, DURABLE:\n%s", created.CheckpointID, state)
 	}
-	if plan, code := w.run(ctx, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
+	if plan, code := w.Exec(ctx, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
 		t.Errorf("the plan after the recovering apply is not empty (exit %d):\n%s", code, plan)
 	}
-	w.must(ctx, "destroy", "-auto-approve", "-no-color")
-	if err := m.checkNoCheckpoints(nil); err != nil {
+	w.Must(ctx, "destroy", "-auto-approve", "-no-color")
+	if err := m.CheckNoCheckpoints(nil); err != nil {
 		t.Fatal(err)
 	}
 }

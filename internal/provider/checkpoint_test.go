@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
@@ -35,32 +37,12 @@ resource "prime_sandbox_checkpoint" "setup" {
 `, sandboxName, extra)
 }
 
-// checkNoCheckpoints is a CheckDestroy: no sandbox and no checkpoint is
-// left on the platform.
-func (m *testMock) checkNoCheckpoints(s *terraform.State) error {
-	if err := m.checkNoLiveSandboxes(s); err != nil {
-		return err
-	}
-	c, err := prime.New(prime.Options{Config: prime.Config{APIKey: "test-key", BaseURL: m.URL}})
-	if err != nil {
-		return err
-	}
-	cks, err := c.ListCheckpoints(context.Background(), prime.ListCheckpointsOptions{})
-	if err != nil {
-		return err
-	}
-	if len(cks) != 0 {
-		return fmt.Errorf("%d checkpoints left after destroy (first %s, %s)", len(cks), cks[0].ID, cks[0].State)
-	}
-	return nil
-}
-
 // Create waits until DURABLE; the data source reads it; a second plan is
 // empty; import by ID adopts it; deleting it
 // out of band shows as drift (a new checkpoint planned); destroy deletes it.
 func TestAccCheckpoint_durableImportDrift(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	resourceOnly := m.config(checkpointHCL("template", `ttl_seconds = 3600
+	m := mocktest.New(t, mocktest.Fast())
+	resourceOnly := m.Config(checkpointHCL("template", `ttl_seconds = 3600
   triggers    = { setup = "v1" }`))
 	cfg := resourceOnly + `
 data "prime_sandbox_checkpoint" "read" {
@@ -69,8 +51,8 @@ data "prime_sandbox_checkpoint" "read" {
 `
 	var ckID string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoCheckpoints,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoCheckpoints,
 		Steps: []resource.TestStep{
 			{
 				Config: cfg,
@@ -85,7 +67,7 @@ data "prime_sandbox_checkpoint" "read" {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttrPair("data.prime_sandbox_checkpoint.read", "sandbox_id", "prime_sandbox.template", "id"),
 					func(s *terraform.State) error {
-						id, err := stateID(s, "prime_sandbox_checkpoint.setup")
+						id, err := acctest.StateID(s, "prime_sandbox_checkpoint.setup")
 						ckID = id
 						return err
 					},
@@ -98,7 +80,7 @@ data "prime_sandbox_checkpoint" "read" {
 			},
 			{
 				PreConfig: func() {
-					if err := m.client(t).DeleteCheckpoint(waitCtx(t), ckID); err != nil {
+					if err := m.Client(t).DeleteCheckpoint(mocktest.WaitCtx(t), ckID); err != nil {
 						t.Fatalf("out-of-band delete: %v", err)
 					}
 				},
@@ -113,7 +95,7 @@ data "prime_sandbox_checkpoint" "read" {
 			},
 			{
 				// A changed trigger takes a new checkpoint.
-				Config: m.config(checkpointHCL("template", `ttl_seconds = 3600
+				Config: m.Config(checkpointHCL("template", `ttl_seconds = 3600
   triggers    = { setup = "v2" }`)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_sandbox_checkpoint.setup", plancheck.ResourceActionCreate),
@@ -132,15 +114,15 @@ data "prime_sandbox_checkpoint" "read" {
 // not report, the import plans an update that records them, never a
 // replacement: the harness's import steps insist on a no-op.)
 func TestAccCheckpoint_identityImport(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(checkpointHCL("template", ""))
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(checkpointHCL("template", ""))
 	recorded := resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{
 		plancheck.ExpectResourceAction("prime_sandbox_checkpoint.setup", plancheck.ResourceActionNoop),
 	}}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		TerraformVersionChecks:   skipBelow(tfIdentity),
-		CheckDestroy:             m.checkNoCheckpoints,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		TerraformVersionChecks:   acctest.SkipBelow(acctest.Identity),
+		CheckDestroy:             m.CheckNoCheckpoints,
 		Steps: []resource.TestStep{
 			{
 				Config: cfg,
@@ -155,12 +137,11 @@ func TestAccCheckpoint_identityImport(t *testing.T) {
 }
 
 // lastCheckpointBody is the body of the last checkpoint create.
-func lastCheckpointBody(t *testing.T, m *testMock) string {
+func lastCheckpointBody(t *testing.T, m *mocktest.Mock) string {
 	t.Helper()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for i := len(m.requests) - 1; i >= 0; i-- {
-		r := m.requests[i]
+	reqs := m.Requests()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		r := reqs[i]
 		if r.Method == http.MethodPost && strings.HasSuffix(r.Path, "/checkpoints") {
 			return string(r.Body)
 		}
@@ -172,8 +153,8 @@ func lastCheckpointBody(t *testing.T, m *testMock) string {
 // A checkpoint that goes FAILED fails the apply closed, is deleted, and
 // nothing that depends on it is created.
 func TestAccCheckpoint_failedFailsClosed(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(checkpointHCL("template-"+primemock.MagicCheckpointFailName, "") + `
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(checkpointHCL("template-"+primemock.MagicCheckpointFailName, "") + `
 resource "prime_sandbox" "restored" {
   name         = "member"
   docker_image = "python:3.12-slim"
@@ -181,14 +162,14 @@ resource "prime_sandbox" "restored" {
 }
 `)
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoCheckpoints,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoCheckpoints,
 		Steps: []resource.TestStep{{
 			Config:      cfg,
-			ExpectError: expectErr("Checkpoint failed"),
+			ExpectError: acctest.ExpectErr("Checkpoint failed"),
 		}, {
 			Config:      cfg,
-			ExpectError: expectErr("did not become DURABLE: checkpoint"),
+			ExpectError: acctest.ExpectErr("did not become DURABLE: checkpoint"),
 		}},
 	})
 	if got := m.Stats().SandboxesCreated; got != 1 {
@@ -208,9 +189,9 @@ resource "prime_sandbox" "restored" {
 // A checkpoint whose sandbox is deleted before it is DURABLE is reported
 // lost and not recorded.
 func TestAccCheckpoint_lostWithItsSandbox(t *testing.T) {
-	o := fastMockOptions()
+	o := mocktest.Fast()
 	o.CheckpointDurableDelay = 10 * time.Minute // never DURABLE within the test
-	m := newTestMock(t, o)
+	m := mocktest.New(t, o)
 	// The sandbox is deleted as soon as its checkpoint is requested (not
 	// on a clock: a loaded runner may take long to get there). No timeout
 	// of its own: ParallelTest pauses this test until a slot frees, which
@@ -222,18 +203,18 @@ func TestAccCheckpoint_lostWithItsSandbox(t *testing.T) {
 		if err != nil {
 			return
 		}
-		_ = m.client(t).DeleteSandbox(ctx, e.SandboxID)
+		_ = m.Client(t).DeleteSandbox(ctx, e.SandboxID)
 	}()
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoCheckpoints,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoCheckpoints,
 		Steps: []resource.TestStep{{
-			Config:      m.config(checkpointHCL("template", "")),
-			ExpectError: expectErr("Checkpoint lost"),
+			Config:      m.Config(checkpointHCL("template", "")),
+			ExpectError: acctest.ExpectErr("Checkpoint lost"),
 		}, {
 			// Not recorded: the next plan takes a new checkpoint (of a new
 			// sandbox, the template being gone too).
-			Config:             m.config(checkpointHCL("template", "")),
+			Config:             m.Config(checkpointHCL("template", "")),
 			PlanOnly:           true,
 			ExpectNonEmptyPlan: true,
 			ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
@@ -254,18 +235,18 @@ func TestAccCheckpoint_lostWithItsSandbox(t *testing.T) {
 // is recorded tainted: the next plan replaces it, and destroy waits for the
 // upload (the platform keeps pending checkpoints) before deleting it.
 func TestAccCheckpoint_timeoutTaints(t *testing.T) {
-	o := fastMockOptions()
+	o := mocktest.Fast()
 	o.CheckpointDurableDelay = 3 * time.Second
-	m := newTestMock(t, o)
-	cfg := m.config(checkpointHCL("template", `timeouts {
+	m := mocktest.New(t, o)
+	cfg := m.Config(checkpointHCL("template", `timeouts {
     create = "1s"
   }`))
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoCheckpoints,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoCheckpoints,
 		Steps: []resource.TestStep{{
 			Config:      cfg,
-			ExpectError: expectErr("was not DURABLE after 1s (timeouts.create)"),
+			ExpectError: acctest.ExpectErr("was not DURABLE after 1s (timeouts.create)"),
 		}, {
 			Config:             cfg,
 			PlanOnly:           true,
@@ -281,39 +262,39 @@ func TestAccCheckpoint_timeoutTaints(t *testing.T) {
 // in state (tainted, not usable), the next plan replaces it, and destroy
 // waits out its upload and deletes it: nothing is left untracked.
 func TestAccCheckpoint_interruptedApplyKeepsItTracked(t *testing.T) {
-	cli := requireCLI(t)
-	provider := devProvider(t)
+	cli := acctest.RequireCLI(t)
+	provider := acctest.DevProvider(t)
 	t.Parallel()
-	o := fastMockOptions()
+	o := mocktest.Fast()
 	// Long enough that the Ctrl-C lands during the upload on a loaded
 	// runner; destroy then waits out the rest of it.
 	o.CheckpointDurableDelay = 15 * time.Second
-	m := newTestMock(t, o)
-	w := newMockWork(t, m, provider(), cli, `
+	m := mocktest.New(t, o)
+	w := acctest.NewMockWork(t, m, provider(), cli, `
 provider "prime" {}
 `+checkpointHCL("template", ""))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	r := w.start("apply", "-auto-approve", "-no-color")
+	r := w.Launch("apply", "-auto-approve", "-no-color")
 	if _, err := m.WaitForEvent(ctx, func(e primemock.Event) bool { return e.Type == primemock.EventCheckpointCreated }); err != nil {
 		t.Fatal(err)
 	}
-	interruptTF(ctx, t, r)
-	state, code := w.run(ctx, "state", "show", "-no-color", "prime_sandbox_checkpoint.setup")
+	acctest.InterruptTF(ctx, t, r)
+	state, code := w.Exec(ctx, "state", "show", "-no-color", "prime_sandbox_checkpoint.setup")
 	if code != 0 || !strings.Contains(state, "tainted") {
 		t.Fatalf("after Ctrl-C the checkpoint must be in state, tainted (exit %d):\n%s\n\napply output:\n%s", code, state, r.Output())
 	}
-	plan, code := w.run(ctx, "plan", "-detailed-exitcode", "-no-color")
+	plan, code := w.Exec(ctx, "plan", "-detailed-exitcode", "-no-color")
 	// Terraform says "is tainted, so must be replaced", OpenTofu "is
 	// tainted, so it must be replaced".
 	if code != 2 || !regexp.MustCompile(`is tainted, so (it )?must be replaced`).MatchString(plan) {
 		t.Fatalf("the plan after Ctrl-C must replace the tainted checkpoint (exit %d):\n%s", code, plan)
 	}
-	if out, code := w.run(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
+	if out, code := w.Exec(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
 		t.Fatalf("destroy exited %d:\n%s", code, out)
 	}
-	if err := m.checkNoCheckpoints(nil); err != nil {
+	if err := m.CheckNoCheckpoints(nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -325,13 +306,13 @@ provider "prime" {}
 // the checkpoint the pause took (which would otherwise outlive the
 // template), then the template.
 func TestAccCheckpoint_sourceAfterPause(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	var templateID string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoCheckpoints,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoCheckpoints,
 		Steps: []resource.TestStep{{
-			Config: m.config(checkpointHCL("template", `source_after = "pause"`)),
+			Config: m.Config(checkpointHCL("template", `source_after = "pause"`)),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue("prime_sandbox_checkpoint.setup", tfjsonpath.New("state"), knownvalue.StringExact("DURABLE")),
 				statecheck.ExpectKnownValue("prime_sandbox_checkpoint.setup", tfjsonpath.New("source_after"), knownvalue.StringExact("pause")),
@@ -339,12 +320,12 @@ func TestAccCheckpoint_sourceAfterPause(t *testing.T) {
 				statecheck.ExpectKnownValue("prime_sandbox_checkpoint.setup", tfjsonpath.New("pause_checkpoint_id"), knownvalue.NotNull()),
 			},
 			Check: func(s *terraform.State) error {
-				id, err := stateID(s, "prime_sandbox.template")
+				id, err := acctest.StateID(s, "prime_sandbox.template")
 				if err != nil {
 					return err
 				}
 				templateID = id
-				sb, err := m.client(t).GetSandbox(waitCtx(t), id)
+				sb, err := m.Client(t).GetSandbox(mocktest.WaitCtx(t), id)
 				if err != nil {
 					return err
 				}
@@ -355,7 +336,7 @@ func TestAccCheckpoint_sourceAfterPause(t *testing.T) {
 			},
 		}, {
 			// The refresh reads the template PAUSED: no change planned.
-			Config:   m.config(checkpointHCL("template", `source_after = "pause"`)),
+			Config:   m.Config(checkpointHCL("template", `source_after = "pause"`)),
 			PlanOnly: true,
 		}},
 	})

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"fmt"
@@ -14,6 +14,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
@@ -23,8 +25,8 @@ import (
 // anything when it is not; the reward is read back by a data source and
 // the transcript downloaded by an artifact, the way the guide shows.
 // resultPaths is the agent's result_paths line ("" for none).
-func staleResultHCL(m *testMock, background bool, write, resultPaths, allowMissing, outDir string) string {
-	return m.config(fmt.Sprintf(sandboxFleetHCL("eval", "stale", 2)+`
+func staleResultHCL(m *mocktest.Mock, background bool, write, resultPaths, allowMissing, outDir string) string {
+	return m.Config(fmt.Sprintf(acctest.SandboxFleetHCL("eval", "stale", 2)+`
 resource "prime_fleet_command" "agent" {
   sandbox_ids = prime_sandbox_fleet.eval.sandbox_ids
   commands    = ["test \"$WRITE\" = yes || exit 0; mkdir -p /results && echo '{\"reward\": 1}' > /results/reward.json && echo transcript-of-$PRIME_MEMBER_KEY > /results/transcript.txt"]
@@ -57,13 +59,13 @@ resource "prime_fleet_artifact" "transcripts" {
 func TestAccFleetCommand_resultPathsNeverShowAnEarlierRun(t *testing.T) {
 	for _, background := range []bool{false, true} {
 		t.Run(fmt.Sprintf("background=%t", background), func(t *testing.T) {
-			m := newTestMock(t, fastMockOptions())
+			m := mocktest.New(t, mocktest.Fast())
 			out := t.TempDir()
 			const paths = `result_paths = ["/results"]`
 			reward := tfjsonpath.New("files").AtMapKey("0")
 			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: providerFactories(t),
-				CheckDestroy:             m.checkNoLiveSandboxes,
+				ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+				CheckDestroy:             m.CheckNoLiveSandboxes,
 				Steps: []resource.TestStep{
 					{
 						Config: staleResultHCL(m, background, "yes", paths, "true", out),
@@ -104,7 +106,7 @@ func TestAccFleetCommand_resultPathsNeverShowAnEarlierRun(t *testing.T) {
 						// Without allow_missing the missing reward is an error,
 						// not the earlier reward.
 						Config:      staleResultHCL(m, background, "no", paths, "false", out),
-						ExpectError: expectErr("there is no file /results/reward.json in sandbox"),
+						ExpectError: acctest.ExpectErr("there is no file /results/reward.json in sandbox"),
 					},
 				},
 			})
@@ -115,7 +117,7 @@ func TestAccFleetCommand_resultPathsNeverShowAnEarlierRun(t *testing.T) {
 // result_paths is checked at plan time, before any API call, naming the
 // entry and the reason.
 func TestAccSandboxCommand_resultPathsValidatedAtPlan(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	for _, c := range []struct{ path, why string }{
 		{"results", "it is not absolute"},
 		{"/results/../etc", `it contains a ".." element`},
@@ -124,9 +126,9 @@ func TestAccSandboxCommand_resultPathsValidatedAtPlan(t *testing.T) {
 		{"/tmp/", "it is /tmp"},
 	} {
 		resource.UnitTest(t, resource.TestCase{
-			ProtoV6ProviderFactories: providerFactories(t),
+			ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 			Steps: []resource.TestStep{{
-				Config: m.config(fmt.Sprintf(`
+				Config: m.Config(fmt.Sprintf(`
 resource "prime_sandbox_command" "agent" {
   sandbox_id   = "sb-1"
   command      = "true"
@@ -134,19 +136,19 @@ resource "prime_sandbox_command" "agent" {
 }
 `, c.path)),
 				PlanOnly:    true,
-				ExpectError: expectErr(fmt.Sprintf("result_paths: %q cannot be a result path: %s", c.path, c.why)),
+				ExpectError: acctest.ExpectErr(fmt.Sprintf("result_paths: %q cannot be a result path: %s", c.path, c.why)),
 			}},
 		})
 	}
-	m.noAPICalls(t)
+	m.NoAPICalls(t)
 }
 
 // A changed result_paths updates in place: nothing runs. The next run
 // removes the paths first, in the same invocation as the command.
 func TestAccSandboxCommand_resultPathsUpdateInPlace(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	cfg := func(paths, trigger string) string {
-		return m.config(commandSandbox + fmt.Sprintf(`
+		return m.Config(commandSandbox + fmt.Sprintf(`
 resource "prime_sandbox_command" "agent" {
   sandbox_id   = prime_sandbox.box.id
   command      = "test -e /results/old && echo stale; mkdir -p /results && touch /results/old"
@@ -157,8 +159,8 @@ resource "prime_sandbox_command" "agent" {
 	}
 	stdout := tfjsonpath.New("stdout")
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{Config: cfg(`["/results"]`, "1"),
 				ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue("prime_sandbox_command.agent", stdout, knownvalue.StringExact(""))}},

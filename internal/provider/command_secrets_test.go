@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"context"
@@ -15,13 +15,15 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 )
 
 // sandboxSecretsHCL: a sandbox whose secrets_wo holds API_TOKEN and one
 // whose secrets hold DB_PASSWORD, and commands that print them, in the
 // foreground and in the background (with output_dir), single and fleet.
-func sandboxSecretsHCL(m *testMock, outDir, run string) string {
-	return m.config(fmt.Sprintf(`
+func sandboxSecretsHCL(m *mocktest.Mock, outDir, run string) string {
+	return m.Config(fmt.Sprintf(`
 variable "token" {
   type      = string
   ephemeral = true
@@ -31,7 +33,7 @@ variable "plain" {
   type      = string
   sensitive = true
 }
-`+sandboxHCL("wo", "secrets-wo", "secrets_wo = { API_TOKEN = var.token }", "secrets_wo_version = 1")+sandboxHCL("plain", "secrets-plain", "secrets = { DB_PASSWORD = var.plain }")+`
+`+acctest.SandboxHCL("wo", "secrets-wo", "secrets_wo = { API_TOKEN = var.token }", "secrets_wo_version = 1")+acctest.SandboxHCL("plain", "secrets-plain", "secrets = { DB_PASSWORD = var.plain }")+`
 resource "prime_sandbox_command" "fg" {
   sandbox_id = prime_sandbox.wo.id
   command    = "printenv API_TOKEN; echo token=$API_TOKEN >&2"
@@ -73,7 +75,7 @@ func TestAccSandboxCommand_sandboxSecretsMasked(t *testing.T) {
 	t.Setenv("TF_ACC_LOG_PATH", logFile)
 	t.Setenv("TF_VAR_token", token)
 	t.Setenv("TF_VAR_plain", plain)
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	out := t.TempDir()
 	str := func(addr, attr, want string) statecheck.StateCheck {
 		return statecheck.ExpectKnownValue(addr, tfjsonpath.New(attr), knownvalue.StringExact(want))
@@ -122,8 +124,8 @@ func TestAccSandboxCommand_sandboxSecretsMasked(t *testing.T) {
 	}
 	failedMasked := false
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		ErrorCheck: func(err error) error {
 			switch msg := err.Error(); {
 			case strings.Contains(msg, token), strings.Contains(msg, plain):
@@ -146,7 +148,7 @@ func TestAccSandboxCommand_sandboxSecretsMasked(t *testing.T) {
 				ConfigStateChecks: masked, Check: neverStored,
 			},
 			{
-				Config: sandboxSecretsHCL(m, out, "2") + backgroundCommandHCL("fails", "prime_sandbox.wo.id", "echo leaked=$API_TOKEN >&2; exit 3"),
+				Config: sandboxSecretsHCL(m, out, "2") + acctest.BackgroundCommandHCL("fails", "prime_sandbox.wo.id", "echo leaked=$API_TOKEN >&2; exit 3"),
 			},
 		},
 	})

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
@@ -29,7 +31,7 @@ func protocolHCL(setupVersion string, withAfter bool) string {
 	if withAfter {
 		after = "after = [prime_sandbox_command.setup.id]"
 	}
-	return fmt.Sprintf(sandboxHCL("box", "day-two")+`
+	return fmt.Sprintf(acctest.SandboxHCL("box", "day-two")+`
 resource "prime_sandbox_command" "setup" {
   sandbox_id          = prime_sandbox.box.id
   command             = "echo installing %[1]s && probe pypi.org"
@@ -54,22 +56,22 @@ resource "prime_sandbox_command" "agent" {
 // re-opens egress, runs the new setup with the network open, locks again and
 // only then runs the agent — all in one apply, from after and triggers.
 func TestAccEgressPolicy_afterRelocksAroundChangedSetup(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	var sandboxID string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(protocolHCL("v1", true)),
+				Config: m.Config(protocolHCL("v1", true)),
 				Check: func(s *terraform.State) error {
-					id, err := stateID(s, "prime_sandbox.box")
+					id, err := acctest.StateID(s, "prime_sandbox.box")
 					sandboxID = id
 					return err
 				},
 			},
 			{
-				Config: m.config(protocolHCL("v2", true)),
+				Config: m.Config(protocolHCL("v2", true)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_sandbox_command.setup", plancheck.ResourceActionDestroyBeforeCreate),
 					plancheck.ExpectResourceAction("prime_egress_policy.lock", plancheck.ResourceActionDestroyBeforeCreate),
@@ -129,19 +131,19 @@ func checkRelockOrder(events []primemock.Event, sandboxID string) error {
 // run under the enforced lock: the apply fails, names the generation and
 // shows the fix, and the command never reaches the sandbox.
 func TestAccSandboxCommand_requireOpenEgressRefusesUnderLock(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
-			{Config: m.config(protocolHCL("v1", false))},
+			{Config: m.Config(protocolHCL("v1", false))},
 			{
-				Config:      m.config(protocolHCL("v2", false)),
-				ExpectError: expectErr("holds a restricted egress policy (generation 1, allow example.com, enforced), so it was not run"),
+				Config:      m.Config(protocolHCL("v2", false)),
+				ExpectError: acctest.ExpectErr("holds a restricted egress policy (generation 1, allow example.com, enforced), so it was not run"),
 			},
 			{
-				Config:      m.config(protocolHCL("v2", false)),
-				ExpectError: expectErr("after = [prime_sandbox_command.<this step>.id]"),
+				Config:      m.Config(protocolHCL("v2", false)),
+				ExpectError: acctest.ExpectErr("after = [prime_sandbox_command.<this step>.id]"),
 			},
 		},
 	})
@@ -156,11 +158,11 @@ func TestAccSandboxCommand_requireOpenEgressRefusesUnderLock(t *testing.T) {
 // report (secrets_wo_version) plans an in-place update that records it,
 // never a replacement.
 func TestAccSandbox_importNeverReplaces(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(sandboxHCL("test", "imported", `secrets_wo = { OTHER = "wo-value" }`, "secrets_wo_version = 1"))
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(acctest.SandboxHCL("test", "imported", `secrets_wo = { OTHER = "wo-value" }`, "secrets_wo_version = 1"))
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{Config: cfg},
 			{
@@ -180,9 +182,9 @@ func TestAccSandbox_importNeverReplaces(t *testing.T) {
 // Arguments that only judge the result update in place without running the
 // command again, unless the recorded exit code is no longer allowed.
 func TestAccSandboxCommand_resultArgumentsUpdateInPlace(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	cmd := func(args string) string {
-		return m.config(commandSandbox + fmt.Sprintf(`
+		return m.Config(commandSandbox + fmt.Sprintf(`
 resource "prime_sandbox_command" "probe" {
   sandbox_id = prime_sandbox.box.id
   command    = "echo probing; exit 7"
@@ -200,8 +202,8 @@ resource "prime_sandbox_command" "probe" {
 		return n
 	}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
 				Config: cmd(`allowed_exit_codes = [0, 7]`),
@@ -234,7 +236,7 @@ resource "prime_sandbox_command" "probe" {
 				// 7 is no longer allowed: the recorded result would be a
 				// failure, so the command runs again — and fails.
 				Config:      cmd(`allowed_exit_codes = [0]`),
-				ExpectError: expectErr("exited with code 7 (allowed: [0])"),
+				ExpectError: acctest.ExpectErr("exited with code 7 (allowed: [0])"),
 			},
 		},
 	})
@@ -255,8 +257,8 @@ func TestAccSandboxCommand_writeOnlyEnvNeverStored(t *testing.T) {
 	// what finds them.
 	t.Setenv("TF_VAR_hidden", hidden)
 	t.Setenv("TF_VAR_printed", printed)
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(commandSandbox + `
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(commandSandbox + `
 variable "hidden" {
   type      = string
   ephemeral = true
@@ -284,8 +286,8 @@ resource "prime_sandbox_command" "echoed" {
 }
 `)
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
 			Config: cfg,
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
@@ -333,8 +335,8 @@ resource "prime_sandbox_command" "echoed" {
 // its output tail with the value scrubbed.
 func TestAccSandboxCommand_writeOnlyEnvScrubbedFromErrors(t *testing.T) {
 	const secret = "wo-secret-in-a-failure-93d1"
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(commandSandbox + fmt.Sprintf(`
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(commandSandbox + fmt.Sprintf(`
 resource "prime_sandbox_command" "fails" {
   sandbox_id = prime_sandbox.box.id
   command    = "echo token=$TOKEN >&2 && exit 3"
@@ -342,8 +344,8 @@ resource "prime_sandbox_command" "fails" {
 }
 `, secret))
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		ErrorCheck: func(err error) error {
 			switch msg := err.Error(); {
 			case strings.Contains(msg, secret):
@@ -379,9 +381,9 @@ func (c planSecretCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanReq
 // base_url without a scheme fails at plan time, naming base_url, before any
 // API call.
 func TestAccProvider_baseURLWithoutScheme(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		Steps: []resource.TestStep{{
 			Config: `
 provider "prime" {
@@ -394,10 +396,10 @@ resource "prime_sandbox" "x" {
 }
 `,
 			PlanOnly:    true,
-			ExpectError: expectErr(`base_url: "api.primeintellect.ai" is not an absolute URL`),
+			ExpectError: acctest.ExpectErr(`base_url: "api.primeintellect.ai" is not an absolute URL`),
 		}},
 	})
-	m.noAPICalls(t)
+	m.NoAPICalls(t)
 }
 
 // A cleartext base URL to a remote host from the environment is refused
@@ -405,7 +407,7 @@ resource "prime_sandbox" "x" {
 func TestAccProvider_cleartextBaseURLFromEnvironment(t *testing.T) {
 	t.Setenv("PRIME_API_BASE_URL", "http://api.example.com")
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		Steps: []resource.TestStep{{
 			Config: `
 provider "prime" {
@@ -415,7 +417,7 @@ data "prime_sandbox" "x" {
   id = "x"
 }
 `,
-			ExpectError: expectErr(`base_url (resolved from the environment or ~/.prime/config.json): "http://api.example.com" is plain http:// to a remote host`),
+			ExpectError: acctest.ExpectErr(`base_url (resolved from the environment or ~/.prime/config.json): "http://api.example.com" is plain http:// to a remote host`),
 		}},
 	})
 }

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
@@ -17,15 +19,15 @@ import (
 // reported enforced: the create fails closed at once, saying so, and
 // records nothing.
 func TestAccEgressPolicy_pausedSandboxFailsClosed(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	sb := m.runningVM(t, "paused")
+	m := mocktest.New(t, mocktest.Fast())
+	sb := m.RunningVM(t, "paused")
 	if err := m.Pause(sb); err != nil {
 		t.Fatal(err)
 	}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		Steps: []resource.TestStep{{
-			Config: m.config(fmt.Sprintf(`
+			Config: m.Config(fmt.Sprintf(`
 resource "prime_egress_policy" "lock" {
   sandbox_id = %q
   allow      = ["example.com"]
@@ -51,12 +53,12 @@ resource "prime_egress_policy" "lock" {
 	if err := m.Resume(sb); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.WaitForEvent(waitCtx(t), func(e primemock.Event) bool {
+	if _, err := m.WaitForEvent(mocktest.WaitCtx(t), func(e primemock.Event) bool {
 		return e.Type == primemock.EventPolicyApplied && e.SandboxID == sb
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if m.reachable(t, sb, "google.com") || !m.reachable(t, sb, "example.com") {
+	if m.Reaches(t, sb, "google.com") || !m.Reaches(t, sb, "example.com") {
 		t.Error("after the resume the written policy is not the one enforced")
 	}
 }
@@ -65,20 +67,20 @@ resource "prime_egress_policy" "lock" {
 // locks: the generation comes from one GET, the policy is enforced and its
 // id names that generation.
 func TestAccEgressPolicy_acceptedWithoutABody(t *testing.T) {
-	o := fastMockOptions()
+	o := mocktest.Fast()
 	o.EgressPutAnswer = primemock.EgressPutEmpty
-	m := newTestMock(t, o)
+	m := mocktest.New(t, o)
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(vmSandbox + policyHCL(`allow = ["example.com"]`)),
+			Config: m.Config(vmSandbox + policyHCL(`allow = ["example.com"]`)),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr("prime_egress_policy.agent", "applied", "true"),
 				resource.TestCheckResourceAttr("prime_egress_policy.agent", "generation", "1"),
 				reachability(t, m, map[string]bool{"example.com": true, "google.com": false, routeHost: true}),
 				func(s *terraform.State) error {
-					id, err := stateID(s, "prime_sandbox.vm")
+					id, err := acctest.StateID(s, "prime_sandbox.vm")
 					if err != nil {
 						return err
 					}

@@ -1,21 +1,23 @@
-package provider
+package provider_test
 
 import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 )
 
 func TestAccEgressPolicyDataSource(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
 				// A fresh VM: open, nothing written or applied yet (the SDK's
 				// fixture for an untouched VM).
-				Config: m.config(vmSandbox + `
+				Config: m.Config(vmSandbox + `
 data "prime_egress_policy" "x" {
   sandbox_id = prime_sandbox.vm.id
 }
@@ -28,7 +30,7 @@ data "prime_egress_policy" "x" {
 				),
 			},
 			{
-				Config: m.config(vmSandbox + policyHCL(`allow = ["Example.COM"]`) + `
+				Config: m.Config(vmSandbox + policyHCL(`allow = ["Example.COM"]`) + `
 data "prime_egress_policy" "x" {
   sandbox_id = prime_egress_policy.agent.sandbox_id
 }

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 // Deleting a policy: it reopens egress unless a replacement took over, and a gone sandbox or a failed update does not block the destroy.
 
@@ -9,26 +9,28 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 )
 
 // Destroy restores unrestricted egress and waits for it (the reuse guard).
 func TestAccEgressPolicy_deleteReopens(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(vmSandbox + policyHCL(`allow = []`)),
+				Config: m.Config(vmSandbox + policyHCL(`allow = []`)),
 				Check:  reachability(t, m, map[string]bool{"example.com": false}),
 			},
 			{
-				Config: m.config(vmSandbox),
+				Config: m.Config(vmSandbox),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					reachability(t, m, map[string]bool{"example.com": true, "google.com": true}),
 					func(s *terraform.State) error {
-						id, _ := stateID(s, "prime_sandbox.vm")
-						st, err := m.client(t).GetEgressPolicy(waitCtx(t), id)
+						id, _ := acctest.StateID(s, "prime_sandbox.vm")
+						st, err := m.Client(t).GetEgressPolicy(mocktest.WaitCtx(t), id)
 						if err != nil {
 							return err
 						}
@@ -46,9 +48,9 @@ func TestAccEgressPolicy_deleteReopens(t *testing.T) {
 // A replacement created before the old policy is destroyed owns a newer
 // generation: destroying the old one must not reopen egress.
 func TestAccEgressPolicy_deleteAfterReplacementDoesNotReopen(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	policy := func(rev, list string) string {
-		return m.config(vmSandbox + fmt.Sprintf(`
+		return m.Config(vmSandbox + fmt.Sprintf(`
 resource "terraform_data" "rev" {
   input = %q
 }
@@ -63,8 +65,8 @@ resource "prime_egress_policy" "agent" {
 `, rev, list))
 	}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{Config: policy("1", `allow = ["example.com"]`)},
 			{
@@ -84,17 +86,17 @@ resource "prime_egress_policy" "agent" {
 // A policy whose sandbox was deleted behind Terraform's back leaves state
 // quietly, and the next apply recreates both.
 func TestAccEgressPolicy_sandboxGone(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(vmSandbox + policyHCL(`allow = ["example.com"]`))
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(vmSandbox + policyHCL(`allow = ["example.com"]`))
 	var id string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
-			{Config: cfg, Check: func(s *terraform.State) (err error) { id, err = stateID(s, "prime_sandbox.vm"); return err }},
+			{Config: cfg, Check: func(s *terraform.State) (err error) { id, err = acctest.StateID(s, "prime_sandbox.vm"); return err }},
 			{
 				PreConfig: func() {
-					if err := m.client(t).DeleteSandbox(waitCtx(t), id); err != nil {
+					if err := m.Client(t).DeleteSandbox(mocktest.WaitCtx(t), id); err != nil {
 						t.Fatal(err)
 					}
 				},
@@ -114,32 +116,32 @@ func TestAccEgressPolicy_sandboxGone(t *testing.T) {
 // destroy without refresh then recognises its own write and reopens egress,
 // instead of mistaking it for another writer's policy.
 func TestAccEgressPolicy_failedUpdateThenDestroyWithoutRefreshReopens(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	var id string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(vmSandbox + policyHCL(`allow = ["example.com"]`)),
-				Check:  func(s *terraform.State) (err error) { id, err = stateID(s, "prime_sandbox.vm"); return err },
+				Config: m.Config(vmSandbox + policyHCL(`allow = ["example.com"]`)),
+				Check:  func(s *terraform.State) (err error) { id, err = acctest.StateID(s, "prime_sandbox.vm"); return err },
 			},
 			{
 				PreConfig:   func() { m.SetNeverApply(true) },
-				Config:      m.config(vmSandbox + policyHCL(`allow = ["google.com"]`, `timeouts { update = "1s" }`)),
-				ExpectError: expectErr("Failing closed"),
+				Config:      m.Config(vmSandbox + policyHCL(`allow = ["google.com"]`, `timeouts { update = "1s" }`)),
+				ExpectError: acctest.ExpectErr("Failing closed"),
 			},
 			{
 				// Remove the policy; the harness applies with -refresh=false,
 				// so Delete sees the state the failed update left: the
 				// previous lists and generation 2, not applied.
 				PreConfig: func() { m.SetNeverApply(false) },
-				Config:    m.config(vmSandbox),
+				Config:    m.Config(vmSandbox),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_egress_policy.agent", plancheck.ResourceActionDestroy),
 				}},
 				Check: func(*terraform.State) error {
-					st, err := m.client(t).GetEgressPolicy(waitCtx(t), id)
+					st, err := m.Client(t).GetEgressPolicy(mocktest.WaitCtx(t), id)
 					if err != nil {
 						return err
 					}

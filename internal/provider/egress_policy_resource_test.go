@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"fmt"
@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
@@ -19,7 +21,7 @@ import (
 const routeHost = "intercept.example.net"
 
 // vmSandbox is the sandbox every policy test restricts.
-var vmSandbox = sandboxHCL("vm", "agent-box")
+var vmSandbox = acctest.SandboxHCL("vm", "agent-box")
 
 // policyHCL renders a policy on prime_sandbox.vm with the interception
 // route; listLine is e.g. `allow = ["example.com"]`.
@@ -36,14 +38,14 @@ resource "prime_egress_policy" "agent" {
 
 // reachability checks that the sandbox reaches exactly the hosts expected
 // under the mock's applied policy.
-func reachability(t *testing.T, m *testMock, want map[string]bool) resource.TestCheckFunc {
+func reachability(t *testing.T, m *mocktest.Mock, want map[string]bool) resource.TestCheckFunc {
 	return func(s *terraform.State) error {
-		id, err := stateID(s, "prime_sandbox.vm")
+		id, err := acctest.StateID(s, "prime_sandbox.vm")
 		if err != nil {
 			return err
 		}
 		for host, expected := range want {
-			if got := m.reachable(t, id, host); got != expected {
+			if got := m.Reaches(t, id, host); got != expected {
 				return fmt.Errorf("%s reachable = %t, want %t", host, got, expected)
 			}
 		}
@@ -68,7 +70,7 @@ func TestAccEgressPolicy_verificationTable(t *testing.T) {
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			m := newTestMock(t, fastMockOptions())
+			m := mocktest.New(t, mocktest.Fast())
 			checks := []resource.TestCheckFunc{reachability(t, m, sc.want)}
 			if sc.policy != "" {
 				checks = append(checks,
@@ -78,10 +80,10 @@ func TestAccEgressPolicy_verificationTable(t *testing.T) {
 				)
 			}
 			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: providerFactories(t),
-				CheckDestroy:             m.checkNoLiveSandboxes,
+				ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+				CheckDestroy:             m.CheckNoLiveSandboxes,
 				Steps: []resource.TestStep{{
-					Config: m.config(vmSandbox + sc.policy),
+					Config: m.Config(vmSandbox + sc.policy),
 					Check:  resource.ComposeAggregateTestCheckFunc(checks...),
 				}},
 			})
@@ -96,17 +98,17 @@ func TestAccEgressPolicy_verificationTable(t *testing.T) {
 func TestAccEgressPolicy_failsClosedWhenNeverApplied(t *testing.T) {
 	for _, listLine := range []string{`allow = ["example.com"]`, `allow = []`, `block = ["example.com"]`} {
 		t.Run(listLine, func(t *testing.T) {
-			o := fastMockOptions()
+			o := mocktest.Fast()
 			o.NeverApply = true
-			m := newTestMock(t, o)
-			cfg := m.config(vmSandbox + policyHCL(listLine, `timeouts { create = "1s" }`) + sandboxHCL("agent", "agent-depends-on-policy", "depends_on = [prime_egress_policy.agent]"))
+			m := mocktest.New(t, o)
+			cfg := m.Config(vmSandbox + policyHCL(listLine, `timeouts { create = "1s" }`) + acctest.SandboxHCL("agent", "agent-depends-on-policy", "depends_on = [prime_egress_policy.agent]"))
 			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: providerFactories(t),
-				CheckDestroy:             m.checkNoLiveSandboxes,
+				ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+				CheckDestroy:             m.CheckNoLiveSandboxes,
 				Steps: []resource.TestStep{
 					{
 						Config: cfg,
-						ExpectError: expectErr("was accepted (generation 1) but is not enforced after 1s (the platform reports " +
+						ExpectError: acctest.ExpectErr("was accepted (generation 1) but is not enforced after 1s (the platform reports " +
 							"applied_generation -1, applied false). Failing closed: the policy is not recorded as applied, " +
 							"and nothing that depends on it was started."),
 					},
@@ -139,15 +141,15 @@ func TestAccEgressPolicy_failsClosedWhenNeverApplied(t *testing.T) {
 // A policy that fails to apply and is then applied again never reopens
 // egress in between, and its destroy reopens it.
 func TestAccEgressPolicy_retryAfterFailClosedDoesNotReopen(t *testing.T) {
-	o := fastMockOptions()
+	o := mocktest.Fast()
 	o.NeverApply = true
-	m := newTestMock(t, o)
-	cfg := m.config(vmSandbox + policyHCL(`allow = ["example.com"]`, `timeouts { create = "1s" }`))
+	m := mocktest.New(t, o)
+	cfg := m.Config(vmSandbox + policyHCL(`allow = ["example.com"]`, `timeouts { create = "1s" }`))
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
-			{Config: cfg, ExpectError: expectErr("but is not enforced after 1s")},
+			{Config: cfg, ExpectError: acctest.ExpectErr("but is not enforced after 1s")},
 			{
 				PreConfig: func() { m.SetNeverApply(false) },
 				Config:    cfg,
@@ -177,7 +179,7 @@ func TestAccEgressPolicy_retryAfterFailClosedDoesNotReopen(t *testing.T) {
 				// the retry still knew what the sandbox held before it, so
 				// the destroy reopens egress (the reuse guard) instead of
 				// "restoring" the lock.
-				Config: m.config(vmSandbox),
+				Config: m.Config(vmSandbox),
 				Check:  reachability(t, m, map[string]bool{"example.com": true, "google.com": true}),
 			},
 		},
@@ -187,17 +189,17 @@ func TestAccEgressPolicy_retryAfterFailClosedDoesNotReopen(t *testing.T) {
 // Update in place, then a failed update keeps the previous values and the
 // next apply writes again.
 func TestAccEgressPolicy_updateInPlace(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(vmSandbox + policyHCL(`allow = ["example.com"]`)),
+				Config: m.Config(vmSandbox + policyHCL(`allow = ["example.com"]`)),
 				Check:  reachability(t, m, map[string]bool{"example.com": true, "google.com": false}),
 			},
 			{
-				Config: m.config(vmSandbox + policyHCL(`allow = ["google.com"]`)),
+				Config: m.Config(vmSandbox + policyHCL(`allow = ["google.com"]`)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_egress_policy.agent", plancheck.ResourceActionUpdate),
 					plancheck.ExpectKnownValue("prime_egress_policy.agent", tfjsonpath.New("effective_allow"),
@@ -210,7 +212,7 @@ func TestAccEgressPolicy_updateInPlace(t *testing.T) {
 			},
 			{
 				// Block mode, in place.
-				Config: m.config(vmSandbox + policyHCL(`block = ["google.com"]`)),
+				Config: m.Config(vmSandbox + policyHCL(`block = ["google.com"]`)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_egress_policy.agent", plancheck.ResourceActionUpdate),
 				}},
@@ -218,14 +220,14 @@ func TestAccEgressPolicy_updateInPlace(t *testing.T) {
 			},
 			{
 				PreConfig:   func() { m.SetNeverApply(true) },
-				Config:      m.config(vmSandbox + policyHCL(`block = ["example.com"]`, `timeouts { update = "1s" }`)),
-				ExpectError: expectErr("Failing closed: the policy is not recorded as applied"),
+				Config:      m.Config(vmSandbox + policyHCL(`block = ["example.com"]`, `timeouts { update = "1s" }`)),
+				ExpectError: acctest.ExpectErr("Failing closed: the policy is not recorded as applied"),
 			},
 			{
 				// Nothing was recorded as applied: with the data plane still
 				// stuck, a refresh finds the unapplied write and the plan
 				// writes again (applied false -> true).
-				Config:             m.config(vmSandbox + policyHCL(`block = ["example.com"]`)),
+				Config:             m.Config(vmSandbox + policyHCL(`block = ["example.com"]`)),
 				PlanOnly:           true,
 				ExpectNonEmptyPlan: true,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
@@ -236,7 +238,7 @@ func TestAccEgressPolicy_updateInPlace(t *testing.T) {
 			{
 				// Once the data plane works again, the apply converges.
 				PreConfig: func() { m.SetNeverApply(false) },
-				Config:    m.config(vmSandbox + policyHCL(`block = ["example.com"]`)),
+				Config:    m.Config(vmSandbox + policyHCL(`block = ["example.com"]`)),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr("prime_egress_policy.agent", "applied", "true"),
 					reachability(t, m, map[string]bool{"example.com": false, "google.com": true}),
@@ -249,28 +251,28 @@ func TestAccEgressPolicy_updateInPlace(t *testing.T) {
 // An out-of-band change (say, from the CLI) shows as drift and the next
 // apply restores the configured policy.
 func TestAccEgressPolicy_drift(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(vmSandbox + policyHCL(`allow = ["example.com"]`))
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(vmSandbox + policyHCL(`allow = ["example.com"]`))
 	var sandboxID string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
 				Config: cfg,
 				Check: func(s *terraform.State) (err error) {
-					sandboxID, err = stateID(s, "prime_sandbox.vm")
+					sandboxID, err = acctest.StateID(s, "prime_sandbox.vm")
 					return err
 				},
 			},
 			{
 				PreConfig: func() {
-					c := m.client(t)
-					st, err := c.PutEgressPolicy(waitCtx(t), sandboxID, prime.EgressPolicy{Allowlist: []string{"evil.example.org"}})
+					c := m.Client(t)
+					st, err := c.PutEgressPolicy(mocktest.WaitCtx(t), sandboxID, prime.EgressPolicy{Allowlist: []string{"evil.example.org"}})
 					if err != nil {
 						t.Fatal(err)
 					}
-					if _, err := c.WaitForEgressApplied(waitCtx(t), sandboxID, st.Generation, st); err != nil {
+					if _, err := c.WaitForEgressApplied(mocktest.WaitCtx(t), sandboxID, st.Generation, st); err != nil {
 						t.Fatal(err)
 					}
 				},
@@ -290,12 +292,12 @@ func TestAccEgressPolicy_drift(t *testing.T) {
 // Import by sandbox ID reads the platform's policy back; the platform's
 // canonical spelling is equal to the configured one, so nothing differs.
 func TestAccEgressPolicy_import(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
-			{Config: m.config(vmSandbox + `
+			{Config: m.Config(vmSandbox + `
 resource "prime_egress_policy" "agent" {
   sandbox_id = prime_sandbox.vm.id
   block      = ["ads.example.com", "10.0.0.0/8"]
@@ -312,7 +314,7 @@ resource "prime_egress_policy" "agent" {
 				ImportState:     true,
 				ImportStateKind: resource.ImportBlockWithID,
 				ImportStateIdFunc: func(s *terraform.State) (string, error) {
-					return stateID(s, "prime_sandbox.vm")
+					return acctest.StateID(s, "prime_sandbox.vm")
 				},
 			},
 		},
@@ -323,11 +325,11 @@ resource "prime_egress_policy" "agent" {
 // 1.2.3.4 (the platform stores 1.2.3.4/32), bücher.de (xn--bcher-kva.de) and
 // a trailing dot.
 func TestAccEgressPolicy_canonicalFormsGiveEmptyPlan(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(vmSandbox + policyHCL(`allow = ["Example.COM", "1.2.3.4", "bücher.de", "api.openai.com.", "10.1.2.3/8"]`))
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(vmSandbox + policyHCL(`allow = ["Example.COM", "1.2.3.4", "bücher.de", "api.openai.com.", "10.1.2.3/8"]`))
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
 				Config: cfg,
@@ -349,7 +351,7 @@ func TestAccEgressPolicy_canonicalFormsGiveEmptyPlan(t *testing.T) {
 			},
 			{
 				// Respelling an entry is an in-place update that writes nothing.
-				Config: m.config(vmSandbox + policyHCL(`allow = ["example.com", "1.2.3.4/32", "xn--bcher-kva.de", "API.openai.com", "10.0.0.0/8"]`)),
+				Config: m.Config(vmSandbox + policyHCL(`allow = ["example.com", "1.2.3.4/32", "xn--bcher-kva.de", "API.openai.com", "10.0.0.0/8"]`)),
 				Check: func(*terraform.State) error {
 					puts := 0
 					for _, e := range m.Events() {
@@ -391,33 +393,33 @@ func TestAccEgressPolicy_planTimeValidation(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			m := newTestMock(t, fastMockOptions())
+			m := mocktest.New(t, mocktest.Fast())
 			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: providerFactories(t),
+				ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 				Steps: []resource.TestStep{{
-					Config: m.config(fmt.Sprintf(`
+					Config: m.Config(fmt.Sprintf(`
 resource "prime_egress_policy" "p" {
   sandbox_id = "sbx-anything"
   %s
 }
 `, tc.body)),
 					PlanOnly:    true,
-					ExpectError: expectErr(tc.want),
+					ExpectError: acctest.ExpectErr(tc.want),
 				}},
 			})
-			m.noAPICalls(t)
+			m.NoAPICalls(t)
 		})
 	}
 }
 
 // Warnings do not fail the plan: the wildcard apex rule and duplicates.
 func TestAccEgressPolicy_warningsDoNotFail(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(vmSandbox + egressPolicyHCL("agent", "prime_sandbox.vm.id", []string{"*.github.com", "pypi.org", "PyPI.org."})),
+			Config: m.Config(vmSandbox + acctest.EgressPolicyHCL("agent", "prime_sandbox.vm.id", []string{"*.github.com", "pypi.org", "PyPI.org."})),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr("prime_egress_policy.agent", "effective_allow.#", "2"),
 				reachability(t, m, map[string]bool{"api.github.com": true, "github.com": false, "pypi.org": true}),

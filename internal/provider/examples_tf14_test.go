@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"context"
@@ -10,27 +10,34 @@ import (
 	"testing"
 	"time"
 
+	fwprovider "github.com/hashicorp/terraform-plugin-framework/provider"
+
 	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/provider"
 )
 
 // Every action and list resource has the example tfplugindocs renders, and
 // every resource with an identity an import-by-identity example.
 func TestTerraform14ExamplesCoverEverySchema(t *testing.T) {
 	ctx := context.Background()
-	examples := filepath.Join(repoRoot(t), "examples")
-	p := New("test")().(*primeProvider)
+	examples := filepath.Join(acctest.RepoRoot(t), "examples")
+	p := provider.New("test")().(interface {
+		fwprovider.ProviderWithActions
+		fwprovider.ProviderWithListResources
+	})
 	for _, newAction := range p.Actions(ctx) {
 		var md action.MetadataResponse
 		newAction().Metadata(ctx, action.MetadataRequest{ProviderTypeName: "prime"}, &md)
-		if !fileExists(filepath.Join(examples, "actions", md.TypeName, "action.tf")) {
+		if !acctest.FileExists(filepath.Join(examples, "actions", md.TypeName, "action.tf")) {
 			t.Errorf("examples/actions/%s/action.tf is missing", md.TypeName)
 		}
 	}
 	for _, newList := range p.ListResources(ctx) {
 		var md resource.MetadataResponse
 		newList().Metadata(ctx, resource.MetadataRequest{ProviderTypeName: "prime"}, &md)
-		if !fileExists(filepath.Join(examples, "list-resources", md.TypeName, "list-resource.tfquery.hcl")) {
+		if !acctest.FileExists(filepath.Join(examples, "list-resources", md.TypeName, "list-resource.tfquery.hcl")) {
 			t.Errorf("examples/list-resources/%s/list-resource.tfquery.hcl is missing", md.TypeName)
 		}
 	}
@@ -39,7 +46,7 @@ func TestTerraform14ExamplesCoverEverySchema(t *testing.T) {
 		var md resource.MetadataResponse
 		r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: "prime"}, &md)
 		_, identity := r.(resource.ResourceWithIdentity)
-		if exists := fileExists(filepath.Join(examples, "resources", md.TypeName, "import-by-identity.tf")); identity != exists {
+		if exists := acctest.FileExists(filepath.Join(examples, "resources", md.TypeName, "import-by-identity.tf")); identity != exists {
 			t.Errorf("%s: identity %t, but examples/resources/%s/import-by-identity.tf exists: %t", md.TypeName, identity, md.TypeName, exists)
 		}
 	}
@@ -50,11 +57,11 @@ func TestTerraform14ExamplesCoverEverySchema(t *testing.T) {
 // validate` (with -query) without errors or warnings, on a CLI that knows
 // them. TestAccExamples leaves them out.
 func TestAccTerraform14Examples(t *testing.T) {
-	cli := requireCLIAtLeast(t, tfQuery)
-	provider := devProvider(t)
+	cli := acctest.RequireCLIAtLeast(t, acctest.Query)
+	provider := acctest.DevProvider(t)
 	t.Parallel()
-	examples := filepath.Join(repoRoot(t), "examples")
-	env := tfEnv(provider())
+	examples := filepath.Join(acctest.RepoRoot(t), "examples")
+	env := acctest.TFEnv(provider())
 	var dirs []string
 	for _, group := range []string{"actions", "list-resources"} {
 		entries, err := os.ReadDir(filepath.Join(examples, group))
@@ -75,17 +82,17 @@ func TestAccTerraform14Examples(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 			src := filepath.Join(examples, filepath.FromSlash(rel))
-			if out, err := tfWorkIn(t, cli, src, env).try(ctx, "fmt", "-check", "-diff", "-recursive", "-no-color"); err != nil {
+			if out, err := acctest.WorkIn(t, cli, src, env).Try(ctx, "fmt", "-check", "-diff", "-recursive", "-no-color"); err != nil {
 				t.Errorf("examples/%s is not terraform fmt clean: %v\n%s", rel, err, out)
 			}
 			work := filepath.Join(t.TempDir(), filepath.Base(src))
-			copyDir(t, src, work)
+			acctest.CopyDir(t, src, work)
 			// The import by ID names the same resource as the one by identity.
 			_ = os.Remove(filepath.Join(work, "import-by-string-id.tf"))
 			if err := os.WriteFile(filepath.Join(work, "zz_required_providers_test.tf"), []byte(requiredProvidersFile), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			out, err := tfWorkIn(t, cli, work, env).try(ctx, "validate", "-query", "-json", "-no-color")
+			out, err := acctest.WorkIn(t, cli, work, env).Try(ctx, "validate", "-query", "-json", "-no-color")
 			var res validateJSON
 			if jerr := json.Unmarshal([]byte(out), &res); jerr != nil {
 				t.Fatalf("terraform validate in examples/%s: %v (%v)\n%s", rel, err, jerr, out)

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
@@ -24,7 +26,7 @@ import (
 // carry more than 16 MiB: both go up in parts, joined and checked in the
 // sandbox; nothing temporary stays beside them; the second plan is empty.
 func TestAccSandboxFile_overTheUploadLimit(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	dir := t.TempDir()
 	random := func(n int) []byte {
 		b := make([]byte, n)
@@ -49,7 +51,7 @@ func TestAccSandboxFile_overTheUploadLimit(t *testing.T) {
 	writeFile(t, filepath.Join(task, "task.json"), `{"id":"big"}`)
 	outBlob := filepath.Join(dir, "out", "blob.bin")
 	outTask := filepath.Join(dir, "out", "task")
-	hcl := m.config(fmt.Sprintf(sandboxHCL("box", "big-files")+`
+	hcl := m.Config(fmt.Sprintf(acctest.SandboxHCL("box", "big-files")+`
 resource "prime_sandbox_file" "blob" {
   sandbox_id = prime_sandbox.box.id
   path       = "/data/in/blob.bin"
@@ -80,8 +82,8 @@ resource "prime_sandbox_artifact" "task" {
 }
 `, blobPath, task, outBlob, outTask))
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
 			Config: hcl,
 			Check: resource.ComposeAggregateTestCheckFunc(
@@ -111,7 +113,7 @@ resource "prime_sandbox_artifact" "task" {
 
 // checkUploadsUnderTheLimit: no upload to the sandbox was over 16 MiB, and
 // the directories hold no temporary upload.
-func checkUploadsUnderTheLimit(m *testMock, id string, dirs ...string) error {
+func checkUploadsUnderTheLimit(m *mocktest.Mock, id string, dirs ...string) error {
 	parts := 0
 	for _, e := range m.Events() {
 		if e.Type != primemock.EventFileUploaded || e.SandboxID != id {
@@ -145,7 +147,7 @@ func checkUploadsUnderTheLimit(m *testMock, id string, dirs ...string) error {
 // larger max_size is refused at plan time, before any request, pointing
 // to the artifact resources.
 func TestAccSandboxFileData_readCap(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	var steps []resource.TestStep
 	for _, name := range []string{"prime_sandbox_file", "prime_fleet_file"} {
 		ids := `sandbox_id = "sbx"`
@@ -153,11 +155,11 @@ func TestAccSandboxFileData_readCap(t *testing.T) {
 			ids = `sandbox_ids = { a = "sbx" }`
 		}
 		steps = append(steps, resource.TestStep{
-			Config: m.config(fmt.Sprintf("data %q \"big\" {\n  %s\n  path = \"/r/big\"\n  max_size = 16777216\n}\n", name, ids)),
+			Config: m.Config(fmt.Sprintf("data %q \"big\" {\n  %s\n  path = \"/r/big\"\n  max_size = 16777216\n}\n", name, ids)),
 			ExpectError: expectInOrder(`max_size 16777216 is over 10485760 bytes (10 MiB), the platform's limit on reading a file`,
 				`prime_sandbox_artifact`),
 		})
 	}
-	resource.ParallelTest(t, resource.TestCase{ProtoV6ProviderFactories: providerFactories(t), Steps: steps})
-	m.noAPICalls(t)
+	resource.ParallelTest(t, resource.TestCase{ProtoV6ProviderFactories: acctest.ProviderFactories(t), Steps: steps})
+	m.NoAPICalls(t)
 }

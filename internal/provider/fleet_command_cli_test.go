@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/command"
 )
 
@@ -41,8 +43,8 @@ resource "prime_fleet_command" "setup" {
 // line (Terraform prints the old value of every entry that becomes
 // unknown); "tail" still gives the old plan.
 func TestAccFleetCommandCLI_rerunPlanStaysShort(t *testing.T) {
-	cli := requireCLI(t)
-	provider := devProvider(t)
+	cli := acctest.RequireCLI(t)
+	provider := acctest.DevProvider(t)
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -55,13 +57,13 @@ func TestAccFleetCommandCLI_rerunPlanStaysShort(t *testing.T) {
 		{`step_output = "none"`, 25 * size},
 		{`step_output = "tail"`, 100 * size},
 	} {
-		m := newTestMock(t, fastMockOptions())
-		w := newMockWork(t, m, provider(), cli, fleetSetupHCL(size, 100, "v1", c.extra))
-		if out, code := w.run(ctx, "apply", "-auto-approve", "-no-color"); code != 0 {
+		m := mocktest.New(t, mocktest.Fast())
+		w := acctest.NewMockWork(t, m, provider(), cli, fleetSetupHCL(size, 100, "v1", c.extra))
+		if out, code := w.Exec(ctx, "apply", "-auto-approve", "-no-color"); code != 0 {
 			t.Fatalf("apply exited %d:\n%s", code, out)
 		}
-		w.write(fleetSetupHCL(size, 100, "v2", c.extra))
-		out, code := w.run(ctx, "plan", "-no-color")
+		w.Write(fleetSetupHCL(size, 100, "v2", c.extra))
+		out, code := w.Exec(ctx, "plan", "-no-color")
 		if code != 0 {
 			t.Fatalf("plan exited %d:\n%s", code, out)
 		}
@@ -80,7 +82,7 @@ func TestAccFleetCommandCLI_rerunPlanStaysShort(t *testing.T) {
 func crashFleetHCL(code, extra string) string {
 	return fmt.Sprintf(`
 provider "prime" {}
-`+sandboxFleetHCL("eval", "crash", 3)+`
+`+acctest.SandboxFleetHCL("eval", "crash", 3)+`
 resource "prime_fleet_command" "agent" {
   sandbox_ids = prime_sandbox_fleet.eval.sandbox_ids
   commands    = ["echo agent $PRIME_MEMBER_KEY; exit $CODE"]
@@ -95,8 +97,8 @@ resource "prime_fleet_command" "agent" {
 // failed member was left out of results; with on_member_failure =
 // "record" the apply succeeds with one warning naming it.
 func TestAccFleetCommandCLI_failedMembersShownInPlan(t *testing.T) {
-	cli := requireCLI(t)
-	provider := devProvider(t)
+	cli := acctest.RequireCLI(t)
+	provider := acctest.DevProvider(t)
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -108,24 +110,24 @@ func TestAccFleetCommandCLI_failedMembersShownInPlan(t *testing.T) {
 		}
 	}
 
-	m := newTestMock(t, fastMockOptions())
-	w := newMockWork(t, m, provider(), cli, crashFleetHCL("0", ""))
-	if out, code := w.run(ctx, "apply", "-auto-approve", "-no-color"); code != 0 {
+	m := mocktest.New(t, mocktest.Fast())
+	w := acctest.NewMockWork(t, m, provider(), cli, crashFleetHCL("0", ""))
+	if out, code := w.Exec(ctx, "apply", "-auto-approve", "-no-color"); code != 0 {
 		t.Fatalf("apply exited %d:\n%s", code, out)
 	}
-	w.write(crashFleetHCL("3", ""))
-	if out, code := w.run(ctx, "apply", "-auto-approve", "-no-color"); code != 1 || !strings.Contains(out, "Error: Fleet command failed") {
+	w.Write(crashFleetHCL("3", ""))
+	if out, code := w.Exec(ctx, "apply", "-auto-approve", "-no-color"); code != 1 || !strings.Contains(out, "Error: Fleet command failed") {
 		t.Fatalf("the update with a failed member must fail (exit %d):\n%s", code, out)
 	}
-	plan, code := w.run(ctx, "plan", "-detailed-exitcode", "-no-color")
+	plan, code := w.Exec(ctx, "plan", "-detailed-exitcode", "-no-color")
 	if code != 2 {
 		t.Fatalf("plan exited %d:\n%s", code, plan)
 	}
 	shownAlone(plan)
 
-	m = newTestMock(t, fastMockOptions())
-	w = newMockWork(t, m, provider(), cli, crashFleetHCL("3", `on_member_failure = "record"`))
-	out, code := w.run(ctx, "apply", "-auto-approve", "-no-color")
+	m = mocktest.New(t, mocktest.Fast())
+	w = acctest.NewMockWork(t, m, provider(), cli, crashFleetHCL("3", `on_member_failure = "record"`))
+	out, code := w.Exec(ctx, "apply", "-auto-approve", "-no-color")
 	if code != 0 {
 		t.Fatalf("with record the apply must succeed (exit %d):\n%s", code, out)
 	}
@@ -134,7 +136,7 @@ func TestAccFleetCommandCLI_failedMembersShownInPlan(t *testing.T) {
 		!strings.Contains(out, `Member "1": sandbox`) {
 		t.Errorf("want exactly one warning (besides dev_overrides'), naming member 1; got %d:\n%s", n, out)
 	}
-	plan, code = w.run(ctx, "plan", "-detailed-exitcode", "-no-color")
+	plan, code = w.Exec(ctx, "plan", "-detailed-exitcode", "-no-color")
 	if code != 2 {
 		t.Fatalf("plan exited %d:\n%s", code, plan)
 	}
@@ -145,16 +147,16 @@ func TestAccFleetCommandCLI_failedMembersShownInPlan(t *testing.T) {
 // (running_jobs), the progress file in output_dir says which members run,
 // and the next apply collects them and clears running_jobs.
 func TestAccFleetCommandCLI_interruptedJobsInState(t *testing.T) {
-	cli := requireCLI(t)
-	provider := devProvider(t)
+	cli := acctest.RequireCLI(t)
+	provider := acctest.DevProvider(t)
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	logs := t.TempDir()
-	w := newMockWork(t, m, provider(), cli, fmt.Sprintf(`
+	w := acctest.NewMockWork(t, m, provider(), cli, fmt.Sprintf(`
 provider "prime" {}
-`+sandboxFleetHCL("eval", "ctrlc", 2)+`
+`+acctest.SandboxFleetHCL("eval", "ctrlc", 2)+`
 resource "prime_fleet_command" "agent" {
   sandbox_ids     = prime_sandbox_fleet.eval.sandbox_ids
   commands        = ["echo ctrlc-start; sleep 3; echo ctrlc-end"]
@@ -163,10 +165,10 @@ resource "prime_fleet_command" "agent" {
   output_dir      = %q
 }
 `, logs))
-	r := w.start("apply", "-auto-approve", "-no-color")
+	r := w.Launch("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "ctrlc-start", 2)
-	interruptTF(ctx, t, r)
-	state, code := w.run(ctx, "state", "show", "-no-color", "prime_fleet_command.agent")
+	acctest.InterruptTF(ctx, t, r)
+	state, code := w.Exec(ctx, "state", "show", "-no-color", "prime_fleet_command.agent")
 	if code != 0 || !strings.Contains(state, "running_jobs") || strings.Count(state, "job_id") != 2 {
 		t.Fatalf("after Ctrl-C both members' jobs must be in state (exit %d):\n%s\n\napply output:\n%s", code, state, r.Output())
 	}
@@ -175,13 +177,13 @@ resource "prime_fleet_command" "agent" {
 		progress.Counts[command.ProgressLeft] != 2 || progress.Members["0"].JobID == "" {
 		t.Fatalf("the progress file after Ctrl-C: %+v (%v)", progress, err)
 	}
-	if out, code := w.run(ctx, "apply", "-auto-approve", "-no-color"); code != 0 {
+	if out, code := w.Exec(ctx, "apply", "-auto-approve", "-no-color"); code != 0 {
 		t.Fatalf("the apply collecting the jobs exited %d:\n%s", code, out)
 	}
 	if n := countStarts(m.Events(), "ctrlc-start"); n != 2 {
 		t.Errorf("the jobs started %d times for 2 members; collecting must not run them again", n)
 	}
-	state, _ = w.run(ctx, "state", "show", "-no-color", "prime_fleet_command.agent")
+	state, _ = w.Exec(ctx, "state", "show", "-no-color", "prime_fleet_command.agent")
 	if strings.Contains(state, "job_id") || !strings.Contains(state, `"ctrlc-end"`) {
 		t.Errorf("after collecting, running_jobs must be gone and the results in:\n%s", state)
 	}
@@ -189,7 +191,7 @@ resource "prime_fleet_command" "agent" {
 		progress.Counts[command.ProgressSucceeded] != 2 || !progress.Finished {
 		t.Errorf("the progress file after collecting: %+v (%v)", progress, err)
 	}
-	if out, code := w.run(ctx, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
+	if out, code := w.Exec(ctx, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
 		t.Errorf("the plan after collecting is not empty (exit %d):\n%s", code, out)
 	}
 }

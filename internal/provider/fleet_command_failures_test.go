@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"context"
@@ -14,14 +14,16 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
 // rewardFleetHCL: member 1 of 3 crashes (exit 3, before writing its
 // reward); the others write theirs. The data source reads the members
 // that succeeded.
-func rewardFleetHCL(m *testMock, extra string) string {
-	return m.config(fleetMemberBoxes(3, 1) + fmt.Sprintf(`
+func rewardFleetHCL(m *mocktest.Mock, extra string) string {
+	return m.Config(fleetMemberBoxes(3, 1) + fmt.Sprintf(`
 resource "prime_fleet_command" "agent" {
   sandbox_ids  = %s
   commands     = ["test $FAIL_CODE = 0 || exit $FAIL_CODE; mkdir -p /results && echo reward-of-$PRIME_MEMBER_KEY > /results/reward.txt"]
@@ -45,13 +47,13 @@ output "rewards" {
 // rewards in the same apply, and the next plan runs the failed member
 // again, and only it.
 func TestAccFleetCommand_recordKeepsTheOthersResults(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	cfg := rewardFleetHCL(m, `on_member_failure = "record"`)
 	results := tfjsonpath.New("results")
 	var crashed string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
 				// The apply succeeds; its plan runs the failed member again.
@@ -69,7 +71,7 @@ func TestAccFleetCommand_recordKeepsTheOthersResults(t *testing.T) {
 					})),
 				},
 				Check: func(s *terraform.State) (err error) {
-					crashed, err = stateID(s, "prime_sandbox.box.1")
+					crashed, err = acctest.StateID(s, "prime_sandbox.box.1")
 					return err
 				},
 			},
@@ -107,9 +109,9 @@ func TestAccFleetCommand_recordKeepsTheOthersResults(t *testing.T) {
 // update, the others' results and the failure, and the next plan shows the
 // failed member planned to run again.
 func TestAccFleetCommand_failureTextsSayWhatWasStored(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	cfg := func(code string) string {
-		return m.config(fleetMemberBoxes(2) + fmt.Sprintf(`
+		return m.Config(fleetMemberBoxes(2) + fmt.Sprintf(`
 resource "prime_fleet_command" "agent" {
   sandbox_ids = %s
   commands    = ["echo agent $PRIME_MEMBER_KEY; exit $CODE"]
@@ -125,8 +127,8 @@ resource "prime_fleet_command" "agent" {
 	}
 	results := tfjsonpath.New("results")
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		ErrorCheck:               neverNothingStored,
 		Steps: []resource.TestStep{
 			{

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"regexp"
@@ -8,16 +8,18 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 )
 
 // A background member's result says when it finished, as a foreground
 // member's does.
 func TestAccFleetCommand_backgroundMembersHaveExecutedAt(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	rfc3339 := knownvalue.StringRegexp(regexpRFC3339)
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
 			Config: bgFleetHCL(m, 2, "echo done", 60),
 			ConfigStateChecks: []statecheck.StateCheck{

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"fmt"
@@ -13,6 +13,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/command"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
@@ -65,7 +67,7 @@ resource "prime_fleet_command" "run" {
 func expectInOrder(parts ...string) *regexp.Regexp {
 	res := make([]string, len(parts))
 	for i, p := range parts {
-		res[i] = strings.TrimPrefix(expectErr(p).String(), "(?s)")
+		res[i] = strings.TrimPrefix(acctest.ExpectErr(p).String(), "(?s)")
 	}
 	return regexp.MustCompile(`(?s)` + strings.Join(res, `.*`))
 }
@@ -87,13 +89,13 @@ func commandRunsBySandbox(events []primemock.Event, prefix string) map[string]in
 // failed member with its step, exit code and stderr; nothing is stored, so
 // the next plan creates the resource again.
 func TestAccFleetCommand_memberStopsAtFirstDisallowedStep(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(fleetMemberBoxes(3, 1) + fleetCommandHCL([]string{
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(fleetMemberBoxes(3, 1) + fleetCommandHCL([]string{
 		"echo step-one", "echo step-two failed with $FAIL_CODE >&2; exit $FAIL_CODE", "echo step-three",
 	}))
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
 				Config: cfg,
@@ -142,7 +144,7 @@ func TestAccFleetCommand_memberStopsAtFirstDisallowedStep(t *testing.T) {
 // drops its result without running anything. With step_output = "tail",
 // step output keeps its last 4 KiB.
 func TestAccFleetCommand_updateRunsOnlyNewMembers(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	commands := []string{"echo hello-$FAIL_CODE", "repeat 1000 line; echo the-end"}
 	fleetCommandHCL := func(commands []string) string { return fleetCommandHCL(commands, `step_output = "tail"`) }
 	var firstID string
@@ -164,11 +166,11 @@ func TestAccFleetCommand_updateRunsOnlyNewMembers(t *testing.T) {
 	}
 	results := tfjsonpath.New("results")
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(fleetMemberBoxes(2) + fleetCommandHCL(commands)),
+				Config: m.Config(fleetMemberBoxes(2) + fleetCommandHCL(commands)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectUnknownValue("prime_fleet_command.run", results.AtMapKey("0")),
 				}},
@@ -197,7 +199,7 @@ func TestAccFleetCommand_updateRunsOnlyNewMembers(t *testing.T) {
 				),
 			},
 			{
-				Config: m.config(fleetMemberBoxes(3) + fleetCommandHCL(commands)),
+				Config: m.Config(fleetMemberBoxes(3) + fleetCommandHCL(commands)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_fleet_command.run", plancheck.ResourceActionUpdate),
 					plancheck.ExpectUnknownValue("prime_fleet_command.run", results.AtMapKey("2")),
@@ -215,7 +217,7 @@ func TestAccFleetCommand_updateRunsOnlyNewMembers(t *testing.T) {
 				),
 			},
 			{
-				Config: m.config(fleetMemberBoxes(2) + fleetCommandHCL(commands)),
+				Config: m.Config(fleetMemberBoxes(2) + fleetCommandHCL(commands)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_fleet_command.run", plancheck.ResourceActionUpdate),
 				}},
@@ -233,16 +235,16 @@ func TestAccFleetCommand_updateRunsOnlyNewMembers(t *testing.T) {
 // whose recorded exit code is no longer allowed, and its failure keeps the
 // other member's result.
 func TestAccFleetCommand_resultArgumentsUpdateInPlace(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	cfg := func(extra ...string) string {
-		return m.config(fleetMemberBoxes(2, 1) + fleetCommandHCL([]string{"echo probing; exit $FAIL_CODE"}, extra...))
+		return m.Config(fleetMemberBoxes(2, 1) + fleetCommandHCL([]string{"echo probing; exit $FAIL_CODE"}, extra...))
 	}
 	runs := func() map[string]int { return commandRunsBySandbox(m.Events(), "echo probing") }
 	results := tfjsonpath.New("results")
 	var ids [2]string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
 				Config: cfg(`allowed_exit_codes = [0, 3]`),
@@ -251,7 +253,7 @@ func TestAccFleetCommand_resultArgumentsUpdateInPlace(t *testing.T) {
 					resource.TestCheckResourceAttr("prime_fleet_command.run", "results.1.exit_code", "3"),
 					func(s *terraform.State) (err error) {
 						for i := range ids {
-							if ids[i], err = stateID(s, fmt.Sprintf("prime_sandbox.box.%d", i)); err != nil {
+							if ids[i], err = acctest.StateID(s, fmt.Sprintf("prime_sandbox.box.%d", i)); err != nil {
 								return err
 							}
 						}
@@ -318,24 +320,24 @@ func TestAccFleetCommand_resultArgumentsUpdateInPlace(t *testing.T) {
 // member under a lock refuses with prime_sandbox_command's message and runs
 // nothing; the open member runs.
 func TestAccFleetCommand_requireOpenEgressRefusesLockedMember(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	var locked, open string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(fleetMemberBoxes(2) + egressPolicyHCL("lock", "prime_sandbox.box[1].id", []string{"example.com"})),
+				Config: m.Config(fleetMemberBoxes(2) + acctest.EgressPolicyHCL("lock", "prime_sandbox.box[1].id", []string{"example.com"})),
 				Check: func(s *terraform.State) (err error) {
-					if open, err = stateID(s, "prime_sandbox.box.0"); err != nil {
+					if open, err = acctest.StateID(s, "prime_sandbox.box.0"); err != nil {
 						return err
 					}
-					locked, err = stateID(s, "prime_sandbox.box.1")
+					locked, err = acctest.StateID(s, "prime_sandbox.box.1")
 					return err
 				},
 			},
 			{
-				Config: m.config(fleetMemberBoxes(2) + egressPolicyHCL("lock", "prime_sandbox.box[1].id", []string{"example.com"}) + fleetCommandHCL([]string{"echo setup-one", "echo setup-two"}, `require_open_egress = true`, `depends_on = [prime_egress_policy.lock]`)),
+				Config: m.Config(fleetMemberBoxes(2) + acctest.EgressPolicyHCL("lock", "prime_sandbox.box[1].id", []string{"example.com"}) + fleetCommandHCL([]string{"echo setup-one", "echo setup-two"}, `require_open_egress = true`, `depends_on = [prime_egress_policy.lock]`)),
 				ExpectError: expectInOrder(`Member "1": sandbox`, `step 1 of 2: Egress is restricted.`,
 					`holds a restricted egress policy (generation 1, allow example.com, enforced), so it was not run`),
 			},
@@ -350,12 +352,12 @@ func TestAccFleetCommand_requireOpenEgressRefusesLockedMember(t *testing.T) {
 // With sensitive_output the failure names the member and the exit code but
 // withholds the output.
 func TestAccFleetCommand_sensitiveFailureWithholdsOutput(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(fleetMemberBoxes(1) + fleetCommandHCL([]string{"echo very-secret-token >&2; exit 4"}, `sensitive_output = true`)),
+			Config: m.Config(fleetMemberBoxes(1) + fleetCommandHCL([]string{"echo very-secret-token >&2; exit 4"}, `sensitive_output = true`)),
 			ExpectError: expectInOrder(`Member "0": sandbox`, `step 1 of 1: Command exited with a disallowed code.`,
 				`exited with code 4 (allowed: [0]). Its output is not shown: sensitive_output is set.`),
 		}},
@@ -374,21 +376,21 @@ func TestAccFleetCommand_planTimeValidation(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			m := newTestMock(t, fastMockOptions())
+			m := mocktest.New(t, mocktest.Fast())
 			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: providerFactories(t),
+				ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 				Steps: []resource.TestStep{{
-					Config: m.config(fmt.Sprintf(`
+					Config: m.Config(fmt.Sprintf(`
 resource "prime_fleet_command" "x" {
   sandbox_ids = { a = "sbx-a" }
   %s
 }
 `, tc.body)),
 					PlanOnly:    true,
-					ExpectError: expectErr(tc.want),
+					ExpectError: acctest.ExpectErr(tc.want),
 				}},
 			})
-			m.noAPICalls(t)
+			m.NoAPICalls(t)
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"bytes"
@@ -18,6 +18,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
@@ -40,7 +42,7 @@ func boxIDsInto(ids *[]string, n int) resource.TestCheckFunc {
 	return func(s *terraform.State) error {
 		*ids = (*ids)[:0]
 		for i := range n {
-			id, err := stateID(s, fmt.Sprintf("prime_sandbox.box.%d", i))
+			id, err := acctest.StateID(s, fmt.Sprintf("prime_sandbox.box.%d", i))
 			if err != nil {
 				return err
 			}
@@ -51,11 +53,11 @@ func boxIDsInto(ids *[]string, n int) resource.TestCheckFunc {
 }
 
 // fleetReach checks that every box reaches exactly the hosts expected.
-func fleetReach(t *testing.T, m *testMock, ids *[]string, want map[string]bool) resource.TestCheckFunc {
+func fleetReach(t *testing.T, m *mocktest.Mock, ids *[]string, want map[string]bool) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		for i, id := range *ids {
 			for host, expected := range want {
-				if got := m.reachable(t, id, host); got != expected {
+				if got := m.Reaches(t, id, host); got != expected {
 					return fmt.Errorf("member %d (%s): %s reachable = %t, want %t", i, id, host, got, expected)
 				}
 			}
@@ -76,7 +78,7 @@ resource "prime_fleet_egress_policy" "lock" {
 }
 
 // policyWriteRefuser answers one sandbox's egress policy writes with 403,
-// as a platform that forbids them would (a part of a mockHook).
+// as a platform that forbids them would (a part of a mocktest.Hook).
 type policyWriteRefuser struct{ id atomic.Value }
 
 func newPolicyWriteRefuser() *policyWriteRefuser {
@@ -101,7 +103,7 @@ func (p *policyWriteRefuser) handle(w http.ResponseWriter, r *http.Request) bool
 }
 
 // policyPutsBySandbox counts accepted policy writes per sandbox.
-func policyPutsBySandbox(m *testMock) map[string]int {
+func policyPutsBySandbox(m *mocktest.Mock) map[string]int {
 	out := map[string]int{}
 	for _, e := range m.Events() {
 		if e.Type == primemock.EventPolicyPut {
@@ -112,7 +114,7 @@ func policyPutsBySandbox(m *testMock) map[string]int {
 }
 
 // wantPolicyPuts checks policyPutsBySandbox for the boxes, in order.
-func wantPolicyPuts(m *testMock, ids *[]string, want ...int) resource.TestCheckFunc {
+func wantPolicyPuts(m *mocktest.Mock, ids *[]string, want ...int) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		puts := policyPutsBySandbox(m)
 		for i, id := range *ids {
@@ -128,15 +130,15 @@ func wantPolicyPuts(m *testMock, ids *[]string, want ...int) resource.TestCheckF
 // member in place; a new member is the only one written when it is added;
 // removing the policy restores open egress on every member.
 func TestAccFleetEgressPolicy_locksRelocksAndAddsMembers(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	var ids []string
 	members := tfjsonpath.New("members")
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(fleetMemberBoxes(2) + fleetPolicyHCL(`allow = ["example.com"]`)),
+				Config: m.Config(fleetMemberBoxes(2) + fleetPolicyHCL(`allow = ["example.com"]`)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectKnownValue("prime_fleet_egress_policy.lock", tfjsonpath.New("effective_allow"),
 						knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact(routeHost), knownvalue.StringExact("example.com")})),
@@ -158,7 +160,7 @@ func TestAccFleetEgressPolicy_locksRelocksAndAddsMembers(t *testing.T) {
 				RefreshState: true,
 			},
 			{
-				Config: m.config(fleetMemberBoxes(2) + fleetPolicyHCL(`allow = ["google.com"]`)),
+				Config: m.Config(fleetMemberBoxes(2) + fleetPolicyHCL(`allow = ["google.com"]`)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_fleet_egress_policy.lock", plancheck.ResourceActionUpdate),
 					plancheck.ExpectUnknownValue("prime_fleet_egress_policy.lock", members.AtMapKey("0").AtMapKey("generation")),
@@ -171,7 +173,7 @@ func TestAccFleetEgressPolicy_locksRelocksAndAddsMembers(t *testing.T) {
 				),
 			},
 			{
-				Config: m.config(fleetMemberBoxes(3) + fleetPolicyHCL(`allow = ["google.com"]`)),
+				Config: m.Config(fleetMemberBoxes(3) + fleetPolicyHCL(`allow = ["google.com"]`)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_fleet_egress_policy.lock", plancheck.ResourceActionUpdate),
 					plancheck.ExpectKnownValue("prime_fleet_egress_policy.lock", members.AtMapKey("0").AtMapKey("generation"), knownvalue.Int64Exact(2)),
@@ -186,13 +188,13 @@ func TestAccFleetEgressPolicy_locksRelocksAndAddsMembers(t *testing.T) {
 			},
 			{
 				// Without the policy, every member is open again and enforced.
-				Config: m.config(fleetMemberBoxes(3)),
+				Config: m.Config(fleetMemberBoxes(3)),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					fleetReach(t, m, &ids, map[string]bool{"example.com": true, "google.com": true}),
 					wantPolicyPuts(m, &ids, 3, 3, 2),
 					func(*terraform.State) error {
 						for _, id := range ids {
-							st, err := m.client(t).GetEgressPolicy(waitCtx(t), id)
+							st, err := m.Client(t).GetEgressPolicy(mocktest.WaitCtx(t), id)
 							if err != nil {
 								return err
 							}
@@ -212,10 +214,10 @@ func TestAccFleetEgressPolicy_locksRelocksAndAddsMembers(t *testing.T) {
 // member with the fail-closed text, nothing is recorded (the next plan
 // creates the policy again) and the agent that depends on it never runs.
 func TestAccFleetEgressPolicy_failsClosedListingMembers(t *testing.T) {
-	o := fastMockOptions()
+	o := mocktest.Fast()
 	o.NeverApply = true
-	m := newTestMock(t, o)
-	cfg := m.config(fleetMemberBoxes(2) + fleetPolicyHCL(`allow = ["example.com"]`, `timeouts { create = "1s" }`) + `
+	m := mocktest.New(t, o)
+	cfg := m.Config(fleetMemberBoxes(2) + fleetPolicyHCL(`allow = ["example.com"]`, `timeouts { create = "1s" }`) + `
 resource "prime_fleet_command" "agent" {
   sandbox_ids = prime_fleet_egress_policy.lock.sandbox_ids
   commands    = ["echo agent"]
@@ -223,8 +225,8 @@ resource "prime_fleet_command" "agent" {
 }
 `)
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
 				Config: cfg,
@@ -260,22 +262,22 @@ resource "prime_fleet_command" "agent" {
 // apply rewrites that member only. A member whose sandbox is deleted drops
 // out, and its replacement sandbox is locked in place.
 func TestAccFleetEgressPolicy_driftAndGoneMembersRewriteOnlyThem(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(fleetMemberBoxes(2) + fleetPolicyHCL(`allow = ["example.com"]`))
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(fleetMemberBoxes(2) + fleetPolicyHCL(`allow = ["example.com"]`))
 	var ids []string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{Config: cfg, Check: boxIDsInto(&ids, 2)},
 			{
 				PreConfig: func() {
-					c := m.client(t)
-					st, err := c.PutEgressPolicy(waitCtx(t), ids[1], prime.EgressPolicy{Allowlist: []string{"evil.example.org"}})
+					c := m.Client(t)
+					st, err := c.PutEgressPolicy(mocktest.WaitCtx(t), ids[1], prime.EgressPolicy{Allowlist: []string{"evil.example.org"}})
 					if err != nil {
 						t.Fatal(err)
 					}
-					if _, err := c.WaitForEgressApplied(waitCtx(t), ids[1], st.Generation, st); err != nil {
+					if _, err := c.WaitForEgressApplied(mocktest.WaitCtx(t), ids[1], st.Generation, st); err != nil {
 						t.Fatal(err)
 					}
 				},
@@ -293,7 +295,7 @@ func TestAccFleetEgressPolicy_driftAndGoneMembersRewriteOnlyThem(t *testing.T) {
 			},
 			{
 				PreConfig: func() {
-					if err := m.client(t).DeleteSandbox(waitCtx(t), ids[1]); err != nil {
+					if err := m.Client(t).DeleteSandbox(mocktest.WaitCtx(t), ids[1]); err != nil {
 						t.Fatal(err)
 					}
 				},
@@ -316,15 +318,15 @@ func TestAccFleetEgressPolicy_driftAndGoneMembersRewriteOnlyThem(t *testing.T) {
 // Destroy restores every member, except one holding a newer policy written
 // by someone else (the reuse guard), which is left in place.
 func TestAccFleetEgressPolicy_destroyLeavesNewerWriterInPlace(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	var ids []string
 	evil := prime.EgressPolicy{Allowlist: []string{"evil.example.org"}}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(fleetMemberBoxes(2) + fleetPolicyHCL(`allow = []`)),
+				Config: m.Config(fleetMemberBoxes(2) + fleetPolicyHCL(`allow = []`)),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					boxIDsInto(&ids, 2),
 					fleetReach(t, m, &ids, map[string]bool{"example.com": false, routeHost: true}),
@@ -332,28 +334,28 @@ func TestAccFleetEgressPolicy_destroyLeavesNewerWriterInPlace(t *testing.T) {
 			},
 			{
 				PreConfig: func() {
-					st, err := m.client(t).PutEgressPolicy(waitCtx(t), ids[1], evil)
+					st, err := m.Client(t).PutEgressPolicy(mocktest.WaitCtx(t), ids[1], evil)
 					if err != nil {
 						t.Fatal(err)
 					}
-					if _, err := m.client(t).WaitForEgressApplied(waitCtx(t), ids[1], st.Generation, st); err != nil {
+					if _, err := m.Client(t).WaitForEgressApplied(mocktest.WaitCtx(t), ids[1], st.Generation, st); err != nil {
 						t.Fatal(err)
 					}
 				},
-				Config: m.config(fleetMemberBoxes(2)),
+				Config: m.Config(fleetMemberBoxes(2)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_fleet_egress_policy.lock", plancheck.ResourceActionDestroy),
 				}},
 				Check: func(*terraform.State) error {
-					c := m.client(t)
-					open, err := c.GetEgressPolicy(waitCtx(t), ids[0])
+					c := m.Client(t)
+					open, err := c.GetEgressPolicy(mocktest.WaitCtx(t), ids[0])
 					if err != nil {
 						return err
 					}
 					if !open.Policy.IsOpen() || !open.Enforces(open.Generation) {
 						return fmt.Errorf("member 0 holds %+v after destroy, want open and applied", open)
 					}
-					other, err := c.GetEgressPolicy(waitCtx(t), ids[1])
+					other, err := c.GetEgressPolicy(mocktest.WaitCtx(t), ids[1])
 					if err != nil {
 						return err
 					}
@@ -380,21 +382,21 @@ func TestAccFleetEgressPolicy_planTimeValidation(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			m := newTestMock(t, fastMockOptions())
+			m := mocktest.New(t, mocktest.Fast())
 			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: providerFactories(t),
+				ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 				Steps: []resource.TestStep{{
-					Config: m.config(fmt.Sprintf(`
+					Config: m.Config(fmt.Sprintf(`
 resource "prime_fleet_egress_policy" "p" {
   sandbox_ids = { a = "sbx-a", b = "sbx-b" }
   %s
 }
 `, tc.body)),
 					PlanOnly:    true,
-					ExpectError: expectErr(tc.want),
+					ExpectError: acctest.ExpectErr(tc.want),
 				}},
 			})
-			m.noAPICalls(t)
+			m.NoAPICalls(t)
 		})
 	}
 }
@@ -406,7 +408,7 @@ func TestAccFleetEgressPolicy_destroyAfterRetriedCreateReopens(t *testing.T) {
 	refuse := newPolicyWriteRefuser()
 	var unenforced atomic.Value // a sandbox whose policy is reported never enforced
 	unenforced.Store("")
-	var m *testMock
+	var m *mocktest.Mock
 	hook := func(w http.ResponseWriter, r *http.Request, _ []byte) bool {
 		switch {
 		case refuse.handle(w, r):
@@ -425,14 +427,14 @@ func TestAccFleetEgressPolicy_destroyAfterRetriedCreateReopens(t *testing.T) {
 		}
 		return false
 	}
-	m = newHookedMock(t, fastMockOptions(), hook)
+	m = mocktest.NewHooked(t, mocktest.Fast(), hook)
 	var ids []string
-	cfg := m.config(fleetMemberBoxes(3) + fleetPolicyHCL(`allow = ["example.com"]`, `timeouts { create = "1s" }`))
+	cfg := m.Config(fleetMemberBoxes(3) + fleetPolicyHCL(`allow = ["example.com"]`, `timeouts { create = "1s" }`))
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
-			{Config: m.config(fleetMemberBoxes(3)), Check: boxIDsInto(&ids, 3)},
+			{Config: m.Config(fleetMemberBoxes(3)), Check: boxIDsInto(&ids, 3)},
 			{
 				// Member 0 is never enforced, member 2's write is refused,
 				// member 1 locks: nothing is recorded.
@@ -452,7 +454,7 @@ func TestAccFleetEgressPolicy_destroyAfterRetriedCreateReopens(t *testing.T) {
 				Check:  fleetReach(t, m, &ids, map[string]bool{"example.com": true, "google.com": false}),
 			},
 			{
-				Config: m.config(fleetMemberBoxes(3)),
+				Config: m.Config(fleetMemberBoxes(3)),
 				Check:  fleetReach(t, m, &ids, map[string]bool{"example.com": true, "google.com": true}),
 			},
 		},
@@ -470,20 +472,20 @@ func TestAccFleetEgressPolicy_movedSandboxesStayLocked(t *testing.T) {
 		}
 		return false
 	}
-	m := newHookedMock(t, fastMockOptions(), hook)
+	m := mocktest.NewHooked(t, mocktest.Fast(), hook)
 	var ids []string
 	policy := fleetLockOver
 	locked := map[string]bool{"example.com": true, "google.com": false}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(fleetMemberBoxes(2) + policy(`{ "0" = prime_sandbox.box[0].id, "1" = prime_sandbox.box[1].id }`)),
+				Config: m.Config(fleetMemberBoxes(2) + policy(`{ "0" = prime_sandbox.box[0].id, "1" = prime_sandbox.box[1].id }`)),
 				Check:  resource.ComposeAggregateTestCheckFunc(boxIDsInto(&ids, 2), fleetReach(t, m, &ids, locked)),
 			},
 			{
-				Config: m.config(fleetMemberBoxes(2) + policy(`{ "a" = prime_sandbox.box[0].id, "1" = prime_sandbox.box[1].id }`)),
+				Config: m.Config(fleetMemberBoxes(2) + policy(`{ "a" = prime_sandbox.box[0].id, "1" = prime_sandbox.box[1].id }`)),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr("prime_fleet_egress_policy.lock", "members.a.applied", "true"),
 					fleetReach(t, m, &ids, locked),
@@ -491,15 +493,15 @@ func TestAccFleetEgressPolicy_movedSandboxesStayLocked(t *testing.T) {
 				),
 			},
 			{
-				Config: m.config(fleetMemberBoxes(2) + policy(`{ "a" = prime_sandbox.box[1].id, "1" = prime_sandbox.box[0].id }`)),
+				Config: m.Config(fleetMemberBoxes(2) + policy(`{ "a" = prime_sandbox.box[1].id, "1" = prime_sandbox.box[0].id }`)),
 				Check:  resource.ComposeAggregateTestCheckFunc(fleetReach(t, m, &ids, locked), wantPolicyPuts(m, &ids, 1, 1)),
 			},
 			{
-				Config:      m.config(fleetMemberBoxes(2) + policy(`{ "a" = prime_sandbox.box[0].id, "b" = prime_sandbox.box[0].id }`)),
+				Config:      m.Config(fleetMemberBoxes(2) + policy(`{ "a" = prime_sandbox.box[0].id, "b" = prime_sandbox.box[0].id }`)),
 				ExpectError: expectInOrder(`sandbox_ids: keys "a" and "b" both name sandbox`),
 			},
 			{
-				Config: m.config(fleetMemberBoxes(2)),
+				Config: m.Config(fleetMemberBoxes(2)),
 				Check:  fleetReach(t, m, &ids, map[string]bool{"example.com": true, "google.com": true}),
 			},
 		},
@@ -512,28 +514,28 @@ func TestAccFleetEgressPolicy_movedSandboxesStayLocked(t *testing.T) {
 // the new one.
 func TestAccFleetEgressPolicy_failedRestoreOfMovedMemberIsRetried(t *testing.T) {
 	refuse := newPolicyWriteRefuser()
-	m := newHookedMock(t, fastMockOptions(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool { return refuse.handle(w, r) })
+	m := mocktest.NewHooked(t, mocktest.Fast(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool { return refuse.handle(w, r) })
 	var ids []string
 	policy := func(i int) string { return fleetLockOver(fmt.Sprintf(`{ "0" = prime_sandbox.box[%d].id }`, i)) }
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
-			{Config: m.config(fleetMemberBoxes(2) + policy(0)), Check: boxIDsInto(&ids, 2)},
+			{Config: m.Config(fleetMemberBoxes(2) + policy(0)), Check: boxIDsInto(&ids, 2)},
 			{
 				PreConfig: func() { refuse.refuse(ids[0]) },
-				Config:    m.config(fleetMemberBoxes(2) + policy(1)),
+				Config:    m.Config(fleetMemberBoxes(2) + policy(1)),
 				ExpectError: expectInOrder(`Egress not restored`, `so no member was locked, moved or relocked in this apply`,
 					`Member "0": restoring unrestricted egress on sandbox`),
 			},
 			{
 				PreConfig: func() { refuse.refuse("") },
-				Config:    m.config(fleetMemberBoxes(2) + policy(1)),
+				Config:    m.Config(fleetMemberBoxes(2) + policy(1)),
 				Check: func(*terraform.State) error {
-					if !m.reachable(t, ids[0], "google.com") {
+					if !m.Reaches(t, ids[0], "google.com") {
 						return fmt.Errorf("sandbox %s (the member's previous sandbox) is still restricted after the retry", ids[0])
 					}
-					if m.reachable(t, ids[1], "google.com") {
+					if m.Reaches(t, ids[1], "google.com") {
 						return fmt.Errorf("sandbox %s (the member's new sandbox) is not locked after the retry", ids[1])
 					}
 					return nil
@@ -549,16 +551,16 @@ func TestAccFleetEgressPolicy_failedRestoreOfMovedMemberIsRetried(t *testing.T) 
 // reopens it.
 func TestAccFleetEgressPolicy_handoverWaitsForFailedRestore(t *testing.T) {
 	refuse := newPolicyWriteRefuser()
-	m := newHookedMock(t, fastMockOptions(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool { return refuse.handle(w, r) })
+	m := mocktest.NewHooked(t, mocktest.Fast(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool { return refuse.handle(w, r) })
 	var ids []string
 	policy := fleetLockOver
-	moved := m.config(fleetMemberBoxes(2) + policy(`{ "b" = prime_sandbox.box[0].id }`))
+	moved := m.Config(fleetMemberBoxes(2) + policy(`{ "b" = prime_sandbox.box[0].id }`))
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(fleetMemberBoxes(2) + policy(`{ "a" = prime_sandbox.box[0].id, "b" = prime_sandbox.box[1].id }`)),
+				Config: m.Config(fleetMemberBoxes(2) + policy(`{ "a" = prime_sandbox.box[0].id, "b" = prime_sandbox.box[1].id }`)),
 				Check:  boxIDsInto(&ids, 2),
 			},
 			{
@@ -574,7 +576,7 @@ func TestAccFleetEgressPolicy_handoverWaitsForFailedRestore(t *testing.T) {
 						if got := s.RootModule().Resources["prime_fleet_egress_policy.lock"].Primary.Attributes["members.b.sandbox_id"]; got != ids[0] {
 							return fmt.Errorf("member b is on %s, want %s", got, ids[0])
 						}
-						if m.reachable(t, ids[0], "google.com") || !m.reachable(t, ids[1], "google.com") {
+						if m.Reaches(t, ids[0], "google.com") || !m.Reaches(t, ids[1], "google.com") {
 							return fmt.Errorf("want %s locked and %s open", ids[0], ids[1])
 						}
 						return nil
@@ -583,7 +585,7 @@ func TestAccFleetEgressPolicy_handoverWaitsForFailedRestore(t *testing.T) {
 				),
 			},
 			{
-				Config: m.config(fleetMemberBoxes(2)),
+				Config: m.Config(fleetMemberBoxes(2)),
 				Check:  fleetReach(t, m, &ids, map[string]bool{"example.com": true, "google.com": true}),
 			},
 		},

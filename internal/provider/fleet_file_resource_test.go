@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"fmt"
@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
@@ -18,12 +20,12 @@ import (
 // file and its key in the environment, the agent runs as a background job
 // and writes a result per member, the results come back through the fleet
 // data source and to disk.
-func fleetTaskHCL(m *testMock, size int, taskFor func(i int) string, outDir string) string {
+func fleetTaskHCL(m *mocktest.Mock, size int, taskFor func(i int) string, outDir string) string {
 	var tasks strings.Builder
 	for i := range size {
 		fmt.Fprintf(&tasks, "    %q = %q\n", fmt.Sprint(i), taskFor(i))
 	}
-	return m.config(fmt.Sprintf(`
+	return m.Config(fmt.Sprintf(`
 locals {
   tasks = {
 %s  }
@@ -69,7 +71,7 @@ output "results" {
 }
 
 func TestAccFleetFile_distinctTasksAndResults(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	out := t.TempDir()
 	const size = 20
 	task := func(i int) string { return fmt.Sprintf("task-%02d", i) }
@@ -81,8 +83,8 @@ func TestAccFleetFile_distinctTasksAndResults(t *testing.T) {
 		return task(i)
 	}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
 				Config: fleetTaskHCL(m, size, task, out),
@@ -168,14 +170,14 @@ func countStarts(events []primemock.Event, text string) int {
 // error, at plan time and before any API call: a fleet of tasks with three
 // missing directories says so once, naming all three, not one at a time.
 func TestAccFleetFile_memberSourceErrorsNamedTogether(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	dir := t.TempDir()
 	present := filepath.Join(dir, "present")
 	if err := os.MkdirAll(present, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	config := func(members string) string {
-		return m.config(`
+		return m.Config(`
 resource "prime_fleet_file" "task" {
   sandbox_ids = { a = "sbx-a", b = "sbx-b", c = "sbx-c", d = "sbx-d" }
   path        = "/task"
@@ -186,7 +188,7 @@ resource "prime_fleet_file" "task" {
 	}
 	missing := func(k string) string { return filepath.Join(dir, "missing-"+k) }
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		Steps: []resource.TestStep{
 			{
 				Config: config(fmt.Sprintf(`    a = { source_dir = %q }
@@ -210,5 +212,5 @@ resource "prime_fleet_file" "task" {
 			},
 		},
 	})
-	m.noAPICalls(t)
+	m.NoAPICalls(t)
 }

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"context"
@@ -15,20 +15,22 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 )
 
 // prime_sandbox's identity is its ID, set on create; importing by identity
 // and by ID both adopt the sandbox with no change to plan.
 func TestAccSandbox_identityImport(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	noop := resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("prime_sandbox.test", plancheck.ResourceActionNoop)}}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		TerraformVersionChecks:   skipBelow(tfIdentity),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		TerraformVersionChecks:   acctest.SkipBelow(acctest.Identity),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(minimalSandbox),
+				Config: m.Config(minimalSandbox),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectIdentityValueMatchesState("prime_sandbox.test", tfjsonpath.New("id")),
 				},
@@ -41,12 +43,12 @@ func TestAccSandbox_identityImport(t *testing.T) {
 
 // prime_egress_policy's identity is its sandbox.
 func TestAccEgressPolicy_identityImport(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(sandboxHCL("box", "locked") + egressPolicyHCL("lock", "prime_sandbox.box.id", []string{"example.com"}))
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(acctest.SandboxHCL("box", "locked") + acctest.EgressPolicyHCL("lock", "prime_sandbox.box.id", []string{"example.com"}))
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		TerraformVersionChecks:   skipBelow(tfIdentity),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		TerraformVersionChecks:   acctest.SkipBelow(acctest.Identity),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
 				Config: cfg,
@@ -70,8 +72,8 @@ func TestAccEgressPolicy_identityImport(t *testing.T) {
 // Importing by that identity (by the label) adopts every member with no
 // change, and keeps the fleet's id.
 func TestAccSandboxFleet_identityImport(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	two, three := m.config(fleetConfig("size = 2", "")), m.config(fleetConfig("size = 3", ""))
+	m := mocktest.New(t, mocktest.Fast())
+	two, three := m.Config(fleetConfig("size = 2", "")), m.Config(fleetConfig("size = 3", ""))
 	var fleetID string
 	idsAre := func(n int) statecheck.StateCheck {
 		return statecheck.ExpectIdentity("prime_sandbox_fleet.f", map[string]knownvalue.Check{
@@ -81,13 +83,13 @@ func TestAccSandboxFleet_identityImport(t *testing.T) {
 		})
 	}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		TerraformVersionChecks:   skipBelow(tfIdentity),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		TerraformVersionChecks:   acctest.SkipBelow(acctest.Identity),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{Config: two, ConfigStateChecks: []statecheck.StateCheck{idsAre(2)}, Check: func(s *terraform.State) error {
 				var err error
-				fleetID, err = stateID(s, "prime_sandbox_fleet.f")
+				fleetID, err = acctest.StateID(s, "prime_sandbox_fleet.f")
 				return err
 			}},
 			{Config: three, ConfigStateChecks: []statecheck.StateCheck{idsAre(3)}},
@@ -112,20 +114,20 @@ func TestAccSandboxFleet_identityImport(t *testing.T) {
 // A fleet imported by its members' IDs (no label given) holds them as its
 // identity, with the label it carries alone, and plans no change.
 func TestAccSandboxFleet_identityImportByIDs(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(fleetConfig("size = 2", ""))
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(fleetConfig("size = 2", ""))
 	var ids lateStrings // known once the first step has run
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		TerraformVersionChecks:   skipBelow(tfIdentity),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		TerraformVersionChecks:   acctest.SkipBelow(acctest.Identity),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{Config: cfg, Check: func(s *terraform.State) error {
 				got := fleetIDs(s)
 				ids = lateStrings{got["0"], got["1"]}
 				return nil
 			}},
-			{Config: m.config("\nremoved {\n  from = prime_sandbox_fleet.f\n  lifecycle {\n    destroy = false\n  }\n}\n")},
+			{Config: m.Config("\nremoved {\n  from = prime_sandbox_fleet.f\n  lifecycle {\n    destroy = false\n  }\n}\n")},
 			{
 				Config:          cfg + "\nvariable \"ids\" {\n  type = list(string)\n}\nimport {\n  to       = prime_sandbox_fleet.f\n  identity = { sandbox_ids = var.ids }\n}\n",
 				ConfigVariables: config.Variables{"ids": &ids},
@@ -157,7 +159,7 @@ func (l *lateStrings) MarshalJSON() ([]byte, error) { return json.Marshal([]stri
 // upgrades too.
 func TestSandboxFleet_upgradeIdentityFromV0(t *testing.T) {
 	ctx := context.Background()
-	server, err := providerFactories(t)["prime"]()
+	server, err := acctest.ProviderFactories(t)["prime"]()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"fmt"
@@ -10,6 +10,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
@@ -39,21 +41,21 @@ resource "prime_sandbox_fleet" "f" {
 // An image without a VM artifact stops the fleet at plan: the precondition
 // names the image, and no sandbox create reaches the platform.
 func TestAccImage_preconditionFailsAtPlan(t *testing.T) {
-	o := fastMockOptions()
+	o := mocktest.Fast()
 	o.ImagesWithoutVM = []string{"u1/legacy-agent:v1"}
-	m := newTestMock(t, o)
+	m := mocktest.New(t, o)
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		Steps: []resource.TestStep{{
-			Config:      m.config(imageGuardedFleet("u1/legacy-agent:v1", "", "")),
+			Config:      m.Config(imageGuardedFleet("u1/legacy-agent:v1", "", "")),
 			PlanOnly:    true,
-			ExpectError: expectErr("Image legacy-agent:v1 cannot boot a VM sandbox (VM artifact: none); add a prime_image_vm_build."),
+			ExpectError: acctest.ExpectErr("Image legacy-agent:v1 cannot boot a VM sandbox (VM artifact: none); add a prime_image_vm_build."),
 		}, {
-			Config:      m.config(imageGuardedFleet("u1/legacy-agent:v1", "", "")),
-			ExpectError: expectErr("Resource precondition failed"),
+			Config:      m.Config(imageGuardedFleet("u1/legacy-agent:v1", "", "")),
+			ExpectError: acctest.ExpectErr("Resource precondition failed"),
 		}},
 	})
-	if n := len(m.createBodies(t)); n != 0 {
+	if n := len(m.CreateBodies(t)); n != 0 {
 		t.Fatalf("%d sandbox creates reached the platform; the precondition must stop the fleet at plan", n)
 	}
 }
@@ -61,18 +63,18 @@ func TestAccImage_preconditionFailsAtPlan(t *testing.T) {
 // prime_image_vm_build requests the vm-build and waits for it; the fleet
 // that depends on it boots the image; a second plan is empty.
 func TestAccImage_vmBuildThenFleet(t *testing.T) {
-	o := fastMockOptions()
+	o := mocktest.Fast()
 	o.ImagesWithoutVM = []string{"legacy-agent:v1"}
-	m := newTestMock(t, o)
-	cfg := m.config(`
+	m := mocktest.New(t, o)
+	cfg := m.Config(`
 resource "prime_image_vm_build" "agent" {
   name = "legacy-agent"
   tag  = "v1"
 }
 ` + imageGuardedFleet("legacy-agent:v1", "depends_on = [prime_image_vm_build.agent]", ""))
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
 			Config: cfg,
 			ConfigStateChecks: []statecheck.StateCheck{
@@ -111,25 +113,25 @@ func TestAccImage_vmBuildFailsClosed(t *testing.T) {
   }`, "had not completed after 1s (timeouts.create). Failing closed: nothing is recorded", time.Minute},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			o := fastMockOptions()
+			o := mocktest.Fast()
 			o.ImagesWithoutVM = []string{c.image + ":v1"}
 			o.VMBuildDelay = c.delay
-			m := newTestMock(t, o)
+			m := mocktest.New(t, o)
 			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: providerFactories(t),
-				CheckDestroy:             m.checkNoLiveSandboxes,
+				ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+				CheckDestroy:             m.CheckNoLiveSandboxes,
 				Steps: []resource.TestStep{{
-					Config: m.config(fmt.Sprintf(`
+					Config: m.Config(fmt.Sprintf(`
 resource "prime_image_vm_build" "agent" {
   name = %q
   tag  = "v1"
   %s
 }
 `, c.image, c.timeouts) + imageGuardedFleet(c.image+":v1", "depends_on = [prime_image_vm_build.agent]", "")),
-					ExpectError: expectErr(c.want),
+					ExpectError: acctest.ExpectErr(c.want),
 				}},
 			})
-			if n := len(m.createBodies(t)); n != 0 {
+			if n := len(m.CreateBodies(t)); n != 0 {
 				t.Fatalf("%d sandbox creates: nothing may start on an image whose build did not complete", n)
 			}
 		})

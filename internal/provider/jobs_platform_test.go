@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"encoding/json"
@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
@@ -22,7 +24,7 @@ import (
 func TestAccBackground_platformEndsTheSandboxMidJob(t *testing.T) {
 	for reason, want := range primemock.Terminations {
 		t.Run(reason, func(t *testing.T) {
-			m := newTestMock(t, fastMockOptions())
+			m := mocktest.New(t, mocktest.Fast())
 			onEvent(t, m, func(e primemock.Event) bool {
 				return e.Type == primemock.EventCommandStarted && e.Transport == primemock.TransportBackground && strings.Contains(e.Command, "long-agent")
 			}, func() {
@@ -36,10 +38,10 @@ func TestAccBackground_platformEndsTheSandboxMidJob(t *testing.T) {
 			}
 			parts = append(parts, want.ErrorMessage)
 			resource.Test(t, resource.TestCase{
-				ProtoV6ProviderFactories: providerFactories(t),
-				CheckDestroy:             m.checkNoLiveSandboxes,
+				ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+				CheckDestroy:             m.CheckNoLiveSandboxes,
 				Steps: []resource.TestStep{{
-					Config:      m.config(fileSandboxHCL + backgroundCommandHCL("agent", "prime_sandbox.box.id", "echo long-agent; sleep 1000000", "timeout_seconds = 300")),
+					Config:      m.Config(fileSandboxHCL + acctest.BackgroundCommandHCL("agent", "prime_sandbox.box.id", "echo long-agent; sleep 1000000", "timeout_seconds = 300")),
 					ExpectError: expectInOrder(parts...),
 				}},
 			})
@@ -51,9 +53,9 @@ func TestAccBackground_platformEndsTheSandboxMidJob(t *testing.T) {
 // keeps its exit code: the result is recorded (output empty, with a
 // warning), and the apply does not report a lost or terminated job.
 func TestAccBackground_exitCodeKeptWhenTheOutputIsLost(t *testing.T) {
-	var m *testMock
+	var m *mocktest.Mock
 	var ended atomic.Bool
-	m = newHookedMock(t, fastMockOptions(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool {
+	m = mocktest.NewHooked(t, mocktest.Fast(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool {
 		if r.URL.Path != prime.APIPrefix+"/sandbox/background-jobs/status:batchGet" || ended.Load() {
 			return false
 		}
@@ -76,10 +78,10 @@ func TestAccBackground_exitCodeKeptWhenTheOutputIsLost(t *testing.T) {
 		return true
 	})
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(fileSandboxHCL + backgroundCommandHCL("agent", "prime_sandbox.box.id", "echo finished; exit 3", "allowed_exit_codes = [3]", "timeout_seconds = 300")),
+			Config: m.Config(fileSandboxHCL + acctest.BackgroundCommandHCL("agent", "prime_sandbox.box.id", "echo finished; exit 3", "allowed_exit_codes = [3]", "timeout_seconds = 300")),
 			// The platform ended the sandbox: the next plan replaces it.
 			ExpectNonEmptyPlan: true,
 			Check: resource.ComposeAggregateTestCheckFunc(

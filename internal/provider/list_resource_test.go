@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"fmt"
@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/querycheck"
 	"github.com/hashicorp/terraform-plugin-testing/querycheck/queryfilter"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 )
 
 // listedSandboxes are the sandboxes the list resource tests look for: three
@@ -23,22 +25,22 @@ resource "prime_sandbox" "lost" {
   docker_image = "python:3.12-slim"
   labels       = ["lost-run", "eval"]
 }
-` + sandboxHCL("other", "other", `labels = ["lost-run"]`) + sandboxHCL("unrelated", "unrelated", `labels = ["elsewhere"]`)
+` + acctest.SandboxHCL("other", "other", `labels = ["lost-run"]`) + acctest.SandboxHCL("unrelated", "unrelated", `labels = ["elsewhere"]`)
 
 // The prime_sandbox list resource filters by labels (all of them), name
 // prefix and creation time, honours limit, and with include_resource
 // carries what an import holds, minus what the platform cannot report.
 func TestAccSandboxList_query(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	query := func(config string) string {
 		return fmt.Sprintf("list \"prime_sandbox\" \"found\" {\n  provider = prime\n%s\n}\n", config)
 	}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		TerraformVersionChecks:   skipBelow(tfQuery),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		TerraformVersionChecks:   acctest.SkipBelow(acctest.Query),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
-			{Config: m.config(listedSandboxes)},
+			{Config: m.Config(listedSandboxes)},
 			{
 				Query:  true,
 				Config: query("  config {\n    labels = [\"lost-run\"]\n  }"),
@@ -90,7 +92,7 @@ func TestAccSandboxList_query(t *testing.T) {
 			{
 				Query:       true,
 				Config:      query("  config {\n    created_before = \"yesterday\"\n  }"),
-				ExpectError: expectErr(`created_before: parsing time "yesterday"`),
+				ExpectError: acctest.ExpectErr(`created_before: parsing time "yesterday"`),
 			},
 		},
 	})
@@ -100,8 +102,8 @@ func TestAccSandboxList_query(t *testing.T) {
 // the whole fleet as an import reads it; sandboxes that cannot be one
 // fleet are left out.
 func TestAccSandboxFleetList_query(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(sandboxFleetHCL("a", "a", 2, `labels = ["fleet-a"]`) + `resource "prime_sandbox_fleet" "b" {
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(acctest.SandboxFleetHCL("a", "a", 2, `labels = ["fleet-a"]`) + `resource "prime_sandbox_fleet" "b" {
   name_prefix  = "b"
   docker_image = "python:3.12-slim"
   labels       = ["fleet-b"]
@@ -118,9 +120,9 @@ resource "prime_sandbox" "odd" {
 		return queryfilter.ByDisplayName(knownvalue.StringExact(label + " (2 members)"))
 	}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		TerraformVersionChecks:   skipBelow(tfQuery),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		TerraformVersionChecks:   acctest.SkipBelow(acctest.Query),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{Config: cfg},
 			{
@@ -157,7 +159,7 @@ resource "prime_sandbox" "odd" {
 			{
 				Query:       true,
 				Config:      "list \"prime_sandbox_fleet\" \"none\" {\n  provider = prime\n  config {\n    labels = [\"fleet-a\"]\n  }\n}\n",
-				ExpectError: expectErr(`No attribute specified when one (and only one) of [label,label_prefix] is required`),
+				ExpectError: acctest.ExpectErr(`No attribute specified when one (and only one) of [label,label_prefix] is required`),
 			},
 		},
 	})

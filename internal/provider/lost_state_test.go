@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
@@ -99,14 +100,14 @@ action "prime_sandbox_sweep" "real" {
 // changes no state; prime_sandbox_exec shows its output with the
 // write-only value scrubbed.
 func TestAccLostState_queryImportSweepInvoke(t *testing.T) {
-	cli := requireCLIAtLeast(t, tfQuery)
-	m, env, ctx := mockCLITest(t)
-	workspace := func(files map[string]string) *tfWork { return newTFWork(t, cli, env, files) }
-	c := m.client(t)
+	cli := acctest.RequireCLIAtLeast(t, acctest.Query)
+	m, env, ctx := acctest.MockCLITest(t)
+	workspace := func(files map[string]string) *acctest.Work { return acctest.NewWork(t, cli, env, files) }
+	c := m.Client(t)
 
 	// The run, and its state lost.
 	lost := workspace(map[string]string{"main.tf": lostRun})
-	lost.must(ctx, "apply", "-auto-approve", "-input=false")
+	lost.Must(ctx, "apply", "-auto-approve", "-input=false")
 	if n := liveLabelled(ctx, t, c, "lost-run-42"); n != 5 {
 		t.Fatalf("%d sandboxes of the run live, want 5", n)
 	}
@@ -120,7 +121,7 @@ func TestAccLostState_queryImportSweepInvoke(t *testing.T) {
 	// Adopt: query, generated configuration, an import-only plan.
 	adopt := workspace(map[string]string{"main.tf": refreshProviders, "adopt.tfquery.hcl": adoptQuery})
 	t.Cleanup(func() {
-		if out, code := adopt.run(ctx, "destroy", "-auto-approve", "-input=false"); code != 0 {
+		if out, code := adopt.Exec(ctx, "destroy", "-auto-approve", "-input=false"); code != 0 {
 			t.Errorf("destroy exited %d:\n%s", code, out)
 		}
 		_, _ = c.BulkDeleteSandboxes(context.Background(), prime.BulkDeleteRequest{Labels: []string{"keep-me"}})
@@ -128,13 +129,13 @@ func TestAccLostState_queryImportSweepInvoke(t *testing.T) {
 			t.Errorf("%d sandboxes live after destroy", live)
 		}
 	})
-	queried := adopt.must(ctx, "query", "-generate-config-out=generated.tf")
+	queried := adopt.Must(ctx, "query", "-generate-config-out=generated.tf")
 	for i := range 5 {
 		if !strings.Contains(queried, fmt.Sprintf("lost-%d (", i)) {
 			t.Errorf("terraform query does not list lost-%d:\n%s", i, queried)
 		}
 	}
-	generated := adopt.read("generated.tf")
+	generated := adopt.Read("generated.tf")
 	// What the platform cannot report is left out (or null), never made up.
 	if strings.Contains(generated, "hf-wo-secret-value") || strings.Contains(generated, "guaranteed") ||
 		regexp.MustCompile(`secrets_wo_version\s*=\s*[0-9]`).MatchString(generated) ||
@@ -147,10 +148,10 @@ func TestAccLostState_queryImportSweepInvoke(t *testing.T) {
 	if !regexp.MustCompile(`(?s)egress\s*\{[^}]*pypi\.org`).MatchString(generated) {
 		t.Errorf("the born-restricted sandbox's egress block is not in the generated configuration:\n%s", generated)
 	}
-	adopt.must(ctx, "plan", "-input=false", "-out=adopt.tfplan")
-	checkImportOnlyPlan(t, adopt.must(ctx, "show", "-json", "adopt.tfplan"), 5)
-	adopt.must(ctx, "apply", "-input=false", "adopt.tfplan")
-	if out, code := adopt.run(ctx, "plan", "-input=false", "-detailed-exitcode"); code != 0 {
+	adopt.Must(ctx, "plan", "-input=false", "-out=adopt.tfplan")
+	checkImportOnlyPlan(t, adopt.Must(ctx, "show", "-json", "adopt.tfplan"), 5)
+	adopt.Must(ctx, "apply", "-input=false", "adopt.tfplan")
+	if out, code := adopt.Exec(ctx, "plan", "-input=false", "-detailed-exitcode"); code != 0 {
 		t.Fatalf("the plan after adopting exited %d, want 0 (no changes):\n%s", code, out)
 	}
 	refreshOnlyUnchanged(ctx, t, adopt, "after adopting")
@@ -159,14 +160,14 @@ func TestAccLostState_queryImportSweepInvoke(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(adopt.Dir, "day2.tf"), []byte(day2), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	dry := adopt.must(ctx, "apply", "-auto-approve", "-input=false", "-invoke=action.prime_sandbox_sweep.dry")
+	dry := adopt.Must(ctx, "apply", "-auto-approve", "-input=false", "-invoke=action.prime_sandbox_sweep.dry")
 	if n := strings.Count(dry, "would delete left-"); n != 3 {
 		t.Errorf("the dry run listed %d sandboxes, want the 3 sweep-me ones:\n%s", n, dry)
 	}
 	if n := liveLabelled(ctx, t, c, "sweep-me"); n != 3 {
 		t.Fatalf("after the dry run %d sweep-me sandboxes live, want 3", n)
 	}
-	swept := adopt.must(ctx, "apply", "-auto-approve", "-input=false", "-invoke=action.prime_sandbox_sweep.real")
+	swept := adopt.Must(ctx, "apply", "-auto-approve", "-input=false", "-invoke=action.prime_sandbox_sweep.real")
 	if n := strings.Count(swept, "deleted left-"); n != 3 {
 		t.Errorf("the sweep reported %d deletions, want 3:\n%s", n, swept)
 	}
@@ -175,9 +176,9 @@ func TestAccLostState_queryImportSweepInvoke(t *testing.T) {
 	}
 
 	// The fleet, then its probe: output of every member, no state change.
-	adopt.must(ctx, "apply", "-auto-approve", "-input=false")
-	before := adopt.read("terraform.tfstate")
-	probed := adopt.must(ctx, "apply", "-auto-approve", "-input=false", "-invoke=action.prime_fleet_exec.probe")
+	adopt.Must(ctx, "apply", "-auto-approve", "-input=false")
+	before := adopt.Read("terraform.tfstate")
+	probed := adopt.Must(ctx, "apply", "-auto-approve", "-input=false", "-invoke=action.prime_fleet_exec.probe")
 	for _, key := range []string{"0", "1"} {
 		for _, want := range []string{"[" + key + "] probing", "[" + key + " stderr] still here", "[" + key + "] step 2 of 2 exited with code 0"} {
 			if !strings.Contains(probed, want) {
@@ -188,14 +189,14 @@ func TestAccLostState_queryImportSweepInvoke(t *testing.T) {
 	if runs := commandRuns(m, "echo probing"); len(runs) != 2 {
 		t.Errorf("the probe ran on %d members, want both: %v", len(runs), runs)
 	}
-	if after := adopt.read("terraform.tfstate"); after != before {
+	if after := adopt.Read("terraform.tfstate"); after != before {
 		t.Errorf("apply -invoke changed the state")
 	}
-	whoami := adopt.must(ctx, "apply", "-auto-approve", "-input=false", "-invoke=action.prime_sandbox_exec.whoami")
+	whoami := adopt.Must(ctx, "apply", "-auto-approve", "-input=false", "-invoke=action.prime_sandbox_exec.whoami")
 	if !strings.Contains(whoami, "token is ***") || strings.Contains(whoami, "exec-wo-secret") {
 		t.Errorf("prime_sandbox_exec's output does not show the write-only value scrubbed:\n%s", whoami)
 	}
-	if out, code := adopt.run(ctx, "plan", "-input=false", "-detailed-exitcode"); code != 0 {
+	if out, code := adopt.Exec(ctx, "plan", "-input=false", "-detailed-exitcode"); code != 0 {
 		t.Fatalf("the plan after the actions exited %d, want 0:\n%s", code, out)
 	}
 }
@@ -234,9 +235,9 @@ func checkImportOnlyPlan(t *testing.T, planJSON string, n int) {
 // prime_sandbox_fleet block imports every member with no other change,
 // egress block and write-only secrets included; the next plan is empty.
 func TestAccLostState_fleetQueryImport(t *testing.T) {
-	cli := requireCLIAtLeast(t, tfQuery)
-	m, env, ctx := mockCLITest(t)
-	lost := newTFWork(t, cli, env, map[string]string{"main.tf": refreshProviders + `
+	cli := acctest.RequireCLIAtLeast(t, acctest.Query)
+	m, env, ctx := acctest.MockCLITest(t)
+	lost := acctest.NewWork(t, cli, env, map[string]string{"main.tf": refreshProviders + `
 resource "prime_sandbox_fleet" "run" {
   name_prefix        = "eval"
   docker_image       = "python:3.12-slim"
@@ -249,8 +250,8 @@ resource "prime_sandbox_fleet" "run" {
   }
 }
 `})
-	lost.must(ctx, "apply", "-auto-approve", "-input=false")
-	adopt := newTFWork(t, cli, env, map[string]string{"main.tf": refreshProviders, "adopt.tfquery.hcl": `
+	lost.Must(ctx, "apply", "-auto-approve", "-input=false")
+	adopt := acctest.NewWork(t, cli, env, map[string]string{"main.tf": refreshProviders, "adopt.tfquery.hcl": `
 list "prime_sandbox_fleet" "runs" {
   provider         = prime
   include_resource = true
@@ -259,18 +260,18 @@ list "prime_sandbox_fleet" "runs" {
   }
 }
 `})
-	adopt.destroyAtEnd(ctx, m)
-	if out := adopt.must(ctx, "query", "-generate-config-out=generated.tf"); !strings.Contains(out, "eval-run-7 (3 members)") {
+	adopt.DestroyAtEnd(ctx, m)
+	if out := adopt.Must(ctx, "query", "-generate-config-out=generated.tf"); !strings.Contains(out, "eval-run-7 (3 members)") {
 		t.Fatalf("terraform query does not list the fleet:\n%s", out)
 	}
-	generated := adopt.read("generated.tf")
+	generated := adopt.Read("generated.tf")
 	if strings.Contains(generated, "hf-wo-secret-value") || strings.Contains(generated, "guaranteed") {
 		t.Errorf("the generated configuration claims what the platform cannot report:\n%s", generated)
 	}
-	adopt.must(ctx, "plan", "-input=false", "-out=adopt.tfplan")
-	checkImportOnlyPlan(t, adopt.must(ctx, "show", "-json", "adopt.tfplan"), 1)
-	adopt.must(ctx, "apply", "-input=false", "adopt.tfplan")
-	if out, code := adopt.run(ctx, "plan", "-input=false", "-detailed-exitcode"); code != 0 {
+	adopt.Must(ctx, "plan", "-input=false", "-out=adopt.tfplan")
+	checkImportOnlyPlan(t, adopt.Must(ctx, "show", "-json", "adopt.tfplan"), 1)
+	adopt.Must(ctx, "apply", "-input=false", "adopt.tfplan")
+	if out, code := adopt.Exec(ctx, "plan", "-input=false", "-detailed-exitcode"); code != 0 {
 		t.Fatalf("the plan after adopting the fleet exited %d, want 0:\n%s\n\ngenerated:\n%s", code, out, generated)
 	}
 	refreshOnlyUnchanged(ctx, t, adopt, "after adopting the fleet")
@@ -279,10 +280,10 @@ list "prime_sandbox_fleet" "runs" {
 // refreshOnlyUnchanged runs the drift check CI runs, `terraform plan
 // -refresh-only -detailed-exitcode`, a few times (each a refresh, which
 // must change nothing), and fails unless every one exits 0.
-func refreshOnlyUnchanged(ctx context.Context, t *testing.T, w *tfWork, when string) {
+func refreshOnlyUnchanged(ctx context.Context, t *testing.T, w *acctest.Work, when string) {
 	t.Helper()
 	for i := range 3 {
-		if out, code := w.run(ctx, "plan", "-refresh-only", "-detailed-exitcode", "-input=false"); code != 0 {
+		if out, code := w.Exec(ctx, "plan", "-refresh-only", "-detailed-exitcode", "-input=false"); code != 0 {
 			t.Fatalf("refresh-only plan %d %s exited %d, want 0:\n%s", i+1, when, code, out)
 		}
 	}

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 // The protocol checks of the module tests: each sandbox's event trace against the order the eval-fleet module promises, and the checks' own tests on made-up logs.
 
@@ -12,17 +12,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
 // sandboxName reads a sandbox's name from the mock (deleted sandboxes stay
 // readable until a reset).
-func sandboxName(t *testing.T, m *testMock, id string) string {
+func sandboxName(t *testing.T, m *mocktest.Mock, id string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	sb, err := m.client(t).GetSandbox(ctx, id)
+	sb, err := m.Client(t).GetSandbox(ctx, id)
 	if err != nil {
 		t.Fatalf("reading sandbox %s: %v", id, err)
 	}

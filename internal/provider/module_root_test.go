@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 // The eval-fleet module used from a root module, driven by the CLI: fail closed, a failed member, twenty members, a member deleted out of band.
 
@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
@@ -87,13 +89,13 @@ output "results_local_paths" {
 //
 // It also starts the test's mock with o and runs the test in parallel; ctx
 // bounds the test's own terraform runs.
-func evalFleetRootWork(t *testing.T, o primemock.Options) (m *testMock, w *tfWork, ctx context.Context) {
+func evalFleetRootWork(t *testing.T, o primemock.Options) (m *mocktest.Mock, w *acctest.Work, ctx context.Context) {
 	t.Helper()
-	cli := requireCLI(t)
-	provider := devProvider(t)
+	cli := acctest.RequireCLI(t)
+	provider := acctest.DevProvider(t)
 	t.Parallel()
-	m = newTestMock(t, o)
-	w = newTFWork(t, cli, mockEnv(provider(), m), map[string]string{"main.tf": evalFleetRootHCL})
+	m = mocktest.New(t, o)
+	w = acctest.NewWork(t, cli, acctest.MockEnv(provider(), m), map[string]string{"main.tf": evalFleetRootHCL})
 	// 0644, as a task checked out of git would be: its mode is uploaded.
 	if err := os.MkdirAll(w.Path("task"), 0o755); err != nil {
 		t.Fatal(err)
@@ -101,14 +103,14 @@ func evalFleetRootWork(t *testing.T, o primemock.Options) (m *testMock, w *tfWor
 	if err := os.WriteFile(w.Path("task", "prompt.txt"), []byte("the shared task\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	copyDir(t, filepath.Join(repoRoot(t), "examples", "modules", "eval-fleet"), w.Path("modules", "eval-fleet"))
+	acctest.CopyDir(t, filepath.Join(acctest.RepoRoot(t), "examples", "modules", "eval-fleet"), w.Path("modules", "eval-fleet"))
 	getCtx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	w.must(getCtx, "get")
+	w.Must(getCtx, "get")
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		if out, err := w.try(ctx, "destroy", "-auto-approve", "-input=false"); err != nil {
+		if out, err := w.Try(ctx, "destroy", "-auto-approve", "-input=false"); err != nil {
 			t.Errorf("terraform destroy: %v\n%s", err, out)
 		}
 		if live := m.Stats().LiveSandboxes; live != 0 {
@@ -121,9 +123,9 @@ func evalFleetRootWork(t *testing.T, o primemock.Options) (m *testMock, w *tfWor
 }
 
 // outputMap reads a map(string) output of the root module.
-func outputMap(ctx context.Context, t *testing.T, w *tfWork, name string) map[string]string {
+func outputMap(ctx context.Context, t *testing.T, w *acctest.Work, name string) map[string]string {
 	t.Helper()
-	out, err := w.try(ctx, "output", "-json", name)
+	out, err := w.Try(ctx, "output", "-json", name)
 	if err != nil {
 		t.Fatalf("terraform output %s: %v\n%s", name, err, out)
 	}
@@ -136,9 +138,9 @@ func outputMap(ctx context.Context, t *testing.T, w *tfWork, name string) map[st
 
 // fleetStateIDs reads module.fleet.prime_sandbox_fleet.this's sandbox_ids
 // from the state.
-func fleetStateIDs(ctx context.Context, t *testing.T, w *tfWork) map[string]string {
+func fleetStateIDs(ctx context.Context, t *testing.T, w *acctest.Work) map[string]string {
 	t.Helper()
-	out, err := w.try(ctx, "show", "-json")
+	out, err := w.Try(ctx, "show", "-json")
 	if err != nil {
 		t.Fatalf("terraform show: %v\n%s", err, out)
 	}
@@ -171,9 +173,9 @@ func fleetStateIDs(ctx context.Context, t *testing.T, w *tfWork) map[string]stri
 }
 
 // stateAddrs lists the resource addresses in state.
-func stateAddrs(ctx context.Context, t *testing.T, w *tfWork) []string {
+func stateAddrs(ctx context.Context, t *testing.T, w *acctest.Work) []string {
 	t.Helper()
-	out, err := w.try(ctx, "state", "list")
+	out, err := w.Try(ctx, "state", "list")
 	if err != nil {
 		t.Fatalf("terraform state list: %v\n%s", err, out)
 	}
@@ -184,11 +186,11 @@ func stateAddrs(ctx context.Context, t *testing.T, w *tfWork) []string {
 // against a data plane that never enforces a policy: the apply must fail
 // closed, and no agent step may ever run.
 func TestAccModule_evalFleetFailsClosed(t *testing.T) {
-	o := fastMockOptions()
+	o := mocktest.Fast()
 	o.NeverApply = true
 	m, w, ctx := evalFleetRootWork(t, o)
 
-	out, err := w.try(ctx, "apply", "-auto-approve", "-input=false")
+	out, err := w.Try(ctx, "apply", "-auto-approve", "-input=false")
 	if err == nil {
 		t.Fatalf("the apply succeeded although no policy was ever enforced:\n%s", out)
 	}
@@ -222,9 +224,9 @@ func TestAccModule_evalFleetFailsClosed(t *testing.T) {
 // with the failed key replaced keeps the healthy member and runs the whole
 // protocol on both.
 func TestAccModule_evalFleetMemberFails(t *testing.T) {
-	m, w, ctx := evalFleetRootWork(t, fastMockOptions())
+	m, w, ctx := evalFleetRootWork(t, mocktest.Fast())
 
-	out, err := w.try(ctx, "apply", "-auto-approve", "-input=false", `-var=members=["ok","prime-mock-oom"]`)
+	out, err := w.Try(ctx, "apply", "-auto-approve", "-input=false", `-var=members=["ok","prime-mock-oom"]`)
 	if err == nil {
 		t.Fatalf("the apply succeeded although a member failed:\n%s", out)
 	}
@@ -251,10 +253,10 @@ func TestAccModule_evalFleetMemberFails(t *testing.T) {
 		t.Fatalf("the fleet's sandbox_ids after the failed apply: %v; want the healthy member alone", first)
 	}
 
-	if out, err := w.try(ctx, "untaint", "module.fleet.prime_sandbox_fleet.this"); err != nil {
+	if out, err := w.Try(ctx, "untaint", "module.fleet.prime_sandbox_fleet.this"); err != nil {
 		t.Fatalf("terraform untaint: %v\n%s", err, out)
 	}
-	if out, err := w.try(ctx, "apply", "-auto-approve", "-input=false", `-var=members=["ok","b"]`); err != nil {
+	if out, err := w.Try(ctx, "apply", "-auto-approve", "-input=false", `-var=members=["ok","b"]`); err != nil {
 		t.Fatalf("the apply after the failure: %v\n%s", err, out)
 	}
 	ids := outputMap(ctx, t, w, "ready_sandbox_ids")
@@ -276,14 +278,14 @@ func TestAccModule_evalFleetMemberFails(t *testing.T) {
 // second plan must be empty, and the destroy (evalFleetRootWork's clean-up)
 // must leave nothing running.
 func TestAccModule_evalFleet20(t *testing.T) {
-	m, w, ctx := evalFleetRootWork(t, fastMockOptions())
+	m, w, ctx := evalFleetRootWork(t, mocktest.Fast())
 
 	keys := make([]string, 20)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("%q", fmt.Sprintf("m%02d", i))
 	}
 	members := "-var=members=[" + strings.Join(keys, ",") + "]"
-	if out, err := w.try(ctx, "apply", "-auto-approve", "-input=false", members); err != nil {
+	if out, err := w.Try(ctx, "apply", "-auto-approve", "-input=false", members); err != nil {
 		t.Fatalf("apply: %v\n%s", err, out)
 	}
 	if ids := outputMap(ctx, t, w, "ready_sandbox_ids"); len(ids) != 20 {
@@ -311,7 +313,7 @@ func TestAccModule_evalFleet20(t *testing.T) {
 			t.Errorf("results of %s on disk: %q (%v), want its own task", k, got, err)
 		}
 	}
-	if out, err := w.try(ctx, "plan", "-detailed-exitcode", "-input=false", members); err != nil {
+	if out, err := w.Try(ctx, "plan", "-detailed-exitcode", "-input=false", members); err != nil {
 		t.Fatalf("the second plan is not empty (%v):\n%s", err, out)
 	}
 }
@@ -323,24 +325,24 @@ func TestAccModule_evalFleet20(t *testing.T) {
 // alone, leaving the other member untouched. Removing the key afterwards
 // deletes just that member.
 func TestAccModule_evalFleetMemberDeletedOutOfBand(t *testing.T) {
-	m, w, ctx := evalFleetRootWork(t, fastMockOptions())
+	m, w, ctx := evalFleetRootWork(t, mocktest.Fast())
 
-	if out, err := w.try(ctx, "apply", "-auto-approve", "-input=false"); err != nil {
+	if out, err := w.Try(ctx, "apply", "-auto-approve", "-input=false"); err != nil {
 		t.Fatalf("first apply: %v\n%s", err, out)
 	}
 	before := outputMap(ctx, t, w, "sandbox_ids")
 	if len(before) != 2 {
 		t.Fatalf("sandbox_ids %v; want two members", before)
 	}
-	if err := m.client(t).DeleteSandbox(ctx, before["two"]); err != nil {
+	if err := m.Client(t).DeleteSandbox(ctx, before["two"]); err != nil {
 		t.Fatalf("deleting member two out of band: %v", err)
 	}
 	mark := int64(len(m.Events()))
 
-	if out, err := w.try(ctx, "plan", "-input=false", "-out=tfplan"); err != nil {
+	if out, err := w.Try(ctx, "plan", "-input=false", "-out=tfplan"); err != nil {
 		t.Fatalf("plan after the deletion: %v\n%s", err, out)
 	}
-	show, err := w.try(ctx, "show", "-json", "tfplan")
+	show, err := w.Try(ctx, "show", "-json", "tfplan")
 	if err != nil {
 		t.Fatalf("terraform show: %v\n%s", err, show)
 	}
@@ -368,7 +370,7 @@ func TestAccModule_evalFleetMemberDeletedOutOfBand(t *testing.T) {
 			t.Errorf("plan after the deletion: %s %q, want update (in place); all: %v", addr, actions[addr], actions)
 		}
 	}
-	if out, err := w.try(ctx, "apply", "-auto-approve", "-input=false", "tfplan"); err != nil {
+	if out, err := w.Try(ctx, "apply", "-auto-approve", "-input=false", "tfplan"); err != nil {
 		t.Fatalf("apply after the deletion: %v\n%s", err, out)
 	}
 	after := outputMap(ctx, t, w, "ready_sandbox_ids")
@@ -413,7 +415,7 @@ func TestAccModule_evalFleetMemberDeletedOutOfBand(t *testing.T) {
 	}
 
 	// Removing the key deletes just that member.
-	if out, err := w.try(ctx, "apply", "-auto-approve", "-input=false", `-var=members=["one"]`); err != nil {
+	if out, err := w.Try(ctx, "apply", "-auto-approve", "-input=false", `-var=members=["one"]`); err != nil {
 		t.Fatalf("apply without member two: %v\n%s", err, out)
 	}
 	if ids := outputMap(ctx, t, w, "ready_sandbox_ids"); len(ids) != 1 || ids["one"] != before["one"] {
@@ -425,9 +427,9 @@ func TestAccModule_evalFleetMemberDeletedOutOfBand(t *testing.T) {
 }
 
 // outputJSON is an output of the root module as compact JSON.
-func outputJSON(ctx context.Context, t *testing.T, w *tfWork, name string) string {
+func outputJSON(ctx context.Context, t *testing.T, w *acctest.Work, name string) string {
 	t.Helper()
-	out, err := w.try(ctx, "output", "-json", name)
+	out, err := w.Try(ctx, "output", "-json", name)
 	if err != nil {
 		t.Fatalf("terraform output %s: %v\n%s", name, err, out)
 	}

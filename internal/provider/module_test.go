@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
@@ -67,18 +69,18 @@ func isStep(e primemock.Event) bool {
 // setup with the network open, locks again and only then runs the agent
 // again. terraform test's clean-up must leave no sandbox running.
 func TestAccModule_evalFleet(t *testing.T) {
-	cli := requireCLI(t)
-	provider := devProvider(t)
+	cli := acctest.RequireCLI(t)
+	provider := acctest.DevProvider(t)
 	t.Parallel()
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	rc := provider()
 
-	w := tfWorkIn(t, cli, filepath.Join(t.TempDir(), "eval-fleet"), mockEnv(rc, m))
-	copyDir(t, filepath.Join(repoRoot(t), "examples", "modules", "eval-fleet"), w.Dir)
+	w := acctest.WorkIn(t, cli, filepath.Join(t.TempDir(), "eval-fleet"), acctest.MockEnv(rc, m))
+	acctest.CopyDir(t, filepath.Join(acctest.RepoRoot(t), "examples", "modules", "eval-fleet"), w.Dir)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	out, err := w.try(ctx, "test")
+	out, err := w.Try(ctx, "test")
 	if err != nil {
 		t.Fatalf("terraform test in examples/modules/eval-fleet failed: %v\n%s", err, out)
 	}
@@ -178,7 +180,7 @@ func TestAccModule_evalFleet(t *testing.T) {
 	}
 	// terraform test's destroy deleted every checkpoint (once's, and the
 	// one its template's pause took).
-	if cks, err := m.client(t).ListCheckpoints(waitCtx(t), prime.ListCheckpointsOptions{}); err != nil || len(cks) != 0 {
+	if cks, err := m.Client(t).ListCheckpoints(mocktest.WaitCtx(t), prime.ListCheckpointsOptions{}); err != nil || len(cks) != 0 {
 		t.Errorf("%d checkpoints left after terraform test cleaned up (%v)", len(cks), err)
 	}
 	// The results outlive terraform test's destroy, and alpha's are its

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"fmt"
@@ -8,13 +8,15 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
 // Only running VM sandboxes can join: a paused one fails the apply with an
 // error that says so, and nothing is recorded.
 func TestAccSandboxNetworkMember_notRunningIsAClearError(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	base := `
 resource "prime_sandbox" "box" {
   name         = "paused"
@@ -26,17 +28,17 @@ resource "prime_sandbox_network" "net" {
 `
 	var id string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
-			{Config: m.config(base), Check: func(s *terraform.State) error { id, _ = stateID(s, "prime_sandbox.box"); return nil }},
+			{Config: m.Config(base), Check: func(s *terraform.State) error { id, _ = acctest.StateID(s, "prime_sandbox.box"); return nil }},
 			{
 				PreConfig: func() {
-					if err := m.client(t).PauseAndWait(waitCtx(t), id); err != nil {
+					if err := m.Client(t).PauseAndWait(mocktest.WaitCtx(t), id); err != nil {
 						t.Fatal(err)
 					}
 				},
-				Config: m.config(base + `
+				Config: m.Config(base + `
 resource "prime_sandbox_network_member" "box" {
   network_id = prime_sandbox_network.net.id
   sandbox_id = prime_sandbox.box.id
@@ -59,12 +61,12 @@ resource "prime_sandbox_network_member" "box" {
 // tool over the network and not example.com, and its command runs only
 // after both its lock is enforced and it joined the network.
 func TestAccSandboxNetwork_agentsReachToolUnderLock(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(networkHCL(agentsToTool, `["agent"]`) + `
+			Config: m.Config(networkHCL(agentsToTool, `["agent"]`) + `
 resource "prime_fleet_egress_policy" "lock" {
   sandbox_ids = prime_sandbox_fleet.agents.sandbox_ids
   allow       = []

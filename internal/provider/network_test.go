@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"encoding/json"
@@ -14,6 +14,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
@@ -60,7 +62,7 @@ const agentsToTool = `[{ from = "tag:agent", to = "tag:tools", ports = [8080] }]
 // networkIDs reads the tool's and the agents' sandbox IDs from state.
 func networkIDs(tool *string, agents *[]string) resource.TestCheckFunc {
 	return func(s *terraform.State) error {
-		id, err := stateID(s, "prime_sandbox.tool")
+		id, err := acctest.StateID(s, "prime_sandbox.tool")
 		if err != nil {
 			return err
 		}
@@ -82,7 +84,7 @@ type reachCase struct {
 	want     bool
 }
 
-func checkReach(m *testMock, cases ...reachCase) resource.TestCheckFunc {
+func checkReach(m *mocktest.Mock, cases ...reachCase) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		for _, c := range cases {
 			from, to := c.from(), c.to()
@@ -96,12 +98,12 @@ func checkReach(m *testMock, cases ...reachCase) resource.TestCheckFunc {
 
 // networkMemberTags is the tags the mock holds for sandbox id on the
 // network in state.
-func networkMemberTags(t *testing.T, m *testMock, s *terraform.State, id string) ([]string, bool) {
-	netID, err := stateID(s, "prime_sandbox_network.net")
+func networkMemberTags(t *testing.T, m *mocktest.Mock, s *terraform.State, id string) ([]string, bool) {
+	netID, err := acctest.StateID(s, "prime_sandbox_network.net")
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := m.client(t).GetNetwork(waitCtx(t), netID)
+	n, err := m.Client(t).GetNetwork(mocktest.WaitCtx(t), netID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,26 +117,26 @@ func networkMemberTags(t *testing.T, m *testMock, s *terraform.State, id string)
 // apply puts back; the single membership and the network import; destroy
 // leaves no network and no sandbox.
 func TestAccSandboxNetwork_rulesMembersAndDrift(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	var tool string
 	var agents []string
 	toolID := func() string { return tool }
 	agent := func(i int) func() string { return func() string { return agents[i] } }
 	var netID string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		CheckDestroy: func(s *terraform.State) error {
-			if err := m.checkNoLiveSandboxes(s); err != nil {
+			if err := m.CheckNoLiveSandboxes(s); err != nil {
 				return err
 			}
-			if _, err := m.client(t).GetNetwork(waitCtx(t), netID); err == nil {
+			if _, err := m.Client(t).GetNetwork(mocktest.WaitCtx(t), netID); err == nil {
 				return fmt.Errorf("network %s still exists after destroy", netID)
 			}
 			return nil
 		},
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(networkHCL(agentsToTool, `["agent"]`)),
+				Config: m.Config(networkHCL(agentsToTool, `["agent"]`)),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("prime_sandbox_network_member.agents", tfjsonpath.New("members").AtMapKey("2").AtMapKey("tags"),
 						knownvalue.SetExact([]knownvalue.Check{knownvalue.StringExact("agent")})),
@@ -143,7 +145,7 @@ func TestAccSandboxNetwork_rulesMembersAndDrift(t *testing.T) {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					networkIDs(&tool, &agents),
 					func(s *terraform.State) error {
-						netID, _ = stateID(s, "prime_sandbox_network.net")
+						netID, _ = acctest.StateID(s, "prime_sandbox_network.net")
 						attrs := s.RootModule().Resources["prime_sandbox_network_member.tool"].Primary.Attributes
 						if attrs["host"] != tool+".sandbox.internal" || attrs["id"] != netID+"/"+tool {
 							return fmt.Errorf("tool member host %q, id %q", attrs["host"], attrs["id"])
@@ -164,7 +166,7 @@ func TestAccSandboxNetwork_rulesMembersAndDrift(t *testing.T) {
 			},
 			{
 				// Rules replace in place: the network keeps its ID.
-				Config: m.config(networkHCL(`[
+				Config: m.Config(networkHCL(`[
     { from = "tag:agent", to = "tag:tools", ports = [8080] },
     { from = "tag:tools", to = "tag:agent", ports = [9000] },
   ]`, `["agent"]`)),
@@ -179,7 +181,7 @@ func TestAccSandboxNetwork_rulesMembersAndDrift(t *testing.T) {
 			},
 			{
 				// Tags replace in place on every member.
-				Config: m.config(networkHCL(agentsToTool, `["agent", "worker"]`)),
+				Config: m.Config(networkHCL(agentsToTool, `["agent", "worker"]`)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_sandbox_network_member.agents", plancheck.ResourceActionUpdate),
 					plancheck.ExpectKnownValue("prime_sandbox_network_member.agents", tfjsonpath.New("members").AtMapKey("0").AtMapKey("tags"),
@@ -198,11 +200,11 @@ func TestAccSandboxNetwork_rulesMembersAndDrift(t *testing.T) {
 			{
 				// One member removed out of band is drift, put back in place.
 				PreConfig: func() {
-					if err := m.client(t).RemoveNetworkMember(waitCtx(t), netID, agents[1]); err != nil {
+					if err := m.Client(t).RemoveNetworkMember(mocktest.WaitCtx(t), netID, agents[1]); err != nil {
 						t.Fatal(err)
 					}
 				},
-				Config: m.config(networkHCL(agentsToTool, `["agent", "worker"]`)),
+				Config: m.Config(networkHCL(agentsToTool, `["agent", "worker"]`)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_sandbox_network_member.agents", plancheck.ResourceActionUpdate),
 					plancheck.ExpectKnownValue("prime_sandbox_network_member.agents", tfjsonpath.New("members").AtMapKey("1").AtMapKey("sandbox_id"),
@@ -230,15 +232,15 @@ func TestAccSandboxNetwork_rulesMembersAndDrift(t *testing.T) {
 				// Rules and tags changed outside Terraform are drift: the next
 				// apply replaces both in place, touching only the drifted member.
 				PreConfig: func() {
-					c := m.client(t)
-					if err := c.ReplaceNetworkRules(waitCtx(t), netID, []prime.NetworkRule{{From: "*", To: "*", Ports: []int{22}}}); err != nil {
+					c := m.Client(t)
+					if err := c.ReplaceNetworkRules(mocktest.WaitCtx(t), netID, []prime.NetworkRule{{From: "*", To: "*", Ports: []int{22}}}); err != nil {
 						t.Fatal(err)
 					}
-					if err := c.PutNetworkMember(waitCtx(t), netID, agents[2], []string{"intruder"}); err != nil {
+					if err := c.PutNetworkMember(mocktest.WaitCtx(t), netID, agents[2], []string{"intruder"}); err != nil {
 						t.Fatal(err)
 					}
 				},
-				Config: m.config(networkHCL(agentsToTool, `["agent", "worker"]`)),
+				Config: m.Config(networkHCL(agentsToTool, `["agent", "worker"]`)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_sandbox_network.net", plancheck.ResourceActionUpdate),
 					plancheck.ExpectResourceAction("prime_sandbox_network_member.agents", plancheck.ResourceActionUpdate),
@@ -258,7 +260,7 @@ func TestAccSandboxNetwork_rulesMembersAndDrift(t *testing.T) {
 			},
 			{
 				// The fleet grows: only the new member joins.
-				Config: m.config(networkSizedHCL(4, agentsToTool, `["agent", "worker"]`)),
+				Config: m.Config(networkSizedHCL(4, agentsToTool, `["agent", "worker"]`)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_sandbox_network_member.agents", plancheck.ResourceActionUpdate),
 				}},
@@ -276,7 +278,7 @@ func TestAccSandboxNetwork_rulesMembersAndDrift(t *testing.T) {
 			{
 				// The fleet shrinks: the removed members' sandboxes are gone
 				// (so off the network); the membership records the rest.
-				Config: m.config(networkSizedHCL(2, agentsToTool, `["agent", "worker"]`)),
+				Config: m.Config(networkSizedHCL(2, agentsToTool, `["agent", "worker"]`)),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr("prime_sandbox_network_member.agents", "members.%", "2"),
 					checkReach(m, reachCase{agent(1), toolID, 8080, true}),
@@ -303,7 +305,7 @@ func TestAccSandboxNetwork_rulesMembersAndDrift(t *testing.T) {
 }
 
 // memberPuts counts the joins and tag replacements of sandbox id.
-func memberPuts(m *testMock, id string) int {
+func memberPuts(m *mocktest.Mock, id string) int {
 	n := 0
 	for _, e := range m.Events() {
 		if e.Type == primemock.EventNetworkMemberPut && e.SandboxID == id {
@@ -315,11 +317,9 @@ func memberPuts(m *testMock, id string) int {
 
 // checkNetworkCreateSentRules: the create body names rules explicitly (the
 // published default is contradictory, so it is never left to it).
-func checkNetworkCreateSentRules(t *testing.T, m *testMock) resource.TestCheckFunc {
+func checkNetworkCreateSentRules(t *testing.T, m *mocktest.Mock) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		for _, r := range m.requests {
+		for _, r := range m.Requests() {
 			if r.Method == http.MethodPost && r.Path == prime.APIPrefix+"/sandbox/networks" {
 				var body map[string]json.RawMessage
 				if err := json.Unmarshal(r.Body, &body); err != nil {
@@ -339,15 +339,15 @@ func checkNetworkCreateSentRules(t *testing.T, m *testMock) resource.TestCheckFu
 // reaches another, whichever default the platform has (the mock's knob set
 // to allow everything when rules are left out).
 func TestAccSandboxNetwork_emptyRulesAreSent(t *testing.T) {
-	o := fastMockOptions()
+	o := mocktest.Fast()
 	o.NetworkDefaultAllow = true
-	m := newTestMock(t, o)
+	m := mocktest.New(t, o)
 	var a, b string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(`
+			Config: m.Config(`
 resource "prime_sandbox" "box" {
   count        = 2
   name         = "box-${count.index}"
@@ -368,8 +368,8 @@ resource "prime_sandbox_network_member" "box" {
 			},
 			Check: resource.ComposeAggregateTestCheckFunc(
 				func(s *terraform.State) error {
-					a, _ = stateID(s, "prime_sandbox.box.0")
-					b, _ = stateID(s, "prime_sandbox.box.1")
+					a, _ = acctest.StateID(s, "prime_sandbox.box.0")
+					b, _ = acctest.StateID(s, "prime_sandbox.box.1")
 					return nil
 				},
 				checkReach(m, reachCase{func() string { return a }, func() string { return b }, 80, false}),
@@ -417,12 +417,12 @@ resource "prime_sandbox_network_member" "m" {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			m := newTestMock(t, fastMockOptions())
+			m := mocktest.New(t, mocktest.Fast())
 			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: providerFactories(t),
-				Steps:                    []resource.TestStep{{Config: m.config(tc.hcl), PlanOnly: true, ExpectError: expectErr(tc.want)}},
+				ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+				Steps:                    []resource.TestStep{{Config: m.Config(tc.hcl), PlanOnly: true, ExpectError: acctest.ExpectErr(tc.want)}},
 			})
-			m.noAPICalls(t)
+			m.NoAPICalls(t)
 		})
 	}
 }
@@ -430,14 +430,14 @@ resource "prime_sandbox_network_member" "m" {
 // prime_sandbox_network's identity is its ID; importing by identity adopts
 // it with no change planned.
 func TestAccSandboxNetwork_identityImport(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	noop := resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("prime_sandbox_network.net", plancheck.ResourceActionNoop)}}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		TerraformVersionChecks:   skipBelow(tfIdentity),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		TerraformVersionChecks:   acctest.SkipBelow(acctest.Identity),
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(`
+				Config: m.Config(`
 resource "prime_sandbox_network" "net" {
   name  = "n"
   rules = [{ from = "*", to = "tag:db", ports = [5432] }]
@@ -461,8 +461,8 @@ data "prime_sandbox_network" "net" {
 // A network deleted outside Terraform is drift: the next apply creates it
 // again and puts its members back on it.
 func TestAccSandboxNetwork_deletedOutOfBandIsRecreated(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(`
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(`
 resource "prime_sandbox" "box" {
   name         = "box"
   docker_image = "python:3.12-slim"
@@ -479,13 +479,13 @@ resource "prime_sandbox_network_member" "box" {
 `)
 	var first string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
-			{Config: cfg, Check: func(s *terraform.State) error { first, _ = stateID(s, "prime_sandbox_network.net"); return nil }},
+			{Config: cfg, Check: func(s *terraform.State) error { first, _ = acctest.StateID(s, "prime_sandbox_network.net"); return nil }},
 			{
 				PreConfig: func() {
-					if err := m.client(t).DeleteNetwork(waitCtx(t), first); err != nil {
+					if err := m.Client(t).DeleteNetwork(mocktest.WaitCtx(t), first); err != nil {
 						t.Fatal(err)
 					}
 				},
@@ -495,8 +495,8 @@ resource "prime_sandbox_network_member" "box" {
 					plancheck.ExpectResourceAction("prime_sandbox_network_member.box", plancheck.ResourceActionCreate),
 				}},
 				Check: func(s *terraform.State) error {
-					id, _ := stateID(s, "prime_sandbox_network.net")
-					box, _ := stateID(s, "prime_sandbox.box")
+					id, _ := acctest.StateID(s, "prime_sandbox_network.net")
+					box, _ := acctest.StateID(s, "prime_sandbox.box")
 					if id == first {
 						return fmt.Errorf("the network kept its old ID %s", id)
 					}
@@ -515,7 +515,7 @@ resource "prime_sandbox_network_member" "box" {
 // untracked; the resource is tainted, and the next apply, once the member
 // runs again, replaces it: every member is on the network.
 func TestAccSandboxNetworkMember_partialJoinIsTracked(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	base := `
 resource "prime_sandbox_fleet" "agents" {
   name_prefix  = "agent"
@@ -534,11 +534,11 @@ resource "prime_sandbox_network_member" "agents" {
 `
 	var ids []string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(base),
+				Config: m.Config(base),
 				Check: func(s *terraform.State) error {
 					attrs := s.RootModule().Resources["prime_sandbox_fleet.agents"].Primary.Attributes
 					ids = []string{attrs["sandbox_ids.0"], attrs["sandbox_ids.1"]}
@@ -547,20 +547,20 @@ resource "prime_sandbox_network_member" "agents" {
 			},
 			{
 				PreConfig: func() {
-					if err := m.client(t).PauseAndWait(waitCtx(t), ids[1]); err != nil {
+					if err := m.Client(t).PauseAndWait(mocktest.WaitCtx(t), ids[1]); err != nil {
 						t.Fatal(err)
 					}
 				},
-				Config:      m.config(base + member),
+				Config:      m.Config(base + member),
 				ExpectError: expectInOrder(`Network join failed`, `1 of the 2 members could not join`, `Member "1"`, `only a running VM sandbox can join`),
 			},
 			{
 				PreConfig: func() {
-					if err := m.client(t).ResumeAndWait(waitCtx(t), ids[1]); err != nil {
+					if err := m.Client(t).ResumeAndWait(mocktest.WaitCtx(t), ids[1]); err != nil {
 						t.Fatal(err)
 					}
 				},
-				Config: m.config(base + member),
+				Config: m.Config(base + member),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_sandbox_network_member.agents", plancheck.ResourceActionReplace),
 				}},

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"encoding/json"
@@ -14,41 +14,22 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
-
-// durableCheckpoints waits until every checkpoint the mock lists is
-// DURABLE (so it outlives its sandbox: only a delete removes it) and
-// checks their number; it returns them.
-func (m *testMock) durableCheckpoints(t *testing.T, want int) ([]prime.Checkpoint, error) {
-	t.Helper()
-	c := m.client(t)
-	cks, err := c.ListCheckpoints(waitCtx(t), prime.ListCheckpointsOptions{})
-	if err != nil {
-		return nil, err
-	}
-	if len(cks) != want {
-		return nil, fmt.Errorf("the platform lists %d checkpoints, want %d", len(cks), want)
-	}
-	for _, ck := range cks {
-		if _, err := c.WaitForCheckpoint(waitCtx(t), ck.ID, prime.WaitCheckpointOptions{}); err != nil {
-			return nil, err
-		}
-	}
-	return cks, nil
-}
 
 // A paused prime_sandbox's pause checkpoint (DURABLE, so it would outlive
 // the sandbox and stay billed) is deleted by its destroy.
 func TestAccPause_sandboxDestroyDeletesPauseCheckpoint(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoCheckpoints,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoCheckpoints,
 		Steps: []resource.TestStep{{
-			Config: m.config(pausedSandboxHCL("true")),
+			Config: m.Config(pausedSandboxHCL("true")),
 			Check: func(*terraform.State) error {
-				_, err := m.durableCheckpoints(t, 1)
+				_, err := m.DurableCheckpoints(t, 1)
 				return err
 			},
 		}},
@@ -58,9 +39,9 @@ func TestAccPause_sandboxDestroyDeletesPauseCheckpoint(t *testing.T) {
 // Replacing a paused sandbox deletes the old one's pause checkpoint; the
 // new one's own pause checkpoint is the only one left.
 func TestAccPause_sandboxReplacementDeletesOldPauseCheckpoint(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	cfg := func(name string) string {
-		return m.config(fmt.Sprintf(`
+		return m.Config(fmt.Sprintf(`
 resource "prime_sandbox" "box" {
   name         = %q
   docker_image = "python:3.12-slim"
@@ -70,11 +51,11 @@ resource "prime_sandbox" "box" {
 	}
 	var old []prime.Checkpoint
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoCheckpoints,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoCheckpoints,
 		Steps: []resource.TestStep{
 			{Config: cfg("box"), Check: func(*terraform.State) (err error) {
-				old, err = m.durableCheckpoints(t, 1)
+				old, err = m.DurableCheckpoints(t, 1)
 				return err
 			}},
 			{
@@ -83,7 +64,7 @@ resource "prime_sandbox" "box" {
 					plancheck.ExpectResourceAction("prime_sandbox.box", plancheck.ResourceActionDestroyBeforeCreate),
 				}},
 				Check: func(*terraform.State) error {
-					cks, err := m.durableCheckpoints(t, 1)
+					cks, err := m.DurableCheckpoints(t, 1)
 					if err == nil && cks[0].ID == old[0].ID {
 						err = fmt.Errorf("the replaced sandbox's pause checkpoint %s is left", old[0].ID)
 					}
@@ -97,18 +78,18 @@ resource "prime_sandbox" "box" {
 // A fleet of 3 paused, resumed and paused again took two pause checkpoints
 // per member; its destroy deletes all six.
 func TestAccPause_fleetDestroyDeletesEveryPauseCheckpoint(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	cfg := func(paused bool) string {
-		return m.config(sandboxFleetHCL("boxes", "eval", 3, fmt.Sprintf("paused       = %t", paused)))
+		return m.Config(acctest.SandboxFleetHCL("boxes", "eval", 3, fmt.Sprintf("paused       = %t", paused)))
 	}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoCheckpoints,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoCheckpoints,
 		Steps: []resource.TestStep{
 			{Config: cfg(true)},
 			{Config: cfg(false)},
 			{Config: cfg(true), Check: func(*terraform.State) error {
-				_, err := m.durableCheckpoints(t, 6)
+				_, err := m.DurableCheckpoints(t, 6)
 				return err
 			}},
 		},
@@ -119,9 +100,9 @@ func TestAccPause_fleetDestroyDeletesEveryPauseCheckpoint(t *testing.T) {
 // pause's: the sandbox's destroy deletes only the pause checkpoint, and the
 // user's survives until its own destroy.
 func TestAccPause_sandboxDestroyKeepsUserCheckpoint(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	cfg := func(paused bool) string {
-		return m.config(fmt.Sprintf(`
+		return m.Config(fmt.Sprintf(`
 resource "prime_sandbox" "template" {
   name         = "template"
   docker_image = "python:3.12-slim"
@@ -136,24 +117,24 @@ resource "prime_sandbox_checkpoint" "setup" {
 	var sandboxID lateString
 	var userCheckpoint string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoCheckpoints,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoCheckpoints,
 		Steps: []resource.TestStep{
 			{Config: cfg(false), Check: func(s *terraform.State) (err error) {
-				id, err := stateID(s, "prime_sandbox.template")
+				id, err := acctest.StateID(s, "prime_sandbox.template")
 				sandboxID = lateString(id)
 				if err == nil {
-					userCheckpoint, err = stateID(s, "prime_sandbox_checkpoint.setup")
+					userCheckpoint, err = acctest.StateID(s, "prime_sandbox_checkpoint.setup")
 				}
 				return err
 			}},
 			{Config: cfg(true), Check: func(*terraform.State) error {
-				_, err := m.durableCheckpoints(t, 2) // the user's and the pause's
+				_, err := m.DurableCheckpoints(t, 2) // the user's and the pause's
 				return err
 			}},
 			{
 				// The sandbox goes; its checkpoint stays (same sandbox_id).
-				Config: m.config(`
+				Config: m.Config(`
 variable "sandbox_id" {
   type = string
 }
@@ -171,7 +152,7 @@ resource "prime_sandbox_checkpoint" "setup" {
 					if live := m.Stats().LiveSandboxes; live != 0 {
 						return fmt.Errorf("%d sandboxes live after the sandbox's destroy", live)
 					}
-					cks, err := m.client(t).ListCheckpoints(waitCtx(t), prime.ListCheckpointsOptions{})
+					cks, err := m.Client(t).ListCheckpoints(mocktest.WaitCtx(t), prime.ListCheckpointsOptions{})
 					if err != nil {
 						return err
 					}
@@ -188,20 +169,20 @@ resource "prime_sandbox_checkpoint" "setup" {
 // A fleet shrunk by one member deletes that member's pause checkpoint with
 // it; the others' stay until the fleet's destroy.
 func TestAccPause_fleetShrinkDeletesRemovedMembersPauseCheckpoint(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	cfg := func(size int) string {
-		return m.config(sandboxFleetHCL("boxes", "eval", size, "paused       = true"))
+		return m.Config(acctest.SandboxFleetHCL("boxes", "eval", size, "paused       = true"))
 	}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoCheckpoints,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoCheckpoints,
 		Steps: []resource.TestStep{
 			{Config: cfg(3), Check: func(*terraform.State) error {
-				_, err := m.durableCheckpoints(t, 3)
+				_, err := m.DurableCheckpoints(t, 3)
 				return err
 			}},
 			{Config: cfg(2), Check: func(*terraform.State) error {
-				_, err := m.durableCheckpoints(t, 2)
+				_, err := m.DurableCheckpoints(t, 2)
 				return err
 			}},
 		},
@@ -214,7 +195,7 @@ func TestAccPause_fleetShrinkDeletesRemovedMembersPauseCheckpoint(t *testing.T) 
 // the next destroy deletes the checkpoint.
 func TestAccPause_undeletedPauseCheckpointStaysTracked(t *testing.T) {
 	var refuse atomic.Bool
-	m := newHookedMock(t, fastMockOptions(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool {
+	m := mocktest.NewHooked(t, mocktest.Fast(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool {
 		if refuse.Load() && r.Method == http.MethodDelete && strings.HasPrefix(r.URL.Path, prime.APIPrefix+"/sandbox/checkpoints/") {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusForbidden)
@@ -225,11 +206,11 @@ func TestAccPause_undeletedPauseCheckpointStaysTracked(t *testing.T) {
 	})
 	var pauseCheckpoint string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoCheckpoints,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoCheckpoints,
 		Steps: []resource.TestStep{
-			{Config: m.config(pausedSandboxHCL("true")), Check: func(*terraform.State) error {
-				cks, err := m.durableCheckpoints(t, 1)
+			{Config: m.Config(pausedSandboxHCL("true")), Check: func(*terraform.State) error {
+				cks, err := m.DurableCheckpoints(t, 1)
 				if err == nil {
 					pauseCheckpoint = cks[0].ID
 					refuse.Store(true)
@@ -238,7 +219,7 @@ func TestAccPause_undeletedPauseCheckpointStaysTracked(t *testing.T) {
 			}},
 			{
 				// Removed from the configuration: destroyed, the checkpoint refused.
-				Config:      m.config(" "),
+				Config:      m.Config(" "),
 				ExpectError: regexp.MustCompile(`(?s)Pause checkpoints not deleted.*checkpoints their pauses took.*ck[0-9a-z]+`),
 			},
 			{
@@ -246,7 +227,7 @@ func TestAccPause_undeletedPauseCheckpointStaysTracked(t *testing.T) {
 					if live := m.Stats().LiveSandboxes; live != 0 {
 						t.Errorf("%d sandboxes live after the failed destroy", live)
 					}
-					cks, err := m.client(t).ListCheckpoints(waitCtx(t), prime.ListCheckpointsOptions{})
+					cks, err := m.Client(t).ListCheckpoints(mocktest.WaitCtx(t), prime.ListCheckpointsOptions{})
 					if err != nil || len(cks) != 1 || cks[0].ID != pauseCheckpoint {
 						t.Errorf("after the failed destroy: %v, %v; want only %s", checkpointIDs(cks), err, pauseCheckpoint)
 					}
@@ -254,7 +235,7 @@ func TestAccPause_undeletedPauseCheckpointStaysTracked(t *testing.T) {
 				},
 				// The refresh keeps the sandbox (TERMINATED) for its checkpoint,
 				// and this apply destroys it, deleting the checkpoint.
-				Config: m.config(" "),
+				Config: m.Config(" "),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_sandbox.box", plancheck.ResourceActionDestroy),
 				}},

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"fmt"
@@ -14,6 +14,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
@@ -24,9 +26,9 @@ import (
 // plan proposes the resume again), and nothing is lost; once the limit
 // allows it, the next apply resumes the same sandbox.
 func TestAccPause_resumeRefusedAtLimit(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	cfg := func(paused bool) string {
-		return m.config(fmt.Sprintf(`
+		return m.Config(fmt.Sprintf(`
 resource "prime_sandbox" "box" {
   name         = "box"
   docker_image = "python:3.12-slim"
@@ -40,7 +42,7 @@ resource "prime_sandbox" "other" {
 	}
 	var id string
 	sameBox := func(s *terraform.State) error {
-		got, err := stateID(s, "prime_sandbox.box")
+		got, err := acctest.StateID(s, "prime_sandbox.box")
 		if err != nil {
 			return err
 		}
@@ -51,8 +53,8 @@ resource "prime_sandbox" "other" {
 		return nil
 	}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{Config: cfg(true), Check: sameBox},
 			{
@@ -107,7 +109,7 @@ resource "prime_sandbox" "other" {
 func TestAccPause_fleetResumeRefusedForOneMember(t *testing.T) {
 	var refuse atomic.Value // the sandbox ID whose resume is refused, or ""
 	refuse.Store("")
-	m := newHookedMock(t, fastMockOptions(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool {
+	m := mocktest.NewHooked(t, mocktest.Fast(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool {
 		id := refuse.Load().(string)
 		if id == "" || r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/sandbox/"+id+"/resume") {
 			return false
@@ -118,7 +120,7 @@ func TestAccPause_fleetResumeRefusedForOneMember(t *testing.T) {
 		return true
 	})
 	cfg := func(paused bool) string {
-		return m.config(fmt.Sprintf(`
+		return m.Config(fmt.Sprintf(`
 resource "prime_sandbox_fleet" "boxes" {
   name_prefix  = "eval"
   size         = 3
@@ -151,8 +153,8 @@ resource "prime_sandbox_fleet" "boxes" {
 		return nil
 	}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{Config: cfg(true), Check: sameMembers},
 			{

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"fmt"
@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
@@ -31,9 +33,9 @@ resource "prime_sandbox" "box" {
 }
 
 // mockStatus is the sandbox's status as the platform holds it.
-func mockStatus(t *testing.T, m *testMock, id string) string {
+func mockStatus(t *testing.T, m *mocktest.Mock, id string) string {
 	t.Helper()
-	sb, err := m.client(t).GetSandbox(waitCtx(t), id)
+	sb, err := m.Client(t).GetSandbox(mocktest.WaitCtx(t), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +46,7 @@ func mockStatus(t *testing.T, m *testMock, id string) string {
 // replacement, the same ID); with paused = false, a pause made out of band
 // is drift that the next apply undoes; with paused unset, it is none.
 func TestAccPause_sandboxInPlaceAndDrift(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	var id string
 	inPlace := func(paused string) resource.ConfigPlanChecks {
 		return resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
@@ -53,7 +55,7 @@ func TestAccPause_sandboxInPlaceAndDrift(t *testing.T) {
 	}
 	status := func(want string) resource.TestCheckFunc {
 		return func(s *terraform.State) error {
-			got, err := stateID(s, "prime_sandbox.box")
+			got, err := acctest.StateID(s, "prime_sandbox.box")
 			if err != nil {
 				return err
 			}
@@ -68,18 +70,18 @@ func TestAccPause_sandboxInPlaceAndDrift(t *testing.T) {
 		}
 	}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
-			{Config: m.config(pausedSandboxHCL("false")), Check: status(prime.StatusRunning)},
+			{Config: m.Config(pausedSandboxHCL("false")), Check: status(prime.StatusRunning)},
 			{
-				Config: m.config(pausedSandboxHCL("true")), ConfigPlanChecks: inPlace("true"), Check: status(prime.StatusPaused),
+				Config: m.Config(pausedSandboxHCL("true")), ConfigPlanChecks: inPlace("true"), Check: status(prime.StatusPaused),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("prime_sandbox.box", tfjsonpath.New("status"), knownvalue.StringExact(prime.StatusPaused)),
 				},
 			},
 			{
-				Config: m.config(pausedSandboxHCL("false")), ConfigPlanChecks: inPlace("false"), Check: status(prime.StatusRunning),
+				Config: m.Config(pausedSandboxHCL("false")), ConfigPlanChecks: inPlace("false"), Check: status(prime.StatusRunning),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("prime_sandbox.box", tfjsonpath.New("status"), knownvalue.StringExact(prime.StatusRunning)),
 				},
@@ -87,15 +89,15 @@ func TestAccPause_sandboxInPlaceAndDrift(t *testing.T) {
 			{
 				// Paused out of band while the configuration says false: drift.
 				PreConfig: func() {
-					if err := m.client(t).PauseAndWait(waitCtx(t), id); err != nil {
+					if err := m.Client(t).PauseAndWait(mocktest.WaitCtx(t), id); err != nil {
 						t.Fatal(err)
 					}
 				},
-				Config: m.config(pausedSandboxHCL("false")), PlanOnly: true, ExpectNonEmptyPlan: true,
+				Config: m.Config(pausedSandboxHCL("false")), PlanOnly: true, ExpectNonEmptyPlan: true,
 			},
 			{
 				// The apply resumes it, in place, and a command can run at once.
-				Config: m.config(pausedSandboxHCL("false") + `
+				Config: m.Config(pausedSandboxHCL("false") + `
 resource "prime_sandbox_command" "after" {
   sandbox_id = prime_sandbox.box.id
   command    = "echo back"
@@ -106,18 +108,18 @@ resource "prime_sandbox_command" "after" {
 			{
 				// Not managed: a pause out of band is no drift.
 				PreConfig: func() {
-					if err := m.client(t).PauseAndWait(waitCtx(t), id); err != nil {
+					if err := m.Client(t).PauseAndWait(mocktest.WaitCtx(t), id); err != nil {
 						t.Fatal(err)
 					}
 				},
-				Config: m.config(pausedSandboxHCL("")),
+				Config: m.Config(pausedSandboxHCL("")),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					// paused goes from false to null: recorded, nothing done.
 					plancheck.ExpectResourceAction("prime_sandbox.box", plancheck.ResourceActionUpdate),
 				}},
 				Check: status(prime.StatusPaused),
 			},
-			{Config: m.config(pausedSandboxHCL("")), PlanOnly: true},
+			{Config: m.Config(pausedSandboxHCL("")), PlanOnly: true},
 		},
 	})
 }
@@ -127,9 +129,9 @@ resource "prime_sandbox_command" "after" {
 // lock held throughout (the policy is still enforced after the resume,
 // and no write ever reopened it).
 func TestAccPause_fleetPausedResumedUnderLock(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	fleetHCL := func(paused bool, agents string) string {
-		return m.config(fmt.Sprintf(`
+		return m.Config(fmt.Sprintf(`
 resource "prime_sandbox_fleet" "boxes" {
   name_prefix  = "eval"
   size         = 3
@@ -169,8 +171,8 @@ resource "prime_fleet_command" "run" {
 		}
 	}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{Config: fleetHCL(false, ""), Check: allStatus(prime.StatusRunning)},
 			{
@@ -185,7 +187,7 @@ resource "prime_fleet_command" "run" {
 				Config: fleetHCL(false, agents),
 				Check: resource.ComposeAggregateTestCheckFunc(allStatus(prime.StatusRunning), func(*terraform.State) error {
 					for _, id := range ids {
-						if m.reachable(t, id, "google.com") || !m.reachable(t, id, "example.com") {
+						if m.Reaches(t, id, "google.com") || !m.Reaches(t, id, "example.com") {
 							return fmt.Errorf("member %s is not held to its allowlist after the resume", id)
 						}
 					}
@@ -229,9 +231,9 @@ resource "prime_fleet_command" "run" {
 // resumes the sandbox then enforces it (the sandbox resumes first, since
 // the policy depends on it).
 func TestAccPause_policyReplacedWhilePausedAppliesOnResume(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	cfg := func(paused bool, host string) string {
-		return m.config(fmt.Sprintf(`
+		return m.Config(fmt.Sprintf(`
 resource "prime_sandbox" "box" {
   name         = "box"
   docker_image = "python:3.12-slim"
@@ -248,22 +250,22 @@ resource "prime_egress_policy" "lock" {
 	}
 	var id string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{Config: cfg(false, "a.example.com"), Check: func(s *terraform.State) (err error) {
-				id, err = stateID(s, "prime_sandbox.box")
+				id, err = acctest.StateID(s, "prime_sandbox.box")
 				return err
 			}},
 			{Config: cfg(true, "a.example.com")},
 			{
 				Config:      cfg(true, "b.example.com"),
-				ExpectError: expectErr("the sandbox is PAUSED, and the platform applies the policy when the sandbox resumes"),
+				ExpectError: acctest.ExpectErr("the sandbox is PAUSED, and the platform applies the policy when the sandbox resumes"),
 			},
 			{
 				Config: cfg(false, "b.example.com"),
 				Check: func(*terraform.State) error {
-					if mockStatus(t, m, id) != prime.StatusRunning || !m.reachable(t, id, "b.example.com") || m.reachable(t, id, "a.example.com") {
+					if mockStatus(t, m, id) != prime.StatusRunning || !m.Reaches(t, id, "b.example.com") || m.Reaches(t, id, "a.example.com") {
 						return fmt.Errorf("after the resume the sandbox does not enforce the replaced policy")
 					}
 					return nil

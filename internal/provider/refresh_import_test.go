@@ -1,10 +1,12 @@
-package provider
+package provider_test
 
 import (
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
 )
 
 // importedRun is what gets imported: a born-restricted sandbox, a plain
@@ -73,11 +75,11 @@ import {
 // import's own Read. Terraform 1.15 counted that rewrite as a change
 // (exit 2, "No changes").
 func TestAccRefreshOnlyAfterImport(t *testing.T) {
-	cli := requireCLI(t)
-	m, env, ctx := mockCLITest(t)
-	w := newTFWork(t, cli, env, map[string]string{"main.tf": refreshProviders + importedRun})
-	w.destroyAtEnd(ctx, m)
-	w.must(ctx, "apply", "-auto-approve", "-input=false")
+	cli := acctest.RequireCLI(t)
+	m, env, ctx := acctest.MockCLITest(t)
+	w := acctest.NewWork(t, cli, env, map[string]string{"main.tf": refreshProviders + importedRun})
+	w.DestroyAtEnd(ctx, m)
+	w.Must(ctx, "apply", "-auto-approve", "-input=false")
 	ids := map[string]string{}
 	statePath := filepath.Join(w.Dir, "terraform.tfstate")
 	for _, name := range []string{"born", "box", "locked"} {
@@ -87,17 +89,17 @@ func TestAccRefreshOnlyAfterImport(t *testing.T) {
 	// with its policy, it would read the policy's lists into its egress
 	// block, and this configuration (none) would plan to reopen it (the
 	// plan warns; see the import docs of prime_sandbox).
-	w.must(ctx, "state", "rm", "prime_sandbox.born", "prime_sandbox.box", "prime_egress_policy.lock", "prime_sandbox_fleet.fleet")
+	w.Must(ctx, "state", "rm", "prime_sandbox.born", "prime_sandbox.box", "prime_egress_policy.lock", "prime_sandbox_fleet.fleet")
 
-	w.writeFile("imports.tf", importBlocks(ids))
-	w.must(ctx, "apply", "-auto-approve", "-input=false")
+	w.Put("imports.tf", importBlocks(ids))
+	w.Must(ctx, "apply", "-auto-approve", "-input=false")
 	refreshOnlyUnchanged(ctx, t, w, "after the import")
-	if out, code := w.run(ctx, "plan", "-detailed-exitcode", "-input=false"); code != 0 {
+	if out, code := w.Exec(ctx, "plan", "-detailed-exitcode", "-input=false"); code != 0 {
 		t.Fatalf("the plan after the import exited %d, want 0:\n%s", code, out)
 	}
 	// An apply of nothing, and the drift check still exits 0.
-	w.must(ctx, "apply", "-auto-approve", "-input=false")
-	if out, code := w.run(ctx, "plan", "-refresh-only", "-detailed-exitcode", "-input=false"); code != 0 {
+	w.Must(ctx, "apply", "-auto-approve", "-input=false")
+	if out, code := w.Exec(ctx, "plan", "-refresh-only", "-detailed-exitcode", "-input=false"); code != 0 {
 		t.Fatalf("refresh-only plan after a second apply exited %d, want 0:\n%s", code, out)
 	}
 
@@ -108,19 +110,19 @@ func TestAccRefreshOnlyAfterImport(t *testing.T) {
 	withSecret := func(v string) {
 		t.Helper()
 		cfg := strings.Replace(importedRun, `cpu_cores    = 2`, fmt.Sprintf("cpu_cores    = 2\n  secrets      = { T = %q }", v), 1)
-		w.writeFile("main.tf", refreshProviders+cfg)
+		w.Put("main.tf", refreshProviders+cfg)
 	}
 	withSecret("one")
-	plan := w.must(ctx, "plan", "-input=false")
+	plan := w.Must(ctx, "plan", "-input=false")
 	for _, want := range []string{"prime_sandbox.box will be updated in-place", "Imported sandbox: recording settings",
 		"secrets", "-replace"} {
 		if !strings.Contains(plan, want) {
 			t.Fatalf("the first change of secrets after the import: the plan lacks %q:\n%s", want, plan)
 		}
 	}
-	w.must(ctx, "apply", "-auto-approve", "-input=false")
+	w.Must(ctx, "apply", "-auto-approve", "-input=false")
 	withSecret("two")
-	if plan := w.must(ctx, "plan", "-input=false"); !strings.Contains(plan, "prime_sandbox.box must be replaced") ||
+	if plan := w.Must(ctx, "plan", "-input=false"); !strings.Contains(plan, "prime_sandbox.box must be replaced") ||
 		strings.Contains(plan, "Imported sandbox") {
 		t.Fatalf("once recorded, a change of secrets must replace the sandbox, without the import warning:\n%s", plan)
 	}

@@ -1,9 +1,11 @@
-package provider
+package provider_test
 
 import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
 )
 
 // lostMemberRun is the evaluation guide's pattern in small: a fleet, an
@@ -39,20 +41,20 @@ output "rewards" {
 // refresh. The next apply re-creates the member, runs its agent, and the
 // reward is back.
 func TestAccRefreshOnlyAfterMemberDeleted(t *testing.T) {
-	cli := requireCLI(t)
-	m, env, ctx := mockCLITest(t)
-	w := newTFWork(t, cli, env, map[string]string{"main.tf": refreshProviders + lostMemberRun})
-	w.destroyAtEnd(ctx, m)
-	if out := w.must(ctx, "apply", "-auto-approve", "-input=false"); !strings.Contains(out, `"b" = 1`) {
+	cli := acctest.RequireCLI(t)
+	m, env, ctx := acctest.MockCLITest(t)
+	w := acctest.NewWork(t, cli, env, map[string]string{"main.tf": refreshProviders + lostMemberRun})
+	w.DestroyAtEnd(ctx, m)
+	if out := w.Must(ctx, "apply", "-auto-approve", "-input=false"); !strings.Contains(out, `"b" = 1`) {
 		t.Fatalf("the rewards are not in the outputs:\n%s", out)
 	}
 	fleet := stateInstanceOf(t, filepath.Join(w.Dir, "terraform.tfstate"), "prime_sandbox_fleet", "eval")
 	gone := fleet.Attributes["sandbox_ids"].(map[string]any)["b"].(string)
-	if err := m.client(t).DeleteSandbox(ctx, gone); err != nil {
+	if err := m.Client(t).DeleteSandbox(ctx, gone); err != nil {
 		t.Fatal(err)
 	}
 
-	out, code := w.run(ctx, "plan", "-refresh-only", "-input=false")
+	out, code := w.Exec(ctx, "plan", "-refresh-only", "-input=false")
 	if code != 0 {
 		t.Fatalf("refresh-only plan after member b was deleted exited %d, want 0:\n%s", code, out)
 	}
@@ -67,7 +69,7 @@ func TestAccRefreshOnlyAfterMemberDeleted(t *testing.T) {
 	}
 
 	// The next apply re-creates b in place and runs only its agent again.
-	if out := w.must(ctx, "apply", "-auto-approve", "-input=false"); !strings.Contains(out, `"b" = 1`) {
+	if out := w.Must(ctx, "apply", "-auto-approve", "-input=false"); !strings.Contains(out, `"b" = 1`) {
 		t.Fatalf("after the apply the reward of b is not back:\n%s", out)
 	}
 	if runs := commandRuns(m, "mkdir -p /results"); len(runs) != 3 {

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
@@ -35,14 +37,14 @@ resource "prime_sandbox" "box" {
     allow = ["pypi.org"]
   }
 }
-` + sandboxHCL("locked", "locked") + `
+` + acctest.SandboxHCL("locked", "locked") + `
 resource "prime_sandbox_command" "setup" {
   sandbox_id          = prime_sandbox.locked.id
   command             = "echo set up"
   require_open_egress = true
   sensitive_output    = true
 }
-` + egressPolicyHCL("lock", "prime_sandbox.locked.id", []string{"example.com"}, "after = [prime_sandbox_command.setup.id]") + sandboxFleetHCL("fleet", "refresh", 2) + `
+` + acctest.EgressPolicyHCL("lock", "prime_sandbox.locked.id", []string{"example.com"}, "after = [prime_sandbox_command.setup.id]") + acctest.SandboxFleetHCL("fleet", "refresh", 2) + `
 resource "prime_fleet_command" "setup" {
   sandbox_ids = prime_sandbox_fleet.fleet.sandbox_ids
   commands    = ["echo one", "echo two"]
@@ -70,20 +72,20 @@ data "prime_egress_policy" "lock" {
 // the test checks that it still does (so the list stays true), then runs
 // the plans on a compacted state file, on which the comparison is fair.
 func TestAccRefreshOnlyDetailedExitCode(t *testing.T) {
-	cli := requireCLI(t)
+	cli := acctest.RequireCLI(t)
 	compactState := hasDataResourceJSONBug(t, cli)
-	provider := devProvider(t)
+	provider := acctest.DevProvider(t)
 	t.Parallel()
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	rc := provider()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	w := newTFWork(t, cli, mockEnv(rc, m), map[string]string{"main.tf": refreshProviders + refreshConfig})
-	if out, code := w.run(ctx, "apply", "-auto-approve", "-no-color"); code != 0 {
+	w := acctest.NewWork(t, cli, acctest.MockEnv(rc, m), map[string]string{"main.tf": refreshProviders + refreshConfig})
+	if out, code := w.Exec(ctx, "apply", "-auto-approve", "-no-color"); code != 0 {
 		t.Fatalf("apply exited %d:\n%s", code, out)
 	}
 	defer func() {
-		if out, code := w.run(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
+		if out, code := w.Exec(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
 			t.Errorf("destroy exited %d:\n%s", code, out)
 		}
 		if live := m.Stats().LiveSandboxes; live != 0 {
@@ -96,10 +98,10 @@ func TestAccRefreshOnlyDetailedExitCode(t *testing.T) {
 		if compactState {
 			compactStateFile(t, w.Path("terraform.tfstate"))
 		}
-		return w.run(ctx, "plan", "-refresh-only", "-detailed-exitcode", "-no-color")
+		return w.Exec(ctx, "plan", "-refresh-only", "-detailed-exitcode", "-no-color")
 	}
 	if compactState {
-		if out, code := w.run(ctx, "plan", "-refresh-only", "-detailed-exitcode", "-no-color"); code != 2 {
+		if out, code := w.Exec(ctx, "plan", "-refresh-only", "-detailed-exitcode", "-no-color"); code != 2 {
 			t.Fatalf("the CLI is listed in dataResourceJSONBug, yet its refresh-only plan of an unchanged state with a data source exited %d: take it off the list\n%s", code, out)
 		}
 	}
@@ -113,11 +115,11 @@ func TestAccRefreshOnlyDetailedExitCode(t *testing.T) {
 	}
 
 	// Out of band: a policy written from elsewhere, then a sandbox deleted.
-	state, code := w.run(ctx, "state", "show", "-no-color", "prime_egress_policy.lock")
+	state, code := w.Exec(ctx, "state", "show", "-no-color", "prime_egress_policy.lock")
 	if code != 0 {
 		t.Fatalf("state show: %s", state)
 	}
-	c := m.client(t)
+	c := m.Client(t)
 	locked := stateAttr(t, state, "sandbox_id")
 	if _, err := c.PutEgressPolicy(ctx, locked, prime.EgressPolicy{Allowlist: []string{"evil.example.net"}}); err != nil {
 		t.Fatal(err)
@@ -125,13 +127,13 @@ func TestAccRefreshOnlyDetailedExitCode(t *testing.T) {
 	if out, code := refreshPlan(); code != 2 {
 		t.Fatalf("after an out-of-band policy change the refresh-only plan exited %d, want 2:\n%s", code, out)
 	}
-	if out, code := w.run(ctx, "apply", "-refresh-only", "-auto-approve", "-no-color"); code != 0 {
+	if out, code := w.Exec(ctx, "apply", "-refresh-only", "-auto-approve", "-no-color"); code != 0 {
 		t.Fatalf("apply -refresh-only exited %d:\n%s", code, out)
 	}
 	if out, code := refreshPlan(); code != 0 {
 		t.Fatalf("after accepting the drift the refresh-only plan exited %d, want 0:\n%s", code, out)
 	}
-	box, code := w.run(ctx, "state", "show", "-no-color", "prime_sandbox.box")
+	box, code := w.Exec(ctx, "state", "show", "-no-color", "prime_sandbox.box")
 	if code != 0 {
 		t.Fatalf("state show: %s", box)
 	}
@@ -156,11 +158,11 @@ var dataResourceJSONBug = []string{"1.15.0"}
 
 func hasDataResourceJSONBug(t *testing.T, cli string) bool {
 	t.Helper()
-	info, err := identifyCLI(cli)
+	info, err := acctest.IdentifyCLI(cli)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return info.isTerraform() && slices.Contains(dataResourceJSONBug, info.version.String())
+	return info.IsTerraform() && slices.Contains(dataResourceJSONBug, info.Version().String())
 }
 
 // compactStateFile rewrites a state file without insignificant whitespace,

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"fmt"
@@ -13,6 +13,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -47,12 +49,12 @@ func (in rerunInputs) with(change func(*rerunInputs)) rerunInputs {
 // and a task per member, the setup (open egress) re-run by the shared
 // task's id, the lock after the setup, and the agent named by the lock and
 // the shared task in triggers and by its own task in member_triggers.
-func rerunFleetHCL(m *testMock, in rerunInputs) string {
+func rerunFleetHCL(m *mocktest.Mock, in rerunInputs) string {
 	var own strings.Builder
 	for _, k := range tfkit.SortedKeys(in.own) {
 		fmt.Fprintf(&own, "    %q = { content = %q }\n", k, in.own[k])
 	}
-	return m.config(fmt.Sprintf(sandboxFleetHCL("eval", "rerun", 3)+`
+	return m.Config(fmt.Sprintf(acctest.SandboxFleetHCL("eval", "rerun", 3)+`
 resource "prime_fleet_file" "task" {
   sandbox_ids = prime_sandbox_fleet.eval.sandbox_ids
   path        = "/task/shared.txt"
@@ -109,7 +111,7 @@ func fleetMemberIDsOf(s *terraform.State) (map[string]string, error) {
 
 // wantRuns checks, per member, how many times in all the setup (commands
 // starting with setupPrefix) and the agent have run.
-func wantRuns(m *testMock, setupPrefix string, want runCounts) resource.TestCheckFunc {
+func wantRuns(m *mocktest.Mock, setupPrefix string, want runCounts) resource.TestCheckFunc {
 	return func(s *terraform.State) error {
 		ids, err := fleetMemberIDsOf(s)
 		if err != nil {
@@ -161,7 +163,7 @@ func containsString(list []string, s string) bool {
 // the re-lock), the allow list and a route's host (every agent, no setup);
 // a respelling of the same destinations runs nothing.
 func TestAccRerun_fleetAgentRunsAgainForEveryInput(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	v1 := rerunInputs{
 		shared: "shared v1", own: map[string]string{"0": "own 0", "1": "own 1", "2": "own 2"},
 		setup: "echo setup v1", allow: `["example.com"]`, route: routeHost,
@@ -182,8 +184,8 @@ func TestAccRerun_fleetAgentRunsAgainForEveryInput(t *testing.T) {
 	afterRoute := afterAllow.plus(0, 1)
 	agent := "prime_fleet_command.agent"
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{Config: rerunFleetHCL(m, v1), Check: wantRuns(m, setupPrefix, once)},
 			{
@@ -258,8 +260,8 @@ func TestAccRerun_fleetAgentRunsAgainForEveryInput(t *testing.T) {
 // rerunSingleHCL is the egress guide's protocol on one sandbox: the task
 // file in, the setup, the lock after it, and the agent named by the lock's
 // and the task's id in triggers.
-func rerunSingleHCL(m *testMock, in rerunInputs) string {
-	return m.config(fmt.Sprintf(sandboxHCL("box", "rerun-single")+`
+func rerunSingleHCL(m *mocktest.Mock, in rerunInputs) string {
+	return m.Config(fmt.Sprintf(acctest.SandboxHCL("box", "rerun-single")+`
 resource "prime_sandbox_file" "task" {
   sandbox_id = prime_sandbox.box.id
   path       = "/task/task.txt"
@@ -289,9 +291,9 @@ resource "prime_sandbox_command" "agent" {
 
 // wantSingleRuns checks how many times the setup and the agent ran on
 // prime_sandbox.box.
-func wantSingleRuns(m *testMock, setups, agents int) resource.TestCheckFunc {
+func wantSingleRuns(m *mocktest.Mock, setups, agents int) resource.TestCheckFunc {
 	return func(s *terraform.State) error {
-		id, err := stateID(s, "prime_sandbox.box")
+		id, err := acctest.StateID(s, "prime_sandbox.box")
 		if err != nil {
 			return err
 		}
@@ -308,7 +310,7 @@ func wantSingleRuns(m *testMock, setups, agents int) resource.TestCheckFunc {
 // route's host each run the agent again (the setup only when it changes);
 // the lock's id changes with every enforced write and only then.
 func TestAccRerun_singleAgentRunsAgainForEveryInput(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	v1 := rerunInputs{shared: "task v1", setup: "echo setup v1", allow: `["example.com"]`, route: routeHost}
 	taskV2 := v1.with(func(in *rerunInputs) { in.shared = "task v2" })
 	allowV2 := taskV2.with(func(in *rerunInputs) { in.allow = `["example.com", "google.com"]` })
@@ -317,8 +319,8 @@ func TestAccRerun_singleAgentRunsAgainForEveryInput(t *testing.T) {
 	setupV2 := routeV2.with(func(in *rerunInputs) { in.setup = "echo setup v2" })
 	agent := "prime_sandbox_command.agent"
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{Config: rerunSingleHCL(m, v1), Check: wantSingleRuns(m, 1, 1)},
 			{
@@ -371,8 +373,8 @@ func TestAccRerun_singleAgentRunsAgainForEveryInput(t *testing.T) {
 // lockIDHCL is a fleet lock over the boxes, keyed by keyPrefix+index, and
 // two agents on the boxes: "all" names the lock's id in triggers, "own"
 // each member's generation in member_triggers.
-func lockIDHCL(m *testMock, keyPrefix string) string {
-	return m.config(fleetMemberBoxes(2) + fmt.Sprintf(`
+func lockIDHCL(m *mocktest.Mock, keyPrefix string) string {
+	return m.Config(fleetMemberBoxes(2) + fmt.Sprintf(`
 resource "prime_fleet_egress_policy" "lock" {
   sandbox_ids = { for i, s in prime_sandbox.box : "%[1]s${i}" => s.id }
   allow       = ["example.com"]
@@ -398,7 +400,7 @@ resource "prime_fleet_command" "own" {
 }
 
 // wantAgentRuns checks how many times each agent ran on each box.
-func wantAgentRuns(m *testMock, ids *[]string, all, own []int) resource.TestCheckFunc {
+func wantAgentRuns(m *mocktest.Mock, ids *[]string, all, own []int) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		gotAll, gotOwn := commandRunsBySandbox(m.Events(), "echo all-agent"), commandRunsBySandbox(m.Events(), "echo own-agent")
 		for i, id := range *ids {
@@ -416,14 +418,14 @@ func wantAgentRuns(m *testMock, ids *[]string, all, own []int) resource.TestChec
 // an agent naming the id runs every member again after a rewrite, and one
 // naming the generations only the member written.
 func TestAccRerun_fleetLockIDFollowsRewritesNotMembership(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	var ids []string
 	lockID := statecheck.CompareValue(compare.ValuesSame())
 	rewritten := statecheck.CompareValue(compare.ValuesDiffer())
 	id := tfjsonpath.New("id")
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
 				Config: lockIDHCL(m, ""),
@@ -435,12 +437,12 @@ func TestAccRerun_fleetLockIDFollowsRewritesNotMembership(t *testing.T) {
 			{
 				// Member 1 changed out of band: rewritten alone, a new id.
 				PreConfig: func() {
-					c := m.client(t)
-					st, err := c.PutEgressPolicy(waitCtx(t), ids[1], prime.EgressPolicy{Allowlist: []string{"evil.example.org"}})
+					c := m.Client(t)
+					st, err := c.PutEgressPolicy(mocktest.WaitCtx(t), ids[1], prime.EgressPolicy{Allowlist: []string{"evil.example.org"}})
 					if err != nil {
 						t.Fatal(err)
 					}
-					if _, err := c.WaitForEgressApplied(waitCtx(t), ids[1], st.Generation, st); err != nil {
+					if _, err := c.WaitForEgressApplied(mocktest.WaitCtx(t), ids[1], st.Generation, st); err != nil {
 						t.Fatal(err)
 					}
 				},
@@ -458,7 +460,7 @@ func TestAccRerun_fleetLockIDFollowsRewritesNotMembership(t *testing.T) {
 				// Member 1's sandbox is gone and replaced: locked anew alone,
 				// the id stays; both agents run on the new sandbox only.
 				PreConfig: func() {
-					if err := m.client(t).DeleteSandbox(waitCtx(t), ids[1]); err != nil {
+					if err := m.Client(t).DeleteSandbox(mocktest.WaitCtx(t), ids[1]); err != nil {
 						t.Fatal(err)
 					}
 				},

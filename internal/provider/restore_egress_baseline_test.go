@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"encoding/json"
@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
@@ -24,8 +26,8 @@ import (
 // platform whose object shows only the lists a sandbox was created with
 // (withoutObjectLists): a restore then shows none, however it is locked.
 func TestAccRestore_layeredPolicyDestroyRestoresBlock(t *testing.T) {
-	var m *testMock
-	m = newHookedMock(t, fastMockOptions(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool {
+	var m *mocktest.Mock
+	m = mocktest.NewHooked(t, mocktest.Fast(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool {
 		return withoutObjectLists(m, w, r)
 	})
 	restored := setupOnceHCL(`
@@ -39,26 +41,26 @@ resource "prime_sandbox" "restored" {
 `)
 	var id string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoCheckpoints,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoCheckpoints,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(restored + egressPolicyHCL("narrow", "prime_sandbox.restored.id", []string{"example.com"})),
+				Config: m.Config(restored + acctest.EgressPolicyHCL("narrow", "prime_sandbox.restored.id", []string{"example.com"})),
 				Check: func(s *terraform.State) error {
 					var err error
-					if id, err = stateID(s, "prime_sandbox.restored"); err != nil {
+					if id, err = acctest.StateID(s, "prime_sandbox.restored"); err != nil {
 						return err
 					}
-					if !m.reachable(t, id, "example.com") || m.reachable(t, id, "pypi.org") {
+					if !m.Reaches(t, id, "example.com") || m.Reaches(t, id, "pypi.org") {
 						return fmt.Errorf("the layered policy is not the one in force")
 					}
 					return nil
 				},
 			},
 			{
-				Config: m.config(restored),
+				Config: m.Config(restored),
 				Check: func(*terraform.State) error {
-					st, err := m.client(t).GetEgressPolicy(waitCtx(t), id)
+					st, err := m.Client(t).GetEgressPolicy(mocktest.WaitCtx(t), id)
 					if err != nil {
 						return err
 					}
@@ -67,7 +69,7 @@ resource "prime_sandbox" "restored" {
 						return fmt.Errorf("after the layered policy's destroy the restored sandbox holds %+v (applied %t), "+
 							"want its egress block's lists %v", st.Policy, st.Applied, want.Allowlist)
 					}
-					if m.reachable(t, id, "google.com") {
+					if m.Reaches(t, id, "google.com") {
 						return fmt.Errorf("the restored sandbox reaches google.com after the layered policy's destroy")
 					}
 					return nil
@@ -83,8 +85,8 @@ resource "prime_sandbox" "restored" {
 // gives every member back the block's lists (the baseline rule is the one
 // prime_egress_policy uses).
 func TestAccRestore_fleetLayeredPolicyDestroyRestoresBlock(t *testing.T) {
-	var m *testMock
-	m = newHookedMock(t, fastMockOptions(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool {
+	var m *mocktest.Mock
+	m = mocktest.NewHooked(t, mocktest.Fast(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool {
 		return withoutObjectLists(m, w, r)
 	})
 	fleet := setupOnceHCL(`
@@ -99,12 +101,12 @@ resource "prime_sandbox_fleet" "agents" {
 `)
 	var ids []string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoCheckpoints,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoCheckpoints,
 		Steps: []resource.TestStep{
-			{Config: m.config(fleet)},
+			{Config: m.Config(fleet)},
 			{
-				Config: m.config(fleet + `
+				Config: m.Config(fleet + `
 resource "prime_fleet_egress_policy" "narrow" {
   sandbox_ids = prime_sandbox_fleet.agents.sandbox_ids
   allow       = ["example.com"]
@@ -114,7 +116,7 @@ resource "prime_fleet_egress_policy" "narrow" {
 					a := s.RootModule().Resources["prime_sandbox_fleet.agents"].Primary.Attributes
 					ids = []string{a["sandbox_ids.0"], a["sandbox_ids.1"]}
 					for _, id := range ids {
-						if !m.reachable(t, id, "example.com") || m.reachable(t, id, "pypi.org") {
+						if !m.Reaches(t, id, "example.com") || m.Reaches(t, id, "pypi.org") {
 							return fmt.Errorf("member %s: the layered policy is not the one in force", id)
 						}
 					}
@@ -122,11 +124,11 @@ resource "prime_fleet_egress_policy" "narrow" {
 				},
 			},
 			{
-				Config: m.config(fleet),
+				Config: m.Config(fleet),
 				Check: func(*terraform.State) error {
 					want := prime.EgressPolicy{Allowlist: []string{"example.com", "pypi.org"}}
 					for _, id := range ids {
-						st, err := m.client(t).GetEgressPolicy(waitCtx(t), id)
+						st, err := m.Client(t).GetEgressPolicy(mocktest.WaitCtx(t), id)
 						if err != nil {
 							return err
 						}
@@ -147,7 +149,7 @@ resource "prime_fleet_egress_policy" "narrow" {
 // networkDenylist, advancedConfigs.vmEgressPolicy): what a platform whose
 // object shows only create-time lists answers for sandboxes created
 // without lists, as every sandbox of the tests using it is.
-func withoutObjectLists(m *testMock, w http.ResponseWriter, r *http.Request) bool {
+func withoutObjectLists(m *mocktest.Mock, w http.ResponseWriter, r *http.Request) bool {
 	return rewriteSandboxObjects(m, w, r, func(obj map[string]any) {
 		delete(obj, "networkAllowlist")
 		delete(obj, "networkDenylist")
@@ -160,7 +162,7 @@ func withoutObjectLists(m *testMock, w http.ResponseWriter, r *http.Request) boo
 // rewriteSandboxObjects answers GET /sandbox and GET /sandbox/{id} from the
 // mock with edit applied to every sandbox object (one with an "id" and a
 // "dockerImage"); other requests go to the mock as they are.
-func rewriteSandboxObjects(m *testMock, w http.ResponseWriter, r *http.Request, edit func(map[string]any)) bool {
+func rewriteSandboxObjects(m *mocktest.Mock, w http.ResponseWriter, r *http.Request, edit func(map[string]any)) bool {
 	rest, ok := strings.CutPrefix(r.URL.Path, prime.APIPrefix+"/sandbox")
 	if r.Method != http.MethodGet || !ok || strings.Count(rest, "/") > 1 {
 		return false

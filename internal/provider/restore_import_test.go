@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"encoding/json"
@@ -14,6 +14,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 )
 
 // Importing restored sandboxes (one, and a fleet of them) whose
@@ -22,7 +24,7 @@ import (
 // replacing what is being imported, and the plan after that apply is
 // empty.
 func TestAccRestore_importAdoptsCheckpoint(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	restored := `
 resource "prime_sandbox" "restored" {
   name           = "restored"
@@ -35,7 +37,7 @@ resource "prime_sandbox_fleet" "agents" {
   checkpoint_id = prime_sandbox_checkpoint.setup.id
 }
 `
-	cfg := m.config(setupOnceHCL(restored))
+	cfg := m.Config(setupOnceHCL(restored))
 	imports := cfg + `
 variable "sandbox_id" {
   type = string
@@ -52,7 +54,7 @@ import {
   id = join(",", var.member_ids)
 }
 `
-	forget := m.config(setupOnceHCL(`
+	forget := m.Config(setupOnceHCL(`
 removed {
   from = prime_sandbox.restored
   lifecycle {
@@ -78,13 +80,13 @@ removed {
 		}))
 	}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoCheckpoints,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoCheckpoints,
 		Steps: []resource.TestStep{
 			{
 				Config: cfg,
 				Check: func(s *terraform.State) error {
-					id, err := stateID(s, "prime_sandbox.restored")
+					id, err := acctest.StateID(s, "prime_sandbox.restored")
 					if err != nil {
 						return err
 					}
@@ -128,8 +130,8 @@ func (s firstOf) MarshalJSON() ([]byte, error) { return json.Marshal((*s.l)[0]) 
 func TestAccRestore_importComparesReportedCheckpoint(t *testing.T) {
 	var report atomic.Value // the checkpointId reported for "restored", or ""
 	report.Store("")
-	var m *testMock
-	m = newHookedMock(t, fastMockOptions(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool {
+	var m *mocktest.Mock
+	m = mocktest.NewHooked(t, mocktest.Fast(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool {
 		ck := report.Load().(string)
 		if ck == "" {
 			return false
@@ -140,7 +142,7 @@ func TestAccRestore_importComparesReportedCheckpoint(t *testing.T) {
 			}
 		})
 	})
-	cfg := m.config(setupOnceHCL(`
+	cfg := m.Config(setupOnceHCL(`
 resource "prime_sandbox" "restored" {
   name          = "restored"
   checkpoint_id = prime_sandbox_checkpoint.setup.id
@@ -156,8 +158,8 @@ resource "prime_sandbox" "restored" {
 		}
 	}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoCheckpoints,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoCheckpoints,
 		Steps: []resource.TestStep{
 			{
 				Config: cfg,

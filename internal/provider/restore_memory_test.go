@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"fmt"
@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
@@ -20,8 +22,8 @@ import (
 // the second plan is empty. (From an API checkpoint the same restore is the
 // 409 that TestAccRestore_memoryRefusedExplained covers.)
 func TestAccRestore_memoryFromPauseCheckpoint(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(`
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(`
 resource "prime_sandbox" "template" {
   name         = "template"
   docker_image = "python:3.12-slim"
@@ -48,8 +50,8 @@ resource "prime_sandbox_command" "check" {
 }
 `)
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoCheckpoints,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoCheckpoints,
 		Steps: []resource.TestStep{
 			{
 				Config: cfg,
@@ -61,7 +63,7 @@ resource "prime_sandbox_command" "check" {
 					statecheck.ExpectKnownValue("prime_sandbox_command.check", tfjsonpath.New("stdout"), knownvalue.StringExact("setup-done\n")),
 				},
 				Check: func(*terraform.State) error {
-					b := m.createBodies(t)[1]
+					b := m.CreateBodies(t)[1]
 					if b["restore_memory"] != true {
 						return fmt.Errorf("the fork's create did not ask for memory: %v", b)
 					}

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"fmt"
@@ -13,6 +13,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
@@ -39,8 +41,8 @@ resource "prime_sandbox_checkpoint" "setup" {
 // checkpoint's image and disk (docker_image stays null, nothing is sent for
 // either), and plans nothing the second time.
 func TestAccRestore_sandboxFromCheckpoint(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(setupOnceHCL(`
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(setupOnceHCL(`
 resource "prime_sandbox" "restored" {
   name          = "restored"
   checkpoint_id = prime_sandbox_checkpoint.setup.id
@@ -51,8 +53,8 @@ resource "prime_sandbox_command" "check" {
 }
 `))
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoCheckpoints,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoCheckpoints,
 		Steps: []resource.TestStep{
 			{
 				Config: cfg,
@@ -63,7 +65,7 @@ resource "prime_sandbox_command" "check" {
 					statecheck.ExpectKnownValue("prime_sandbox_command.check", tfjsonpath.New("stdout"), knownvalue.StringExact("setup-done\n")),
 				},
 				Check: func(*terraform.State) error {
-					bodies := m.createBodies(t)
+					bodies := m.CreateBodies(t)
 					if len(bodies) != 2 {
 						return fmt.Errorf("%d creates, want 2", len(bodies))
 					}
@@ -129,8 +131,8 @@ func checkLockedBeforeCommands(events []primemock.Event, ids []string) error {
 // before its create returns: a command that depends on it runs only once
 // the lock is enforced, and the second plan is empty.
 func TestAccRestore_egressLockedBeforeDependents(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(setupOnceHCL(`
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(setupOnceHCL(`
 resource "prime_sandbox" "restored" {
   name          = "restored"
   checkpoint_id = prime_sandbox_checkpoint.setup.id
@@ -145,8 +147,8 @@ resource "prime_sandbox_command" "agent" {
 `))
 	var id string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoCheckpoints,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoCheckpoints,
 		Steps: []resource.TestStep{
 			{
 				Config: cfg,
@@ -157,13 +159,13 @@ resource "prime_sandbox_command" "agent" {
 				},
 				Check: func(s *terraform.State) error {
 					var err error
-					if id, err = stateID(s, "prime_sandbox.restored"); err != nil {
+					if id, err = acctest.StateID(s, "prime_sandbox.restored"); err != nil {
 						return err
 					}
-					if b := m.createBodies(t)[1]; b["network_allowlist"] != nil || b["checkpoint_id"] == nil {
+					if b := m.CreateBodies(t)[1]; b["network_allowlist"] != nil || b["checkpoint_id"] == nil {
 						return fmt.Errorf("the restore's create body is %v, want checkpoint_id and no lists", b)
 					}
-					if m.reachable(t, id, "google.com") {
+					if m.Reaches(t, id, "google.com") {
 						return fmt.Errorf("the restored sandbox reaches google.com")
 					}
 					return checkLockedBeforeCommands(m.Events(), []string{id})
@@ -178,7 +180,7 @@ resource "prime_sandbox_command" "agent" {
 // in state, tainted (the next plan replaces it), its dependents never run,
 // and it is never recorded as restricted.
 func TestAccRestore_egressFailsClosedTainted(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	base := setupOnceHCL("")
 	restored := base + `
 resource "prime_sandbox" "restored" {
@@ -197,17 +199,17 @@ resource "prime_sandbox_command" "agent" {
 }
 `
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoCheckpoints,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoCheckpoints,
 		Steps: []resource.TestStep{
-			{Config: m.config(base)},
+			{Config: m.Config(base)},
 			{
 				PreConfig:   func() { m.Configure(func(o *primemock.Options) { o.NeverApply = true }) },
-				Config:      m.config(restored),
-				ExpectError: expectErr("Failing closed: the policy is not recorded as applied"),
+				Config:      m.Config(restored),
+				ExpectError: acctest.ExpectErr("Failing closed: the policy is not recorded as applied"),
 			},
 			{
-				Config: m.config(restored), PlanOnly: true, ExpectNonEmptyPlan: true,
+				Config: m.Config(restored), PlanOnly: true, ExpectNonEmptyPlan: true,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_sandbox.restored", plancheck.ResourceActionReplace),
 				}},
@@ -216,7 +218,7 @@ resource "prime_sandbox_command" "agent" {
 				// Destroy (by the harness) needs the data plane back for nothing;
 				// restore it so the checkpoint's own checks are ordinary.
 				PreConfig: func() { m.Configure(func(o *primemock.Options) { o.NeverApply = false }) },
-				Config:    m.config(base),
+				Config:    m.Config(base),
 			},
 		},
 	})
@@ -230,7 +232,7 @@ resource "prime_sandbox_command" "agent" {
 // Bad restore and volume arguments fail at plan, before any API call,
 // naming the attributes; the fleet's template takes the same rules.
 func TestAccRestore_planTimeErrors(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	for _, tc := range []struct{ name, args, want string }{
 		{"both", `docker_image = "img"
   checkpoint_id = "ck-1"`, "docker_image and checkpoint_id are both set: set exactly one"},
@@ -262,13 +264,13 @@ resource "prime_sandbox_fleet" "boxes" {
 `, tc.args)
 				}
 				resource.ParallelTest(t, resource.TestCase{
-					ProtoV6ProviderFactories: providerFactories(t),
-					Steps:                    []resource.TestStep{{Config: m.config(hcl), PlanOnly: true, ExpectError: expectErr(tc.want)}},
+					ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+					Steps:                    []resource.TestStep{{Config: m.Config(hcl), PlanOnly: true, ExpectError: acctest.ExpectErr(tc.want)}},
 				})
 			})
 		}
 	}
-	m.noAPICalls(t)
+	m.NoAPICalls(t)
 }
 
 // The protocol, setup once (issue 28's done-when): a template runs the
@@ -279,8 +281,8 @@ resource "prime_sandbox_fleet" "boxes" {
 // and destroy leaves no sandbox and no checkpoint.
 func TestAccRestore_fleetSetupOnce(t *testing.T) {
 	const members = 20
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(setupOnceHCL(fmt.Sprintf(`
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(setupOnceHCL(fmt.Sprintf(`
 resource "prime_sandbox_fleet" "agents" {
   name_prefix   = "eval"
   size          = %d
@@ -295,8 +297,8 @@ resource "prime_fleet_command" "agent" {
 }
 `, members)))
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoCheckpoints,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoCheckpoints,
 		Steps: []resource.TestStep{
 			{
 				Config: cfg,
@@ -343,12 +345,12 @@ resource "prime_fleet_command" "agent" {
 // restore_memory from a checkpoint without memory (an API checkpoint
 // holds files only) is the platform's 409, explained.
 func TestAccRestore_memoryRefusedExplained(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoCheckpoints,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoCheckpoints,
 		Steps: []resource.TestStep{{
-			Config: m.config(setupOnceHCL(`
+			Config: m.Config(setupOnceHCL(`
 resource "prime_sandbox" "restored" {
   name           = "restored"
   checkpoint_id  = prime_sandbox_checkpoint.setup.id

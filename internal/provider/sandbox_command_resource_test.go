@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/command"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
@@ -85,12 +87,12 @@ resource "prime_sandbox_command" "agent_google" {
 // setup executed < policy applied < agent executed, and each probe's exit
 // code matches the policy.
 func TestAccSandboxCommand_fleetChain(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(fleetHCL("30s")),
+			Config: m.Config(fleetHCL("30s")),
 			Check: func(s *terraform.State) error {
 				for i, sc := range fleetScenarios {
 					google := fmt.Sprintf("prime_sandbox_command.agent_google.%d", i)
@@ -101,7 +103,7 @@ func TestAccSandboxCommand_fleetChain(t *testing.T) {
 					if err := resource.TestCheckResourceAttr(agent, "exit_code", sc.wantExample)(s); err != nil {
 						return fmt.Errorf("%s: %w", sc.name, err)
 					}
-					id, err := stateID(s, fmt.Sprintf("prime_sandbox.box.%d", i))
+					id, err := acctest.StateID(s, fmt.Sprintf("prime_sandbox.box.%d", i))
 					if err != nil {
 						return err
 					}
@@ -152,15 +154,15 @@ func checkProtocolOrder(events []primemock.Event, sandboxID string) error {
 // With a data plane that never applies, every policy fails closed and no
 // agent command ever runs.
 func TestAccSandboxCommand_neverAppliedAgentNeverRuns(t *testing.T) {
-	o := fastMockOptions()
+	o := mocktest.Fast()
 	o.NeverApply = true
-	m := newTestMock(t, o)
+	m := mocktest.New(t, o)
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config:      m.config(fleetHCL("1s")),
-			ExpectError: expectErr("Failing closed"),
+			Config:      m.Config(fleetHCL("1s")),
+			ExpectError: acctest.ExpectErr("Failing closed"),
 		}},
 	})
 	setups, agents := 0, 0
@@ -191,30 +193,30 @@ resource "prime_sandbox" "box" {
 // A failing command fails the apply with its exit code and output, and is
 // not stored.
 func TestAccSandboxCommand_failureReportsExitCode(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(commandSandbox + `
+			Config: m.Config(commandSandbox + `
 resource "prime_sandbox_command" "setup" {
   sandbox_id = prime_sandbox.box.id
   command    = "echo pip failed >&2; exit 3"
 }
 `),
-			ExpectError: expectErr("exited with code 3 (allowed: [0]). Last of stderr: pip failed"),
+			ExpectError: acctest.ExpectErr("exited with code 3 (allowed: [0]). Last of stderr: pip failed"),
 		}},
 	})
 }
 
 // Output beyond 64 KiB keeps its last 64 KiB and is flagged.
 func TestAccSandboxCommand_outputTruncated(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(commandSandbox + `
+			Config: m.Config(commandSandbox + `
 resource "prime_sandbox_command" "big" {
   sandbox_id = prime_sandbox.box.id
   command    = "repeat 40000 line; echo the-end"
@@ -245,11 +247,11 @@ resource "prime_sandbox_command" "small" {
 }
 
 func TestAccSandboxCommand_planTimeValidation(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		Steps: []resource.TestStep{{
-			Config: m.config(`
+			Config: m.Config(`
 resource "prime_sandbox_command" "x" {
   sandbox_id = "sbx"
   command    = "true"
@@ -257,19 +259,19 @@ resource "prime_sandbox_command" "x" {
 }
 `),
 			PlanOnly:    true,
-			ExpectError: expectErr(`env: "NOT VALID" is not a valid variable name`),
+			ExpectError: acctest.ExpectErr(`env: "NOT VALID" is not a valid variable name`),
 		}},
 	})
-	m.noAPICalls(t)
+	m.NoAPICalls(t)
 }
 
 func TestAccSandboxCommand_importUnsupported(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
-			{Config: m.config(commandSandbox + `
+			{Config: m.Config(commandSandbox + `
 resource "prime_sandbox_command" "x" {
   sandbox_id = prime_sandbox.box.id
   command    = "echo hi"
@@ -279,7 +281,7 @@ resource "prime_sandbox_command" "x" {
 				ResourceName:  "prime_sandbox_command.x",
 				ImportState:   true,
 				ImportStateId: "anything",
-				ExpectError:   expectErr("does not support import"),
+				ExpectError:   acctest.ExpectErr("does not support import"),
 			},
 		},
 	})

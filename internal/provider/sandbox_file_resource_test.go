@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"archive/tar"
@@ -17,11 +17,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
 // fileSandboxHCL is one VM sandbox for the file tests.
-var fileSandboxHCL = sandboxHCL("box", "files")
+var fileSandboxHCL = acctest.SandboxHCL("box", "files")
 
 // sandboxIDOf reads a resource's sandbox_id (or id) from state.
 func sandboxIDOf(s *terraform.State, addr string) string {
@@ -46,7 +48,7 @@ func sha256Hex(b []byte) string {
 // is empty, an unchanged directory plans nothing and a changed one plans a
 // replacement; destroy removes the files.
 func TestAccSandboxFile_roundTrip(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	dir := t.TempDir()
 	task := filepath.Join(dir, "task")
 	if err := os.MkdirAll(filepath.Join(task, "sub"), 0o755); err != nil {
@@ -65,7 +67,7 @@ func TestAccSandboxFile_roundTrip(t *testing.T) {
 	}
 	out := filepath.Join(dir, "out", "blob.bin")
 	hcl := func() string {
-		return m.config(fileSandboxHCL + fmt.Sprintf(`
+		return m.Config(fileSandboxHCL + fmt.Sprintf(`
 resource "prime_sandbox_file" "task" {
   sandbox_id = prime_sandbox.box.id
   path       = "/task"
@@ -100,8 +102,8 @@ resource "prime_sandbox_artifact" "blob" {
 	}
 	var id string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
 				Config: hcl(),
@@ -180,11 +182,11 @@ func writeFile(t *testing.T, p, content string) {
 
 // Bad input fails at plan time, before any API call, naming the attribute.
 func TestAccSandboxFile_planTimeErrors(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	missing := filepath.Join(t.TempDir(), "no-such-file")
 	step := func(body string, want ...string) resource.TestStep {
 		return resource.TestStep{
-			Config: m.config(`
+			Config: m.Config(`
 resource "prime_sandbox_file" "f" {
   sandbox_id = "sbx-1"
 ` + body + `
@@ -194,7 +196,7 @@ resource "prime_sandbox_file" "f" {
 		}
 	}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		Steps: []resource.TestStep{
 			step(`path = "task/x.json"`+"\n"+`content = "x"`, `path: "task/x.json" is relative`),
 			step(`path = "/task/x"`+"\n"+`content = "x"`+"\n"+`source = "x"`, `content and source are all set; set exactly one of`),
@@ -206,7 +208,7 @@ resource "prime_sandbox_file" "f" {
 			step(`path = "/task/"`+"\n"+`content = "x"`, `is not clean`),
 		},
 	})
-	m.noAPICalls(t)
+	m.NoAPICalls(t)
 }
 
 // A file whose bytes are not text reads as content_base64 only; one over
@@ -214,8 +216,8 @@ resource "prime_sandbox_file" "f" {
 // missing one is an error unless allow_missing; sensitive content is kept
 // out of content.
 func TestAccSandboxFileData_limits(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	sb := m.runningVM(t, "reads")
+	m := mocktest.New(t, mocktest.Fast())
+	sb := m.RunningVM(t, "reads")
 	if err := m.WriteFile(sb, "/r/bin", []byte{0xff, 0xfe, 0}, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -229,10 +231,10 @@ func TestAccSandboxFileData_limits(t *testing.T) {
 		return fmt.Sprintf("data \"prime_sandbox_file\" %q {\n  sandbox_id = %q\n%s\n}\n", name, sb, body)
 	}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(data("bin", `path = "/r/bin"`) + data("none", `path = "/r/none"`+"\n"+`allow_missing = true`) +
+				Config: m.Config(data("bin", `path = "/r/bin"`) + data("none", `path = "/r/none"`+"\n"+`allow_missing = true`) +
 					data("secret", `path = "/r/secret"`+"\n"+`sensitive = true`)),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckNoResourceAttr("data.prime_sandbox_file.bin", "content"),
@@ -243,37 +245,23 @@ func TestAccSandboxFileData_limits(t *testing.T) {
 				),
 			},
 			{
-				Config:      m.config(data("big", `path = "/r/big"`+"\n"+`max_size = 1024`)),
+				Config:      m.Config(data("big", `path = "/r/big"`+"\n"+`max_size = 1024`)),
 				ExpectError: expectInOrder(`/r/big in sandbox`, `is larger than max_size (1024 bytes)`, `prime_sandbox_artifact`),
 			},
 			{
-				Config:      m.config(data("none", `path = "/r/none"`)),
+				Config:      m.Config(data("none", `path = "/r/none"`)),
 				ExpectError: expectInOrder(`there is no file /r/none in sandbox ` + sb),
 			},
 		},
 	})
 }
 
-// runningVM creates a RUNNING VM sandbox through the client, for tests
-// that need one before Terraform runs.
-func (m *testMock) runningVM(t *testing.T, name string) string {
-	t.Helper()
-	sb, err := m.client(t).CreateSandbox(waitCtx(t), prime.CreateSandboxRequest{Name: name, DockerImage: "python:3.12-slim"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.client(t).WaitForReady(waitCtx(t), sb.ID, prime.WaitReadyOptions{Gateway: true}); err != nil {
-		t.Fatal(err)
-	}
-	return sb.ID
-}
-
 // The sandbox is untrusted: an archive the agent wrote, holding ../escape,
 // an absolute name and a symlink to /etc with a file under it, writes
 // nothing outside its destination and names what it refused.
 func TestAccSandboxArtifact_hostileArchive(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	sb := m.runningVM(t, "hostile")
+	m := mocktest.New(t, mocktest.Fast())
+	sb := m.RunningVM(t, "hostile")
 	archive := hostileTar(t)
 	if err := m.WriteFile(sb, "/results/out.tar", archive, 0o644); err != nil {
 		t.Fatal(err)
@@ -281,9 +269,9 @@ func TestAccSandboxArtifact_hostileArchive(t *testing.T) {
 	root := t.TempDir()
 	dest := filepath.Join(root, "safe", "results")
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		Steps: []resource.TestStep{{
-			Config: m.config(fmt.Sprintf(`
+			Config: m.Config(fmt.Sprintf(`
 resource "prime_sandbox_artifact" "out" {
   sandbox_id  = %q
   remote_path = "/results/out.tar"
@@ -353,9 +341,9 @@ func hostileTar(t *testing.T) []byte {
 // A result directory (archived by tar in the sandbox) that holds a
 // symbolic link to /etc downloads its files, never the link, and names it.
 func TestAccSandboxArtifact_directoryWithSymlink(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	sb := m.runningVM(t, "symlinked")
-	res, err := m.client(t).Exec(waitCtx(t), sb, prime.ExecRequest{
+	m := mocktest.New(t, mocktest.Fast())
+	sb := m.RunningVM(t, "symlinked")
+	res, err := m.Client(t).Exec(mocktest.WaitCtx(t), sb, prime.ExecRequest{
 		Command: "mkdir -p /results/sub && echo ok > /results/sub/ok.txt && ln -s /etc /results/etc && ln -s ../../etc/hostname /results/sub/host",
 	})
 	if err != nil || res.ExitCode != 0 {
@@ -364,9 +352,9 @@ func TestAccSandboxArtifact_directoryWithSymlink(t *testing.T) {
 	root := t.TempDir()
 	dest := filepath.Join(root, "out")
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		Steps: []resource.TestStep{{
-			Config: m.config(fmt.Sprintf(`
+			Config: m.Config(fmt.Sprintf(`
 resource "prime_sandbox_artifact" "out" {
   sandbox_id  = %q
   remote_path = "/results"

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"bytes"
@@ -16,11 +16,12 @@ import (
 
 	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/sandbox"
 )
@@ -68,22 +69,22 @@ removed {
 // plan warns); that apply ends the exemption, and the next change
 // replaces the fleet and renames its members.
 func TestAccSandboxFleet_templateChangeAfterImport(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	cfg := fleetConfig("size = 2", "")
 	forget := "\nremoved {\n  from = prime_sandbox_fleet.f\n  lifecycle {\n    destroy = false\n  }\n}\n"
 	renamed := strings.Replace(cfg, `name_prefix  = "eval"`, `name_prefix  = "renamed"`, 1)
 	again := strings.Replace(cfg, `name_prefix  = "eval"`, `name_prefix  = "again"`, 1)
 	var ids map[string]string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
-			{Config: m.config(cfg)},
-			{Config: m.config(forget)}, // the fleet leaves state; its sandboxes keep running
-			{Config: m.config(cfg + importFleetBlock)},
-			{Config: m.config(cfg), Check: func(s *terraform.State) error { ids = fleetIDs(s); return nil }},
+			{Config: m.Config(cfg)},
+			{Config: m.Config(forget)}, // the fleet leaves state; its sandboxes keep running
+			{Config: m.Config(cfg + importFleetBlock)},
+			{Config: m.Config(cfg), Check: func(s *terraform.State) error { ids = fleetIDs(s); return nil }},
 			{
-				Config: m.config(renamed),
+				Config: m.Config(renamed),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_sandbox_fleet.f", plancheck.ResourceActionUpdate),
 				}},
@@ -95,7 +96,7 @@ func TestAccSandboxFleet_templateChangeAfterImport(t *testing.T) {
 				},
 			},
 			{
-				Config: m.config(again),
+				Config: m.Config(again),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_sandbox_fleet.f", plancheck.ResourceActionDestroyBeforeCreate),
 				}},
@@ -115,9 +116,9 @@ func TestAccSandboxFleet_templateChangeAfterImport(t *testing.T) {
 // that follows the import, adding secrets is recorded in place (the plan
 // warns); once that apply has run, changing them replaces the sandbox.
 func TestAccSandbox_secretsChangeAfterImport(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	box := func(extra string) string {
-		return m.config(fmt.Sprintf(`
+		return m.Config(fmt.Sprintf(`
 resource "prime_sandbox" "test" {
   name         = "imported"
   docker_image = "python:3.12-slim"
@@ -125,13 +126,13 @@ resource "prime_sandbox" "test" {
 }
 `, extra))
 	}
-	forget := m.config("\nremoved {\n  from = prime_sandbox.test\n  lifecycle {\n    destroy = false\n  }\n}\n")
+	forget := m.Config("\nremoved {\n  from = prime_sandbox.test\n  lifecycle {\n    destroy = false\n  }\n}\n")
 	var id string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
-			{Config: box(""), Check: func(s *terraform.State) (err error) { id, err = stateID(s, "prime_sandbox.test"); return err }},
+			{Config: box(""), Check: func(s *terraform.State) (err error) { id, err = acctest.StateID(s, "prime_sandbox.test"); return err }},
 			{Config: forget},
 			{
 				Config:             box(""),
@@ -161,14 +162,14 @@ resource "prime_sandbox" "test" {
 // attribute and the members that differ, instead of one member's template
 // standing for all of them.
 func TestAccSandboxFleet_importMixedTemplatesFails(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		Steps: []resource.TestStep{
-			{Config: m.config(twoSandboxes("python:3.12-slim", "ubuntu:22.04"))},
-			{Config: m.config(forgetTwo)},
+			{Config: m.Config(twoSandboxes("python:3.12-slim", "ubuntu:22.04"))},
+			{Config: m.Config(forgetTwo)},
 			{
-				Config: m.config(fleetConfig("size = 2", "") + importFleetBlock),
+				Config: m.Config(fleetConfig("size = 2", "") + importFleetBlock),
 				ExpectError: regexp.MustCompile(`Cannot import fleet[\s\S]*docker_image[\s\S]*"python:3.12-slim"[\s\S]*eval-0` +
 					`[\s\S]*"ubuntu:22.04"[\s\S]*eval-1`),
 			},
@@ -179,14 +180,14 @@ func TestAccSandboxFleet_importMixedTemplatesFails(t *testing.T) {
 // Two running sandboxes named eval-0 under the label: the import fails
 // naming them, not with the framework's "Duplicate Set Element".
 func TestAccSandboxFleet_importDuplicateNamesFails(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		Steps: []resource.TestStep{
-			{Config: m.config(strings.Replace(twoSandboxes("python:3.12-slim", "python:3.12-slim"), `"eval-1"`, `"eval-0"`, 1))},
-			{Config: m.config(forgetTwo)},
+			{Config: m.Config(strings.Replace(twoSandboxes("python:3.12-slim", "python:3.12-slim"), `"eval-1"`, `"eval-0"`, 1))},
+			{Config: m.Config(forgetTwo)},
 			{
-				Config:        m.config(fleetConfig("size = 1", "")),
+				Config:        m.Config(fleetConfig("size = 1", "")),
 				ResourceName:  "prime_sandbox_fleet.f",
 				ImportState:   true,
 				ImportStateId: "label:fleet-test",
@@ -198,24 +199,24 @@ func TestAccSandboxFleet_importDuplicateNamesFails(t *testing.T) {
 
 // An ID listed twice is one member.
 func TestAccSandboxFleet_importRepeatedIDIsOneMember(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	var id0, id1 string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(twoSandboxes("python:3.12-slim", "python:3.12-slim")),
+				Config: m.Config(twoSandboxes("python:3.12-slim", "python:3.12-slim")),
 				Check: func(s *terraform.State) (err error) {
-					if id0, err = stateID(s, "prime_sandbox.s0"); err != nil {
+					if id0, err = acctest.StateID(s, "prime_sandbox.s0"); err != nil {
 						return err
 					}
-					id1, err = stateID(s, "prime_sandbox.s1")
+					id1, err = acctest.StateID(s, "prime_sandbox.s1")
 					return err
 				},
 			},
-			{Config: m.config(forgetTwo)},
+			{Config: m.Config(forgetTwo)},
 			{
-				Config:            m.config(fleetConfig("size = 2", "")),
+				Config:            m.Config(fleetConfig("size = 2", "")),
 				ResourceName:      "prime_sandbox_fleet.f",
 				ImportState:       true,
 				ImportStateIdFunc: func(*terraform.State) (string, error) { return id0 + "," + id1 + "," + id0, nil },
@@ -236,7 +237,7 @@ func TestAccSandboxFleet_importRepeatedIDIsOneMember(t *testing.T) {
 // apply adopts that sandbox instead of creating a second one that nobody
 // tracks.
 func TestAccSandboxFleet_lostCreateAnswerIsAdoptedNextApply(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	var broken atomic.Bool
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if broken.Load() && r.Method == http.MethodPost && r.URL.Path == prime.APIPrefix+"/sandbox" {
@@ -254,14 +255,10 @@ func TestAccSandboxFleet_lostCreateAnswerIsAdoptedNextApply(t *testing.T) {
 	}))
 	t.Cleanup(front.Close)
 	dir := t.TempDir()
-	factories := map[string]func() (tfprotov6.ProviderServer, error){
-		"prime": func() (tfprotov6.ProviderServer, error) {
-			return NewProtocol6Server(&primeProvider{version: "test", journalDir: dir})(), nil
-		},
-	}
+	factories := acctest.ProviderFactoriesWithJournal(dir)
 	provider := fmt.Sprintf("provider \"prime\" {\n  base_url = %q\n  api_key = \"test-key\"\n  max_retries = 1\n}\n", front.URL)
 	liveB := func() int {
-		list, err := m.client(t).ListSandboxes(waitCtx(t), prime.ListSandboxesOptions{Labels: []string{"fleet-test"}})
+		list, err := m.Client(t).ListSandboxes(mocktest.WaitCtx(t), prime.ListSandboxesOptions{Labels: []string{"fleet-test"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,13 +272,13 @@ func TestAccSandboxFleet_lostCreateAnswerIsAdoptedNextApply(t *testing.T) {
 	}
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: factories,
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{Config: provider + fleetConfig(`members = ["a"]`, "")},
 			{
 				PreConfig:   func() { broken.Store(true) },
 				Config:      provider + fleetConfig(`members = ["a", "b"]`, ""),
-				ExpectError: expectErr(`Member "b": cannot create the sandbox`),
+				ExpectError: acctest.ExpectErr(`Member "b": cannot create the sandbox`),
 			},
 			{
 				PreConfig: func() {
@@ -306,24 +303,24 @@ func TestAccSandboxFleet_lostCreateAnswerIsAdoptedNextApply(t *testing.T) {
 // kept in state (fail-closed, written again by the next apply), and the
 // error says so instead of "Failed members were deleted".
 func TestAccSandboxFleet_egressUpdateFailureSaysMembersKept(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	tmo := "\n  timeouts {\n    egress = \"1s\"\n  }"
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
-			{Config: m.config(fleetConfig(`members = ["a", "b"]`, egressAllow("example.com")+tmo))},
+			{Config: m.Config(fleetConfig(`members = ["a", "b"]`, egressAllow("example.com")+tmo))},
 			{
 				PreConfig: func() { m.SetNeverApply(true) },
-				Config:    m.config(fleetConfig(`members = ["a", "b"]`, egressAllow("google.com")+tmo)),
-				ExpectError: expectErr(`Members "a", "b" stay in state with egress_applied = false; the next apply writes ` +
+				Config:    m.Config(fleetConfig(`members = ["a", "b"]`, egressAllow("google.com")+tmo)),
+				ExpectError: acctest.ExpectErr(`Members "a", "b" stay in state with egress_applied = false; the next apply writes ` +
 					`their egress policy again.`),
 			},
 			{
 				// As the error says: no member was deleted, and the next apply
 				// writes the policy again.
 				PreConfig: func() { m.SetNeverApply(false) },
-				Config:    m.config(fleetConfig(`members = ["a", "b"]`, egressAllow("google.com")+tmo)),
+				Config:    m.Config(fleetConfig(`members = ["a", "b"]`, egressAllow("google.com")+tmo)),
 				Check: func(*terraform.State) error {
 					if st := m.Stats(); st.LiveSandboxes != 2 || st.SandboxesCreated != 2 {
 						return fmt.Errorf("live %d, created %d; want the 2 members kept, none created", st.LiveSandboxes, st.SandboxesCreated)
@@ -346,14 +343,14 @@ func TestAccSandboxFleet_createTimeoutDocMatchesBehaviour(t *testing.T) {
 		t.Fatalf("fleet timeouts.create says %q; a fleet deletes members that time out", desc)
 	}
 
-	o := fastMockOptions()
+	o := mocktest.Fast()
 	o.BootDelay = 4 * time.Second
-	m := newTestMock(t, o)
+	m := mocktest.New(t, o)
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		Steps: []resource.TestStep{{
-			Config:      m.config(fleetConfig(`members = ["a", "b"]`, "timeouts {\n    create = \"1s\"\n  }")),
-			ExpectError: expectErr(`2 member(s) failed; 0 are healthy.`),
+			Config:      m.Config(fleetConfig(`members = ["a", "b"]`, "timeouts {\n    create = \"1s\"\n  }")),
+			ExpectError: acctest.ExpectErr(`2 member(s) failed; 0 are healthy.`),
 		}},
 	})
 	if live := m.Stats().LiveSandboxes; live != 0 {
@@ -365,7 +362,7 @@ func TestAccSandboxFleet_createTimeoutDocMatchesBehaviour(t *testing.T) {
 // the plan fails naming both sandboxes rather than dropping one of them
 // from state.
 func TestAccSandboxFleet_importKeyCollisionFails(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	two := `
 resource "prime_sandbox" "s0" {
   name         = "a"
@@ -379,12 +376,12 @@ resource "prime_sandbox" "s1" {
 }
 `
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		Steps: []resource.TestStep{
-			{Config: m.config(two)},
-			{Config: m.config(forgetTwo)},
+			{Config: m.Config(two)},
+			{Config: m.Config(forgetTwo)},
 			{
-				Config:      m.config(fleetConfig(`members = ["a", "eval-a"]`, "") + importFleetBlock),
+				Config:      m.Config(fleetConfig(`members = ["a", "eval-a"]`, "") + importFleetBlock),
 				ExpectError: regexp.MustCompile(`(?s)sandboxes\s+\S+\s+\("a"\)\s+and\s+\S+\s+\("eval-a"\)\s+both\s+map\s+to\s+member\s+key\s+"a"`),
 			},
 		},

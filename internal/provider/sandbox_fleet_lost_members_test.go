@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"encoding/json"
@@ -17,6 +17,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
@@ -36,12 +38,12 @@ resource "prime_sandbox_fleet" "f" {
 // stores one (Terraform 1.12+): elsewhere the checks would find none.
 func identityChecks(t *testing.T, checks ...statecheck.StateCheck) []statecheck.StateCheck {
 	t.Helper()
-	cli, err := acceptanceCLI()
+	cli, err := acctest.AcceptanceCLI()
 	if err != nil {
 		return nil
 	}
-	info, err := identifyCLI(cli)
-	if err != nil || !info.isTerraform() || info.version.Core().LessThan(tfIdentity.minimum()) {
+	info, err := acctest.IdentifyCLI(cli)
+	if err != nil || !info.IsTerraform() || info.Version().Core().LessThan(acctest.Identity.Minimum()) {
 		return nil
 	}
 	return checks
@@ -63,13 +65,13 @@ func fleetIdentityIsID(t *testing.T, members int) []statecheck.StateCheck {
 // plan re-creates both in place, under the same fleet id; when they are
 // gone again, destroy completes.
 func TestAccSandboxFleet_allMembersGone(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(unlabelledFleet("size = 2"))
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(unlabelledFleet("size = 2"))
 	var first map[string]string
 	var fleetID string
 	goneAll := func() {
-		c := m.client(t)
-		if err := c.DeleteSandbox(waitCtx(t), first["0"]); err != nil {
+		c := m.Client(t)
+		if err := c.DeleteSandbox(mocktest.WaitCtx(t), first["0"]); err != nil {
 			t.Fatal(err)
 		}
 		if !m.TimeOut(first["1"]) {
@@ -77,8 +79,8 @@ func TestAccSandboxFleet_allMembersGone(t *testing.T) {
 		}
 	}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
 				Config:            cfg,
@@ -86,7 +88,7 @@ func TestAccSandboxFleet_allMembersGone(t *testing.T) {
 				Check: func(s *terraform.State) error {
 					first = fleetIDs(s)
 					var err error
-					fleetID, err = stateID(s, "prime_sandbox_fleet.f")
+					fleetID, err = acctest.StateID(s, "prime_sandbox_fleet.f")
 					return err
 				},
 			},
@@ -99,7 +101,7 @@ func TestAccSandboxFleet_allMembersGone(t *testing.T) {
 				ConfigStateChecks: fleetIdentityIsID(t, 2),
 				Check: func(s *terraform.State) error {
 					ids := fleetIDs(s)
-					if id, _ := stateID(s, "prime_sandbox_fleet.f"); id != fleetID {
+					if id, _ := acctest.StateID(s, "prime_sandbox_fleet.f"); id != fleetID {
 						return fmt.Errorf("fleet id %s became %s: the members must be re-created in place", fleetID, id)
 					}
 					if len(ids) != 2 || ids["0"] == first["0"] || ids["1"] == first["1"] {
@@ -127,17 +129,17 @@ func TestAccSandboxFleet_allMembersGone(t *testing.T) {
 // A fleet of no members is a fleet: it is created, plans no change, grows
 // and shrinks back, and is destroyed.
 func TestAccSandboxFleet_sizeZero(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config:            m.config(unlabelledFleet("size = 0")),
+				Config:            m.Config(unlabelledFleet("size = 0")),
 				ConfigStateChecks: fleetIdentityIsID(t, 0),
 			},
 			{
-				Config: m.config(unlabelledFleet("size = 2")),
+				Config: m.Config(unlabelledFleet("size = 2")),
 				Check: func(s *terraform.State) error {
 					if n := len(fleetIDs(s)); n != 2 {
 						return fmt.Errorf("%d members, want 2", n)
@@ -146,7 +148,7 @@ func TestAccSandboxFleet_sizeZero(t *testing.T) {
 				},
 			},
 			{
-				Config:            m.config(unlabelledFleet("size = 0")),
+				Config:            m.Config(unlabelledFleet("size = 0")),
 				ConfigStateChecks: fleetIdentityIsID(t, 0),
 				Check: func(s *terraform.State) error {
 					if live := m.Stats().LiveSandboxes; live != 0 {
@@ -156,7 +158,7 @@ func TestAccSandboxFleet_sizeZero(t *testing.T) {
 				},
 			},
 			{
-				Config:            m.config(unlabelledFleet(`members = []`)),
+				Config:            m.Config(unlabelledFleet(`members = []`)),
 				ConfigStateChecks: fleetIdentityIsID(t, 0),
 			},
 		},
@@ -170,7 +172,7 @@ func TestAccSandboxFleet_sizeZero(t *testing.T) {
 func TestAccSandboxFleet_unreachableAtFirstApply(t *testing.T) {
 	var down atomic.Bool
 	down.Store(true)
-	m := newHookedMock(t, fastMockOptions(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool {
+	m := mocktest.NewHooked(t, mocktest.Fast(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool {
 		if !down.Load() || r.Method != http.MethodPost || r.URL.Path != prime.APIPrefix+"/sandbox" {
 			return false
 		}
@@ -184,15 +186,15 @@ func TestAccSandboxFleet_unreachableAtFirstApply(t *testing.T) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		return true
 	})
-	cfg := strings.Replace(m.config(unlabelledFleet("size = 2")), `api_key  = "test-key"`,
+	cfg := strings.Replace(m.Config(unlabelledFleet("size = 2")), `api_key  = "test-key"`,
 		"api_key  = \"test-key\"\n  max_retries = 0", 1)
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
 				Config:      cfg,
-				ExpectError: expectErr(`2 member(s) failed; 0 are healthy.`),
+				ExpectError: acctest.ExpectErr(`2 member(s) failed; 0 are healthy.`),
 			},
 			{
 				// Still down: refresh and plan work, and propose the members.
@@ -224,22 +226,22 @@ func TestAccSandboxFleet_unreachableAtFirstApply(t *testing.T) {
 // apply records the identity with the fleet's id. Driven through the CLI,
 // since only a state file can carry an identity of the previous version.
 func TestAccSandboxFleet_identityV0State(t *testing.T) {
-	cli := requireCLIAtLeast(t, tfIdentity)
-	m, env, ctx := mockCLITest(t)
-	w := newTFWork(t, cli, env, map[string]string{"main.tf": refreshProviders + unlabelledFleet("size = 2")})
-	w.destroyAtEnd(ctx, m)
-	w.must(ctx, "apply", "-auto-approve", "-input=false")
+	cli := acctest.RequireCLIAtLeast(t, acctest.Identity)
+	m, env, ctx := acctest.MockCLITest(t)
+	w := acctest.NewWork(t, cli, env, map[string]string{"main.tf": refreshProviders + unlabelledFleet("size = 2")})
+	w.DestroyAtEnd(ctx, m)
+	w.Must(ctx, "apply", "-auto-approve", "-input=false")
 	statePath := filepath.Join(w.Dir, "terraform.tfstate")
 	fleetID, ids := rewriteFleetIdentityToV0(t, statePath)
 	for _, id := range ids {
-		if err := m.client(t).DeleteSandbox(ctx, id); err != nil {
+		if err := m.Client(t).DeleteSandbox(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if out, code := w.run(ctx, "plan", "-input=false", "-detailed-exitcode"); code != 2 || !strings.Contains(out, "update in-place") {
+	if out, code := w.Exec(ctx, "plan", "-input=false", "-detailed-exitcode"); code != 2 || !strings.Contains(out, "update in-place") {
 		t.Fatalf("plan with a version 0 identity and no members left exited %d, want 2 and an in-place update:\n%s", code, out)
 	}
-	w.must(ctx, "apply", "-auto-approve", "-input=false")
+	w.Must(ctx, "apply", "-auto-approve", "-input=false")
 	inst := fleetInstance(t, statePath)
 	if inst.IdentitySchemaVersion != 1 || inst.Identity["id"] != fleetID || inst.Attributes["id"] != fleetID {
 		t.Fatalf("after the apply: identity v%d %v, id %v; want v1 with id %s", inst.IdentitySchemaVersion, inst.Identity,

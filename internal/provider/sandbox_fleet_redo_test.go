@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
@@ -70,13 +72,13 @@ func (p planChecks) CheckPlan(ctx context.Context, req plancheck.CheckPlanReques
 // only the redone member's agent runs again. Setting an entry for the
 // first time counts as a change; removing one redoes nothing.
 func TestAccSandboxFleet_memberTriggersRedoOneMember(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	var first map[string]string
 	var fleetID string
 	redoneOnly := func(key string, runsOfNew int) func(s *terraform.State) error {
 		return func(s *terraform.State) error {
 			ids := fleetIDs(s)
-			if id, _ := stateID(s, "prime_sandbox_fleet.f"); id != fleetID {
+			if id, _ := acctest.StateID(s, "prime_sandbox_fleet.f"); id != fleetID {
 				return fmt.Errorf("fleet id %s became %s: a redo is in place", fleetID, id)
 			}
 			for k, id := range first {
@@ -101,20 +103,20 @@ func TestAccSandboxFleet_memberTriggersRedoOneMember(t *testing.T) {
 		}
 	}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(redoFleet(`{ a = "1", c = "1" }`)),
+				Config: m.Config(redoFleet(`{ a = "1", c = "1" }`)),
 				Check: func(s *terraform.State) error {
 					first = fleetIDs(s)
 					var err error
-					fleetID, err = stateID(s, "prime_sandbox_fleet.f")
+					fleetID, err = acctest.StateID(s, "prime_sandbox_fleet.f")
 					return err
 				},
 			},
 			{
-				Config: m.config(redoFleet(`{ a = "1", c = "2" }`)),
+				Config: m.Config(redoFleet(`{ a = "1", c = "2" }`)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					planRedoes("c"),
 					plancheck.ExpectResourceAction("prime_fleet_command.agent", plancheck.ResourceActionUpdate),
@@ -123,13 +125,13 @@ func TestAccSandboxFleet_memberTriggersRedoOneMember(t *testing.T) {
 			},
 			{
 				// An entry set for the first time redoes its member.
-				Config:           m.config(redoFleet(`{ a = "1", b = "x", c = "2" }`)),
+				Config:           m.Config(redoFleet(`{ a = "1", b = "x", c = "2" }`)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{planRedoes("b")}},
 				Check:            redoneOnly("b", 1),
 			},
 			{
 				// A removed entry is recorded; nothing is redone or run.
-				Config:           m.config(redoFleet(`{ a = "1", c = "2" }`)),
+				Config:           m.Config(redoFleet(`{ a = "1", c = "2" }`)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{planRedoes()}},
 				Check:            redoneOnly("", 1),
 			},
@@ -140,26 +142,26 @@ func TestAccSandboxFleet_memberTriggersRedoOneMember(t *testing.T) {
 // An entry for a key the fleet does not have is a plan-time error naming
 // it, before any API call.
 func TestAccSandboxFleet_memberTriggersUnknownKey(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		Steps: []resource.TestStep{{
-			Config:      m.config(fleetConfig("size = 2", `member_triggers = { "2" = "x" }`)),
+			Config:      m.Config(fleetConfig("size = 2", `member_triggers = { "2" = "x" }`)),
 			PlanOnly:    true,
-			ExpectError: expectErr(`member_triggers names "2", but the fleet's member keys are "0", "1".`),
+			ExpectError: acctest.ExpectErr(`member_triggers names "2", but the fleet's member keys are "0", "1".`),
 		}},
 	})
-	m.noAPICalls(t)
+	m.NoAPICalls(t)
 }
 
 // The platform cannot report member_triggers: an import records the
 // configured entries without redoing any member.
 func TestAccSandboxFleet_memberTriggersAfterImportRedoNothing(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(fleetConfig("size = 2", `member_triggers = { "0" = "1", "1" = "1" }`))
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(fleetConfig("size = 2", `member_triggers = { "0" = "1", "1" = "1" }`))
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{Config: cfg},
 			{
@@ -222,18 +224,18 @@ resource "prime_fleet_command" "agent" {
 // open, is locked, and runs the agent (under the lock); the other members
 // upload, set up, lock and run nothing.
 func TestAccSandboxFleet_memberTriggersRedoFollowsTheChain(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	var first map[string]string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(redoChain(`{}`)),
+				Config: m.Config(redoChain(`{}`)),
 				Check:  func(s *terraform.State) error { first = fleetIDs(s); return nil },
 			},
 			{
-				Config: m.config(redoChain(`{ b = "1" }`)),
+				Config: m.Config(redoChain(`{ b = "1" }`)),
 				Check: func(s *terraform.State) error {
 					ids := fleetIDs(s)
 					redone := ids["b"]
@@ -271,7 +273,7 @@ func TestAccSandboxFleet_memberTriggersRedoFollowsTheChain(t *testing.T) {
 						return fmt.Errorf("redone member: setup before its lock %t, agent under its lock %t; want both",
 							setupBeforeLock, agentUnderLock)
 					}
-					if !m.reachable(t, redone, "example.com") || m.reachable(t, redone, "google.com") {
+					if !m.Reaches(t, redone, "example.com") || m.Reaches(t, redone, "google.com") {
 						return fmt.Errorf("the redone member %s is not locked to example.com", redone)
 					}
 					return nil
@@ -286,7 +288,7 @@ func TestAccSandboxFleet_memberTriggersRedoFollowsTheChain(t *testing.T) {
 // redo again, and the next apply does it.
 func TestAccSandboxFleet_memberTriggersRedoRetriedAfterRefusedDelete(t *testing.T) {
 	var refuse atomic.Bool
-	m := newHookedMock(t, fastMockOptions(), func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	m := mocktest.NewHooked(t, mocktest.Fast(), func(w http.ResponseWriter, r *http.Request, body []byte) bool {
 		if r.Method != http.MethodDelete || r.URL.Path != prime.APIPrefix+"/sandbox" || !refuse.CompareAndSwap(true, false) {
 			return false
 		}
@@ -302,17 +304,17 @@ func TestAccSandboxFleet_memberTriggersRedoRetriedAfterRefusedDelete(t *testing.
 	})
 	var first map[string]string
 	cfg := func(triggers string) string {
-		return m.config(fleetConfig(`members = ["a", "b"]`, "member_triggers = "+triggers))
+		return m.Config(fleetConfig(`members = ["a", "b"]`, "member_triggers = "+triggers))
 	}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{Config: cfg(`{ b = "1" }`), Check: func(s *terraform.State) error { first = fleetIDs(s); return nil }},
 			{
 				PreConfig:   func() { refuse.Store(true) },
 				Config:      cfg(`{ b = "2" }`),
-				ExpectError: expectErr(`the platform did not delete sandbox`),
+				ExpectError: acctest.ExpectErr(`the platform did not delete sandbox`),
 			},
 			{
 				// The refused redo is still to do: b is planned anew.

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"fmt"
@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
@@ -50,14 +52,14 @@ func fleetIDs(s *terraform.State) map[string]string {
 // shrinking touches only the keys that changed; a member deleted out of
 // band is re-created in place; destroy leaves nothing.
 func TestAccSandboxFleet_lifecycle(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	var first map[string]string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(fleetConfig("size = 3", "")),
+				Config: m.Config(fleetConfig("size = 3", "")),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("prime_sandbox_fleet.f", tfjsonpath.New("sandboxes").AtMapKey("2").AtMapKey("status"), knownvalue.StringExact("RUNNING")),
 					statecheck.ExpectKnownValue("prime_sandbox_fleet.f", tfjsonpath.New("sandboxes").AtMapKey("0").AtMapKey("name"), knownvalue.StringExact("eval-0")),
@@ -69,7 +71,7 @@ func TestAccSandboxFleet_lifecycle(t *testing.T) {
 					if len(first) != 3 || m.Stats().SandboxesCreated != 3 {
 						return fmt.Errorf("ids %v, created %d; want 3", first, m.Stats().SandboxesCreated)
 					}
-					for _, b := range m.createBodies(t) {
+					for _, b := range m.CreateBodies(t) {
 						_, vm := b["vm"]
 						_, start := b["start_command"]
 						if vm || start || b["cpu_cores"] != 1.0 || !strings.HasPrefix(b["name"].(string), "eval-") {
@@ -80,7 +82,7 @@ func TestAccSandboxFleet_lifecycle(t *testing.T) {
 				},
 			},
 			{
-				Config: m.config(fleetConfig("size = 5", "")),
+				Config: m.Config(fleetConfig("size = 5", "")),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_sandbox_fleet.f", plancheck.ResourceActionUpdate),
 				}},
@@ -101,11 +103,11 @@ func TestAccSandboxFleet_lifecycle(t *testing.T) {
 				// Member 1 is deleted out of band: the refresh drops it and the
 				// plan re-creates it in place.
 				PreConfig: func() {
-					if err := m.client(t).DeleteSandbox(waitCtx(t), first["1"]); err != nil {
+					if err := m.Client(t).DeleteSandbox(mocktest.WaitCtx(t), first["1"]); err != nil {
 						t.Fatal(err)
 					}
 				},
-				Config: m.config(fleetConfig("size = 5", "")),
+				Config: m.Config(fleetConfig("size = 5", "")),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_sandbox_fleet.f", plancheck.ResourceActionUpdate),
 				}},
@@ -118,7 +120,7 @@ func TestAccSandboxFleet_lifecycle(t *testing.T) {
 				},
 			},
 			{
-				Config: m.config(fleetConfig("size = 2", "")),
+				Config: m.Config(fleetConfig("size = 2", "")),
 				Check: func(s *terraform.State) error {
 					if ids := fleetIDs(s); len(ids) != 2 || ids["0"] != first["0"] {
 						return fmt.Errorf("after shrinking: %v", ids)
@@ -130,7 +132,7 @@ func TestAccSandboxFleet_lifecycle(t *testing.T) {
 				},
 			},
 			{
-				Config:        m.config(fleetConfig("size = 2", "")),
+				Config:        m.Config(fleetConfig("size = 2", "")),
 				ResourceName:  "prime_sandbox_fleet.f",
 				ImportState:   true,
 				ImportStateId: "label:fleet-test",
@@ -149,7 +151,7 @@ func TestAccSandboxFleet_lifecycle(t *testing.T) {
 // A fleet's template follows prime_sandbox's plan-time rules, and size and
 // members are exclusive.
 func TestAccSandboxFleet_planTimeErrors(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	for _, tc := range []struct{ name, cfg, want string }{
 		{"both size and members", fleetConfig("size = 2\n  members = [\"a\"]", ""), "2 attributes specified when one (and only one) of [size,members] is required"},
 		{"vm false", fleetConfig("size = 2", "vm = false"), "vm: Prime retired container sandboxes on 2026-09-18; every sandbox is now a VM, and the platform answers a request for a container with HTTP 410 Gone"},
@@ -164,34 +166,34 @@ func TestAccSandboxFleet_planTimeErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: providerFactories(t),
-				Steps:                    []resource.TestStep{{Config: m.config(tc.cfg), PlanOnly: true, ExpectError: expectErr(tc.want)}},
+				ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+				Steps:                    []resource.TestStep{{Config: m.Config(tc.cfg), PlanOnly: true, ExpectError: acctest.ExpectErr(tc.want)}},
 			})
 		})
 	}
-	m.noAPICalls(t)
+	m.NoAPICalls(t)
 }
 
 // A born-restricted fleet: every member's create body carries the lists, the
 // create waits until every member enforces them, and an egress change is
 // applied to every member in place.
 func TestAccSandboxFleet_bornRestricted(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	var ids map[string]string
 	var gen string // member a's egress generation after the change
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(fleetConfig(`members = ["a", "b"]`, egressAllow("example.com"))),
+				Config: m.Config(fleetConfig(`members = ["a", "b"]`, egressAllow("example.com"))),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("prime_sandbox_fleet.f", tfjsonpath.New("sandboxes").AtMapKey("a").AtMapKey("egress_applied"), knownvalue.Bool(true)),
 				},
 				Check: func(s *terraform.State) error {
 					ids = fleetIDs(s)
 					for _, id := range ids {
-						if !m.reachable(t, id, "example.com") || m.reachable(t, id, "google.com") {
+						if !m.Reaches(t, id, "example.com") || m.Reaches(t, id, "google.com") {
 							return fmt.Errorf("member %s is not restricted to example.com", id)
 						}
 					}
@@ -199,13 +201,13 @@ func TestAccSandboxFleet_bornRestricted(t *testing.T) {
 				},
 			},
 			{
-				Config: m.config(fleetConfig(`members = ["a", "b"]`, egressAllow("google.com"))),
+				Config: m.Config(fleetConfig(`members = ["a", "b"]`, egressAllow("google.com"))),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_sandbox_fleet.f", plancheck.ResourceActionUpdate),
 				}},
 				Check: func(s *terraform.State) error {
 					for _, id := range ids {
-						if m.reachable(t, id, "example.com") || !m.reachable(t, id, "google.com") {
+						if m.Reaches(t, id, "example.com") || !m.Reaches(t, id, "google.com") {
 							return fmt.Errorf("member %s did not switch to google.com", id)
 						}
 					}
@@ -216,7 +218,7 @@ func TestAccSandboxFleet_bornRestricted(t *testing.T) {
 			{
 				// An import reads the restriction the members share into the
 				// egress block, with each member's generation.
-				Config:        m.config(fleetConfig(`members = ["a", "b"]`, egressAllow("google.com"))),
+				Config:        m.Config(fleetConfig(`members = ["a", "b"]`, egressAllow("google.com"))),
 				ResourceName:  "prime_sandbox_fleet.f",
 				ImportState:   true,
 				ImportStateId: "label:fleet-test",
@@ -237,16 +239,16 @@ func TestAccSandboxFleet_bornRestricted(t *testing.T) {
 // CLI) import without an egress block, rather than one member's lists
 // standing for the fleet.
 func TestAccSandboxFleet_importMembersThatDisagreeOnEgress(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(fleetConfig(`members = ["a", "b"]`, egressAllow("example.com")))
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(fleetConfig(`members = ["a", "b"]`, egressAllow("example.com")))
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
 				Config: cfg,
 				Check: func(s *terraform.State) error {
-					_, err := m.client(t).PutEgressPolicy(waitCtx(t), fleetIDs(s)["b"], prime.EgressPolicy{Allowlist: []string{"google.com"}})
+					_, err := m.Client(t).PutEgressPolicy(mocktest.WaitCtx(t), fleetIDs(s)["b"], prime.EgressPolicy{Allowlist: []string{"google.com"}})
 					return err
 				},
 			},
@@ -270,15 +272,15 @@ func TestAccSandboxFleet_importMembersThatDisagreeOnEgress(t *testing.T) {
 // Under a data plane that never applies, a born-restricted fleet fails
 // closed, naming every member.
 func TestAccSandboxFleet_bornRestrictedFailsClosed(t *testing.T) {
-	o := fastMockOptions()
+	o := mocktest.Fast()
 	o.NeverApply = true
-	m := newTestMock(t, o)
+	m := mocktest.New(t, o)
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config:      m.config(fleetConfig(`members = ["a", "b"]`, "egress {\n    allow = [\"example.com\"]\n  }\n  timeouts {\n    egress = \"1s\"\n  }")),
-			ExpectError: expectErr(`2 member(s) failed; 0 are healthy. Member "a":`),
+			Config:      m.Config(fleetConfig(`members = ["a", "b"]`, "egress {\n    allow = [\"example.com\"]\n  }\n  timeouts {\n    egress = \"1s\"\n  }")),
+			ExpectError: acctest.ExpectErr(`2 member(s) failed; 0 are healthy. Member "a":`),
 		}},
 	})
 	if st := m.Stats(); st.LiveSandboxes != 0 || st.SandboxesCreated != 2 {
@@ -290,25 +292,25 @@ func TestAccSandboxFleet_bornRestrictedFailsClosed(t *testing.T) {
 // the platform's error; it is deleted, the healthy members stay, and the
 // next apply creates only what is missing.
 func TestAccSandboxFleet_memberFailure(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	var first map[string]string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(fleetConfig(`members = ["a"]`, "")),
+				Config: m.Config(fleetConfig(`members = ["a"]`, "")),
 				Check: func(s *terraform.State) error {
 					first = fleetIDs(s)
 					return nil
 				},
 			},
 			{
-				Config:      m.config(fleetConfig(`members = ["a", "prime-mock-oom"]`, "")),
-				ExpectError: expectErr(`1 member(s) failed; 1 are healthy. Member "prime-mock-oom": sandbox`),
+				Config:      m.Config(fleetConfig(`members = ["a", "prime-mock-oom"]`, "")),
+				ExpectError: acctest.ExpectErr(`1 member(s) failed; 1 are healthy. Member "prime-mock-oom": sandbox`),
 			},
 			{
-				Config: m.config(fleetConfig(`members = ["a", "b"]`, "")),
+				Config: m.Config(fleetConfig(`members = ["a", "b"]`, "")),
 				Check: func(s *terraform.State) error {
 					ids := fleetIDs(s)
 					if len(ids) != 2 || ids["a"] != first["a"] {
@@ -328,11 +330,11 @@ func TestAccSandboxFleet_memberFailure(t *testing.T) {
 // (names split at their last "-"); the configuration's name_prefix settles
 // it, so the first plan updates in place and never deletes a member.
 func TestAccSandboxFleet_importKeysWithDashes(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(fleetConfig(`members = ["task-a", "task-b"]`, ""))
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(fleetConfig(`members = ["task-a", "task-b"]`, ""))
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{Config: cfg},
 			{

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"fmt"
@@ -14,23 +14,25 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
-var minimalSandbox = sandboxHCL("test", "eval-0")
+var minimalSandbox = acctest.SandboxHCL("test", "eval-0")
 
 // Create, read, import (CLI and import block), destroy; unset arguments are
 // sent with the platform's defaults and read back, and nothing retired (vm,
 // guaranteed, a default start command) is sent; the second plan (run by the
 // harness after every apply) is empty.
 func TestAccSandbox_basic(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(minimalSandbox),
+				Config: m.Config(minimalSandbox),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("status"), knownvalue.StringExact("RUNNING")),
 					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("vm"), knownvalue.Bool(true)),
@@ -48,7 +50,7 @@ func TestAccSandbox_basic(t *testing.T) {
 					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("start_argv"), knownvalue.Null()),
 				},
 				Check: func(*terraform.State) error {
-					bodies := m.createBodies(t)
+					bodies := m.CreateBodies(t)
 					if len(bodies) != 1 {
 						return fmt.Errorf("%d create requests, want 1", len(bodies))
 					}
@@ -94,8 +96,8 @@ func TestAccSandbox_basic(t *testing.T) {
 
 // A sandbox with every argument set; import verifies them all.
 func TestAccSandbox_everything(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(`
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(`
 resource "prime_sandbox" "test" {
   name                 = "web"
   docker_image         = "nginx:1.27"
@@ -113,8 +115,8 @@ resource "prime_sandbox" "test" {
 }
 `)
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
 				Config: cfg,
@@ -127,7 +129,7 @@ resource "prime_sandbox" "test" {
 					statecheck.ExpectSensitiveValue("prime_sandbox.test", tfjsonpath.New("secrets")),
 				},
 				Check: func(*terraform.State) error {
-					body := m.createBodies(t)[0]
+					body := m.CreateBodies(t)[0]
 					sc, _ := body["start_command"].(map[string]any)
 					if sc["executable"] != "/bin/sh" || body["arch"] != "arm64" || body["cpu_cores"] != 2.0 {
 						return fmt.Errorf("create body = %v", body)
@@ -154,13 +156,13 @@ resource "prime_sandbox" "test" {
 }
 
 func TestAccSandbox_vmArgvAndGPU(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(`
+				Config: m.Config(`
 resource "prime_sandbox" "test" {
   name            = "trainer"
   docker_image    = "pytorch/pytorch:latest"
@@ -175,7 +177,7 @@ resource "prime_sandbox" "test" {
 					statecheck.ExpectKnownValue("prime_sandbox.test", tfjsonpath.New("gpu_type"), knownvalue.StringExact("A100")),
 				},
 				Check: func(*terraform.State) error {
-					sc, _ := m.createBodies(t)[0]["start_command"].(map[string]any)
+					sc, _ := m.CreateBodies(t)[0]["start_command"].(map[string]any)
 					if sc["executable"] != "/bin/sh" || fmt.Sprint(sc["args"]) != "[-c sleep infinity]" {
 						return fmt.Errorf("start_command = %v", sc)
 					}
@@ -191,13 +193,13 @@ resource "prime_sandbox" "test" {
 // create says so (and keeps the sandbox in state, tainted, for the next
 // apply to replace).
 func TestAccSandbox_startProcessExitStopsSandbox(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config:      m.config(sandboxHCL("test", "one-shot", `start_argv = ["/bin/sh", "-c", "exit 3"]`)),
-			ExpectError: expectErr("The start command exited with code 3, which stops the sandbox"),
+			Config:      m.Config(acctest.SandboxHCL("test", "one-shot", `start_argv = ["/bin/sh", "-c", "exit 3"]`)),
+			ExpectError: acctest.ExpectErr("The start command exited with code 3, which stops the sandbox"),
 		}},
 	})
 }
@@ -236,16 +238,16 @@ func TestAccSandbox_planTimeValidation(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			m := newTestMock(t, fastMockOptions())
+			m := mocktest.New(t, mocktest.Fast())
 			name := `name = "x"`
 			body := tc.body
 			if strings.HasPrefix(body, "name2") {
 				name, body = `name = ""`, ""
 			}
 			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: providerFactories(t),
+				ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 				Steps: []resource.TestStep{{
-					Config: m.config(fmt.Sprintf(`
+					Config: m.Config(fmt.Sprintf(`
 resource "prime_sandbox" "test" {
   %s
   docker_image = "img"
@@ -253,10 +255,10 @@ resource "prime_sandbox" "test" {
 }
 `, name, body)),
 					PlanOnly:    true,
-					ExpectError: expectErr(tc.want),
+					ExpectError: acctest.ExpectErr(tc.want),
 				}},
 			})
-			m.noAPICalls(t)
+			m.NoAPICalls(t)
 		})
 	}
 }
@@ -264,12 +266,12 @@ resource "prime_sandbox" "test" {
 // A value only known after apply skips the rules that depend on it rather
 // than failing or guessing.
 func TestAccSandbox_unknownValuesDeferValidation(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(`
+			Config: m.Config(`
 resource "prime_sandbox" "base" {
   name         = "base"
   docker_image = "img"
@@ -290,31 +292,31 @@ resource "prime_sandbox" "test" {
 
 // A sandbox deleted behind Terraform's back is recreated on the next apply.
 func TestAccSandbox_driftDeletedOutOfBand(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	var firstID string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(minimalSandbox),
+				Config: m.Config(minimalSandbox),
 				Check: func(s *terraform.State) (err error) {
-					firstID, err = stateID(s, "prime_sandbox.test")
+					firstID, err = acctest.StateID(s, "prime_sandbox.test")
 					return err
 				},
 			},
 			{
 				PreConfig: func() {
-					if err := m.client(t).DeleteSandbox(waitCtx(t), firstID); err != nil {
+					if err := m.Client(t).DeleteSandbox(mocktest.WaitCtx(t), firstID); err != nil {
 						t.Fatal(err)
 					}
 				},
-				Config: m.config(minimalSandbox),
+				Config: m.Config(minimalSandbox),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("prime_sandbox.test", plancheck.ResourceActionCreate)},
 				},
 				Check: func(s *terraform.State) error {
-					id, err := stateID(s, "prime_sandbox.test")
+					id, err := acctest.StateID(s, "prime_sandbox.test")
 					if err == nil && id == firstID {
 						err = fmt.Errorf("the deleted sandbox %s is still in state", id)
 					}
@@ -328,18 +330,18 @@ func TestAccSandbox_driftDeletedOutOfBand(t *testing.T) {
 // A sandbox that goes to ERROR while booting fails the apply with the
 // platform's error type and message.
 func TestAccSandbox_bootErrorFailsApply(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(`
+			Config: m.Config(`
 resource "prime_sandbox" "test" {
   name         = "broken"
   docker_image = "prime-mock/error:latest"
 }
 `),
-			ExpectError: expectErr("is ERROR (IMAGE_PULL_FAILED)"),
+			ExpectError: acctest.ExpectErr("is ERROR (IMAGE_PULL_FAILED)"),
 		}},
 	})
 	if got := m.Stats().SandboxesCreated; got != 1 {
@@ -354,10 +356,10 @@ resource "prime_sandbox" "test" {
 // in state (tainted): the next plan replaces that sandbox instead of
 // creating a second, untracked one; destroy removes it.
 func TestAccSandbox_createTimeoutKeepsIDInState(t *testing.T) {
-	o := fastMockOptions()
+	o := mocktest.Fast()
 	o.ImageBuildDelay = time.Hour // a first-use VM image build that never ends
-	m := newTestMock(t, o)
-	cfg := m.config(`
+	m := mocktest.New(t, o)
+	cfg := m.Config(`
 resource "prime_sandbox" "test" {
   name         = "slow"
   docker_image = "prime-mock/build:v1"
@@ -368,12 +370,12 @@ resource "prime_sandbox" "test" {
 }
 `)
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
 				Config:      cfg,
-				ExpectError: expectErr("the VM image build for sandbox"),
+				ExpectError: acctest.ExpectErr("the VM image build for sandbox"),
 			},
 			{
 				Config:             cfg,
@@ -392,13 +394,13 @@ resource "prime_sandbox" "test" {
 
 // secrets_wo reaches the platform and never the state.
 func TestAccSandbox_writeOnlySecretsStayOutOfState(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	const secret = "wo-s3cret-value-123"
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(fmt.Sprintf(`
+			Config: m.Config(fmt.Sprintf(`
 resource "prime_sandbox" "test" {
   name               = "wo"
   docker_image       = "img"
@@ -418,7 +420,7 @@ resource "prime_sandbox" "test" {
 						}
 					}
 				}
-				sec, _ := m.createBodies(t)[0]["secrets"].(map[string]any)
+				sec, _ := m.CreateBodies(t)[0]["secrets"].(map[string]any)
 				if sec["API_TOKEN"] != secret {
 					return fmt.Errorf("the secret was not sent: %v", sec)
 				}
@@ -431,14 +433,14 @@ resource "prime_sandbox" "test" {
 // Twenty sandboxes in one apply are polled together: the mock sees far
 // fewer status requests than one per sandbox per poll round.
 func TestAccSandbox_fleetStatusIsBatched(t *testing.T) {
-	o := fastMockOptions()
+	o := mocktest.Fast()
 	o.BootDelay = 800 * time.Millisecond
-	m := newTestMock(t, o)
+	m := mocktest.New(t, o)
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(`
+			Config: m.Config(`
 resource "prime_sandbox" "fleet" {
   count        = 20
   name         = "eval-${count.index}"
@@ -466,13 +468,13 @@ resource "prime_sandbox" "fleet" {
 }
 
 func TestAccSandboxDataSources(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(`
+				Config: m.Config(`
 resource "prime_sandbox" "a" {
   name         = "a"
   docker_image = "img"
@@ -486,7 +488,7 @@ resource "prime_sandbox" "b" {
 `),
 			},
 			{
-				Config: m.config(`
+				Config: m.Config(`
 resource "prime_sandbox" "a" {
   name         = "a"
   docker_image = "img"
@@ -525,12 +527,12 @@ data "prime_sandboxes" "team" {
 }
 
 func TestAccSandboxDataSource_unknownID(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		Steps: []resource.TestStep{{
-			Config:      m.config(`data "prime_sandbox" "x" { id = "does-not-exist" }`),
-			ExpectError: expectErr(`No sandbox has the ID "does-not-exist"`),
+			Config:      m.Config(`data "prime_sandbox" "x" { id = "does-not-exist" }`),
+			ExpectError: acctest.ExpectErr(`No sandbox has the ID "does-not-exist"`),
 		}},
 	})
 }

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"net/http"
@@ -14,6 +14,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
@@ -23,7 +25,7 @@ const testPublicKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHk3c2FuZGJveC1zc2gtd
 // withEcho adds the echo provider, which copies an ephemeral value into a
 // resource's state: the only way a test sees what Open returned.
 func withEcho(t *testing.T) map[string]func() (tfprotov6.ProviderServer, error) {
-	f := providerFactories(t)
+	f := acctest.ProviderFactories(t)
 	f["echo"] = echoprovider.NewProviderServer()
 	return f
 }
@@ -32,8 +34,8 @@ func withEcho(t *testing.T) map[string]func() (tfprotov6.ProviderServer, error) 
 // resource sees host, port and ttl; the mock saw every opened session
 // closed by request.
 func TestAccSSHSession_openClose(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
-	cfg := m.config(`
+	m := mocktest.New(t, mocktest.Fast())
+	cfg := m.Config(`
 resource "prime_sandbox" "box" {
   name         = "debug-me"
   docker_image = "python:3.12-slim"
@@ -51,7 +53,7 @@ resource "echo" "session" {}
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: withEcho(t),
 		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_10_0)},
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
 			Config: cfg,
 			ConfigStateChecks: []statecheck.StateCheck{
@@ -77,13 +79,11 @@ resource "echo" "session" {}
 		}
 	}
 	closeRequests := map[string]bool{}
-	m.mu.Lock()
-	for _, r := range m.requests {
+	for _, r := range m.Requests() {
 		if r.Method == http.MethodDelete && strings.Contains(r.Path, "/ssh-session/") {
 			closeRequests[path.Base(r.Path)] = true
 		}
 	}
-	m.mu.Unlock()
 	if len(opened) == 0 {
 		t.Fatal("no SSH session was opened")
 	}
@@ -99,12 +99,12 @@ resource "echo" "session" {}
 
 // A private key in public_key is refused at validation, before any request.
 func TestAccSSHSession_privateKeyRefused(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: withEcho(t),
 		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_10_0)},
 		Steps: []resource.TestStep{{
-			Config: m.config(`
+			Config: m.Config(`
 ephemeral "prime_sandbox_ssh_session" "debug" {
   sandbox_id = "sb-any"
   public_key = "-----BEGIN OPENSSH PRIVATE KEY-----"
@@ -114,8 +114,8 @@ provider "echo" {
 }
 resource "echo" "session" {}
 `),
-			ExpectError: expectErr("public_key: public_key holds a private key; send the .pub file's single line instead"),
+			ExpectError: acctest.ExpectErr("public_key: public_key holds a private key; send the .pub file's single line instead"),
 		}},
 	})
-	m.noAPICalls(t)
+	m.NoAPICalls(t)
 }

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/sandbox"
 )
@@ -18,16 +20,16 @@ import (
 // configuration that wrote it (vm = true: a deprecation warning) and under
 // today's (no vm), and the next apply stores the version-1 state.
 func TestAccUpgrade_stateFromPreviousReleasePlansEmpty(t *testing.T) {
-	cli := requireCLI(t)
-	provider := devProvider(t)
+	cli := acctest.RequireCLI(t)
+	provider := acctest.DevProvider(t)
 	t.Parallel()
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
 	// The sandboxes the old state tracks, as the old provider created
 	// them, in this test's mock.
-	c := m.client(t)
+	c := m.Client(t)
 	two := 2
 	ids := map[string]string{}
 	for _, sb := range []struct {
@@ -65,7 +67,7 @@ func TestAccUpgrade_stateFromPreviousReleasePlansEmpty(t *testing.T) {
 		state = strings.ReplaceAll(state, "registry.terraform.io/", host+"/")
 	}
 
-	w := newMockWork(t, m, provider(), cli, "")
+	w := acctest.NewMockWork(t, m, provider(), cli, "")
 	writeRaw := func(name, content string) {
 		t.Helper()
 		if err := os.WriteFile(filepath.Join(w.Dir, name), []byte(content), 0o600); err != nil {
@@ -86,7 +88,7 @@ func TestAccUpgrade_stateFromPreviousReleasePlansEmpty(t *testing.T) {
 		{"today's configuration, without vm", todays, false},
 	} {
 		writeRaw("main.tf", tc.config)
-		out, code := w.run(ctx, "plan", "-detailed-exitcode", "-no-color")
+		out, code := w.Exec(ctx, "plan", "-detailed-exitcode", "-no-color")
 		if code != 0 {
 			t.Fatalf("%s: plan after the upgrade exited %d, want 0 (no changes):\n%s", tc.name, code, out)
 		}
@@ -97,7 +99,7 @@ func TestAccUpgrade_stateFromPreviousReleasePlansEmpty(t *testing.T) {
 
 	// The apply stores the upgraded state: version 1, vm true, whole
 	// vCPUs, retired attributes null, arch read back.
-	if out, code := w.run(ctx, "apply", "-auto-approve", "-no-color"); code != 0 {
+	if out, code := w.Exec(ctx, "apply", "-auto-approve", "-no-color"); code != 0 {
 		t.Fatalf("apply after the upgrade: %s", out)
 	}
 	raw, err := os.ReadFile(filepath.Join(w.Dir, "terraform.tfstate"))
@@ -134,7 +136,7 @@ func TestAccUpgrade_stateFromPreviousReleasePlansEmpty(t *testing.T) {
 			t.Errorf("%s.%s: arch %v, want the platform's %s read back", r.Type, r.Name, a["arch"], prime.ArchAMD64)
 		}
 	}
-	if out, code := w.run(ctx, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
+	if out, code := w.Exec(ctx, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
 		t.Fatalf("plan after the apply exited %d:\n%s", code, out)
 	}
 	if live := m.Stats().LiveSandboxes; live != 4 {

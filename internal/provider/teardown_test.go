@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
@@ -20,12 +22,12 @@ import (
 // destroy completes with a warning instead of failing, so the sandbox's
 // destroy runs. (CheckDestroy runs after the harness's destroy.)
 func TestAccTeardown_stalledDataPlaneStillDeletesTheSandbox(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(vmSandbox + policyHCL(`allow = ["example.com"]`, `timeouts { delete = "1s" }`)),
+			Config: m.Config(vmSandbox + policyHCL(`allow = ["example.com"]`, `timeouts { delete = "1s" }`)),
 			Check: func(*terraform.State) error {
 				m.SetNeverApply(true) // stalls before the harness's destroy
 				return nil
@@ -36,12 +38,12 @@ func TestAccTeardown_stalledDataPlaneStillDeletesTheSandbox(t *testing.T) {
 
 // The same for a fleet and its fleet policy.
 func TestAccTeardown_stalledDataPlaneStillDeletesTheFleet(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(sandboxFleetHCL("eval", "teardown", 3) + `
+			Config: m.Config(acctest.SandboxFleetHCL("eval", "teardown", 3) + `
 resource "prime_fleet_egress_policy" "lock" {
   sandbox_ids = prime_sandbox_fleet.eval.sandbox_ids
   allow       = ["example.com"]
@@ -63,7 +65,7 @@ resource "prime_fleet_egress_policy" "lock" {
 // setup (require_open_egress) refuses to run while the restore is pending,
 // and runs, with the network open, once the data plane has caught up.
 func TestAccTeardown_keptSandboxRefusesSetupWhileRestorePending(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	setup := func(version string) string {
 		return fmt.Sprintf(`
 resource "prime_sandbox_command" "setup" {
@@ -84,18 +86,18 @@ resource "prime_egress_policy" "agent" {
 }
 `
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(vmSandbox + setup("v1") + lock),
+				Config: m.Config(vmSandbox + setup("v1") + lock),
 			},
 			{
 				// The lock goes and the setup changes, with the data plane
 				// stalled: the policy's destroy completes, the new setup
 				// refuses (the previous lock still holds), the sandbox stays.
 				PreConfig: func() { m.SetNeverApply(true) },
-				Config:    m.config(vmSandbox + setup("v2")),
+				Config:    m.Config(vmSandbox + setup("v2")),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_egress_policy.agent", plancheck.ResourceActionDestroy),
 					plancheck.ExpectResourceAction("prime_sandbox.vm", plancheck.ResourceActionNoop),
@@ -105,7 +107,7 @@ resource "prime_egress_policy" "agent" {
 			{
 				// The data plane catches up: the setup runs open.
 				PreConfig: func() { m.SetNeverApply(false) },
-				Config:    m.config(vmSandbox + setup("v2")),
+				Config:    m.Config(vmSandbox + setup("v2")),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr("prime_sandbox_command.setup", "exit_code", "0"),
 					resource.TestCheckResourceAttr("prime_sandbox_command.setup", "stdout", "setup v2\n"),
@@ -121,25 +123,25 @@ resource "prime_egress_policy" "agent" {
 // for the single policy. Each sandbox's restore is written once, and every
 // sandbox is deleted. Driven by the CLI, whose output carries the warnings.
 func TestAccTeardown_stalledDestroyWarnsOncePerResource(t *testing.T) {
-	cli := requireCLI(t)
-	provider := devProvider(t)
+	cli := acctest.RequireCLI(t)
+	provider := acctest.DevProvider(t)
 	t.Parallel()
-	m := newTestMock(t, fastMockOptions())
-	w := newMockWork(t, m, provider(), cli, `
+	m := mocktest.New(t, mocktest.Fast())
+	w := acctest.NewMockWork(t, m, provider(), cli, `
 provider "prime" {}
-`+sandboxFleetHCL("eval", "stalled", 3)+`
+`+acctest.SandboxFleetHCL("eval", "stalled", 3)+`
 resource "prime_fleet_egress_policy" "lock" {
   sandbox_ids = prime_sandbox_fleet.eval.sandbox_ids
   allow       = ["example.com"]
 }
-`+sandboxHCL("one", "stalled-one")+egressPolicyHCL("one", "prime_sandbox.one.id", []string{"example.com"}))
+`+acctest.SandboxHCL("one", "stalled-one")+acctest.EgressPolicyHCL("one", "prime_sandbox.one.id", []string{"example.com"}))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	if out, code := w.run(ctx, "apply", "-no-color", "-auto-approve", "-input=false"); code != 0 {
+	if out, code := w.Exec(ctx, "apply", "-no-color", "-auto-approve", "-input=false"); code != 0 {
 		t.Fatalf("apply: exit %d\n%s", code, out)
 	}
 	m.SetNeverApply(true)
-	out, code := w.run(ctx, "destroy", "-no-color", "-auto-approve", "-input=false")
+	out, code := w.Exec(ctx, "destroy", "-no-color", "-auto-approve", "-input=false")
 	if code != 0 {
 		t.Fatalf("destroy: exit %d\n%s", code, out)
 	}
@@ -154,7 +156,7 @@ resource "prime_fleet_egress_policy" "lock" {
 	if !fleet.MatchString(out) {
 		t.Errorf("no single fleet warning naming every member, bounded by 10s:\n%s", out)
 	}
-	if n := len(expectErr("The destroy does not wait longer").FindAllStringIndex(out, -1)); n != 2 {
+	if n := len(acctest.ExpectErr("The destroy does not wait longer").FindAllStringIndex(out, -1)); n != 2 {
 		t.Errorf("the explanation appears %d times, want once per resource:\n%s", n, out)
 	}
 	// One restore write per sandbox, before its deletion.

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"fmt"
@@ -14,6 +14,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
@@ -28,12 +30,12 @@ const (
 // /exec (the containers' transport, retired with them). env and
 // working_dir reach the command, relative and absolute.
 func TestAccSandboxCommand_transport(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(sandboxHCL("box", "box") + `resource "prime_sandbox_command" "absolute" {
+			Config: m.Config(acctest.SandboxHCL("box", "box") + `resource "prime_sandbox_command" "absolute" {
   sandbox_id  = prime_sandbox.box.id
   command     = "echo $GREETING from absolute; pwd"
   env         = { GREETING = "hello" }
@@ -51,7 +53,7 @@ resource "prime_sandbox_command" "relative" {
 				statecheck.ExpectKnownValue("prime_sandbox_command.relative", tfjsonpath.New("stdout"), knownvalue.StringExact("hi from relative\n/root/task\n")),
 			},
 			Check: func(s *terraform.State) error {
-				box, err := stateID(s, "prime_sandbox.box")
+				box, err := acctest.StateID(s, "prime_sandbox.box")
 				if err != nil {
 					return err
 				}
@@ -85,19 +87,19 @@ resource "prime_sandbox_command" "relative" {
 // on a VM the provider stops it (SIGTERM) instead of leaving it running
 // while egress gets locked.
 func TestAccSandboxCommand_timeoutStopsTheCommand(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(commandSandbox + `
+			Config: m.Config(commandSandbox + `
 resource "prime_sandbox_command" "slow" {
   sandbox_id      = prime_sandbox.box.id
   command         = "echo starting; sleep 30; echo never"
   timeout_seconds = 1
 }
 `),
-			ExpectError: expectErr("timed out"),
+			ExpectError: acctest.ExpectErr("timed out"),
 		}},
 	})
 	var started, signalled bool
@@ -125,14 +127,14 @@ resource "prime_sandbox_command" "slow" {
 // gateway lagging RUNNING by 3 s, a sandbox and a command on it apply the
 // first time, because the create waits until the gateway answers.
 func TestAccSandboxCommand_gatewayLagsRunning(t *testing.T) {
-	o := fastMockOptions()
+	o := mocktest.Fast()
 	o.GatewayLag = 3 * time.Second
-	m := newTestMock(t, o)
+	m := mocktest.New(t, o)
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(sandboxHCL("vm", "lagging") + `resource "prime_sandbox_command" "first" {
+			Config: m.Config(acctest.SandboxHCL("vm", "lagging") + `resource "prime_sandbox_command" "first" {
   sandbox_id = prime_sandbox.vm.id
   command    = "echo first"
 }
@@ -164,7 +166,7 @@ func TestAccSandboxCommand_gatewayLagsRunning(t *testing.T) {
 // going), and is not run again by the provider. The summary names that
 // outcome, not the retired containers' edge proxy.
 func TestAccSandboxCommand_cutStreamMayStillRun(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	var once sync.Once
 	onEvent(t, m, func(e primemock.Event) bool {
 		return e.Type == primemock.EventCommandStarted && strings.Contains(e.Command, "cut-stream-step")
@@ -174,10 +176,10 @@ func TestAccSandboxCommand_cutStreamMayStillRun(t *testing.T) {
 		})
 	})
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(commandSandbox + `
+			Config: m.Config(commandSandbox + `
 resource "prime_sandbox_command" "step" {
   sandbox_id = prime_sandbox.box.id
   command    = "echo cut-stream-step; sleep 3"

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"fmt"
@@ -12,13 +12,15 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
 // todaysProtocol is the evaluation protocol as today's docs write it: no
 // vm attribute anywhere (every sandbox is a VM), no lifetime limit and a
 // 60-minute idle timeout, as the eval-fleet module's defaults.
-var todaysProtocol = sandboxHCL("box", "todays-docs", "timeout_minutes = -1", "idle_timeout_minutes = 60") + `
+var todaysProtocol = acctest.SandboxHCL("box", "todays-docs", "timeout_minutes = -1", "idle_timeout_minutes = 60") + `
 resource "prime_sandbox_file" "task" {
   sandbox_id = prime_sandbox.box.id
   path       = "/task/task.json"
@@ -31,7 +33,7 @@ resource "prime_sandbox_command" "setup" {
   require_open_egress = true
   triggers            = { task = prime_sandbox_file.task.id }
 }
-` + egressPolicyHCL("lock", "prime_sandbox.box.id", []string{"api.openai.com"}, "after = [prime_sandbox_command.setup.id]") + backgroundCommandHCL("agent", "prime_egress_policy.lock.sandbox_id", `test -f /opt/setup-ran && echo '{"reward": 1}' > /results/reward.json && echo agent-done`, "timeout_seconds = 600", "triggers = { lock = prime_egress_policy.lock.id }") + `
+` + acctest.EgressPolicyHCL("lock", "prime_sandbox.box.id", []string{"api.openai.com"}, "after = [prime_sandbox_command.setup.id]") + acctest.BackgroundCommandHCL("agent", "prime_egress_policy.lock.sandbox_id", `test -f /opt/setup-ran && echo '{"reward": 1}' > /results/reward.json && echo agent-done`, "timeout_seconds = 600", "triggers = { lock = prime_egress_policy.lock.id }") + `
 data "prime_sandbox_file" "reward" {
   sandbox_id = prime_sandbox_command.agent.sandbox_id
   path       = "/results/reward.json"
@@ -53,12 +55,12 @@ func TestAccVMOnly_todaysDocsRunTheWholeProtocol(t *testing.T) {
 	if regexp.MustCompile(`(?m)^\s*vm\s*=`).MatchString(todaysProtocol) {
 		t.Fatal("the configuration must not set vm")
 	}
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.config(todaysProtocol),
+			Config: m.Config(todaysProtocol),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue("prime_sandbox.box", tfjsonpath.New("vm"), knownvalue.Bool(true)),
 				statecheck.ExpectKnownValue("prime_sandbox.box", tfjsonpath.New("timeout_minutes"), knownvalue.Int64Exact(-1)),
@@ -67,7 +69,7 @@ func TestAccVMOnly_todaysDocsRunTheWholeProtocol(t *testing.T) {
 				statecheck.ExpectKnownOutputValue("reward", knownvalue.Int64Exact(1)),
 			},
 			Check: func(*terraform.State) error {
-				for _, body := range m.createBodies(t) {
+				for _, body := range m.CreateBodies(t) {
 					for _, retired := range []string{"vm", "guaranteed", "registry_credentials_id", "start_command"} {
 						if _, ok := body[retired]; ok {
 							return fmt.Errorf("the create body carries %s: %v", retired, body)

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
@@ -35,7 +37,7 @@ resource "prime_sandbox_fleet" "boxes" {
 // the create body carries them); the second plan is empty; a changed
 // attachment replaces the sandbox and the fleet.
 func TestAccVolume_attachedAtCreateReplacedOnChange(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	attached := func(mount string, want int) resource.TestCheckFunc {
 		return func(*terraform.State) error {
 			n := 0
@@ -51,13 +53,13 @@ func TestAccVolume_attachedAtCreateReplacedOnChange(t *testing.T) {
 		}
 	}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		CheckDestroy:             m.checkNoLiveSandboxes,
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(volumeAttachHCL("/data", true)),
+				Config: m.Config(volumeAttachHCL("/data", true)),
 				Check: resource.ComposeAggregateTestCheckFunc(attached("/data", 3), func(*terraform.State) error {
-					for _, b := range m.createBodies(t) {
+					for _, b := range m.CreateBodies(t) {
 						vols, _ := b["volumes"].([]any)
 						if len(vols) != 1 {
 							return fmt.Errorf("create body volumes = %v, want one", b["volumes"])
@@ -66,9 +68,9 @@ func TestAccVolume_attachedAtCreateReplacedOnChange(t *testing.T) {
 					return nil
 				}),
 			},
-			{Config: m.config(volumeAttachHCL("/data", true)), ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+			{Config: m.Config(volumeAttachHCL("/data", true)), ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
 			{
-				Config: m.config(volumeAttachHCL("/mnt/data", false)),
+				Config: m.Config(volumeAttachHCL("/mnt/data", false)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_sandbox.box", plancheck.ResourceActionDestroyBeforeCreate),
 					plancheck.ExpectResourceAction("prime_sandbox_fleet.boxes", plancheck.ResourceActionDestroyBeforeCreate),

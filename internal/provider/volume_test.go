@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"fmt"
@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
@@ -31,8 +33,8 @@ data "prime_volume" "data" {
 }
 
 // mockVolume reads the volume as the platform holds it.
-func mockVolume(t *testing.T, m *testMock) *prime.Volume {
-	v, err := m.client(t).GetVolume(waitCtx(t), "eval-data", "")
+func mockVolume(t *testing.T, m *mocktest.Mock) *prime.Volume {
+	v, err := m.Client(t).GetVolume(mocktest.WaitCtx(t), "eval-data", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,18 +45,18 @@ func mockVolume(t *testing.T, m *testMock) *prime.Volume {
 // refused at plan naming both sizes, and nothing is sent for it; import by name and a second plan change nothing; destroy
 // deletes it.
 func TestAccVolume_growInPlaceShrinkRefused(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		CheckDestroy: func(*terraform.State) error {
-			if _, err := m.client(t).GetVolume(waitCtx(t), "eval-data", ""); err == nil {
+			if _, err := m.Client(t).GetVolume(mocktest.WaitCtx(t), "eval-data", ""); err == nil {
 				return fmt.Errorf("volume eval-data still exists after destroy")
 			}
 			return nil
 		},
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(volumeHCL(10, false)),
+				Config: m.Config(volumeHCL(10, false)),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("prime_volume.data", tfjsonpath.New("id"), knownvalue.StringExact("eval-data")),
 					statecheck.ExpectKnownValue("prime_volume.data", tfjsonpath.New("head_checkpoint_id"), knownvalue.Null()),
@@ -63,7 +65,7 @@ func TestAccVolume_growInPlaceShrinkRefused(t *testing.T) {
 				},
 			},
 			{
-				Config: m.config(volumeHCL(20, false)),
+				Config: m.Config(volumeHCL(20, false)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_volume.data", plancheck.ResourceActionUpdate),
 				}},
@@ -75,13 +77,13 @@ func TestAccVolume_growInPlaceShrinkRefused(t *testing.T) {
 				},
 			},
 			{
-				Config:   m.config(volumeHCL(5, false)),
+				Config:   m.Config(volumeHCL(5, false)),
 				PlanOnly: true,
 				ExpectError: expectInOrder("Volume cannot shrink", "size_gb: the volume holds 20 GiB and cannot shrink to 5 GiB. "+
 					"Volumes only grow (in place); the provider never replaces a volume to make it smaller"),
 			},
 			{
-				Config: m.config(volumeHCL(20, true)),
+				Config: m.Config(volumeHCL(20, true)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_volume.data", plancheck.ResourceActionUpdate),
 				}},
@@ -117,11 +119,11 @@ func TestAccVolume_growInPlaceShrinkRefused(t *testing.T) {
 // has no visibility), and sizes beyond the limit and bad names fail at plan
 // with no API call.
 func TestAccVolume_createPublicAndPlanTimeErrors(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		Steps: []resource.TestStep{{
-			Config: m.config(volumeHCL(1, true)),
+			Config: m.Config(volumeHCL(1, true)),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue("prime_volume.data", tfjsonpath.New("public"), knownvalue.Bool(true)),
 				statecheck.ExpectKnownValue("data.prime_volume.data", tfjsonpath.New("public"), knownvalue.Bool(true)),
@@ -143,12 +145,12 @@ func TestAccVolume_createPublicAndPlanTimeErrors(t *testing.T) {
 }`, `name: volume name "Eval_Data": use 1 to 40 lowercase letters, digits and hyphens`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := newTestMock(t, fastMockOptions())
+			m := mocktest.New(t, mocktest.Fast())
 			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: providerFactories(t),
-				Steps:                    []resource.TestStep{{Config: m.config(tc.hcl), PlanOnly: true, ExpectError: expectErr(tc.want)}},
+				ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+				Steps:                    []resource.TestStep{{Config: m.Config(tc.hcl), PlanOnly: true, ExpectError: acctest.ExpectErr(tc.want)}},
 			})
-			m.noAPICalls(t)
+			m.NoAPICalls(t)
 		})
 	}
 }
@@ -156,14 +158,14 @@ func TestAccVolume_createPublicAndPlanTimeErrors(t *testing.T) {
 // prime_volume's identity is its name (and team); importing by identity
 // adopts it with no change planned.
 func TestAccVolume_identityImport(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	noop := resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("prime_volume.data", plancheck.ResourceActionNoop)}}
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
-		TerraformVersionChecks:   skipBelow(tfIdentity),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
+		TerraformVersionChecks:   acctest.SkipBelow(acctest.Identity),
 		Steps: []resource.TestStep{
 			{
-				Config: m.config(volumeHCL(3, false)),
+				Config: m.Config(volumeHCL(3, false)),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectIdentityValueMatchesState("prime_volume.data", tfjsonpath.New("name")),
 				},
@@ -176,18 +178,18 @@ func TestAccVolume_identityImport(t *testing.T) {
 // A volume deleted outside Terraform is drift: the next apply creates it
 // again (empty; the warning says so).
 func TestAccVolume_deletedOutOfBandIsRecreated(t *testing.T) {
-	m := newTestMock(t, fastMockOptions())
+	m := mocktest.New(t, mocktest.Fast())
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories(t),
+		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		Steps: []resource.TestStep{
-			{Config: m.config(volumeHCL(4, false))},
+			{Config: m.Config(volumeHCL(4, false))},
 			{
 				PreConfig: func() {
-					if err := m.client(t).DeleteVolume(waitCtx(t), "eval-data", ""); err != nil {
+					if err := m.Client(t).DeleteVolume(mocktest.WaitCtx(t), "eval-data", ""); err != nil {
 						t.Fatal(err)
 					}
 				},
-				Config: m.config(volumeHCL(4, false)),
+				Config: m.Config(volumeHCL(4, false)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_volume.data", plancheck.ResourceActionCreate),
 				}},
