@@ -20,37 +20,7 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
 	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
-	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
-
-// commandRuns counts the finished executions of commands that start with
-// prefix, per sandbox.
-func commandRuns(m *mocktest.Mock, prefix string) map[string]int {
-	runs := map[string]int{}
-	for _, e := range m.Events() {
-		if e.Type == primemock.EventCommandExecuted && strings.HasPrefix(e.Command, prefix) {
-			runs[e.SandboxID]++
-		}
-	}
-	return runs
-}
-
-// liveLabelled counts the running sandboxes that carry label.
-func liveLabelled(ctx context.Context, t *testing.T, c *prime.Client, label string) int {
-	t.Helper()
-	active := true
-	list, err := c.ListSandboxes(ctx, prime.ListSandboxesOptions{Labels: []string{label}, IsActive: &active})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, sb := range list {
-		if !prime.IsTerminalStatus(sb.Status) && prime.HasAllLabels(sb.Labels, []string{label}) {
-			n++
-		}
-	}
-	return n
-}
 
 // prime_sandbox_exec and prime_fleet_exec run from an action_trigger after
 // their resources are created, once per sandbox, and keep nothing in state
@@ -107,12 +77,12 @@ action "prime_fleet_exec" "probe" {
 					if err != nil {
 						return err
 					}
-					if runs := commandRuns(m, "echo hello-from-trigger"); len(runs) != 1 || runs[box] != 1 {
+					if runs := acctest.CommandRuns(m, "echo hello-from-trigger"); len(runs) != 1 || runs[box] != 1 {
 						return fmt.Errorf("prime_sandbox_exec ran %v, want once on %s", runs, box)
 					}
 					ids := s.RootModule().Resources["prime_sandbox_fleet.f"].Primary.Attributes
 					for _, step := range []string{"echo probe-one", "echo probe-two"} {
-						runs := commandRuns(m, step)
+						runs := acctest.CommandRuns(m, step)
 						if len(runs) != 2 || runs[ids["sandbox_ids.0"]] != 1 || runs[ids["sandbox_ids.1"]] != 1 {
 							return fmt.Errorf("prime_fleet_exec ran %q %v, want once on each member", step, runs)
 						}
@@ -181,7 +151,7 @@ action "prime_sandbox_sweep" "leftovers" {
 			{
 				Config: sweep("marker-1", ""),
 				Check: func(*terraform.State) error {
-					if n := liveLabelled(ctx, t, c, "stale"); n != 3 {
+					if n := acctest.LiveLabelled(ctx, t, c, "stale"); n != 3 {
 						return fmt.Errorf("after a dry run %d stale sandboxes live, want all 3", n)
 					}
 					return nil
@@ -190,7 +160,7 @@ action "prime_sandbox_sweep" "leftovers" {
 			{
 				Config: sweep("marker-2", "dry_run = false"),
 				Check: func(*terraform.State) error {
-					stale, run7, keep := liveLabelled(ctx, t, c, "stale"), liveLabelled(ctx, t, c, "run-7"), liveLabelled(ctx, t, c, "keep")
+					stale, run7, keep := acctest.LiveLabelled(ctx, t, c, "stale"), acctest.LiveLabelled(ctx, t, c, "run-7"), acctest.LiveLabelled(ctx, t, c, "keep")
 					if run7 != 0 || stale != 1 || keep != 1 {
 						return fmt.Errorf("after the sweep: %d run-7, %d stale, %d keep live; want 0, 1 (stale only), 1", run7, stale, keep)
 					}
@@ -291,7 +261,7 @@ action "prime_fleet_exec" "probe" {
 		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
 			Config: cfg,
-			ExpectError: expectInOrder(`The command failed on 1 of the 1 members that ran: Member "0": sandbox`,
+			ExpectError: acctest.ExpectInOrder(`The command failed on 1 of the 1 members that ran: Member "0": sandbox`,
 				`exited with code 3`, `An action records nothing: invoke it again to run the command again.`),
 		}},
 	})
@@ -345,7 +315,7 @@ func TestAccSandboxSweepAction_reportsFailedDeletes(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		TerraformVersionChecks:   acctest.SkipBelow(acctest.Query),
 		CheckDestroy: func(s *terraform.State) error {
-			if n := liveLabelled(ctx, t, c, "stale"); n != 1 {
+			if n := acctest.LiveLabelled(ctx, t, c, "stale"); n != 1 {
 				return fmt.Errorf("%d stale sandboxes live after the sweep, want only the refused one", n)
 			}
 			refused.Store("")

@@ -108,7 +108,7 @@ func recoverAfterKill(ctx context.Context, t *testing.T, m *mocktest.Mock, w *ac
 		t.Fatalf("the apply after the kill exited %d:\n%s", code, out)
 	}
 	for _, text := range texts {
-		if n := countStarts(m.Events(), text); n != size {
+		if n := acctest.CountStarts(m.Events(), text); n != size {
 			t.Errorf("%q started %d times for %d members; each must run exactly once", text, n, size)
 		}
 	}
@@ -206,7 +206,7 @@ output "stdout" { value = prime_sandbox_command.agent.stdout }
 	if code != 0 {
 		t.Fatalf("the apply collecting the job exited %d:\n%s", code, out)
 	}
-	if n := countStarts(m.Events(), "one-start"); n != 1 {
+	if n := acctest.CountStarts(m.Events(), "one-start"); n != 1 {
 		t.Errorf("the command started %d times; collecting must not run it again", n)
 	}
 	if got, _ := w.Exec(ctx, "output", "-raw", "stdout"); got != "one-start\none-end\n" {
@@ -293,7 +293,7 @@ func TestAccBackground_providerCrashAttaches(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("the apply after the crash exited %d:\n%s", code, out)
 	}
-	if n := countStarts(m.Events(), "crash-start"); n != 1 {
+	if n := acctest.CountStarts(m.Events(), "crash-start"); n != 1 {
 		t.Errorf("the command started %d times; the apply after a crash must attach, not run it again", n)
 	}
 	if got := w.StateAttr(ctx, "prime_sandbox_command.agent", "stdout"); got != "crash-start\ncrash-end\n" {
@@ -342,7 +342,7 @@ func TestAccBackground_provenGoneRunsAgain(t *testing.T) {
 	r = w.Launch("apply", "-auto-approve", "-no-color")
 	waitStarts(ctx, t, m, "gone-start", 3)
 	acctest.InterruptTF(ctx, t, r)
-	if n := countStarts(m.Events(), "gone-start"); n != 3 {
+	if n := acctest.CountStarts(m.Events(), "gone-start"); n != 3 {
 		t.Errorf("the command started %d times, want 3 (first run, files gone, sandbox replaced)", n)
 	}
 	if out, code := w.Exec(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {

@@ -83,7 +83,7 @@ func TestAccBackground_gatewayOutageMidRun(t *testing.T) {
 					if m.Stats().OutageRefusals == 0 {
 						return fmt.Errorf("the outage cut no gateway call: the test did not test it")
 					}
-					if n := countStarts(m.Events(), "outage-agent"); n != size {
+					if n := acctest.CountStarts(m.Events(), "outage-agent"); n != size {
 						return fmt.Errorf("the agent started %d times for %d members", n, size)
 					}
 					return nil
@@ -130,10 +130,10 @@ func TestAccBackground_timeoutStopsTheJob(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config:      m.Config(fileSandboxHCL + acctest.BackgroundCommandHCL("agent", "prime_sandbox.box.id", "echo slow-agent; sleep 1000000", "timeout_seconds = 2")),
-			ExpectError: expectInOrder(`Command timed out`, `did not finish within timeout_seconds (2s`, `it was stopped (SIGTERM`),
+			Config:      m.Config(acctest.SandboxHCL("box", "files") + acctest.BackgroundCommandHCL("agent", "prime_sandbox.box.id", "echo slow-agent; sleep 1000000", "timeout_seconds = 2")),
+			ExpectError: acctest.ExpectInOrder(`Command timed out`, `did not finish within timeout_seconds (2s`, `it was stopped (SIGTERM`),
 		}, {
-			Config: m.Config(fileSandboxHCL),
+			Config: m.Config(acctest.SandboxHCL("box", "files")),
 			Check: func(*terraform.State) error {
 				for _, e := range m.Events() {
 					if e.Type == primemock.EventCommandSignalled && strings.Contains(e.Command, "slow-agent") {
@@ -161,8 +161,8 @@ func TestAccBackground_sandboxTerminatedMidJob(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config:      m.Config(fileSandboxHCL + acctest.BackgroundCommandHCL("agent", "prime_sandbox.box.id", "echo doomed-agent; sleep 1000000", "timeout_seconds = 300")),
-			ExpectError: expectInOrder(`Sandbox terminated mid-job`, `TERMINATED`),
+			Config:      m.Config(acctest.SandboxHCL("box", "files") + acctest.BackgroundCommandHCL("agent", "prime_sandbox.box.id", "echo doomed-agent; sleep 1000000", "timeout_seconds = 300")),
+			ExpectError: acctest.ExpectInOrder(`Sandbox terminated mid-job`, `TERMINATED`),
 		}},
 	})
 }
@@ -204,7 +204,7 @@ resource "prime_sandbox_command" %q {
 		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.Config(fileSandboxHCL + cmd("fg", false, script, "[3]") + cmd("bg", true, script, "[3]")),
+				Config: m.Config(acctest.SandboxHCL("box", "files") + cmd("fg", false, script, "[3]") + cmd("bg", true, script, "[3]")),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr("prime_sandbox_command.bg", "exit_code", "3"),
 					resource.TestCheckResourceAttr("prime_sandbox_command.bg", "stdout", "out ***\n"),
@@ -217,8 +217,8 @@ resource "prime_sandbox_command" %q {
 				),
 			},
 			{
-				Config:      m.Config(fileSandboxHCL + cmd("bg2", true, script, "[0]")),
-				ExpectError: expectInOrder(`Command exited with a disallowed code`, `exited with code 3 (allowed: [0])`, `Last of stderr:`, `err`),
+				Config:      m.Config(acctest.SandboxHCL("box", "files") + cmd("bg2", true, script, "[0]")),
+				ExpectError: acctest.ExpectInOrder(`Command exited with a disallowed code`, `exited with code 3 (allowed: [0])`, `Last of stderr:`, `err`),
 			},
 		},
 	})
@@ -236,7 +236,7 @@ func TestAccBackground_outputDirKeepsTheWholeOutput(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.Config(fileSandboxHCL + fmt.Sprintf(`
+			Config: m.Config(acctest.SandboxHCL("box", "files") + fmt.Sprintf(`
 resource "prime_sandbox_command" "agent" {
   sandbox_id = prime_sandbox.box.id
   command    = "repeat 30000 line-$TOKEN; echo to-stderr >&2"
@@ -261,7 +261,7 @@ resource "prime_sandbox_command" "agent" {
 					if want := strings.Repeat("line-***\n", 30000); string(stdout) != want {
 						return fmt.Errorf("saved stdout is %d bytes, want the whole %d", len(stdout), len(want))
 					}
-					if a["output_files.0.sha256"] != sha256Hex(stdout) {
+					if a["output_files.0.sha256"] != acctest.SHA256Hex(stdout) {
 						return fmt.Errorf("output_files.0.sha256 %s does not match the file", a["output_files.0.sha256"])
 					}
 					if strings.Contains(a["stdout"], "tok-secret-5678") || !strings.HasSuffix(a["stdout"], "line-***\n") {

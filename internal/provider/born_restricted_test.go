@@ -127,7 +127,7 @@ func checkCommandsAfterBornApplied(events []primemock.Event, id string) error {
 				applied = e.Seq
 			}
 		case primemock.EventCommandExecuted:
-			if e.Command == gatewayProbe {
+			if e.Command == acctest.GatewayProbe {
 				continue // the create's own reachability probe
 			}
 			if applied < 0 || e.Seq < applied {
@@ -162,7 +162,7 @@ func TestAccSandbox_bornRestrictedFailsClosed(t *testing.T) {
 		}},
 	})
 	for _, e := range m.Events() {
-		if e.Type == primemock.EventCommandExecuted && e.Command != gatewayProbe {
+		if e.Type == primemock.EventCommandExecuted && e.Command != acctest.GatewayProbe {
 			t.Fatalf("a dependent command ran on an unenforced born policy: %q", e.Command)
 		}
 	}
@@ -301,7 +301,7 @@ resource "prime_sandbox" "box" {
 			},
 			{
 				Config:      m.Config(sandbox("") + layered),
-				ExpectError: expectInOrder(`Egress block not written`, `written after its egress block's generation 0 by another writer`, `nothing was written`),
+				ExpectError: acctest.ExpectInOrder(`Egress block not written`, `written after its egress block's generation 0 by another writer`, `nothing was written`),
 				Check: func(*terraform.State) error {
 					if m.Reaches(t, id, "google.com") || m.Reaches(t, id, "pypi.org") {
 						return fmt.Errorf("removing the egress block lifted the layered deny-all policy")
@@ -311,7 +311,7 @@ resource "prime_sandbox" "box" {
 			},
 			{
 				Config:      m.Config(sandbox("egress {\n    allow = [\"google.com\"]\n  }") + layered),
-				ExpectError: expectInOrder(`Egress block not written`),
+				ExpectError: acctest.ExpectInOrder(`Egress block not written`),
 			},
 			{
 				// Both at once: the layered policy's destroy restores the
@@ -408,7 +408,7 @@ resource "prime_fleet_egress_policy" "agent" {
 			},
 			{
 				Config:      m.Config(fleetConfig(`size = 2`, "") + layered),
-				ExpectError: expectInOrder(`Fleet members failed`, `Writing the block now would lift that policy`),
+				ExpectError: acctest.ExpectInOrder(`Fleet members failed`, `Writing the block now would lift that policy`),
 				Check: func(*terraform.State) error {
 					for k, id := range ids {
 						if m.Reaches(t, id, "google.com") || m.Reaches(t, id, "pypi.org") {

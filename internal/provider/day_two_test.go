@@ -21,37 +21,6 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
-// protocolHCL is the setup-then-restrict protocol on one sandbox, as the
-// docs teach it: the setup step requires open egress, the lock names the
-// setup in after, the agent names the lock in triggers.
-func protocolHCL(setupVersion string, withAfter bool) string {
-	// Without after, the lock still follows the setup (depends_on), as
-	// configurations written before after existed do.
-	after := "depends_on = [prime_sandbox_command.setup]"
-	if withAfter {
-		after = "after = [prime_sandbox_command.setup.id]"
-	}
-	return fmt.Sprintf(acctest.SandboxHCL("box", "day-two")+`
-resource "prime_sandbox_command" "setup" {
-  sandbox_id          = prime_sandbox.box.id
-  command             = "echo installing %[1]s && probe pypi.org"
-  require_open_egress = true
-}
-
-resource "prime_egress_policy" "lock" {
-  sandbox_id = prime_sandbox.box.id
-  allow      = ["example.com"]
-  %[2]s
-}
-
-resource "prime_sandbox_command" "agent" {
-  sandbox_id = prime_egress_policy.lock.sandbox_id
-  command    = "echo probing && probe example.com"
-  triggers   = { lock = prime_egress_policy.lock.id }
-}
-`, setupVersion, after)
-}
-
 // The day-two protocol: changing a setup step on an existing sandbox
 // re-opens egress, runs the new setup with the network open, locks again and
 // only then runs the agent — all in one apply, from after and triggers.
@@ -63,7 +32,7 @@ func TestAccEgressPolicy_afterRelocksAroundChangedSetup(t *testing.T) {
 		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.Config(protocolHCL("v1", true)),
+				Config: m.Config(acctest.ProtocolHCL("v1", true)),
 				Check: func(s *terraform.State) error {
 					id, err := acctest.StateID(s, "prime_sandbox.box")
 					sandboxID = id
@@ -71,7 +40,7 @@ func TestAccEgressPolicy_afterRelocksAroundChangedSetup(t *testing.T) {
 				},
 			},
 			{
-				Config: m.Config(protocolHCL("v2", true)),
+				Config: m.Config(acctest.ProtocolHCL("v2", true)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_sandbox_command.setup", plancheck.ResourceActionDestroyBeforeCreate),
 					plancheck.ExpectResourceAction("prime_egress_policy.lock", plancheck.ResourceActionDestroyBeforeCreate),
@@ -136,13 +105,13 @@ func TestAccSandboxCommand_requireOpenEgressRefusesUnderLock(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
-			{Config: m.Config(protocolHCL("v1", false))},
+			{Config: m.Config(acctest.ProtocolHCL("v1", false))},
 			{
-				Config:      m.Config(protocolHCL("v2", false)),
+				Config:      m.Config(acctest.ProtocolHCL("v2", false)),
 				ExpectError: acctest.ExpectErr("holds a restricted egress policy (generation 1, allow example.com, enforced), so it was not run"),
 			},
 			{
-				Config:      m.Config(protocolHCL("v2", false)),
+				Config:      m.Config(acctest.ProtocolHCL("v2", false)),
 				ExpectError: acctest.ExpectErr("after = [prime_sandbox_command.<this step>.id]"),
 			},
 		},

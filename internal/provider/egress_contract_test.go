@@ -33,7 +33,7 @@ resource "prime_egress_policy" "lock" {
   allow      = ["example.com"]
 }
 `, sb)),
-			ExpectError: expectInOrder(`Egress policy not enforced`, `is PAUSED`, `applies the policy when the sandbox`,
+			ExpectError: acctest.ExpectInOrder(`Egress policy not enforced`, `is PAUSED`, `applies the policy when the sandbox`,
 				`resumes`, `Failing closed`),
 		}},
 	})
@@ -78,7 +78,7 @@ func TestAccEgressPolicy_acceptedWithoutABody(t *testing.T) {
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr("prime_egress_policy.agent", "applied", "true"),
 				resource.TestCheckResourceAttr("prime_egress_policy.agent", "generation", "1"),
-				reachability(t, m, map[string]bool{"example.com": true, "google.com": false, routeHost: true}),
+				acctest.Reachability(t, m, map[string]bool{"example.com": true, "google.com": false, acctest.RouteHost: true}),
 				func(s *terraform.State) error {
 					id, err := acctest.StateID(s, "prime_sandbox.vm")
 					if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
 	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
 	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 )
@@ -22,12 +23,12 @@ func TestAccEgressPolicy_deleteReopens(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config: m.Config(vmSandbox + policyHCL(`allow = []`)),
-				Check:  reachability(t, m, map[string]bool{"example.com": false}),
+				Check:  acctest.Reachability(t, m, map[string]bool{"example.com": false}),
 			},
 			{
 				Config: m.Config(vmSandbox),
 				Check: resource.ComposeAggregateTestCheckFunc(
-					reachability(t, m, map[string]bool{"example.com": true, "google.com": true}),
+					acctest.Reachability(t, m, map[string]bool{"example.com": true, "google.com": true}),
 					func(s *terraform.State) error {
 						id, _ := acctest.StateID(s, "prime_sandbox.vm")
 						st, err := m.Client(t).GetEgressPolicy(mocktest.WaitCtx(t), id)
@@ -75,7 +76,7 @@ resource "prime_egress_policy" "agent" {
 					plancheck.ExpectResourceAction("prime_egress_policy.agent", plancheck.ResourceActionCreateBeforeDestroy),
 				}},
 				Check: resource.ComposeAggregateTestCheckFunc(
-					reachability(t, m, map[string]bool{"example.com": true, "google.com": false}),
+					acctest.Reachability(t, m, map[string]bool{"example.com": true, "google.com": false}),
 					resource.TestCheckResourceAttr("prime_egress_policy.agent", "generation", "2"),
 				),
 			},
@@ -105,7 +106,7 @@ func TestAccEgressPolicy_sandboxGone(t *testing.T) {
 					plancheck.ExpectResourceAction("prime_sandbox.vm", plancheck.ResourceActionCreate),
 					plancheck.ExpectResourceAction("prime_egress_policy.agent", plancheck.ResourceActionCreate),
 				}},
-				Check: reachability(t, m, map[string]bool{"example.com": true, "google.com": false}),
+				Check: acctest.Reachability(t, m, map[string]bool{"example.com": true, "google.com": false}),
 			},
 		},
 	})

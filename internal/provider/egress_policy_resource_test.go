@@ -18,8 +18,6 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
-const routeHost = "intercept.example.net"
-
 // vmSandbox is the sandbox every policy test restricts.
 var vmSandbox = acctest.SandboxHCL("vm", "agent-box")
 
@@ -33,24 +31,7 @@ resource "prime_egress_policy" "agent" {
   routes     = ["https://%s/v1/chat/completions"]
   %s
 }
-`, listLine, routeHost, strings.Join(extra, "\n  "))
-}
-
-// reachability checks that the sandbox reaches exactly the hosts expected
-// under the mock's applied policy.
-func reachability(t *testing.T, m *mocktest.Mock, want map[string]bool) resource.TestCheckFunc {
-	return func(s *terraform.State) error {
-		id, err := acctest.StateID(s, "prime_sandbox.vm")
-		if err != nil {
-			return err
-		}
-		for host, expected := range want {
-			if got := m.Reaches(t, id, host); got != expected {
-				return fmt.Errorf("%s reachable = %t, want %t", host, got, expected)
-			}
-		}
-		return nil
-	}
+`, listLine, acctest.RouteHost, strings.Join(extra, "\n  "))
 }
 
 // The upstream verification table: an agent probing example.com and
@@ -63,15 +44,15 @@ func TestAccEgressPolicy_verificationTable(t *testing.T) {
 		policy string
 		want   map[string]bool
 	}{
-		{"open", "", map[string]bool{"example.com": true, "google.com": true, routeHost: true}},
-		{"partial allow", policyHCL(`allow = ["example.com"]`), map[string]bool{"example.com": true, "google.com": false, routeHost: true}},
-		{"blocked", policyHCL(`allow = []`), map[string]bool{"example.com": false, "google.com": false, routeHost: true}},
-		{"deny one", policyHCL(`block = ["example.com"]`), map[string]bool{"example.com": false, "google.com": true, routeHost: true}},
+		{"open", "", map[string]bool{"example.com": true, "google.com": true, acctest.RouteHost: true}},
+		{"partial allow", policyHCL(`allow = ["example.com"]`), map[string]bool{"example.com": true, "google.com": false, acctest.RouteHost: true}},
+		{"blocked", policyHCL(`allow = []`), map[string]bool{"example.com": false, "google.com": false, acctest.RouteHost: true}},
+		{"deny one", policyHCL(`block = ["example.com"]`), map[string]bool{"example.com": false, "google.com": true, acctest.RouteHost: true}},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			m := mocktest.New(t, mocktest.Fast())
-			checks := []resource.TestCheckFunc{reachability(t, m, sc.want)}
+			checks := []resource.TestCheckFunc{acctest.Reachability(t, m, sc.want)}
 			if sc.policy != "" {
 				checks = append(checks,
 					resource.TestCheckResourceAttr("prime_egress_policy.agent", "applied", "true"),
@@ -156,7 +137,7 @@ func TestAccEgressPolicy_retryAfterFailClosedDoesNotReopen(t *testing.T) {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr("prime_egress_policy.agent", "applied", "true"),
 					resource.TestCheckResourceAttr("prime_egress_policy.agent", "generation", "2"),
-					reachability(t, m, map[string]bool{"example.com": true, "google.com": false}),
+					acctest.Reachability(t, m, map[string]bool{"example.com": true, "google.com": false}),
 					func(*terraform.State) error {
 						var puts []string
 						for _, e := range m.Events() {
@@ -180,7 +161,7 @@ func TestAccEgressPolicy_retryAfterFailClosedDoesNotReopen(t *testing.T) {
 				// the destroy reopens egress (the reuse guard) instead of
 				// "restoring" the lock.
 				Config: m.Config(vmSandbox),
-				Check:  reachability(t, m, map[string]bool{"example.com": true, "google.com": true}),
+				Check:  acctest.Reachability(t, m, map[string]bool{"example.com": true, "google.com": true}),
 			},
 		},
 	})
@@ -196,18 +177,18 @@ func TestAccEgressPolicy_updateInPlace(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config: m.Config(vmSandbox + policyHCL(`allow = ["example.com"]`)),
-				Check:  reachability(t, m, map[string]bool{"example.com": true, "google.com": false}),
+				Check:  acctest.Reachability(t, m, map[string]bool{"example.com": true, "google.com": false}),
 			},
 			{
 				Config: m.Config(vmSandbox + policyHCL(`allow = ["google.com"]`)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_egress_policy.agent", plancheck.ResourceActionUpdate),
 					plancheck.ExpectKnownValue("prime_egress_policy.agent", tfjsonpath.New("effective_allow"),
-						knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact(routeHost), knownvalue.StringExact("google.com")})),
+						knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact(acctest.RouteHost), knownvalue.StringExact("google.com")})),
 				}},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr("prime_egress_policy.agent", "generation", "2"),
-					reachability(t, m, map[string]bool{"example.com": false, "google.com": true}),
+					acctest.Reachability(t, m, map[string]bool{"example.com": false, "google.com": true}),
 				),
 			},
 			{
@@ -216,7 +197,7 @@ func TestAccEgressPolicy_updateInPlace(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_egress_policy.agent", plancheck.ResourceActionUpdate),
 				}},
-				Check: reachability(t, m, map[string]bool{"example.com": true, "google.com": false}),
+				Check: acctest.Reachability(t, m, map[string]bool{"example.com": true, "google.com": false}),
 			},
 			{
 				PreConfig:   func() { m.SetNeverApply(true) },
@@ -241,7 +222,7 @@ func TestAccEgressPolicy_updateInPlace(t *testing.T) {
 				Config:    m.Config(vmSandbox + policyHCL(`block = ["example.com"]`)),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr("prime_egress_policy.agent", "applied", "true"),
-					reachability(t, m, map[string]bool{"example.com": false, "google.com": true}),
+					acctest.Reachability(t, m, map[string]bool{"example.com": false, "google.com": true}),
 				),
 			},
 		},
@@ -282,7 +263,7 @@ func TestAccEgressPolicy_drift(t *testing.T) {
 				}},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr("prime_egress_policy.agent", "generation", "3"),
-					reachability(t, m, map[string]bool{"example.com": true, "evil.example.org": false}),
+					acctest.Reachability(t, m, map[string]bool{"example.com": true, "evil.example.org": false}),
 				),
 			},
 		},
@@ -335,11 +316,11 @@ func TestAccEgressPolicy_canonicalFormsGiveEmptyPlan(t *testing.T) {
 				Config: cfg,
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("prime_egress_policy.agent", tfjsonpath.New("effective_allow"), knownvalue.ListExact([]knownvalue.Check{
-						knownvalue.StringExact(routeHost), knownvalue.StringExact("1.2.3.4/32"), knownvalue.StringExact("10.0.0.0/8"),
+						knownvalue.StringExact(acctest.RouteHost), knownvalue.StringExact("1.2.3.4/32"), knownvalue.StringExact("10.0.0.0/8"),
 						knownvalue.StringExact("api.openai.com"), knownvalue.StringExact("example.com"), knownvalue.StringExact("xn--bcher-kva.de"),
 					})),
 				},
-				Check: reachability(t, m, map[string]bool{"example.com": true, "bücher.de": true, "1.2.3.4": true, "10.200.0.1": true, "google.com": false}),
+				Check: acctest.Reachability(t, m, map[string]bool{"example.com": true, "bücher.de": true, "1.2.3.4": true, "10.200.0.1": true, "google.com": false}),
 			},
 			{
 				// Refresh reads the platform's canonical lists; the plan stays empty.
@@ -422,7 +403,7 @@ func TestAccEgressPolicy_warningsDoNotFail(t *testing.T) {
 			Config: m.Config(vmSandbox + acctest.EgressPolicyHCL("agent", "prime_sandbox.vm.id", []string{"*.github.com", "pypi.org", "PyPI.org."})),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr("prime_egress_policy.agent", "effective_allow.#", "2"),
-				reachability(t, m, map[string]bool{"api.github.com": true, "github.com": false, "pypi.org": true}),
+				acctest.Reachability(t, m, map[string]bool{"api.github.com": true, "github.com": false, "pypi.org": true}),
 			),
 		}},
 	})

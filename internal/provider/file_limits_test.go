@@ -87,7 +87,7 @@ resource "prime_sandbox_artifact" "task" {
 		Steps: []resource.TestStep{{
 			Config: hcl,
 			Check: resource.ComposeAggregateTestCheckFunc(
-				resource.TestCheckResourceAttr("prime_sandbox_file.blob", "sha256", sha256Hex(blob)),
+				resource.TestCheckResourceAttr("prime_sandbox_file.blob", "sha256", acctest.SHA256Hex(blob)),
 				resource.TestCheckResourceAttr("prime_sandbox_file.blob", "size", fmt.Sprint(len(blob))),
 				func(s *terraform.State) error {
 					if got, err := os.ReadFile(outBlob); err != nil || !bytes.Equal(got, blob) {
@@ -156,7 +156,7 @@ func TestAccSandboxFileData_readCap(t *testing.T) {
 		}
 		steps = append(steps, resource.TestStep{
 			Config: m.Config(fmt.Sprintf("data %q \"big\" {\n  %s\n  path = \"/r/big\"\n  max_size = 16777216\n}\n", name, ids)),
-			ExpectError: expectInOrder(`max_size 16777216 is over 10485760 bytes (10 MiB), the platform's limit on reading a file`,
+			ExpectError: acctest.ExpectInOrder(`max_size 16777216 is over 10485760 bytes (10 MiB), the platform's limit on reading a file`,
 				`prime_sandbox_artifact`),
 		})
 	}

@@ -180,7 +180,7 @@ resource "prime_fleet_command" "agent" {
 	if out, code := w.Exec(ctx, "apply", "-auto-approve", "-no-color"); code != 0 {
 		t.Fatalf("the apply collecting the jobs exited %d:\n%s", code, out)
 	}
-	if n := countStarts(m.Events(), "ctrlc-start"); n != 2 {
+	if n := acctest.CountStarts(m.Events(), "ctrlc-start"); n != 2 {
 		t.Errorf("the jobs started %d times for 2 members; collecting must not run them again", n)
 	}
 	state, _ = w.Exec(ctx, "state", "show", "-no-color", "prime_fleet_command.agent")

@@ -23,7 +23,7 @@ import (
 // reward); the others write theirs. The data source reads the members
 // that succeeded.
 func rewardFleetHCL(m *mocktest.Mock, extra string) string {
-	return m.Config(fleetMemberBoxes(3, 1) + fmt.Sprintf(`
+	return m.Config(acctest.FleetMemberBoxes(3, 1) + fmt.Sprintf(`
 resource "prime_fleet_command" "agent" {
   sandbox_ids  = %s
   commands     = ["test $FAIL_CODE = 0 || exit $FAIL_CODE; mkdir -p /results && echo reward-of-$PRIME_MEMBER_KEY > /results/reward.txt"]
@@ -39,7 +39,7 @@ data "prime_fleet_file" "reward" {
 output "rewards" {
   value = { for k, f in data.prime_fleet_file.reward.files : k => f.content }
 }
-`, fleetMemberIDs, extra))
+`, acctest.FleetMemberIDs, extra))
 }
 
 // With on_member_failure = "record", one member's crash is recorded as its
@@ -111,13 +111,13 @@ func TestAccFleetCommand_recordKeepsTheOthersResults(t *testing.T) {
 func TestAccFleetCommand_failureTextsSayWhatWasStored(t *testing.T) {
 	m := mocktest.New(t, mocktest.Fast())
 	cfg := func(code string) string {
-		return m.Config(fleetMemberBoxes(2) + fmt.Sprintf(`
+		return m.Config(acctest.FleetMemberBoxes(2) + fmt.Sprintf(`
 resource "prime_fleet_command" "agent" {
   sandbox_ids = %s
   commands    = ["echo agent $PRIME_MEMBER_KEY; exit $CODE"]
   member_env  = { "0" = { CODE = "0" }, "1" = { CODE = %q } }
 }
-`, fleetMemberIDs, code))
+`, acctest.FleetMemberIDs, code))
 	}
 	neverNothingStored := func(err error) error {
 		if err != nil && strings.Contains(err.Error(), "Nothing was stored: the next apply runs the command again") {
@@ -133,7 +133,7 @@ resource "prime_fleet_command" "agent" {
 		Steps: []resource.TestStep{
 			{
 				Config: cfg("3"),
-				ExpectError: expectInOrder(`The command failed on 1 of the 2 members that ran:`, `Member "1"`,
+				ExpectError: acctest.ExpectInOrder(`The command failed on 1 of the 2 members that ran:`, `Member "1"`,
 					`exited with code 3 (allowed: [0])`,
 					`Nothing was stored (the resource was not created), so the next apply runs every member again.`,
 					`set on_member_failure = "record"`),
@@ -141,7 +141,7 @@ resource "prime_fleet_command" "agent" {
 			{Config: cfg("0")},
 			{
 				Config: cfg("3"),
-				ExpectError: expectInOrder(`The command failed on 1 of the 1 members that ran:`, `Member "1"`,
+				ExpectError: acctest.ExpectInOrder(`The command failed on 1 of the 1 members that ran:`, `Member "1"`,
 					`Stored: the results of the 1 member that succeeded, and each failure, in results with failed = true and its error.`,
 					`The next apply runs the 1 failed member again, and only it; the next plan shows it.`),
 			},

@@ -2,7 +2,6 @@ package provider_test
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -19,34 +18,6 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
-// fleetMemberBoxes is count sandboxes whose environment sets FAIL_CODE: "3" for
-// the indexes in failing, "0" for the others. Members are keyed by index.
-func fleetMemberBoxes(count int, failing ...int) string {
-	codes := make([]string, count)
-	for i := range codes {
-		codes[i] = `"0"`
-		for _, f := range failing {
-			if f == i {
-				codes[i] = `"3"`
-			}
-		}
-	}
-	return fmt.Sprintf(`
-locals {
-  fail_codes = [%s]
-}
-
-resource "prime_sandbox" "box" {
-  count            = %d
-  name             = "member-${count.index}"
-  docker_image     = "python:3.12-slim"
-  environment_vars = { FAIL_CODE = local.fail_codes[count.index] }
-}
-`, strings.Join(codes, ", "), count)
-}
-
-const fleetMemberIDs = `{ for i, s in prime_sandbox.box : tostring(i) => s.id }`
-
 // fleetCommandHCL is a prime_fleet_command "run" over the boxes.
 func fleetCommandHCL(commands []string, extra ...string) string {
 	quoted := make([]string, len(commands))
@@ -59,17 +30,7 @@ resource "prime_fleet_command" "run" {
   commands    = [%s]
   %s
 }
-`, fleetMemberIDs, strings.Join(quoted, ", "), strings.Join(extra, "\n  "))
-}
-
-// expectInOrder matches the parts in order, anything between them; inside a
-// part, blanks match any run of white space (Terraform wraps diagnostics).
-func expectInOrder(parts ...string) *regexp.Regexp {
-	res := make([]string, len(parts))
-	for i, p := range parts {
-		res[i] = strings.TrimPrefix(acctest.ExpectErr(p).String(), "(?s)")
-	}
-	return regexp.MustCompile(`(?s)` + strings.Join(res, `.*`))
+`, acctest.FleetMemberIDs, strings.Join(quoted, ", "), strings.Join(extra, "\n  "))
 }
 
 // commandRunsBySandbox counts command_executed events per sandbox for
@@ -90,7 +51,7 @@ func commandRunsBySandbox(events []primemock.Event, prefix string) map[string]in
 // the next plan creates the resource again.
 func TestAccFleetCommand_memberStopsAtFirstDisallowedStep(t *testing.T) {
 	m := mocktest.New(t, mocktest.Fast())
-	cfg := m.Config(fleetMemberBoxes(3, 1) + fleetCommandHCL([]string{
+	cfg := m.Config(acctest.FleetMemberBoxes(3, 1) + fleetCommandHCL([]string{
 		"echo step-one", "echo step-two failed with $FAIL_CODE >&2; exit $FAIL_CODE", "echo step-three",
 	}))
 	resource.ParallelTest(t, resource.TestCase{
@@ -99,7 +60,7 @@ func TestAccFleetCommand_memberStopsAtFirstDisallowedStep(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config: cfg,
-				ExpectError: expectInOrder(`Fleet command failed`, `The command failed on 1 of the 3 members that ran:`,
+				ExpectError: acctest.ExpectInOrder(`Fleet command failed`, `The command failed on 1 of the 3 members that ran:`,
 					`Member "1": sandbox`, `step 2 of 3: Command exited with a disallowed code.`,
 					`exited with code 3 (allowed: [0]). Last of stderr: step-two failed with 3`),
 			},
@@ -170,7 +131,7 @@ func TestAccFleetCommand_updateRunsOnlyNewMembers(t *testing.T) {
 		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.Config(fleetMemberBoxes(2) + fleetCommandHCL(commands)),
+				Config: m.Config(acctest.FleetMemberBoxes(2) + fleetCommandHCL(commands)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectUnknownValue("prime_fleet_command.run", results.AtMapKey("0")),
 				}},
@@ -199,7 +160,7 @@ func TestAccFleetCommand_updateRunsOnlyNewMembers(t *testing.T) {
 				),
 			},
 			{
-				Config: m.Config(fleetMemberBoxes(3) + fleetCommandHCL(commands)),
+				Config: m.Config(acctest.FleetMemberBoxes(3) + fleetCommandHCL(commands)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_fleet_command.run", plancheck.ResourceActionUpdate),
 					plancheck.ExpectUnknownValue("prime_fleet_command.run", results.AtMapKey("2")),
@@ -217,7 +178,7 @@ func TestAccFleetCommand_updateRunsOnlyNewMembers(t *testing.T) {
 				),
 			},
 			{
-				Config: m.Config(fleetMemberBoxes(2) + fleetCommandHCL(commands)),
+				Config: m.Config(acctest.FleetMemberBoxes(2) + fleetCommandHCL(commands)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_fleet_command.run", plancheck.ResourceActionUpdate),
 				}},
@@ -237,7 +198,7 @@ func TestAccFleetCommand_updateRunsOnlyNewMembers(t *testing.T) {
 func TestAccFleetCommand_resultArgumentsUpdateInPlace(t *testing.T) {
 	m := mocktest.New(t, mocktest.Fast())
 	cfg := func(extra ...string) string {
-		return m.Config(fleetMemberBoxes(2, 1) + fleetCommandHCL([]string{"echo probing; exit $FAIL_CODE"}, extra...))
+		return m.Config(acctest.FleetMemberBoxes(2, 1) + fleetCommandHCL([]string{"echo probing; exit $FAIL_CODE"}, extra...))
 	}
 	runs := func() map[string]int { return commandRunsBySandbox(m.Events(), "echo probing") }
 	results := tfjsonpath.New("results")
@@ -295,7 +256,7 @@ func TestAccFleetCommand_resultArgumentsUpdateInPlace(t *testing.T) {
 					plancheck.ExpectUnknownValue("prime_fleet_command.run", results.AtMapKey("1")),
 					plancheck.ExpectKnownValue("prime_fleet_command.run", results.AtMapKey("0").AtMapKey("exit_code"), knownvalue.Int64Exact(0)),
 				}},
-				ExpectError: expectInOrder(`The command failed on 1 of the 1 members that ran:`, `Member "1"`, `exited with code 3 (allowed: [0])`),
+				ExpectError: acctest.ExpectInOrder(`The command failed on 1 of the 1 members that ran:`, `Member "1"`, `exited with code 3 (allowed: [0])`),
 			},
 			{
 				// The failed member is recorded as failed, member 0 as it
@@ -327,7 +288,7 @@ func TestAccFleetCommand_requireOpenEgressRefusesLockedMember(t *testing.T) {
 		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.Config(fleetMemberBoxes(2) + acctest.EgressPolicyHCL("lock", "prime_sandbox.box[1].id", []string{"example.com"})),
+				Config: m.Config(acctest.FleetMemberBoxes(2) + acctest.EgressPolicyHCL("lock", "prime_sandbox.box[1].id", []string{"example.com"})),
 				Check: func(s *terraform.State) (err error) {
 					if open, err = acctest.StateID(s, "prime_sandbox.box.0"); err != nil {
 						return err
@@ -337,8 +298,8 @@ func TestAccFleetCommand_requireOpenEgressRefusesLockedMember(t *testing.T) {
 				},
 			},
 			{
-				Config: m.Config(fleetMemberBoxes(2) + acctest.EgressPolicyHCL("lock", "prime_sandbox.box[1].id", []string{"example.com"}) + fleetCommandHCL([]string{"echo setup-one", "echo setup-two"}, `require_open_egress = true`, `depends_on = [prime_egress_policy.lock]`)),
-				ExpectError: expectInOrder(`Member "1": sandbox`, `step 1 of 2: Egress is restricted.`,
+				Config: m.Config(acctest.FleetMemberBoxes(2) + acctest.EgressPolicyHCL("lock", "prime_sandbox.box[1].id", []string{"example.com"}) + fleetCommandHCL([]string{"echo setup-one", "echo setup-two"}, `require_open_egress = true`, `depends_on = [prime_egress_policy.lock]`)),
+				ExpectError: acctest.ExpectInOrder(`Member "1": sandbox`, `step 1 of 2: Egress is restricted.`,
 					`holds a restricted egress policy (generation 1, allow example.com, enforced), so it was not run`),
 			},
 		},
@@ -357,8 +318,8 @@ func TestAccFleetCommand_sensitiveFailureWithholdsOutput(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.Config(fleetMemberBoxes(1) + fleetCommandHCL([]string{"echo very-secret-token >&2; exit 4"}, `sensitive_output = true`)),
-			ExpectError: expectInOrder(`Member "0": sandbox`, `step 1 of 1: Command exited with a disallowed code.`,
+			Config: m.Config(acctest.FleetMemberBoxes(1) + fleetCommandHCL([]string{"echo very-secret-token >&2; exit 4"}, `sensitive_output = true`)),
+			ExpectError: acctest.ExpectInOrder(`Member "0": sandbox`, `step 1 of 1: Command exited with a disallowed code.`,
 				`exited with code 4 (allowed: [0]). Its output is not shown: sensitive_output is set.`),
 		}},
 	})

@@ -34,22 +34,7 @@ resource "prime_fleet_egress_policy" "lock" {
   routes      = ["https://%s/v1"]
   %s
 }
-`, fleetMemberIDs, listLine, routeHost, strings.Join(extra, "\n  "))
-}
-
-// boxIDsInto reads the IDs of prime_sandbox.box[0..n-1] into ids.
-func boxIDsInto(ids *[]string, n int) resource.TestCheckFunc {
-	return func(s *terraform.State) error {
-		*ids = (*ids)[:0]
-		for i := range n {
-			id, err := acctest.StateID(s, fmt.Sprintf("prime_sandbox.box.%d", i))
-			if err != nil {
-				return err
-			}
-			*ids = append(*ids, id)
-		}
-		return nil
-	}
+`, acctest.FleetMemberIDs, listLine, acctest.RouteHost, strings.Join(extra, "\n  "))
 }
 
 // fleetReach checks that every box reaches exactly the hosts expected.
@@ -102,30 +87,6 @@ func (p *policyWriteRefuser) handle(w http.ResponseWriter, r *http.Request) bool
 	return true
 }
 
-// policyPutsBySandbox counts accepted policy writes per sandbox.
-func policyPutsBySandbox(m *mocktest.Mock) map[string]int {
-	out := map[string]int{}
-	for _, e := range m.Events() {
-		if e.Type == primemock.EventPolicyPut {
-			out[e.SandboxID]++
-		}
-	}
-	return out
-}
-
-// wantPolicyPuts checks policyPutsBySandbox for the boxes, in order.
-func wantPolicyPuts(m *mocktest.Mock, ids *[]string, want ...int) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		puts := policyPutsBySandbox(m)
-		for i, id := range *ids {
-			if puts[id] != want[i] {
-				return fmt.Errorf("member %d (%s) got %d policy writes, want %d (all: %v)", i, id, puts[id], want[i], puts)
-			}
-		}
-		return nil
-	}
-}
-
 // The policy is enforced on every member; a list change relocks every
 // member in place; a new member is the only one written when it is added;
 // removing the policy restores open egress on every member.
@@ -138,10 +99,10 @@ func TestAccFleetEgressPolicy_locksRelocksAndAddsMembers(t *testing.T) {
 		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.Config(fleetMemberBoxes(2) + fleetPolicyHCL(`allow = ["example.com"]`)),
+				Config: m.Config(acctest.FleetMemberBoxes(2) + fleetPolicyHCL(`allow = ["example.com"]`)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectKnownValue("prime_fleet_egress_policy.lock", tfjsonpath.New("effective_allow"),
-						knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact(routeHost), knownvalue.StringExact("example.com")})),
+						knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact(acctest.RouteHost), knownvalue.StringExact("example.com")})),
 					plancheck.ExpectUnknownValue("prime_fleet_egress_policy.lock", members.AtMapKey("0")),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
@@ -150,9 +111,9 @@ func TestAccFleetEgressPolicy_locksRelocksAndAddsMembers(t *testing.T) {
 					statecheck.ExpectKnownValue("prime_fleet_egress_policy.lock", members.AtMapKey("1").AtMapKey("applied_generation"), knownvalue.Int64Exact(1)),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
-					boxIDsInto(&ids, 2),
-					fleetReach(t, m, &ids, map[string]bool{"example.com": true, "google.com": false, routeHost: true}),
-					wantPolicyPuts(m, &ids, 1, 1),
+					acctest.BoxIDsInto(&ids, 2),
+					fleetReach(t, m, &ids, map[string]bool{"example.com": true, "google.com": false, acctest.RouteHost: true}),
+					acctest.WantPolicyPuts(m, &ids, 1, 1),
 				),
 			},
 			{
@@ -160,7 +121,7 @@ func TestAccFleetEgressPolicy_locksRelocksAndAddsMembers(t *testing.T) {
 				RefreshState: true,
 			},
 			{
-				Config: m.Config(fleetMemberBoxes(2) + fleetPolicyHCL(`allow = ["google.com"]`)),
+				Config: m.Config(acctest.FleetMemberBoxes(2) + fleetPolicyHCL(`allow = ["google.com"]`)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_fleet_egress_policy.lock", plancheck.ResourceActionUpdate),
 					plancheck.ExpectUnknownValue("prime_fleet_egress_policy.lock", members.AtMapKey("0").AtMapKey("generation")),
@@ -169,29 +130,29 @@ func TestAccFleetEgressPolicy_locksRelocksAndAddsMembers(t *testing.T) {
 					resource.TestCheckResourceAttr("prime_fleet_egress_policy.lock", "members.0.generation", "2"),
 					resource.TestCheckResourceAttr("prime_fleet_egress_policy.lock", "members.1.generation", "2"),
 					fleetReach(t, m, &ids, map[string]bool{"example.com": false, "google.com": true}),
-					wantPolicyPuts(m, &ids, 2, 2),
+					acctest.WantPolicyPuts(m, &ids, 2, 2),
 				),
 			},
 			{
-				Config: m.Config(fleetMemberBoxes(3) + fleetPolicyHCL(`allow = ["google.com"]`)),
+				Config: m.Config(acctest.FleetMemberBoxes(3) + fleetPolicyHCL(`allow = ["google.com"]`)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_fleet_egress_policy.lock", plancheck.ResourceActionUpdate),
 					plancheck.ExpectKnownValue("prime_fleet_egress_policy.lock", members.AtMapKey("0").AtMapKey("generation"), knownvalue.Int64Exact(2)),
 					plancheck.ExpectUnknownValue("prime_fleet_egress_policy.lock", members.AtMapKey("2")),
 				}},
 				Check: resource.ComposeAggregateTestCheckFunc(
-					boxIDsInto(&ids, 3),
+					acctest.BoxIDsInto(&ids, 3),
 					fleetReach(t, m, &ids, map[string]bool{"example.com": false, "google.com": true}),
-					wantPolicyPuts(m, &ids, 2, 2, 1),
+					acctest.WantPolicyPuts(m, &ids, 2, 2, 1),
 					resource.TestCheckResourceAttr("prime_fleet_egress_policy.lock", "members.2.generation", "1"),
 				),
 			},
 			{
 				// Without the policy, every member is open again and enforced.
-				Config: m.Config(fleetMemberBoxes(3)),
+				Config: m.Config(acctest.FleetMemberBoxes(3)),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					fleetReach(t, m, &ids, map[string]bool{"example.com": true, "google.com": true}),
-					wantPolicyPuts(m, &ids, 3, 3, 2),
+					acctest.WantPolicyPuts(m, &ids, 3, 3, 2),
 					func(*terraform.State) error {
 						for _, id := range ids {
 							st, err := m.Client(t).GetEgressPolicy(mocktest.WaitCtx(t), id)
@@ -217,7 +178,7 @@ func TestAccFleetEgressPolicy_failsClosedListingMembers(t *testing.T) {
 	o := mocktest.Fast()
 	o.NeverApply = true
 	m := mocktest.New(t, o)
-	cfg := m.Config(fleetMemberBoxes(2) + fleetPolicyHCL(`allow = ["example.com"]`, `timeouts { create = "1s" }`) + `
+	cfg := m.Config(acctest.FleetMemberBoxes(2) + fleetPolicyHCL(`allow = ["example.com"]`, `timeouts { create = "1s" }`) + `
 resource "prime_fleet_command" "agent" {
   sandbox_ids = prime_fleet_egress_policy.lock.sandbox_ids
   commands    = ["echo agent"]
@@ -230,7 +191,7 @@ resource "prime_fleet_command" "agent" {
 		Steps: []resource.TestStep{
 			{
 				Config: cfg,
-				ExpectError: expectInOrder(`Egress policy not enforced on every member`, `2 of 2 members failed`,
+				ExpectError: acctest.ExpectInOrder(`Egress policy not enforced on every member`, `2 of 2 members failed`,
 					`Member "0": sandbox`, `was accepted (generation 1) but is not enforced after 1s (the platform reports applied_generation -1, applied false). Failing closed`,
 					`Member "1": sandbox`, `was accepted (generation 1) but is not enforced after 1s`),
 			},
@@ -253,7 +214,7 @@ resource "prime_fleet_command" "agent" {
 			t.Fatalf("egress was reopened (event %d)", e.Seq)
 		}
 	}
-	if puts := policyPutsBySandbox(m); len(puts) != 2 {
+	if puts := acctest.PolicyPutsBySandbox(m); len(puts) != 2 {
 		t.Fatalf("policy writes per sandbox %v; want one on each of the 2 members", puts)
 	}
 }
@@ -263,13 +224,13 @@ resource "prime_fleet_command" "agent" {
 // out, and its replacement sandbox is locked in place.
 func TestAccFleetEgressPolicy_driftAndGoneMembersRewriteOnlyThem(t *testing.T) {
 	m := mocktest.New(t, mocktest.Fast())
-	cfg := m.Config(fleetMemberBoxes(2) + fleetPolicyHCL(`allow = ["example.com"]`))
+	cfg := m.Config(acctest.FleetMemberBoxes(2) + fleetPolicyHCL(`allow = ["example.com"]`))
 	var ids []string
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
-			{Config: cfg, Check: boxIDsInto(&ids, 2)},
+			{Config: cfg, Check: acctest.BoxIDsInto(&ids, 2)},
 			{
 				PreConfig: func() {
 					c := m.Client(t)
@@ -288,7 +249,7 @@ func TestAccFleetEgressPolicy_driftAndGoneMembersRewriteOnlyThem(t *testing.T) {
 						knownvalue.Int64Exact(1)),
 				}},
 				Check: resource.ComposeAggregateTestCheckFunc(
-					wantPolicyPuts(m, &ids, 1, 3),
+					acctest.WantPolicyPuts(m, &ids, 1, 3),
 					resource.TestCheckResourceAttr("prime_fleet_egress_policy.lock", "members.1.generation", "3"),
 					fleetReach(t, m, &ids, map[string]bool{"example.com": true, "evil.example.org": false}),
 				),
@@ -306,8 +267,8 @@ func TestAccFleetEgressPolicy_driftAndGoneMembersRewriteOnlyThem(t *testing.T) {
 					plancheck.ExpectUnknownValue("prime_fleet_egress_policy.lock", tfjsonpath.New("members").AtMapKey("1")),
 				}},
 				Check: resource.ComposeAggregateTestCheckFunc(
-					boxIDsInto(&ids, 2),
-					wantPolicyPuts(m, &ids, 1, 1),
+					acctest.BoxIDsInto(&ids, 2),
+					acctest.WantPolicyPuts(m, &ids, 1, 1),
 					fleetReach(t, m, &ids, map[string]bool{"example.com": true, "google.com": false}),
 				),
 			},
@@ -326,10 +287,10 @@ func TestAccFleetEgressPolicy_destroyLeavesNewerWriterInPlace(t *testing.T) {
 		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.Config(fleetMemberBoxes(2) + fleetPolicyHCL(`allow = []`)),
+				Config: m.Config(acctest.FleetMemberBoxes(2) + fleetPolicyHCL(`allow = []`)),
 				Check: resource.ComposeAggregateTestCheckFunc(
-					boxIDsInto(&ids, 2),
-					fleetReach(t, m, &ids, map[string]bool{"example.com": false, routeHost: true}),
+					acctest.BoxIDsInto(&ids, 2),
+					fleetReach(t, m, &ids, map[string]bool{"example.com": false, acctest.RouteHost: true}),
 				),
 			},
 			{
@@ -342,7 +303,7 @@ func TestAccFleetEgressPolicy_destroyLeavesNewerWriterInPlace(t *testing.T) {
 						t.Fatal(err)
 					}
 				},
-				Config: m.Config(fleetMemberBoxes(2)),
+				Config: m.Config(acctest.FleetMemberBoxes(2)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("prime_fleet_egress_policy.lock", plancheck.ResourceActionDestroy),
 				}},
@@ -429,12 +390,12 @@ func TestAccFleetEgressPolicy_destroyAfterRetriedCreateReopens(t *testing.T) {
 	}
 	m = mocktest.NewHooked(t, mocktest.Fast(), hook)
 	var ids []string
-	cfg := m.Config(fleetMemberBoxes(3) + fleetPolicyHCL(`allow = ["example.com"]`, `timeouts { create = "1s" }`))
+	cfg := m.Config(acctest.FleetMemberBoxes(3) + fleetPolicyHCL(`allow = ["example.com"]`, `timeouts { create = "1s" }`))
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
-			{Config: m.Config(fleetMemberBoxes(3)), Check: boxIDsInto(&ids, 3)},
+			{Config: m.Config(acctest.FleetMemberBoxes(3)), Check: acctest.BoxIDsInto(&ids, 3)},
 			{
 				// Member 0 is never enforced, member 2's write is refused,
 				// member 1 locks: nothing is recorded.
@@ -443,7 +404,7 @@ func TestAccFleetEgressPolicy_destroyAfterRetriedCreateReopens(t *testing.T) {
 					refuse.refuse(ids[2])
 				},
 				Config:      cfg,
-				ExpectError: expectInOrder(`Egress policy not enforced on every member`, `2 of 3 members failed`),
+				ExpectError: acctest.ExpectInOrder(`Egress policy not enforced on every member`, `2 of 3 members failed`),
 			},
 			{
 				PreConfig: func() {
@@ -454,7 +415,7 @@ func TestAccFleetEgressPolicy_destroyAfterRetriedCreateReopens(t *testing.T) {
 				Check:  fleetReach(t, m, &ids, map[string]bool{"example.com": true, "google.com": false}),
 			},
 			{
-				Config: m.Config(fleetMemberBoxes(3)),
+				Config: m.Config(acctest.FleetMemberBoxes(3)),
 				Check:  fleetReach(t, m, &ids, map[string]bool{"example.com": true, "google.com": true}),
 			},
 		},
@@ -481,27 +442,27 @@ func TestAccFleetEgressPolicy_movedSandboxesStayLocked(t *testing.T) {
 		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.Config(fleetMemberBoxes(2) + policy(`{ "0" = prime_sandbox.box[0].id, "1" = prime_sandbox.box[1].id }`)),
-				Check:  resource.ComposeAggregateTestCheckFunc(boxIDsInto(&ids, 2), fleetReach(t, m, &ids, locked)),
+				Config: m.Config(acctest.FleetMemberBoxes(2) + policy(`{ "0" = prime_sandbox.box[0].id, "1" = prime_sandbox.box[1].id }`)),
+				Check:  resource.ComposeAggregateTestCheckFunc(acctest.BoxIDsInto(&ids, 2), fleetReach(t, m, &ids, locked)),
 			},
 			{
-				Config: m.Config(fleetMemberBoxes(2) + policy(`{ "a" = prime_sandbox.box[0].id, "1" = prime_sandbox.box[1].id }`)),
+				Config: m.Config(acctest.FleetMemberBoxes(2) + policy(`{ "a" = prime_sandbox.box[0].id, "1" = prime_sandbox.box[1].id }`)),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr("prime_fleet_egress_policy.lock", "members.a.applied", "true"),
 					fleetReach(t, m, &ids, locked),
-					wantPolicyPuts(m, &ids, 1, 1), // handed over: nothing written
+					acctest.WantPolicyPuts(m, &ids, 1, 1), // handed over: nothing written
 				),
 			},
 			{
-				Config: m.Config(fleetMemberBoxes(2) + policy(`{ "a" = prime_sandbox.box[1].id, "1" = prime_sandbox.box[0].id }`)),
-				Check:  resource.ComposeAggregateTestCheckFunc(fleetReach(t, m, &ids, locked), wantPolicyPuts(m, &ids, 1, 1)),
+				Config: m.Config(acctest.FleetMemberBoxes(2) + policy(`{ "a" = prime_sandbox.box[1].id, "1" = prime_sandbox.box[0].id }`)),
+				Check:  resource.ComposeAggregateTestCheckFunc(fleetReach(t, m, &ids, locked), acctest.WantPolicyPuts(m, &ids, 1, 1)),
 			},
 			{
-				Config:      m.Config(fleetMemberBoxes(2) + policy(`{ "a" = prime_sandbox.box[0].id, "b" = prime_sandbox.box[0].id }`)),
-				ExpectError: expectInOrder(`sandbox_ids: keys "a" and "b" both name sandbox`),
+				Config:      m.Config(acctest.FleetMemberBoxes(2) + policy(`{ "a" = prime_sandbox.box[0].id, "b" = prime_sandbox.box[0].id }`)),
+				ExpectError: acctest.ExpectInOrder(`sandbox_ids: keys "a" and "b" both name sandbox`),
 			},
 			{
-				Config: m.Config(fleetMemberBoxes(2)),
+				Config: m.Config(acctest.FleetMemberBoxes(2)),
 				Check:  fleetReach(t, m, &ids, map[string]bool{"example.com": true, "google.com": true}),
 			},
 		},
@@ -521,16 +482,16 @@ func TestAccFleetEgressPolicy_failedRestoreOfMovedMemberIsRetried(t *testing.T) 
 		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
-			{Config: m.Config(fleetMemberBoxes(2) + policy(0)), Check: boxIDsInto(&ids, 2)},
+			{Config: m.Config(acctest.FleetMemberBoxes(2) + policy(0)), Check: acctest.BoxIDsInto(&ids, 2)},
 			{
 				PreConfig: func() { refuse.refuse(ids[0]) },
-				Config:    m.Config(fleetMemberBoxes(2) + policy(1)),
-				ExpectError: expectInOrder(`Egress not restored`, `so no member was locked, moved or relocked in this apply`,
+				Config:    m.Config(acctest.FleetMemberBoxes(2) + policy(1)),
+				ExpectError: acctest.ExpectInOrder(`Egress not restored`, `so no member was locked, moved or relocked in this apply`,
 					`Member "0": restoring unrestricted egress on sandbox`),
 			},
 			{
 				PreConfig: func() { refuse.refuse("") },
-				Config:    m.Config(fleetMemberBoxes(2) + policy(1)),
+				Config:    m.Config(acctest.FleetMemberBoxes(2) + policy(1)),
 				Check: func(*terraform.State) error {
 					if !m.Reaches(t, ids[0], "google.com") {
 						return fmt.Errorf("sandbox %s (the member's previous sandbox) is still restricted after the retry", ids[0])
@@ -554,19 +515,19 @@ func TestAccFleetEgressPolicy_handoverWaitsForFailedRestore(t *testing.T) {
 	m := mocktest.NewHooked(t, mocktest.Fast(), func(w http.ResponseWriter, r *http.Request, _ []byte) bool { return refuse.handle(w, r) })
 	var ids []string
 	policy := fleetLockOver
-	moved := m.Config(fleetMemberBoxes(2) + policy(`{ "b" = prime_sandbox.box[0].id }`))
+	moved := m.Config(acctest.FleetMemberBoxes(2) + policy(`{ "b" = prime_sandbox.box[0].id }`))
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
 			{
-				Config: m.Config(fleetMemberBoxes(2) + policy(`{ "a" = prime_sandbox.box[0].id, "b" = prime_sandbox.box[1].id }`)),
-				Check:  boxIDsInto(&ids, 2),
+				Config: m.Config(acctest.FleetMemberBoxes(2) + policy(`{ "a" = prime_sandbox.box[0].id, "b" = prime_sandbox.box[1].id }`)),
+				Check:  acctest.BoxIDsInto(&ids, 2),
 			},
 			{
 				PreConfig:   func() { refuse.refuse(ids[1]) },
 				Config:      moved,
-				ExpectError: expectInOrder(`Egress not restored`, `Member "b": restoring unrestricted egress on sandbox`),
+				ExpectError: acctest.ExpectInOrder(`Egress not restored`, `Member "b": restoring unrestricted egress on sandbox`),
 			},
 			{
 				PreConfig: func() { refuse.refuse("") },
@@ -581,11 +542,11 @@ func TestAccFleetEgressPolicy_handoverWaitsForFailedRestore(t *testing.T) {
 						}
 						return nil
 					},
-					wantPolicyPuts(m, &ids, 1, 2), // box 0: its first lock only; box 1: lock, then the restore
+					acctest.WantPolicyPuts(m, &ids, 1, 2), // box 0: its first lock only; box 1: lock, then the restore
 				),
 			},
 			{
-				Config: m.Config(fleetMemberBoxes(2)),
+				Config: m.Config(acctest.FleetMemberBoxes(2)),
 				Check:  fleetReach(t, m, &ids, map[string]bool{"example.com": true, "google.com": true}),
 			},
 		},

@@ -112,7 +112,7 @@ func TestAccFleetFile_distinctTasksAndResults(t *testing.T) {
 					if len(seen) != size {
 						return fmt.Errorf("results are not distinct: %v", got)
 					}
-					if n := countStarts(m.Events(), "cat /task/input.txt"); n != size {
+					if n := acctest.CountStarts(m.Events(), "cat /task/input.txt"); n != size {
 						for _, e := range m.Events() {
 							if e.Type == primemock.EventCommandStarted {
 								t.Logf("%s %q", e.Transport, e.Command)
@@ -136,7 +136,7 @@ func TestAccFleetFile_distinctTasksAndResults(t *testing.T) {
 					plancheck.ExpectResourceAction("prime_sandbox_fleet.eval", plancheck.ResourceActionNoop),
 				}},
 				Check: func(s *terraform.State) error {
-					if n := countStarts(m.Events(), "cat /task/input.txt"); n != size+1 {
+					if n := acctest.CountStarts(m.Events(), "cat /task/input.txt"); n != size+1 {
 						return fmt.Errorf("the agent started %d times in all, want %d (one member again)", n, size+1)
 					}
 					disk, err := os.ReadFile(filepath.Join(out, "3", "result.txt"))
@@ -152,18 +152,6 @@ func TestAccFleetFile_distinctTasksAndResults(t *testing.T) {
 			},
 		},
 	})
-}
-
-// countStarts counts how many times a command containing text started, on
-// any transport (a background job's script included).
-func countStarts(events []primemock.Event, text string) int {
-	n := 0
-	for _, e := range events {
-		if e.Type == primemock.EventCommandStarted && strings.Contains(e.Command, text) && e.Transport == "background" {
-			n++
-		}
-	}
-	return n
 }
 
 // Every member whose own source is invalid or unreadable is named in one
@@ -196,7 +184,7 @@ resource "prime_fleet_file" "task" {
     c = { source_dir = %q }
     d = { source_dir = %q }`, missing("a"), present, missing("c"), missing("d"))),
 				PlanOnly: true,
-				ExpectError: expectInOrder(`The sources of 3 members are invalid:`,
+				ExpectError: acctest.ExpectInOrder(`The sources of 3 members are invalid:`,
 					fmt.Sprintf(`Member "a": source_dir: local directory %q: does not exist`, missing("a")),
 					fmt.Sprintf(`Member "c": source_dir: local directory %q: does not exist`, missing("c")),
 					fmt.Sprintf(`Member "d": source_dir: local directory %q: does not exist`, missing("d"))),
@@ -207,7 +195,7 @@ resource "prime_fleet_file" "task" {
     c = { content = "z", source = "z.txt" }
     d = { content = "w" }`),
 				PlanOnly: true,
-				ExpectError: expectInOrder(`The sources of 2 members are invalid:`,
+				ExpectError: acctest.ExpectInOrder(`The sources of 2 members are invalid:`,
 					`Member "a": content and content_base64 are all set`, `Member "c": content and source are all set`),
 			},
 		},

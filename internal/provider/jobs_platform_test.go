@@ -41,8 +41,8 @@ func TestAccBackground_platformEndsTheSandboxMidJob(t *testing.T) {
 				ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 				CheckDestroy:             m.CheckNoLiveSandboxes,
 				Steps: []resource.TestStep{{
-					Config:      m.Config(fileSandboxHCL + acctest.BackgroundCommandHCL("agent", "prime_sandbox.box.id", "echo long-agent; sleep 1000000", "timeout_seconds = 300")),
-					ExpectError: expectInOrder(parts...),
+					Config:      m.Config(acctest.SandboxHCL("box", "files") + acctest.BackgroundCommandHCL("agent", "prime_sandbox.box.id", "echo long-agent; sleep 1000000", "timeout_seconds = 300")),
+					ExpectError: acctest.ExpectInOrder(parts...),
 				}},
 			})
 		})
@@ -81,7 +81,7 @@ func TestAccBackground_exitCodeKeptWhenTheOutputIsLost(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.Config(fileSandboxHCL + acctest.BackgroundCommandHCL("agent", "prime_sandbox.box.id", "echo finished; exit 3", "allowed_exit_codes = [3]", "timeout_seconds = 300")),
+			Config: m.Config(acctest.SandboxHCL("box", "files") + acctest.BackgroundCommandHCL("agent", "prime_sandbox.box.id", "echo finished; exit 3", "allowed_exit_codes = [3]", "timeout_seconds = 300")),
 			// The platform ended the sandbox: the next plan replaces it.
 			ExpectNonEmptyPlan: true,
 			Check: resource.ComposeAggregateTestCheckFunc(

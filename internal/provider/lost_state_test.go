@@ -108,7 +108,7 @@ func TestAccLostState_queryImportSweepInvoke(t *testing.T) {
 	// The run, and its state lost.
 	lost := workspace(map[string]string{"main.tf": lostRun})
 	lost.Must(ctx, "apply", "-auto-approve", "-input=false")
-	if n := liveLabelled(ctx, t, c, "lost-run-42"); n != 5 {
+	if n := acctest.LiveLabelled(ctx, t, c, "lost-run-42"); n != 5 {
 		t.Fatalf("%d sandboxes of the run live, want 5", n)
 	}
 	// Not a leftover of this run, and what the sweeps are for.
@@ -164,14 +164,14 @@ func TestAccLostState_queryImportSweepInvoke(t *testing.T) {
 	if n := strings.Count(dry, "would delete left-"); n != 3 {
 		t.Errorf("the dry run listed %d sandboxes, want the 3 sweep-me ones:\n%s", n, dry)
 	}
-	if n := liveLabelled(ctx, t, c, "sweep-me"); n != 3 {
+	if n := acctest.LiveLabelled(ctx, t, c, "sweep-me"); n != 3 {
 		t.Fatalf("after the dry run %d sweep-me sandboxes live, want 3", n)
 	}
 	swept := adopt.Must(ctx, "apply", "-auto-approve", "-input=false", "-invoke=action.prime_sandbox_sweep.real")
 	if n := strings.Count(swept, "deleted left-"); n != 3 {
 		t.Errorf("the sweep reported %d deletions, want 3:\n%s", n, swept)
 	}
-	if sweep, run, keep := liveLabelled(ctx, t, c, "sweep-me"), liveLabelled(ctx, t, c, "lost-run-42"), liveLabelled(ctx, t, c, "keep-me"); sweep != 0 || run != 5 || keep != 1 {
+	if sweep, run, keep := acctest.LiveLabelled(ctx, t, c, "sweep-me"), acctest.LiveLabelled(ctx, t, c, "lost-run-42"), acctest.LiveLabelled(ctx, t, c, "keep-me"); sweep != 0 || run != 5 || keep != 1 {
 		t.Fatalf("after the sweep: %d sweep-me, %d lost-run-42, %d keep-me live; want 0, 5, 1", sweep, run, keep)
 	}
 
@@ -186,7 +186,7 @@ func TestAccLostState_queryImportSweepInvoke(t *testing.T) {
 			}
 		}
 	}
-	if runs := commandRuns(m, "echo probing"); len(runs) != 2 {
+	if runs := acctest.CommandRuns(m, "echo probing"); len(runs) != 2 {
 		t.Errorf("the probe ran on %d members, want both: %v", len(runs), runs)
 	}
 	if after := adopt.Read("terraform.tfstate"); after != before {

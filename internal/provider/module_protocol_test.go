@@ -3,32 +3,17 @@ package provider_test
 // The protocol checks of the module tests: each sandbox's event trace against the order the eval-fleet module promises, and the checks' own tests on made-up logs.
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
-
-// sandboxName reads a sandbox's name from the mock (deleted sandboxes stay
-// readable until a reset).
-func sandboxName(t *testing.T, m *mocktest.Mock, id string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	sb, err := m.Client(t).GetSandbox(ctx, id)
-	if err != nil {
-		t.Fatalf("reading sandbox %s: %v", id, err)
-	}
-	return sb.Name
-}
 
 // sandboxTrace is one sandbox's part of the mock's event log.
 type sandboxTrace struct {
@@ -224,7 +209,7 @@ func checkBornTrace(tr *sandboxTrace) error {
 		switch {
 		case e.Type == primemock.EventPolicyApplied && e.Generation == 0:
 			enforced = true
-		case e.Type == primemock.EventCommandStarted && e.Command != gatewayProbe:
+		case e.Type == primemock.EventCommandStarted && e.Command != acctest.GatewayProbe:
 			commands++
 			if !enforced {
 				return fmt.Errorf("sandbox %s: %q started before the born lists were enforced", tr.id, e.Command)
@@ -373,7 +358,7 @@ func TestFleetProtocolChecks(t *testing.T) {
 	born := func(events []primemock.Event) error { return checkBornTrace(fleetTraces(events)[0]) }
 	change := func(events []primemock.Event) error { return checkSetupChange(fleetTraces(events)[0]) }
 
-	goodChange := log(created(nil), run(gatewayProbe, 0), run("echo installing v1", 0), put(1, lock), applied(1),
+	goodChange := log(created(nil), run(acctest.GatewayProbe, 0), run("echo installing v1", 0), put(1, lock), applied(1),
 		run("echo agent", 1), put(2, open), applied(2), run("echo installing v2", 2), run("echo second step", 2),
 		put(3, lock), applied(3), run("echo agent pypi", 1), run("echo agent", 3), run("echo agent pypi", 3), put(4, open), applied(4))
 	for _, tc := range []struct {
@@ -383,7 +368,7 @@ func TestFleetProtocolChecks(t *testing.T) {
 		want  string // "" passes
 	}{
 		{"open setup, then lock, then agent", protocol,
-			log(created(nil), run(gatewayProbe, -1), run("echo setup", 0), put(1, lock), applied(1), run("echo agent", 1)), ""},
+			log(created(nil), run(acctest.GatewayProbe, -1), run("echo setup", 0), put(1, lock), applied(1), run("echo agent", 1)), ""},
 		{"setup under the lock", protocol,
 			log(created(nil), put(1, lock), applied(1), run("echo setup", 1), run("echo agent", 1)), "setup step \"echo setup\" started with generation 1 enforced"},
 		{"setup while a lock is pending", protocol,
@@ -394,7 +379,7 @@ func TestFleetProtocolChecks(t *testing.T) {
 			log(created(nil), run("echo setup", 0), put(1, lock), run("echo agent", 0)), "generation 1 was written but never enforced"},
 		{"no commands at all", protocol, log(created(nil), put(1, lock), applied(1)), "0 setup and 0 agent steps"},
 		{"born: lists enforced first", born,
-			log(created(lock), run(gatewayProbe, -1), applied(0), run("echo setup", 0), run("echo agent", 0)), ""},
+			log(created(lock), run(acctest.GatewayProbe, -1), applied(0), run("echo setup", 0), run("echo agent", 0)), ""},
 		{"born: setup before the lists", born,
 			log(created(lock), run("echo setup", -1), applied(0)), "started before the born lists were enforced"},
 		{"born: reopened", born,

@@ -236,7 +236,7 @@ func TestAccModule_evalFleetMemberFails(t *testing.T) {
 		}
 	}
 	for _, e := range m.Events() {
-		if e.Type == primemock.EventCommandStarted && e.Command != gatewayProbe {
+		if e.Type == primemock.EventCommandStarted && e.Command != acctest.GatewayProbe {
 			t.Errorf("%q ran in sandbox %s although the fleet failed", e.Command, e.SandboxID)
 		}
 	}

@@ -22,7 +22,7 @@ import (
 // two applies). Afterwards the mock's event log must show the protocol on
 // every sandbox.
 
-// The provider's create runs gatewayProbe on every sandbox to see that the
+// The provider's create runs the gateway probe on every sandbox to see that the
 // gateway answers: it is neither setup nor agent, and the checks skip it.
 
 // isAgentCommand: the module tests' and the root configurations' agent
@@ -44,7 +44,7 @@ var providerCommandPrefixes = []string{
 // isStep reports whether a command event is a setup or agent step: not
 // the gateway probe, not one of the provider's own commands.
 func isStep(e primemock.Event) bool {
-	if e.Command == gatewayProbe {
+	if e.Command == acctest.GatewayProbe {
 		return false
 	}
 	for _, p := range providerCommandPrefixes {
@@ -105,7 +105,7 @@ func TestAccModule_evalFleet(t *testing.T) {
 	byPrefix := map[string][]*sandboxTrace{}
 	member := map[*sandboxTrace]string{}
 	for _, tr := range traces {
-		name := sandboxName(t, m, tr.id)
+		name := acctest.SandboxName(t, m, tr.id)
 		prefix, key, _ := strings.Cut(name, "-")
 		byPrefix[prefix] = append(byPrefix[prefix], tr)
 		member[tr] = key

@@ -44,7 +44,7 @@ resource "prime_sandbox_network_member" "box" {
   sandbox_id = prime_sandbox.box.id
 }
 `),
-				ExpectError: expectInOrder(`Network join failed`, `1 of the 1 members could not join`, `cannot join network`,
+				ExpectError: acctest.ExpectInOrder(`Network join failed`, `1 of the 1 members could not join`, `cannot join network`,
 					`only a running VM sandbox can join a private network`, `HTTP 409`),
 			},
 		},

@@ -552,7 +552,7 @@ resource "prime_sandbox_network_member" "agents" {
 					}
 				},
 				Config:      m.Config(base + member),
-				ExpectError: expectInOrder(`Network join failed`, `1 of the 2 members could not join`, `Member "1"`, `only a running VM sandbox can join`),
+				ExpectError: acctest.ExpectInOrder(`Network join failed`, `1 of the 2 members could not join`, `Member "1"`, `only a running VM sandbox can join`),
 			},
 			{
 				PreConfig: func() {

@@ -60,7 +60,7 @@ resource "prime_sandbox" "other" {
 			{
 				PreConfig:   func() { m.Configure(func(o *primemock.Options) { o.ResumeLimit = 1 }) },
 				Config:      cfg(false),
-				ExpectError: expectInOrder("Sandbox not resumed", "was not resumed and stays PAUSED", "limit of active sandboxes"),
+				ExpectError: acctest.ExpectInOrder("Sandbox not resumed", "was not resumed and stays PAUSED", "limit of active sandboxes"),
 			},
 			{
 				Config: cfg(false), PlanOnly: true, ExpectNonEmptyPlan: true,
@@ -160,7 +160,7 @@ resource "prime_sandbox_fleet" "boxes" {
 			{
 				PreConfig:   func() { refuse.Store(ids["2"]) },
 				Config:      cfg(false),
-				ExpectError: expectInOrder("Fleet members failed", "was not resumed and stays PAUSED", "limit of active sandboxes"),
+				ExpectError: acctest.ExpectInOrder("Fleet members failed", "was not resumed and stays PAUSED", "limit of active sandboxes"),
 			},
 			{
 				Config: cfg(false), PlanOnly: true, ExpectNonEmptyPlan: true,

@@ -72,7 +72,7 @@ func TestAccRefreshOnlyAfterMemberDeleted(t *testing.T) {
 	if out := w.Must(ctx, "apply", "-auto-approve", "-input=false"); !strings.Contains(out, `"b" = 1`) {
 		t.Fatalf("after the apply the reward of b is not back:\n%s", out)
 	}
-	if runs := commandRuns(m, "mkdir -p /results"); len(runs) != 3 {
+	if runs := acctest.CommandRuns(m, "mkdir -p /results"); len(runs) != 3 {
 		t.Errorf("the agent ran on %d sandboxes, want 3 (a, b, and b's new sandbox): %v", len(runs), runs)
 	}
 }

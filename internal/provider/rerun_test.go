@@ -166,7 +166,7 @@ func TestAccRerun_fleetAgentRunsAgainForEveryInput(t *testing.T) {
 	m := mocktest.New(t, mocktest.Fast())
 	v1 := rerunInputs{
 		shared: "shared v1", own: map[string]string{"0": "own 0", "1": "own 1", "2": "own 2"},
-		setup: "echo setup v1", allow: `["example.com"]`, route: routeHost,
+		setup: "echo setup v1", allow: `["example.com"]`, route: acctest.RouteHost,
 	}
 	sharedV2 := v1.with(func(in *rerunInputs) { in.shared = "shared v2" })
 	oneOwn := sharedV2.with(func(in *rerunInputs) { in.own["1"] = "own 1, second version" })
@@ -311,7 +311,7 @@ func wantSingleRuns(m *mocktest.Mock, setups, agents int) resource.TestCheckFunc
 // the lock's id changes with every enforced write and only then.
 func TestAccRerun_singleAgentRunsAgainForEveryInput(t *testing.T) {
 	m := mocktest.New(t, mocktest.Fast())
-	v1 := rerunInputs{shared: "task v1", setup: "echo setup v1", allow: `["example.com"]`, route: routeHost}
+	v1 := rerunInputs{shared: "task v1", setup: "echo setup v1", allow: `["example.com"]`, route: acctest.RouteHost}
 	taskV2 := v1.with(func(in *rerunInputs) { in.shared = "task v2" })
 	allowV2 := taskV2.with(func(in *rerunInputs) { in.allow = `["example.com", "google.com"]` })
 	respelled := allowV2.with(func(in *rerunInputs) { in.allow = `["Example.COM", "google.com."]` })
@@ -374,7 +374,7 @@ func TestAccRerun_singleAgentRunsAgainForEveryInput(t *testing.T) {
 // two agents on the boxes: "all" names the lock's id in triggers, "own"
 // each member's generation in member_triggers.
 func lockIDHCL(m *mocktest.Mock, keyPrefix string) string {
-	return m.Config(fleetMemberBoxes(2) + fmt.Sprintf(`
+	return m.Config(acctest.FleetMemberBoxes(2) + fmt.Sprintf(`
 resource "prime_fleet_egress_policy" "lock" {
   sandbox_ids = { for i, s in prime_sandbox.box : "%[1]s${i}" => s.id }
   allow       = ["example.com"]
@@ -432,7 +432,7 @@ func TestAccRerun_fleetLockIDFollowsRewritesNotMembership(t *testing.T) {
 				ConfigStateChecks: []statecheck.StateCheck{
 					rewritten.AddStateValue("prime_fleet_egress_policy.lock", id),
 				},
-				Check: resource.ComposeAggregateTestCheckFunc(boxIDsInto(&ids, 2), wantAgentRuns(m, &ids, []int{1, 1}, []int{1, 1})),
+				Check: resource.ComposeAggregateTestCheckFunc(acctest.BoxIDsInto(&ids, 2), wantAgentRuns(m, &ids, []int{1, 1}, []int{1, 1})),
 			},
 			{
 				// Member 1 changed out of band: rewritten alone, a new id.
@@ -468,7 +468,7 @@ func TestAccRerun_fleetLockIDFollowsRewritesNotMembership(t *testing.T) {
 				ConfigStateChecks: []statecheck.StateCheck{
 					lockID.AddStateValue("prime_fleet_egress_policy.lock", id),
 				},
-				Check: resource.ComposeAggregateTestCheckFunc(boxIDsInto(&ids, 2), wantAgentRuns(m, &ids, []int{2, 1}, []int{1, 1})),
+				Check: resource.ComposeAggregateTestCheckFunc(acctest.BoxIDsInto(&ids, 2), wantAgentRuns(m, &ids, []int{2, 1}, []int{1, 1})),
 			},
 			{
 				// Keys renamed, same sandboxes: handed over, nothing written,
@@ -480,7 +480,7 @@ func TestAccRerun_fleetLockIDFollowsRewritesNotMembership(t *testing.T) {
 				ConfigStateChecks: []statecheck.StateCheck{
 					lockID.AddStateValue("prime_fleet_egress_policy.lock", id),
 				},
-				Check: resource.ComposeAggregateTestCheckFunc(wantPolicyPuts(m, &ids, 1, 1), wantAgentRuns(m, &ids, []int{2, 1}, []int{1, 1})),
+				Check: resource.ComposeAggregateTestCheckFunc(acctest.WantPolicyPuts(m, &ids, 1, 1), wantAgentRuns(m, &ids, []int{2, 1}, []int{1, 1})),
 			},
 		},
 	})

@@ -111,7 +111,7 @@ func checkLockedBeforeCommands(events []primemock.Event, ids []string) error {
 					locked = e.Seq
 				}
 			case primemock.EventCommandExecuted:
-				if e.Command == gatewayProbe {
+				if e.Command == acctest.GatewayProbe {
 					continue
 				}
 				if locked < 0 || e.Seq < locked {
@@ -357,7 +357,7 @@ resource "prime_sandbox" "restored" {
   restore_memory = true
 }
 `)),
-			ExpectError: expectInOrder("Cannot create sandbox", "has no memory to restore",
+			ExpectError: acctest.ExpectInOrder("Cannot create sandbox", "has no memory to restore",
 				"restore_memory = true needs a checkpoint that holds memory, which only a pause takes"),
 		}},
 	})

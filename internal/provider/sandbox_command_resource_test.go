@@ -117,10 +117,6 @@ func TestAccSandboxCommand_fleetChain(t *testing.T) {
 	})
 }
 
-// gatewayProbe is the command prime_sandbox runs to know the gateway
-// answers (the SDK's reachability probe).
-const gatewayProbe = "echo 'sandbox ready'"
-
 // checkProtocolOrder asserts setup < policy applied < agent for a sandbox.
 func checkProtocolOrder(events []primemock.Event, sandboxID string) error {
 	var setup, applied, agent int64 = -1, -1, -1
@@ -173,7 +169,7 @@ func TestAccSandboxCommand_neverAppliedAgentNeverRuns(t *testing.T) {
 		switch {
 		case strings.HasPrefix(e.Command, "echo installing"):
 			setups++
-		case e.Command == gatewayProbe:
+		case e.Command == acctest.GatewayProbe:
 		default:
 			agents++
 		}

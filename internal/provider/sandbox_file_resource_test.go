@@ -4,9 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,11 +33,6 @@ func sandboxIDOf(s *terraform.State, addr string) string {
 		return id
 	}
 	return rs.Primary.ID
-}
-
-func sha256Hex(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
 }
 
 // A task directory goes up as one archive and is unpacked in the sandbox;
@@ -108,11 +101,11 @@ resource "prime_sandbox_artifact" "blob" {
 			{
 				Config: hcl(),
 				Check: resource.ComposeAggregateTestCheckFunc(
-					resource.TestCheckResourceAttr("prime_sandbox_file.blob", "sha256", sha256Hex(blob)),
+					resource.TestCheckResourceAttr("prime_sandbox_file.blob", "sha256", acctest.SHA256Hex(blob)),
 					resource.TestCheckResourceAttr("prime_sandbox_file.blob", "size", fmt.Sprint(len(blob))),
 					resource.TestCheckResourceAttr("data.prime_sandbox_file.note", "content", "hello"),
-					resource.TestCheckResourceAttr("data.prime_sandbox_file.note", "sha256", sha256Hex([]byte("hello"))),
-					resource.TestCheckResourceAttr("prime_sandbox_artifact.blob", "files.0.sha256", sha256Hex(blob)),
+					resource.TestCheckResourceAttr("data.prime_sandbox_file.note", "sha256", acctest.SHA256Hex([]byte("hello"))),
+					resource.TestCheckResourceAttr("prime_sandbox_artifact.blob", "files.0.sha256", acctest.SHA256Hex(blob)),
 					func(s *terraform.State) error {
 						id = sandboxIDOf(s, "prime_sandbox.box")
 						for name, want := range map[string]string{"/task/task.json": `{"id":"t1"}`, "/task/sub/run.sh": "echo run\n", "/notes/note.txt": "hello"} {
@@ -192,7 +185,7 @@ resource "prime_sandbox_file" "f" {
 ` + body + `
 }`),
 			PlanOnly:    true,
-			ExpectError: expectInOrder(want...),
+			ExpectError: acctest.ExpectInOrder(want...),
 		}
 	}
 	resource.ParallelTest(t, resource.TestCase{
@@ -246,11 +239,11 @@ func TestAccSandboxFileData_limits(t *testing.T) {
 			},
 			{
 				Config:      m.Config(data("big", `path = "/r/big"`+"\n"+`max_size = 1024`)),
-				ExpectError: expectInOrder(`/r/big in sandbox`, `is larger than max_size (1024 bytes)`, `prime_sandbox_artifact`),
+				ExpectError: acctest.ExpectInOrder(`/r/big in sandbox`, `is larger than max_size (1024 bytes)`, `prime_sandbox_artifact`),
 			},
 			{
 				Config:      m.Config(data("none", `path = "/r/none"`)),
-				ExpectError: expectInOrder(`there is no file /r/none in sandbox ` + sb),
+				ExpectError: acctest.ExpectInOrder(`there is no file /r/none in sandbox ` + sb),
 			},
 		},
 	})

@@ -86,7 +86,7 @@ func TestAccSandboxFleet_memberTriggersRedoOneMember(t *testing.T) {
 					return fmt.Errorf("members %v (were %v): want only %q to get a new sandbox", ids, first, key)
 				}
 			}
-			runs := commandRuns(m, "echo agent-run")
+			runs := acctest.CommandRuns(m, "echo agent-run")
 			for k, id := range ids {
 				if want := map[bool]int{true: runsOfNew, false: 1}[k == key]; runs[id] != want {
 					return fmt.Errorf("member %q (%s) ran the agent %d times, want %d (runs %v)", k, id, runs[id], want, runs)

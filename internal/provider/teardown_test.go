@@ -102,7 +102,7 @@ resource "prime_egress_policy" "agent" {
 					plancheck.ExpectResourceAction("prime_egress_policy.agent", plancheck.ResourceActionDestroy),
 					plancheck.ExpectResourceAction("prime_sandbox.vm", plancheck.ResourceActionNoop),
 				}},
-				ExpectError: expectInOrder(`Egress is restricted`, `is accepted and not yet enforced`, `the restriction before it still holds, so the command was not run`),
+				ExpectError: acctest.ExpectInOrder(`Egress is restricted`, `is accepted and not yet enforced`, `the restriction before it still holds, so the command was not run`),
 			},
 			{
 				// The data plane catches up: the setup runs open.
@@ -151,7 +151,7 @@ resource "prime_fleet_egress_policy" "lock" {
 	if n := strings.Count(out, "Warning: Egress restore not yet enforced"); n != 2 {
 		t.Errorf("%d restore warnings, want 2 (one for the fleet, one for the single policy):\n%s", n, out)
 	}
-	fleet := expectInOrder(`on 3 members but is not enforced after 10s:`, `member "0" (sandbox`, `member "1" (sandbox`,
+	fleet := acctest.ExpectInOrder(`on 3 members but is not enforced after 10s:`, `member "0" (sandbox`, `member "1" (sandbox`,
 		`member "2" (sandbox`, `The destroy does not wait longer`)
 	if !fleet.MatchString(out) {
 		t.Errorf("no single fleet warning naming every member, bounded by 10s:\n%s", out)

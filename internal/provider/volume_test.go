@@ -79,7 +79,7 @@ func TestAccVolume_growInPlaceShrinkRefused(t *testing.T) {
 			{
 				Config:   m.Config(volumeHCL(5, false)),
 				PlanOnly: true,
-				ExpectError: expectInOrder("Volume cannot shrink", "size_gb: the volume holds 20 GiB and cannot shrink to 5 GiB. "+
+				ExpectError: acctest.ExpectInOrder("Volume cannot shrink", "size_gb: the volume holds 20 GiB and cannot shrink to 5 GiB. "+
 					"Volumes only grow (in place); the provider never replaces a volume to make it smaller"),
 			},
 			{
