@@ -1,4 +1,4 @@
-package provider_test
+package checkpoint_test
 
 import (
 	"context"
