@@ -1,4 +1,4 @@
-package provider_test
+package image_test
 
 import (
 	"fmt"
