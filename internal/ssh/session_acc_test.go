@@ -1,4 +1,4 @@
-package provider_test
+package ssh_test
 
 import (
 	"net/http"
