@@ -1,4 +1,4 @@
-package provider_test
+package volume_test
 
 import (
 	"fmt"
