@@ -1,4 +1,4 @@
-package provider_test
+package network_test
 
 import (
 	"encoding/json"
