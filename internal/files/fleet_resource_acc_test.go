@@ -1,4 +1,4 @@
-package provider_test
+package files_test
 
 import (
 	"fmt"
