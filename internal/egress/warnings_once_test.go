@@ -1,4 +1,4 @@
-package provider_test
+package egress_test
 
 import (
 	"context"

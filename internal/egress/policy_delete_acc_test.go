@@ -1,4 +1,4 @@
-package provider_test
+package egress_test
 
 // Deleting a policy: it reopens egress unless a replacement took over, and a gone sandbox or a failed update does not block the destroy.
 
