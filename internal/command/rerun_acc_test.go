@@ -1,4 +1,4 @@
-package provider_test
+package command_test
 
 import (
 	"fmt"
