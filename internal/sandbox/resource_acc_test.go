@@ -1,4 +1,4 @@
-package provider_test
+package sandbox_test
 
 import (
 	"fmt"
