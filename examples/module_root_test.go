@@ -1,4 +1,4 @@
-package provider_test
+package examples_test
 
 // The eval-fleet module used from a root module, driven by the CLI: fail closed, a failed member, twenty members, a member deleted out of band.
 

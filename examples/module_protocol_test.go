@@ -1,4 +1,4 @@
-package provider_test
+package examples_test
 
 // The protocol checks of the module tests: each sandbox's event trace against the order the eval-fleet module promises, and the checks' own tests on made-up logs.
 

@@ -1,4 +1,4 @@
-package provider_test
+package examples_test
 
 import (
 	"context"
