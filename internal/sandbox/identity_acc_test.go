@@ -1,4 +1,4 @@
-package provider_test
+package sandbox_test
 
 import (
 	"context"
@@ -38,32 +38,6 @@ func TestAccSandbox_identityImport(t *testing.T) {
 			},
 			{ResourceName: "prime_sandbox.test", ImportState: true, ImportStateKind: resource.ImportBlockWithResourceIdentity, ImportPlanChecks: noop},
 			{ResourceName: "prime_sandbox.test", ImportState: true, ImportStateKind: resource.ImportBlockWithID, ImportPlanChecks: noop},
-		},
-	})
-}
-
-// prime_egress_policy's identity is its sandbox.
-func TestAccEgressPolicy_identityImport(t *testing.T) {
-	m := mocktest.New(t, mocktest.Fast())
-	cfg := m.Config(acctest.SandboxHCL("box", "locked") + acctest.EgressPolicyHCL("lock", "prime_sandbox.box.id", []string{"example.com"}))
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
-		TerraformVersionChecks:   acctest.SkipBelow(acctest.Identity),
-		CheckDestroy:             m.CheckNoLiveSandboxes,
-		Steps: []resource.TestStep{
-			{
-				Config: cfg,
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectIdentityValueMatchesState("prime_egress_policy.lock", tfjsonpath.New("sandbox_id")),
-				},
-			},
-			{
-				Config: cfg, ResourceName: "prime_egress_policy.lock", ImportState: true,
-				ImportStateKind: resource.ImportBlockWithResourceIdentity,
-				ImportPlanChecks: resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction("prime_egress_policy.lock", plancheck.ResourceActionNoop),
-				}},
-			},
 		},
 	})
 }

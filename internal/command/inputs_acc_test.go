@@ -1,4 +1,4 @@
-package provider_test
+package command_test
 
 import (
 	"context"
@@ -20,81 +20,6 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
-
-// The day-two protocol: changing a setup step on an existing sandbox
-// re-opens egress, runs the new setup with the network open, locks again and
-// only then runs the agent — all in one apply, from after and triggers.
-func TestAccEgressPolicy_afterRelocksAroundChangedSetup(t *testing.T) {
-	m := mocktest.New(t, mocktest.Fast())
-	var sandboxID string
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
-		CheckDestroy:             m.CheckNoLiveSandboxes,
-		Steps: []resource.TestStep{
-			{
-				Config: m.Config(acctest.ProtocolHCL("v1", true)),
-				Check: func(s *terraform.State) error {
-					id, err := acctest.StateID(s, "prime_sandbox.box")
-					sandboxID = id
-					return err
-				},
-			},
-			{
-				Config: m.Config(acctest.ProtocolHCL("v2", true)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction("prime_sandbox_command.setup", plancheck.ResourceActionDestroyBeforeCreate),
-					plancheck.ExpectResourceAction("prime_egress_policy.lock", plancheck.ResourceActionDestroyBeforeCreate),
-					plancheck.ExpectResourceAction("prime_sandbox_command.agent", plancheck.ResourceActionDestroyBeforeCreate),
-					plancheck.ExpectResourceAction("prime_sandbox.box", plancheck.ResourceActionNoop),
-				}},
-				Check: func(*terraform.State) error { return checkRelockOrder(m.Events(), sandboxID) },
-			},
-		},
-	})
-}
-
-// checkRelockOrder asserts, for the second apply: reopen applied < setup v2
-// (run under the open policy, pypi reachable) < lock applied < agent (under
-// the lock).
-func checkRelockOrder(events []primemock.Event, sandboxID string) error {
-	var firstLock, reopen, reopenApplied, setup, lock, lockApplied, agent int64 = -1, -1, -1, -1, -1, -1, -1
-	var setupGen, agentGen int64
-	var setupExit int
-	for _, e := range events {
-		if e.SandboxID != sandboxID {
-			continue
-		}
-		switch {
-		case e.Type == primemock.EventPolicyPut && e.Policy != nil && e.Policy.Allowlist != nil:
-			if firstLock < 0 {
-				firstLock = e.Generation
-			} else if reopen > 0 && lock < 0 {
-				lock = e.Generation
-			}
-		case e.Type == primemock.EventPolicyPut && e.Policy != nil && e.Policy.IsOpen() && firstLock > 0:
-			reopen = e.Generation
-		case e.Type == primemock.EventPolicyApplied && reopen > 0 && e.Generation == reopen:
-			reopenApplied = e.Seq
-		case e.Type == primemock.EventPolicyApplied && lock > 0 && e.Generation == lock:
-			lockApplied = e.Seq
-		case e.Type == primemock.EventCommandExecuted && strings.HasPrefix(e.Command, "echo installing v2"):
-			setup, setupGen, setupExit = e.Seq, e.AppliedGeneration, e.ExitCode
-		case e.Type == primemock.EventCommandExecuted && strings.HasPrefix(e.Command, "echo probing") && lock > 0:
-			agent, agentGen = e.Seq, e.AppliedGeneration
-		}
-	}
-	switch {
-	case reopenApplied < 0 || setup < 0 || lockApplied < 0 || agent < 0:
-		return fmt.Errorf("missing events: reopen applied %d, setup v2 %d, lock applied %d, agent %d", reopenApplied, setup, lockApplied, agent)
-	case !(reopenApplied < setup && setup < lockApplied && lockApplied < agent):
-		return fmt.Errorf("order reopen applied %d, setup %d, lock applied %d, agent %d; want them in this order", reopenApplied, setup, lockApplied, agent)
-	case setupGen != reopen || setupExit != 0:
-		return fmt.Errorf("setup v2 ran under generation %d with exit %d, want the open generation %d and exit 0", setupGen, setupExit, reopen)
-	case agentGen < lock:
-		return fmt.Errorf("the agent ran under generation %d, before the new lock %d", agentGen, lock)
-	}
-	return nil
-}
 
 // Without after, a changed setup step that requires open egress refuses to
 // run under the enforced lock: the apply fails, names the generation and
@@ -121,31 +46,6 @@ func TestAccSandboxCommand_requireOpenEgressRefusesUnderLock(t *testing.T) {
 			t.Fatalf("the refused setup step reached the sandbox: %+v", e)
 		}
 	}
-}
-
-// Importing a sandbox whose configuration sets what the platform cannot
-// report (secrets_wo_version) plans an in-place update that records it,
-// never a replacement.
-func TestAccSandbox_importNeverReplaces(t *testing.T) {
-	m := mocktest.New(t, mocktest.Fast())
-	cfg := m.Config(acctest.SandboxHCL("test", "imported", `secrets_wo = { OTHER = "wo-value" }`, "secrets_wo_version = 1"))
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
-		CheckDestroy:             m.CheckNoLiveSandboxes,
-		Steps: []resource.TestStep{
-			{Config: cfg},
-			{
-				Config:             cfg,
-				ResourceName:       "prime_sandbox.test",
-				ImportState:        true,
-				ImportStateKind:    resource.ImportBlockWithID,
-				ExpectNonEmptyPlan: true,
-				ImportPlanChecks: resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction("prime_sandbox.test", plancheck.ResourceActionUpdate),
-				}},
-			},
-		},
-	})
 }
 
 // Arguments that only judge the result update in place without running the
@@ -345,48 +245,4 @@ func (c planSecretCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanReq
 	if strings.Contains(string(b), c.secret) {
 		resp.Error = fmt.Errorf("the plan contains the write-only value %q", c.secret)
 	}
-}
-
-// base_url without a scheme fails at plan time, naming base_url, before any
-// API call.
-func TestAccProvider_baseURLWithoutScheme(t *testing.T) {
-	m := mocktest.New(t, mocktest.Fast())
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
-		Steps: []resource.TestStep{{
-			Config: `
-provider "prime" {
-  base_url = "api.primeintellect.ai"
-  api_key  = "test-key"
-}
-resource "prime_sandbox" "x" {
-  name         = "x"
-  docker_image = "img"
-}
-`,
-			PlanOnly:    true,
-			ExpectError: acctest.ExpectErr(`base_url: "api.primeintellect.ai" is not an absolute URL`),
-		}},
-	})
-	m.NoAPICalls(t)
-}
-
-// A cleartext base URL to a remote host from the environment is refused
-// too (the API key would travel in cleartext), unless insecure_http is set.
-func TestAccProvider_cleartextBaseURLFromEnvironment(t *testing.T) {
-	t.Setenv("PRIME_API_BASE_URL", "http://api.example.com")
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
-		Steps: []resource.TestStep{{
-			Config: `
-provider "prime" {
-  api_key = "test-key"
-}
-data "prime_sandbox" "x" {
-  id = "x"
-}
-`,
-			ExpectError: acctest.ExpectErr(`base_url (resolved from the environment or ~/.prime/config.json): "http://api.example.com" is plain http:// to a remote host`),
-		}},
-	})
 }
