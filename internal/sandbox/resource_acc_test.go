@@ -1,9 +1,12 @@
 package sandbox_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 
 	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
 	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
@@ -430,12 +434,28 @@ resource "prime_sandbox" "test" {
 	})
 }
 
-// Twenty sandboxes in one apply are polled together: the mock sees far
-// fewer status requests than one per sandbox per poll round.
+// Twenty sandboxes in one apply are polled together: status rounds name
+// several sandboxes at once, so the mock sees fewer status:batchGet
+// requests than sandbox ids they named, and at most one per-sandbox GET
+// each. The check counts requests and ids, never time: the first create is
+// held until a second one arrives, so two sandboxes always boot (800 ms on
+// the mock's clock) side by side, whatever the load on the machine.
 func TestAccSandbox_fleetStatusIsBatched(t *testing.T) {
 	o := mocktest.Fast()
 	o.BootDelay = 800 * time.Millisecond
-	m := mocktest.New(t, o)
+	second := make(chan struct{})
+	var creates atomic.Int32
+	m := mocktest.NewHooked(t, o, func(_ http.ResponseWriter, r *http.Request, _ []byte) bool {
+		if r.Method == http.MethodPost && r.URL.Path == prime.APIPrefix+"/sandbox" {
+			switch creates.Add(1) {
+			case 1:
+				<-second // Terraform creates ten at a time: a second one comes
+			case 2:
+				close(second)
+			}
+		}
+		return false
+	})
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		CheckDestroy:             m.CheckNoLiveSandboxes,
@@ -449,18 +469,25 @@ resource "prime_sandbox" "fleet" {
 }
 `),
 			Check: func(*terraform.State) error {
-				st := m.Stats()
-				batch := st.Requests["POST /api/v1/sandbox/status:batchGet"]
-				gets := st.Requests["GET /api/v1/sandbox/{id}"]
-				// Each sandbox needs ~4 polls to see 800 ms of boot; one request
-				// per sandbox per round would be ~80.
-				if batch == 0 || batch >= 20 {
-					return fmt.Errorf("%d status:batchGet requests for 20 sandboxes, want batching (1..19)", batch)
+				batches, named := 0, 0
+				for _, r := range m.Requests() {
+					if r.Method != http.MethodPost || r.Path != prime.APIPrefix+"/sandbox/status:batchGet" {
+						continue
+					}
+					var body prime.BatchStatusRequest
+					if err := json.Unmarshal(r.Body, &body); err != nil {
+						return fmt.Errorf("status:batchGet body %s: %v", r.Body, err)
+					}
+					batches++
+					named += len(body.SandboxIDs)
 				}
-				if gets > 20 {
+				if batches == 0 || batches >= named {
+					return fmt.Errorf("%d status:batchGet requests named %d sandbox ids: no round polled two sandboxes together", batches, named)
+				}
+				if gets := m.Stats().Requests["GET /api/v1/sandbox/{id}"]; gets > 20 {
 					return fmt.Errorf("%d per-sandbox GETs during create, want at most one read per sandbox", gets)
 				}
-				t.Logf("20 sandboxes: %d status:batchGet requests, %d GETs", batch, gets)
+				t.Logf("20 sandboxes: %d status:batchGet requests named %d ids", batches, named)
 				return nil
 			},
 		}},
