@@ -243,7 +243,7 @@ func (f Feature) Minimum() *version.Version {
 }
 
 // SkipBelow is the gate of tests that need a newer Terraform, as
-// terraform-plugin-testing version checks: cli_version_test.go's gate,
+// terraform-plugin-testing version checks: this file's gate,
 // which skips naming the CLI, and fails instead under CI=true when the run
 // expects a Terraform that has the feature.
 func SkipBelow(f Feature) []tfversion.TerraformVersionCheck {
