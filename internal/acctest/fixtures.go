@@ -92,3 +92,120 @@ func EgressPolicyHCL(label, sandboxID string, allow []string, attrs ...string) s
 		"allow      = [" + strings.Join(quoted, ", ") + "]",
 	}, attrs...)...)
 }
+
+// quoted is each of ss as an HCL string, comma-separated in brackets.
+func quoted(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = HCLString(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// CommandHCL is a prime_sandbox_command that runs command (in the
+// foreground) in the sandbox whose id is the HCL expression sandboxID.
+func CommandHCL(label, sandboxID, command string, attrs ...string) string {
+	return Block("prime_sandbox_command", label, append([]string{
+		"sandbox_id = " + sandboxID,
+		"command    = " + HCLString(command),
+	}, attrs...)...)
+}
+
+// FleetCommandHCL is a prime_fleet_command that runs commands, in order, on
+// the members whose ids are the HCL expression sandboxIDs.
+func FleetCommandHCL(label, sandboxIDs string, commands []string, attrs ...string) string {
+	return Block("prime_fleet_command", label, append([]string{
+		"sandbox_ids = " + sandboxIDs,
+		"commands    = " + quoted(commands),
+	}, attrs...)...)
+}
+
+// FleetEgressPolicyHCL is a prime_fleet_egress_policy on the members whose
+// ids are the HCL expression sandboxIDs that allows only the hosts in
+// allow.
+func FleetEgressPolicyHCL(label, sandboxIDs string, allow []string, attrs ...string) string {
+	return Block("prime_fleet_egress_policy", label, append([]string{
+		"sandbox_ids = " + sandboxIDs,
+		"allow       = " + quoted(allow),
+	}, attrs...)...)
+}
+
+// SandboxFileHCL is a prime_sandbox_file at path in the sandbox whose id
+// is the HCL expression sandboxID; attrs give its source (content,
+// source, ...).
+func SandboxFileHCL(label, sandboxID, path string, attrs ...string) string {
+	return Block("prime_sandbox_file", label, append([]string{
+		"sandbox_id = " + sandboxID,
+		"path       = " + HCLString(path),
+	}, attrs...)...)
+}
+
+// FleetFileHCL is a prime_fleet_file at path on the members whose ids are
+// the HCL expression sandboxIDs; attrs give its source.
+func FleetFileHCL(label, sandboxIDs, path string, attrs ...string) string {
+	return Block("prime_fleet_file", label, append([]string{
+		"sandbox_ids = " + sandboxIDs,
+		"path        = " + HCLString(path),
+	}, attrs...)...)
+}
+
+// SandboxArtifactHCL is a prime_sandbox_artifact that brings remotePath of
+// the sandbox whose id is the HCL expression sandboxID to localPath.
+func SandboxArtifactHCL(label, sandboxID, remotePath, localPath string, attrs ...string) string {
+	return Block("prime_sandbox_artifact", label, append([]string{
+		"sandbox_id  = " + sandboxID,
+		"remote_path = " + HCLString(remotePath),
+		"local_path  = " + HCLString(localPath),
+	}, attrs...)...)
+}
+
+// FleetArtifactHCL is a prime_fleet_artifact that brings remotePath of
+// every member whose id is in the HCL expression sandboxIDs under
+// localPath.
+func FleetArtifactHCL(label, sandboxIDs, remotePath, localPath string, attrs ...string) string {
+	return Block("prime_fleet_artifact", label, append([]string{
+		"sandbox_ids = " + sandboxIDs,
+		"remote_path = " + HCLString(remotePath),
+		"local_path  = " + HCLString(localPath),
+	}, attrs...)...)
+}
+
+// CheckpointHCL is a prime_sandbox_checkpoint of the sandbox whose id is
+// the HCL expression sandboxID.
+func CheckpointHCL(label, sandboxID string, attrs ...string) string {
+	return Block("prime_sandbox_checkpoint", label, append([]string{
+		"sandbox_id = " + sandboxID,
+	}, attrs...)...)
+}
+
+// NetworkHCL is a prime_sandbox_network named name; attrs give its rules.
+func NetworkHCL(label, name string, attrs ...string) string {
+	return Block("prime_sandbox_network", label, append([]string{
+		"name = " + HCLString(name),
+	}, attrs...)...)
+}
+
+// NetworkMemberHCL joins the sandbox whose id is the HCL expression
+// sandboxID to the network whose id is the HCL expression networkID.
+func NetworkMemberHCL(label, networkID, sandboxID string, attrs ...string) string {
+	return Block("prime_sandbox_network_member", label, append([]string{
+		"network_id = " + networkID,
+		"sandbox_id = " + sandboxID,
+	}, attrs...)...)
+}
+
+// VolumeHCL is a prime_volume named name of sizeGB GB.
+func VolumeHCL(label, name string, sizeGB int, attrs ...string) string {
+	return Block("prime_volume", label, append([]string{
+		"name    = " + HCLString(name),
+		fmt.Sprintf("size_gb = %d", sizeGB),
+	}, attrs...)...)
+}
+
+// ImageVMBuildHCL is a prime_image_vm_build named name; attrs give what it
+// builds from.
+func ImageVMBuildHCL(label, name string, attrs ...string) string {
+	return Block("prime_image_vm_build", label, append([]string{
+		"name = " + HCLString(name),
+	}, attrs...)...)
+}

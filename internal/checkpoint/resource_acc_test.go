@@ -154,13 +154,7 @@ func lastCheckpointBody(t *testing.T, m *mocktest.Mock) string {
 // nothing that depends on it is created.
 func TestAccCheckpoint_failedFailsClosed(t *testing.T) {
 	m := mocktest.New(t, mocktest.Fast())
-	cfg := m.Config(checkpointHCL("template-"+primemock.MagicCheckpointFailName, "") + `
-resource "prime_sandbox" "restored" {
-  name         = "member"
-  docker_image = "python:3.12-slim"
-  depends_on   = [prime_sandbox_checkpoint.setup]
-}
-`)
+	cfg := m.Config(checkpointHCL("template-"+primemock.MagicCheckpointFailName, "") + acctest.SandboxHCL("restored", "member", `depends_on   = [prime_sandbox_checkpoint.setup]`))
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		CheckDestroy:             m.CheckNoCheckpoints,

@@ -17,12 +17,7 @@ import (
 // error that says so, and nothing is recorded.
 func TestAccSandboxNetworkMember_notRunningIsAClearError(t *testing.T) {
 	m := mocktest.New(t, mocktest.Fast())
-	base := `
-resource "prime_sandbox" "box" {
-  name         = "paused"
-  docker_image = "python:3.12-slim"
-}
-resource "prime_sandbox_network" "net" {
+	base := acctest.SandboxHCL("box", "paused") + `resource "prime_sandbox_network" "net" {
   name = "n"
 }
 `

@@ -26,12 +26,7 @@ func networkHCL(rules, agentTags string) string { return networkSizedHCL(3, rule
 
 // networkSizedHCL is networkHCL with a fleet of size agents.
 func networkSizedHCL(size int, rules, agentTags string) string {
-	return fmt.Sprintf(`
-resource "prime_sandbox" "tool" {
-  name         = "tool"
-  docker_image = "python:3.12-slim"
-}
-
+	return fmt.Sprintf(acctest.SandboxHCL("tool", "tool")+`
 resource "prime_sandbox_fleet" "agents" {
   name_prefix  = "agent"
   docker_image = "python:3.12-slim"
@@ -462,12 +457,7 @@ data "prime_sandbox_network" "net" {
 // again and puts its members back on it.
 func TestAccSandboxNetwork_deletedOutOfBandIsRecreated(t *testing.T) {
 	m := mocktest.New(t, mocktest.Fast())
-	cfg := m.Config(`
-resource "prime_sandbox" "box" {
-  name         = "box"
-  docker_image = "python:3.12-slim"
-}
-resource "prime_sandbox_network" "net" {
+	cfg := m.Config(acctest.SandboxHCL("box", "box") + `resource "prime_sandbox_network" "net" {
   name  = "n"
   rules = [{ from = "*", to = "*", ports = [80] }]
 }

@@ -363,13 +363,7 @@ func TestAccSandboxFleet_createTimeoutDocMatchesBehaviour(t *testing.T) {
 // from state.
 func TestAccSandboxFleet_importKeyCollisionFails(t *testing.T) {
 	m := mocktest.New(t, mocktest.Fast())
-	two := `
-resource "prime_sandbox" "s0" {
-  name         = "a"
-  docker_image = "python:3.12-slim"
-  labels       = ["fleet-test"]
-}
-resource "prime_sandbox" "s1" {
+	two := acctest.SandboxHCL("s0", "a", `labels       = ["fleet-test"]`) + `resource "prime_sandbox" "s1" {
   name         = "eval-a"
   docker_image = "python:3.12-slim"
   labels       = ["fleet-test"]

@@ -21,12 +21,7 @@ import (
 // setupOnceHCL is a template sandbox whose trusted setup writes a marker
 // (network open), its checkpoint (after the setup), and the rest.
 func setupOnceHCL(rest string) string {
-	return `
-resource "prime_sandbox" "template" {
-  name         = "template"
-  docker_image = "python:3.12-slim"
-}
-resource "prime_sandbox_command" "setup" {
+	return acctest.SandboxHCL("template", "template") + `resource "prime_sandbox_command" "setup" {
   sandbox_id = prime_sandbox.template.id
   command    = "mkdir -p /opt/task && echo setup-done > /opt/task/marker"
 }

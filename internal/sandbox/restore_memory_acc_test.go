@@ -23,14 +23,7 @@ import (
 // 409 that TestAccRestore_memoryRefusedExplained covers.)
 func TestAccRestore_memoryFromPauseCheckpoint(t *testing.T) {
 	m := mocktest.New(t, mocktest.Fast())
-	cfg := m.Config(`
-resource "prime_sandbox" "template" {
-  name         = "template"
-  docker_image = "python:3.12-slim"
-  cpu_cores    = 2
-  memory_gb    = 4
-}
-resource "prime_sandbox_command" "setup" {
+	cfg := m.Config(acctest.SandboxHCL("template", "template", `cpu_cores    = 2`, `memory_gb    = 4`) + `resource "prime_sandbox_command" "setup" {
   sandbox_id = prime_sandbox.template.id
   command    = "mkdir -p /opt/task && echo setup-done > /opt/task/marker"
 }

@@ -35,12 +35,7 @@ func withEcho(t *testing.T) map[string]func() (tfprotov6.ProviderServer, error) 
 // closed by request.
 func TestAccSSHSession_openClose(t *testing.T) {
 	m := mocktest.New(t, mocktest.Fast())
-	cfg := m.Config(`
-resource "prime_sandbox" "box" {
-  name         = "debug-me"
-  docker_image = "python:3.12-slim"
-}
-ephemeral "prime_sandbox_ssh_session" "debug" {
+	cfg := m.Config(acctest.SandboxHCL("box", "debug-me") + `ephemeral "prime_sandbox_ssh_session" "debug" {
   sandbox_id  = prime_sandbox.box.id
   public_key  = "` + testPublicKey + `"
   ttl_seconds = 600
