@@ -7,7 +7,7 @@
 //     under injected 503s/429s and jittered latency, against an in-process
 //     mock; Terraform runs the provider as a plugin process through
 //     dev_overrides (the test binary serves it, see TestMain);
-//   - cmd/prime-bench: `make soak` (N=100 fault run, never-apply run,
+//   - cmd/prime-bench (at the repository root): `make soak` (N=100 fault run, never-apply run,
 //     SIGKILL and SIGINT runs) and `make bench` (the fleet path —
 //     SandboxFleet —, the per-instance path — Fleet — and an SDK stand-in,
 //     then task files in / results out and background jobs on the fleet
