@@ -25,9 +25,9 @@ func TestAccCheckpoint_killedApplyAdoptsIt(t *testing.T) {
 	provider := acctest.DevProvider(t)
 	t.Parallel()
 	o := mocktest.Fast()
-	// Long enough that the kill lands during the upload on a loaded
-	// runner; the next apply waits out the rest of it.
-	o.CheckpointDurableDelay = 10 * time.Second
+	// The upload lasts until the test ends it, so the kill lands during it
+	// however loaded the machine is; the next apply waits for its end.
+	o.CheckpointDurableDelay = time.Hour
 	// The wait's first poll follows the provider's journal write of the
 	// checkpoint's ID: killing after it kills a create that waits for
 	// DURABLE (a kill during the request itself leaves nothing to adopt).
@@ -56,6 +56,7 @@ provider "prime" {}
 		t.Fatalf("the checkpoint was never polled:\n%s", r.Output())
 	}
 	acctest.KillTF(r)
+	m.FinishCheckpointUploads(0)
 
 	out := w.Must(ctx, "apply", "-auto-approve", "-no-color")
 	var made []string

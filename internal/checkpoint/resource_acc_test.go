@@ -230,7 +230,9 @@ func TestAccCheckpoint_lostWithItsSandbox(t *testing.T) {
 // upload (the platform keeps pending checkpoints) before deleting it.
 func TestAccCheckpoint_timeoutTaints(t *testing.T) {
 	o := mocktest.Fast()
-	o.CheckpointDurableDelay = 3 * time.Second
+	// The upload outlasts timeouts.create however slow the machine, until
+	// the test ends it for the destroy.
+	o.CheckpointDurableDelay = time.Hour
 	m := mocktest.New(t, o)
 	cfg := m.Config(checkpointHCL("template", `timeouts {
     create = "1s"
@@ -242,6 +244,7 @@ func TestAccCheckpoint_timeoutTaints(t *testing.T) {
 			Config:      cfg,
 			ExpectError: acctest.ExpectErr("was not DURABLE after 1s (timeouts.create)"),
 		}, {
+			PreConfig:          func() { m.FinishCheckpointUploads(0) },
 			Config:             cfg,
 			PlanOnly:           true,
 			ExpectNonEmptyPlan: true,
@@ -260,9 +263,9 @@ func TestAccCheckpoint_interruptedApplyKeepsItTracked(t *testing.T) {
 	provider := acctest.DevProvider(t)
 	t.Parallel()
 	o := mocktest.Fast()
-	// Long enough that the Ctrl-C lands during the upload on a loaded
-	// runner; destroy then waits out the rest of it.
-	o.CheckpointDurableDelay = 15 * time.Second
+	// The upload lasts until the test ends it, so the Ctrl-C lands during
+	// it however loaded the machine is.
+	o.CheckpointDurableDelay = time.Hour
 	m := mocktest.New(t, o)
 	w := acctest.NewMockWork(t, m, provider(), cli, `
 provider "prime" {}
@@ -285,6 +288,9 @@ provider "prime" {}
 	if code != 2 || !regexp.MustCompile(`is tainted, so (it )?must be replaced`).MatchString(plan) {
 		t.Fatalf("the plan after Ctrl-C must replace the tainted checkpoint (exit %d):\n%s", code, plan)
 	}
+	// Destroy waits out the upload (the platform keeps pending
+	// checkpoints), which ends now.
+	m.FinishCheckpointUploads(0)
 	if out, code := w.Exec(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
 		t.Fatalf("destroy exited %d:\n%s", code, out)
 	}
