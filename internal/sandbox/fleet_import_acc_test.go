@@ -344,7 +344,7 @@ func TestAccSandboxFleet_createTimeoutDocMatchesBehaviour(t *testing.T) {
 	}
 
 	o := mocktest.Fast()
-	o.BootDelay = 4 * time.Second
+	o.BootDelay = time.Hour // never ready, however slow the machine
 	m := mocktest.New(t, o)
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
