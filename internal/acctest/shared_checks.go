@@ -44,6 +44,8 @@ resource "prime_sandbox" "box" {
 `, strings.Join(codes, ", "), count)
 }
 
+// FleetMemberIDs is the sandbox_ids map of the FleetMemberBoxes members,
+// keyed by index.
 const FleetMemberIDs = `{ for i, s in prime_sandbox.box : tostring(i) => s.id }`
 
 // ExpectInOrder matches the parts in order, anything between them; inside a
@@ -56,6 +58,8 @@ func ExpectInOrder(parts ...string) *regexp.Regexp {
 	return regexp.MustCompile(`(?s)` + strings.Join(res, `.*`))
 }
 
+// RouteHost is the interception endpoint route the egress fixtures name:
+// framework routes are auto-allowlisted, so it is reachable under any lock.
 const RouteHost = "intercept.example.net"
 
 // Reachability checks that the sandbox reaches exactly the hosts expected
@@ -116,6 +120,7 @@ func CountStarts(events []primemock.Event, text string) int {
 	return n
 }
 
+// SHA256Hex is the hex SHA-256 of b, as the file resources report it.
 func SHA256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
