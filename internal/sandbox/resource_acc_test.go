@@ -476,7 +476,7 @@ resource "prime_sandbox" "fleet" {
 					}
 					var body prime.BatchStatusRequest
 					if err := json.Unmarshal(r.Body, &body); err != nil {
-						return fmt.Errorf("status:batchGet body %s: %v", r.Body, err)
+						return fmt.Errorf("status:batchGet body %s: %w", r.Body, err)
 					}
 					batches++
 					named += len(body.SandboxIDs)
