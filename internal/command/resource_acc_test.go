@@ -46,13 +46,7 @@ resource "prime_sandbox" "box" {
   name         = "eval-${local.fleet[count.index].name}"
   docker_image = "python:3.12-slim"
 }
-
-resource "prime_sandbox_command" "setup" {
-  count      = length(local.fleet)
-  sandbox_id = prime_sandbox.box[count.index].id
-  command    = "echo installing && probe pypi.org"
-}
-
+`+acctest.CommandHCL("setup", "prime_sandbox.box[count.index].id", "echo installing && probe pypi.org", `count      = length(local.fleet)`)+`
 resource "prime_egress_policy" "lock" {
   count      = length(local.fleet)
   sandbox_id = prime_sandbox.box[count.index].id
@@ -64,23 +58,7 @@ resource "prime_egress_policy" "lock" {
   }
   depends_on = [prime_sandbox_command.setup]
 }
-
-resource "prime_sandbox_command" "agent" {
-  count              = length(local.fleet)
-  sandbox_id         = prime_sandbox.box[count.index].id
-  command            = "echo probing && probe example.com"
-  allowed_exit_codes = [0, 7]
-  depends_on         = [prime_egress_policy.lock]
-}
-
-resource "prime_sandbox_command" "agent_google" {
-  count              = length(local.fleet)
-  sandbox_id         = prime_sandbox.box[count.index].id
-  command            = "curl -sS https://google.com/"
-  allowed_exit_codes = [0, 7]
-  depends_on         = [prime_egress_policy.lock]
-}
-`, timeout)
+`+acctest.CommandHCL("agent", "prime_sandbox.box[count.index].id", "echo probing && probe example.com", `count              = length(local.fleet)`, `allowed_exit_codes = [0, 7]`, `depends_on         = [prime_egress_policy.lock]`)+acctest.CommandHCL("agent_google", "prime_sandbox.box[count.index].id", "curl -sS https://google.com/", `count              = length(local.fleet)`, `allowed_exit_codes = [0, 7]`, `depends_on         = [prime_egress_policy.lock]`), timeout)
 }
 
 // The fleet chain end to end: for every sandbox the mock's event log shows
@@ -194,12 +172,7 @@ func TestAccSandboxCommand_failureReportsExitCode(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.Config(commandSandbox + `
-resource "prime_sandbox_command" "setup" {
-  sandbox_id = prime_sandbox.box.id
-  command    = "echo pip failed >&2; exit 3"
-}
-`),
+			Config:      m.Config(commandSandbox + acctest.CommandHCL("setup", "prime_sandbox.box.id", "echo pip failed >&2; exit 3")),
 			ExpectError: acctest.ExpectErr("exited with code 3 (allowed: [0]). Last of stderr: pip failed"),
 		}},
 	})
@@ -212,12 +185,7 @@ func TestAccSandboxCommand_outputTruncated(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.Config(commandSandbox + `
-resource "prime_sandbox_command" "big" {
-  sandbox_id = prime_sandbox.box.id
-  command    = "repeat 40000 line; echo the-end"
-}
-resource "prime_sandbox_command" "small" {
+			Config: m.Config(commandSandbox + acctest.CommandHCL("big", "prime_sandbox.box.id", "repeat 40000 line; echo the-end") + `resource "prime_sandbox_command" "small" {
   sandbox_id  = prime_sandbox.box.id
   command     = "echo hello"
   working_dir = "/tmp"
@@ -267,12 +235,7 @@ func TestAccSandboxCommand_importUnsupported(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{
-			{Config: m.Config(commandSandbox + `
-resource "prime_sandbox_command" "x" {
-  sandbox_id = prime_sandbox.box.id
-  command    = "echo hi"
-}
-`)},
+			{Config: m.Config(commandSandbox + acctest.CommandHCL("x", "prime_sandbox.box.id", "echo hi"))},
 			{
 				ResourceName:  "prime_sandbox_command.x",
 				ImportState:   true,

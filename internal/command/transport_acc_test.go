@@ -92,13 +92,7 @@ func TestAccSandboxCommand_timeoutStopsTheCommand(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.Config(commandSandbox + `
-resource "prime_sandbox_command" "slow" {
-  sandbox_id      = prime_sandbox.box.id
-  command         = "echo starting; sleep 30; echo never"
-  timeout_seconds = 1
-}
-`),
+			Config:      m.Config(commandSandbox + acctest.CommandHCL("slow", "prime_sandbox.box.id", "echo starting; sleep 30; echo never", `timeout_seconds = 1`)),
 			ExpectError: acctest.ExpectErr("timed out"),
 		}},
 	})
@@ -179,12 +173,7 @@ func TestAccSandboxCommand_cutStreamMayStillRun(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		CheckDestroy:             m.CheckNoLiveSandboxes,
 		Steps: []resource.TestStep{{
-			Config: m.Config(commandSandbox + `
-resource "prime_sandbox_command" "step" {
-  sandbox_id = prime_sandbox.box.id
-  command    = "echo cut-stream-step; sleep 3"
-}
-`),
+			Config:      m.Config(commandSandbox + acctest.CommandHCL("step", "prime_sandbox.box.id", "echo cut-stream-step; sleep 3")),
 			ExpectError: regexp.MustCompile(`(?s)Command may still be running.*keeps\s+running:\s+the\s+command\s+may\s+still\s+be\s+running`),
 		}},
 	})

@@ -25,19 +25,7 @@ resource "prime_sandbox" "box" {
   docker_image = "python:3.12-slim"
   %s
 }
-
-resource "prime_sandbox_command" "agent_example" {
-  sandbox_id         = prime_sandbox.box.id
-  command            = "probe example.com"
-  allowed_exit_codes = [0, 7]
-}
-
-resource "prime_sandbox_command" "agent_google" {
-  sandbox_id         = prime_sandbox.box.id
-  command            = "curl -sS https://google.com/"
-  allowed_exit_codes = [0, 7]
-}
-`, egress)
+`+acctest.CommandHCL("agent_example", "prime_sandbox.box.id", "probe example.com", `allowed_exit_codes = [0, 7]`)+acctest.CommandHCL("agent_google", "prime_sandbox.box.id", "curl -sS https://google.com/", `allowed_exit_codes = [0, 7]`), egress)
 }
 
 // A sandbox born restricted: the create body carries the list, the create

@@ -97,12 +97,7 @@ func TestAccPause_sandboxInPlaceAndDrift(t *testing.T) {
 			},
 			{
 				// The apply resumes it, in place, and a command can run at once.
-				Config: m.Config(pausedSandboxHCL("false") + `
-resource "prime_sandbox_command" "after" {
-  sandbox_id = prime_sandbox.box.id
-  command    = "echo back"
-}
-`),
+				Config:           m.Config(pausedSandboxHCL("false") + acctest.CommandHCL("after", "prime_sandbox.box.id", "echo back")),
 				ConfigPlanChecks: inPlace("false"), Check: status(prime.StatusRunning),
 			},
 			{

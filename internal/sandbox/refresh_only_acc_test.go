@@ -37,14 +37,7 @@ resource "prime_sandbox" "box" {
     allow = ["pypi.org"]
   }
 }
-` + acctest.SandboxHCL("locked", "locked") + `
-resource "prime_sandbox_command" "setup" {
-  sandbox_id          = prime_sandbox.locked.id
-  command             = "echo set up"
-  require_open_egress = true
-  sensitive_output    = true
-}
-` + acctest.EgressPolicyHCL("lock", "prime_sandbox.locked.id", []string{"example.com"}, "after = [prime_sandbox_command.setup.id]") + acctest.SandboxFleetHCL("fleet", "refresh", 2) + `
+` + acctest.SandboxHCL("locked", "locked") + acctest.CommandHCL("setup", "prime_sandbox.locked.id", "echo set up", `require_open_egress = true`, `sensitive_output    = true`) + acctest.EgressPolicyHCL("lock", "prime_sandbox.locked.id", []string{"example.com"}, "after = [prime_sandbox_command.setup.id]") + acctest.SandboxFleetHCL("fleet", "refresh", 2) + `
 resource "prime_fleet_command" "setup" {
   sandbox_ids = prime_sandbox_fleet.fleet.sandbox_ids
   commands    = ["echo one", "echo two"]

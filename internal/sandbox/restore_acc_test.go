@@ -41,12 +41,7 @@ func TestAccRestore_sandboxFromCheckpoint(t *testing.T) {
 resource "prime_sandbox" "restored" {
   name          = "restored"
   checkpoint_id = prime_sandbox_checkpoint.setup.id
-}
-resource "prime_sandbox_command" "check" {
-  sandbox_id = prime_sandbox.restored.id
-  command    = "cat /opt/task/marker"
-}
-`))
+}` + acctest.CommandHCL("check", "prime_sandbox.restored.id", "cat /opt/task/marker")))
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		CheckDestroy:             m.CheckNoCheckpoints,
@@ -134,12 +129,7 @@ resource "prime_sandbox" "restored" {
   egress {
     allow = ["example.com"]
   }
-}
-resource "prime_sandbox_command" "agent" {
-  sandbox_id = prime_sandbox.restored.id
-  command    = "cat /opt/task/marker"
-}
-`))
+}` + acctest.CommandHCL("agent", "prime_sandbox.restored.id", "cat /opt/task/marker")))
 	var id string
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
@@ -187,12 +177,7 @@ resource "prime_sandbox" "restored" {
   timeouts {
     egress = "1s"
   }
-}
-resource "prime_sandbox_command" "agent" {
-  sandbox_id = prime_sandbox.restored.id
-  command    = "echo agent"
-}
-`
+}` + acctest.CommandHCL("agent", "prime_sandbox.restored.id", "echo agent")
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		CheckDestroy:             m.CheckNoCheckpoints,

@@ -36,12 +36,7 @@ resource "prime_sandbox" "forked" {
   name           = "forked"
   checkpoint_id  = prime_sandbox_checkpoint.setup.pause_checkpoint_id
   restore_memory = true
-}
-resource "prime_sandbox_command" "check" {
-  sandbox_id = prime_sandbox.forked.id
-  command    = "cat /opt/task/marker"
-}
-`)
+}` + acctest.CommandHCL("check", "prime_sandbox.forked.id", "cat /opt/task/marker"))
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories(t),
 		CheckDestroy:             m.CheckNoCheckpoints,
