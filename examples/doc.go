@@ -11,7 +11,9 @@
 //     applied end to end, its protocol order checked from the mock's events;
 //   - todays_docs_protocol_test.go: the protocol as the docs teach it.
 //
-// Its tests may import internal/acctest, internal/acctest/mocktest,
+// Its tests import internal/acctest, internal/acctest/mocktest,
 // internal/provider (for its constructor), internal/prime and
 // internal/primemock; nothing imports it.
+//
+// It may import: the standard library.
 package examples

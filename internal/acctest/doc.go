@@ -23,7 +23,8 @@
 //   - HCL fixture builders for every resource type the tests configure
 //     (fixtures.go).
 //
-// It may import the standard library, the terraform-plugin-* modules,
-// internal/provider (for the factories), internal/prime, internal/primemock
-// and internal/tfcli; no domain package (they import it from their tests).
+// It sits above the provider (it serves it) and below nothing: no domain
+// package imports it but from its tests.
+//
+// It may import: the standard library, github.com/hashicorp/go-version, github.com/hashicorp/terraform-plugin-*/..., internal/provider, internal/acctest/mocktest, internal/prime, internal/primemock, internal/tfcli.
 package acctest

@@ -5,6 +5,5 @@
 // tests (internal test packages, which acctest's import of the provider
 // would turn into an import cycle) use it too. Only tests import it.
 //
-// It may import the standard library, terraform-plugin-testing,
-// internal/prime and internal/primemock, nothing else of this module.
+// It may import: the standard library, github.com/hashicorp/terraform-plugin-testing/..., internal/prime, internal/primemock.
 package mocktest
