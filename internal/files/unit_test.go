@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
-	"github.com/primeintellect/terraform-provider-prime/internal/tfkit/tfkittest"
 )
 
 func TestMaxSizeProblem(t *testing.T) {
@@ -34,7 +34,7 @@ func TestMaxSizeProblem(t *testing.T) {
 func TestReadSmallFileOfGoneSandbox(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := tfkittest.MockClient(t)
+	c := mocktest.Client(t)
 	sb, err := c.CreateSandbox(ctx, prime.CreateSandboxRequest{Name: "gone", DockerImage: "python:3.12-slim"})
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func TestReadSmallFileOfGoneSandbox(t *testing.T) {
 func TestRunCheck(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c := tfkittest.MockClient(t)
+	c := mocktest.Client(t)
 	sb, err := c.CreateSandbox(ctx, prime.CreateSandboxRequest{Name: "runs", DockerImage: "python:3.12-slim"})
 	if err != nil {
 		t.Fatal(err)
