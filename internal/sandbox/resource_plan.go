@@ -128,7 +128,10 @@ func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	plan.setEgressState(es)
 	if prior != nil && prime.IsTerminalStatus(state.Status.ValueString()) {
 		// Kept in state only for the pause checkpoints left to delete (see
-		// Read): the replacement's destroy deletes them.
+		// Read): the replacement's destroy deletes them. Terraform replaces
+		// only for a path whose value changes, so the status is planned
+		// unknown (a new sandbox's).
+		plan.Status = types.StringUnknown()
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("status"))
 	}
 	if act, paused := pauseChange(plan.Paused, state.Paused, prior == nil); act && prior != nil && len(resp.RequiresReplace) == 0 {
