@@ -9,8 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -77,9 +77,13 @@ func (r *checkpointResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"it rather than taking a second one (see the provider's `create_journal`).\n\n" +
 			"Only the root file system is checkpointed (never volumes), and only files: processes restart in a " +
 			"restored sandbox. Order it after the setup with `depends_on` (or `triggers`). Destroy deletes the " +
-			"checkpoint (its storage billing stops); one already gone counts as deleted. A refresh that finds it " +
-			"gone (deleted elsewhere, or expired after `ttl_seconds`) removes it from state, and the next apply " +
-			"takes a new one; one found `FAILED` or `DELETING` is replaced.",
+			"checkpoint (its storage billing stops); one already gone counts as deleted, so destroy never fails on a " +
+			"checkpoint deleted elsewhere. A refresh that finds it gone (deleted elsewhere, or expired after " +
+			"`ttl_seconds`) removes it from state, and the next apply takes a new one; with `source_after = " +
+			"\"pause\"` it stays in state as `DELETING` instead, so that the next apply replaces it (resuming the " +
+			"source and deleting the checkpoint the pause took before checkpointing the source again). One found " +
+			"`FAILED` or `DELETING` is replaced. Either way the plan says so once, and replaces what was restored " +
+			"from it.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{Computed: true, MarkdownDescription: idDoc, PlanModifiers: keep},
 			"sandbox_id": schema.StringAttribute{
@@ -114,7 +118,9 @@ func (r *checkpointResource) Schema(ctx context.Context, _ resource.SchemaReques
 					"not an error: the checkpoint is durable and recorded, and nothing restored from it is held back. " +
 					"Destroy resumes the source (if it still exists) before deleting the checkpoint, leaving it " +
 					"`RUNNING` as the create found it, so that what depends on it can be torn down or run again (a " +
-					"paused sandbox runs no command: a file's removal, a new setup). Leave the source's `paused` unset " +
+					"paused sandbox runs no command: a file's removal, a new setup). A source found `PAUSED` when a new " +
+					"checkpoint is taken (an earlier one paused it, and its record was lost) is resumed first, then " +
+					"paused again. Leave the source's `paused` unset " +
 					"(unmanaged), or it would resume it. Changing it updates in place and only records the value: it " +
 					"acts on the next checkpoint or destroy, never pauses or resumes the source by itself.",
 				Validators: []validator.String{stringvalidator.OneOf(SourceKeep, SourcePause)},
@@ -192,8 +198,20 @@ func (r *checkpointResource) Create(ctx context.Context, req resource.CreateRequ
 		return
 	}
 	sandboxID := plan.SandboxID.ValueString()
-	ck, entry, err := requestCheckpoint(ctx, r.client, r.journal, configHash(ctx, plan), sandboxID,
-		prime.CreateCheckpointOptions{TTLSeconds: ttlOf(plan.TTLSeconds)})
+	request := func() (*prime.Checkpoint, *journal.CheckpointEntry, error) {
+		return requestCheckpoint(ctx, r.client, r.journal, configHash(ctx, plan), sandboxID,
+			prime.CreateCheckpointOptions{TTLSeconds: ttlOf(plan.TTLSeconds)})
+	}
+	ck, entry, err := request()
+	if err != nil && plan.SourceAfter.ValueString() == SourcePause && prime.StatusCodeOf(err) == http.StatusConflict {
+		// A source an earlier checkpoint of this configuration paused (its
+		// record lost): resumed, checkpointed, and paused again below.
+		if resumed, rerr := resumePausedSource(ctx, r.client, sandboxID, timeout); rerr != nil {
+			err = rerr
+		} else if resumed {
+			ck, entry, err = request()
+		}
+	}
 	if err != nil {
 		summary, detail := createErrorText(sandboxID, err)
 		resp.Diagnostics.AddAttributeError(path.Root("sandbox_id"), summary, detail)
@@ -275,8 +293,14 @@ func (r *checkpointResource) Read(ctx context.Context, req resource.ReadRequest,
 	ck, err := r.client.GetCheckpoint(ctx, state.ID.ValueString())
 	switch {
 	case errors.Is(err, prime.ErrNotFound):
-		tflog.Warn(ctx, "checkpoint gone; removing it from state", map[string]any{"checkpoint_id": state.ID.ValueString()})
-		resp.State.RemoveResource(ctx)
+		summary, detail, keep := goneOnRefresh(state)
+		resp.Diagnostics.AddWarning(summary, detail)
+		if !keep {
+			resp.State.RemoveResource(ctx)
+			return
+		}
+		state.State = types.StringValue(prime.CheckpointDeleting)
+		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 		return
 	case err != nil:
 		resp.Diagnostics.AddError("Cannot read checkpoint", err.Error())
@@ -413,13 +437,6 @@ func ttlOf(v types.Int64) *int {
 	return &n
 }
 
-// What source_after does with the source sandbox once the checkpoint is
-// DURABLE.
-const (
-	SourceKeep  = "keep"
-	SourcePause = "pause"
-)
-
 type resourceModel struct {
 	Fields
 	TTLSeconds  types.Int64  `tfsdk:"ttl_seconds"`
@@ -429,19 +446,4 @@ type resourceModel struct {
 	// source_after paused the source; destroy deletes it with this one.
 	PauseCheckpointID types.String   `tfsdk:"pause_checkpoint_id"`
 	Timeouts          timeouts.Value `tfsdk:"timeouts"`
-}
-
-// resumeSource resumes a source sandbox that source_after paused; one gone
-// (or ended) is left alone, one already RUNNING too.
-func resumeSource(ctx context.Context, c *prime.Client, sandboxID string, timeout time.Duration) error {
-	if gone, err := c.SandboxGone(ctx, sandboxID); err == nil && gone {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	err := c.ResumeAndWait(ctx, sandboxID)
-	if errors.Is(err, prime.ErrNotFound) {
-		return nil
-	}
-	return err
 }

@@ -1,0 +1,149 @@
+package provider
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+)
+
+// pausedTemplateHCL is a template, its checkpoint with source_after =
+// "pause", and a sandbox restored from it.
+func pausedTemplateHCL() string {
+	return checkpointHCL("template", `source_after = "pause"`) + `
+resource "prime_sandbox" "restored" {
+  name          = "restored"
+  checkpoint_id = prime_sandbox_checkpoint.setup.id
+}
+`
+}
+
+// checkpointIDs lists the checkpoints the mock holds, sorted.
+func (m *testMock) checkpointIDs(t *testing.T) []string {
+	t.Helper()
+	cks, err := m.client(t).ListCheckpoints(waitCtx(t), prime.ListCheckpointsOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, 0, len(cks))
+	for _, ck := range cks {
+		ids = append(ids, ck.ID)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// A checkpoint taken with source_after = "pause" and deleted out of band
+// is no dead end: the next plan replaces it and the sandbox restored from
+// it; the apply resumes the template, deletes the checkpoint its pause
+// took, checkpoints it again, pauses it again and restores anew; the plan
+// after that is empty, and destroy leaves no checkpoint. (It was removed
+// from state, so the apply destroyed the restored sandbox and then failed
+// on every apply with a 409: the template was PAUSED, and the pause
+// checkpoint, no longer recorded, leaked.)
+func TestAccCheckpoint_deletedOutOfBandWithPausedSource(t *testing.T) {
+	m := newTestMock(t, fastMockOptions())
+	cfg := m.config(pausedTemplateHCL())
+	var deleted, pauseCk, template string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy:             m.checkNoCheckpoints,
+		Steps: []resource.TestStep{
+			{Config: cfg, Check: func(s *terraform.State) (err error) {
+				ck := s.RootModule().Resources["prime_sandbox_checkpoint.setup"].Primary
+				deleted, pauseCk = ck.ID, ck.Attributes["pause_checkpoint_id"]
+				template = ck.Attributes["sandbox_id"]
+				if pauseCk == "" {
+					return fmt.Errorf("no pause checkpoint recorded")
+				}
+				return nil
+			}},
+			{
+				PreConfig: func() {
+					if err := m.client(t).DeleteCheckpoint(waitCtx(t), deleted); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("prime_sandbox_checkpoint.setup", plancheck.ResourceActionDestroyBeforeCreate),
+					plancheck.ExpectResourceAction("prime_sandbox.restored", plancheck.ResourceActionDestroyBeforeCreate),
+					plancheck.ExpectResourceAction("prime_sandbox.template", plancheck.ResourceActionNoop),
+				}},
+				Check: func(s *terraform.State) error {
+					ck := s.RootModule().Resources["prime_sandbox_checkpoint.setup"].Primary
+					want := []string{ck.ID, ck.Attributes["pause_checkpoint_id"]}
+					slices.Sort(want)
+					if got := m.checkpointIDs(t); !slices.Equal(got, want) || slices.Contains(got, pauseCk) {
+						return fmt.Errorf("the platform holds checkpoints %v, want the new one and its pause's %v (the old pause checkpoint %s deleted)", got, want, pauseCk)
+					}
+					if st := mockStatus(t, m, template); st != prime.StatusPaused {
+						return fmt.Errorf("the template is %s, want PAUSED again", st)
+					}
+					return nil
+				},
+			},
+			{Config: cfg, PlanOnly: true},
+		},
+	})
+}
+
+// The way out users tried before: after the out-of-band delete, replace
+// the template (-replace) and destroy. The pause checkpoint of the first
+// template is deleted on the way, so destroy leaves no checkpoint.
+func TestAccCheckpoint_deletedOutOfBandReplaceThenDestroy(t *testing.T) {
+	cli := requireCLI(t)
+	m, env, ctx := mockCLITest(t)
+	w := newTFWork(t, cli, env, map[string]string{"main.tf": refreshProviders + pausedTemplateHCL()})
+	w.must(ctx, "apply", "-auto-approve", "-input=false")
+	if err := m.client(t).DeleteCheckpoint(ctx, w.stateAttr(ctx, "prime_sandbox_checkpoint.setup", "id")); err != nil {
+		t.Fatal(err)
+	}
+	plan := w.must(ctx, "plan", "-input=false")
+	if n := strings.Count(plan, "Checkpoint is gone"); n != 1 {
+		t.Errorf("the plan must say once that the checkpoint is gone (%d):\n%s", n, plan)
+	}
+	w.must(ctx, "apply", "-auto-approve", "-input=false", "-replace=prime_sandbox.template")
+	w.must(ctx, "destroy", "-auto-approve", "-input=false")
+	if err := m.checkNoCheckpoints(nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A checkpoint with source_after = "pause" whose record is lost (state rm,
+// a restored backup) finds its source PAUSED on the next create: it
+// resumes it, checkpoints it and pauses it again, instead of failing on a
+// 409 on every apply. (Without the create journal, which would adopt the
+// lost checkpoint instead of taking a new one.)
+func TestAccCheckpoint_createResumesPausedSource(t *testing.T) {
+	cli := requireCLI(t)
+	m, env, ctx := mockCLITest(t)
+	w := newTFWork(t, cli, env, map[string]string{"main.tf": strings.Replace(refreshProviders, `provider "prime" {}`,
+		`provider "prime" { create_journal = false }`, 1) + checkpointHCL("template", `source_after = "pause"`)})
+	w.must(ctx, "apply", "-auto-approve", "-input=false")
+	lost := m.checkpointIDs(t) // the checkpoint and its pause's, no longer tracked
+	w.must(ctx, "state", "rm", "prime_sandbox_checkpoint.setup")
+	w.must(ctx, "apply", "-auto-approve", "-input=false")
+	template := w.stateAttr(ctx, "prime_sandbox.template", "id")
+	if st := mockStatus(t, m, template); st != prime.StatusPaused {
+		t.Errorf("the template is %s, want PAUSED again", st)
+	}
+	if plan, code := w.run(ctx, "plan", "-detailed-exitcode", "-input=false"); code != 0 {
+		t.Errorf("the plan after the apply is not empty (exit %d):\n%s", code, plan)
+	}
+	w.must(ctx, "destroy", "-auto-approve", "-input=false")
+	for _, id := range lost {
+		if err := m.client(t).DeleteCheckpoint(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.checkNoCheckpoints(nil); err != nil {
+		t.Fatal(err)
+	}
+}
