@@ -111,19 +111,26 @@ func (r *checkpointResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"source_after": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(SourceKeep),
 				MarkdownDescription: "What happens to the source sandbox once the checkpoint is `DURABLE`: `\"keep\"` " +
-					"(default) leaves it running; `\"pause\"` pauses it and waits until it is `PAUSED` (within " +
-					"`timeouts.create`), so a template stops costing compute (a paused VM is billed for disk only) as " +
-					"soon as the fleet can be restored from the checkpoint. It is never paused before the checkpoint " +
-					"is `DURABLE` (a checkpoint of a sandbox that ends first is lost). A pause that fails is a warning, " +
+					"(default) leaves it running; `\"delete\"` deletes it and waits until it is gone (within " +
+					"`timeouts.create`), so a template stops being billed at all as soon as the fleet can be restored " +
+					"from the checkpoint, which outlives it: set `retire_after_checkpoint = true` on the template's " +
+					"`prime_sandbox`, so that its refresh keeps it in state, retired, and the plan stays empty (a new " +
+					"setup replaces the template, whose new checkpoint retires it again); `\"pause\"` pauses it and " +
+					"waits until it is `PAUSED`, so it stops costing compute (a paused VM is billed for disk only, and " +
+					"the checkpoint its pause takes for storage) but can run commands again once resumed. The source is " +
+					"never paused or deleted before the checkpoint is `DURABLE` (a checkpoint of a sandbox that ends " +
+					"first is lost). A pause or delete that fails is a warning, " +
 					"not an error: the checkpoint is durable and recorded, and nothing restored from it is held back. " +
+					"With `\"pause\"`: " +
 					"Destroy resumes the source (if it still exists) before deleting the checkpoint, leaving it " +
 					"`RUNNING` as the create found it, so that what depends on it can be torn down or run again (a " +
 					"paused sandbox runs no command: a file's removal, a new setup). A source found `PAUSED` when a new " +
 					"checkpoint is taken (an earlier one paused it, and its record was lost) is resumed first, then " +
 					"paused again. Leave the source's `paused` unset " +
-					"(unmanaged), or it would resume it. Changing it updates in place and only records the value: it " +
-					"acts on the next checkpoint or destroy, never pauses or resumes the source by itself.",
-				Validators: []validator.String{stringvalidator.OneOf(SourceKeep, SourcePause)},
+					"(unmanaged), or it would resume it. Changing `source_after` updates in place and only records the " +
+					"value: it acts on the next checkpoint or destroy, never pauses, resumes or deletes the source by " +
+					"itself.",
+				Validators: []validator.String{stringvalidator.OneOf(SourceKeep, SourcePause, SourceDelete)},
 			},
 			"pause_checkpoint_id": schema.StringAttribute{
 				Computed: true, PlanModifiers: keep,
@@ -220,11 +227,14 @@ func (r *checkpointResource) Create(ctx context.Context, req resource.CreateRequ
 	// The journal entry stays until Terraform holds the checkpoint: handed
 	// over once it is in the response's state, finished when nothing is
 	// left to track.
-	inState := false
+	inState, leftForNextApply := false, false
 	defer func() {
-		if inState {
+		switch {
+		case inState:
 			entry.HandOver()
-		} else {
+		case leftForNextApply:
+			entry.Release()
+		default:
 			entry.Finish()
 		}
 	}()
@@ -237,15 +247,20 @@ func (r *checkpointResource) Create(ctx context.Context, req resource.CreateRequ
 	plan.PauseCheckpointID = types.StringNull()
 	if err == nil {
 		plan.Fields = fieldsOf(*done)
-		if plan.SourceAfter.ValueString() == SourcePause {
-			// Only now: the checkpoint is DURABLE, so it outlives whatever
-			// happens to its source. The create timeout bounds both waits.
+		// Only now: the checkpoint is DURABLE, so it outlives whatever
+		// happens to its source. The create timeout bounds both waits.
+		switch plan.SourceAfter.ValueString() {
+		case SourcePause:
 			pauseID, perr := r.client.PauseTakingCheckpoint(waitCtx, sandboxID)
 			if perr != nil {
 				resp.Diagnostics.AddWarning(pauseWarning(ck.ID, sandboxID, perr))
 			}
 			if pauseID != "" {
 				plan.PauseCheckpointID = types.StringValue(pauseID)
+			}
+		case SourceDelete:
+			if derr := deleteSource(waitCtx, r.client, sandboxID); derr != nil {
+				resp.Diagnostics.AddWarning(deleteWarning(ck.ID, sandboxID, derr))
 			}
 		}
 		inState = true
@@ -254,7 +269,15 @@ func (r *checkpointResource) Create(ctx context.Context, req resource.CreateRequ
 		return
 	}
 	outcome := classifyWait(err, waitCtx.Err() != nil && ctx.Err() == nil)
-	detail := waitErrorText(outcome, ck.ID, sandboxID, timeout, err)
+	if outcome == waitOther && ctx.Err() != nil && r.journal.Enabled() {
+		// Interrupted (Ctrl-C): the checkpoint goes on uploading. Tainting
+		// it would make the next apply delete it and wait for a new one;
+		// the journal lets that apply adopt it and wait out the rest.
+		leftForNextApply = true
+		resp.Diagnostics.AddError("Checkpoint wait interrupted", interruptedText(last.get(), sandboxID))
+		return
+	}
+	detail := waitErrorText(outcome, ck.ID, sandboxID, timeout, err, true)
 	if outcome == waitFailed {
 		// A FAILED checkpoint is deleted at once; only if that fails is it
 		// recorded (tainted), so the next apply deletes it.
@@ -340,7 +363,7 @@ func (r *checkpointResource) Update(ctx context.Context, req resource.UpdateRequ
 		done, err := r.client.WaitForCheckpoint(waitCtx, state.ID.ValueString(), prime.WaitCheckpointOptions{})
 		if err != nil {
 			outcome := classifyWait(err, waitCtx.Err() != nil && ctx.Err() == nil)
-			resp.Diagnostics.AddError(outcomeSummary(outcome), waitErrorText(outcome, state.ID.ValueString(), state.SandboxID.ValueString(), timeout, err))
+			resp.Diagnostics.AddError(outcomeSummary(outcome), waitErrorText(outcome, state.ID.ValueString(), state.SandboxID.ValueString(), timeout, err, false))
 			return
 		}
 		plan.Fields = fieldsOf(*done)

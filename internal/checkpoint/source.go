@@ -15,9 +15,21 @@ import (
 // What source_after does with the source sandbox once the checkpoint is
 // DURABLE.
 const (
-	SourceKeep  = "keep"
-	SourcePause = "pause"
+	SourceKeep   = "keep"
+	SourcePause  = "pause"
+	SourceDelete = "delete"
 )
+
+// deleteSource deletes the source sandbox of a DURABLE checkpoint, which
+// outlives it, and waits until it is gone (within ctx): a template stops
+// being billed once the fleet can be restored from its checkpoint. One
+// already gone counts as deleted.
+func deleteSource(ctx context.Context, c *prime.Client, sandboxID string) error {
+	if err := c.DeleteSandbox(ctx, sandboxID); err != nil && !errors.Is(err, prime.ErrNotFound) {
+		return err
+	}
+	return c.WaitForGone(ctx, sandboxID)
+}
 
 // resumeSource resumes a source sandbox that source_after paused; one gone
 // (or ended) is left alone, one already RUNNING too.
