@@ -147,3 +147,20 @@ func TestAccCheckpoint_createResumesPausedSource(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Destroy right after the out-of-band delete (no apply in between) does
+// not fail on the missing checkpoint, and deletes the checkpoint the
+// template's pause took.
+func TestAccCheckpoint_destroyAfterDeletedOutOfBand(t *testing.T) {
+	cli := requireCLI(t)
+	m, env, ctx := mockCLITest(t)
+	w := newTFWork(t, cli, env, map[string]string{"main.tf": refreshProviders + pausedTemplateHCL()})
+	w.must(ctx, "apply", "-auto-approve", "-input=false")
+	if err := m.client(t).DeleteCheckpoint(ctx, w.stateAttr(ctx, "prime_sandbox_checkpoint.setup", "id")); err != nil {
+		t.Fatal(err)
+	}
+	w.must(ctx, "destroy", "-auto-approve", "-input=false")
+	if err := m.checkNoCheckpoints(nil); err != nil {
+		t.Fatal(err)
+	}
+}

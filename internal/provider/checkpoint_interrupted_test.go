@@ -137,4 +137,13 @@ func TestAccCheckpoint_killedRetiringApplyConverges(t *testing.T) {
 	if err := m.checkNoCheckpoints(nil); err != nil {
 		t.Fatal(err)
 	}
+	// Apply and destroy again: a fresh template, retired again.
+	w.must(ctx, "apply", "-auto-approve", "-no-color")
+	if plan, code := w.run(ctx, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
+		t.Errorf("the plan after applying again is not empty (exit %d):\n%s", code, plan)
+	}
+	w.must(ctx, "destroy", "-auto-approve", "-no-color")
+	if err := m.checkNoCheckpoints(nil); err != nil {
+		t.Fatal(err)
+	}
 }

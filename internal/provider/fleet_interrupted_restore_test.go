@@ -157,3 +157,57 @@ resource "prime_sandbox_fleet" "legacy" {
 		t.Errorf("the missing memory is said %d times, want twice (the sandbox and the fleet):\n%s", n, out)
 	}
 }
+
+// Ctrl-C while a fleet restores its members in place from a new checkpoint
+// (an update): nothing is tainted, and the one error says so and what the
+// next apply does; that apply converges (every member from the new
+// checkpoint), and the plan after it is empty.
+func TestAccSandboxFleet_interruptedInPlaceRestore(t *testing.T) {
+	cli := requireCLI(t)
+	provider := devProvider(t)
+	t.Parallel()
+	o := fastMockOptions()
+	o.RestoreDelay = 10 * time.Second
+	m := newTestMock(t, o)
+	hcl := func(v string) string {
+		return strings.Replace(restoredFleetHCL, "sandbox_id = prime_sandbox.template.id",
+			"sandbox_id = prime_sandbox.template.id\n  triggers   = { setup = \""+v+"\" }", 1)
+	}
+	w := newMockWork(t, m, provider(), cli, hcl("v1"))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	w.destroyAtEnd(ctx, m)
+	w.must(ctx, "apply", "-auto-approve", "-no-color")
+
+	w.write(hcl("v2"))
+	restoresBefore := 0
+	for _, e := range m.Events() {
+		if e.Type == primemock.EventSandboxRestored {
+			restoresBefore++
+		}
+	}
+	r := w.start("apply", "-auto-approve", "-no-color")
+	seen := 0
+	if _, err := m.WaitForEvent(ctx, func(e primemock.Event) bool {
+		if e.Type == primemock.EventSandboxRestored {
+			seen++
+		}
+		return seen == restoresBefore+3
+	}); err != nil {
+		t.Fatal(err)
+	}
+	interruptTF(ctx, t, r)
+	out := strings.Join(strings.Fields(r.Output()), " ")
+	for _, want := range []string{"Fleet update interrupted", "with prime_sandbox_fleet.members", "Nothing is tainted"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the interrupted apply's output lacks %q:\n%s", want, r.Output())
+		}
+	}
+	if strings.Contains(out, "untaint") {
+		t.Errorf("untaint advice although nothing is tainted:\n%s", r.Output())
+	}
+	w.must(ctx, "apply", "-auto-approve", "-no-color")
+	if plan, code := w.run(ctx, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
+		t.Errorf("the plan after the apply is not empty (exit %d):\n%s", code, plan)
+	}
+}

@@ -7,6 +7,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"path/filepath"
 	"strings"
@@ -42,7 +43,7 @@ module "fleet" {
   setup_commands = [var.setup]
   allow          = ["example.com"]
   agent = {
-    commands = ["echo agent && mkdir -p /results && echo \"{\\\"reward\\\": 1, \\\"setup\\\": \\\"$(cat /opt/setup/marker)\\\"}\" > /results/reward.json"]
+    commands = ["echo agent && cat /opt/setup/marker && mkdir -p /results && echo '{\"reward\": 1}' > /results/reward.json"]
   }
   reward_file = "/results/reward.json"
 }
@@ -144,7 +145,7 @@ func TestAccModule_onceFailedSetupKeepsMembers(t *testing.T) {
 	if strings.Count(out, "Error: ") != 1 {
 		t.Errorf("one error for one cause:\n%s", out)
 	}
-	if ids := fleetModuleStateIDs(ctx, t, w); !maps.Equal(ids, before) {
+	if ids := fleetStateIDs(ctx, t, w); !maps.Equal(ids, before) {
 		t.Errorf("the members after the failed setup: %v, want them untouched: %v", ids, before)
 	}
 	for k, id := range before {
@@ -172,27 +173,6 @@ func TestAccModule_onceFailedSetupKeepsMembers(t *testing.T) {
 	if plan, code := w.run(ctx, "plan", "-detailed-exitcode", "-input=false", "-var=setup=mkdir -p /opt/setup && echo v3 > /opt/setup/marker"); code != 0 {
 		t.Errorf("the plan after the fixed setup is not empty (exit %d):\n%s", code, plan)
 	}
-}
-
-// fleetModuleStateIDs reads the fleet's sandbox_ids from state (a failed
-// apply records no outputs).
-func fleetModuleStateIDs(ctx context.Context, t *testing.T, w *tfWork) map[string]string {
-	t.Helper()
-	state, err := w.State(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range state {
-		if r.Address == "module.fleet.prime_sandbox_fleet.this" {
-			ids := map[string]string{}
-			for k, v := range r.Values["sandbox_ids"].(map[string]any) {
-				ids[k], _ = v.(string)
-			}
-			return ids
-		}
-	}
-	t.Fatal("no module.fleet.prime_sandbox_fleet.this in state")
-	return nil
 }
 
 // TestAccModule_onceCheckpointDeletedOutOfBand: the template's checkpoint
@@ -242,4 +222,43 @@ func TestAccModule_onceMemberEndedOutOfBand(t *testing.T) {
 	if sameCk != ck || after["a"] != before["a"] || after["b"] == before["b"] {
 		t.Errorf("after the apply: members %v from %s, want a kept, b restored again from %s (was %v)", after, sameCk, ck, before)
 	}
+}
+
+// checkOnceOrder follows setup once in the mock's log: every template is
+// deleted, never before its checkpoint is DURABLE, and before any member is
+// restored from that checkpoint (the checkpoint's create waits for the
+// delete), so it is billed no longer than its checkpoint takes.
+func checkOnceOrder(events []primemock.Event, templates map[string]bool) error {
+	var problems []string
+	durable := map[string]bool{}      // checkpoints DURABLE so far
+	templateOf := map[string]string{} // checkpoint -> its template
+	deleted := map[string]bool{}      // sandboxes deleted so far
+	for _, e := range events {
+		switch {
+		case e.Type == primemock.EventCheckpointCreated && templates[e.SandboxID] && !e.Memory:
+			templateOf[e.CheckpointID] = e.SandboxID
+		case e.Type == primemock.EventCheckpointState && e.State == prime.CheckpointDurable:
+			durable[e.CheckpointID] = true
+		case e.Type == primemock.EventSandboxRestored:
+			if tpl := templateOf[e.CheckpointID]; tpl != "" && !deleted[tpl] {
+				problems = append(problems, fmt.Sprintf("member %s was restored from %s while its template %s still ran", e.SandboxID, e.CheckpointID, tpl))
+			}
+		case e.Type == primemock.EventSandboxDeleted && templates[e.SandboxID]:
+			deleted[e.SandboxID] = true
+			for ck, tpl := range templateOf {
+				if tpl == e.SandboxID && !durable[ck] {
+					problems = append(problems, fmt.Sprintf("template %s was deleted before its checkpoint %s was DURABLE", tpl, ck))
+				}
+			}
+		}
+	}
+	for tpl := range templates {
+		if !deleted[tpl] {
+			problems = append(problems, fmt.Sprintf("template %s was never deleted", tpl))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("setup once order:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return nil
 }
