@@ -24,7 +24,7 @@ func (s *Server) TimeOut(id string) bool {
 	sb.pendingBuild = nil
 	sb.gatewayReady = false
 	stopExecutionsLocked(sb)
-	sb.m.fs.release()
+	sb.m.FS().Release()
 	s.emit(Event{Type: EventSandboxError, SandboxID: sb.id, Status: sb.status, ErrorType: "TIMEOUT"})
 	s.logf(sb, "sandbox reached its timeout_minutes and was stopped")
 	return true
