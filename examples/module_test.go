@@ -184,6 +184,15 @@ func TestAccModule_evalFleet(t *testing.T) {
 	if err := checkSetupOnce(byPrefix["once"], member, 2, 1, []int{3, 6}); err != nil {
 		t.Error(err)
 	}
+	templates := map[string]bool{}
+	for _, tr := range byPrefix["once"] {
+		if member[tr] == "template" {
+			templates[tr.id] = true
+		}
+	}
+	if err := checkOnceOrder(events, templates); err != nil {
+		t.Error(err)
+	}
 	// terraform test's destroy deleted every checkpoint (once's, and the
 	// one its template's pause took).
 	if cks, err := m.Client(t).ListCheckpoints(mocktest.WaitCtx(t), prime.ListCheckpointsOptions{}); err != nil || len(cks) != 0 {

@@ -212,3 +212,25 @@ resource "prime_sandbox_command" "agent" {
 }
 `, setupVersion, after)
 }
+
+// MembersDeletedAfterDurable checks the mock's log: no sandbox of before
+// (member key → sandbox ID) was deleted before checkpoint ck was DURABLE.
+func MembersDeletedAfterDurable(events []primemock.Event, before map[string]string, ck string) error {
+	members := map[string]bool{}
+	for _, id := range before {
+		members[id] = true
+	}
+	durable := false
+	for _, e := range events {
+		switch {
+		case e.Type == primemock.EventCheckpointState && e.CheckpointID == ck && e.State == prime.CheckpointDurable:
+			durable = true
+		case e.Type == primemock.EventSandboxDeleted && members[e.SandboxID] && !durable:
+			return fmt.Errorf("member %s was deleted before the new checkpoint %s was DURABLE", e.SandboxID, ck)
+		}
+	}
+	if !durable {
+		return fmt.Errorf("checkpoint %s never became DURABLE in the log", ck)
+	}
+	return nil
+}

@@ -54,9 +54,16 @@ func TestWaitErrorText(t *testing.T) {
 		waitTimedOut: "recorded as tainted",
 		waitOther:    "recorded as tainted",
 	} {
-		got := waitErrorText(o, "ck-1", "sb-1", time.Minute, errors.New("why"))
+		got := waitErrorText(o, "ck-1", "sb-1", time.Minute, errors.New("why"), true)
 		if !strings.Contains(got, want) || !strings.Contains(got, "ck-1") || !strings.Contains(got, "sb-1") {
 			t.Errorf("%s: %q lacks %q or the ids", outcomeSummary(o), got, want)
+		}
+	}
+	// An update (waiting for an imported checkpoint) taints nothing.
+	for _, o := range []waitOutcome{waitTimedOut, waitOther} {
+		got := waitErrorText(o, "ck-1", "sb-1", time.Minute, errors.New("why"), false)
+		if strings.Contains(got, "tainted") || !strings.Contains(got, "the next apply waits for it again") {
+			t.Errorf("%s after an update: %q", outcomeSummary(o), got)
 		}
 	}
 }

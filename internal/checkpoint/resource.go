@@ -9,8 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -77,9 +77,13 @@ func (r *checkpointResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"it rather than taking a second one (see the provider's `create_journal`).\n\n" +
 			"Only the root file system is checkpointed (never volumes), and only files: processes restart in a " +
 			"restored sandbox. Order it after the setup with `depends_on` (or `triggers`). Destroy deletes the " +
-			"checkpoint (its storage billing stops); one already gone counts as deleted. A refresh that finds it " +
-			"gone (deleted elsewhere, or expired after `ttl_seconds`) removes it from state, and the next apply " +
-			"takes a new one; one found `FAILED` or `DELETING` is replaced.",
+			"checkpoint (its storage billing stops); one already gone counts as deleted, so destroy never fails on a " +
+			"checkpoint deleted elsewhere. A refresh that finds it gone (deleted elsewhere, or expired after " +
+			"`ttl_seconds`) removes it from state, and the next apply takes a new one; with `source_after = " +
+			"\"pause\"` it stays in state as `DELETING` instead, so that the next apply replaces it (resuming the " +
+			"source and deleting the checkpoint the pause took before checkpointing the source again). One found " +
+			"`FAILED` or `DELETING` is replaced. Either way the plan says so once, and replaces what was restored " +
+			"from it.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{Computed: true, MarkdownDescription: idDoc, PlanModifiers: keep},
 			"sandbox_id": schema.StringAttribute{
@@ -107,17 +111,26 @@ func (r *checkpointResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"source_after": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(SourceKeep),
 				MarkdownDescription: "What happens to the source sandbox once the checkpoint is `DURABLE`: `\"keep\"` " +
-					"(default) leaves it running; `\"pause\"` pauses it and waits until it is `PAUSED` (within " +
-					"`timeouts.create`), so a template stops costing compute (a paused VM is billed for disk only) as " +
-					"soon as the fleet can be restored from the checkpoint. It is never paused before the checkpoint " +
-					"is `DURABLE` (a checkpoint of a sandbox that ends first is lost). A pause that fails is a warning, " +
+					"(default) leaves it running; `\"delete\"` deletes it and waits until it is gone (within " +
+					"`timeouts.create`), so a template stops being billed at all as soon as the fleet can be restored " +
+					"from the checkpoint, which outlives it: set `retire_after_checkpoint = true` on the template's " +
+					"`prime_sandbox`, so that its refresh keeps it in state, retired, and the plan stays empty (a new " +
+					"setup replaces the template, whose new checkpoint retires it again); `\"pause\"` pauses it and " +
+					"waits until it is `PAUSED`, so it stops costing compute (a paused VM is billed for disk only, and " +
+					"the checkpoint its pause takes for storage) but can run commands again once resumed. The source is " +
+					"never paused or deleted before the checkpoint is `DURABLE` (a checkpoint of a sandbox that ends " +
+					"first is lost). A pause or delete that fails is a warning, " +
 					"not an error: the checkpoint is durable and recorded, and nothing restored from it is held back. " +
+					"With `\"pause\"`: " +
 					"Destroy resumes the source (if it still exists) before deleting the checkpoint, leaving it " +
 					"`RUNNING` as the create found it, so that what depends on it can be torn down or run again (a " +
-					"paused sandbox runs no command: a file's removal, a new setup). Leave the source's `paused` unset " +
-					"(unmanaged), or it would resume it. Changing it updates in place and only records the value: it " +
-					"acts on the next checkpoint or destroy, never pauses or resumes the source by itself.",
-				Validators: []validator.String{stringvalidator.OneOf(SourceKeep, SourcePause)},
+					"paused sandbox runs no command: a file's removal, a new setup). A source found `PAUSED` when a new " +
+					"checkpoint is taken (an earlier one paused it, and its record was lost) is resumed first, then " +
+					"paused again. Leave the source's `paused` unset " +
+					"(unmanaged), or it would resume it. Changing `source_after` updates in place and only records the " +
+					"value: it acts on the next checkpoint or destroy, never pauses, resumes or deletes the source by " +
+					"itself.",
+				Validators: []validator.String{stringvalidator.OneOf(SourceKeep, SourcePause, SourceDelete)},
 			},
 			"pause_checkpoint_id": schema.StringAttribute{
 				Computed: true, PlanModifiers: keep,
@@ -189,8 +202,20 @@ func (r *checkpointResource) Create(ctx context.Context, req resource.CreateRequ
 		return
 	}
 	sandboxID := plan.SandboxID.ValueString()
-	ck, entry, err := requestCheckpoint(ctx, r.client, r.journal, configHash(ctx, plan), sandboxID,
-		prime.CreateCheckpointOptions{TTLSeconds: ttlOf(plan.TTLSeconds)})
+	request := func() (*prime.Checkpoint, *journal.CheckpointEntry, error) {
+		return requestCheckpoint(ctx, r.client, r.journal, configHash(ctx, plan), sandboxID,
+			prime.CreateCheckpointOptions{TTLSeconds: ttlOf(plan.TTLSeconds)})
+	}
+	ck, entry, err := request()
+	if err != nil && plan.SourceAfter.ValueString() == SourcePause && prime.StatusCodeOf(err) == http.StatusConflict {
+		// A source an earlier checkpoint of this configuration paused (its
+		// record lost): resumed, checkpointed, and paused again below.
+		if resumed, rerr := resumePausedSource(ctx, r.client, sandboxID, timeout); rerr != nil {
+			err = rerr
+		} else if resumed {
+			ck, entry, err = request()
+		}
+	}
 	if err != nil {
 		summary, detail := createErrorText(sandboxID, err)
 		resp.Diagnostics.AddAttributeError(path.Root("sandbox_id"), summary, detail)
@@ -199,11 +224,14 @@ func (r *checkpointResource) Create(ctx context.Context, req resource.CreateRequ
 	// The journal entry stays until Terraform holds the checkpoint: handed
 	// over once it is in the response's state, finished when nothing is
 	// left to track.
-	inState := false
+	inState, leftForNextApply := false, false
 	defer func() {
-		if inState {
+		switch {
+		case inState:
 			entry.HandOver()
-		} else {
+		case leftForNextApply:
+			entry.Release()
+		default:
 			entry.Finish()
 		}
 	}()
@@ -216,15 +244,20 @@ func (r *checkpointResource) Create(ctx context.Context, req resource.CreateRequ
 	plan.PauseCheckpointID = types.StringNull()
 	if err == nil {
 		plan.Fields = fieldsOf(*done)
-		if plan.SourceAfter.ValueString() == SourcePause {
-			// Only now: the checkpoint is DURABLE, so it outlives whatever
-			// happens to its source. The create timeout bounds both waits.
+		// Only now: the checkpoint is DURABLE, so it outlives whatever
+		// happens to its source. The create timeout bounds both waits.
+		switch plan.SourceAfter.ValueString() {
+		case SourcePause:
 			pauseID, perr := r.client.PauseTakingCheckpoint(waitCtx, sandboxID)
 			if perr != nil {
 				resp.Diagnostics.AddWarning(pauseWarning(ck.ID, sandboxID, perr))
 			}
 			if pauseID != "" {
 				plan.PauseCheckpointID = types.StringValue(pauseID)
+			}
+		case SourceDelete:
+			if derr := deleteSource(waitCtx, r.client, sandboxID); derr != nil {
+				resp.Diagnostics.AddWarning(deleteWarning(ck.ID, sandboxID, derr))
 			}
 		}
 		inState = true
@@ -233,7 +266,15 @@ func (r *checkpointResource) Create(ctx context.Context, req resource.CreateRequ
 		return
 	}
 	outcome := classifyWait(err, waitCtx.Err() != nil && ctx.Err() == nil)
-	detail := waitErrorText(outcome, ck.ID, sandboxID, timeout, err)
+	if outcome == waitOther && ctx.Err() != nil && r.journal.Enabled() {
+		// Interrupted (Ctrl-C): the checkpoint goes on uploading. Tainting
+		// it would make the next apply delete it and wait for a new one;
+		// the journal lets that apply adopt it and wait out the rest.
+		leftForNextApply = true
+		resp.Diagnostics.AddError("Checkpoint wait interrupted", interruptedText(last.get(), sandboxID))
+		return
+	}
+	detail := waitErrorText(outcome, ck.ID, sandboxID, timeout, err, true)
 	if outcome == waitFailed {
 		// A FAILED checkpoint is deleted at once; only if that fails is it
 		// recorded (tainted), so the next apply deletes it.
@@ -272,8 +313,14 @@ func (r *checkpointResource) Read(ctx context.Context, req resource.ReadRequest,
 	ck, err := r.client.GetCheckpoint(ctx, state.ID.ValueString())
 	switch {
 	case errors.Is(err, prime.ErrNotFound):
-		tflog.Warn(ctx, "checkpoint gone; removing it from state", map[string]any{"checkpoint_id": state.ID.ValueString()})
-		resp.State.RemoveResource(ctx)
+		summary, detail, keep := goneOnRefresh(state)
+		resp.Diagnostics.AddWarning(summary, detail)
+		if !keep {
+			resp.State.RemoveResource(ctx)
+			return
+		}
+		state.State = types.StringValue(prime.CheckpointDeleting)
+		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
 		return
 	case err != nil:
 		resp.Diagnostics.AddError("Cannot read checkpoint", err.Error())
@@ -313,7 +360,7 @@ func (r *checkpointResource) Update(ctx context.Context, req resource.UpdateRequ
 		done, err := r.client.WaitForCheckpoint(waitCtx, state.ID.ValueString(), prime.WaitCheckpointOptions{})
 		if err != nil {
 			outcome := classifyWait(err, waitCtx.Err() != nil && ctx.Err() == nil)
-			resp.Diagnostics.AddError(outcomeSummary(outcome), waitErrorText(outcome, state.ID.ValueString(), state.SandboxID.ValueString(), timeout, err))
+			resp.Diagnostics.AddError(outcomeSummary(outcome), waitErrorText(outcome, state.ID.ValueString(), state.SandboxID.ValueString(), timeout, err, false))
 			return
 		}
 		plan.Fields = fieldsOf(*done)
@@ -410,13 +457,6 @@ func ttlOf(v types.Int64) *int {
 	return &n
 }
 
-// What source_after does with the source sandbox once the checkpoint is
-// DURABLE.
-const (
-	SourceKeep  = "keep"
-	SourcePause = "pause"
-)
-
 type resourceModel struct {
 	Fields
 	TTLSeconds  types.Int64  `tfsdk:"ttl_seconds"`
@@ -426,19 +466,4 @@ type resourceModel struct {
 	// source_after paused the source; destroy deletes it with this one.
 	PauseCheckpointID types.String   `tfsdk:"pause_checkpoint_id"`
 	Timeouts          timeouts.Value `tfsdk:"timeouts"`
-}
-
-// resumeSource resumes a source sandbox that source_after paused; one gone
-// (or ended) is left alone, one already RUNNING too.
-func resumeSource(ctx context.Context, c *prime.Client, sandboxID string, timeout time.Duration) error {
-	if gone, err := c.SandboxGone(ctx, sandboxID); err == nil && gone {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	err := c.ResumeAndWait(ctx, sandboxID)
-	if errors.Is(err, prime.ErrNotFound) {
-		return nil
-	}
-	return err
 }

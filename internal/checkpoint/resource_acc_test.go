@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -253,50 +252,6 @@ func TestAccCheckpoint_timeoutTaints(t *testing.T) {
 			}},
 		}},
 	})
-}
-
-// Ctrl-C while the checkpoint uploads: Terraform stops, the checkpoint is
-// in state (tainted, not usable), the next plan replaces it, and destroy
-// waits out its upload and deletes it: nothing is left untracked.
-func TestAccCheckpoint_interruptedApplyKeepsItTracked(t *testing.T) {
-	cli := acctest.RequireCLI(t)
-	provider := acctest.DevProvider(t)
-	t.Parallel()
-	o := mocktest.Fast()
-	// The upload lasts until the test ends it, so the Ctrl-C lands during
-	// it however loaded the machine is.
-	o.CheckpointDurableDelay = time.Hour
-	m := mocktest.New(t, o)
-	w := acctest.NewMockWork(t, m, provider(), cli, `
-provider "prime" {}
-`+checkpointHCL("template", ""))
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-
-	r := w.Launch("apply", "-auto-approve", "-no-color")
-	if _, err := m.WaitForEvent(ctx, func(e primemock.Event) bool { return e.Type == primemock.EventCheckpointCreated }); err != nil {
-		t.Fatal(err)
-	}
-	acctest.InterruptTF(ctx, t, r)
-	state, code := w.Exec(ctx, "state", "show", "-no-color", "prime_sandbox_checkpoint.setup")
-	if code != 0 || !strings.Contains(state, "tainted") {
-		t.Fatalf("after Ctrl-C the checkpoint must be in state, tainted (exit %d):\n%s\n\napply output:\n%s", code, state, r.Output())
-	}
-	plan, code := w.Exec(ctx, "plan", "-detailed-exitcode", "-no-color")
-	// Terraform says "is tainted, so must be replaced", OpenTofu "is
-	// tainted, so it must be replaced".
-	if code != 2 || !regexp.MustCompile(`is tainted, so (it )?must be replaced`).MatchString(plan) {
-		t.Fatalf("the plan after Ctrl-C must replace the tainted checkpoint (exit %d):\n%s", code, plan)
-	}
-	// Destroy waits out the upload (the platform keeps pending
-	// checkpoints), which ends now.
-	m.FinishCheckpointUploads(0)
-	if out, code := w.Exec(ctx, "destroy", "-auto-approve", "-no-color"); code != 0 {
-		t.Fatalf("destroy exited %d:\n%s", code, out)
-	}
-	if err := m.CheckNoCheckpoints(nil); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // source_after = "pause" pauses the template once its checkpoint is DURABLE

@@ -53,8 +53,14 @@ func outcomeSummary(o waitOutcome) string {
 }
 
 // waitErrorText says what happened and what is left: a lost checkpoint
-// is not recorded; any other that still exists is recorded as tainted.
-func waitErrorText(o waitOutcome, id, sandboxID string, timeout time.Duration, err error) string {
+// is not recorded; any other that still exists is recorded as tainted by a
+// create, and stays in state as it was after an update (which waited for
+// an imported one), whose next apply waits again.
+func waitErrorText(o waitOutcome, id, sandboxID string, timeout time.Duration, err error, creating bool) string {
+	left := " It is recorded as tainted, so the next apply deletes it and takes a new one."
+	if !creating {
+		left = " It stays in state as it was, so the next apply waits for it again."
+	}
 	switch o {
 	case waitLost:
 		return fmt.Sprintf("Checkpoint %s of sandbox %s was lost before it became DURABLE: its sandbox was deleted or "+
@@ -66,12 +72,26 @@ func waitErrorText(o waitOutcome, id, sandboxID string, timeout time.Duration, e
 			"it, and nothing that depends on it was started.", id, sandboxID, err)
 	case waitTimedOut:
 		return fmt.Sprintf("Checkpoint %s of sandbox %s was not DURABLE after %s (timeouts.create): %v. Failing "+
-			"closed: nothing that depends on it was started. It is recorded as tainted, so the next apply deletes it "+
-			"and takes a new one.", id, sandboxID, timeout, err)
+			"closed: nothing that depends on it was started.%s", id, sandboxID, timeout, err, left)
 	}
 	return fmt.Sprintf("Checkpoint %s of sandbox %s was requested, but its wait for DURABLE ended: %v. Nothing that "+
-		"depends on it was started; it is recorded as tainted, so the next apply deletes it and takes a new one.",
-		id, sandboxID, err)
+		"depends on it was started.%s", id, sandboxID, err, left)
+}
+
+// interruptedText is the one error of an apply interrupted while the
+// checkpoint uploaded, the create journal keeping it for the next apply.
+func interruptedText(last prime.Checkpoint, sandboxID string) string {
+	return fmt.Sprintf("The apply was interrupted while checkpoint %s of sandbox %s uploaded (last seen %s). Nothing that "+
+		"depends on it was started. It is not recorded in state, and nothing is tainted: the create journal keeps it, "+
+		"so the next apply of this configuration adopts it and waits for the rest of its upload instead of taking "+
+		"a new one.", last.ID, sandboxID, orUnknown(last.State))
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }
 
 // createErrorText explains a refused checkpoint request.
@@ -94,6 +114,15 @@ func reasonSuffix(reason *string) string {
 		return ""
 	}
 	return " (" + *reason + ")"
+}
+
+// deleteWarning explains a source_after = "delete" that did not finish:
+// the checkpoint itself is fine and recorded.
+func deleteWarning(id, sandboxID string, err error) (summary, detail string) {
+	return "Source sandbox not deleted", fmt.Sprintf("Checkpoint %s is DURABLE and recorded, and sandboxes can be "+
+		"restored from it, but its source sandbox %s was not deleted (source_after = \"delete\"): %v. It keeps running "+
+		"and costing compute until its own resource is destroyed or replaced; the next apply does not retry the "+
+		"delete.", id, sandboxID, err)
 }
 
 // pauseWarning explains a source_after = "pause" that did not finish: the

@@ -244,7 +244,9 @@ func (r *sandboxFileResource) Create(ctx context.Context, req resource.CreateReq
 }
 
 // Read leaves state alone unless the sandbox is gone, which takes the file
-// with it: the file is not read back (see the resource's description).
+// with it: the file is not read back (see the resource's description). A
+// sandbox retired after its checkpoint (a template) keeps its file as
+// history.
 func (r *sandboxFileResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	if r.client == nil {
 		resp.State.Raw = req.State.Raw
@@ -257,6 +259,8 @@ func (r *sandboxFileResource) Read(ctx context.Context, req resource.ReadRequest
 	}
 	gone, err := r.client.SandboxGone(ctx, state.SandboxID.ValueString())
 	switch {
+	case err == nil && gone && r.client.Retired(state.SandboxID.ValueString()):
+		resp.State.Raw = req.State.Raw
 	case err != nil:
 		resp.Diagnostics.AddError("Cannot read the file's sandbox", err.Error())
 	case gone:

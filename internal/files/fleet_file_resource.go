@@ -233,7 +233,8 @@ func (r *fleetFileResource) Create(ctx context.Context, req resource.CreateReque
 }
 
 // Read drops the members whose sandbox this process knows to be gone (the
-// file went with it); it makes no request.
+// file went with it), except a sandbox retired after its checkpoint (a
+// template: its files are history, not drift); it makes no request.
 func (r *fleetFileResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state fleetFileModel
 	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
@@ -244,7 +245,8 @@ func (r *fleetFileResource) Read(ctx context.Context, req resource.ReadRequest, 
 	files := fleetFilesOfMap(state.Files, &resp.Diagnostics)
 	changed := false
 	for k, e := range files {
-		if known, ok := r.client.Known(e.SandboxID.ValueString()); ok && prime.IsTerminalStatus(known.Status) {
+		id := e.SandboxID.ValueString()
+		if known, ok := r.client.Known(id); ok && prime.IsTerminalStatus(known.Status) && !r.client.Retired(id) {
 			delete(files, k)
 			changed = true
 		}

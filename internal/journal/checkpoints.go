@@ -75,6 +75,10 @@ func CheckpointsOf(j *Creates) *Checkpoints {
 	return cj
 }
 
+// Enabled reports whether the journal keeps entries (the provider's
+// create_journal), so that a checkpoint left to a later apply is adopted.
+func (j *Checkpoints) Enabled() bool { return j != nil && j.dir != "" }
+
 // CheckpointEntry is one checkpoint create this process owns (or adopted);
 // while it lives, it holds the entry's lock.
 type CheckpointEntry struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -74,27 +75,50 @@ func (p *Problems) Keys() []string {
 	return tfkit.SortedKeys(p.problems)
 }
 
-// String lists the problems, one member per paragraph, at most limit of
-// them (the count of the rest is given).
+// String lists the problems, one paragraph per cause: members whose
+// problem reads the same (a create the platform refused for all of them)
+// share one ("Members "a", "b": ..."), so one cause is said once, naming
+// every member it hit (the first ten, and how many more). At most limit
+// paragraphs; the count of the members left out is given.
 func (p *Problems) String() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	keys := make([]string, 0, len(p.problems))
-	for k := range p.problems {
-		keys = append(keys, k)
+	keys := tfkit.SortedKeys(p.problems)
+	byMessage := map[string][]string{}
+	var order []string // messages, by their first member's key
+	for _, k := range keys {
+		msg := p.problems[k]
+		if _, seen := byMessage[msg]; !seen {
+			order = append(order, msg)
+		}
+		byMessage[msg] = append(byMessage[msg], k)
 	}
-	sort.Strings(keys)
-	const limit = 20
+	const limit, namedPerCause = 20, 10
 	var b strings.Builder
-	for i, k := range keys {
+	shown := 0
+	for i, msg := range order {
 		if i == limit {
-			fmt.Fprintf(&b, "\n\n… and %d more members.", len(keys)-limit)
+			fmt.Fprintf(&b, "\n\n… and %d more members.", len(keys)-shown)
 			break
 		}
 		if i > 0 {
 			b.WriteString("\n\n")
 		}
-		fmt.Fprintf(&b, "Member %q: %s", k, p.problems[k])
+		members := byMessage[msg]
+		shown += len(members)
+		if len(members) == 1 {
+			fmt.Fprintf(&b, "Member %q: %s", members[0], msg)
+			continue
+		}
+		quoted := make([]string, 0, namedPerCause)
+		for _, k := range members[:min(len(members), namedPerCause)] {
+			quoted = append(quoted, strconv.Quote(k))
+		}
+		names := strings.Join(quoted, ", ")
+		if len(members) > namedPerCause {
+			names += fmt.Sprintf(" and %d more", len(members)-namedPerCause)
+		}
+		fmt.Fprintf(&b, "Members %s (%d): %s", names, len(members), msg)
 	}
 	return b.String()
 }

@@ -57,10 +57,21 @@ func TestProblems(t *testing.T) {
 	}
 	var many Problems
 	for i := range 25 {
-		many.Add(fmt.Sprintf("m%02d", i), "x")
+		many.Add(fmt.Sprintf("m%02d", i), "x%d", i)
 	}
 	if s := many.String(); !strings.HasSuffix(s, "… and 5 more members.") || strings.Count(s, "Member ") != 20 {
 		t.Errorf("25 problems: %q", s)
+	}
+	// One cause is said once, naming its members (the first ten).
+	var same Problems
+	for i := range 12 {
+		same.Add(fmt.Sprintf("m%02d", i), "cannot create the sandbox: refused")
+	}
+	same.Add("z", "other")
+	want := `Members "m00", "m01", "m02", "m03", "m04", "m05", "m06", "m07", "m08", "m09" and 2 more (12): ` +
+		"cannot create the sandbox: refused\n\nMember \"z\": other"
+	if got := same.String(); got != want {
+		t.Errorf("one cause:\n%s\nwant\n%s", got, want)
 	}
 	var diags diag.Diagnostics
 	AddFailure(&diags, "command", &p, 3)

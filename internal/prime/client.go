@@ -92,6 +92,9 @@ type Client struct {
 	gateway gatewayTokens
 	// kinds caches which sandboxes are VMs (their commands go over Connect).
 	kinds sandboxKinds
+	// retired are sandboxes a refresh found ended after their checkpoint
+	// (see MarkRetired).
+	retired retiredSandboxes
 	// secrets caches the names of each sandbox's secrets.
 	secrets sandboxSecretNames
 	// streamHTTP carries Connect calls: the client's transport without an

@@ -34,6 +34,16 @@ const (
 // ArtifactVM is the artifactType of a VM artifact.
 const ArtifactVM = "VM_SANDBOX"
 
+// IsVMImageNotFound reports a create refused because the image has no VM
+// artifact: it does not exist, or it was pushed before VM images existed.
+// [I] The platform's answer is not published; the 0.2.39 SDK shows the
+// message "VM image not found", with a 4xx status.
+func IsVMImageNotFound(err error) bool {
+	var apiErr *APIError
+	return errors.As(err, &apiErr) && apiErr.StatusCode >= 400 && apiErr.StatusCode < 500 &&
+		strings.Contains(strings.ToLower(apiErr.Detail), "vm image not found")
+}
+
 // IsTerminalImageBuildStatus reports whether a build will not progress.
 func IsTerminalImageBuildStatus(s string) bool {
 	switch strings.ToUpper(s) {

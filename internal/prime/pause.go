@@ -182,6 +182,9 @@ func (c *Client) PauseAndWait(ctx context.Context, id string) error {
 	if prior.Status == StatusPaused {
 		return nil
 	}
+	if err := endedError(prior); err != nil {
+		return err
+	}
 	if err := c.PauseSandbox(ctx, id); err != nil {
 		return err
 	}
@@ -198,10 +201,24 @@ func (c *Client) ResumeAndWait(ctx context.Context, id string) error {
 	if prior.Status == StatusRunning {
 		return nil
 	}
+	if err := endedError(prior); err != nil {
+		return err
+	}
 	if err := c.ResumeSandbox(ctx, id); err != nil {
 		return err
 	}
 	return c.WaitForResumed(ctx, id, WaitTransitionOptions{PriorErrorMessage: prior.ErrorMessage})
+}
+
+// endedError is a *SandboxFailedError for a sandbox that has ended: it
+// can be neither paused nor resumed, and the platform's refusal of either
+// would read as a pause or resume that failed (a resume refusal even as an
+// account limit).
+func endedError(s SandboxStatus) error {
+	if !IsTerminalStatus(s.Status) {
+		return nil
+	}
+	return &SandboxFailedError{SandboxID: s.SandboxID, Status: s.Status, ErrorType: deref(s.ErrorType), ErrorMessage: deref(s.ErrorMessage)}
 }
 
 // ErrPauseCheckpointUnlisted: the sandbox is paused, but the checkpoint the

@@ -146,3 +146,22 @@ func TestWaitForResumedDeadline(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A sandbox that has ended is neither paused nor resumed: no request is
+// sent, and the error says it ended (a *SandboxFailedError), never that it
+// "stays PAUSED" or that an account limit refused a resume.
+func TestPauseResumeEndedSandbox(t *testing.T) {
+	for _, status := range []string{StatusTerminated, StatusTimeout, StatusError} {
+		f := &pauseFake{status: status, refuse: "Sandbox sbx is " + status + "; only a PAUSED sandbox can be resumed"}
+		c := pauseClient(t, f)
+		ctx := testContext(t)
+		for name, call := range map[string]func(context.Context, string) error{"pause": c.PauseAndWait, "resume": c.ResumeAndWait} {
+			err := call(ctx, "sbx")
+			var ended *SandboxFailedError
+			if !errors.As(err, &ended) || ended.Status != status || errors.Is(err, ErrResumeRefused) ||
+				strings.Contains(err.Error(), "PAUSED") || strings.Contains(err.Error(), "limit") {
+				t.Errorf("%s of a %s sandbox: %v", name, status, err)
+			}
+		}
+	}
+}

@@ -63,13 +63,16 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 		if sb == nil {
 			// No entry to finish: createSandbox released a key whose create
 			// may have reached the platform, for the next apply to adopt.
-			problems.Add(key, "cannot create the sandbox: %v", restoreRefusal(req, err))
+			if ctx.Err() == nil { // an interruption is reported once, by the caller
+				_, _, why := createRefusal(req, err)
+				problems.Add(key, "cannot create the sandbox: %s", why)
+			}
 			return
 		}
 		inflight = append(inflight, entry)
 		bornAtCreate = sent
 		created[key] = memberFromSandbox(sb, a.born != nil)
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			problems.Add(key, "%s", interruptedCreate(sb.ID, err))
 		}
 	})
@@ -89,7 +92,9 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 		id := m.ID.ValueString()
 		if a.born == nil {
 			if err := awaitSandbox(ctx, a.client, id, a.timeout, a.buildTimeout); err != nil {
-				problems.Add(key, "%v", err)
+				if ctx.Err() == nil {
+					problems.Add(key, "%v", err)
+				}
 				return
 			}
 			m.Status = types.StringValue(prime.StatusRunning)
@@ -103,8 +108,12 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 			}
 			switch {
 			case waitErr != nil:
-				problems.Add(key, "%v", waitErr)
+				if ctx.Err() == nil {
+					problems.Add(key, "%v", waitErr)
+				}
 				return
+			case ctx.Err() != nil:
+				return // reported once, by the caller
 			case lockErr != nil:
 				m.Status = types.StringValue(prime.StatusRunning)
 				problems.Add(key, "%s", egress.FailClosedMessage(id, a.egressTimeout, "egress", lockErr))
@@ -248,9 +257,51 @@ func sandboxFleetFailure(problems *memberkit.Problems, members map[string]fleetM
 	}
 	msg := fmt.Sprintf("%d member(s) failed; %d are healthy.\n\n%s\n\n%s", problems.Len(), healthy, problems,
 		strings.Join(fates, " "))
-	if create {
-		msg += " Terraform marks a resource whose first create failed as tainted, which would replace the whole " +
-			"fleet: run `terraform untaint` on this fleet to keep the healthy members."
+	if create && healthy > 0 {
+		msg += " " + untaintAdvice(healthy)
+	}
+	return msg
+}
+
+// untaintAdvice ends the error of a fleet's first create that keeps
+// members in state: Terraform taints the fleet, and its replacement would
+// delete them. A provider never learns a resource's address; Terraform
+// prints it with the error.
+func untaintAdvice(kept int) string {
+	return fmt.Sprintf("Terraform records this fleet as tainted, so the next apply would replace it, deleting the "+
+		"%d %s in state: to keep %s, run `terraform untaint` with this fleet's address (shown above) first; the "+
+		"next apply then creates only the missing members.", kept, tfkit.PluralVerb(kept, "member", "members"),
+		tfkit.PluralVerb(kept, "it", "them"))
+}
+
+// fleetInterrupted is the one error of an apply interrupted (Ctrl-C) while
+// members were being created or restored: what is in state, and what the
+// next apply does with it. Problems that came before the interruption
+// follow it.
+func fleetInterrupted(problems *memberkit.Problems, members map[string]fleetMember, want []string, create bool, restoring bool) string {
+	ready := 0
+	for _, m := range members {
+		if m.Status.ValueString() == prime.StatusRunning && (m.EgressApplied.IsNull() || m.EgressApplied.ValueBool()) {
+			ready++
+		}
+	}
+	verb := "created"
+	if restoring {
+		verb = "restored from the checkpoint"
+	}
+	msg := fmt.Sprintf("The apply was interrupted while the fleet's members were being %s: %d of the %d members "+
+		"are in state, %d of them ready (the others go on starting on the platform).", verb, len(members), len(want), ready)
+	switch {
+	case create && len(members) > 0:
+		msg += " " + untaintAdvice(len(members))
+	case create:
+		msg += " None is in state: the next apply creates every member."
+	default:
+		msg += " Nothing is tainted: the next apply keeps the members in state (a refresh drops any that did not " +
+			"start) and creates the missing ones."
+	}
+	if problems.Len() > 0 {
+		msg += "\n\nBefore the interruption:\n\n" + problems.String()
 	}
 	return msg
 }

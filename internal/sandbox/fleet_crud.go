@@ -94,7 +94,10 @@ func (r *sandboxFleetResource) Create(ctx context.Context, req resource.CreateRe
 		pc.unlistedWarning(&resp.Diagnostics)
 	}
 	save(healthy)
-	if problems.Len() > 0 {
+	switch {
+	case ctx.Err() != nil:
+		resp.Diagnostics.AddError("Fleet create interrupted", fleetInterrupted(&problems, healthy, keys, true, !plan.CheckpointID.IsNull()))
+	case problems.Len() > 0:
 		resp.Diagnostics.AddError("Fleet members failed", sandboxFleetFailure(&problems, healthy, keys, true))
 	}
 }
@@ -198,6 +201,10 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 	}
 	// Redone members go with the removed ones, and come back with the added.
 	redo := membersToRedo(plan.MemberTriggers, state.MemberTriggers, keptKeys(keys, have), tfkit.WasImported(ctx, req.Private))
+	if restoreChanged(plan.CheckpointID, state.CheckpointID) {
+		// Every member, from the new checkpoint.
+		redo = keptKeys(keys, have)
+	}
 	var problems memberkit.Problems
 	members := map[string]fleetMember{}
 	for k, m := range have {
@@ -277,6 +284,11 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 		// The next plan proposes the pause or resume again.
 		out.Paused = state.Paused
 	}
+	if len(notRedone) > 0 && restoreChanged(plan.CheckpointID, state.CheckpointID) {
+		// Members still on the previous checkpoint: the next plan restores
+		// again.
+		out.CheckpointID = state.CheckpointID
+	}
 	if refused {
 		// A member's layered policy kept the new block off it: the state
 		// keeps the previous block, so the next plan proposes the change
@@ -293,7 +305,10 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 	pc.deleteOf(ctx, r.client, pausedAndGone(pc, members), deleteTimeout, &resp.Diagnostics)
 	pc.unlistedWarning(&resp.Diagnostics)
 	resp.Diagnostics.Append(pc.save(ctx, resp.Private)...)
-	if problems.Len() > 0 {
+	switch {
+	case ctx.Err() != nil:
+		resp.Diagnostics.AddError("Fleet update interrupted", fleetInterrupted(&problems, members, keys, false, !plan.CheckpointID.IsNull()))
+	case problems.Len() > 0:
 		resp.Diagnostics.AddError("Fleet members failed", sandboxFleetFailure(&problems, members, keys, false))
 	}
 }

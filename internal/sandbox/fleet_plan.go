@@ -122,6 +122,10 @@ func (r *sandboxFleetResource) ModifyPlan(ctx context.Context, req resource.Modi
 		for _, k := range membersToRedo(plan.MemberTriggers, state.MemberTriggers, keptKeys(keys, have), imported) {
 			delete(have, k)
 		}
+		// So is every member restored from another checkpoint.
+		if restoreChanged(plan.CheckpointID, state.CheckpointID) {
+			clear(have)
+		}
 	}
 	pauses, pausedTo := pauseChange(plan.Paused, state.Paused, true)
 	if prior != nil {

@@ -94,6 +94,8 @@ func (r *sandboxFleetResource) Schema(_ context.Context, _ resource.SchemaReques
 		Validators: []validator.Set{setvalidator.ValueStringsAre(stringvalidator.LengthBetween(1, 100),
 			stringvalidator.RegexMatches(memberKeyPattern, "must be letters, digits, '.', '_' or '-'"))},
 	}
+	attrs["checkpoint_id"] = fleetCheckpointAttribute()
+	takenFromCheckpointInFleet(attrs)
 	attrs["member_triggers"] = memberTriggersAttribute()
 	attrs["paused"] = schema.BoolAttribute{Optional: true, MarkdownDescription: pausedDescription("every member") +
 		" Members are paused or resumed concurrently; the members that fail are named together in one error."}
@@ -136,7 +138,8 @@ func (r *sandboxFleetResource) Schema(_ context.Context, _ resource.SchemaReques
 			"Refresh reads all members through `status:batchGet`; a member gone or stopped out of band drops out and " +
 			"the plan re-creates it **in place**. Adding or removing keys creates or deletes just those members; an " +
 			"`egress` change updates every member in place; a new `member_triggers` value redoes that one member (its " +
-			"sandbox deleted and created again) in place; any other template change replaces the fleet. Destroy " +
+			"sandbox deleted and created again) in place; another `checkpoint_id` restores every member from it in " +
+			"place, once that checkpoint exists; any other template change replaces the fleet. Destroy " +
 			"deletes all members in bulk and confirms none remains.\n\n" +
 			"Import by a label (`label:<label>`: the running sandboxes carrying it) or a comma-separated list of " +
 			"sandbox IDs, or by identity (Terraform 1.12+). Member keys come from the names `<prefix>-<key>`.\n\n" +

@@ -88,8 +88,11 @@ type sandboxModel struct {
 	EgressApplied    types.Bool  `tfsdk:"egress_applied"`
 	EgressOverride   types.Int64 `tfsdk:"egress_override_generation"`
 	// Paused is managed only when set (pause.go).
-	Paused   types.Bool     `tfsdk:"paused"`
-	Timeouts timeouts.Value `tfsdk:"timeouts"`
+	Paused types.Bool `tfsdk:"paused"`
+	// RetireAfterCheckpoint keeps a template its checkpoint ended in state
+	// (retire_after_checkpoint.go).
+	RetireAfterCheckpoint types.Bool     `tfsdk:"retire_after_checkpoint"`
+	Timeouts              timeouts.Value `tfsdk:"timeouts"`
 }
 
 // template is what m's sandbox is created from.

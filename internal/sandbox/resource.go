@@ -327,6 +327,7 @@ func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 	attrs["disk_mount_path"] = computedString("Where the sandbox's disk is mounted, e.g. `/sandbox-workspace`.")
 	attrs["user_id"] = computedString("User that created the sandbox.")
 	attrs["paused"] = schema.BoolAttribute{Optional: true, MarkdownDescription: pausedDescription("the sandbox")}
+	attrs["retire_after_checkpoint"] = retireAfterCheckpointAttribute()
 
 	resp.Schema = schema.Schema{
 		Version: SchemaVersion,

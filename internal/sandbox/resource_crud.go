@@ -52,7 +52,12 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 	defer cancel()
 	sb, inflight, err := createSandbox(postCtx, r.client, r.journal, createReq)
 	if sb == nil {
-		resp.Diagnostics.AddError("Cannot create sandbox", restoreRefusal(createReq, err).Error())
+		attribute, summary, detail := createRefusal(createReq, err)
+		if attribute != "" {
+			resp.Diagnostics.AddAttributeError(path.Root(attribute), summary, detail)
+		} else {
+			resp.Diagnostics.AddError(summary, detail)
+		}
 		return
 	}
 	defer inflight.HandOver() // from here on the state returned carries the ID
@@ -77,7 +82,7 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 	tflog.Info(ctx, "sandbox created; waiting until it is ready", map[string]any{"sandbox_id": sb.ID, "status": sb.Status})
 	if born == nil {
 		if err := awaitSandbox(ctx, r.client, sb.ID, timeout, buildTimeout); err != nil {
-			resp.Diagnostics.AddError("Sandbox did not start", err.Error()+".\n\n"+taintedNote)
+			resp.Diagnostics.AddError(notStartedSummary(ctx), err.Error()+".\n\n"+taintedNote)
 			return
 		}
 	} else {
@@ -91,7 +96,7 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 		switch {
 		case waitErr != nil:
 			resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
-			resp.Diagnostics.AddError("Sandbox did not start", waitErr.Error()+".\n\n"+taintedNote)
+			resp.Diagnostics.AddError(notStartedSummary(ctx), waitErr.Error()+".\n\n"+taintedNote)
 			return
 		case lockErr != nil:
 			resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
@@ -135,23 +140,15 @@ func (r *sandboxResource) Read(ctx context.Context, req resource.ReadRequest, re
 	}
 	sb, err := r.client.GetSandbox(ctx, state.ID.ValueString())
 	switch {
-	case errors.Is(err, prime.ErrNotFound) && keptForPauseCheckpoints(ctx, req.Private, &state, prime.StatusTerminated, resp):
-		return
 	case errors.Is(err, prime.ErrNotFound):
-		resp.Diagnostics.AddWarning("Sandbox is gone",
-			fmt.Sprintf("Sandbox %s no longer exists; it is removed from state and the next apply creates a new one.", state.ID.ValueString()))
-		resp.State.RemoveResource(ctx)
+		r.endedOnRefresh(ctx, req.Private, &state, &prime.Sandbox{ID: state.ID.ValueString(), Status: prime.StatusTerminated}, true, resp)
 		return
 	case err != nil:
 		resp.Diagnostics.AddError("Cannot read sandbox", err.Error())
 		return
 	}
 	if prime.IsTerminalStatus(sb.Status) {
-		if keptForPauseCheckpoints(ctx, req.Private, &state, sb.Status, resp) {
-			return
-		}
-		resp.Diagnostics.AddWarning("Sandbox is no longer running", goneFromStateMessage(sb))
-		resp.State.RemoveResource(ctx)
+		r.endedOnRefresh(ctx, req.Private, &state, sb, false, resp)
 		return
 	}
 	imported := importRead && state.Egress.IsNull() && state.EgressGeneration.IsNull()
@@ -209,13 +206,23 @@ func refreshSandbox(ctx context.Context, c *prime.Client, state *sandboxModel, s
 	return false
 }
 
-// goneFromStateMessage explains why a refresh drops a stopped sandbox.
-func goneFromStateMessage(sb *prime.Sandbox) string {
+// endedMessage is the one warning of a refresh that finds a sandbox ended
+// (gone: it no longer exists at all), paused or not: the next apply makes a
+// new one. kept names the pause checkpoints that keep it in state until
+// then.
+func endedMessage(sb *prime.Sandbox, gone bool, kept []string) string {
 	detail := fmt.Sprintf("Sandbox %s is %s", sb.ID, sb.Status)
-	if reason := firstNonEmpty(sb.ErrorMessage, sb.TerminationReason, sb.ErrorType); reason != "" {
+	if gone {
+		detail = fmt.Sprintf("Sandbox %s no longer exists", sb.ID)
+	} else if reason := firstNonEmpty(sb.ErrorMessage, sb.TerminationReason, sb.ErrorType); reason != "" {
 		detail += " (" + reason + ")"
 	}
-	return detail + "; it is removed from state and the next apply creates a new one."
+	if len(kept) == 0 {
+		return detail + "; it is removed from state and the next apply creates a new one."
+	}
+	return fmt.Sprintf("%s; the next apply replaces it with a new one. Until then it stays in state as %s, so that "+
+		"the replacement deletes the checkpoints its pauses took (%s) instead of leaving them billed.",
+		detail, sb.Status, strings.Join(kept, ", "))
 }
 
 func firstNonEmpty(ss ...*string) string {
@@ -374,6 +381,15 @@ func (r *sandboxResource) Delete(ctx context.Context, req resource.DeleteRequest
 	}
 }
 
+// notStartedSummary is the summary of a create whose wait ended: the
+// apply's interruption (Ctrl-C), or the sandbox itself.
+func notStartedSummary(ctx context.Context) string {
+	if ctx.Err() != nil {
+		return "Sandbox create interrupted"
+	}
+	return "Sandbox did not start"
+}
+
 // deleteSandbox deletes a sandbox and waits until it is gone, within
 // timeout; it reports whether it is.
 func deleteSandbox(ctx context.Context, c *prime.Client, id string, timeout time.Duration, diags *diag.Diagnostics) bool {
@@ -410,22 +426,34 @@ func importedSandboxState(ctx context.Context, st *tfsdk.State, id string) diag.
 	return st.SetAttribute(ctx, path.Root("id"), id)
 }
 
-// keptForPauseCheckpoints handles a refresh that finds the sandbox gone
-// (or ended) while checkpoints its pauses took are recorded and not
-// deleted: instead of leaving them untracked, it keeps the sandbox in state
-// with the terminal status, so that the next plan replaces it (ModifyPlan)
-// and a destroy deletes them. It reports whether it did.
-func keptForPauseCheckpoints(ctx context.Context, private tfkit.PrivateGetter, state *sandboxModel, status string, resp *resource.ReadResponse) bool {
+// endedOnRefresh handles a refresh that finds the sandbox ended (gone: it
+// no longer exists). A template retired after its checkpoint stays in
+// state, quietly (retire_after_checkpoint.go). Otherwise it usually leaves
+// state, and the next apply creates a new one; while checkpoints its pauses
+// took are recorded and not deleted, it stays instead, with its terminal
+// status, so that they are not left untracked: the next plan replaces it
+// (ModifyPlan) and that replacement, or a destroy, deletes them. Either way,
+// one warning says so.
+func (r *sandboxResource) endedOnRefresh(ctx context.Context, private tfkit.PrivateGetter, state *sandboxModel, sb *prime.Sandbox, gone bool, resp *resource.ReadResponse) {
 	pc, _ := readPauseCheckpoints(ctx, private)
 	left := pc.of(state.ID.ValueString())
 	if len(left) == 0 {
-		return false
+		by, err := retiredByCheckpoint(ctx, r.client, *state)
+		if err != nil {
+			resp.Diagnostics.AddError("Cannot tell whether the sandbox is retired", err.Error())
+			return
+		}
+		if by != "" {
+			resp.Diagnostics.Append(markRetired(ctx, r.client, state, sb.Status, by, resp.Private)...)
+			resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, state)...)
+			return
+		}
 	}
-	resp.Diagnostics.AddWarning("Sandbox is gone; its pause checkpoints are not",
-		fmt.Sprintf("Sandbox %s is %s, but the checkpoints its pauses took (%s) are recorded and not deleted. It "+
-			"stays in state as %s: the next apply replaces it and destroy deletes it, deleting those checkpoints.",
-			state.ID.ValueString(), status, strings.Join(left, ", "), status))
-	state.Status = types.StringValue(status)
+	resp.Diagnostics.AddWarning("Sandbox is no longer running", endedMessage(sb, gone, left))
+	if len(left) == 0 {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	state.Status = types.StringValue(sb.Status)
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, state)...)
-	return true
 }

@@ -123,15 +123,23 @@ func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	es := plan.egressState()
 	writes := egress.PlanBlock(ctx, es, prior, &resp.Diagnostics)
 	plan.setEgressState(es)
-	if prior != nil && prime.IsTerminalStatus(state.Status.ValueString()) {
+	ended := prior != nil && prime.IsTerminalStatus(state.Status.ValueString())
+	retired := ended && keepsRetired(ctx, req.Private, plan)
+	if ended && !retired {
 		// Kept in state only for the pause checkpoints left to delete (see
 		// Read): the replacement's destroy deletes them.
-		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("status"))
+		replaceEnded(&plan, resp)
 	}
 	if act, paused := pauseChange(plan.Paused, state.Paused, prior == nil); act && prior != nil && len(resp.RequiresReplace) == 0 {
 		plan.Status = types.StringValue(pausedStatus(paused))
 	}
 	resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
+	if retired && !resp.Plan.Raw.Equal(req.State.Raw) {
+		// A retired template has no sandbox left to change in place (an
+		// egress write, a pause): any change makes a new one.
+		replaceEnded(&plan, resp)
+		resp.Diagnostics.Append(tfkit.SetPlan(ctx, &resp.Plan, &plan)...)
+	}
 	if resp.Diagnostics.HasError() || prior == nil {
 		return
 	}
@@ -143,6 +151,14 @@ func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if tfkit.WasImported(ctx, req.Private) {
 		warnRecordedAfterImport(plan.sandboxInputs, state.sandboxInputs, &resp.Diagnostics)
 	}
+}
+
+// replaceEnded plans the replacement of a sandbox that has ended. Terraform
+// replaces only for a path whose value changes, so the status is planned
+// unknown (a new sandbox's).
+func replaceEnded(plan *sandboxModel, resp *resource.ModifyPlanResponse) {
+	plan.Status = types.StringUnknown()
+	resp.RequiresReplace = append(resp.RequiresReplace, path.Root("status"))
 }
 
 // warnRecordedAfterImport explains the first plan after an import: settings

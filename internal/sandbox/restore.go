@@ -10,12 +10,15 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -97,6 +100,38 @@ const adoptedAfterImportDesc = "Changing it replaces the sandbox, except on the 
 	"platform does not report the checkpoint a sandbox was restored from, so that apply records a configured " +
 	"checkpoint_id and restore_memory (and a null docker_image) without replacing (the plan warns)."
 
+// fleetCheckpointAttribute is a fleet's checkpoint_id: prime_sandbox's,
+// except that another checkpoint restores the members again in place
+// instead of replacing the fleet (restoreChanged). Terraform then orders
+// that update after the new checkpoint exists, and (with
+// create_before_destroy on the checkpoint) before the old one goes: a
+// changed setup that fails leaves every member as it was, which a
+// replacement, destroyed first, would not.
+func fleetCheckpointAttribute() schema.StringAttribute {
+	const inPlace = "Changing it to another checkpoint restores every member from the new one **in place** (an " +
+		"update of the fleet, same `id`): each member's sandbox is deleted and restored again, under the same key " +
+		"and name, only once the new checkpoint exists (`DURABLE`, when it comes from `prime_sandbox_checkpoint`), " +
+		"so with `create_before_destroy` on that checkpoint a new setup that fails never touches the members. " +
+		"Setting or removing it (switching between `docker_image` and `checkpoint_id`) replaces the fleet."
+	return schema.StringAttribute{
+		Optional: true,
+		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIf(func(ctx context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
+			resp.RequiresReplace = (req.StateValue.IsNull() || req.ConfigValue.IsNull()) && !adoptsRestore(ctx, req.Private, req.Config, req.State)
+		}, inPlace, inPlace)},
+		MarkdownDescription: "Restore every member from a checkpoint instead of booting an image, e.g. " +
+			"`prime_sandbox_checkpoint.setup.id`: as `prime_sandbox`'s `checkpoint_id` (same rules, checked at plan). " +
+			inPlace + adoptedAfterImport,
+		Validators: []validator.String{stringvalidator.LengthBetween(1, prime.MaxCheckpointIDLength)},
+	}
+}
+
+// restoreChanged reports a fleet whose members are restored from another
+// checkpoint than the recorded one (or one not known yet): every member is
+// restored again, in place.
+func restoreChanged(plan, state types.String) bool {
+	return !plan.IsNull() && !state.IsNull() && (plan.IsUnknown() || !plan.Equal(state))
+}
+
 // replaceUnlessRestoreAdoptedString and replaceUnlessRestoreAdoptedBool
 // are RequiresReplace for docker_image, checkpoint_id and restore_memory,
 // except when adoptsRestore.
@@ -120,6 +155,37 @@ func replaceUnlessRestoreAdoptedBool() planmodifier.Bool {
 type takenFromCheckpoint struct {
 	// memoryOnly: only a memory restore takes it (cpu_cores, memory_gb).
 	memoryOnly bool
+	// fleet: a fleet's template, which never holds what a restore takes
+	// (settleTemplate), so another checkpoint, which restores the members
+	// in place, keeps the recorded value.
+	fleet bool
+}
+
+// takenFromCheckpointInFleet is a fleet's version of the plan modifiers
+// of cpu_cores, memory_gb and disk_size_gb (see takenFromCheckpoint.fleet).
+func takenFromCheckpointInFleet(attrs map[string]schema.Attribute) {
+	for _, name := range []string{"cpu_cores", "memory_gb", "disk_size_gb"} {
+		switch a := attrs[name].(type) {
+		case schema.Float64Attribute:
+			a.PlanModifiers = fleetModifiers(a.PlanModifiers)
+			attrs[name] = a
+		case schema.Int64Attribute:
+			a.PlanModifiers = fleetModifiers(a.PlanModifiers)
+			attrs[name] = a
+		}
+	}
+}
+
+func fleetModifiers[M any](mods []M) []M {
+	out := make([]M, len(mods))
+	for i, m := range mods {
+		if t, ok := any(m).(takenFromCheckpoint); ok {
+			t.fleet = true
+			m = any(t).(M)
+		}
+		out[i] = m
+	}
+	return out
 }
 
 func (m takenFromCheckpoint) Description(context.Context) string {
@@ -153,6 +219,9 @@ func (m takenFromCheckpoint) planned(ctx context.Context, private tfkit.PrivateG
 	}
 	had, d := restoreArgsOf(ctx, state.GetAttribute)
 	diags.Append(d...)
+	if m.fleet && restoreChanged(want.CheckpointID, had.CheckpointID) && want.memory() == had.memory() {
+		return false, true // the members are restored again in place
+	}
 	if want.CheckpointID.IsUnknown() || !want.CheckpointID.Equal(had.CheckpointID) || want.memory() != had.memory() {
 		return true, false // a new restore replaces the sandbox
 	}
@@ -179,14 +248,25 @@ func (m takenFromCheckpoint) PlanModifyInt64(ctx context.Context, req planmodifi
 	}
 }
 
-// restoreRefusal explains a create the platform refused because of the
-// restore: a 409 to a memory restore means the checkpoint has no memory
-// (only a pause takes one). Other errors are returned as they are.
-func restoreRefusal(req prime.CreateSandboxRequest, err error) error {
-	if err == nil || req.RestoreMemory == nil || !*req.RestoreMemory || prime.StatusCodeOf(err) != http.StatusConflict {
-		return err
+// createRefusal is a create the platform refused, in the provider's words
+// where it knows the cause: the attribute to blame (or none), a summary and
+// the detail, each cause said once. A 409 to a memory restore means the
+// checkpoint has no memory (only a pause takes one); "VM image not found",
+// that the image has no VM artifact. Other errors are the client's.
+func createRefusal(req prime.CreateSandboxRequest, err error) (attribute, summary, detail string) {
+	status := prime.StatusCodeOf(err)
+	switch {
+	case req.RestoreMemory != nil && *req.RestoreMemory && req.CheckpointID != nil && status == http.StatusConflict:
+		return "restore_memory", "Checkpoint has no memory to restore", fmt.Sprintf("restore_memory: checkpoint %s holds "+
+			"files only, no memory: only a pause takes a checkpoint with memory (prime_sandbox_checkpoint's hold files "+
+			"only). Restore it without restore_memory (a cold boot from its files), or restore a pause checkpoint. "+
+			"(The platform answered HTTP %d.)", *req.CheckpointID, status)
+	case prime.IsVMImageNotFound(err) && req.DockerImage != "":
+		return "docker_image", "VM image not found", fmt.Sprintf("docker_image: the platform has no VM image of %q, so "+
+			"no sandbox can boot from it: either the image does not exist (check its name and tag), or it was pushed "+
+			"before VM images existed and has only a container image, which prime_image_vm_build converts (the "+
+			"prime_image data source's vm_ready tells the two apart at plan time, for a lifecycle precondition). (The "+
+			"platform answered HTTP %d.)", req.DockerImage, status)
 	}
-	return fmt.Errorf("%w; restore_memory = true needs a checkpoint that holds memory, which only a pause takes "+
-		"(an API checkpoint such as prime_sandbox_checkpoint holds files only): restore checkpoint %s without "+
-		"restore_memory, or restore a pause checkpoint", err, *req.CheckpointID)
+	return "", "Cannot create sandbox", err.Error()
 }

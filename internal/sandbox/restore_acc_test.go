@@ -337,8 +337,8 @@ resource "prime_sandbox" "restored" {
   restore_memory = true
 }
 `)),
-			ExpectError: acctest.ExpectInOrder("Cannot create sandbox", "has no memory to restore",
-				"restore_memory = true needs a checkpoint that holds memory, which only a pause takes"),
+			ExpectError: acctest.ExpectInOrder("Checkpoint has no memory to restore", "restore_memory: checkpoint",
+				"holds files only, no memory: only a pause takes a checkpoint with memory"),
 		}},
 	})
 }

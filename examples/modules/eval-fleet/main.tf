@@ -19,9 +19,13 @@
 #
 #   prime_sandbox.template -> prime_fleet_file.template_task
 #     -> prime_fleet_command.template_setup (require_open_egress)
-#     -> prime_sandbox_checkpoint.template (DURABLE, then the template paused)
+#     -> prime_sandbox_checkpoint.template (DURABLE, then the template deleted)
 #     -> prime_sandbox_fleet (checkpoint_id, egress block) -> member tasks
 #     -> agent (on members whose lists are enforced) -> rewards, results
+#
+# A changed setup builds the new template chain first (create_before_destroy)
+# and restores the members from the new checkpoint in place, once it is
+# DURABLE: a new setup that fails leaves the members as they were.
 
 locals {
   restricted = var.allow != null || var.block != null
@@ -118,38 +122,54 @@ locals {
 }
 
 # --- Setup once: the template, its setup, its checkpoint ------------------
+#
+# The whole chain is create_before_destroy: a changed setup makes a new
+# template, runs the new setup in it and takes a new checkpoint while the
+# old checkpoint still stands; the fleet restores its members from the new
+# checkpoint in place (an update, which Terraform orders after the new
+# checkpoint is DURABLE); only then does the old checkpoint go. A new setup
+# that fails stops the apply before any member is touched.
 
 # Tracks what the template's disk holds, for its replace_triggered_by.
 resource "terraform_data" "template_inputs" {
   count = local.once ? 1 : 0
   input = local.template_inputs
+
+  lifecycle {
+    create_before_destroy = true
+  }
 }
 
 # The template: booted from the image with egress open, set up once,
-# checkpointed, then paused (billed for disk only). No secrets_wo: nothing
-# the agent alone should see goes near the checkpoint. Its lifetime is the
-# members' (timeout_minutes), and it has no idle timeout: a template that
-# ends is recreated by the next apply, which would run the setup again and
-# restore every member anew.
+# checkpointed, then deleted: the checkpoint outlives it, so it is billed
+# only until its checkpoint is DURABLE. retire_after_checkpoint keeps it in
+# state, retired, so the plan stays empty; a change of what its disk holds
+# replaces it (a new setup in a new template), and a checkpoint deleted out
+# of band un-retires it (the next apply makes a new template and a new
+# checkpoint). No secrets_wo: nothing the agent alone should see goes near
+# the checkpoint. Its lifetime is the members' (timeout_minutes), and it has
+# no idle timeout.
 resource "prime_sandbox" "template" {
   count = local.once ? 1 : 0
 
-  name             = "${var.name_prefix}-template"
-  docker_image     = var.image
-  arch             = var.arch
-  cpu_cores        = var.resources.cpu_cores
-  memory_gb        = var.resources.memory_gb
-  disk_size_gb     = var.resources.disk_size_gb
-  gpu_type         = try(var.gpu.type, null)
-  gpu_count        = try(var.gpu.count, null)
-  timeout_minutes  = var.timeout_minutes
-  environment_vars = length(var.environment) > 0 ? var.environment : null
-  region           = var.region
-  team_id          = var.team_id
-  labels           = length(var.labels) > 0 ? var.labels : null
+  name                    = "${var.name_prefix}-template"
+  docker_image            = var.image
+  arch                    = var.arch
+  cpu_cores               = var.resources.cpu_cores
+  memory_gb               = var.resources.memory_gb
+  disk_size_gb            = var.resources.disk_size_gb
+  gpu_type                = try(var.gpu.type, null)
+  gpu_count               = try(var.gpu.count, null)
+  timeout_minutes         = var.timeout_minutes
+  environment_vars        = length(var.environment) > 0 ? var.environment : null
+  region                  = var.region
+  team_id                 = var.team_id
+  labels                  = length(var.labels) > 0 ? var.labels : null
+  retire_after_checkpoint = true
 
   lifecycle {
-    replace_triggered_by = [terraform_data.template_inputs[0]]
+    create_before_destroy = true
+    replace_triggered_by  = [terraform_data.template_inputs[0]]
   }
 }
 
@@ -162,8 +182,15 @@ resource "prime_fleet_file" "template_task" {
   sandbox_ids = { template = prime_sandbox.template[0].id }
   path        = var.task_path
   source_dir  = var.task_dir
+
+  lifecycle {
+    create_before_destroy = true
+  }
 }
 
+# A setup that fails is recorded (results["template"].failed), not an
+# error here: the checkpoint's precondition then fails the apply in words
+# that say what became of the members.
 resource "prime_fleet_command" "template_setup" {
   count = local.once && local.has_setup ? 1 : 0
 
@@ -174,23 +201,37 @@ resource "prime_fleet_command" "template_setup" {
   env_wo              = var.setup_env_wo
   env_wo_version      = var.setup_env_wo_version
   require_open_egress = true
+  on_member_failure   = "record"
 
   triggers   = local.has_task_dir ? { task = prime_fleet_file.template_task[0].id } : null
   depends_on = [prime_fleet_file.template_task]
+
+  lifecycle {
+    create_before_destroy = true
+  }
 }
 
 # DURABLE before anything is restored from it; then the template is
-# paused, and destroy deletes this checkpoint and the one the pause took.
+# deleted (source_after = "delete"). Destroy deletes this checkpoint.
 resource "prime_sandbox_checkpoint" "template" {
   count = local.once ? 1 : 0
 
   sandbox_id   = prime_sandbox.template[0].id
-  source_after = "pause"
+  source_after = "delete"
   triggers     = local.has_setup ? { setup = prime_fleet_command.template_setup[0].id } : null
   depends_on   = [prime_fleet_file.template_task, prime_fleet_command.template_setup]
 
   timeouts {
     create = var.checkpoint_timeout
+  }
+
+  lifecycle {
+    create_before_destroy = true
+
+    precondition {
+      condition     = !local.has_setup || !try(prime_fleet_command.template_setup[0].results["template"].failed, false)
+      error_message = "The setup failed in the new template (${try(prime_sandbox.template[0].id, "")}): see the warning \"Fleet command failed\" above for its steps' exit codes and output. No checkpoint was taken from it, so no member was touched: every member, its results and its rewards are still those of the previous setup's checkpoint. Fix setup_commands (or the task) and apply again; the template that failed is deleted by that apply."
+    }
   }
 }
 

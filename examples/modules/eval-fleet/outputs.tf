@@ -174,6 +174,6 @@ output "checkpoint_id" {
 }
 
 output "template_sandbox_id" {
-  description = "With `setup_mode = \"once\"`: the ID of the template sandbox that ran the setup (paused once its checkpoint is `DURABLE`). Null otherwise."
+  description = "With `setup_mode = \"once\"`: the ID of the template sandbox that ran the setup (deleted once its checkpoint is `DURABLE`). Null otherwise."
   value       = local.once ? prime_sandbox.template[0].id : null
 }

@@ -276,7 +276,7 @@ variable "setup_env_wo_version" {
 }
 
 variable "setup_mode" {
-  description = "Where the trusted setup runs. `\"per_member\"` (default): on every member, with egress open, then the lock; each member is set up fresh. `\"once\"`: once, in a template sandbox (`<name_prefix>-template`) booted from `image` with egress open; the template is checkpointed once the setup succeeded (`prime_sandbox_checkpoint`, waited for until `DURABLE`) and then paused (billed for disk only), and every member is restored from the checkpoint (`checkpoint_id`, a cold boot: files, not memory) and locked with `allow`/`block` right after its restore, before anything runs on it. The setup's cost and its load on package indexes are paid once instead of N times; every member starts from the same bytes. The task directory goes into the template before the setup; `member_tasks` go to each member after its restore. A change of the setup, its environment or the task directory replaces the template, so one apply runs the setup again in a new template, checkpoints it and restores every member anew. Destroy deletes the checkpoint (and the one the template's pause took). Changing the mode replaces the fleet."
+  description = "Where the trusted setup runs. `\"per_member\"` (default): on every member, with egress open, then the lock; each member is set up fresh. `\"once\"`: once, in a template sandbox (`<name_prefix>-template`) booted from `image` with egress open; the template is checkpointed once the setup succeeded (`prime_sandbox_checkpoint`, waited for until `DURABLE`) and then deleted (the checkpoint outlives it, so it is billed only until then), and every member is restored from the checkpoint (`checkpoint_id`, a cold boot: files, not memory) and locked with `allow`/`block` right after its restore, before anything runs on it. The setup's cost and its load on package indexes are paid once instead of N times; every member starts from the same bytes. The task directory goes into the template before the setup; `member_tasks` go to each member after its restore. A change of the setup, its environment or the task directory makes a new template, so one apply runs the setup again there, checkpoints it, and only once that checkpoint is `DURABLE` restores every member from it, in place; a new setup that fails leaves the members as they were. Destroy deletes the checkpoint. Changing the mode replaces the fleet."
   type        = string
   default     = "per_member"
   nullable    = false
@@ -303,7 +303,7 @@ variable "setup_mode" {
 }
 
 variable "checkpoint_timeout" {
-  description = "With `setup_mode = \"once\"`: how long to wait for the template's checkpoint to become `DURABLE` and the template to pause, as a duration such as `\"20m\"`. On timeout the apply fails closed and no member is restored."
+  description = "With `setup_mode = \"once\"`: how long to wait for the template's checkpoint to become `DURABLE` and the template to be deleted, as a duration such as `\"20m\"`. On timeout the apply fails closed and no member is restored."
   type        = string
   default     = "20m"
   nullable    = false

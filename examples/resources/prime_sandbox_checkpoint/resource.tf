@@ -5,6 +5,12 @@
 resource "prime_sandbox" "template" {
   name         = "eval-template"
   docker_image = "python:3.12-slim"
+
+  # The checkpoint deletes the template once it is DURABLE (below): keep it
+  # in state, retired, so the next plan is empty. A checkpoint deleted out
+  # of band un-retires it: the next apply makes a new template, runs the
+  # setup and checkpoints it again.
+  retire_after_checkpoint = true
 }
 
 resource "prime_sandbox_command" "setup" {
@@ -26,10 +32,10 @@ resource "prime_sandbox_checkpoint" "setup" {
   # before; a refresh then finds it gone and the next apply takes a new one.
   ttl_seconds = 7 * 24 * 60 * 60
 
-  # Once the checkpoint is DURABLE, pause the template: billed for disk
-  # only from then on. Destroy resumes it, then deletes this checkpoint and
-  # the one the pause took.
-  source_after = "pause"
+  # Once the checkpoint is DURABLE it outlives the template: delete the
+  # template, which is billed no longer. ("pause" keeps it, billed for its
+  # disk, to run commands in it again later.)
+  source_after = "delete"
 
   timeouts {
     create = "30m"
@@ -40,7 +46,5 @@ output "setup_checkpoint" {
   value = {
     id           = prime_sandbox_checkpoint.setup.id
     stored_bytes = prime_sandbox_checkpoint.setup.stored_bytes
-    # The checkpoint the platform took when it paused the template.
-    pause_checkpoint = prime_sandbox_checkpoint.setup.pause_checkpoint_id
   }
 }

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
 
 // CreateBodies returns the JSON bodies of POST /api/v1/sandbox.
@@ -96,4 +98,45 @@ func (m *Mock) DurableCheckpoints(t testing.TB, want int) ([]prime.Checkpoint, e
 		}
 	}
 	return cks, nil
+}
+
+// Status is a sandbox's status as the platform holds it.
+func (m *Mock) Status(t testing.TB, id string) string {
+	t.Helper()
+	sb, err := m.Client(t).GetSandbox(WaitCtx(t), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sb.Status
+}
+
+// CheckpointIDs lists the checkpoints the mock holds, sorted.
+func (m *Mock) CheckpointIDs(t testing.TB) []string {
+	t.Helper()
+	cks, err := m.Client(t).ListCheckpoints(WaitCtx(t), prime.ListCheckpointsOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, 0, len(cks))
+	for _, ck := range cks {
+		ids = append(ids, ck.ID)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// End ends a sandbox out of band, the way someone else or the platform
+// does: "delete" through the API, or one of primemock.Terminations (a
+// lifetime timeout, an OOM kill, a cancellation).
+func (m *Mock) End(t testing.TB, id, how string) {
+	t.Helper()
+	if how == "delete" {
+		if err := m.Client(t).DeleteSandbox(WaitCtx(t), id); err != nil {
+			t.Fatalf("out-of-band delete of %s: %v", id, err)
+		}
+		return
+	}
+	if err := m.TerminateSandbox(id, primemock.Terminations[how]); err != nil {
+		t.Fatalf("ending %s (%s): %v", id, how, err)
+	}
 }

@@ -1,14 +1,15 @@
 # setup_mode = "once": the task directory and the trusted setup go into one
 # template sandbox with egress open; its checkpoint is taken once the setup
-# succeeded and the template is paused; every member is restored from the
+# succeeded and the template is deleted; every member is restored from the
 # checkpoint and restricted right after its restore, and only then does
 # its agent run. Each member's agent finds the setup's marker (the files
 # came with the checkpoint) and the shared task, reaches the allowed host
 # and not pypi.org, and writes its reward. The Go test that runs these files
 # (internal/provider/module_test.go) checks the mock's event log: the setup
 # ran once, on the template; no member ran a setup step; every member was
-# restored and its agent started only with its lists enforced; terraform
-# test's destroy deleted the checkpoints.
+# restored and its agent started only with its lists enforced; no member
+# was deleted before the new checkpoint was DURABLE; terraform test's
+# destroy deleted the checkpoints.
 provider "prime" {}
 
 variables {
@@ -50,8 +51,8 @@ run "once" {
   }
 
   assert {
-    condition     = prime_sandbox_checkpoint.template[0].source_after == "pause" && prime_sandbox_checkpoint.template[0].pause_checkpoint_id != null
-    error_message = "the template must be paused once its checkpoint is DURABLE"
+    condition     = prime_sandbox_checkpoint.template[0].source_after == "delete" && prime_sandbox.template[0].retire_after_checkpoint
+    error_message = "the template must be deleted once its checkpoint is DURABLE, and stay in state retired"
   }
 
   assert {
@@ -91,10 +92,10 @@ run "once" {
 }
 
 # A changed setup replaces the template: one apply runs the new setup once,
-# in a new template, checkpoints it, and restores every member from the new
-# checkpoint (the agents run again there). The first run's IDs come in as
-# test-only variables: tofu test resolves run.<name> in a variables block
-# but not in an assertion.
+# in a new template, checkpoints it, and then restores every member from the
+# new checkpoint in place (the fleet keeps its id; the agents run again
+# there). The first run's IDs come in as test-only variables: tofu test
+# resolves run.<name> in a variables block but not in an assertion.
 run "change_setup" {
   variables {
     setup_commands = ["probe pypi.org && mkdir -p /opt/setup && echo installed-v2 > /opt/setup/marker"]

@@ -438,7 +438,7 @@ run "setup_once_plan" {
   }
 
   assert {
-    condition     = prime_sandbox_checkpoint.template[0].source_after == "pause" && prime_sandbox_fleet.this.docker_image == null
-    error_message = "the template is paused after its checkpoint; the members boot from the checkpoint, not the image"
+    condition     = prime_sandbox_checkpoint.template[0].source_after == "delete" && prime_sandbox.template[0].retire_after_checkpoint && prime_sandbox_fleet.this.docker_image == null
+    error_message = "the template is deleted (and retired) after its checkpoint; the members boot from the checkpoint, not the image"
   }
 }
