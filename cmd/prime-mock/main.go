@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -89,9 +90,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.JobBatchUnsupported, "job-batch-unsupported", false, "answer the background-job batch endpoint with 404, as a platform without it")
 	fs.StringVar(&o.EgressPutAnswer, "egress-put-answer", primemock.EgressPutStatus,
 		"body of an egress PUT's 202: status (the policy status), minimal ({\"generation\": N}) or empty")
-	fs.BoolVar(&o.RateLimits, "rate-limits", false,
-		"enforce the platform's published per-sandbox rate limits (egress PUT 120/60s, egress GET 300, ...) with 429s")
-	fs.Float64Var(&o.RateLimitScale, "rate-limit-scale", 1, "factor on every rate limit (with -rate-limits)")
+	rateLimits := fs.Bool("rate-limits", true,
+		"enforce the platform's published rate limits (egress PUT 120/60s per sandbox, SSH 20, ...) with 429 and Retry-After; -rate-limits=false for load tests")
+	fs.Float64Var(&o.RateLimitScale, "rate-limit-scale", 1, "factor on every rate limit")
+	fs.Float64Var(&o.ClockRate, "clock-rate", 1,
+		"mock seconds per real second on the mock clock, which lifetimes, idle timeouts and reported times run on (3600: a 60-minute lifetime ends in a second)")
+	fs.StringVar(&o.ValidationErrors, "validation-errors", primemock.ValidationList,
+		"shape of 422 answers: list ({\"detail\": [{loc, msg, type}]}), errors ({\"errors\": [{param, details}]}) or string ({\"detail\": \"...\"})")
+	fs.Func("team-member", "TEAM=KEY: KEY belongs to team TEAM (repeatable); a team never named admits every key", func(v string) error {
+		team, key, ok := strings.Cut(v, "=")
+		if !ok || team == "" || key == "" {
+			return fmt.Errorf("want TEAM=KEY, got %q", v)
+		}
+		if o.TeamMembers == nil {
+			o.TeamMembers = map[string][]string{}
+		}
+		o.TeamMembers[team] = append(o.TeamMembers[team], key)
+		return nil
+	})
 
 	checkResources := resourceFlags(fs, &o.ResourceOptions)
 	if err := fs.Parse(args); err != nil {
@@ -128,6 +144,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if !(o.RateLimitScale > 0 && o.RateLimitScale <= 1e6) {
 		return fmt.Errorf("-rate-limit-scale must be above 0, got %g", o.RateLimitScale)
+	}
+	o.NoRateLimits = !*rateLimits
+	if !(o.ClockRate > 0 && o.ClockRate <= 86400) {
+		return fmt.Errorf("-clock-rate must be above 0 and at most 86400, got %g", o.ClockRate)
+	}
+	switch o.ValidationErrors {
+	case primemock.ValidationList, primemock.ValidationErrorsForm, primemock.ValidationString:
+	default:
+		return fmt.Errorf("-validation-errors must be list, errors or string, got %q", o.ValidationErrors)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())

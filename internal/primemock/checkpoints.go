@@ -203,7 +203,7 @@ func (sn *fsSnapshot) remove(p string) {
 	}
 }
 
-func (s *Server) handleCreateCheckpoint(r *http.Request, _ string) reply {
+func (s *Server) handleCreateCheckpoint(r *http.Request, caller string) reply {
 	var body struct {
 		TTLSeconds *int `json:"ttl_seconds"`
 	}
@@ -218,7 +218,7 @@ func (s *Server) handleCreateCheckpoint(r *http.Request, _ string) reply {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb, rep, found := s.lookup(r)
+	sb, rep, found := s.lookup(r, caller)
 	if !found {
 		return rep
 	}
@@ -255,10 +255,10 @@ func describeStatus(sb *sandbox) string {
 	return sb.status
 }
 
-func (s *Server) handleListSandboxCheckpoints(r *http.Request, _ string) reply {
+func (s *Server) handleListSandboxCheckpoints(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb, rep, found := s.lookup(r)
+	sb, rep, found := s.lookup(r, caller)
 	if !found {
 		return rep
 	}
@@ -286,9 +286,13 @@ func (s *Server) handleListCheckpoints(r *http.Request, caller string) reply {
 	if t := q.Get("team_id"); t != "" {
 		team = &t
 	}
-	scope, sandboxID := scopeOf(team, caller), q.Get("sandbox_id")
+	sandboxID := q.Get("sandbox_id")
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	scope, rep, allowed := s.scopeFor(team, caller)
+	if !allowed {
+		return rep
+	}
 	var match []*checkpoint
 	for _, ck := range s.res.ckOrder {
 		if ck.scope == scope && (sandboxID == "" || ck.sandboxID == sandboxID) {
@@ -308,17 +312,26 @@ func (s *Server) handleListCheckpoints(r *http.Request, caller string) reply {
 	return ok(map[string]any{"checkpoints": page, "next_cursor": next})
 }
 
-func (s *Server) handleGetCheckpoint(r *http.Request, _ string) reply {
+// checkpointOf finds the caller's checkpoint; another owner's is not
+// found, as checkpoints:batchGet answers it [OA].
+func (s *Server) checkpointOf(id, caller string) *checkpoint {
+	if ck := s.res.checkpoints[id]; ck != nil && s.inScope(caller, ck.scope) {
+		return ck
+	}
+	return nil
+}
+
+func (s *Server) handleGetCheckpoint(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ck := s.res.checkpoints[r.PathValue("checkpoint_id")]
+	ck := s.checkpointOf(r.PathValue("checkpoint_id"), caller)
 	if ck == nil {
 		return errorReply(http.StatusNotFound, "Checkpoint not found")
 	}
 	return ok(s.wireCheckpoint(ck))
 }
 
-func (s *Server) handleBatchCheckpoints(r *http.Request, _ string) reply {
+func (s *Server) handleBatchCheckpoints(r *http.Request, caller string) reply {
 	var req prime.BatchCheckpointsRequest
 	if err := decodeBody(r, &req); err != nil {
 		return errorReply(http.StatusUnprocessableEntity, "%v", err)
@@ -340,59 +353,13 @@ func (s *Server) handleBatchCheckpoints(r *http.Request, _ string) reply {
 	defer s.mu.Unlock()
 	out := prime.BatchCheckpointsResponse{Checkpoints: []prime.Checkpoint{}, Errors: []prime.CheckpointLookupError{}}
 	for _, id := range req.CheckpointIDs {
-		if ck := s.res.checkpoints[id]; ck != nil {
+		if ck := s.checkpointOf(id, caller); ck != nil {
 			out.Checkpoints = append(out.Checkpoints, s.wireCheckpoint(ck))
 			continue
 		}
 		out.Errors = append(out.Errors, prime.CheckpointLookupError{CheckpointID: id, Code: prime.BatchCodeNotFound, Message: "Checkpoint not found"})
 	}
 	return ok(out)
-}
-
-// deletable says why a checkpoint cannot be deleted now, or "".
-func deletable(ck *checkpoint) string {
-	// [guess] As the per-sandbox delete reports pending checkpoints as
-	// CONFLICT and keeps them, a single delete of one refuses too.
-	if ck.state == prime.CheckpointPending || ck.state == prime.CheckpointFrozen {
-		return fmt.Sprintf("Checkpoint %s is %s; it can be deleted once its upload has finished", ck.id, ck.state)
-	}
-	return ""
-}
-
-func (s *Server) handleDeleteCheckpoint(r *http.Request, _ string) reply {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ck := s.res.checkpoints[r.PathValue("checkpoint_id")]
-	if ck == nil {
-		return errorReply(http.StatusNotFound, "Checkpoint not found")
-	}
-	if why := deletable(ck); why != "" {
-		return errorReply(http.StatusConflict, "%s", why)
-	}
-	s.dropCheckpoint(ck, EventCheckpointDeleted, "")
-	return noContent()
-}
-
-func (s *Server) handleDeleteSandboxCheckpoints(r *http.Request, _ string) reply {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sb, rep, found := s.lookup(r)
-	if !found {
-		return rep
-	}
-	deleted, errs := []string{}, []prime.CheckpointLookupError{}
-	for _, ck := range slices.Clone(s.res.ckOrder) {
-		if ck.sandboxID != sb.id {
-			continue
-		}
-		if why := deletable(ck); why != "" {
-			errs = append(errs, prime.CheckpointLookupError{CheckpointID: ck.id, Code: "CONFLICT", Message: why})
-			continue
-		}
-		s.dropCheckpoint(ck, EventCheckpointDeleted, "")
-		deleted = append(deleted, ck.id)
-	}
-	return ok(map[string]any{"deleted": deleted, "errors": errs})
 }
 
 // admitRestore checks a create's checkpoint_id and makes the request the
@@ -406,7 +373,7 @@ func (s *Server) admitRestore(req *prime.CreateSandboxRequest, caller string) (*
 	if req.CheckpointID == nil {
 		return nil, reply{}, true
 	}
-	ck := s.res.checkpoints[*req.CheckpointID]
+	ck := s.checkpointOf(*req.CheckpointID, caller)
 	if ck == nil || ck.scope != scopeOf(req.TeamID, caller) {
 		return nil, errorReply(http.StatusNotFound, "Checkpoint %s not found", *req.CheckpointID), false
 	}

@@ -46,6 +46,9 @@ const retiredMessage = "Container sandboxes were retired on 2026-09-18: every sa
 type createRefusal struct {
 	status int
 	msg    string
+	// plain: the platform's handler refuses it, with {"detail": "<msg>"},
+	// not its request validation (the list form).
+	plain bool
 }
 
 func (r *createRefusal) Error() string { return r.msg }
@@ -62,6 +65,14 @@ func refusalStatus(err error) int {
 		return r.status
 	}
 	return http.StatusUnprocessableEntity
+}
+
+// refusalReply is the answer to a refused create.
+func refusalReply(err error) reply {
+	rep := errorReply(refusalStatus(err), "%v", err)
+	var r *createRefusal
+	rep.plain = errors.As(err, &r) && r.plain
+	return rep
 }
 
 // createWire is the body's keys whose wire form differs from
@@ -160,8 +171,13 @@ func wholeCPUs(n *json.Number) (*int, error) {
 // is the body as received; the server-side dropping of a legacy string
 // start command (see admitCreate) has already happened.
 func checkCreate(req prime.CreateSandboxRequest) error {
-	// Field validation comes before the model validators in pydantic:
-	// StartCommand{executable: min_length 1, no NUL bytes; args: no NUL}.
+	// Field validation comes before the model validators in pydantic, in
+	// the order the fields are declared: name and docker_image [OA-r],
+	// then StartCommand{executable: min_length 1, no NUL bytes; args: no
+	// NUL}, then the resources.
+	if err := checkNameAndImage(req); err != nil {
+		return err
+	}
 	if sc := req.StartCommand; sc != nil && sc.Argv != nil {
 		switch {
 		case sc.Argv.Executable == "":
@@ -175,9 +191,16 @@ func checkCreate(req prime.CreateSandboxRequest) error {
 			}
 		}
 	}
+	if err := checkResources(req); err != nil {
+		return err
+	}
 	// [PR, live] A lifetime of 0 is refused; any negative value is none.
+	// Its text came back from the live platform as a plain detail.
 	if req.TimeoutMinutes != nil && *req.TimeoutMinutes == 0 {
-		return errors.New("timeout_minutes must be negative for infinite or >= 1")
+		return &createRefusal{status: http.StatusUnprocessableEntity, msg: "timeout_minutes must be negative for infinite or >= 1", plain: true}
+	}
+	if err := checkEnvironment(req); err != nil {
+		return err
 	}
 	gpus := 0
 	if req.GPUCount != nil {

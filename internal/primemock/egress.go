@@ -21,8 +21,8 @@ func clonePolicy(p prime.EgressPolicy) prime.EgressPolicy {
 
 // policyTarget finds a sandbox whose egress policy may be read or written:
 // it must exist (404), be a VM (409) and not be terminal (409).
-func (s *Server) policyTarget(r *http.Request) (*sandbox, reply, bool) {
-	sb, rep, found := s.lookup(r)
+func (s *Server) policyTarget(r *http.Request, caller string) (*sandbox, reply, bool) {
+	sb, rep, found := s.lookup(r, caller)
 	if !found {
 		return nil, rep, false
 	}
@@ -51,10 +51,10 @@ func (s *Server) policyReply(sb *sandbox) reply {
 	return rep
 }
 
-func (s *Server) handleGetPolicy(r *http.Request, _ string) reply {
+func (s *Server) handleGetPolicy(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb, rep, found := s.policyTarget(r)
+	sb, rep, found := s.policyTarget(r, caller)
 	if !found {
 		return rep
 	}
@@ -129,7 +129,7 @@ func checkPolicy(p prime.EgressPolicy) (prime.EgressPolicy, error) {
 	return prime.EgressPolicy{Denylist: c}, nil
 }
 
-func (s *Server) handlePutPolicy(r *http.Request, _ string) reply {
+func (s *Server) handlePutPolicy(r *http.Request, caller string) reply {
 	// The body is validated first, as FastAPI does before a handler runs.
 	raw, err := readBody(r)
 	if err != nil {
@@ -147,9 +147,14 @@ func (s *Server) handlePutPolicy(r *http.Request, _ string) reply {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb, rep, found := s.policyTarget(r)
+	sb, rep, found := s.policyTarget(r, caller)
 	if !found {
 		return rep
+	}
+	// [OA] "Replace the egress policy of a running or paused VM sandbox":
+	// [I: egress-put-409] a booting one is a conflict.
+	if sb.status != prime.StatusRunning && sb.status != prime.StatusPaused {
+		return errorReply(http.StatusConflict, "Sandbox %s is %s; its egress policy can be replaced once it is RUNNING (or while it is PAUSED)", sb.id, sb.status)
 	}
 	// Every accepted PUT is a new generation, even an unchanged policy.
 	sb.generation++

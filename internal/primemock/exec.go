@@ -123,6 +123,9 @@ func (s *Server) launchLocked(parent context.Context, sb *sandbox, x *execution,
 	sb.execs[x] = true
 	s.emit(Event{Type: EventCommandStarted, SandboxID: sb.id, Command: x.script, Transport: x.transport,
 		PID: x.pid, AppliedGeneration: x.appliedGen})
+	if x.transport == TransportConnect {
+		s.touch(sb) // a command is activity, and pins the idle clock while it runs
+	}
 
 	in := sb.m.shell(p, &sink{output: x.write}, standardFDs(), environment(sb, env), cwd)
 	go func() {
@@ -151,6 +154,9 @@ func (s *Server) finishExecution(x *execution, out outcome, err error) {
 			ExitCode: exit, AppliedGeneration: x.appliedGen, TimedOut: timedOut,
 			Signalled: out.signal != "", Signal: out.signal,
 		})
+		if x.transport == TransportConnect {
+			s.touch(sb) // the idle clock restarts when the command ends
+		}
 	}
 	s.mu.Unlock()
 	close(x.done)

@@ -62,6 +62,9 @@ func (s *Server) fileTarget(w http.ResponseWriter, r *http.Request, route string
 	if !served {
 		return nil, "", false
 	}
+	// An upload, download or file read is activity [G]: the idle clock
+	// starts again ([I: file-activity] whatever the request's outcome).
+	s.touchID(sb.id)
 	raw := q.Get("path")
 	if raw == "" {
 		gatewayError(w, http.StatusBadRequest, "invalid_request", "the path query parameter is required", sb.id)

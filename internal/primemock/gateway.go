@@ -25,10 +25,10 @@ type gatewayToken struct {
 // sandbox's status: the gateway, not the control plane, reports that a
 // sandbox is not running or gone, which is the path the SDK's error handling
 // is built around.
-func (s *Server) handleAuth(r *http.Request, _ string) reply {
+func (s *Server) handleAuth(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb, rep, found := s.lookup(r)
+	sb, rep, found := s.lookup(r, caller)
 	if !found {
 		return rep
 	}

@@ -113,7 +113,6 @@ func (s *Server) handleJobBatch(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := jobBatchResponse{Statuses: []jobStatus{}, Errors: []jobStatusError{}}
-	user := userIDOf(caller)
 	for _, j := range jobs {
 		id, job := *j.SandboxID, *j.JobID
 		fail := func(code, format string, args ...any) {
@@ -123,7 +122,7 @@ func (s *Server) handleJobBatch(r *http.Request, caller string) reply {
 		switch {
 		case sb == nil:
 			fail(JobCodeNotFound, "Sandbox not found")
-		case sb.userID != user:
+		case !s.mayAct(caller, sb):
 			fail(JobCodeForbidden, "Sandbox %s belongs to another user", id)
 		case sb.status != prime.StatusRunning:
 			fail(JobCodeNotRunning, "Sandbox %s is not running (status %s)", id, sb.status)

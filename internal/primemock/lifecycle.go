@@ -80,11 +80,16 @@ func (s *Server) TerminateSandbox(id string, t Termination) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sb := s.sandboxes[id]
-	switch {
-	case sb == nil:
+	if sb == nil {
 		return fmt.Errorf("prime-mock: no sandbox %q", id)
-	case isTerminal(sb.status):
-		return fmt.Errorf("prime-mock: sandbox %s is already %s", id, sb.status)
+	}
+	return s.terminateLocked(sb, t)
+}
+
+// terminateLocked is TerminateSandbox under the lock.
+func (s *Server) terminateLocked(sb *sandbox, t Termination) error {
+	if isTerminal(sb.status) {
+		return fmt.Errorf("prime-mock: sandbox %s is already %s", sb.id, sb.status)
 	}
 	if t.Status == "" {
 		t.Status = prime.StatusTerminated

@@ -104,9 +104,13 @@ func (s *Server) handleCreateNetwork(r *http.Request, caller string) reply {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	scope, rep, allowed := s.scopeFor(req.TeamID, caller)
+	if !allowed {
+		return rep
+	}
 	now := s.now()
 	n := &network{
-		id: s.newResourceID("net"), name: req.Name, scope: scopeOf(req.TeamID, caller), teamID: cloneStrPtr(req.TeamID),
+		id: s.newResourceID("net"), name: req.Name, scope: scope, teamID: cloneStrPtr(req.TeamID),
 		rules: slices.Clone(req.Rules), members: map[string][]string{}, createdAt: now, updatedAt: now,
 	}
 	if !rulesGiven {
@@ -119,18 +123,18 @@ func (s *Server) handleCreateNetwork(r *http.Request, caller string) reply {
 	return reply{status: http.StatusCreated, body: s.wireNetwork(n)}
 }
 
-func (s *Server) networkOf(r *http.Request) (*network, reply, bool) {
+func (s *Server) networkOf(r *http.Request, caller string) (*network, reply, bool) {
 	n := s.res.networks[r.PathValue("network_id")]
-	if n == nil {
+	if n == nil || !s.inScope(caller, n.scope) {
 		return nil, errorReply(http.StatusNotFound, "Network not found"), false
 	}
 	return n, reply{}, true
 }
 
-func (s *Server) handleGetNetwork(r *http.Request, _ string) reply {
+func (s *Server) handleGetNetwork(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n, rep, found := s.networkOf(r)
+	n, rep, found := s.networkOf(r, caller)
 	if !found {
 		return rep
 	}
@@ -142,9 +146,12 @@ func (s *Server) handleListNetworks(r *http.Request, caller string) reply {
 	if t := r.URL.Query().Get("team_id"); t != "" {
 		team = &t
 	}
-	scope := scopeOf(team, caller)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	scope, rep, allowed := s.scopeFor(team, caller)
+	if !allowed {
+		return rep
+	}
 	out := []map[string]any{}
 	for _, n := range s.res.netOrder {
 		if n.scope == scope {
@@ -154,10 +161,10 @@ func (s *Server) handleListNetworks(r *http.Request, caller string) reply {
 	return ok(map[string]any{"networks": out})
 }
 
-func (s *Server) handleDeleteNetwork(r *http.Request, _ string) reply {
+func (s *Server) handleDeleteNetwork(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n, rep, found := s.networkOf(r)
+	n, rep, found := s.networkOf(r, caller)
 	if !found {
 		return rep
 	}
@@ -167,7 +174,7 @@ func (s *Server) handleDeleteNetwork(r *http.Request, _ string) reply {
 	return noContent()
 }
 
-func (s *Server) handleReplaceRules(r *http.Request, _ string) reply {
+func (s *Server) handleReplaceRules(r *http.Request, caller string) reply {
 	var req prime.ReplaceRulesRequest
 	if err := decodeBody(r, &req); err != nil {
 		return errorReply(http.StatusUnprocessableEntity, "%v", err)
@@ -180,7 +187,7 @@ func (s *Server) handleReplaceRules(r *http.Request, _ string) reply {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n, rep, found := s.networkOf(r)
+	n, rep, found := s.networkOf(r, caller)
 	if !found {
 		return rep
 	}
@@ -189,7 +196,7 @@ func (s *Server) handleReplaceRules(r *http.Request, _ string) reply {
 	return ok(s.wireNetwork(n))
 }
 
-func (s *Server) handlePutMember(r *http.Request, _ string) reply {
+func (s *Server) handlePutMember(r *http.Request, caller string) reply {
 	var req prime.PutMemberRequest
 	if err := decodeBody(r, &req); err != nil {
 		return errorReply(http.StatusUnprocessableEntity, "%v", err)
@@ -201,7 +208,7 @@ func (s *Server) handlePutMember(r *http.Request, _ string) reply {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n, rep, found := s.networkOf(r)
+	n, rep, found := s.networkOf(r, caller)
 	if !found {
 		return rep
 	}
@@ -226,10 +233,10 @@ func (s *Server) handlePutMember(r *http.Request, _ string) reply {
 	return ok(s.wireNetwork(n))
 }
 
-func (s *Server) handleRemoveMember(r *http.Request, _ string) reply {
+func (s *Server) handleRemoveMember(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n, rep, found := s.networkOf(r)
+	n, rep, found := s.networkOf(r, caller)
 	if !found {
 		return rep
 	}

@@ -7,9 +7,8 @@ package primemock
 // pause checkpoint with memory starts uploading. An egress policy PUT while
 // paused is accepted and applied ApplyDelay after the resume. An accepted
 // resume keeps it PAUSED for ResumeDelay, then RUNNING again; the gateway
-// learns of it GatewayLag later, as after a boot. Lifetimes are not
-// enforced by the mock, so "paused time counts toward timeout_minutes"
-// holds trivially.
+// learns of it GatewayLag later, as after a boot. Paused time counts toward
+// timeout_minutes (lifetime.go).
 
 import (
 	"net/http"
@@ -18,10 +17,10 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
-func (s *Server) handlePause(r *http.Request, _ string) reply {
+func (s *Server) handlePause(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb, rep, found := s.lookup(r)
+	sb, rep, found := s.lookup(r, caller)
 	if !found {
 		return rep
 	}
@@ -63,6 +62,7 @@ func (s *Server) completePause(sb *sandbox) {
 	s.closeSessionsOf(sb, "the sandbox was paused")
 	s.emit(Event{Type: EventSandboxPaused, SandboxID: sb.id, Status: sb.status})
 	s.logf(sb, "paused")
+	s.armLifetime(sb) // paused time counts toward the lifetime, not the idle timeout
 	// The pause's disk snapshot appears as a checkpoint, with memory.
 	if snap, err := s.snapshotRoot(sb); err == nil {
 		s.startCheckpoint(sb, snap, true, "")
@@ -72,7 +72,7 @@ func (s *Server) completePause(sb *sandbox) {
 func (s *Server) handleResume(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb, rep, found := s.lookup(r)
+	sb, rep, found := s.lookup(r, caller)
 	if !found {
 		return rep
 	}
@@ -104,11 +104,13 @@ func (s *Server) completeResume(sb *sandbox) {
 	sb.status = prime.StatusRunning
 	sb.updatedAt = s.now()
 	sb.runningAt = time.Now()
+	sb.lastActive = sb.updatedAt
 	s.emit(Event{Type: EventSandboxResumed, SandboxID: sb.id, Status: sb.status})
 	s.logf(sb, "resumed")
 	// Policies accepted while paused apply now (ApplyDelay after the
 	// resume); the gateway learns of the sandbox again.
 	s.armApply(sb)
 	s.armGateway(sb)
+	s.armLifetime(sb)
 	s.startProcessLocked(sb)
 }

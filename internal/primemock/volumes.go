@@ -99,7 +99,10 @@ func (s *Server) handleCreateVolume(r *http.Request, caller string) reply {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	scope := scopeOf(req.TeamID, caller)
+	scope, rep, allowed := s.scopeFor(req.TeamID, caller)
+	if !allowed {
+		return rep
+	}
 	key := scope + "/" + req.Name
 	if s.res.volumes[key] != nil {
 		return errorReply(http.StatusConflict, "A volume named %s already exists", req.Name)
@@ -115,7 +118,11 @@ func (s *Server) handleCreateVolume(r *http.Request, caller string) reply {
 func (s *Server) handleGetVolume(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v := s.resolveVolume(r.PathValue("name"), scopeOf(teamQuery(r), caller), false)
+	scope, rep, allowed := s.scopeFor(teamQuery(r), caller)
+	if !allowed {
+		return rep
+	}
+	v := s.resolveVolume(r.PathValue("name"), scope, false)
 	if v == nil {
 		return errorReply(http.StatusNotFound, "Volume not found")
 	}
@@ -123,9 +130,12 @@ func (s *Server) handleGetVolume(r *http.Request, caller string) reply {
 }
 
 func (s *Server) handleListVolumes(r *http.Request, caller string) reply {
-	scope := scopeOf(teamQuery(r), caller)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	scope, rep, allowed := s.scopeFor(teamQuery(r), caller)
+	if !allowed {
+		return rep
+	}
 	out := []map[string]any{}
 	for _, v := range s.res.volumes {
 		if v.scope == scope {
@@ -146,7 +156,11 @@ func (s *Server) handleUpdateVolume(r *http.Request, caller string) reply {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v := s.resolveVolume(r.PathValue("ref"), scopeOf(teamQuery(r), caller), false)
+	scope, rep, allowed := s.scopeFor(teamQuery(r), caller)
+	if !allowed {
+		return rep
+	}
+	v := s.resolveVolume(r.PathValue("ref"), scope, false)
 	if v == nil {
 		return errorReply(http.StatusNotFound, "Volume not found")
 	}
@@ -170,7 +184,11 @@ func (s *Server) handleUpdateVolume(r *http.Request, caller string) reply {
 func (s *Server) handleDeleteVolume(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v := s.resolveVolume(r.PathValue("name"), scopeOf(teamQuery(r), caller), false)
+	scope, rep, allowed := s.scopeFor(teamQuery(r), caller)
+	if !allowed {
+		return rep
+	}
+	v := s.resolveVolume(r.PathValue("name"), scope, false)
 	if v == nil {
 		return errorReply(http.StatusNotFound, "Volume not found")
 	}
@@ -184,7 +202,7 @@ func (s *Server) handleDeleteVolume(r *http.Request, caller string) reply {
 // admitVolumes resolves a create's volumes ([guess] 404 for a volume the
 // caller cannot see).
 func (s *Server) admitVolumes(req prime.CreateSandboxRequest, caller string) ([]*volume, reply, bool) {
-	scope := scopeOf(req.TeamID, caller)
+	scope := scopeOf(req.TeamID, caller) // the create checked the team
 	var out []*volume
 	for _, m := range req.Volumes {
 		v := s.resolveVolume(m.Name, scope, true)
@@ -207,10 +225,10 @@ func (s *Server) attachVolumes(sb *sandbox, vols []*volume) {
 	}
 }
 
-func (s *Server) handlePublishVolume(r *http.Request, _ string) reply {
+func (s *Server) handlePublishVolume(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb, rep, found := s.lookup(r)
+	sb, rep, found := s.lookup(r, caller)
 	if !found {
 		return rep
 	}
