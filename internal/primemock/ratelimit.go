@@ -1,10 +1,10 @@
 package primemock
 
 // The platform's published rate limits, counted per sandbox (or per API
-// key for creates, lists and deletes) in a sliding 60-second window. The
-// mock always measures them (Stats.RatePeaks: the most requests one
-// sandbox made in any window); with Options.RateLimits it also enforces
-// them with 429s.
+// key for creates, lists and deletes) in a sliding 60-second window of the
+// mock clock. The mock always measures them (Stats.RatePeaks: the most
+// requests one sandbox made in any window) and, unless Options.NoRateLimits,
+// enforces them with 429s.
 
 import (
 	"bytes"
@@ -139,9 +139,11 @@ func (s *Server) rateCheck(pattern string, r *http.Request, caller string) (retr
 			counts = append(counts, count{c, c.name + "\x00key:" + caller, 1})
 		}
 	}
-	now := time.Now().UnixNano()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// The windows are 60 s of the mock clock: at a ClockRate of 60 one
+	// lasts a real second, and Retry-After is real seconds.
+	now := s.now().UnixNano()
 	var wait int64
 	for _, c := range counts {
 		limit := c.class.limit
@@ -162,7 +164,8 @@ func (s *Server) rateCheck(pattern string, r *http.Request, caller string) (retr
 	}
 	if !s.opts.NoRateLimits && wait > 0 {
 		s.stats.RateLimited429++
-		return max(1, int((wait+int64(time.Second)-1)/int64(time.Second))), true
+		real := int64(s.clk.realWait(time.Duration(wait)))
+		return max(1, int((real+int64(time.Second)-1)/int64(time.Second))), true
 	}
 	for _, c := range counts {
 		for range c.n {
