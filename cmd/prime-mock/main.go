@@ -12,7 +12,7 @@
 // "gateway_outage": "10s"}; GET /_mock/config shows the current values. It serves HTTP/1.1 and, without
 // TLS, HTTP/2 with prior knowledge. See the primemock package documentation
 // for the endpoints, magic images and the shell language; -h prints the
-// flags and the shell's supported subset.
+// flags, where the conformance table is, and the shell's supported subset.
 package main
 
 import (
@@ -51,6 +51,18 @@ func mainStatus() int {
 	return 0
 }
 
+// conformanceNote points -h at the conformance table.
+const conformanceNote = `By default prime-mock refuses what the platform refuses: lifetimes and idle
+timeouts end sandboxes (on the mock clock: -clock-rate, POST /_mock/clock),
+each API key sees only its own resources, inputs are validated, and the
+published rate limits answer 429 (-rate-limits=false turns them off). Every
+rule, its source (the API reference, the guides, the SDK, a pull request, or
+inferred) and the flag that changes it, and the /_mock test routes
+(terminate, clock, events, config, ...), are in the conformance table:
+  docs/guides/prime-mock.md in the provider's repository, or
+  https://registry.terraform.io/providers/primeintellect/prime/latest/docs/guides/prime-mock
+`
+
 // shutdownGrace bounds how long in-flight requests (a long exec, say) may
 // finish after a signal.
 const shutdownGrace = 5 * time.Second
@@ -62,7 +74,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Usage = func() {
 		_, _ = fmt.Fprintf(fs.Output(), "Usage of prime-mock (an in-memory Prime Sandboxes API and gateway):\n")
 		fs.PrintDefaults()
-		_, _ = fmt.Fprintf(fs.Output(), "\n%s", primemock.ShellSubset)
+		_, _ = fmt.Fprintf(fs.Output(), "\n%s\n%s", conformanceNote, primemock.ShellSubset)
 	}
 	var o primemock.Options
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address (port 0 picks a free port)")

@@ -268,17 +268,22 @@ func TestRunRejectsBadFlags(t *testing.T) {
 }
 
 // TestHelpListsTheShellSubset: -h documents what the mock's shell runs
-// and what it refuses, after the flags.
+// and what it refuses, after the flags, and points to the conformance
+// table, which exists.
 func TestHelpListsTheShellSubset(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if err := run(context.Background(), []string{"-h"}, &out, &errOut); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("-h: %v", err)
 	}
 	help := errOut.String()
-	for _, want := range []string{"Usage of prime-mock", "-boot-delay", primemock.ShellSubset, "prime-mock does not support"} {
+	for _, want := range []string{"Usage of prime-mock", "-boot-delay", primemock.ShellSubset, "prime-mock does not support",
+		"docs/guides/prime-mock.md", "-rate-limits=false", "/_mock/clock"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("-h output lacks %q:\n%s", want, help)
 		}
+	}
+	if _, err := os.Stat("../../templates/guides/prime-mock.md.tmpl"); err != nil {
+		t.Errorf("-h points to a conformance table that is not there: %v", err)
 	}
 }
 

@@ -1,7 +1,7 @@
 package primemock
 
 // Checkpoints and restores. A checkpoint copies a running VM's root file
-// system when it is requested ([guess] the mock freezes at once; FROZEN is
+// system when it is requested ([I: freeze-at-request] the mock freezes at once; FROZEN is
 // reported CheckpointFreezeDelay later), uploads for CheckpointDurableDelay
 // and is then DURABLE, or FAILED (CheckpointFailRate, or a sandbox named
 // with MagicCheckpointFailName). Volumes are never part of it. A sandbox
@@ -24,7 +24,7 @@ import (
 // FAIL at the end of its upload.
 const MagicCheckpointFailName = "prime-mock-checkpoint-fail"
 
-// checkpointPageSize is the owner list's page [guess: the page size and the
+// checkpointPageSize is the owner list's page [I: checkpoint-page: the page size and the
 // cursor's form are not published].
 const checkpointPageSize = 50
 
@@ -222,7 +222,7 @@ func (s *Server) handleCreateCheckpoint(r *http.Request, caller string) reply {
 	if !found {
 		return rep
 	}
-	// [guess] Only a RUNNING VM can be checkpointed (409 otherwise).
+	// [I: checkpoint-running-only] Only a RUNNING VM can be checkpointed (409 otherwise).
 	if sb.status != prime.StatusRunning || sb.x.pausing {
 		return errorReply(http.StatusConflict, "Sandbox %s is %s; only a running VM sandbox can be checkpointed", sb.id, describeStatus(sb))
 	}
@@ -241,7 +241,7 @@ func (s *Server) handleCreateCheckpoint(r *http.Request, caller string) reply {
 			}
 		})
 	}
-	// [guess] 202: the request is accepted; the code is not published.
+	// [I: checkpoint-create-202] 202: the request is accepted; the code is not published.
 	return reply{status: http.StatusAccepted, body: s.wireCheckpoint(ck)}
 }
 
@@ -339,6 +339,8 @@ func (s *Server) handleBatchCheckpoints(r *http.Request, caller string) reply {
 	if n := len(req.CheckpointIDs); n < 1 || n > prime.MaxBatchCheckpointIDs {
 		return errorReply(http.StatusUnprocessableEntity, "checkpoint_ids must hold 1 to %d ids, got %d", prime.MaxBatchCheckpointIDs, n)
 	}
+	// [I: batch-duplicates-422] The SDK's client checks these; the mock's
+	// server refuses what it refuses.
 	seen := map[string]bool{}
 	for _, id := range req.CheckpointIDs {
 		if len(id) < 1 || len(id) > prime.MaxCheckpointIDLength {
@@ -366,7 +368,7 @@ func (s *Server) handleBatchCheckpoints(r *http.Request, caller string) reply {
 // checkpoint's: its image and disk size, and with restore_memory the
 // paused shape (its CPU and memory: the sandbox continues where it was
 // paused, as published). Only a DURABLE checkpoint of the
-// request's own scope restores [guess: 404 otherwise, as for a missing one;
+// request's own scope restores [I: restore-scope-404: 404 otherwise, as for a missing one;
 // 409 while it is not DURABLE]; restore_memory needs a pause checkpoint
 // (409, as published).
 func (s *Server) admitRestore(req *prime.CreateSandboxRequest, caller string) (*checkpoint, reply, bool) {
@@ -435,7 +437,7 @@ func (s *Server) handleMockCheckpointFiles(w http.ResponseWriter, r *http.Reques
 
 // checkRestoreKeys is the create body's restore and volume rules, on the
 // keys as sent: with checkpoint_id (1-64 characters) docker_image and
-// disk_size_gb must be absent (the SDK's "omit docker_image" rule; [guess]
+// disk_size_gb must be absent (the SDK's "omit docker_image" rule; [I: restore-omit-text]
 // the platform's 422 says the same); restore_memory needs checkpoint_id;
 // volumes must be well formed.
 func checkRestoreKeys(keys map[string]json.RawMessage, req prime.CreateSandboxRequest) error {

@@ -20,7 +20,7 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
-// The defaults the server applies when a key is absent [guess: nothing
+// The defaults the server applies when a key is absent [I: create-defaults: nothing
 // shows what the server does with a body that lacks them; cpu_cores 1 and
 // timeout_minutes 60 are the documented defaults, memory and disk the 0.2.39
 // SDK's, which it always sent].
@@ -38,7 +38,7 @@ const (
 )
 
 // retiredMessage is the 410's detail for vm false. [PR] The status is 410;
-// [guess] the text.
+// [I: retired-text] the text.
 const retiredMessage = "Container sandboxes were retired on 2026-09-18: every sandbox is a VM. Omit vm (or send true)."
 
 // createRefusal is a create the platform refuses before it is admitted:
@@ -88,10 +88,10 @@ type createWire struct {
 // decodeCreate reads a create body. Malformed JSON, wrong types and missing
 // required keys (name, docker_image: pydantic "Field required") are 422s; an
 // explicit vm false is 410 (containers were retired). The retired container
-// options are refused when they ask for something [guess: today's schema is
+// options are refused when they ask for something [I: retired-options: today's schema is
 // not visible; the 0.2.39 SDK always sent guaranteed false, which is
 // ignored, and null is ignored too]. A fractional cpu_cores is a 422
-// (pydantic's integer message [guess: the text]); a whole one (1.0, as the
+// (pydantic's integer message [I: cpu-integer-text: the text]); a whole one (1.0, as the
 // 0.2.39 SDK sends it) is read as that integer.
 func decodeCreate(raw []byte) (prime.CreateSandboxRequest, error) {
 	var keys map[string]json.RawMessage
@@ -236,7 +236,7 @@ func checkCreate(req prime.CreateSandboxRequest) error {
 			return errors.New("idle_timeout_minutes must be >= 1")
 		}
 		if *idle > maxIdleTimeoutMinutes {
-			// [guess] the text; the range is documented.
+			// [I: idle-max-text] the text; the range is documented.
 			return fmt.Errorf("idle_timeout_minutes must be <= %d", maxIdleTimeoutMinutes)
 		}
 		if timeout > 0 && *idle > timeout {
@@ -297,7 +297,7 @@ func fillDefaults(r *prime.CreateSandboxRequest) {
 		r.Arch = &a
 	}
 	if r.TeamID != nil && *r.TeamID == "" {
-		r.TeamID = nil // PRIME_TEAM_ID="" sends an empty team: no team [guess]
+		r.TeamID = nil // PRIME_TEAM_ID="" sends an empty team: no team [I: empty-team]
 	}
 	if r.Labels == nil {
 		r.Labels = []string{}

@@ -61,10 +61,10 @@ func (s *Server) handleGetPolicy(r *http.Request, caller string) reply {
 	return s.policyReply(sb)
 }
 
-// decodePolicyBody reads a PUT body. [guess] Both keys must be present (the SDK
+// decodePolicyBody reads a PUT body. [I: egress-put-both-keys] Both keys must be present (the SDK
 // always sends both, one of them null); anything else is 422. The body's
 // "rules" (new in the 2026 contract, its shape not published) may be absent,
-// null or an object [guess: anything else is 422]; the mock does not
+// null or an object [I: egress-rules-object: anything else is 422]; the mock does not
 // interpret what it holds.
 func decodePolicyBody(raw []byte) (prime.EgressPolicy, error) {
 	var keys map[string]json.RawMessage
@@ -100,7 +100,7 @@ func decodePolicyBody(raw []byte) (prime.EgressPolicy, error) {
 }
 
 // checkPolicy applies the PUT rules to a decoded body (nil is null) and
-// returns the policy to store: [guess] exactly one list non-null; [C] the SDK's
+// returns the policy to store: [I: egress-exactly-one] exactly one list non-null; [C] the SDK's
 // count and entry rules, which it calls a mirror of the API's contract;
 // entries canonicalised (see canonicalEgressEntry).
 func checkPolicy(p prime.EgressPolicy) (prime.EgressPolicy, error) {

@@ -18,7 +18,7 @@ import (
 const TransportConnect = "connect"
 
 // firstPID is the first pid a sandbox hands out; later ones count up.
-// [guess] Real pids are whatever the VM's kernel assigns.
+// [I: pids] Real pids are whatever the VM's kernel assigns.
 const firstPID = 1000
 
 // dataChunkBytes bounds one data event: adjacent writes to one stream are
@@ -91,7 +91,7 @@ func (x *execution) detach(timedOut bool) {
 
 // environment is what a command starts with: the sandbox's environment_vars,
 // then its secrets (real values), then the request's variables, each layer
-// overriding the one before. [guess: the precedence]
+// overriding the one before. [I: env-precedence: the precedence]
 func environment(sb *sandbox, request map[string]string) map[string]string {
 	env := maps.Clone(sb.req.EnvironmentVars)
 	if env == nil {
@@ -103,7 +103,7 @@ func environment(sb *sandbox, request map[string]string) map[string]string {
 }
 
 // launchLocked registers x on a RUNNING sandbox and starts its script as
-// a new process (the leader of its own group [guess]); the caller holds
+// a new process (the leader of its own group [I: process-group]); the caller holds
 // s.mu and has checked the sandbox. parent bounds the script; a Connect
 // process gets a background context, so it outlives its stream. Every execution ends when the sandbox stops running,
 // Reset forgets it or Close is called.

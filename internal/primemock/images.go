@@ -3,7 +3,7 @@ package primemock
 // Images and their VM artifacts. The mock knows the images that creates
 // used (each with a container and a VM artifact) and those listed in
 // ImagesWithoutVM (a container artifact only): a VM create from one of
-// those fails with 400 "VM image not found" [guess: the status is not
+// those fails with 400 "VM image not found" [I: vm-image-400: the status is not
 // published] until a vm-build of its name:tag COMPLETES (VMBuildDelay;
 // PENDING, then BUILDING from half of it), or FAILS at its end when the
 // image's name contains MagicVMBuildFailName. A caller sees the images its
@@ -21,7 +21,7 @@ import (
 )
 
 // MagicVMBuildFailName in an image's name makes its vm-builds end FAILED
-// [guess: the failure's message is not published].
+// [I: vm-build-fail-text: the failure's message is not published].
 const MagicVMBuildFailName = "prime-mock-vm-build-fail"
 
 type mockImage struct {
@@ -191,7 +191,7 @@ func (s *Server) handleVMBuild(r *http.Request, caller string) reply {
 	case im.vmReady():
 		return errorReply(http.StatusConflict, "Image %s:%s already has a VM artifact", name, tag)
 	case im.build != nil && !prime.IsTerminalImageBuildStatus(im.build.status):
-		// [guess] A build in progress is returned again.
+		// [I: vm-build-repeat] A build in progress is returned again.
 		return ok(vmBuildAnswer(im.build, "a VM build is already in progress"))
 	}
 	now := s.now()
@@ -223,7 +223,7 @@ func (s *Server) handleVMBuild(r *http.Request, caller string) reply {
 			s.emit(Event{Type: EventImageBuild, Image: im.name + ":" + im.tag, BuildID: b.id, State: b.status})
 		})
 	})
-	// [guess] 201, as the image build create.
+	// [I: vm-build-201] 201, as the image build create.
 	return reply{status: http.StatusCreated, body: vmBuildAnswer(b, "VM build started")}
 }
 
@@ -238,7 +238,7 @@ func (s *Server) handleGetBuild(r *http.Request, caller string) reply {
 	if b == nil || !s.seesImage(caller, b.image) {
 		return errorReply(http.StatusNotFound, "Build not found")
 	}
-	// [guess] The build's progress: its schema is not published.
+	// [I: build-progress-shape] The build's progress: its schema is not published.
 	return ok(map[string]any{
 		"id": b.id, "status": b.status, "imageName": b.image.name, "imageTag": b.image.tag, "artifactType": prime.ArtifactVM,
 		"createdAt": ts(b.createdAt), "startedAt": tsPtr(b.startedAt), "completedAt": tsPtr(b.completedAt),

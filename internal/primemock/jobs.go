@@ -63,7 +63,7 @@ type jobBatchResponse struct {
 func jobExitFile(jobID string) string { return "/tmp/job_" + jobID + ".exit" }
 
 // handleJobBatch answers every requested job in exactly one of statuses
-// and errors. [guess] Requests the SDK's client would refuse (not 1 to 100
+// and errors. [I: job-batch-422] Requests the SDK's client would refuse (not 1 to 100
 // entries, a job id that is not 8 hex digits, repeats) are 422 {"detail"};
 // the messages of the per-job errors are the mock's.
 func (s *Server) handleJobBatch(r *http.Request, caller string) reply {

@@ -61,7 +61,7 @@ type Termination struct {
 }
 
 // Terminations the platform is known for, by the names TerminateSandbox and
-// POST /_mock/sandbox/{id}/terminate accept as "reason". [guess] The
+// POST /_mock/sandbox/{id}/terminate accept as "reason". [I: termination-texts] The
 // statuses and messages: the SDK names the error types (TIMEOUT,
 // OOM_KILLED) and words its errors "exceeded its maximum runtime" and
 // "terminated due to out-of-memory"; a cancellation has no error type.

@@ -95,7 +95,7 @@ type Options struct {
 	JobBatchUnsupported bool
 	// EgressPutAnswer is the body of an egress PUT's 202: EgressPutStatus
 	// (the default: the policy status, as GET answers it), EgressPutMinimal
-	// ({"generation": N}) or EgressPutEmpty (no body). [guess] The 2026
+	// ({"generation": N}) or EgressPutEmpty (no body). [I: egress-put-answer] The 2026
 	// contract shows the 202 but not its schema; a client must cope with
 	// all three.
 	EgressPutAnswer string

@@ -2,7 +2,7 @@ package primemock
 
 // Pause and resume of a VM sandbox. An accepted pause keeps the sandbox
 // RUNNING for PauseDelay, then it is PAUSED: its command streams, background
-// processes ([guess] a real pause keeps them in memory; the mock's shell
+// processes ([I: pause-stops-processes] a real pause keeps them in memory; the mock's shell
 // cannot freeze them) and SSH sessions end, the gateway forgets it, and a
 // pause checkpoint with memory starts uploading. An egress policy PUT while
 // paused is accepted and applied ApplyDelay after the resume. An accepted
@@ -26,7 +26,7 @@ func (s *Server) handlePause(r *http.Request, caller string) reply {
 	}
 	switch {
 	case sb.status == prime.StatusPaused || sb.x.pausing:
-		// [guess] A repeated pause is accepted again: a retry after a lost
+		// [I: pause-repeat] A repeated pause is accepted again: a retry after a lost
 		// answer must not fail.
 		return reply{status: http.StatusAccepted, body: s.wire(sb)}
 	case sb.x.resuming:
@@ -39,7 +39,7 @@ func (s *Server) handlePause(r *http.Request, caller string) reply {
 	s.emit(Event{Type: EventPauseRequested, SandboxID: sb.id, Status: sb.status})
 	s.logf(sb, "pause requested")
 	s.after(sb, s.opts.pauseDelay(), func() { s.completePause(sb) })
-	// [guess] 202 with the sandbox: the answer is not published.
+	// [I: pause-202] 202 with the sandbox: the answer is not published.
 	return reply{status: http.StatusAccepted, body: s.wire(sb)}
 }
 
@@ -78,12 +78,12 @@ func (s *Server) handleResume(r *http.Request, caller string) reply {
 	}
 	switch {
 	case sb.x.resuming || (sb.status == prime.StatusRunning && !sb.x.pausing):
-		// [guess] Idempotent, as a pause is.
+		// [I: resume-repeat] Idempotent, as a pause is.
 		return reply{status: http.StatusAccepted, body: s.wire(sb)}
 	case sb.status != prime.StatusPaused:
 		return errorReply(http.StatusConflict, "Sandbox %s is %s; only a PAUSED sandbox can be resumed", sb.id, describeStatus(sb))
 	}
-	// A resume is checked like a create. [guess] It is refused with a 409
+	// A resume is checked like a create. [I: resume-refused-409] It is refused with a 409
 	// at once; the sandbox stays PAUSED.
 	if limit := s.opts.ResumeLimit; limit > 0 && s.activeCount(sb.owner) >= limit {
 		msg := "Resume refused: the account's limit of active sandboxes is reached"

@@ -24,7 +24,7 @@ func (s *Server) handleCreate(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	// [guess] Same key from the same caller → the original sandbox, in its
+	// [I: idempotency-replay] Same key from the same caller → the original sandbox, in its
 	// current state, even if the body differs (the simplest contract, and
 	// the one that never creates a duplicate).
 	idemKey := ""
@@ -33,7 +33,7 @@ func (s *Server) handleCreate(r *http.Request, caller string) reply {
 		if id, found := s.idem[idemKey]; found {
 			if sb := s.sandboxes[id]; sb != nil {
 				s.stats.IdempotentReplays++
-				// [guess] A replay answers as the create did.
+				// [I: idempotency-replay] A replay answers as the create did.
 				return reply{status: http.StatusCreated, body: s.wire(sb)}
 			}
 		}
@@ -69,7 +69,7 @@ func (s *Server) handleCreate(r *http.Request, caller string) reply {
 	sb.desired = openPolicy()
 	sb.createLists = allow != nil || deny != nil
 	if sb.createLists {
-		// [guess] Create-time lists are the first policy, generation 0
+		// [I: create-lists-generation-0] Create-time lists are the first policy, generation 0
 		// (no SDK fixture shows a sandbox created with lists).
 		sb.desired = prime.EgressPolicy{Allowlist: allow, Denylist: deny}
 		// An untouched VM's open generation 0 is never applied: the SDK's
@@ -123,7 +123,7 @@ func (s *Server) handleList(r *http.Request, caller string) reply {
 		if !ok {
 			return errorReply(http.StatusUnprocessableEntity, "is_active must be a boolean")
 		}
-		// [guess] false means "do not filter" (what the CLI's --all sends).
+		// [I: is-active-false] false means "do not filter" (what the CLI's --all sends).
 		activeOnly = b
 	}
 	team, user, status, labels := q.Get("team_id"), q.Get("user_id"), q.Get("status"), q["labels"]
@@ -203,7 +203,7 @@ func (s *Server) handleDelete(r *http.Request, caller string) reply {
 		return rep
 	}
 	if sb.status == prime.StatusTerminated {
-		// [guess] A retried DELETE whose first attempt succeeded looks like
+		// [I: repeat-delete] A retried DELETE whose first attempt succeeded looks like
 		// success here; a verifiers comment [C] says the platform answers
 		// 404, so a client must take both (the provider does).
 		return ok(map[string]any{"success": true, "message": fmt.Sprintf("Sandbox %s is already terminated", sb.id)})
@@ -255,7 +255,7 @@ func (s *Server) handleBulkDelete(r *http.Request, caller string) reply {
 			out.Succeeded = append(out.Succeeded, id)
 		}
 	} else {
-		// [guess] By labels (ALL-of), within the team/user scope; without
+		// [I: bulk-delete-labels] By labels (ALL-of), within the team/user scope; without
 		// all_users and user_id the scope is the caller's own sandboxes.
 		user := ""
 		switch {
@@ -290,6 +290,8 @@ func (s *Server) handleBatchStatus(r *http.Request, caller string) reply {
 	if n := len(req.SandboxIDs); n < 1 || n > maxBatchStatusIDs {
 		return errorReply(http.StatusUnprocessableEntity, "sandbox_ids must hold 1 to %d ids, got %d", maxBatchStatusIDs, n)
 	}
+	// [I: batch-duplicates-422] The SDK's client refuses repeated ids; the
+	// mock's server does too.
 	seen := make(map[string]bool, len(req.SandboxIDs))
 	for _, id := range req.SandboxIDs {
 		if seen[id] {

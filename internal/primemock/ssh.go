@@ -1,7 +1,7 @@
 package primemock
 
 // Ephemeral SSH sessions. The mock records them and answers with a host and
-// port, but serves no SSH [guess: the host is the API's own, the port from
+// port, but serves no SSH [I: ssh-endpoint: the host is the API's own, the port from
 // 2200 up]; a session ends when it is closed, expires, or its sandbox is
 // paused or ends.
 
@@ -84,6 +84,7 @@ func (s *Server) handleCloseSSH(r *http.Request, caller string) reply {
 		return errorReply(http.StatusNotFound, "SSH session not found")
 	}
 	s.closeSession(ss, "closed by request")
+	// [I: ssh-close-shape] CloseSSHSessionResponse is a name only.
 	return ok(map[string]any{"success": true, "message": "SSH session closed"})
 }
 

@@ -6,7 +6,7 @@ package primemock
 // running sandboxes never see later publishes. A publish snapshots the
 // mount path of one running sandbox into a checkpoint; once that is DURABLE
 // and its merge is done (CheckpointDurableDelay later), the snapshot is the
-// new head. [guess] Read-only mounts are not enforced on writes (the mock's
+// new head. [I: volume-mounts-unenforced] Read-only mounts are not enforced on writes (the mock's
 // file system has no read-only mounts), but cannot be published; sizes are
 // not enforced on writes.
 
@@ -55,6 +55,8 @@ func volumeName(key string) string {
 	return name
 }
 
+// wireVolume is a volume as the API answers it. [I: volume-shape]
+// VolumeResponse is a name only: the keys are the mock's.
 func (s *Server) wireVolume(v *volume) map[string]any {
 	return map[string]any{
 		"name": v.name, "owner": scopeOwner(v.scope), "team_id": cloneStrPtr(v.teamID), "size_gb": v.sizeGB,
@@ -192,14 +194,14 @@ func (s *Server) handleDeleteVolume(r *http.Request, caller string) reply {
 	if v == nil {
 		return errorReply(http.StatusNotFound, "Volume not found")
 	}
-	// [guess] Attached sandboxes keep their private copies.
+	// [I: volume-delete-copies] Attached sandboxes keep their private copies.
 	delete(s.res.volumes, v.key)
 	v.head.release()
 	s.emit(Event{Type: EventVolumeDeleted, Volume: v.name})
 	return ok(map[string]any{"success": true, "message": fmt.Sprintf("Volume %s deleted", v.name)})
 }
 
-// admitVolumes resolves a create's volumes ([guess] 404 for a volume the
+// admitVolumes resolves a create's volumes ([I: volume-404] 404 for a volume the
 // caller cannot see).
 func (s *Server) admitVolumes(req prime.CreateSandboxRequest, caller string) ([]*volume, reply, bool) {
 	scope := scopeOf(req.TeamID, caller) // the create checked the team
@@ -257,14 +259,14 @@ func (s *Server) handlePublishVolume(r *http.Request, caller string) reply {
 	}
 	ck := s.startCheckpoint(sb, snap, false, att.key)
 	s.emit(Event{Type: EventVolumePublished, SandboxID: sb.id, Volume: volumeName(att.key), CheckpointID: ck.id, Path: att.mountPath})
-	// [guess] 202, as a checkpoint create: accepted while it freezes.
+	// [I: publish-202] 202, as a checkpoint create: accepted while it freezes.
 	return reply{status: http.StatusAccepted, body: s.wireCheckpoint(ck)}
 }
 
 // mergePublish finishes a DURABLE publish: its merge is done and its
 // snapshot is the volume's head.
 func (s *Server) mergePublish(ck *checkpoint) {
-	ck.merge = strPtr("merged") // [guess] only "pending" is published
+	ck.merge = strPtr("merged") // [I: merge-merged] only "pending" is published
 	ck.updatedAt = s.now()
 	s.emit(Event{Type: EventCheckpointMerged, SandboxID: ck.sandboxID, CheckpointID: ck.id, Volume: volumeName(ck.volumeKey)})
 	v := s.res.volumes[ck.volumeKey]
@@ -278,7 +280,9 @@ func (s *Server) mergePublish(ck *checkpoint) {
 }
 
 // checkVolumeMounts is the mock's check of a create's volumes: at most 8
-// [the CLI's limit], absolute mount paths, no path twice.
+// [G: the CLI's limit], absolute mount paths, no path twice.
+// [I: volume-mount-fields] The items' shape is not published: the mock
+// reads {name, mount_path, read_only}, the CLI's NAME:/mount/path[:ro].
 func checkVolumeMounts(raw json.RawMessage) error {
 	if raw == nil || string(raw) == "null" {
 		return nil

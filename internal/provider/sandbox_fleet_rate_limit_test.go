@@ -1,0 +1,54 @@
+package provider
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+)
+
+// A burst over the platform's published limits: with the limits scaled
+// down (egress PUT 2, egress GET 6, delete 10 per window) and the mock
+// clock at 30 times real time (a 60-second window lasts 2 s), a fleet of 12
+// locked by a fleet policy and destroyed meets 429s on the way; the
+// provider waits out each Retry-After, and the apply and the destroy
+// complete.
+func TestAccSandboxFleet_rateLimitBurstIsWaitedOut(t *testing.T) {
+	o := fastMockOptions()
+	o.RateLimitScale, o.ClockRate = 0.02, 30
+	m := newTestMock(t, o)
+	cfg := m.config(`
+resource "prime_sandbox_fleet" "f" {
+  name_prefix  = "burst"
+  docker_image = "python:3.12-slim"
+  size         = 12
+}
+
+resource "prime_fleet_egress_policy" "lock" {
+  sandbox_ids = prime_sandbox_fleet.f.sandbox_ids
+  allow       = ["example.com"]
+}
+`)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories(t),
+		CheckDestroy: func(s *terraform.State) error {
+			if err := m.checkNoLiveSandboxes(s); err != nil {
+				return err
+			}
+			if n := m.Stats().RateLimited429; n == 0 {
+				return fmt.Errorf("no request met a 429: the burst did not reach a limit, so this test shows nothing")
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{{
+			Config: cfg,
+			Check: func(*terraform.State) error {
+				if live := m.Stats().LiveSandboxes; live != 12 {
+					return fmt.Errorf("%d live sandboxes, want 12", live)
+				}
+				return nil
+			},
+		}},
+	})
+}
