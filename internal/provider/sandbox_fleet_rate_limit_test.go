@@ -9,14 +9,14 @@ import (
 )
 
 // A burst over the platform's published limits: with the limits scaled
-// down (egress PUT 2, egress GET 6, delete 10 per window) and the mock
-// clock at 30 times real time (a 60-second window lasts 2 s), a fleet of 12
-// locked by a fleet policy and destroyed meets 429s on the way; the
-// provider waits out each Retry-After, and the apply and the destroy
-// complete.
+// down to a few requests per window (the status batch 1 per sandbox, the
+// egress GET 1, creates 75, deletes 2) and the mock clock at 30 times real
+// time (a 60-second window lasts 2 s), a fleet of 12 locked by a fleet
+// policy and destroyed meets 429s on the way; the provider waits out each
+// Retry-After, and the apply and the destroy complete.
 func TestAccSandboxFleet_rateLimitBurstIsWaitedOut(t *testing.T) {
 	o := fastMockOptions()
-	o.RateLimitScale, o.ClockRate = 0.02, 30
+	o.RateLimitScale, o.ClockRate = 0.005, 30
 	m := newTestMock(t, o)
 	cfg := m.config(`
 resource "prime_sandbox_fleet" "f" {
@@ -37,7 +37,7 @@ resource "prime_fleet_egress_policy" "lock" {
 				return err
 			}
 			if n := m.Stats().RateLimited429; n == 0 {
-				return fmt.Errorf("no request met a 429: the burst did not reach a limit, so this test shows nothing")
+				return fmt.Errorf("no request met a 429 (peaks %v): the burst did not reach a limit, so this test shows nothing", m.Stats().RatePeaks)
 			}
 			return nil
 		},
