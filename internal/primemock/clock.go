@@ -21,8 +21,8 @@ type clock struct {
 	rate               float64
 }
 
-func newClock(real time.Time, rate float64) clock {
-	return clock{realBase: real, mockBase: real, rate: clockRate(rate)}
+func newClock(wall time.Time, rate float64) clock {
+	return clock{realBase: wall, mockBase: wall, rate: clockRate(rate)}
 }
 
 // clockRate resolves Options.ClockRate: 0 (or less) is real time.
@@ -33,8 +33,8 @@ func clockRate(r float64) float64 {
 	return r
 }
 
-func (c clock) at(real time.Time) time.Time {
-	return c.mockBase.Add(time.Duration(float64(real.Sub(c.realBase)) * c.rate))
+func (c clock) at(wall time.Time) time.Time {
+	return c.mockBase.Add(time.Duration(float64(wall.Sub(c.realBase)) * c.rate))
 }
 
 // realWait is how long, in real time, until mock time has moved by d.
@@ -55,8 +55,8 @@ func (s *Server) now() time.Time { return s.clk.at(s.realNow()) }
 
 // setClockRate changes the rate from now on (the clock does not jump).
 func (s *Server) setClockRate(rate float64) {
-	real := s.realNow()
-	s.clk = clock{realBase: real, mockBase: s.clk.at(real), rate: clockRate(rate)}
+	wall := s.realNow()
+	s.clk = clock{realBase: wall, mockBase: s.clk.at(wall), rate: clockRate(rate)}
 }
 
 // Now is the mock clock's time.
@@ -114,8 +114,8 @@ func (s *Server) handleClock(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Lock()
-	real := s.realNow()
-	ans := clockAnswer{Now: s.clk.at(real), Rate: s.clk.rate, Ahead: Duration(s.clk.at(real).Sub(real))}
+	wall := s.realNow()
+	ans := clockAnswer{Now: s.clk.at(wall), Rate: s.clk.rate, Ahead: Duration(s.clk.at(wall).Sub(wall))}
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, ans)
 }

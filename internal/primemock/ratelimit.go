@@ -164,8 +164,8 @@ func (s *Server) rateCheck(pattern string, r *http.Request, caller string) (retr
 	}
 	if !s.opts.NoRateLimits && wait > 0 {
 		s.stats.RateLimited429++
-		real := int64(s.clk.realWait(time.Duration(wait)))
-		return max(1, int((real+int64(time.Second)-1)/int64(time.Second))), true
+		wall := int64(s.clk.realWait(time.Duration(wait)))
+		return max(1, int((wall+int64(time.Second)-1)/int64(time.Second))), true
 	}
 	for _, c := range counts {
 		for range c.n {
