@@ -121,34 +121,12 @@ func (s *Server) handleDeleteSandboxCheckpoints(r *http.Request, caller string) 
 // cursor counts the checkpoints kept before it; user_id and all_users (a
 // team admin's) are not modelled.
 func (s *Server) handleDeleteOwnerCheckpoints(r *http.Request, caller string) reply {
-	q := r.URL.Query()
-	start := 0
-	if c := q.Get("cursor"); c != "" {
-		n, err := strconv.Atoi(c)
-		if err != nil || n < 0 {
-			return errorReply(http.StatusUnprocessableEntity, "cursor: not one this server issued")
-		}
-		start = n
-	}
-	var team *string
-	if t := q.Get("team_id"); t != "" {
-		team = &t
-	}
-	sandboxID := q.Get("sandbox_id")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	scope, rep, allowed := s.scopeFor(team, caller)
-	if !allowed {
+	match, start, end, rep, found := s.ownerPage(r, caller)
+	if !found {
 		return rep
 	}
-	var match []*checkpoint
-	for _, ck := range s.res.ckOrder {
-		if ck.scope == scope && (sandboxID == "" || ck.sandboxID == sandboxID) {
-			match = append(match, ck)
-		}
-	}
-	start = min(start, len(match))
-	end := min(start+checkpointPageSize, len(match))
 	deleted, errs := s.deleteEach(slices.Clone(match[start:end]))
 	var next *string
 	if end < len(match) {

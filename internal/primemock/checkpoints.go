@@ -272,13 +272,16 @@ func (s *Server) handleListSandboxCheckpoints(r *http.Request, caller string) re
 	return ok(map[string]any{"checkpoints": out})
 }
 
-func (s *Server) handleListCheckpoints(r *http.Request, caller string) reply {
+// ownerPage is what GET and DELETE /sandbox/checkpoints work on: the
+// caller's (or, with team_id, the team's) checkpoints, optionally of one
+// sandbox_id, oldest first, and where the requested page starts (its
+// cursor) and ends. The caller holds the lock.
+func (s *Server) ownerPage(r *http.Request, caller string) (match []*checkpoint, start, end int, rep reply, ok bool) {
 	q := r.URL.Query()
-	start := 0
 	if c := q.Get("cursor"); c != "" {
 		n, err := strconv.Atoi(c)
 		if err != nil || n < 0 {
-			return errorReply(http.StatusUnprocessableEntity, "cursor is not one this server issued")
+			return nil, 0, 0, errorReply(http.StatusUnprocessableEntity, "cursor: not one this server issued"), false
 		}
 		start = n
 	}
@@ -286,21 +289,27 @@ func (s *Server) handleListCheckpoints(r *http.Request, caller string) reply {
 	if t := q.Get("team_id"); t != "" {
 		team = &t
 	}
-	sandboxID := q.Get("sandbox_id")
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	scope, rep, allowed := s.scopeFor(team, caller)
 	if !allowed {
-		return rep
+		return nil, 0, 0, rep, false
 	}
-	var match []*checkpoint
+	sandboxID := q.Get("sandbox_id")
 	for _, ck := range s.res.ckOrder {
 		if ck.scope == scope && (sandboxID == "" || ck.sandboxID == sandboxID) {
 			match = append(match, ck)
 		}
 	}
 	start = min(start, len(match))
-	end := min(start+checkpointPageSize, len(match))
+	return match, start, min(start+checkpointPageSize, len(match)), reply{}, true
+}
+
+func (s *Server) handleListCheckpoints(r *http.Request, caller string) reply {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	match, start, end, rep, found := s.ownerPage(r, caller)
+	if !found {
+		return rep
+	}
 	page := []prime.Checkpoint{}
 	for _, ck := range match[start:end] {
 		page = append(page, s.wireCheckpoint(ck))
