@@ -255,3 +255,84 @@ func detailText(a answer) string {
 	}
 	return ""
 }
+
+// Each key sees and acts on its own only, on every route: another key's
+// sandbox, checkpoint, network, volume and image are not found (the status
+// and job batches say FORBIDDEN, the checkpoint batch NOT_FOUND), and the
+// gateway cannot be reached for it.
+func TestOwnersOnEveryRoute(t *testing.T) {
+	h := newHarness(t, primemock.Options{BootDelay: 10 * time.Millisecond,
+		ResourceOptions: primemock.ResourceOptions{CheckpointFreezeDelay: time.Millisecond, CheckpointDurableDelay: time.Millisecond}})
+	id := h.running(map[string]any{"docker_image": "mine/only:1"})
+	ck := h.req("POST", "/api/v1/sandbox/"+id+"/checkpoints", nil).must(t, 202).body["id"].(string)
+	net := h.req("POST", "/api/v1/sandbox/networks", map[string]any{"name": "n", "rules": []any{}}).must(t, 201).body["id"].(string)
+	h.req("POST", "/api/v1/sandbox/volumes", map[string]any{"name": "vol", "size_gb": 1}).must(t, 201)
+	const b = "key-b"
+	for _, r := range []struct{ method, path string }{
+		{"POST", "/api/v1/sandbox/" + id + "/auth"},
+		{"GET", "/api/v1/sandbox/" + id + "/logs"},
+		{"GET", "/api/v1/sandbox/" + id + "/error-context"},
+		{"GET", "/api/v1/sandbox/" + id + "/egress-policy"},
+		{"POST", "/api/v1/sandbox/" + id + "/pause"},
+		{"POST", "/api/v1/sandbox/" + id + "/checkpoints"},
+		{"GET", "/api/v1/sandbox/" + id + "/checkpoints"},
+		{"DELETE", "/api/v1/sandbox/" + id + "/checkpoints"},
+		{"GET", "/api/v1/sandbox/checkpoints/" + ck},
+		{"DELETE", "/api/v1/sandbox/checkpoints/" + ck},
+		{"GET", "/api/v1/sandbox/networks/" + net},
+		{"DELETE", "/api/v1/sandbox/networks/" + net},
+		{"GET", "/api/v1/sandbox/volumes/vol"},
+		{"DELETE", "/api/v1/sandbox/volumes/vol"},
+		{"POST", "/api/v1/images/only/1/vm-build"},
+	} {
+		if a := h.reqKey(b, r.method, r.path, nil); a.status != 404 {
+			t.Errorf("key B: %s %s: %d %s, want 404", r.method, r.path, a.status, a.raw)
+		}
+	}
+	h.reqKey(b, "PUT", "/api/v1/sandbox/"+id+"/egress-policy", map[string]any{"allowlist": []string{}, "denylist": nil}).must(t, 404)
+	bnet := h.reqKey(b, "POST", "/api/v1/sandbox/networks", map[string]any{"name": "n"}).must(t, 201).body["id"].(string)
+	h.reqKey(b, "PUT", "/api/v1/sandbox/networks/"+bnet+"/members/"+id, map[string]any{"tags": []string{}}).must(t, 404)
+
+	status := h.reqKey(b, "POST", "/api/v1/sandbox/status:batchGet", map[string]any{"sandbox_ids": []string{id}}).must(t, 200).body
+	if errs := status["errors"].([]any); len(errs) != 1 || errs[0].(map[string]any)["code"] != "FORBIDDEN" {
+		t.Errorf("key B's status batch: %v, want FORBIDDEN", status)
+	}
+	jobs := h.reqKey(b, "POST", "/api/v1/sandbox/background-jobs/status:batchGet",
+		map[string]any{"jobs": []map[string]string{{"sandbox_id": id, "job_id": "0badcafe"}}}).must(t, 200).body
+	if errs := jobs["errors"].([]any); len(errs) != 1 || errs[0].(map[string]any)["code"] != "FORBIDDEN" {
+		t.Errorf("key B's job batch: %v, want FORBIDDEN", jobs)
+	}
+	cks := h.reqKey(b, "POST", "/api/v1/sandbox/checkpoints:batchGet", map[string]any{"checkpoint_ids": []string{ck}}).must(t, 200).body
+	if errs := cks["errors"].([]any); len(errs) != 1 || errs[0].(map[string]any)["code"] != "NOT_FOUND" {
+		t.Errorf("key B's checkpoint batch: %v, want NOT_FOUND", cks)
+	}
+	for path, key := range map[string]string{
+		"/api/v1/sandbox/checkpoints": "checkpoints", "/api/v1/sandbox/networks": "networks",
+		"/api/v1/sandbox/volumes": "volumes", "/api/v1/images": "data",
+	} {
+		if l := h.reqKey(b, "GET", path, nil).must(t, 200).body[key].([]any); (key == "networks" && len(l) != 1) || (key != "networks" && len(l) != 0) {
+			t.Errorf("key B's %s: %v, want only its own", path, l)
+		}
+	}
+	if got := h.status(id); got != "RUNNING" {
+		t.Fatalf("key A's sandbox is %s after key B's requests", got)
+	}
+	h.req("GET", "/api/v1/sandbox/checkpoints/"+ck, nil).must(t, 200)
+	h.req("GET", "/api/v1/sandbox/networks/"+net, nil).must(t, 200)
+}
+
+// A team admits the keys TeamMembers names; a team it does not name admits
+// every key.
+func TestTeamMembers(t *testing.T) {
+	h := newHarness(t, primemock.Options{BootDelay: time.Hour, TeamMembers: map[string][]string{"t1": {"test-key"}}})
+	h.create(map[string]any{"team_id": "t1"})
+	h.reqKey("key-b", "POST", "/api/v1/sandbox", map[string]any{"name": "n", "docker_image": "i", "team_id": "t1"}).must(t, 403)
+	h.reqKey("key-b", "GET", "/api/v1/sandbox?team_id=t1", nil).must(t, 403)
+	if l := h.req("GET", "/api/v1/sandbox?team_id=t1", nil).must(t, 200).body; l["total"] != 1.0 {
+		t.Errorf("a member's team list: %v", l)
+	}
+	h.reqKey("key-b", "POST", "/api/v1/sandbox", map[string]any{"name": "n", "docker_image": "i", "team_id": "open"}).must(t, 201)
+	if l := h.req("GET", "/api/v1/sandbox?team_id=open", nil).must(t, 200).body; l["total"] != 1.0 {
+		t.Errorf("an open team's list, as another key: %v", l)
+	}
+}
