@@ -13,6 +13,8 @@
 // TLS, HTTP/2 with prior knowledge. See the primemock package documentation
 // for the endpoints, magic images and the shell language; -h prints the
 // flags, where the conformance table is, and the shell's supported subset.
+//
+// It may import: the standard library, internal/primemock, internal/primemock/shell.
 package main
 
 import (
@@ -30,6 +32,7 @@ import (
 	"time"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock/shell"
 )
 
 func main() {
@@ -74,7 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Usage = func() {
 		_, _ = fmt.Fprintf(fs.Output(), "Usage of prime-mock (an in-memory Prime Sandboxes API and gateway):\n")
 		fs.PrintDefaults()
-		_, _ = fmt.Fprintf(fs.Output(), "\n%s\n%s", conformanceNote, primemock.ShellSubset)
+		_, _ = fmt.Fprintf(fs.Output(), "\n%s\n%s", conformanceNote, shell.Subset)
 	}
 	var o primemock.Options
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address (port 0 picks a free port)")

@@ -20,7 +20,7 @@ import (
 
 	"github.com/primeintellect/terraform-provider-prime/internal/commandsession/commandsessionpb"
 	"github.com/primeintellect/terraform-provider-prime/internal/commandsession/commandsessionpb/commandsessionpbconnect"
-	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock/shell"
 )
 
 // TestMain lets the test binary act as prime-mock itself: a child started
@@ -276,7 +276,7 @@ func TestHelpListsTheShellSubset(t *testing.T) {
 		t.Fatalf("-h: %v", err)
 	}
 	help := errOut.String()
-	for _, want := range []string{"Usage of prime-mock", "-boot-delay", primemock.ShellSubset, "prime-mock does not support",
+	for _, want := range []string{"Usage of prime-mock", "-boot-delay", shell.Subset, "prime-mock does not support",
 		"docs/guides/prime-mock.md", "-rate-limits=false", "/_mock/clock"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("-h output lacks %q:\n%s", want, help)

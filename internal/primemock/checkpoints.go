@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock/sandboxfs"
 )
 
 // MagicCheckpointFailName in a sandbox's name makes every checkpoint of it
@@ -45,7 +46,7 @@ type checkpoint struct {
 	volumeKey string
 	merge     *string
 	errMsg    *string
-	snap      *fsSnapshot
+	snap      *sandboxfs.Snapshot
 	createdAt time.Time
 	updatedAt time.Time
 	timer     *time.Timer
@@ -87,7 +88,7 @@ func (s *Server) wireCheckpoint(ck *checkpoint) prime.Checkpoint {
 	disk := int64(ck.diskSizeGB * (1 << 30))
 	out.DiskSizeBytes = &disk
 	if ck.state == prime.CheckpointDurable {
-		_, stored := ck.snap.usage()
+		_, stored := ck.snap.Usage()
 		out.StoredBytes = &stored
 	}
 	return out
@@ -108,7 +109,7 @@ func (s *Server) ckAfter(ck *checkpoint, d time.Duration, f func()) {
 
 // startCheckpoint records a checkpoint of sb holding snap and starts its
 // upload. volumeKey marks a volume publish; memory a pause checkpoint.
-func (s *Server) startCheckpoint(sb *sandbox, snap *fsSnapshot, memory bool, volumeKey string) *checkpoint {
+func (s *Server) startCheckpoint(sb *sandbox, snap *sandboxfs.Snapshot, memory bool, volumeKey string) *checkpoint {
 	now := s.now()
 	ck := &checkpoint{
 		id: s.newResourceID("ck"), sandboxID: sb.id, owner: sb.owner, scope: sandboxScope(sb), teamID: cloneStrPtr(sb.req.TeamID),
@@ -137,7 +138,7 @@ func (s *Server) startCheckpoint(sb *sandbox, snap *fsSnapshot, memory bool, vol
 		s.ckAfter(ck, s.opts.checkpointDurableDelay(), func() {
 			if fail {
 				s.setCheckpointState(ck, prime.CheckpointFailed, "upload failed (simulated by prime-mock)")
-				ck.snap.release()
+				ck.snap.Release()
 				return
 			}
 			s.setCheckpointState(ck, prime.CheckpointDurable, "")
@@ -161,46 +162,22 @@ func (s *Server) setCheckpointState(ck *checkpoint, state, msg string) {
 // sandbox, or expired): it reads as NOT_FOUND from now on.
 func (s *Server) dropCheckpoint(ck *checkpoint, event, msg string) {
 	ck.stop()
-	ck.snap.release()
+	ck.snap.Release()
 	delete(s.res.checkpoints, ck.id)
 	s.res.ckOrder = slices.DeleteFunc(s.res.ckOrder, func(c *checkpoint) bool { return c == ck })
 	s.emit(Event{Type: event, SandboxID: ck.sandboxID, CheckpointID: ck.id, State: ck.state, Message: msg})
 }
 
 // snapshotRoot copies a sandbox's root file system without its volumes.
-func (s *Server) snapshotRoot(sb *sandbox) (*fsSnapshot, error) {
-	snap, err := sb.m.fs.snapshot("/")
+func (s *Server) snapshotRoot(sb *sandbox) (*sandboxfs.Snapshot, error) {
+	snap, err := sb.m.FS().Snapshot("/")
 	if err != nil {
 		return nil, err
 	}
 	for _, a := range sb.x.volumes {
-		snap.remove(a.mountPath)
+		snap.Remove(a.mountPath)
 	}
 	return snap, nil
-}
-
-// remove drops the subtree at p (no symlinks followed) from the snapshot.
-func (sn *fsSnapshot) remove(p string) {
-	if sn.root == nil {
-		return
-	}
-	comps := splitPath(p)
-	dir := sn.root
-	for i, c := range comps {
-		child := dir.children[c]
-		if child == nil {
-			return
-		}
-		if i == len(comps)-1 {
-			delete(dir.children, c)
-			(&fsSnapshot{store: sn.store, root: child}).release()
-			return
-		}
-		if child.kind != kindDir {
-			return
-		}
-		dir = child
-	}
 }
 
 func (s *Server) handleCreateCheckpoint(r *http.Request, caller string) reply {
@@ -410,7 +387,7 @@ func (s *Server) admitRestore(req *prime.CreateSandboxRequest, caller string) (*
 // restoreInto gives a new sandbox the checkpoint's root file system.
 func (s *Server) restoreInto(sb *sandbox, ck *checkpoint) {
 	sb.x.restoredFrom = ck.id
-	_ = sb.m.fs.restoreRoot(ck.snap, sb.id)
+	_ = sb.m.FS().RestoreRoot(ck.snap, sb.id)
 	memory := sb.req.RestoreMemory != nil && *sb.req.RestoreMemory
 	s.emit(Event{Type: EventSandboxRestored, SandboxID: sb.id, CheckpointID: ck.id, Memory: memory})
 	s.logf(sb, "restoring checkpoint %s", ck.id)
@@ -421,22 +398,21 @@ func (s *Server) restoreInto(sb *sandbox, ck *checkpoint) {
 func (s *Server) handleMockCheckpointFiles(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ck := s.res.checkpoints[r.PathValue("checkpoint_id")]
-	var snap *fsSnapshot
+	var snap *sandboxfs.Snapshot
 	if ck != nil {
-		snap = &fsSnapshot{store: ck.snap.store, root: ck.snap.copyTree()}
+		snap = ck.snap.Clone()
 	}
 	s.mu.Unlock()
 	if snap == nil {
 		writeJSON(w, http.StatusNotFound, detail("Checkpoint not found"))
 		return
 	}
-	defer snap.release()
+	defer snap.Release()
 	dir := r.URL.Query().Get("path")
 	if dir == "" {
 		dir = "/"
 	}
-	fsys := &fileSystem{store: snap.store, root: snap.root, now: time.Now, changed: make(chan struct{})}
-	entries, err := fsys.readDir(dir)
+	entries, err := snap.ReadDir(dir)
 	if err != nil {
 		writeJSON(w, http.StatusNotFound, detail(err.Error()))
 		return

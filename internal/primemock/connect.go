@@ -20,6 +20,7 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/commandsession/commandsessionpb"
 	"github.com/primeintellect/terraform-provider-prime/internal/commandsession/commandsessionpb/commandsessionpbconnect"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock/shell"
 )
 
 // connectRoute is the mux pattern (and, with the method filled in, the
@@ -201,7 +202,7 @@ func (c *commandSession) Start(ctx context.Context, req *connect.Request[command
 		if err := flush(); err != nil {
 			return err
 		}
-		if errors.Is(x.err, errVanished) {
+		if errors.Is(x.err, shell.ErrVanished) {
 			// [I: connect-deleted-not-found] A sandbox deleted under a running command: the
 			// stream fails the way a vanished sandbox does.
 			return connect.NewError(connect.CodeNotFound, fmt.Errorf("sandbox %s was not found", sb.id))
@@ -250,12 +251,12 @@ func (c *commandSession) Start(ctx context.Context, req *connect.Request[command
 // exited: true, status: "exit"} (the SDK's test fixture shows status "exit").
 // [I: connect-signal-end] A signal ends it with the shell's 128+n code, exited false and
 // status "signal: terminated" or "signal: killed".
-func endEvent(out outcome) *commandsessionpb.CommandSessionEvent_EndEvent {
-	end := &commandsessionpb.CommandSessionEvent_EndEvent{ExitCode: int32(out.exit), Exited: true, Status: "exit"} //nolint:gosec // G115: 0-255
-	switch out.signal {
-	case sigTERM:
+func endEvent(out shell.Outcome) *commandsessionpb.CommandSessionEvent_EndEvent {
+	end := &commandsessionpb.CommandSessionEvent_EndEvent{ExitCode: int32(out.Exit), Exited: true, Status: "exit"} //nolint:gosec // G115: 0-255
+	switch out.Signal {
+	case shell.SigTERM:
 		end.Exited, end.Status = false, "signal: terminated"
-	case sigKILL:
+	case shell.SigKILL:
 		end.Exited, end.Status = false, "signal: killed"
 	}
 	return end
@@ -290,9 +291,9 @@ func (c *commandSession) SendSignal(ctx context.Context, req *connect.Request[co
 	var sig string
 	switch req.Msg.GetSignal() {
 	case commandsessionpb.Signal_SIGNAL_SIGTERM:
-		sig = sigTERM
+		sig = shell.SigTERM
 	case commandsessionpb.Signal_SIGNAL_SIGKILL:
-		sig = sigKILL
+		sig = shell.SigKILL
 	default:
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("signal must be SIGNAL_SIGTERM or SIGNAL_SIGKILL, got %v", req.Msg.GetSignal()))
 	}
@@ -306,7 +307,7 @@ func (c *commandSession) SendSignal(ctx context.Context, req *connect.Request[co
 	if x == nil {
 		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("no running process %s in sandbox %s", describeSelector(sel), sb.id))
 	}
-	x.sig.send(sig)
+	x.proc.Signal(sig)
 	s.emit(Event{Type: EventCommandSignalled, SandboxID: sb.id, Transport: TransportConnect, PID: x.pid, Signal: sig, Command: x.script})
 	return connect.NewResponse(&commandsessionpb.SendSignalResponse{}), nil
 }

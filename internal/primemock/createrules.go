@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock/sandboxfs"
 )
 
 // The defaults the server applies when a key is absent [I: create-defaults: nothing
@@ -31,8 +32,9 @@ const (
 	sdkDefaultTimeoutMinutes = 60
 	// maxIdleTimeoutMinutes is the documented upper bound (24 hours).
 	maxIdleTimeoutMinutes = 1440
-	// defaultDiskMountPath is what the SDK's fixtures show.
-	defaultDiskMountPath = "/sandbox-workspace"
+	// defaultDiskMountPath is what the SDK's fixtures show; the mock's
+	// file systems have it.
+	defaultDiskMountPath = sandboxfs.WorkspaceDir
 	// defaultArch is the documented default of arch.
 	defaultArch = "amd64"
 )

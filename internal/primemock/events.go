@@ -206,7 +206,7 @@ func (s *Server) Stats() Stats {
 	st := s.stats
 	st.Requests = maps.Clone(s.stats.Requests)
 	st.RatePeaks = maps.Clone(s.rates.peaks)
-	st.FileBlobs, st.FileBlobBytes = s.blobs.usage()
+	st.FileBlobs, st.FileBlobBytes = s.blobs.Usage()
 	for _, sb := range s.sandboxes {
 		if !isTerminal(sb.status) {
 			st.LiveSandboxes++

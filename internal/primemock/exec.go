@@ -9,6 +9,8 @@ import (
 
 	"github.com/primeintellect/terraform-provider-prime/internal/commandsession/commandsessionpb"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock/sandboxfs"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock/shell"
 )
 
 // TransportConnect labels the executions that arrive on the gateway's
@@ -17,9 +19,9 @@ import (
 // process).
 const TransportConnect = "connect"
 
-// firstPID is the first pid a sandbox hands out; later ones count up.
-// [I: pids] Real pids are whatever the VM's kernel assigns.
-const firstPID = 1000
+// TransportBackground labels the events of a process a command started
+// with "&".
+const TransportBackground = shell.TransportBackground
 
 // dataChunkBytes bounds one data event: adjacent writes to one stream are
 // merged up to this size.
@@ -34,11 +36,11 @@ type execution struct {
 	spec       *commandsessionpb.CommandSpec // Connect only, for List
 	tag        *string
 	appliedGen int64
-	sig        *signalBox
+	proc       *shell.Process
 	cancel     context.CancelCauseFunc
 	done       chan struct{}
 	// Set before done is closed.
-	out outcome
+	out shell.Outcome
 	err error
 
 	// Output on its way to a Connect stream. Nothing is queued once the
@@ -112,9 +114,8 @@ func (s *Server) launchLocked(parent context.Context, sb *sandbox, x *execution,
 	x.appliedGen = sb.appliedGen
 	x.done = make(chan struct{})
 	x.notify = make(chan struct{}, 1)
-	p := sb.m.spawn(0, true)
-	p.transport, p.command = x.transport, x.script
-	x.pid, x.sig = p.pid, p.sig
+	p := sb.m.NewProcess(x.transport, x.script)
+	x.pid, x.proc = p.PID(), p
 	ctx, cancel := context.WithCancelCause(parent)
 	x.cancel = cancel
 	if sb.execs == nil {
@@ -127,32 +128,32 @@ func (s *Server) launchLocked(parent context.Context, sb *sandbox, x *execution,
 		s.touch(sb) // a command is activity, and pins the idle clock while it runs
 	}
 
-	in := sb.m.shell(p, &sink{output: x.write}, standardFDs(), environment(sb, env), cwd)
+	env = environment(sb, env)
 	go func() {
-		out, err := in.run(ctx, x.script)
+		out, err := sb.m.Run(ctx, p, x.script, env, cwd, x.write)
 		s.finishExecution(x, out, err)
 		cancel(nil)
 	}()
 }
 
 // finishExecution records how an execution ended, then closes its done.
-func (s *Server) finishExecution(x *execution, out outcome, err error) {
+func (s *Server) finishExecution(x *execution, out shell.Outcome, err error) {
 	sb := x.sb
 	s.mu.Lock()
 	delete(sb.execs, x)
 	x.out, x.err = out, err
 	x.mu.Lock()
-	timedOut := x.timedOut || errors.Is(err, errExecTimeout)
+	timedOut := x.timedOut || errors.Is(err, shell.ErrTimeout)
 	x.mu.Unlock()
 	if s.sandboxes[sb.id] == sb {
-		exit := out.exit
+		exit := out.Exit
 		if err != nil {
 			exit = -1
 		}
 		s.emit(Event{
 			Type: EventCommandExecuted, SandboxID: sb.id, Command: x.script, Transport: x.transport, PID: x.pid,
 			ExitCode: exit, AppliedGeneration: x.appliedGen, TimedOut: timedOut,
-			Signalled: out.signal != "", Signal: out.signal,
+			Signalled: out.Signal != "", Signal: out.Signal,
 		})
 		if x.transport == TransportConnect {
 			s.touch(sb) // the idle clock restarts when the command ends
@@ -165,7 +166,7 @@ func (s *Server) finishExecution(x *execution, out outcome, err error) {
 // newMachine gives a new sandbox its file system and process table, wired
 // to the server: reachability, liveness, sleep_scale, background processes
 // and their events.
-func (s *Server) newMachine(sb *sandbox) *machine {
+func (s *Server) newMachine(sb *sandbox) *shell.Machine {
 	// The file system keeps its own lock: it reads the clock the sandbox
 	// was created with, not s.opts, which Configure may be replacing.
 	clock := s.opts.Now
@@ -175,46 +176,46 @@ func (s *Server) newMachine(sb *sandbox) *machine {
 		}
 		return time.Now().UTC()
 	}
-	m := newMachine(newFileSystem(s.blobs, sb.id, now))
-	m.hooks = machineHooks{
-		alive: func() bool {
+	return shell.NewMachine(sandboxfs.New(s.blobs, sb.id, now), shell.Hooks{
+		Alive: func() bool {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			return s.sandboxes[sb.id] == sb && sb.status == prime.StatusRunning
 		},
-		reachable: func(host string) bool {
+		Reachable: func(host string) bool {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			return s.shellReach(sb, host)
 		},
-		sleepScale: func() float64 {
+		SleepScale: func() float64 {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			return s.opts.sleepScale()
 		},
-		launch: func(p *process, run func(context.Context) (outcome, error)) { s.launchBackground(sb, p, run) },
-		signalled: func(p *process, sig string) {
+		Launch: func(p *shell.Process, run func(context.Context) (shell.Outcome, error)) {
+			s.launchBackground(sb, p, run)
+		},
+		Signalled: func(p *shell.Process, sig string) {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			if s.sandboxes[sb.id] == sb {
-				s.emit(Event{Type: EventCommandSignalled, SandboxID: sb.id, Transport: p.transport, PID: p.pid, Signal: sig, Command: p.command})
+				s.emit(Event{Type: EventCommandSignalled, SandboxID: sb.id, Transport: p.Transport(), PID: p.PID(), Signal: sig, Command: p.Command()})
 			}
 		},
-	}
-	return m
+	})
 }
 
 // launchBackground runs a process started with "&" as an execution of its
 // own (transport "background"): it is reported like a command, and it stops
 // with the sandbox, not with the request that started it.
-func (s *Server) launchBackground(sb *sandbox, p *process, run func(context.Context) (outcome, error)) {
+func (s *Server) launchBackground(sb *sandbox, p *shell.Process, run func(context.Context) (shell.Outcome, error)) {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	x := &execution{sb: sb, transport: TransportBackground, pid: p.pid, script: p.command, sig: p.sig,
+	x := &execution{sb: sb, transport: shell.TransportBackground, pid: p.PID(), script: p.Command(), proc: p,
 		cancel: cancel, done: make(chan struct{})}
 	s.mu.Lock()
 	x.appliedGen = sb.appliedGen
 	if s.sandboxes[sb.id] != sb || sb.status != prime.StatusRunning {
-		cancel(errVanished) // it starts as the sandbox goes: it ends at once
+		cancel(shell.ErrVanished) // it starts as the sandbox goes: it ends at once
 	}
 	if sb.execs == nil {
 		sb.execs = map[*execution]bool{}
@@ -236,6 +237,6 @@ func (s *Server) launchBackground(sb *sandbox, p *process, run func(context.Cont
 // running (or was forgotten): at its next step, or at once when sleeping.
 func stopExecutionsLocked(sb *sandbox) {
 	for x := range sb.execs {
-		x.cancel(errVanished)
+		x.cancel(shell.ErrVanished)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/primeintellect/terraform-provider-prime/internal/commandsession/commandsessionpb"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock/shell/shelltest"
 )
 
 // edge503 asserts the edge proxy's answer during an outage: 503 and a body
@@ -49,7 +50,7 @@ func TestGatewayOutage(t *testing.T) {
 
 	// A live stream: a background job ("30 minutes" of sleep, 1.8 s of
 	// wall time), then a foreground process that prints and sleeps.
-	script := primemock.SDKJobCommand("0badcafe", "sleep 1800; echo finished", "", nil) + "\necho ready; sleep 1000000"
+	script := shelltest.SDKJobCommand("0badcafe", "sleep 1800; echo finished", "", nil) + "\necho ready; sleep 1000000"
 	streamDone := make(chan result, 1)
 	ready := make(chan uint32, 1)
 	go func() {

@@ -17,6 +17,9 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock/sandboxfs"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock/shell"
 )
 
 // Route templates of the file routes (and their stats keys).
@@ -70,7 +73,7 @@ func (s *Server) fileTarget(w http.ResponseWriter, r *http.Request, route string
 		gatewayError(w, http.StatusBadRequest, "invalid_request", "the path query parameter is required", sb.id)
 		return nil, "", false
 	}
-	p, abs := cleanAbs(raw)
+	p, abs := sandboxfs.CleanAbs(raw)
 	if !abs {
 		// [C] The upload is done by a sidecar, not in a command's working
 		// directory: there is nothing to resolve a relative path against.
@@ -106,11 +109,11 @@ func injected503(w http.ResponseWriter, after bool, sandboxID string) {
 // fileError answers for a file-system error on path p.
 func fileError(w http.ResponseWriter, err error, p, sandboxID string) {
 	switch {
-	case errors.Is(err, errGone):
+	case errors.Is(err, sandboxfs.ErrGone):
 		gatewayError(w, http.StatusBadGateway, "sandbox_not_found", "The sandbox was not found", sandboxID)
-	case errors.Is(err, errNoEnt), errors.Is(err, errNotDir):
+	case errors.Is(err, sandboxfs.ErrNoEnt), errors.Is(err, sandboxfs.ErrNotDir):
 		gatewayError(w, http.StatusNotFound, "file_not_found", "File not found: "+p, sandboxID)
-	case errors.Is(err, errIsDir):
+	case errors.Is(err, sandboxfs.ErrIsDir):
 		// [I: file-directory-400] A directory is not a file to transfer.
 		gatewayError(w, http.StatusBadRequest, "is_a_directory", p+" is a directory", sandboxID)
 	default:
@@ -143,21 +146,21 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 		gatewayError(w, status, "invalid_upload", err.Error(), sb.id)
 		return
 	}
-	err = sb.m.fs.mkdir(path.Dir(p), 0o755, true)
+	err = sb.m.FS().Mkdir(path.Dir(p), 0o755, true)
 	if err == nil {
-		err = sb.m.fs.writeFile(p, data, 0o644)
+		err = sb.m.FS().WriteFile(p, data, 0o644)
 	}
 	switch {
-	case errors.Is(err, errGone):
+	case errors.Is(err, sandboxfs.ErrGone):
 		fileError(w, err, p, sb.id)
 		return
-	case errors.Is(err, errNoEnt), errors.Is(err, errNotDir), errors.Is(err, errExist):
+	case errors.Is(err, sandboxfs.ErrNoEnt), errors.Is(err, sandboxfs.ErrNotDir), errors.Is(err, sandboxfs.ErrExist):
 		// A parent that is not a directory. [I: upload-parent-400] 400, a status clients
 		// do not retry.
 		gatewayError(w, http.StatusBadRequest, "upload_failed",
 			fmt.Sprintf("cannot write %s: Not a directory (a parent of it is a file)", p), sb.id)
 		return
-	case errors.Is(err, errFBig):
+	case errors.Is(err, sandboxfs.ErrFBig):
 		gatewayError(w, http.StatusRequestEntityTooLarge, "file_too_large",
 			fmt.Sprintf("the upload exceeds the limit of %d bytes per file", MaxUploadBytes), sb.id)
 		return
@@ -227,7 +230,7 @@ func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) {
 		injected503(w, false, sb.id)
 		return
 	}
-	data, err := sb.m.fs.readFile(p)
+	data, err := sb.m.FS().ReadFile(p)
 	if err != nil {
 		// [I: download-404] A missing file is 404 (the SDK's test only asserts an error).
 		fileError(w, err, p, sb.id)
@@ -263,7 +266,7 @@ func (s *Server) handleReadFile(w http.ResponseWriter, r *http.Request) {
 		injected503(w, false, sb.id)
 		return
 	}
-	data, err := sb.m.fs.readFile(p)
+	data, err := sb.m.FS().ReadFile(p)
 	if err != nil {
 		fileError(w, err, p, sb.id)
 		return
@@ -306,7 +309,7 @@ func textOf(b []byte) string {
 }
 
 // machineOf finds a sandbox's machine for introspection.
-func (s *Server) machineOf(id string) (*machine, bool) {
+func (s *Server) machineOf(id string) (*shell.Machine, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sb := s.sandboxes[id]
@@ -321,11 +324,11 @@ func (s *Server) machineOf(id string) (*machine, bool) {
 // sandbox's files are gone) or the path is a directory.
 func (s *Server) ReadFile(id, name string) ([]byte, bool) {
 	m, found := s.machineOf(id)
-	p, abs := cleanAbs(name)
+	p, abs := sandboxfs.CleanAbs(name)
 	if !found || !abs {
 		return nil, false
 	}
-	data, err := m.fs.readFile(p)
+	data, err := m.FS().ReadFile(p)
 	if err != nil {
 		return nil, false
 	}
@@ -339,21 +342,21 @@ func (s *Server) WriteFile(id, name string, data []byte, mode fs.FileMode) error
 	if !found {
 		return fmt.Errorf("prime-mock: no sandbox %q", id)
 	}
-	p, abs := cleanAbs(name)
+	p, abs := sandboxfs.CleanAbs(name)
 	if !abs {
 		return fmt.Errorf("prime-mock: the path %q is not absolute", name)
 	}
-	if err := m.fs.mkdir(path.Dir(p), 0o755, true); err != nil {
+	if err := m.FS().Mkdir(path.Dir(p), 0o755, true); err != nil {
 		return fmt.Errorf("prime-mock: creating %s: %w", path.Dir(p), err)
 	}
 	if mode == 0 {
 		mode = 0o644
 	}
-	if err := m.fs.writeFile(p, slices.Clone(data), mode); err != nil {
+	if err := m.FS().WriteFile(p, slices.Clone(data), mode); err != nil {
 		return fmt.Errorf("prime-mock: writing %s: %w", p, err)
 	}
 	if mode != 0o644 {
-		return m.fs.chmod(p, func(fs.FileMode) fs.FileMode { return mode })
+		return m.FS().Chmod(p, func(fs.FileMode) fs.FileMode { return mode })
 	}
 	return nil
 }
@@ -367,11 +370,11 @@ func (s *Server) WaitForFile(ctx context.Context, id, name string, match func(da
 	if !found {
 		return nil, fmt.Errorf("prime-mock: no sandbox %q", id)
 	}
-	p, abs := cleanAbs(name)
+	p, abs := sandboxfs.CleanAbs(name)
 	if !abs {
 		return nil, fmt.Errorf("prime-mock: the path %q is not absolute", name)
 	}
-	data, err := m.fs.waitFor(ctx, p, match)
+	data, err := m.FS().WaitFor(ctx, p, match)
 	if err != nil {
 		return nil, fmt.Errorf("prime-mock: waiting for %s: %w", p, err)
 	}
@@ -379,16 +382,16 @@ func (s *Server) WaitForFile(ctx context.Context, id, name string, match func(da
 }
 
 // ListFiles lists a directory of sandbox id, sorted by name.
-func (s *Server) ListFiles(id, dir string) ([]FileInfo, error) {
+func (s *Server) ListFiles(id, dir string) ([]sandboxfs.FileInfo, error) {
 	m, found := s.machineOf(id)
 	if !found {
 		return nil, fmt.Errorf("prime-mock: no sandbox %q", id)
 	}
-	p, abs := cleanAbs(dir)
+	p, abs := sandboxfs.CleanAbs(dir)
 	if !abs {
 		return nil, fmt.Errorf("prime-mock: the path %q is not absolute", dir)
 	}
-	out, err := m.fs.readDir(p)
+	out, err := m.FS().ReadDir(p)
 	if err != nil {
 		return nil, fmt.Errorf("prime-mock: listing %s: %w", p, err)
 	}

@@ -137,7 +137,7 @@ func (s *Server) handleJobBatch(r *http.Request, caller string) reply {
 // job still running; an integer is its exit code.
 func readJobStatus(sb *sandbox, id, job string) jobStatus {
 	st := jobStatus{SandboxID: id, JobID: job}
-	data, err := sb.m.fs.readFile(jobExitFile(job))
+	data, err := sb.m.FS().ReadFile(jobExitFile(job))
 	if err != nil {
 		return st
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock/shell/shelltest"
 )
 
 const jobBatchPath = "/api/v1/sandbox/background-jobs/status:batchGet"
@@ -62,7 +63,7 @@ func TestBackgroundJobsOnVMs(t *testing.T) {
 		{"0000000b", "sleep 1000000"},          // still running at the end
 		{"0000000c", "sleep 1800; echo slept"}, // "30 minutes", 0.9 s of wall time
 	} {
-		res := s.run(primemock.SDKJobCommand(job.id, job.command, "", nil))
+		res := s.run(shelltest.SDKJobCommand(job.id, job.command, "", nil))
 		if res.err != nil || res.end.GetExitCode() != 0 || res.stdout != "" || res.stderr != "" {
 			t.Fatalf("start_background_job %s: %+v %v", job.id, res.end, res.err)
 		}
@@ -132,7 +133,7 @@ func TestBackgroundJobsOnVMs(t *testing.T) {
 
 	// The provider's wrapper: its own group, a pgid file; a group kill
 	// stops the sh and its subshell before the exit file is written.
-	res := s.run(primemock.WrapperJobCommand("0000000d", "echo up; sleep 1000000", "/tmp"))
+	res := s.run(shelltest.WrapperJobCommand("0000000d", "echo up; sleep 1000000", "/tmp"))
 	if res.err != nil || res.end.GetExitCode() != 0 {
 		t.Fatalf("wrapper start: %v %v", res.end, res.err)
 	}

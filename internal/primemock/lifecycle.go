@@ -112,7 +112,7 @@ func (s *Server) terminateLocked(sb *sandbox, t Termination) error {
 		sb.errorMsg = strPtr(t.ErrorMessage)
 	}
 	stopExecutionsLocked(sb)
-	sb.m.fs.release()
+	sb.m.FS().Release()
 	s.sandboxEnded(sb)
 	s.emit(Event{Type: EventSandboxEnded, SandboxID: sb.id, Status: sb.status, ErrorType: t.ErrorType})
 	s.logf(sb, "ended by the platform: %s %s %s", t.Status, t.ErrorType, t.ErrorMessage)

@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock/shell"
 )
 
 type network struct {
@@ -304,29 +304,11 @@ func rulesAllow(rules []prime.NetworkRule, fromTags, toTags []string, port int) 
 	return false
 }
 
-// internalTarget reads "<id>.sandbox.internal[:port]"; the port defaults
-// to 443 (the shell's curl passes the URL's port, see curlTarget).
-func internalTarget(host string) (peerID string, port int, ok bool) {
-	h, p := host, 443
-	if i := strings.LastIndex(host, ":"); i >= 0 {
-		n, err := strconv.Atoi(host[i+1:])
-		if err != nil {
-			return "", 0, false
-		}
-		h, p = host[:i], n
-	}
-	id, found := strings.CutSuffix(strings.TrimSuffix(strings.ToLower(h), "."), "."+prime.SandboxInternalDomain)
-	if !found || id == "" || strings.Contains(id, ".") {
-		return "", 0, false
-	}
-	return id, p, true
-}
-
 // shellReach is the shell's reachability hook: a member address goes to the
 // network (and is logged as network_connect), anything else to the egress
 // policy.
 func (s *Server) shellReach(sb *sandbox, host string) bool {
-	peer, port, ok := internalTarget(host)
+	peer, port, ok := shell.MemberAddress(host)
 	if !ok {
 		return s.reachable(sb, host)
 	}
@@ -368,23 +350,4 @@ func (s *Server) handleMockPeerReach(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"sandbox_id": sb.id, "to": q.Get("to"), "port": port, "reachable": allowed, "network_id": netID, "reason": why,
 	})
-}
-
-// curlTarget is what the shell's curl connects to: the URL's host, and for
-// a member address (<id>.sandbox.internal) also its port, explicit or the
-// scheme's (80 for http, 443 otherwise), so network rules are checked per
-// port.
-func curlTarget(u *url.URL) string {
-	host := u.Hostname()
-	if _, _, ok := internalTarget(host); !ok {
-		return host
-	}
-	port := u.Port()
-	if port == "" {
-		port = "443"
-		if u.Scheme == "http" {
-			port = "80"
-		}
-	}
-	return host + ":" + port
 }

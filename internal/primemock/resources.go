@@ -40,10 +40,10 @@ func newResources() *resources {
 func (r *resources) release() {
 	for _, ck := range r.checkpoints {
 		ck.stop()
-		ck.snap.release()
+		ck.snap.Release()
 	}
 	for _, v := range r.volumes {
-		v.head.release()
+		v.head.Release()
 	}
 	for _, b := range r.builds {
 		if b.timer != nil {

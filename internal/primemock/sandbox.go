@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock/shell"
 )
 
 // Magic image substrings (see the package documentation).
@@ -84,7 +85,7 @@ type sandbox struct {
 	execs        map[*execution]bool // running scripts, every transport
 	// m is the sandbox's file system and process table; its files are
 	// released when the sandbox ends.
-	m *machine
+	m *shell.Machine
 	// x is its part in the resources: restore, volumes, pause (resources.go).
 	x sandboxExtra
 }

@@ -112,7 +112,7 @@ func (s *Server) fail(sb *sandbox, errorType, msg string) {
 	sb.errorMsg = strPtr(msg)
 	sb.terminationReason = strPtr(errorType)
 	stopExecutionsLocked(sb)
-	sb.m.fs.release()
+	sb.m.FS().Release()
 	s.sandboxEnded(sb)
 	s.emit(Event{Type: EventSandboxError, SandboxID: sb.id, Status: sb.status, ErrorType: *sb.errorType})
 	s.logf(sb, "error: %s", *sb.errorMsg)

@@ -222,7 +222,7 @@ func (s *Server) terminate(sb *sandbox) {
 	sb.pendingBuild = nil
 	sb.gatewayReady = false
 	stopExecutionsLocked(sb)
-	sb.m.fs.release()
+	sb.m.FS().Release()
 	s.sandboxEnded(sb)
 	s.emit(Event{Type: EventSandboxDeleted, SandboxID: sb.id, Status: sb.status})
 	s.logf(sb, "sandbox terminated by a delete request")

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock/sandboxfs"
 )
 
 // Server is the mock. It is safe for concurrent use; one mutex guards all
@@ -46,7 +48,7 @@ type Server struct {
 	rates    *rateBook
 
 	// blobs holds every sandbox's file contents once.
-	blobs *blobStore
+	blobs *sandboxfs.Store
 	// cut is closed when a gateway outage begins (and then replaced), so
 	// the streams and exchanges in flight end.
 	cut chan struct{}
@@ -60,7 +62,7 @@ func New(o Options) *Server {
 	if o.Seed == 0 {
 		o.Seed = timeSeed()
 	}
-	s := &Server{mux: http.NewServeMux(), opts: o, blobs: newBlobStore(), cut: make(chan struct{})}
+	s := &Server{mux: http.NewServeMux(), opts: o, blobs: sandboxfs.NewStore(), cut: make(chan struct{})}
 	s.clk = newClock(s.realNow(), o.ClockRate)
 	s.rng = newRand(o.Seed)
 	s.resetLocked()
@@ -156,7 +158,7 @@ func (s *Server) resetLocked() {
 	for _, sb := range s.sandboxes {
 		sb.stopTimers()
 		stopExecutionsLocked(sb)
-		sb.m.fs.release()
+		sb.m.FS().Release()
 	}
 	if s.res != nil {
 		s.res.release()

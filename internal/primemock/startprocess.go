@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock/shell"
 )
 
 // TransportStart labels the events of a sandbox's start process.
@@ -48,10 +49,10 @@ func (s *Server) startProcessLocked(sb *sandbox) {
 func (s *Server) startProcessExited(sb *sandbox, x *execution) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || s.sandboxes[sb.id] != sb || sb.status != prime.StatusRunning || errors.Is(x.err, errVanished) {
+	if s.closed || s.sandboxes[sb.id] != sb || sb.status != prime.StatusRunning || errors.Is(x.err, shell.ErrVanished) {
 		return
 	}
-	code := x.out.exit
+	code := x.out.Exit
 	if x.err != nil {
 		code = 1
 	}
@@ -65,7 +66,7 @@ func (s *Server) startProcessExited(sb *sandbox, x *execution) {
 	sb.errorMsg = strPtr(fmt.Sprintf("The start command exited with code %d, which stops the sandbox", code))
 	sb.gatewayReady = false
 	stopExecutionsLocked(sb)
-	sb.m.fs.release()
+	sb.m.FS().Release()
 	s.sandboxEnded(sb)
 	s.emit(Event{Type: EventSandboxStopped, SandboxID: sb.id, Status: sb.status, ExitCode: code})
 	s.logf(sb, "the start command exited with code %d; the sandbox stopped", code)

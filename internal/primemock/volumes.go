@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock/sandboxfs"
 )
 
 type volume struct {
@@ -27,7 +28,7 @@ type volume struct {
 	teamID           *string
 	sizeGB           int
 	visibility       string
-	head             *fsSnapshot
+	head             *sandboxfs.Snapshot
 	headCheckpoint   *string
 	createdAt        time.Time
 	updatedAt        time.Time
@@ -196,7 +197,7 @@ func (s *Server) handleDeleteVolume(r *http.Request, caller string) reply {
 	}
 	// [I: volume-delete-copies] Attached sandboxes keep their private copies.
 	delete(s.res.volumes, v.key)
-	v.head.release()
+	v.head.Release()
 	s.emit(Event{Type: EventVolumeDeleted, Volume: v.name})
 	return ok(map[string]any{"success": true, "message": fmt.Sprintf("Volume %s deleted", v.name)})
 }
@@ -220,7 +221,7 @@ func (s *Server) admitVolumes(req prime.CreateSandboxRequest, caller string) ([]
 func (s *Server) attachVolumes(sb *sandbox, vols []*volume) {
 	for i, v := range vols {
 		m := sb.req.Volumes[i]
-		_ = sb.m.fs.graft(m.MountPath, v.head, 0o755)
+		_ = sb.m.FS().Graft(m.MountPath, v.head, 0o755)
 		sb.x.volumes = append(sb.x.volumes, attachment{key: v.key, name: m.Name, mountPath: m.MountPath, readOnly: m.ReadOnly})
 		s.emit(Event{Type: EventVolumeAttached, SandboxID: sb.id, Volume: v.name, Path: m.MountPath, ReadOnly: m.ReadOnly,
 			CheckpointID: deref(v.headCheckpoint)})
@@ -253,7 +254,7 @@ func (s *Server) handlePublishVolume(r *http.Request, caller string) reply {
 	case s.res.volumes[att.key] == nil:
 		return errorReply(http.StatusNotFound, "Volume %s no longer exists", name)
 	}
-	snap, err := sb.m.fs.snapshot(att.mountPath)
+	snap, err := sb.m.FS().Snapshot(att.mountPath)
 	if err != nil {
 		return errorReply(http.StatusConflict, "Sandbox %s: %s cannot be read: %v", sb.id, att.mountPath, err)
 	}
@@ -273,8 +274,8 @@ func (s *Server) mergePublish(ck *checkpoint) {
 	if v == nil {
 		return
 	}
-	v.head.release()
-	v.head = &fsSnapshot{store: ck.snap.store, root: ck.snap.copyTree()}
+	v.head.Release()
+	v.head = ck.snap.Clone()
 	v.headCheckpoint, v.updatedAt = strPtr(ck.id), s.now()
 	s.emit(Event{Type: EventVolumeHead, Volume: v.name, CheckpointID: ck.id})
 }

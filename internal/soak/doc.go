@@ -7,7 +7,7 @@
 //     under injected 503s/429s and jittered latency, against an in-process
 //     mock; Terraform runs the provider as a plugin process through
 //     dev_overrides (the test binary serves it, see TestMain);
-//   - cmd/prime-bench: `make soak` (N=100 fault run, never-apply run,
+//   - cmd/prime-bench (at the repository root): `make soak` (N=100 fault run, never-apply run,
 //     SIGKILL and SIGINT runs) and `make bench` (the fleet path —
 //     SandboxFleet —, the per-instance path — Fleet — and an SDK stand-in,
 //     then task files in / results out and background jobs on the fleet
@@ -19,9 +19,9 @@
 // each workspace uses dev_overrides, which plan/apply/destroy honour without
 // a registry. Terraform itself is run through internal/tfcli.
 //
-// It may import the standard library, internal/tfcli,
-// internal/prime and internal/primemock, nothing else of this module: the
-// provider reaches it only as a binary (the test binary serves the
-// provider; see TestMain), so it never imports internal/provider or a
-// domain package, and only its tests, prime-bench and the demo import it.
+// It may import: the standard library, internal/tfcli, internal/prime, internal/primemock.
+//
+// The provider reaches it only as a binary (the test binary serves the
+// provider; see TestMain), so it never imports internal/provider or a domain
+// package, and only its tests, prime-bench and the demo import it.
 package soak
