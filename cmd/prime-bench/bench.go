@@ -65,6 +65,7 @@ func benchMain(args []string) error {
 	fs.DurationVar(&c.boot, "boot", 2*time.Second, "mock boot delay (PENDING + PROVISIONING)")
 	fs.DurationVar(&c.apply, "apply", time.Second, "mock egress apply delay")
 	fs.DurationVar(&c.gatewayLag, "gateway-lag", 300*time.Millisecond, "mock gateway registration lag after RUNNING")
+	fs.BoolVar(&c.rateLimits, "rate-limits", false, "run prime-mock with the platform's published rate limits enforced (429s); off, the figures measure the provider, not the platform's pacing")
 	fs.Int64Var(&c.seed, "seed", 1, "mock random seed")
 	fs.StringVar(&c.providerExtra, "provider-config", "", "extra provider block attributes, e.g. 'max_requests_per_second = 0' (default: provider defaults)")
 	fs.StringVar(&c.out, "out", "BENCHMARKS.md", "markdown report to (over)write; empty: none")

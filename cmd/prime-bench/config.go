@@ -44,11 +44,15 @@ type benchConfig struct {
 	setupScale    float64
 	// instBudget skips per-instance runs whose apply lower bound N·W/P
 	// exceeds it (0: none skipped).
-	instBudget    time.Duration
-	latency       time.Duration
-	jitter        time.Duration
-	boot, apply   time.Duration
-	gatewayLag    time.Duration
+	instBudget  time.Duration
+	latency     time.Duration
+	jitter      time.Duration
+	boot, apply time.Duration
+	gatewayLag  time.Duration
+	// rateLimits runs prime-mock with the platform's published rate
+	// limits enforced (off by default: the benchmark measures the
+	// provider, not the platform's pacing).
+	rateLimits    bool
 	seed          int64
 	providerExtra string
 	out           string

@@ -39,7 +39,11 @@ func markdown(c benchConfig, m machine, r *report) string {
 	if c.jitter > 0 {
 		w(" + [0, %s) jitter", c.jitter)
 	}
-	w(", no faults):\n\n")
+	limits := "the platform's rate limits off"
+	if c.rateLimits {
+		limits = "the platform's rate limits enforced"
+	}
+	w(", no faults, %s):\n\n", limits)
 	w("- **fleet path**: one `prime_sandbox_fleet` (`size = N`) + one `prime_fleet_egress_policy` on its `sandbox_ids`;\n")
 	w("- **per-instance path**: N `prime_sandbox` + N `prime_egress_policy`, each instance its own resource block;\n")
 	w("- **SDK stand-in**: the same job done as verifiers does it on the Python SDK, by %d concurrent workers — an "+

@@ -20,7 +20,8 @@ func startMock(c benchConfig, extra ...string) (*soak.Mock, error) {
 	return soak.StartMockProcess(filepath.Join(c.bin, "prime-mock"), append([]string{
 		"-boot-delay", c.boot.String(), "-apply-delay", c.apply.String(),
 		"-latency", c.latency.String(), "-latency-jitter", c.jitter.String(),
-		"-gateway-lag", c.gatewayLag.String(), "-seed", strconv.FormatInt(c.seed, 10)}, extra...)...)
+		"-gateway-lag", c.gatewayLag.String(), "-seed", strconv.FormatInt(c.seed, 10),
+		"-rate-limits=" + strconv.FormatBool(c.rateLimits)}, extra...)...)
 }
 
 // runEnv is one Terraform run's surroundings: its own prime-mock process,

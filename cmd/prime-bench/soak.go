@@ -33,6 +33,7 @@ func soakMain(args []string) error {
 	killBoot := fs.Duration("kill-boot", 2*time.Second, "mock boot delay in the kill and interrupt runs")
 	killP := fs.Int("kill-parallelism", 10, "terraform -parallelism of the kill and interrupt runs")
 	runsFlag := fs.String("runs", "fault,never-apply,kill,interrupt", "scenarios to run, comma-separated")
+	rateLimits := fs.Bool("rate-limits", false, "mock: enforce the platform's published rate limits (429s) beside the injected ones")
 	strictKill := fs.Bool("strict-kill", false, "fail the SIGKILL run when sandboxes leak (by default leaks are measured and reported)")
 	seed := fs.Int64("seed", 0, "mock random seed (0: time-based, printed)")
 	workdir := fs.String("workdir", "", "work directory (default: a temporary one, removed unless -keep or a failure)")
@@ -64,7 +65,7 @@ func soakMain(args []string) error {
 		"-throttle-rate", strconv.FormatFloat(*throttleRate, 'g', -1, 64),
 		"-latency", latency.String(), "-latency-jitter", jitter.String(),
 		"-boot-delay", boot.String(), "-apply-delay", apply.String(),
-		"-seed", strconv.FormatInt(*seed, 10),
+		"-seed", strconv.FormatInt(*seed, 10), "-rate-limits=" + strconv.FormatBool(*rateLimits),
 	}
 	mock, err := soak.StartMockProcess(filepath.Join(*bin, "prime-mock"), mockArgs...)
 	if err != nil {

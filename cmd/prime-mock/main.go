@@ -12,7 +12,7 @@
 // "gateway_outage": "10s"}; GET /_mock/config shows the current values. It serves HTTP/1.1 and, without
 // TLS, HTTP/2 with prior knowledge. See the primemock package documentation
 // for the endpoints, magic images and the shell language; -h prints the
-// flags and the shell's supported subset.
+// flags, where the conformance table is, and the shell's supported subset.
 //
 // It may import: the standard library, internal/primemock, internal/primemock/shell.
 package main
@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -53,6 +54,18 @@ func mainStatus() int {
 	return 0
 }
 
+// conformanceNote points -h at the conformance table.
+const conformanceNote = `By default prime-mock refuses what the platform refuses: lifetimes and idle
+timeouts end sandboxes (on the mock clock: -clock-rate, POST /_mock/clock),
+each API key sees only its own resources, inputs are validated, and the
+published rate limits answer 429 (-rate-limits=false turns them off). Every
+rule, its source (the API reference, the guides, the SDK, a pull request, or
+inferred) and the flag that changes it, and the /_mock test routes
+(terminate, clock, events, config, ...), are in the conformance table:
+  docs/guides/prime-mock.md in the provider's repository, or
+  https://registry.terraform.io/providers/primeintellect/prime/latest/docs/guides/prime-mock
+`
+
 // shutdownGrace bounds how long in-flight requests (a long exec, say) may
 // finish after a signal.
 const shutdownGrace = 5 * time.Second
@@ -64,7 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Usage = func() {
 		_, _ = fmt.Fprintf(fs.Output(), "Usage of prime-mock (an in-memory Prime Sandboxes API and gateway):\n")
 		fs.PrintDefaults()
-		_, _ = fmt.Fprintf(fs.Output(), "\n%s", shell.Subset)
+		_, _ = fmt.Fprintf(fs.Output(), "\n%s\n%s", conformanceNote, shell.Subset)
 	}
 	var o primemock.Options
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address (port 0 picks a free port)")
@@ -92,9 +105,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.JobBatchUnsupported, "job-batch-unsupported", false, "answer the background-job batch endpoint with 404, as a platform without it")
 	fs.StringVar(&o.EgressPutAnswer, "egress-put-answer", primemock.EgressPutStatus,
 		"body of an egress PUT's 202: status (the policy status), minimal ({\"generation\": N}) or empty")
-	fs.BoolVar(&o.RateLimits, "rate-limits", false,
-		"enforce the platform's published per-sandbox rate limits (egress PUT 120/60s, egress GET 300, ...) with 429s")
-	fs.Float64Var(&o.RateLimitScale, "rate-limit-scale", 1, "factor on every rate limit (with -rate-limits)")
+	rateLimits := fs.Bool("rate-limits", true,
+		"enforce the platform's published rate limits (egress PUT 120/60s per sandbox, SSH 20, ...) with 429 and Retry-After; -rate-limits=false for load tests")
+	fs.Float64Var(&o.RateLimitScale, "rate-limit-scale", 1, "factor on every rate limit")
+	fs.Float64Var(&o.ClockRate, "clock-rate", 1,
+		"mock seconds per real second on the mock clock, which lifetimes, idle timeouts and reported times run on (3600: a 60-minute lifetime ends in a second)")
+	fs.StringVar(&o.ValidationErrors, "validation-errors", primemock.ValidationList,
+		"shape of 422 answers: list ({\"detail\": [{loc, msg, type}]}), errors ({\"errors\": [{param, details}]}) or string ({\"detail\": \"...\"})")
+	fs.Func("team-member", "TEAM=KEY: KEY belongs to team TEAM (repeatable); a team never named admits every key", func(v string) error {
+		team, key, ok := strings.Cut(v, "=")
+		if !ok || team == "" || key == "" {
+			return fmt.Errorf("want TEAM=KEY, got %q", v)
+		}
+		if o.TeamMembers == nil {
+			o.TeamMembers = map[string][]string{}
+		}
+		o.TeamMembers[team] = append(o.TeamMembers[team], key)
+		return nil
+	})
 
 	checkResources := resourceFlags(fs, &o.ResourceOptions)
 	if err := fs.Parse(args); err != nil {
@@ -131,6 +159,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if !(o.RateLimitScale > 0 && o.RateLimitScale <= 1e6) {
 		return fmt.Errorf("-rate-limit-scale must be above 0, got %g", o.RateLimitScale)
+	}
+	o.NoRateLimits = !*rateLimits
+	if !(o.ClockRate > 0 && o.ClockRate <= 86400) {
+		return fmt.Errorf("-clock-rate must be above 0 and at most 86400, got %g", o.ClockRate)
+	}
+	switch o.ValidationErrors {
+	case primemock.ValidationList, primemock.ValidationErrorsForm, primemock.ValidationString:
+	default:
+		return fmt.Errorf("-validation-errors must be list, errors or string, got %q", o.ValidationErrors)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())

@@ -45,7 +45,8 @@ var allFlags = []string{
 	"-retry-after", "3s", "-api-key", "k", "-seed", "7", "-token-ttl", "5m",
 	"-gateway-lag", "0", "-keepalive-interval", "150ms",
 	"-sleep-scale", "0.5", "-read-file-limit", "2048", "-upload-fail-rate", "0.0003", "-download-fail-rate", "0.0004",
-	"-job-batch-unsupported", "-egress-put-answer", "minimal", "-rate-limits", "-rate-limit-scale", "2",
+	"-job-batch-unsupported", "-egress-put-answer", "minimal", "-rate-limits=false", "-rate-limit-scale", "2",
+	"-clock-rate", "60", "-validation-errors", "errors", "-team-member", "t1=k", "-team-member", "t1=k2",
 	"-checkpoint-freeze-delay", "11ms", "-checkpoint-durable-delay", "12ms", "-checkpoint-fail-rate", "0.25",
 	"-restore-delay", "13ms", "-pause-delay", "14ms", "-resume-delay", "15ms", "-resume-limit", "4",
 	"-image-without-vm", "me/a:1,me/b:2", "-image-without-vm", "c:3", "-vm-build-delay", "16ms", "-network-default-allow",
@@ -56,7 +57,8 @@ var allFlagsConfig = map[string]any{
 	"latency": "1ms", "latency_jitter": "2ms", "fail_rate": 0.0001, "throttle_rate": 0.0002,
 	"retry_after": "3s", "seed": 7.0, "token_ttl": "5m0s", "gateway_lag": "0s", "keepalive_interval": "150ms",
 	"sleep_scale": 0.5, "read_file_limit": 2048.0, "upload_fail_rate": 0.0003, "download_fail_rate": 0.0004,
-	"job_batch_unsupported": true, "egress_put_answer": "minimal", "rate_limits": true, "rate_limit_scale": 2.0,
+	"job_batch_unsupported": true, "egress_put_answer": "minimal", "rate_limits": false, "rate_limit_scale": 2.0,
+	"clock_rate": 60.0, "validation_errors": "errors", "team_members": map[string]any{"t1": []any{"k", "k2"}},
 	"checkpoint_freeze_delay": "11ms", "checkpoint_durable_delay": "12ms", "checkpoint_fail_rate": 0.25,
 	"restore_delay": "13ms", "pause_delay": "14ms", "resume_delay": "15ms", "resume_limit": 4.0,
 	"images_without_vm": []any{"me/a:1", "me/b:2", "c:3"}, "vm_build_delay": "16ms", "network_default_allow": true,
@@ -266,17 +268,22 @@ func TestRunRejectsBadFlags(t *testing.T) {
 }
 
 // TestHelpListsTheShellSubset: -h documents what the mock's shell runs
-// and what it refuses, after the flags.
+// and what it refuses, after the flags, and points to the conformance
+// table, which exists.
 func TestHelpListsTheShellSubset(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if err := run(context.Background(), []string{"-h"}, &out, &errOut); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("-h: %v", err)
 	}
 	help := errOut.String()
-	for _, want := range []string{"Usage of prime-mock", "-boot-delay", shell.Subset, "prime-mock does not support"} {
+	for _, want := range []string{"Usage of prime-mock", "-boot-delay", shell.Subset, "prime-mock does not support",
+		"docs/guides/prime-mock.md", "-rate-limits=false", "/_mock/clock"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("-h output lacks %q:\n%s", want, help)
 		}
+	}
+	if _, err := os.Stat("../../templates/guides/prime-mock.md.tmpl"); err != nil {
+		t.Errorf("-h points to a conformance table that is not there: %v", err)
 	}
 }
 

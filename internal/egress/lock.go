@@ -41,11 +41,10 @@ func lockSandbox(ctx context.Context, c *prime.Client, notes *Baselines, id stri
 		case err != nil:
 			return nil, &lockError{Summary: "Cannot apply egress policy", Err: err, Sandbox: true}
 		}
-		if why := sandboxAcceptsPolicy(sb); why != "" {
-			return nil, &lockError{Summary: "Cannot apply egress policy", Err: errors.New(why), Sandbox: true}
+		if err := awaitWritable(ctx, c, id, sb.Status, timeout, "create"); err != nil {
+			return nil, &lockError{Summary: "Cannot apply egress policy", Err: err, Sandbox: true}
 		}
 		known, _ = c.Known(id)
-		known.Status = sb.Status
 	}
 	if !known.EgressSure {
 		// This process neither created the sandbox nor read or wrote its

@@ -85,7 +85,7 @@ func restoreEgress(ctx context.Context, c *prime.Client, id string, ownGen int64
 		}
 		return res, nil
 	}
-	put, err := putEgress(ctx, c, id, baseline, timeout)
+	put, err := putEgress(ctx, c, id, baseline, timeout, "delete")
 	if err != nil {
 		return res, fmt.Errorf("restoring %s on sandbox %s: %w", res.What, id, err)
 	}

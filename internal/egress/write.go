@@ -26,7 +26,7 @@ const DefaultTimeout = 60 * time.Second
 // (0 when nothing was accepted). timeoutKey names the timeouts key for
 // messages.
 func Write(ctx context.Context, c *prime.Client, id string, policy prime.EgressPolicy, timeout time.Duration, timeoutKey string) (*prime.EgressPolicyStatus, int64, error) {
-	put, err := putEgress(ctx, c, id, policy, timeout)
+	put, err := putEgress(ctx, c, id, policy, timeout, timeoutKey)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -38,9 +38,19 @@ func Write(ctx context.Context, c *prime.Client, id string, policy prime.EgressP
 }
 
 // putEgress writes a policy; the platform's answer carries the generation
-// it accepted.
-func putEgress(ctx context.Context, c *prime.Client, id string, policy prime.EgressPolicy, timeout time.Duration) (*prime.EgressPolicyStatus, error) {
+// it accepted. The platform takes a policy only on a RUNNING or PAUSED
+// sandbox (409 otherwise): one that is still booting is waited for, within
+// timeout, and written to once it runs.
+func putEgress(ctx context.Context, c *prime.Client, id string, policy prime.EgressPolicy, timeout time.Duration, timeoutKey string) (*prime.EgressPolicyStatus, error) {
 	put, err := c.PutEgressPolicy(ctx, id, policy)
+	if errors.Is(err, prime.ErrConflict) {
+		if sb, gerr := c.GetSandbox(ctx, id); gerr == nil && booting(sb.Status) {
+			if werr := awaitWritable(ctx, c, id, sb.Status, timeout, timeoutKey); werr != nil {
+				return nil, werr
+			}
+			put, err = c.PutEgressPolicy(ctx, id, policy)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("the platform refused the egress policy for sandbox %s: %w", id, err)
 	}
@@ -101,20 +111,32 @@ func ReadStatus(ctx context.Context, c *prime.Client, id string) (st *prime.Egre
 	return nil, false, err
 }
 
-// sandboxAcceptsPolicy explains why a sandbox cannot take an egress policy,
-// or returns "".
-func sandboxAcceptsPolicy(sb *prime.Sandbox) string {
+// booting reports a sandbox on its way to RUNNING.
+func booting(status string) bool {
+	return status == prime.StatusPending || status == prime.StatusProvisioning
+}
+
+// awaitWritable makes sure a sandbox can take an egress policy: RUNNING, or
+// PAUSED (the platform applies it on resume: it is written, and the wait
+// reports it not enforced). A booting sandbox is waited for, within
+// timeout; any other status is explained.
+func awaitWritable(ctx context.Context, c *prime.Client, id, status string, timeout time.Duration, timeoutKey string) error {
 	switch {
-	case sb.Status == prime.StatusPaused:
-		// The platform accepts a policy on a paused VM and applies it on
-		// resume: it is written (the sandbox then resumes restricted), and
-		// the wait reports it not enforced.
-		return ""
-	case sb.Status != prime.StatusRunning:
-		return fmt.Sprintf("sandbox %s is %s; an egress policy can only be applied to a RUNNING (or PAUSED) sandbox "+
-			"(make the policy depend on the sandbox, whose create waits for RUNNING)", sb.ID, sb.Status)
+	case status == prime.StatusRunning || status == prime.StatusPaused:
+		return nil
+	case booting(status):
+		tflog.Info(ctx, "sandbox still booting; waiting for RUNNING before writing its egress policy", map[string]any{
+			"sandbox_id": id, "status": status, "timeout": timeout.String(),
+		})
+		wctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("timeouts.%s (%s) reached", timeoutKey, timeout))
+		defer cancel()
+		if err := c.WaitForRunning(wctx, id, prime.WaitRunningOptions{}); err != nil {
+			return fmt.Errorf("sandbox %s was %s, and the platform takes an egress policy only once a sandbox is "+
+				"RUNNING (or PAUSED); it did not get there: %w", id, status, err)
+		}
+		return nil
 	}
-	return ""
+	return fmt.Errorf("sandbox %s is %s; an egress policy can only be applied to a RUNNING (or PAUSED) sandbox", id, status)
 }
 
 // pendingWhilePaused is what a refresh adds to a policy it finds not

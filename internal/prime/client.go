@@ -195,8 +195,9 @@ const (
 	// connections and connections reset while the answer was read.
 	retryIdempotent retryClass = iota + 1
 	// retryUnsent: other POSTs. Only failures where the request never
-	// reached the server (connection refused) are retried; a status or a
-	// reset may mean the server acted, so repeating could act twice.
+	// reached the server (connection refused) and 429s (refused before
+	// anything was done) are retried; another status or a reset may mean
+	// the server acted, so repeating could act twice.
 	retryUnsent
 )
 
@@ -305,7 +306,10 @@ func (c *Client) send(ctx context.Context, cl call, u string, headers http.Heade
 				if !sandboxScoped(cl.method, cl.path) {
 					throttle.PauseFor(pause)
 				}
-				retryable = cl.retry == retryIdempotent
+				// Refused before it was acted on: any request may be sent
+				// again, even one that is never repeated once it may have
+				// reached the server.
+				retryable = true
 				wait = apiErr.RetryAfter
 			case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 				retryable = cl.retry == retryIdempotent

@@ -325,7 +325,7 @@ func TestTypedErrors(t *testing.T) {
 		{404, `{"detail":"Sandbox not found"}`, ErrNotFound, "Sandbox not found"},
 		{401, `{"detail":"bad key"}`, ErrUnauthorized, "bad key"},
 		{402, `{}`, ErrPaymentRequired, ""},
-		{422, `{"detail":[{"loc":["body","name"],"msg":"field required"}]}`, ErrValidation, "body.name: field required"},
+		{422, `{"detail":[{"loc":["body","name"],"msg":"field required"}]}`, ErrValidation, "name: field required"},
 		{429, `{"detail":"slow"}`, ErrRateLimited, "slow"},
 		{500, `oops`, ErrServer, "oops"},
 	}

@@ -96,37 +96,24 @@ func newAPIError(method, path string, status int, header http.Header, body []byt
 	return e
 }
 
-// detailOf extracts {"detail": ...} (a string or a FastAPI-style list), or
-// falls back to the trimmed raw body.
+// detailOf reads an error body in any shape the platform documents: a plain
+// {"detail": "..."}; FastAPI's {"detail": [{"loc", "msg", "type"}]} (every
+// operation's 422); the overview's {"errors": [{"param", "details"}]}.
+// Validation items read as "field: message" (the loc without its "body" or
+// "query" root), joined by "; ". Anything else falls back to the trimmed
+// raw body.
 func detailOf(body []byte) string {
 	var env struct {
 		Detail json.RawMessage `json:"detail"`
+		Errors json.RawMessage `json:"errors"`
 	}
-	if json.Unmarshal(body, &env) == nil && len(env.Detail) > 0 {
-		var s string
-		if json.Unmarshal(env.Detail, &s) == nil {
+	if json.Unmarshal(body, &env) == nil {
+		if len(env.Detail) > 0 {
+			return detailText(env.Detail)
+		}
+		if s, ok := errorsFormText(env.Errors); ok {
 			return s
 		}
-		var items []struct {
-			Loc []any  `json:"loc"`
-			Msg string `json:"msg"`
-		}
-		if json.Unmarshal(env.Detail, &items) == nil && len(items) > 0 {
-			parts := make([]string, 0, len(items))
-			for _, it := range items {
-				loc := make([]string, 0, len(it.Loc))
-				for _, l := range it.Loc {
-					loc = append(loc, fmt.Sprint(l))
-				}
-				if len(loc) > 0 {
-					parts = append(parts, strings.Join(loc, ".")+": "+it.Msg)
-				} else {
-					parts = append(parts, it.Msg)
-				}
-			}
-			return strings.Join(parts, "; ")
-		}
-		return string(env.Detail)
 	}
 	const maxRaw = 512
 	s := strings.TrimSpace(string(body))
@@ -137,6 +124,65 @@ func detailOf(body []byte) string {
 		s = s[:maxRaw] + "…"
 	}
 	return s
+}
+
+// detailText is a "detail" value: a string, or a list of validation items.
+func detailText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var items []struct {
+		Loc []any  `json:"loc"`
+		Msg string `json:"msg"`
+	}
+	if json.Unmarshal(raw, &items) == nil && len(items) > 0 {
+		parts := make([]string, 0, len(items))
+		for _, it := range items {
+			parts = append(parts, fieldMessage(locPath(it.Loc), it.Msg))
+		}
+		return strings.Join(parts, "; ")
+	}
+	return string(raw)
+}
+
+// errorsFormText reads {"errors": [{"param", "details"}]}.
+func errorsFormText(raw json.RawMessage) (string, bool) {
+	var items []struct {
+		Param   string `json:"param"`
+		Details string `json:"details"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &items) != nil || len(items) == 0 {
+		return "", false
+	}
+	parts := make([]string, 0, len(items))
+	for _, it := range items {
+		parts = append(parts, fieldMessage(it.Param, it.Details))
+	}
+	return strings.Join(parts, "; "), true
+}
+
+// locPath is a validation item's loc as a dotted field path, without the
+// part of the request it names first (body, query, path, header).
+func locPath(loc []any) string {
+	if len(loc) > 0 {
+		switch loc[0] {
+		case "body", "query", "path", "header":
+			loc = loc[1:]
+		}
+	}
+	parts := make([]string, 0, len(loc))
+	for _, l := range loc {
+		parts = append(parts, fmt.Sprint(l))
+	}
+	return strings.Join(parts, ".")
+}
+
+func fieldMessage(field, msg string) string {
+	if field == "" {
+		return msg
+	}
+	return field + ": " + msg
 }
 
 // parseRetryAfter reads delta-seconds or an HTTP date. Garbage reads as 0.

@@ -33,7 +33,7 @@ func TestFleetStaysUnderPerSandboxLimits(t *testing.T) {
 	if d, err := time.ParseDuration(os.Getenv("PRIME_RATE_BOOT")); err == nil {
 		boot = d
 	}
-	m := primemock.New(primemock.Options{APIKey: "k", BootDelay: boot, ApplyDelay: time.Second, RateLimits: true})
+	m := primemock.New(primemock.Options{APIKey: "k", BootDelay: boot, ApplyDelay: time.Second})
 	srv := httptest.NewServer(m)
 	t.Cleanup(func() { srv.Close(); m.Close() })
 	c, err := prime.New(prime.Options{Config: prime.Config{APIKey: "k", BaseURL: srv.URL},

@@ -3,9 +3,11 @@ package prime
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // The defaults the client fills into a create request (ApplySDKCreateDefaults;
@@ -30,6 +32,8 @@ const (
 	LegacyStartCommand = "tail -f /dev/null"
 	// MaxIdleTimeoutMinutes is the longest idle timeout (24 hours).
 	MaxIdleTimeoutMinutes = 1440
+	// MaxSandboxNameChars is the longest sandbox name the platform takes.
+	MaxSandboxNameChars = 100
 )
 
 // The architectures a create may ask for.
@@ -119,6 +123,9 @@ func CreateRules(r CreateSandboxRequest) []RuleViolation {
 	if strings.TrimSpace(r.Name) == "" {
 		add(in("name"), "must not be empty")
 	}
+	if n := utf8.RuneCountInString(r.Name); n > MaxSandboxNameChars {
+		add(in("name"), "must be at most %d characters, got %d", MaxSandboxNameChars, n)
+	}
 	if strings.TrimSpace(r.DockerImage) == "" && r.CheckpointID == nil {
 		add(in("docker_image"), "must not be empty")
 	}
@@ -193,14 +200,36 @@ func CreateRules(r CreateSandboxRequest) []RuleViolation {
 			break
 		}
 	}
+	out = append(out, environmentRules(r)...)
+	return out
+}
+
+// environmentRules are the platform's rules on a sandbox's variables and
+// secrets (prime PR #805): valid names, no NUL byte in a value, and a name
+// is a variable or a secret, not both. Messages name the variable, never
+// its value.
+func environmentRules(r CreateSandboxRequest) []RuleViolation {
+	var out []RuleViolation
+	add := func(field, format string, args ...any) {
+		out = append(out, RuleViolation{Field: field, Inputs: []string{field}, Message: fmt.Sprintf(format, args...)})
+	}
 	for _, m := range []struct {
 		field string
 		vars  map[string]string
 	}{{"environment_vars", r.EnvironmentVars}, {"secrets", r.Secrets}} {
-		for name := range m.vars {
+		for _, name := range slices.Sorted(maps.Keys(m.vars)) {
 			if !ValidEnvName(name) {
-				add(in(m.field), "%q is not a valid variable name (letters, digits and _, not starting with a digit)", name)
+				add(m.field, "%q is not a valid variable name (letters, digits and _, not starting with a digit)", name)
 			}
+			if strings.ContainsRune(m.vars[name], 0) {
+				add(m.field, "the value of %s must not contain NUL bytes", name)
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Secrets)) {
+		if _, both := r.EnvironmentVars[name]; both {
+			out = append(out, RuleViolation{Field: "secrets", Inputs: []string{"secrets", "environment_vars"},
+				Message: fmt.Sprintf("%s is also in environment_vars; a name is either a variable or a secret, not both", name)})
 		}
 	}
 	return out

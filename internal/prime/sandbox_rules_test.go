@@ -50,6 +50,14 @@ func TestCreateRules(t *testing.T) {
 		{"empty label", base(func(r *CreateSandboxRequest) { r.Labels = []string{"ok", " "} }), "labels", "empty"},
 		{"bad env name", base(func(r *CreateSandboxRequest) { r.EnvironmentVars = map[string]string{"1BAD": "x"} }), "environment_vars", `"1BAD"`},
 		{"bad secret name", base(func(r *CreateSandboxRequest) { r.Secrets = map[string]string{"A-B": "x"} }), "secrets", `"A-B"`},
+		{"name of 100 characters", base(func(r *CreateSandboxRequest) { r.Name = strings.Repeat("é", 100) }), "", ""},
+		{"name of 101 characters", base(func(r *CreateSandboxRequest) { r.Name = strings.Repeat("n", 101) }), "name", "at most 100 characters, got 101"},
+		{"NUL in a variable", base(func(r *CreateSandboxRequest) { r.EnvironmentVars = map[string]string{"A": "x\x00y"} }), "environment_vars", "the value of A must not contain NUL bytes"},
+		{"NUL in a secret", base(func(r *CreateSandboxRequest) { r.Secrets = map[string]string{"TOKEN": "x\x00y"} }), "secrets", "the value of TOKEN must not contain NUL bytes"},
+		{"a variable and a secret of one name", base(func(r *CreateSandboxRequest) {
+			r.EnvironmentVars = map[string]string{"TOKEN": "a"}
+			r.Secrets = map[string]string{"TOKEN": "b"}
+		}), "secrets", "TOKEN is also in environment_vars"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

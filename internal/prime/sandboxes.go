@@ -53,11 +53,12 @@ func mapValues(m map[string]string) []string {
 	return out
 }
 
-// GetSandbox reads one sandbox. An unknown id wraps ErrNotFound.
+// GetSandbox reads one sandbox. An unknown id wraps ErrNotFound; another
+// owner's is a *ForeignError (ErrForeign).
 func (c *Client) GetSandbox(ctx context.Context, id string) (*Sandbox, error) {
 	var out Sandbox
 	if err := c.do(ctx, call{method: http.MethodGet, path: sandboxPath(id), out: &out, retry: retryIdempotent}); err != nil {
-		return nil, err
+		return nil, c.notFoundOrForeign(ctx, id, err)
 	}
 	c.kinds.remember(out)
 	c.secrets.learn(out.ID, out.Secrets)
@@ -127,10 +128,12 @@ func (c *Client) WalkSandboxes(ctx context.Context, opts ListSandboxesOptions, v
 }
 
 // DeleteSandbox deletes a sandbox. An unknown id wraps ErrNotFound; callers
-// that only want the sandbox gone treat that as success.
+// that only want the sandbox gone treat that as success. Another owner's is
+// a *ForeignError (ErrForeign): it is not gone.
 func (c *Client) DeleteSandbox(ctx context.Context, id string) error {
 	var out map[string]any
-	return c.do(ctx, call{method: http.MethodDelete, path: sandboxPath(id), out: &out, retry: retryIdempotent})
+	err := c.do(ctx, call{method: http.MethodDelete, path: sandboxPath(id), out: &out, retry: retryIdempotent})
+	return c.notFoundOrForeign(ctx, id, err)
 }
 
 // bulkDeleteChunk is how many ids one bulk delete carries, as the CLI sends.

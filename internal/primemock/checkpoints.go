@@ -1,7 +1,7 @@
 package primemock
 
 // Checkpoints and restores. A checkpoint copies a running VM's root file
-// system when it is requested ([guess] the mock freezes at once; FROZEN is
+// system when it is requested ([I: freeze-at-request] the mock freezes at once; FROZEN is
 // reported CheckpointFreezeDelay later), uploads for CheckpointDurableDelay
 // and is then DURABLE, or FAILED (CheckpointFailRate, or a sandbox named
 // with MagicCheckpointFailName). Volumes are never part of it. A sandbox
@@ -25,7 +25,7 @@ import (
 // FAIL at the end of its upload.
 const MagicCheckpointFailName = "prime-mock-checkpoint-fail"
 
-// checkpointPageSize is the owner list's page [guess: the page size and the
+// checkpointPageSize is the owner list's page [I: checkpoint-page: the page size and the
 // cursor's form are not published].
 const checkpointPageSize = 50
 
@@ -198,7 +198,7 @@ func (s *Server) snapshotRoot(sb *sandbox) (*sandboxfs.Snapshot, error) {
 	return snap, nil
 }
 
-func (s *Server) handleCreateCheckpoint(r *http.Request, _ string) reply {
+func (s *Server) handleCreateCheckpoint(r *http.Request, caller string) reply {
 	var body struct {
 		TTLSeconds *int `json:"ttl_seconds"`
 	}
@@ -213,11 +213,11 @@ func (s *Server) handleCreateCheckpoint(r *http.Request, _ string) reply {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb, rep, found := s.lookup(r)
+	sb, rep, found := s.lookup(r, caller)
 	if !found {
 		return rep
 	}
-	// [guess] Only a RUNNING VM can be checkpointed (409 otherwise).
+	// [I: checkpoint-running-only] Only a RUNNING VM can be checkpointed (409 otherwise).
 	if sb.status != prime.StatusRunning || sb.x.pausing {
 		return errorReply(http.StatusConflict, "Sandbox %s is %s; only a running VM sandbox can be checkpointed", sb.id, describeStatus(sb))
 	}
@@ -236,7 +236,7 @@ func (s *Server) handleCreateCheckpoint(r *http.Request, _ string) reply {
 			}
 		})
 	}
-	// [guess] 202: the request is accepted; the code is not published.
+	// [I: checkpoint-create-202] 202: the request is accepted; the code is not published.
 	return reply{status: http.StatusAccepted, body: s.wireCheckpoint(ck)}
 }
 
@@ -250,10 +250,10 @@ func describeStatus(sb *sandbox) string {
 	return sb.status
 }
 
-func (s *Server) handleListSandboxCheckpoints(r *http.Request, _ string) reply {
+func (s *Server) handleListSandboxCheckpoints(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb, rep, found := s.lookup(r)
+	sb, rep, found := s.lookup(r, caller)
 	if !found {
 		return rep
 	}
@@ -267,13 +267,16 @@ func (s *Server) handleListSandboxCheckpoints(r *http.Request, _ string) reply {
 	return ok(map[string]any{"checkpoints": out})
 }
 
-func (s *Server) handleListCheckpoints(r *http.Request, caller string) reply {
+// ownerPage is what GET and DELETE /sandbox/checkpoints work on: the
+// caller's (or, with team_id, the team's) checkpoints, optionally of one
+// sandbox_id, oldest first, and where the requested page starts (its
+// cursor) and ends. The caller holds the lock.
+func (s *Server) ownerPage(r *http.Request, caller string) (match []*checkpoint, start, end int, rep reply, ok bool) {
 	q := r.URL.Query()
-	start := 0
 	if c := q.Get("cursor"); c != "" {
 		n, err := strconv.Atoi(c)
 		if err != nil || n < 0 {
-			return errorReply(http.StatusUnprocessableEntity, "cursor is not one this server issued")
+			return nil, 0, 0, errorReply(http.StatusUnprocessableEntity, "cursor: not one this server issued"), false
 		}
 		start = n
 	}
@@ -281,17 +284,27 @@ func (s *Server) handleListCheckpoints(r *http.Request, caller string) reply {
 	if t := q.Get("team_id"); t != "" {
 		team = &t
 	}
-	scope, sandboxID := scopeOf(team, caller), q.Get("sandbox_id")
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var match []*checkpoint
+	scope, rep, allowed := s.scopeFor(team, caller)
+	if !allowed {
+		return nil, 0, 0, rep, false
+	}
+	sandboxID := q.Get("sandbox_id")
 	for _, ck := range s.res.ckOrder {
 		if ck.scope == scope && (sandboxID == "" || ck.sandboxID == sandboxID) {
 			match = append(match, ck)
 		}
 	}
 	start = min(start, len(match))
-	end := min(start+checkpointPageSize, len(match))
+	return match, start, min(start+checkpointPageSize, len(match)), reply{}, true
+}
+
+func (s *Server) handleListCheckpoints(r *http.Request, caller string) reply {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	match, start, end, rep, found := s.ownerPage(r, caller)
+	if !found {
+		return rep
+	}
 	page := []prime.Checkpoint{}
 	for _, ck := range match[start:end] {
 		page = append(page, s.wireCheckpoint(ck))
@@ -303,17 +316,26 @@ func (s *Server) handleListCheckpoints(r *http.Request, caller string) reply {
 	return ok(map[string]any{"checkpoints": page, "next_cursor": next})
 }
 
-func (s *Server) handleGetCheckpoint(r *http.Request, _ string) reply {
+// checkpointOf finds the caller's checkpoint; another owner's is not
+// found, as checkpoints:batchGet answers it [OA].
+func (s *Server) checkpointOf(id, caller string) *checkpoint {
+	if ck := s.res.checkpoints[id]; ck != nil && s.inScope(caller, ck.scope) {
+		return ck
+	}
+	return nil
+}
+
+func (s *Server) handleGetCheckpoint(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ck := s.res.checkpoints[r.PathValue("checkpoint_id")]
+	ck := s.checkpointOf(r.PathValue("checkpoint_id"), caller)
 	if ck == nil {
 		return errorReply(http.StatusNotFound, "Checkpoint not found")
 	}
 	return ok(s.wireCheckpoint(ck))
 }
 
-func (s *Server) handleBatchCheckpoints(r *http.Request, _ string) reply {
+func (s *Server) handleBatchCheckpoints(r *http.Request, caller string) reply {
 	var req prime.BatchCheckpointsRequest
 	if err := decodeBody(r, &req); err != nil {
 		return errorReply(http.StatusUnprocessableEntity, "%v", err)
@@ -321,6 +343,8 @@ func (s *Server) handleBatchCheckpoints(r *http.Request, _ string) reply {
 	if n := len(req.CheckpointIDs); n < 1 || n > prime.MaxBatchCheckpointIDs {
 		return errorReply(http.StatusUnprocessableEntity, "checkpoint_ids must hold 1 to %d ids, got %d", prime.MaxBatchCheckpointIDs, n)
 	}
+	// [I: batch-duplicates-422] The SDK's client checks these; the mock's
+	// server refuses what it refuses.
 	seen := map[string]bool{}
 	for _, id := range req.CheckpointIDs {
 		if len(id) < 1 || len(id) > prime.MaxCheckpointIDLength {
@@ -335,7 +359,7 @@ func (s *Server) handleBatchCheckpoints(r *http.Request, _ string) reply {
 	defer s.mu.Unlock()
 	out := prime.BatchCheckpointsResponse{Checkpoints: []prime.Checkpoint{}, Errors: []prime.CheckpointLookupError{}}
 	for _, id := range req.CheckpointIDs {
-		if ck := s.res.checkpoints[id]; ck != nil {
+		if ck := s.checkpointOf(id, caller); ck != nil {
 			out.Checkpoints = append(out.Checkpoints, s.wireCheckpoint(ck))
 			continue
 		}
@@ -344,64 +368,18 @@ func (s *Server) handleBatchCheckpoints(r *http.Request, _ string) reply {
 	return ok(out)
 }
 
-// deletable says why a checkpoint cannot be deleted now, or "".
-func deletable(ck *checkpoint) string {
-	// [guess] As the per-sandbox delete reports pending checkpoints as
-	// CONFLICT and keeps them, a single delete of one refuses too.
-	if ck.state == prime.CheckpointPending || ck.state == prime.CheckpointFrozen {
-		return fmt.Sprintf("Checkpoint %s is %s; it can be deleted once its upload has finished", ck.id, ck.state)
-	}
-	return ""
-}
-
-func (s *Server) handleDeleteCheckpoint(r *http.Request, _ string) reply {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ck := s.res.checkpoints[r.PathValue("checkpoint_id")]
-	if ck == nil {
-		return errorReply(http.StatusNotFound, "Checkpoint not found")
-	}
-	if why := deletable(ck); why != "" {
-		return errorReply(http.StatusConflict, "%s", why)
-	}
-	s.dropCheckpoint(ck, EventCheckpointDeleted, "")
-	return noContent()
-}
-
-func (s *Server) handleDeleteSandboxCheckpoints(r *http.Request, _ string) reply {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sb, rep, found := s.lookup(r)
-	if !found {
-		return rep
-	}
-	deleted, errs := []string{}, []prime.CheckpointLookupError{}
-	for _, ck := range slices.Clone(s.res.ckOrder) {
-		if ck.sandboxID != sb.id {
-			continue
-		}
-		if why := deletable(ck); why != "" {
-			errs = append(errs, prime.CheckpointLookupError{CheckpointID: ck.id, Code: "CONFLICT", Message: why})
-			continue
-		}
-		s.dropCheckpoint(ck, EventCheckpointDeleted, "")
-		deleted = append(deleted, ck.id)
-	}
-	return ok(map[string]any{"deleted": deleted, "errors": errs})
-}
-
 // admitRestore checks a create's checkpoint_id and makes the request the
 // checkpoint's: its image and disk size, and with restore_memory the
 // paused shape (its CPU and memory: the sandbox continues where it was
 // paused, as published). Only a DURABLE checkpoint of the
-// request's own scope restores [guess: 404 otherwise, as for a missing one;
+// request's own scope restores [I: restore-scope-404: 404 otherwise, as for a missing one;
 // 409 while it is not DURABLE]; restore_memory needs a pause checkpoint
 // (409, as published).
 func (s *Server) admitRestore(req *prime.CreateSandboxRequest, caller string) (*checkpoint, reply, bool) {
 	if req.CheckpointID == nil {
 		return nil, reply{}, true
 	}
-	ck := s.res.checkpoints[*req.CheckpointID]
+	ck := s.checkpointOf(*req.CheckpointID, caller)
 	if ck == nil || ck.scope != scopeOf(req.TeamID, caller) {
 		return nil, errorReply(http.StatusNotFound, "Checkpoint %s not found", *req.CheckpointID), false
 	}
@@ -462,7 +440,7 @@ func (s *Server) handleMockCheckpointFiles(w http.ResponseWriter, r *http.Reques
 
 // checkRestoreKeys is the create body's restore and volume rules, on the
 // keys as sent: with checkpoint_id (1-64 characters) docker_image and
-// disk_size_gb must be absent (the SDK's "omit docker_image" rule; [guess]
+// disk_size_gb must be absent (the SDK's "omit docker_image" rule; [I: restore-omit-text]
 // the platform's 422 says the same); restore_memory needs checkpoint_id;
 // volumes must be well formed.
 func checkRestoreKeys(keys map[string]json.RawMessage, req prime.CreateSandboxRequest) error {

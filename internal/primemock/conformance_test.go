@@ -74,13 +74,13 @@ func TestConformanceCreateDefaultsAndGet(t *testing.T) {
 	// Containers were retired: vm false is 410 with a detail, whatever
 	// else the body says.
 	gone := h.req("POST", "/api/v1/sandbox", map[string]any{"name": "c", "docker_image": "alpine", "vm": false, "cpu_cores": 0.5}).must(t, 410)
-	if d, _ := gone.body["detail"].(string); !strings.Contains(d, "retired") {
+	if d := detailText(gone); !strings.Contains(d, "retired") {
 		t.Errorf("410 detail = %q, want it to say containers were retired", d)
 	}
 	// Whole vCPUs: a fraction is 422, a whole float (the 0.2.39 SDK sends
 	// 1.0) is read as the integer; arch is echoed. Secrets come back masked.
 	frac := h.req("POST", "/api/v1/sandbox", map[string]any{"name": "f", "docker_image": "i", "cpu_cores": 1.5}).must(t, 422)
-	if d, _ := frac.body["detail"].(string); !strings.Contains(d, "cpu_cores") {
+	if d := detailText(frac); !strings.Contains(d, "cpu_cores") {
 		t.Errorf("422 detail = %q, want it to name cpu_cores", d)
 	}
 	c := h.req("POST", "/api/v1/sandbox", map[string]any{
@@ -117,7 +117,7 @@ func TestConformanceCreateDefaultsAndGet(t *testing.T) {
 
 	// Validation is the SDK's create rules; the first broken one is named.
 	bad := h.req("POST", "/api/v1/sandbox", map[string]any{"name": "g", "docker_image": "i", "gpu_count": 1}).must(t, 422)
-	if d, _ := bad.body["detail"].(string); !strings.Contains(d, "gpu_type") {
+	if d := detailText(bad); !strings.Contains(d, "gpu_type") {
 		t.Errorf("detail = %q, want it to name gpu_type", d)
 	}
 	// The 0.2.39 SDK's default create: no vm key, the default shell command
@@ -162,7 +162,7 @@ func TestConformanceCreateTimeListsCanonical(t *testing.T) {
 	}
 	// The SDK's entry rule, its wording: the entry in single quotes.
 	bad := h.req("POST", "/api/v1/sandbox", map[string]any{"name": "l", "docker_image": "i", "network_denylist": []string{"ok.com", "a..com"}}).must(t, 422)
-	if d := bad.body["detail"].(string); d != "network_denylist: 'a..com' contains an empty label" {
+	if d := detailText(bad); d != "network_denylist: 'a..com' contains an empty label" {
 		t.Errorf("detail %q", d)
 	}
 	// What the SDK lets through is stored, lowercased.
@@ -203,13 +203,15 @@ func TestConformanceList(t *testing.T) {
 	if s, ok := empty["sandboxes"].([]any); !ok || len(s) != 0 {
 		t.Errorf("a page past the end must be an empty array: %v", empty["sandboxes"])
 	}
-	// Defaults and the per_page cap.
+	// Defaults and the per_page bounds (1 to 1,000, never cut).
 	if d := h.req("GET", "/api/v1/sandbox", nil).must(t, 200).body; d["page"] != 1.0 || d["perPage"] != 50.0 {
 		t.Errorf("defaults = page %v perPage %v", d["page"], d["perPage"])
 	}
-	if d := h.req("GET", "/api/v1/sandbox?per_page=1000", nil).must(t, 200).body; d["perPage"] != 100.0 {
-		t.Errorf("per_page is capped at 100, got %v", d["perPage"])
+	if d := h.req("GET", "/api/v1/sandbox?per_page=1000", nil).must(t, 200).body; d["perPage"] != 1000.0 {
+		t.Errorf("per_page=1000 answered perPage %v", d["perPage"])
 	}
+	h.req("GET", "/api/v1/sandbox?per_page=1001", nil).must(t, 422)
+	h.req("GET", "/api/v1/sandbox?per_page=0", nil).must(t, 422)
 	h.req("GET", "/api/v1/sandbox?page=0", nil).must(t, 422)
 
 	// labels are ALL-of.
@@ -347,10 +349,11 @@ func TestConformanceEgressPolicy(t *testing.T) {
 	if pol["allowlist"] != nil || fmt.Sprint(pol["denylist"]) != "[]" || p["generation"] != 0.0 || p["applied_generation"] != -1.0 || p["applied"] != false {
 		t.Errorf("fresh VM = %v", p)
 	}
-	// A PUT before RUNNING is accepted; nothing is applied until RUNNING.
-	put := slow.req("PUT", "/api/v1/sandbox/"+id+"/egress-policy", map[string]any{"allowlist": []string{"a.com"}, "denylist": nil}).must(t, 202).body
-	if put["generation"] != 1.0 || put["applied_generation"] != -1.0 || put["applied"] != false {
-		t.Errorf("PUT before RUNNING = %v", put)
+	// A PUT before RUNNING is refused (running or paused sandboxes only);
+	// the policy is unchanged.
+	slow.req("PUT", "/api/v1/sandbox/"+id+"/egress-policy", map[string]any{"allowlist": []string{"a.com"}, "denylist": nil}).must(t, 409)
+	if p := slow.req("GET", "/api/v1/sandbox/"+id+"/egress-policy", nil).must(t, 200).body; p["generation"] != 0.0 {
+		t.Errorf("a refused PUT changed the policy: %v", p)
 	}
 
 	h := newHarness(t, primemock.Options{BootDelay: 20 * time.Millisecond, ApplyDelay: 20 * time.Millisecond})
@@ -363,7 +366,7 @@ func TestConformanceEgressPolicy(t *testing.T) {
 		t.Error("an untouched VM must be open")
 	}
 
-	put = h.req("PUT", "/api/v1/sandbox/"+id+"/egress-policy", map[string]any{
+	put := h.req("PUT", "/api/v1/sandbox/"+id+"/egress-policy", map[string]any{
 		"allowlist": []string{"Example.COM", "1.2.3.4", "bücher.de"}, "denylist": nil,
 	}).must(t, 202).body
 	keysOf(t, "PUT answer", put, "policy", "generation", "applied_generation", "applied")
@@ -406,7 +409,7 @@ func TestConformanceEgressPolicy(t *testing.T) {
 	}
 	for _, entry := range []string{"a..com", "http://x.com", "*", "::1", "x.com:443"} {
 		bad := h.req("PUT", "/api/v1/sandbox/"+id+"/egress-policy", map[string]any{"allowlist": []string{"ok.com", entry}, "denylist": nil}).must(t, 422)
-		if d := bad.body["detail"].(string); !strings.HasPrefix(d, "allowlist: '"+entry+"'") {
+		if d := detailText(bad); !strings.HasPrefix(d, "allowlist: '"+entry+"'") {
 			t.Errorf("detail %q does not name %q", d, entry)
 		}
 	}
@@ -416,7 +419,7 @@ func TestConformanceEgressPolicy(t *testing.T) {
 	for i := range many {
 		many[i] = "a.com"
 	}
-	if d := h.req("PUT", "/api/v1/sandbox/"+id+"/egress-policy", map[string]any{"allowlist": nil, "denylist": many}).must(t, 422).body["detail"]; d != "denylist supports at most 256 entries" {
+	if d := detailText(h.req("PUT", "/api/v1/sandbox/"+id+"/egress-policy", map[string]any{"allowlist": nil, "denylist": many}).must(t, 422)); d != "denylist supports at most 256 entries" {
 		t.Errorf("257 entries: %v", d)
 	}
 	if g := h.req("GET", "/api/v1/sandbox/"+id+"/egress-policy", nil).body["generation"]; g != 2.0 {

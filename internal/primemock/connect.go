@@ -69,10 +69,10 @@ func (s *Server) connectHandler() http.Handler {
 // gatewayAuth authenticates every procedure the way the gateway does and
 // finds the sandbox: a missing, unknown or expired token is unauthenticated,
 // a token of another sandbox permission_denied. Then: a sandbox that is gone
-// or terminal is not_found; a container answers unimplemented [guess: the
+// or terminal is not_found; a container answers unimplemented [I: connect-container-unimplemented: the
 // SDK says containers "do not expose this transport", and a Connect client
 // reads a missing route (HTTP 404) as unimplemented]; PENDING and
-// PROVISIONING are unavailable [guess]; a RUNNING sandbox the gateway has not
+// PROVISIONING are unavailable [I: connect-booting-unavailable]; a RUNNING sandbox the gateway has not
 // registered yet (the gateway lag) is not_found, which the SDK's
 // reachability wait retries.
 type gatewayAuth struct{ s *Server }
@@ -145,7 +145,7 @@ type commandSession struct {
 // event (the pid), data events as output is produced, keepalive events
 // every KeepaliveInterval and a final end event. When the stream's deadline
 // (Connect-Timeout-Ms) passes, the stream ends with deadline_exceeded and the
-// process keeps running [guess], as it does when the client goes away,
+// process keeps running [I: connect-process-outlives-stream], as it does when the client goes away,
 // until its script ends or it is signalled.
 func (c *commandSession) Start(ctx context.Context, req *connect.Request[commandsessionpb.StartRequest], stream *connect.ServerStream[commandsessionpb.StartResponse]) error {
 	s := c.s
@@ -203,7 +203,7 @@ func (c *commandSession) Start(ctx context.Context, req *connect.Request[command
 			return err
 		}
 		if errors.Is(x.err, shell.ErrVanished) {
-			// [guess] A sandbox deleted under a running command: the
+			// [I: connect-deleted-not-found] A sandbox deleted under a running command: the
 			// stream fails the way a vanished sandbox does.
 			return connect.NewError(connect.CodeNotFound, fmt.Errorf("sandbox %s was not found", sb.id))
 		}
@@ -226,7 +226,7 @@ func (c *commandSession) Start(ctx context.Context, req *connect.Request[command
 		case <-x.done:
 			return finish()
 		case <-cut:
-			// [guess] An outage cuts the stream; the process keeps running.
+			// [I: connect-outage-cut] An outage cuts the stream; the process keeps running.
 			x.detach(false)
 			return connect.NewError(connect.CodeUnavailable,
 				fmt.Errorf("the gateway is unavailable (a prime-mock gateway outage); process %d keeps running", x.pid))
@@ -249,7 +249,7 @@ func (c *commandSession) Start(ctx context.Context, req *connect.Request[command
 
 // endEvent reports how a script ended. A normal exit is {exit_code,
 // exited: true, status: "exit"} (the SDK's test fixture shows status "exit").
-// [guess] A signal ends it with the shell's 128+n code, exited false and
+// [I: connect-signal-end] A signal ends it with the shell's 128+n code, exited false and
 // status "signal: terminated" or "signal: killed".
 func endEvent(out shell.Outcome) *commandsessionpb.CommandSessionEvent_EndEvent {
 	end := &commandsessionpb.CommandSessionEvent_EndEvent{ExitCode: int32(out.Exit), Exited: true, Status: "exit"} //nolint:gosec // G115: 0-255
@@ -265,7 +265,7 @@ func endEvent(out shell.Outcome) *commandsessionpb.CommandSessionEvent_EndEvent 
 // startScript checks that a StartRequest is what the SDK sends and returns
 // the script. The SDK sends cmd "/bin/bash", args ["-c", SCRIPT], envs, an
 // optional cwd and stdin (false for a command, true from open_process).
-// [guess] Anything else (another program, other arguments, a pty) is
+// [I: connect-start-shape] Anything else (another program, other arguments, a pty) is
 // invalid_argument: the mock has nothing else to run. stdin true is
 // accepted, but with SendInput unimplemented the script reads nothing.
 func startScript(req *commandsessionpb.StartRequest) (string, error) {
@@ -339,7 +339,7 @@ func describeSelector(sel *commandsessionpb.CommandSessionSelector) string {
 }
 
 // List reports the sandbox's running processes started with Start, by pid.
-// [guess] Background processes a script started ("&") are not listed: the
+// [I: connect-list-foreground] Background processes a script started ("&") are not listed: the
 // process API knows the commands it started, not their children.
 func (c *commandSession) List(ctx context.Context, _ *connect.Request[commandsessionpb.ListRequest]) (*connect.Response[commandsessionpb.ListResponse], error) {
 	s := c.s

@@ -21,7 +21,7 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock/sandboxfs"
 )
 
-// The defaults the server applies when a key is absent [guess: nothing
+// The defaults the server applies when a key is absent [I: create-defaults: nothing
 // shows what the server does with a body that lacks them; cpu_cores 1 and
 // timeout_minutes 60 are the documented defaults, memory and disk the 0.2.39
 // SDK's, which it always sent].
@@ -40,7 +40,7 @@ const (
 )
 
 // retiredMessage is the 410's detail for vm false. [PR] The status is 410;
-// [guess] the text.
+// [I: retired-text] the text.
 const retiredMessage = "Container sandboxes were retired on 2026-09-18: every sandbox is a VM. Omit vm (or send true)."
 
 // createRefusal is a create the platform refuses before it is admitted:
@@ -48,6 +48,9 @@ const retiredMessage = "Container sandboxes were retired on 2026-09-18: every sa
 type createRefusal struct {
 	status int
 	msg    string
+	// plain: the platform's handler refuses it, with {"detail": "<msg>"},
+	// not its request validation (the list form).
+	plain bool
 }
 
 func (r *createRefusal) Error() string { return r.msg }
@@ -66,6 +69,14 @@ func refusalStatus(err error) int {
 	return http.StatusUnprocessableEntity
 }
 
+// refusalReply is the answer to a refused create.
+func refusalReply(err error) reply {
+	rep := errorReply(refusalStatus(err), "%v", err)
+	var r *createRefusal
+	rep.plain = errors.As(err, &r) && r.plain
+	return rep
+}
+
 // createWire is the body's keys whose wire form differs from
 // prime.CreateSandboxRequest's: cpu_cores arrives as any number (the 0.2.39
 // SDK sends 1.0), and the retired container keys.
@@ -79,10 +90,10 @@ type createWire struct {
 // decodeCreate reads a create body. Malformed JSON, wrong types and missing
 // required keys (name, docker_image: pydantic "Field required") are 422s; an
 // explicit vm false is 410 (containers were retired). The retired container
-// options are refused when they ask for something [guess: today's schema is
+// options are refused when they ask for something [I: retired-options: today's schema is
 // not visible; the 0.2.39 SDK always sent guaranteed false, which is
 // ignored, and null is ignored too]. A fractional cpu_cores is a 422
-// (pydantic's integer message [guess: the text]); a whole one (1.0, as the
+// (pydantic's integer message [I: cpu-integer-text: the text]); a whole one (1.0, as the
 // 0.2.39 SDK sends it) is read as that integer.
 func decodeCreate(raw []byte) (prime.CreateSandboxRequest, error) {
 	var keys map[string]json.RawMessage
@@ -162,8 +173,13 @@ func wholeCPUs(n *json.Number) (*int, error) {
 // is the body as received; the server-side dropping of a legacy string
 // start command (see admitCreate) has already happened.
 func checkCreate(req prime.CreateSandboxRequest) error {
-	// Field validation comes before the model validators in pydantic:
-	// StartCommand{executable: min_length 1, no NUL bytes; args: no NUL}.
+	// Field validation comes before the model validators in pydantic, in
+	// the order the fields are declared: name and docker_image [OA-r],
+	// then StartCommand{executable: min_length 1, no NUL bytes; args: no
+	// NUL}, then the resources.
+	if err := checkNameAndImage(req); err != nil {
+		return err
+	}
 	if sc := req.StartCommand; sc != nil && sc.Argv != nil {
 		switch {
 		case sc.Argv.Executable == "":
@@ -177,9 +193,16 @@ func checkCreate(req prime.CreateSandboxRequest) error {
 			}
 		}
 	}
+	if err := checkResources(req); err != nil {
+		return err
+	}
 	// [PR, live] A lifetime of 0 is refused; any negative value is none.
+	// Its text came back from the live platform as a plain detail.
 	if req.TimeoutMinutes != nil && *req.TimeoutMinutes == 0 {
-		return errors.New("timeout_minutes must be negative for infinite or >= 1")
+		return &createRefusal{status: http.StatusUnprocessableEntity, msg: "timeout_minutes must be negative for infinite or >= 1", plain: true}
+	}
+	if err := checkEnvironment(req); err != nil {
+		return err
 	}
 	gpus := 0
 	if req.GPUCount != nil {
@@ -215,7 +238,7 @@ func checkCreate(req prime.CreateSandboxRequest) error {
 			return errors.New("idle_timeout_minutes must be >= 1")
 		}
 		if *idle > maxIdleTimeoutMinutes {
-			// [guess] the text; the range is documented.
+			// [I: idle-max-text] the text; the range is documented.
 			return fmt.Errorf("idle_timeout_minutes must be <= %d", maxIdleTimeoutMinutes)
 		}
 		if timeout > 0 && *idle > timeout {
@@ -276,7 +299,7 @@ func fillDefaults(r *prime.CreateSandboxRequest) {
 		r.Arch = &a
 	}
 	if r.TeamID != nil && *r.TeamID == "" {
-		r.TeamID = nil // PRIME_TEAM_ID="" sends an empty team: no team [guess]
+		r.TeamID = nil // PRIME_TEAM_ID="" sends an empty team: no team [I: empty-team]
 	}
 	if r.Labels == nil {
 		r.Labels = []string{}

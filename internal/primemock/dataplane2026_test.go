@@ -80,7 +80,7 @@ func TestEgressPutAnswers(t *testing.T) {
 	path := "/api/v1/sandbox/" + id + "/egress-policy"
 	raw := func() (int, string) {
 		r, _ := http.NewRequest(http.MethodPut, h.ts.URL+path, strings.NewReader(`{"allowlist":["a.com"],"denylist":null,"rules":{}}`))
-		r.Header.Set("Authorization", "Bearer k")
+		r.Header.Set("Authorization", "Bearer "+h.key)
 		resp, err := h.ts.Client().Do(r)
 		if err != nil {
 			t.Fatal(err)
@@ -112,7 +112,7 @@ func TestEgressPutAnswers(t *testing.T) {
 // 429s with a Retry-After; off, the peaks are still measured. A batch
 // counts once for each sandbox it names.
 func TestRateLimits(t *testing.T) {
-	h := newHarness(t, primemock.Options{BootDelay: 10 * time.Millisecond})
+	h := newHarness(t, primemock.Options{BootDelay: 10 * time.Millisecond, NoRateLimits: true})
 	a := h.running(map[string]any{})
 	b := h.running(map[string]any{})
 	for range 5 {
@@ -124,7 +124,7 @@ func TestRateLimits(t *testing.T) {
 	}
 
 	// 300 × 0.01 = 3 egress GETs, 120 × 0.01 → 1 PUT per sandbox a minute.
-	h.srv.Configure(func(o *primemock.Options) { o.RateLimits, o.RateLimitScale = true, 0.01 })
+	h.srv.Configure(func(o *primemock.Options) { o.NoRateLimits, o.RateLimitScale = false, 0.01 })
 	limited := h.req("GET", "/api/v1/sandbox/"+a+"/egress-policy", nil).must(t, 429)
 	if ra := limited.header.Get("Retry-After"); ra == "" || ra == "0" {
 		t.Errorf("Retry-After %q", ra)

@@ -14,8 +14,14 @@
 // (the SDK's create validators, its egress entry and list rules) is the
 // mock's own port of the SDK's code, and differential tests compare the two
 // readings. Where the SDK's behaviour and the mock's disagree, the SDK wins.
-// Behaviour no SDK source supports is marked [guess] here and at the code;
-// [C] marks what only an SDK comment or docstring says.
+// Behaviour no source supports is marked [I] here and [I: key] at the code;
+// [C] marks what only an SDK comment or docstring says. Every rule the mock
+// enforces, its source and the flag that changes it, and every [I: key],
+// are in the conformance table: docs/guides/prime-mock.md (from
+// templates/guides/prime-mock.md.tmpl; a test keeps the two in step). By
+// default the mock refuses what the platform refuses: lifetimes end,
+// owners are checked, inputs are validated and the published rate limits
+// are enforced.
 //
 // It may import: the standard library, connectrpc.com/connect, google.golang.org/protobuf/..., golang.org/x/net/idna, internal/commandsession/..., internal/prime, internal/primemock/sandboxfs, internal/primemock/shell.
 //
@@ -34,7 +40,7 @@
 //	DELETE /sandbox                              bulk delete (JSON body)
 //	POST   /sandbox/status:batchGet              batch lifecycle status
 //	GET    /sandbox/{id}                         get
-//	DELETE /sandbox/{id}                         delete ([guess] a repeat delete succeeds; a verifiers comment [C] says the platform answers 404, so clients must take both)
+//	DELETE /sandbox/{id}                         delete ([I] a repeat delete succeeds; a verifiers comment [C] says the platform answers 404, so clients must take both)
 //	GET    /sandbox/{id}/egress-policy           egress policy status (VM only)
 //	PUT    /sandbox/{id}/egress-policy           replace the egress policy (VM only)
 //	GET    /sandbox/{id}/logs                    {"logs": "..."}
@@ -47,8 +53,9 @@
 //
 //	POST   /sandbox/{id}/checkpoints             checkpoint a running VM (optional {"ttl_seconds"}) → 202
 //	GET    /sandbox/{id}/checkpoints[?checkpoint_id=]  {"checkpoints"}, oldest first
-//	DELETE /sandbox/{id}/checkpoints             {"deleted", "errors"} (pending ones CONFLICT, kept)
+//	DELETE /sandbox/{id}/checkpoints             {"deleted", "errors"} (pending ones and the active tip CONFLICT, kept)
 //	GET    /sandbox/checkpoints[?team_id&sandbox_id&cursor]  a page of 50, {"checkpoints", "next_cursor"}
+//	DELETE /sandbox/checkpoints[?team_id&sandbox_id&cursor]  a page of 50, {"deleted", "errors", "next_cursor"}
 //	GET    /sandbox/checkpoints/{checkpoint_id}  one checkpoint
 //	DELETE /sandbox/checkpoints/{checkpoint_id}  204, no body (409 while PENDING or FROZEN)
 //	POST   /sandbox/checkpoints:batchGet         {"checkpoint_ids"} → {"checkpoints", "errors"}
@@ -90,6 +97,8 @@
 //	GET    /_mock/checkpoints/{id}/files?path=DIR a checkpoint's stored files
 //	GET    /_mock/config                         the current knobs
 //	POST   /_mock/config                         change knobs at runtime (partial JSON, see ConfigPatch)
+//	GET    /_mock/clock                          {now, rate, ahead}: the mock clock
+//	POST   /_mock/clock                          {"advance": "61m"} and/or {"rate": 60} (see Lifecycle)
 //
 // Stats count requests under their route template, e.g. "GET
 // /api/v1/sandbox/{id}", "POST /gateway/{user_ns}/{job_id}/exec", "POST
@@ -118,13 +127,16 @@
 //	GatewayLag         gateway_lag         -gateway-lag         gateway registration after RUNNING (default 300ms)
 //	KeepaliveInterval  keepalive_interval  -keepalive-interval  keepalive period of Start streams (default 2s)
 //	SleepScale         sleep_scale         -sleep-scale         factor on the wall time of every shell sleep (default 1)
-//	ReadFileLimit      read_file_limit     -read-file-limit     bytes read-file answers before 413 (default 10 MiB [guess])
+//	ReadFileLimit      read_file_limit     -read-file-limit     bytes read-file answers before 413 (default 10 MiB [I])
 //	UploadFailRate     upload_fail_rate    -upload-fail-rate    probability of an injected 503 per upload (half after the write)
 //	DownloadFailRate   download_fail_rate  -download-fail-rate  probability of an injected 503 per download or read-file
 //	GatewayOutageUntil gateway_outage      -gateway-outage      the gateway is out until then (patch and flag: a duration from now)
 //	JobBatchUnsupported job_batch_unsupported -job-batch-unsupported  the job batch endpoint answers 404
 //	EgressPutAnswer    egress_put_answer   -egress-put-answer   the 202's body: status (default), minimal ({"generation"}), empty
-//	RateLimits         rate_limits         -rate-limits         enforce the published rate limits with 429s (see Rate limits)
+//	NoRateLimits       rate_limits (false) -rate-limits=false   stop enforcing the published rate limits (on by default; see Rate limits)
+//	ClockRate          clock_rate          -clock-rate          mock seconds per real second on the mock clock (default 1)
+//	ValidationErrors   validation_errors   -validation-errors   the 422 shape: list (default), errors or string
+//	TeamMembers        team_members        -team-member T=KEY   the keys a team admits (a team never named admits every key)
 //	RateLimitScale     rate_limit_scale    -rate-limit-scale    factor on every limit (default 1)
 //	APIKey             (not exposed)       -api-key             the only API key accepted
 //	CheckpointFreezeDelay  checkpoint_freeze_delay  -checkpoint-freeze-delay  PENDING → FROZEN (default 50ms)
@@ -151,8 +163,16 @@
 // half, then RUNNING (startedAt set). DELETE makes it TERMINATED at once
 // (terminatedAt set), ends its running commands and background processes
 // and forgets its files; records stay readable until Reset. A sandbox that
-// goes to ERROR loses its files too. Lifetimes (timeoutMinutes, idle
-// timeouts) are not enforced.
+// goes to ERROR loses its files too.
+//
+// Lifetimes and idle timeouts run on the mock clock, which is also the time
+// the mock reports: timeout_minutes (default 60, negative: none) from the
+// create, paused time included, and idle_timeout_minutes while RUNNING and
+// no gateway command runs (commands, uploads, downloads and file reads
+// restart it; status reads do not). Either ends the sandbox TIMEOUT
+// (errorType TIMEOUT; event sandbox_ended). ClockRate speeds the clock up
+// (3600: a 60-minute lifetime in a second) and POST /_mock/clock (or
+// Server.AdvanceClock) moves it forward at once.
 //
 // The platform can also end a live sandbox on its own (its lifetime
 // timeout, an OOM kill, a cancellation): Server.TerminateSandbox and POST
@@ -160,7 +180,7 @@
 // the middle of a background job. The sandbox goes to the given final
 // status (Terminations: timeout is TIMEOUT with errorType TIMEOUT, oom is
 // ERROR with OOM_KILLED, cancel is TERMINATED without an error type
-// [guess: the statuses and messages; the SDK names the error types]), its
+// [I: the statuses and messages; the SDK names the error types]), its
 // processes stop and its files go; GET /sandbox/{id}/error-context, the
 // batch status and the sandbox object (terminationReason) carry the reason,
 // and the job batch answers NOT_RUNNING for its jobs. Event sandbox_ended.
@@ -203,33 +223,41 @@
 // timeout_minutes > 0. [C] A legacy string start command on the VM path (vm
 // true or absent) is dropped, not refused: the SDK's default create sends
 // "tail -f /dev/null" without a vm key. Absent keys take the SDK's defaults
-// [guess: the SDK always sends them]; an absent vm is a VM (the platform
-// default). Nothing else is refused: empty names, non-positive resources and
-// odd labels pass, as they pass the SDK.
+// [I: the SDK always sends them]; an absent vm is a VM (the platform
+// default). Beside the SDK's rules (see createfields.go): name 1-100
+// characters and docker_image at least 1 [OA-r]; cpu_cores 1-16, memory_gb
+// above 0 and at most 64, disk_size_gb above 0 and at most 1,000, gpu_count
+// 0-8 (the maxima only from the older reference [OLD]); variable and secret
+// names valid, values without NUL bytes, a name not both a variable and a
+// secret [PR #805]. Request validation errors are FastAPI's list
+// {"detail": [{"loc", "msg", "type"}]} (ValidationErrors); the lifetime of
+// 0 is a plain detail, as the live platform answered it.
 //
-// [guess] An idempotency_key seen before from the same API key returns the
-// original sandbox in its current state, whatever the body. [guess]
+// [I] An idempotency_key seen before from the same API key returns the
+// original sandbox in its current state, whatever the body. [I]
 // "labels": null is a 422 (the SDK never sends it), and unknown keys are
 // ignored, as pydantic models do by default.
 //
 // # List and bulk delete
 //
-// [guess, all of it beyond the SDK's request shapes] per_page is capped at
-// 100 (the CLI pages with 100); a bulk delete needs sandbox_ids or labels (a
-// 422 otherwise), deletes by label only the caller's sandboxes, and reports
-// an unknown ID in failed as "Sandbox not found".
+// A list shows the caller's own sandboxes, or with team_id the team's;
+// per_page is 1 to 1,000 [OLD] (a 422 beyond, never cut). [I] A bulk delete
+// needs sandbox_ids or labels (a 422 otherwise), deletes by label only the
+// caller's sandboxes, and reports an unknown or another owner's ID in failed
+// as "Sandbox not found".
 //
 // # Egress policy
 //
-// VM sandboxes only ([guess] a container, or a sandbox in a terminal status,
-// answers 409 {"detail"}; the evidence only infers a 4xx). A fresh VM
+// VM sandboxes only ([I] a container, or a sandbox in a terminal status,
+// answers 409 {"detail"}; the evidence only infers a 4xx). A PUT is taken
+// only by a RUNNING or PAUSED sandbox [OA]: a booting one is 409 [I]. A fresh VM
 // reports policy {allowlist: null, denylist: []}, generation 0,
 // applied_generation -1, applied false (the SDK's fixture), also while
-// RUNNING: there is nothing to apply, its egress is open. [guess]
+// RUNNING: there is nothing to apply, its egress is open. [I]
 // Create-time lists are the first policy, generation 0; [C] the first PUT is
-// generation 1; [guess] each later one adds 1, even an unchanged policy.
+// generation 1; [I] each later one adds 1, even an unchanged policy.
 // Every generation but an untouched VM's (create-time lists included) is
-// applied ApplyDelay after the later of its acceptance and RUNNING. [guess] The
+// applied ApplyDelay after the later of its acceptance and RUNNING. [I] The
 // sandbox object's networkAllowlist/networkDenylist and
 // advancedConfigs.vmEgressPolicy mirror the desired policy: the create-time
 // lists, then every accepted PUT (null on a VM never given lists).
@@ -239,14 +267,14 @@
 //
 // A PUT is answered 202 once the desired generation is persisted [OA]; the
 // data plane applies it asynchronously, ApplyDelay later (on a paused
-// sandbox, after the resume). [guess] The 202's body is the policy status,
+// sandbox, after the resume). [I] The 202's body is the policy status,
 // as GET answers it; EgressPutAnswer "minimal" answers {"generation": N}
 // and "empty" no body at all, for clients that must cope with either.
-// [guess] Connections are not modelled (curl and probe are instantaneous),
+// [I] Connections are not modelled (curl and probe are instantaneous),
 // so "established flows are not revoked" has nothing to act on.
 //
-// A PUT body must carry both keys [guess: 422 otherwise], exactly one of
-// them a list [guess: 422 otherwise], at most 256 entries, each valid by the
+// A PUT body must carry both keys [I: 422 otherwise], exactly one of
+// them a list [I: 422 otherwise], at most 256 entries, each valid by the
 // SDK's entry rule (which the SDK calls a mirror of the API's contract).
 // Entries are checked exactly as the SDK's _validate_egress_entry checks
 // them: Python str.strip() whitespace, Python ipaddress strictness (strict
@@ -256,7 +284,7 @@
 // hostname grammar would refuse ("a b.com", "256.1.1.1", "a_b.com").
 //
 // Stored entries are canonical [C: "lowercase, IDNA, /32"; the rest is a
-// guess]: a bare IPv4 address becomes its /32; a CIDR loses its host bits and
+// inferred]: a bare IPv4 address becomes its /32; a CIDR loses its host bits and
 // is written with a prefix length; names are lowercased, or IDNA-mapped to
 // A-labels when not ASCII, and lose their trailing dots; a name that is then
 // a strict IPv4 address becomes its /32; a canonical form that would not be
@@ -269,7 +297,7 @@
 // nothing (a PUT is fail-open until applied). Before anything is applied a
 // VM is open, except a VM created with create-time lists, which is blocked
 // entirely until generation 0 is applied: the asymmetry the upstream pull
-// request observed [C, for network_allowlist=["example.com"]; guess for
+// request observed [C, for network_allowlist=["example.com"]; inferred for
 // other lists, an empty denylist included]. An allowlist reaches a host
 // iff some entry matches it (so [] reaches nothing); a denylist reaches a
 // host iff no entry matches. A sandbox that is not RUNNING reaches nothing;
@@ -282,40 +310,40 @@
 // # Command transports
 //
 // Both transports authenticate the gateway token first: missing, unknown or
-// expired is 401 (REST) or unauthenticated (Connect); [guess] a token of
-// another sandbox is 403 or permission_denied. [guess] Tokens are issued
+// expired is 401 (REST) or unauthenticated (Connect); [I] a token of
+// another sandbox is 403 or permission_denied. [I] Tokens are issued
 // whatever the sandbox's status.
 //
 // REST exec (containers): the SDK's body {command, working_dir, env,
 // sandbox_id, timeout, user}; 200 {stdout, stderr, exit_code} for any exit
-// code; [guess] 409 while PENDING or PROVISIONING; 502 sandbox_not_found when the
+// code; [I] 409 while PENDING or PROVISIONING; 502 sandbox_not_found when the
 // sandbox is gone or terminal or during the gateway lag; 408 command_timeout
 // when the script outlives the request's timeout (the script stops); a
 // client that goes away stops it too. The user field is accepted and
-// ignored. [guess] An exchange cut by an outage leaves its script running
-// until it ends or its timeout passes. [guess] A VM's REST exec is refused
+// ignored. [I] An exchange cut by an outage leaves its script running
+// until it ends or its timeout passes. [I] A VM's REST exec is refused
 // with 400 {"error":"exec_not_supported",...}: the SDK never sends it.
 //
 // Connect (VMs): Start (server streaming), SendSignal and List; Connect,
 // Update, StreamInput and SendInput answer unimplemented. Status mapping: a
-// sandbox that is gone or terminal is not_found; [guess] a container is
+// sandbox that is gone or terminal is not_found; [I] a container is
 // unimplemented (the SDK says containers do not expose the transport, and a
-// Connect client reads a missing route as unimplemented); [guess] PENDING or
+// Connect client reads a missing route as unimplemented); [I] PENDING or
 // PROVISIONING is unavailable; RUNNING during the gateway lag is not_found.
 //
 // Start takes what the SDK sends: cmd "/bin/bash", args ["-c", SCRIPT],
 // envs, an optional cwd, and stdin (false for a command; true from the SDK's
-// open_process, accepted, but the script reads nothing). [guess] Anything
+// open_process, accepted, but the script reads nothing). [I] Anything
 // else (another program or arguments, a pty) is invalid_argument. The stream
-// is a start event with the pid [guess: pids count up from 1000 per sandbox],
+// is a start event with the pid [I: pids count up from 1000 per sandbox],
 // data events as output is produced (adjacent writes merged up to 64 KiB),
 // keepalive events every KeepaliveInterval, and an end event: {exit_code,
-// exited true, [guess] status "exit"} or, after a signal,
-// [guess] {exit_code 143 or 137, exited false, status "signal: terminated" or
+// exited true, [I] status "exit"} or, after a signal,
+// [I] {exit_code 143 or 137, exited false, status "signal: terminated" or
 // "signal: killed"}. The Connect-Timeout-Ms deadline is honoured: when it
-// passes, the stream ends with deadline_exceeded. [guess] The process keeps
+// passes, the stream ends with deadline_exceeded. [I] The process keeps
 // running after its stream ends (deadline or client gone) until its script
-// finishes or it is signalled; its output is then dropped. [guess] A sandbox
+// finishes or it is signalled; its output is then dropped. [I] A sandbox
 // deleted under a running process ends the stream with not_found.
 //
 // SendSignal(session {pid | tag}, SIGNAL_SIGTERM | SIGNAL_SIGKILL) stops a
@@ -323,10 +351,10 @@
 // unless the script ignores it (trap ” TERM) or handles it (the handler runs
 // after the running command, as in bash), SIGKILL always with 137. An unknown
 // or finished process is not_found; another signal is invalid_argument. List
-// returns the running processes (command spec, pid, tag), by pid. [guess]
+// returns the running processes (command spec, pid, tag), by pid. [I]
 // Both know only the processes Start started: background processes a script
 // started ("&") are not listed and not signalled by SendSignal (kill in a
-// script reaches them). [guess] An outage cuts a Start stream with
+// script reaches them). [I] An outage cuts a Start stream with
 // unavailable; its process keeps running.
 //
 // # Files
@@ -334,14 +362,14 @@
 // Every sandbox has a file system of its own, in memory: directories,
 // regular files (bytes and mode) and symlinks, resolved as the kernel
 // resolves paths (symlinks in the directory part always, the last one unless
-// the operation acts on the link; 40 hops at most). [guess] It starts as a
+// the operation acts on the link; 40 hops at most). [I] It starts as a
 // Debian-like skeleton: /, /bin, /dev (with /dev/null), /etc (hostname: the
 // sandbox id, os-release), /home, /opt, /root, /sandbox-workspace (the
 // sandbox object's diskMountPath), /srv, /tmp, /usr/bin, /usr/local/bin,
 // /usr/sbin, /var/log and /var/tmp. Contents live in a store shared by every
 // sandbox, keyed by SHA-256 and reference counted: a thousand sandboxes
 // given one archive, and the files unpacked from it, hold one copy. A file is
-// at most MaxFileBytes ([guess] 256 MiB, the mock's bound). A sandbox's files
+// at most MaxFileBytes ([I] 256 MiB, the mock's bound). A sandbox's files
 // vanish when it is deleted (DELETE, bulk delete), goes to ERROR, or on Reset.
 //
 // Go introspection: Server.ReadFile, Server.WriteFile (creates the parent
@@ -350,23 +378,23 @@
 //
 // The gateway's file routes serve VMs and containers alike (files never go
 // over Connect); they authenticate and map sandbox states as REST exec does
-// (401/403, 502 sandbox_not_found, [guess] 409 while booting), a sandbox_id
-// query parameter must match the token ([guess] 400), and they take absolute
-// paths only ([guess] 400 otherwise: [C] the upload is done by a sidecar, not
+// (401/403, 502 sandbox_not_found, [I] 409 while booting), a sandbox_id
+// query parameter must match the token ([I] 400), and they take absolute
+// paths only ([I] 400 otherwise: [C] the upload is done by a sidecar, not
 // in a command's working directory). Errors use the gateway's JSON shape
 // {"error", "message", "code", "sandboxId"}.
 //
 // Upload reads the multipart body as a stream and stores the field "file",
 // creating the missing parent directories [G: uploads create parents and
-// overwrite; guess: 0755], at most MaxUploadBytes (16 MiB [G]) per file
-// ([guess] 413 beyond it, and nothing is written):
-// 200 {"success": true, "path", "size", "timestamp"}; a new file is [guess]
-// 0644, a replaced one keeps its mode. [guess] A parent that is a file is
+// overwrite; I: 0755], at most MaxUploadBytes (16 MiB [G]) per file
+// ([I] 413 beyond it, and nothing is written):
+// 200 {"success": true, "path", "size", "timestamp"}; a new file is [I]
+// 0644, a replaced one keeps its mode. [I] A parent that is a file is
 // 400 upload_failed (a status clients do not retry), a directory is 400, a
 // body without the field 400.
 //
 // Download answers the raw bytes (application/octet-stream, Content-Length);
-// [guess] a missing file is 404 file_not_found (the SDK's test only asserts an
+// [I] a missing file is 404 file_not_found (the SDK's test only asserts an
 // error), a directory 400.
 //
 // Read-file answers {"content": text, "size": bytes answered}; 404 when the
@@ -377,9 +405,9 @@
 // truncated, and the limit applies to the file. Containers answer the window
 // with total_size, offset (where the window starts) and truncated, and the
 // limit applies to the window; [C] a negative offset counts from the end;
-// [guess] offset and length clamp to the file, truncated means the window
+// [I] offset and length clamp to the file, truncated means the window
 // does not cover the whole file, a negative length or a non-integer is 400.
-// [guess] Bytes that are not valid UTF-8 become U+FFFD, one per byte
+// [I] Bytes that are not valid UTF-8 become U+FFFD, one per byte
 // (binary files belong to download).
 //
 // # Background jobs
@@ -403,7 +431,7 @@
 //
 // POST /api/v1/sandbox/background-jobs/status:batchGet {"jobs":
 // [{"sandbox_id", "job_id"}]} is an /api/v1 route (API key, latency, faults;
-// an outage fails it too). [guess] What the SDK's client refuses (not 1 to
+// an outage fails it too). [I] What the SDK's client refuses (not 1 to
 // 100 entries, a job_id not matching [0-9A-Fa-f]{8}, repeated pairs, missing
 // or mistyped keys) is 422 {"detail"}. The answer, 200 {"statuses":
 // [{"sandbox_id", "job_id", "completed", "exit_code"?}], "errors":
@@ -411,8 +439,8 @@
 // one list: [C] the platform reads the canonical exit file; missing, empty
 // or not an integer is completed false without exit_code, an integer is
 // completed true with it. Errors: NOT_FOUND (unknown sandbox), FORBIDDEN
-// (another API key's), NOT_VM (a container), NOT_RUNNING ([guess] any status
-// but RUNNING, terminated included); [guess] the messages. With
+// (another API key's), NOT_VM (a container), NOT_RUNNING ([I] any status
+// but RUNNING, terminated included); [I] the messages. With
 // JobBatchUnsupported it answers 404 {"detail": "Not Found"}, which makes the
 // SDK fall back to per-job reads for good.
 //
@@ -504,16 +532,16 @@
 // list 1,000, delete 500. The mock counts every request against them in a
 // sliding 60-second window and reports, in Stats.RatePeaks, the most
 // requests one sandbox (or key) made in any window, per limit: a client's
-// margin, measured whether or not it is enforced. With RateLimits, a
+// margin, measured whether or not it is enforced. Unless NoRateLimits, a
 // request whose window is full is answered 429 {"detail": "Rate limit
 // exceeded"} with Retry-After (whole seconds until the window has room)
-// [guess: the contract shows neither the 429 nor any rate-limit header],
+// [I: the contract shows neither the 429 nor any rate-limit header],
 // and it counts nowhere; Stats.RateLimited429 counts them. RateLimitScale
 // multiplies every limit (at least 1), so a test reaches one quickly.
 //
 // During a gateway outage (GatewayOutageUntil) every gateway request (REST
 // exec, Connect calls, upload, download, read-file) and the job batch
-// endpoint fail: REST with 503 and [guess] the HTML page an edge proxy
+// endpoint fail: REST with 503 and [I] the HTML page an edge proxy
 // (nginx) sends, Connect with unavailable. When an outage begins, the
 // Connect streams and REST exec exchanges in flight are cut the same way;
 // the processes they started keep running. The rest of /api/v1 is up.
@@ -522,106 +550,115 @@
 //
 // Scopes: a request's scope is its team_id (a body key on creates, a query
 // parameter on lists and volume calls) or, without one, the caller's own
-// account (its API key). [guess] Access is otherwise not checked by id, as
-// for sandboxes.
+// account (its API key). Everything addressed by an ID belongs to a scope,
+// and another scope's sandbox, checkpoint, network or volume is not found
+// [I] (the status batch says FORBIDDEN, checkpoints:batchGet NOT_FOUND);
+// a team the key does not belong to (TeamMembers) is 403 [I].
 //
-// Checkpoints. A checkpoint is taken of a RUNNING VM ([guess] 409
-// otherwise, also while a pause is pending). [guess] The mock copies the
+// Checkpoints. A checkpoint is taken of a RUNNING VM ([I] 409
+// otherwise, also while a pause is pending). [I] The mock copies the
 // root file system when the request arrives, without the sandbox's volume
 // mounts (checkpoints never hold volumes); the record is PENDING, FROZEN
 // after CheckpointFreezeDelay, then after CheckpointDurableDelay DURABLE, or
 // FAILED with an error ("upload failed (simulated by prime-mock)") at
 // CheckpointFailRate or always for a sandbox whose name contains
 // MagicCheckpointFailName. Records are snake_case as the SDK parses them;
-// stored_bytes is the files' size once DURABLE; [guess] the create answers
-// 202 with the record. ttl_seconds (a positive number, [guess] no other
+// stored_bytes is the files' size once DURABLE; [I] the create answers
+// 202 with the record. ttl_seconds (a positive number, [I] no other
 // bound) deletes it that long after the request. A checkpoint that is not
 // DURABLE when its sandbox is deleted or fails is discarded: it reads as
-// NOT_FOUND from then on; a DURABLE one outlives its sandbox. [guess] A
+// NOT_FOUND from then on; a DURABLE one outlives its sandbox. [I] A
 // single DELETE of a PENDING or FROZEN checkpoint is 409 (the per-sandbox
 // delete reports those as CONFLICT, as published); a deleted checkpoint is
 // gone at once (no DELETING phase); depth and parent_id follow restores.
-// [guess] The owner list pages by 50 with an opaque next_cursor.
+// The per-sandbox delete and the owner delete (DELETE /sandbox/checkpoints,
+// one page of the owner's, {"deleted", "errors", "next_cursor"}) keep
+// pending checkpoints and the active tip of a running sandbox and report
+// them CONFLICT [OA]; [I] the tip is the running sandbox's newest
+// checkpoint of its root disk, or the one it was restored from, and a
+// single DELETE of it succeeds (its page: the data is kept while
+// descendants need it). [I] The owner list and delete page by 50 with an
+// opaque cursor.
 //
 // Restores. A create with checkpoint_id must omit docker_image and
 // disk_size_gb (422, the SDK's "omit docker_image" rule) and takes the
 // checkpoint's; restore_memory without checkpoint_id is 422, and with a
 // checkpoint that has no memory 409 (as published); with a pause
 // checkpoint it takes the paused sandbox's CPU and memory (the paused
-// shape, as published), whatever the create sends. [guess] An unknown
+// shape, as published), whatever the create sends. [I] An unknown
 // checkpoint, or one of another scope, is 404; one that is not DURABLE, or a
 // volume publish, 409. The new sandbox boots in RestoreDelay from a private
-// copy of the checkpoint's file system ([guess] /etc/hostname then names the
+// copy of the checkpoint's file system ([I] /etc/hostname then names the
 // new sandbox), so every file the checkpointed sandbox had exists in every
-// restored one; processes do not survive ([guess] also with restore_memory:
-// the shell cannot carry memory). [guess] A restore may carry create-time
+// restored one; processes do not survive ([I] also with restore_memory:
+// the shell cannot carry memory). [I] A restore may carry create-time
 // egress lists and volumes like any create.
 //
-// Pause and resume (VMs only; [guess] 409 for a container, a booting or a
-// terminal sandbox). [guess] Both answer 202 with the sandbox, and a repeat
+// Pause and resume (VMs only; [I] 409 for a container, a booting or a
+// terminal sandbox). [I] Both answer 202 with the sandbox, and a repeat
 // while pending or done is accepted again. A pause leaves the sandbox
 // RUNNING for PauseDelay, then PAUSED: the gateway forgets it (commands and
 // file transfers fail as for a sandbox that is not running), its command
-// streams, [guess] background processes and SSH sessions end, new
+// streams, [I] background processes and SSH sessions end, new
 // connections to it are refused, and a pause checkpoint with memory starts
 // uploading. An egress PUT while paused is accepted and applied ApplyDelay
-// after the resume. A resume is refused with [guess] 409 (synchronously; the
+// after the resume. A resume is refused with [I] 409 (synchronously; the
 // sandbox stays PAUSED) while the caller has ResumeLimit active sandboxes
 // (booting or running; paused ones do not count); otherwise the sandbox is
 // RUNNING after ResumeDelay and the gateway knows it GatewayLag later.
-// Lifetimes are not enforced, so paused time counting toward
-// timeout_minutes holds trivially.
+// Paused time counts toward timeout_minutes [G]; a paused sandbox does not
+// idle out [I].
 //
 // Networks. A network is created with rules (validated: selectors "*" or
-// "tag:<name>" with [guess] the tag grammar [A-Za-z0-9][A-Za-z0-9_.-]{0,62},
-// and [guess] at least one port per rule, each 1-65535). The published
+// "tag:<name>" with [I] the tag grammar [A-Za-z0-9][A-Za-z0-9_.-]{0,62},
+// and [I] at least one port per rule, each 1-65535). The published
 // default for a network created without a rules key is contradictory:
 // NetworkDefaultAllow false (the API text, the default) allows nothing,
-// true (the guide's example) lets every member reach every other ([guess]
+// true (the guide's example) lets every member reach every other ([I]
 // shown as "allow_all": true beside empty rules) until rules are PUT.
-// [guess] Members are RUNNING VMs of the network's scope (another scope's
+// [I] Members are RUNNING VMs of the network's scope (another scope's
 // sandbox is 404, one not running 409); a member that ends leaves its
 // networks. A member reaches another at <id>.sandbox.internal when both are
 // RUNNING members of one network and a rule matches the source's tags, the
-// peer's tags and the port. [guess] The egress policy does not govern this
+// peer's tags and the port. [I] The egress policy does not govern this
 // traffic. The shell's curl checks the URL's port (80 for http, 443
 // otherwise) and probe takes HOST[:PORT] (443 by default); each attempt is a
-// network_connect event. [guess] The answers of PUT rules and PUT member are
+// network_connect event. [I] The answers of PUT rules and PUT member are
 // the network; DELETE of a network or member is 204.
 //
-// Volumes. [guess] The record is {name, owner, team_id, size_gb,
+// Volumes. [I] The record is {name, owner, team_id, size_gb,
 // visibility PRIVATE|PUBLIC, head_checkpoint_id, created_at, updated_at};
 // names follow the published pattern; size_gb is 1-100 and only grows
 // (422); a name is unique in its scope (409); PATCH takes name or
 // owner/name, and another owner's volume is 404; DELETE answers 200
 // {success, message}; a PUBLIC volume of another owner attaches by
-// owner/name. The create request's volumes are [guess]
+// owner/name. The create request's volumes are [I]
 // [{name, mount_path, read_only}] (at most 8, absolute mount paths, none
 // twice; 422 otherwise, 404 for a volume the caller cannot see). A new
 // sandbox gets a private copy of each volume's head at its mount path (an
 // empty directory before the first publish). A publish (a RUNNING VM, a
 // read-write attachment: read-only is 409) copies the mount path into a
 // checkpoint with merge "pending"; once DURABLE and CheckpointDurableDelay
-// later its merge is [guess] "merged" and it is the volume's head, for
-// sandboxes created from then on. [guess] Read-only mounts and sizes are not
+// later its merge is [I] "merged" and it is the volume's head, for
+// sandboxes created from then on. [I] Read-only mounts and sizes are not
 // enforced on writes.
 //
-// Images. [guess] Every caller sees every image the mock knows: those
-// creates used (a CONTAINER and a VM_SANDBOX artifact, COMPLETED) and those
-// of ImagesWithoutVM (a CONTAINER artifact only), one logical image per
-// name:tag. A VM create from an image without a VM artifact fails with
-// [guess] 400 "VM image not found: ..." (restores and containers are not
-// checked). vm-build of a known name:tag starts a build ([guess] 201):
+// Images. [I] A caller sees the images its own (or its team's) creates
+// used (a CONTAINER and a VM_SANDBOX artifact, COMPLETED) and, everyone,
+// those of ImagesWithoutVM (a CONTAINER artifact only), one logical image
+// per name:tag. A VM create from an image without a VM artifact fails with
+// [I] 400 "VM image not found: ..." (restores and containers are not
+// checked). vm-build of a known name:tag starts a build ([I] 201):
 // PENDING, BUILDING from half of VMBuildDelay, COMPLETED after it (or, for
 // an image whose name contains MagicVMBuildFailName, FAILED with an
-// errorMessage [guess]); the list then shows a VM_SANDBOX row with the
-// build's status. [guess] A second
+// errorMessage [I]); the list then shows a VM_SANDBOX row with the
+// build's status. [I] A second
 // request during the build returns it again (200); one for an image that
 // already has a VM artifact is 409, an unknown image 404.
 //
-// SSH sessions (a RUNNING VM; [guess] 409 otherwise): public_key must be an
+// SSH sessions (a RUNNING VM; [I] 409 otherwise): public_key must be an
 // OpenSSH public key line, ttl_seconds 1-3600, default 900 [OLD reference].
-// [guess] The answer's host is the API's own and the port counts up from
+// [I] The answer's host is the API's own and the port counts up from
 // 2200; the mock serves no SSH. A session ends when closed (200 {success,
 // message}; then 404), when it expires, or when its sandbox pauses or ends.
 package primemock

@@ -21,8 +21,8 @@ func clonePolicy(p prime.EgressPolicy) prime.EgressPolicy {
 
 // policyTarget finds a sandbox whose egress policy may be read or written:
 // it must exist (404), be a VM (409) and not be terminal (409).
-func (s *Server) policyTarget(r *http.Request) (*sandbox, reply, bool) {
-	sb, rep, found := s.lookup(r)
+func (s *Server) policyTarget(r *http.Request, caller string) (*sandbox, reply, bool) {
+	sb, rep, found := s.lookup(r, caller)
 	if !found {
 		return nil, rep, false
 	}
@@ -51,20 +51,20 @@ func (s *Server) policyReply(sb *sandbox) reply {
 	return rep
 }
 
-func (s *Server) handleGetPolicy(r *http.Request, _ string) reply {
+func (s *Server) handleGetPolicy(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb, rep, found := s.policyTarget(r)
+	sb, rep, found := s.policyTarget(r, caller)
 	if !found {
 		return rep
 	}
 	return s.policyReply(sb)
 }
 
-// decodePolicyBody reads a PUT body. [guess] Both keys must be present (the SDK
+// decodePolicyBody reads a PUT body. [I: egress-put-both-keys] Both keys must be present (the SDK
 // always sends both, one of them null); anything else is 422. The body's
 // "rules" (new in the 2026 contract, its shape not published) may be absent,
-// null or an object [guess: anything else is 422]; the mock does not
+// null or an object [I: egress-rules-object: anything else is 422]; the mock does not
 // interpret what it holds.
 func decodePolicyBody(raw []byte) (prime.EgressPolicy, error) {
 	var keys map[string]json.RawMessage
@@ -100,7 +100,7 @@ func decodePolicyBody(raw []byte) (prime.EgressPolicy, error) {
 }
 
 // checkPolicy applies the PUT rules to a decoded body (nil is null) and
-// returns the policy to store: [guess] exactly one list non-null; [C] the SDK's
+// returns the policy to store: [I: egress-exactly-one] exactly one list non-null; [C] the SDK's
 // count and entry rules, which it calls a mirror of the API's contract;
 // entries canonicalised (see canonicalEgressEntry).
 func checkPolicy(p prime.EgressPolicy) (prime.EgressPolicy, error) {
@@ -129,7 +129,7 @@ func checkPolicy(p prime.EgressPolicy) (prime.EgressPolicy, error) {
 	return prime.EgressPolicy{Denylist: c}, nil
 }
 
-func (s *Server) handlePutPolicy(r *http.Request, _ string) reply {
+func (s *Server) handlePutPolicy(r *http.Request, caller string) reply {
 	// The body is validated first, as FastAPI does before a handler runs.
 	raw, err := readBody(r)
 	if err != nil {
@@ -147,9 +147,14 @@ func (s *Server) handlePutPolicy(r *http.Request, _ string) reply {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb, rep, found := s.policyTarget(r)
+	sb, rep, found := s.policyTarget(r, caller)
 	if !found {
 		return rep
+	}
+	// [OA] "Replace the egress policy of a running or paused VM sandbox":
+	// [I: egress-put-409] a booting one is a conflict.
+	if sb.status != prime.StatusRunning && sb.status != prime.StatusPaused {
+		return errorReply(http.StatusConflict, "Sandbox %s is %s; its egress policy can be replaced once it is RUNNING (or while it is PAUSED)", sb.id, sb.status)
 	}
 	// Every accepted PUT is a new generation, even an unchanged policy.
 	sb.generation++

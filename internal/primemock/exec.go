@@ -93,7 +93,7 @@ func (x *execution) detach(timedOut bool) {
 
 // environment is what a command starts with: the sandbox's environment_vars,
 // then its secrets (real values), then the request's variables, each layer
-// overriding the one before. [guess: the precedence]
+// overriding the one before. [I: env-precedence: the precedence]
 func environment(sb *sandbox, request map[string]string) map[string]string {
 	env := maps.Clone(sb.req.EnvironmentVars)
 	if env == nil {
@@ -105,7 +105,7 @@ func environment(sb *sandbox, request map[string]string) map[string]string {
 }
 
 // launchLocked registers x on a RUNNING sandbox and starts its script as
-// a new process (the leader of its own group [guess]); the caller holds
+// a new process (the leader of its own group [I: process-group]); the caller holds
 // s.mu and has checked the sandbox. parent bounds the script; a Connect
 // process gets a background context, so it outlives its stream. Every execution ends when the sandbox stops running,
 // Reset forgets it or Close is called.
@@ -124,6 +124,9 @@ func (s *Server) launchLocked(parent context.Context, sb *sandbox, x *execution,
 	sb.execs[x] = true
 	s.emit(Event{Type: EventCommandStarted, SandboxID: sb.id, Command: x.script, Transport: x.transport,
 		PID: x.pid, AppliedGeneration: x.appliedGen})
+	if x.transport == TransportConnect {
+		s.touch(sb) // a command is activity, and pins the idle clock while it runs
+	}
 
 	env = environment(sb, env)
 	go func() {
@@ -152,6 +155,9 @@ func (s *Server) finishExecution(x *execution, out shell.Outcome, err error) {
 			ExitCode: exit, AppliedGeneration: x.appliedGen, TimedOut: timedOut,
 			Signalled: out.Signal != "", Signal: out.Signal,
 		})
+		if x.transport == TransportConnect {
+			s.touch(sb) // the idle clock restarts when the command ends
+		}
 	}
 	s.mu.Unlock()
 	close(x.done)

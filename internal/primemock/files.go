@@ -47,7 +47,7 @@ type readFileResponse struct {
 // fileTarget authenticates a file request and finds its sandbox and path:
 // the sandbox's gateway token, a sandbox_id query parameter that must match it
 // when present, a sandbox the gateway serves, and an absolute path
-// ([guess] 400 otherwise: the SDK documents no answer).
+// ([I: file-path-400] 400 otherwise: the SDK documents no answer).
 func (s *Server) fileTarget(w http.ResponseWriter, r *http.Request, route string) (*sandbox, string, bool) {
 	if !s.gatewayBegin(w, r, route) {
 		return nil, "", false
@@ -65,6 +65,9 @@ func (s *Server) fileTarget(w http.ResponseWriter, r *http.Request, route string
 	if !served {
 		return nil, "", false
 	}
+	// An upload, download or file read is activity [G]: the idle clock
+	// starts again ([I: file-activity] whatever the request's outcome).
+	s.touchID(sb.id)
 	raw := q.Get("path")
 	if raw == "" {
 		gatewayError(w, http.StatusBadRequest, "invalid_request", "the path query parameter is required", sb.id)
@@ -111,7 +114,7 @@ func fileError(w http.ResponseWriter, err error, p, sandboxID string) {
 	case errors.Is(err, sandboxfs.ErrNoEnt), errors.Is(err, sandboxfs.ErrNotDir):
 		gatewayError(w, http.StatusNotFound, "file_not_found", "File not found: "+p, sandboxID)
 	case errors.Is(err, sandboxfs.ErrIsDir):
-		// [guess] A directory is not a file to transfer.
+		// [I: file-directory-400] A directory is not a file to transfer.
 		gatewayError(w, http.StatusBadRequest, "is_a_directory", p+" is a directory", sandboxID)
 	default:
 		gatewayError(w, http.StatusBadRequest, "file_error", p+": "+err.Error(), sandboxID)
@@ -119,14 +122,14 @@ func fileError(w http.ResponseWriter, err error, p, sandboxID string) {
 }
 
 // MaxUploadBytes is the platform's limit per uploaded file [G: "uploads ≤
-// 16 MiB per file"]; a larger one is refused with 413 [guess: the status;
+// 16 MiB per file"]; a larger one is refused with 413 [I: upload-413: the status;
 // the guide states the limit only].
 const MaxUploadBytes = 16 << 20
 
 // handleUpload stores the multipart field "file" at path, creating or
-// replacing a regular file ([guess] 0644 when new; an existing file keeps
+// replacing a regular file ([I: upload-modes] 0644 when new; an existing file keeps
 // its mode) and the missing parent directories ([G] uploads create
-// parents; [guess] 0755). The body is read as a stream: only the file's
+// parents; [I: upload-modes] 0755). The body is read as a stream: only the file's
 // bytes are held.
 func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	sb, p, ok := s.fileTarget(w, r, uploadRoute)
@@ -152,7 +155,7 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 		fileError(w, err, p, sb.id)
 		return
 	case errors.Is(err, sandboxfs.ErrNoEnt), errors.Is(err, sandboxfs.ErrNotDir), errors.Is(err, sandboxfs.ErrExist):
-		// A parent that is not a directory. [guess] 400, a status clients
+		// A parent that is not a directory. [I: upload-parent-400] 400, a status clients
 		// do not retry.
 		gatewayError(w, http.StatusBadRequest, "upload_failed",
 			fmt.Sprintf("cannot write %s: Not a directory (a parent of it is a file)", p), sb.id)
@@ -229,7 +232,7 @@ func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) {
 	}
 	data, err := sb.m.FS().ReadFile(p)
 	if err != nil {
-		// [I] A missing file is 404 (the SDK's test only asserts an error).
+		// [I: download-404] A missing file is 404 (the SDK's test only asserts an error).
 		fileError(w, err, p, sb.id)
 		return
 	}
@@ -285,7 +288,7 @@ func (s *Server) handleReadFile(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// textOf is content as text: [guess] each byte that is not valid UTF-8
+// textOf is content as text: [I: read-file-utf8] each byte that is not valid UTF-8
 // becomes U+FFFD (binary files belong to download).
 func textOf(b []byte) string {
 	if utf8.Valid(b) {

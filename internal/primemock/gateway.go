@@ -21,14 +21,14 @@ type gatewayToken struct {
 	expires     time.Time
 }
 
-// handleAuth issues a gateway token. [guess] Tokens are issued whatever the
+// handleAuth issues a gateway token. [I: token-any-status] Tokens are issued whatever the
 // sandbox's status: the gateway, not the control plane, reports that a
 // sandbox is not running or gone, which is the path the SDK's error handling
 // is built around.
-func (s *Server) handleAuth(r *http.Request, _ string) reply {
+func (s *Server) handleAuth(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb, rep, found := s.lookup(r)
+	sb, rep, found := s.lookup(r, caller)
 	if !found {
 		return rep
 	}
@@ -133,7 +133,7 @@ func (s *Server) gatewayToken(w http.ResponseWriter, r *http.Request) (gatewayTo
 
 // refuseUnservedLocked answers for a sandbox the gateway cannot serve: gone
 // or terminal, or RUNNING but not yet registered (the gateway lag), is 502
-// sandbox_not_found; [guess] PENDING or PROVISIONING is 409. It reports
+// sandbox_not_found; [I: gateway-booting-409] PENDING or PROVISIONING is 409. It reports
 // whether it answered.
 func refuseUnservedLocked(w http.ResponseWriter, sb *sandbox, id string) bool {
 	switch {
@@ -160,7 +160,7 @@ func (s *Server) servedSandbox(w http.ResponseWriter, tok gatewayToken) (*sandbo
 }
 
 // edgeUnavailable is what an edge proxy answers when the gateway behind it
-// is down. [guess] nginx's page: clients must cope with a body that is not
+// is down. [I: outage-html] nginx's page: clients must cope with a body that is not
 // JSON.
 const edgeUnavailable = "<html>\r\n<head><title>503 Service Temporarily Unavailable</title></head>\r\n<body>\r\n" +
 	"<center><h1>503 Service Temporarily Unavailable</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"

@@ -3,14 +3,15 @@ package primemock
 // Images and their VM artifacts. The mock knows the images that creates
 // used (each with a container and a VM artifact) and those listed in
 // ImagesWithoutVM (a container artifact only): a VM create from one of
-// those fails with 400 "VM image not found" [guess: the status is not
+// those fails with 400 "VM image not found" [I: vm-image-400: the status is not
 // published] until a vm-build of its name:tag COMPLETES (VMBuildDelay;
 // PENDING, then BUILDING from half of it), or FAILS at its end when the
-// image's name contains MagicVMBuildFailName. [guess] Every caller sees
-// every image; the list pages by logical image (name:tag) with limit and
-// offset.
+// image's name contains MagicVMBuildFailName. A caller sees the images its
+// own (or its team's) creates used; the list pages by logical image
+// (name:tag) with limit and offset.
 
 import (
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
@@ -20,14 +21,18 @@ import (
 )
 
 // MagicVMBuildFailName in an image's name makes its vm-builds end FAILED
-// [guess: the failure's message is not published].
+// [I: vm-build-fail-text: the failure's message is not published].
 const MagicVMBuildFailName = "prime-mock-vm-build-fail"
 
 type mockImage struct {
 	ref       string // as first seen: [owner/]name:tag
 	name, tag string
 	// hasVM: the image has a VM artifact from the start.
-	hasVM     bool
+	hasVM bool
+	// scopes are the owners whose creates used it; [I: image-owners] an
+	// image of ImagesWithoutVM is everyone's.
+	scopes    map[string]bool
+	fixture   bool
 	build     *imageBuild // the latest vm-build
 	createdAt time.Time
 }
@@ -68,7 +73,8 @@ func (s *Server) imageFor(ref string) *mockImage {
 	if im := s.res.images[key]; im != nil {
 		return im
 	}
-	im := &mockImage{ref: ref, name: name, tag: tag, hasVM: !s.lacksVM(ref), createdAt: s.now()}
+	im := &mockImage{ref: ref, name: name, tag: tag, hasVM: !s.lacksVM(ref), createdAt: s.now(), scopes: map[string]bool{}}
+	im.fixture = !im.hasVM
 	s.res.images[key] = im
 	return im
 }
@@ -86,12 +92,17 @@ func (s *Server) lacksVM(ref string) bool {
 	return false
 }
 
-// admitImage refuses a VM create from an image without a VM artifact.
-func (s *Server) admitImage(req prime.CreateSandboxRequest) (reply, bool) {
+// visibleTo reports whether an owner scope sees the image.
+func (im *mockImage) visibleTo(scope string) bool { return im.fixture || im.scopes[scope] }
+
+// admitImage refuses a VM create from an image without a VM artifact; the
+// image is then the creating scope's too.
+func (s *Server) admitImage(req prime.CreateSandboxRequest, scope string) (reply, bool) {
 	if req.CheckpointID != nil || req.DockerImage == "" {
 		return reply{}, true
 	}
 	im := s.imageFor(req.DockerImage)
+	im.scopes[scope] = true
 	if im.vmReady() {
 		return reply{}, true
 	}
@@ -119,8 +130,12 @@ func (s *Server) imageRows(im *mockImage) []map[string]any {
 	return rows
 }
 
-func (s *Server) handleListImages(r *http.Request, _ string) reply {
+func (s *Server) handleListImages(r *http.Request, caller string) reply {
 	q := r.URL.Query()
+	var team *string
+	if t := q.Get("teamId"); t != "" {
+		team = &t
+	}
 	limit, err := intParam(q.Get("limit"), 50)
 	if err != nil || limit < 1 {
 		return errorReply(http.StatusUnprocessableEntity, "limit must be an integer >= 1")
@@ -131,12 +146,18 @@ func (s *Server) handleListImages(r *http.Request, _ string) reply {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	scope, rep, allowed := s.scopeFor(team, caller)
+	if !allowed {
+		return rep
+	}
 	for _, ref := range s.opts.ImagesWithoutVM {
 		s.imageFor(ref)
 	}
 	keys := make([]string, 0, len(s.res.images))
-	for k := range s.res.images {
-		keys = append(keys, k)
+	for k, im := range s.res.images {
+		if im.visibleTo(scope) {
+			keys = append(keys, k)
+		}
 	}
 	slices.Sort(keys)
 	data := []map[string]any{}
@@ -146,21 +167,31 @@ func (s *Server) handleListImages(r *http.Request, _ string) reply {
 	return ok(map[string]any{"data": data, "totalCount": len(keys), "offset": offset, "limit": limit})
 }
 
-func (s *Server) handleVMBuild(r *http.Request, _ string) reply {
+func (s *Server) handleVMBuild(r *http.Request, caller string) reply {
 	name, tag := r.PathValue("image_name"), r.PathValue("image_tag")
+	var body struct {
+		TeamID *string `json:"teamId"`
+	}
+	if raw, err := readBody(r); err == nil {
+		_ = json.Unmarshal(raw, &body) // the body is optional
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	scope, rep, allowed := s.scopeFor(body.TeamID, caller)
+	if !allowed {
+		return rep
+	}
 	for _, ref := range s.opts.ImagesWithoutVM {
 		s.imageFor(ref)
 	}
 	im := s.res.images[name+":"+tag]
 	switch {
-	case im == nil:
+	case im == nil || !im.visibleTo(scope):
 		return errorReply(http.StatusNotFound, "Image %s:%s not found", name, tag)
 	case im.vmReady():
 		return errorReply(http.StatusConflict, "Image %s:%s already has a VM artifact", name, tag)
 	case im.build != nil && !prime.IsTerminalImageBuildStatus(im.build.status):
-		// [guess] A build in progress is returned again.
+		// [I: vm-build-repeat] A build in progress is returned again.
 		return ok(vmBuildAnswer(im.build, "a VM build is already in progress"))
 	}
 	now := s.now()
@@ -192,7 +223,7 @@ func (s *Server) handleVMBuild(r *http.Request, _ string) reply {
 			s.emit(Event{Type: EventImageBuild, Image: im.name + ":" + im.tag, BuildID: b.id, State: b.status})
 		})
 	})
-	// [guess] 201, as the image build create.
+	// [I: vm-build-201] 201, as the image build create.
 	return reply{status: http.StatusCreated, body: vmBuildAnswer(b, "VM build started")}
 }
 
@@ -200,17 +231,31 @@ func vmBuildAnswer(b *imageBuild, msg string) map[string]any {
 	return map[string]any{"success": true, "message": msg, "buildId": b.id, "artifactBuildId": b.artifactID}
 }
 
-func (s *Server) handleGetBuild(r *http.Request, _ string) reply {
+func (s *Server) handleGetBuild(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.res.builds[r.PathValue("build_id")]
-	if b == nil {
+	if b == nil || !s.seesImage(caller, b.image) {
 		return errorReply(http.StatusNotFound, "Build not found")
 	}
-	// [guess] The build's progress: its schema is not published.
+	// [I: build-progress-shape] The build's progress: its schema is not published.
 	return ok(map[string]any{
 		"id": b.id, "status": b.status, "imageName": b.image.name, "imageTag": b.image.tag, "artifactType": prime.ArtifactVM,
 		"createdAt": ts(b.createdAt), "startedAt": tsPtr(b.startedAt), "completedAt": tsPtr(b.completedAt),
 		"errorMessage": b.errMsg,
 	})
+}
+
+// seesImage reports whether any scope of the caller (its account or one of
+// its teams) sees the image.
+func (s *Server) seesImage(caller string, im *mockImage) bool {
+	if im.fixture {
+		return true
+	}
+	for scope := range im.scopes {
+		if s.inScope(caller, scope) {
+			return true
+		}
+	}
+	return false
 }

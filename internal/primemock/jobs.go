@@ -63,7 +63,7 @@ type jobBatchResponse struct {
 func jobExitFile(jobID string) string { return "/tmp/job_" + jobID + ".exit" }
 
 // handleJobBatch answers every requested job in exactly one of statuses
-// and errors. [guess] Requests the SDK's client would refuse (not 1 to 100
+// and errors. [I: job-batch-422] Requests the SDK's client would refuse (not 1 to 100
 // entries, a job id that is not 8 hex digits, repeats) are 422 {"detail"};
 // the messages of the per-job errors are the mock's.
 func (s *Server) handleJobBatch(r *http.Request, caller string) reply {
@@ -113,7 +113,6 @@ func (s *Server) handleJobBatch(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := jobBatchResponse{Statuses: []jobStatus{}, Errors: []jobStatusError{}}
-	user := userIDOf(caller)
 	for _, j := range jobs {
 		id, job := *j.SandboxID, *j.JobID
 		fail := func(code, format string, args ...any) {
@@ -123,7 +122,7 @@ func (s *Server) handleJobBatch(r *http.Request, caller string) reply {
 		switch {
 		case sb == nil:
 			fail(JobCodeNotFound, "Sandbox not found")
-		case sb.userID != user:
+		case !s.mayAct(caller, sb):
 			fail(JobCodeForbidden, "Sandbox %s belongs to another user", id)
 		case sb.status != prime.StatusRunning:
 			fail(JobCodeNotRunning, "Sandbox %s is not running (status %s)", id, sb.status)

@@ -61,7 +61,7 @@ type Termination struct {
 }
 
 // Terminations the platform is known for, by the names TerminateSandbox and
-// POST /_mock/sandbox/{id}/terminate accept as "reason". [guess] The
+// POST /_mock/sandbox/{id}/terminate accept as "reason". [I: termination-texts] The
 // statuses and messages: the SDK names the error types (TIMEOUT,
 // OOM_KILLED) and words its errors "exceeded its maximum runtime" and
 // "terminated due to out-of-memory"; a cancellation has no error type.
@@ -80,11 +80,16 @@ func (s *Server) TerminateSandbox(id string, t Termination) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sb := s.sandboxes[id]
-	switch {
-	case sb == nil:
+	if sb == nil {
 		return fmt.Errorf("prime-mock: no sandbox %q", id)
-	case isTerminal(sb.status):
-		return fmt.Errorf("prime-mock: sandbox %s is already %s", id, sb.status)
+	}
+	return s.terminateLocked(sb, t)
+}
+
+// terminateLocked is TerminateSandbox under the lock.
+func (s *Server) terminateLocked(sb *sandbox, t Termination) error {
+	if isTerminal(sb.status) {
+		return fmt.Errorf("prime-mock: sandbox %s is already %s", sb.id, sb.status)
 	}
 	if t.Status == "" {
 		t.Status = prime.StatusTerminated

@@ -4,7 +4,7 @@ package primemock
 // owner scope; a member reaches another at <sandbox-id>.sandbox.internal
 // when both are RUNNING members of one network and a rule of it matches the
 // source's tags (from), the peer's tags (to) and the port. The egress
-// policy does not govern this traffic [guess: a network exists so that
+// policy does not govern this traffic [I: network-no-egress: a network exists so that
 // locked-down agents can reach a tool server]. The shell's curl and probe
 // go through it (curl http://ID.sandbox.internal:8080/ checks port 8080;
 // without a port, 80 for http and 443 otherwise).
@@ -35,9 +35,12 @@ type network struct {
 	updatedAt   time.Time
 }
 
-// mockTagPattern is the mock's tag grammar [guess: not published].
+// mockTagPattern is the mock's tag grammar [I: tag-grammar: not published].
 var mockTagPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
 
+// wireNetwork is a network as the API answers it. [I: network-shape] Only
+// NetworkResponse's id and name are published; the other keys are the
+// mock's.
 func (s *Server) wireNetwork(n *network) map[string]any {
 	members := []prime.NetworkMember{}
 	for _, id := range n.memberOrder {
@@ -54,13 +57,13 @@ func (s *Server) wireNetwork(n *network) map[string]any {
 		"created_at": ts(n.createdAt), "updated_at": ts(n.updatedAt),
 	}
 	if n.allowAll {
-		out["allow_all"] = true // [guess] how the default-allow network shows
+		out["allow_all"] = true // [I: network-allow-all] how the default-allow network shows
 	}
 	return out
 }
 
 // checkNetworkRules is the mock's rule check: selectors "*" or
-// "tag:<name>", at least one port [guess], each 1-65535.
+// "tag:<name>", at least one port [I: rule-ports], each 1-65535.
 func checkNetworkRules(rules []prime.NetworkRule) error {
 	for i, r := range rules {
 		for _, sel := range []string{r.From, r.To} {
@@ -104,9 +107,13 @@ func (s *Server) handleCreateNetwork(r *http.Request, caller string) reply {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	scope, rep, allowed := s.scopeFor(req.TeamID, caller)
+	if !allowed {
+		return rep
+	}
 	now := s.now()
 	n := &network{
-		id: s.newResourceID("net"), name: req.Name, scope: scopeOf(req.TeamID, caller), teamID: cloneStrPtr(req.TeamID),
+		id: s.newResourceID("net"), name: req.Name, scope: scope, teamID: cloneStrPtr(req.TeamID),
 		rules: slices.Clone(req.Rules), members: map[string][]string{}, createdAt: now, updatedAt: now,
 	}
 	if !rulesGiven {
@@ -119,18 +126,18 @@ func (s *Server) handleCreateNetwork(r *http.Request, caller string) reply {
 	return reply{status: http.StatusCreated, body: s.wireNetwork(n)}
 }
 
-func (s *Server) networkOf(r *http.Request) (*network, reply, bool) {
+func (s *Server) networkOf(r *http.Request, caller string) (*network, reply, bool) {
 	n := s.res.networks[r.PathValue("network_id")]
-	if n == nil {
+	if n == nil || !s.inScope(caller, n.scope) {
 		return nil, errorReply(http.StatusNotFound, "Network not found"), false
 	}
 	return n, reply{}, true
 }
 
-func (s *Server) handleGetNetwork(r *http.Request, _ string) reply {
+func (s *Server) handleGetNetwork(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n, rep, found := s.networkOf(r)
+	n, rep, found := s.networkOf(r, caller)
 	if !found {
 		return rep
 	}
@@ -142,9 +149,12 @@ func (s *Server) handleListNetworks(r *http.Request, caller string) reply {
 	if t := r.URL.Query().Get("team_id"); t != "" {
 		team = &t
 	}
-	scope := scopeOf(team, caller)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	scope, rep, allowed := s.scopeFor(team, caller)
+	if !allowed {
+		return rep
+	}
 	out := []map[string]any{}
 	for _, n := range s.res.netOrder {
 		if n.scope == scope {
@@ -154,10 +164,10 @@ func (s *Server) handleListNetworks(r *http.Request, caller string) reply {
 	return ok(map[string]any{"networks": out})
 }
 
-func (s *Server) handleDeleteNetwork(r *http.Request, _ string) reply {
+func (s *Server) handleDeleteNetwork(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n, rep, found := s.networkOf(r)
+	n, rep, found := s.networkOf(r, caller)
 	if !found {
 		return rep
 	}
@@ -167,7 +177,7 @@ func (s *Server) handleDeleteNetwork(r *http.Request, _ string) reply {
 	return noContent()
 }
 
-func (s *Server) handleReplaceRules(r *http.Request, _ string) reply {
+func (s *Server) handleReplaceRules(r *http.Request, caller string) reply {
 	var req prime.ReplaceRulesRequest
 	if err := decodeBody(r, &req); err != nil {
 		return errorReply(http.StatusUnprocessableEntity, "%v", err)
@@ -180,7 +190,7 @@ func (s *Server) handleReplaceRules(r *http.Request, _ string) reply {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n, rep, found := s.networkOf(r)
+	n, rep, found := s.networkOf(r, caller)
 	if !found {
 		return rep
 	}
@@ -189,7 +199,7 @@ func (s *Server) handleReplaceRules(r *http.Request, _ string) reply {
 	return ok(s.wireNetwork(n))
 }
 
-func (s *Server) handlePutMember(r *http.Request, _ string) reply {
+func (s *Server) handlePutMember(r *http.Request, caller string) reply {
 	var req prime.PutMemberRequest
 	if err := decodeBody(r, &req); err != nil {
 		return errorReply(http.StatusUnprocessableEntity, "%v", err)
@@ -201,12 +211,12 @@ func (s *Server) handlePutMember(r *http.Request, _ string) reply {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n, rep, found := s.networkOf(r)
+	n, rep, found := s.networkOf(r, caller)
 	if !found {
 		return rep
 	}
 	sb := s.sandboxes[r.PathValue("sandbox_id")]
-	// [guess] A sandbox of another owner is not found; one that is not a
+	// [I: member-scope] A sandbox of another owner is not found; one that is not a
 	// running VM is a conflict.
 	if sb == nil || sandboxScope(sb) != n.scope {
 		return errorReply(http.StatusNotFound, "Sandbox not found")
@@ -226,10 +236,10 @@ func (s *Server) handlePutMember(r *http.Request, _ string) reply {
 	return ok(s.wireNetwork(n))
 }
 
-func (s *Server) handleRemoveMember(r *http.Request, _ string) reply {
+func (s *Server) handleRemoveMember(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n, rep, found := s.networkOf(r)
+	n, rep, found := s.networkOf(r, caller)
 	if !found {
 		return rep
 	}

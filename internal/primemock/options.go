@@ -3,6 +3,7 @@ package primemock
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"time"
 )
 
@@ -28,7 +29,10 @@ const (
 	DefaultReadFileLimit = 10 << 20
 )
 
-// Options are the mock's knobs. The zero value is a fast, fault-free mock.
+// Options are the mock's knobs. The zero value is a fast, fault-free mock
+// that refuses what the platform refuses: the published rate limits,
+// lifetimes and idle timeouts, owners and input rules are on (see the
+// conformance table, docs/guides/prime-mock.md).
 type Options struct {
 	// BootDelay is PENDING + PROVISIONING time, split evenly.
 	BootDelay time.Duration
@@ -91,22 +95,37 @@ type Options struct {
 	JobBatchUnsupported bool
 	// EgressPutAnswer is the body of an egress PUT's 202: EgressPutStatus
 	// (the default: the policy status, as GET answers it), EgressPutMinimal
-	// ({"generation": N}) or EgressPutEmpty (no body). [guess] The 2026
+	// ({"generation": N}) or EgressPutEmpty (no body). [I: egress-put-answer] The 2026
 	// contract shows the 202 but not its schema; a client must cope with
 	// all three.
 	EgressPutAnswer string
-	// RateLimits enforces the platform's published limits (per sandbox and
-	// 60 s: egress PUT 120, egress GET 300, sandbox GET 300, logs 300,
-	// gateway auth 120, error-context 600, pause/resume 60, status and job
-	// batchGet 300 for each sandbox named; per API key: create 15,000,
-	// list 1,000, delete 500) with 429 and a Retry-After [guess: the
-	// contract shows neither the 429 nor its headers].
-	RateLimits bool
+	// NoRateLimits stops enforcing the platform's published rate limits
+	// (ratelimit.go: per sandbox and 60 s, egress PUT 120, SSH 20, ...; per
+	// API key, create 15,000, list 1,000, delete 500), which are enforced by
+	// default with 429 and a Retry-After. Load tests that measure the
+	// provider rather than its pacing turn them off; the peaks are measured
+	// either way (Stats.RatePeaks).
+	NoRateLimits bool
 	// RateLimitScale multiplies every limit (0: 1; at least 1 request per
 	// window), so a test reaches a limit with a few requests.
 	RateLimitScale float64
-	// Now is the clock for reported timestamps and token expiry (optional;
-	// time.Now). Timers always run on the real clock.
+	// ClockRate is how fast the mock clock runs: mock seconds per real
+	// second (0: 1). The mock clock is the reported time and the time
+	// lifetimes and idle timeouts run on; 3600 ends a 60-minute lifetime in
+	// a second. POST /_mock/clock moves it forward at once.
+	ClockRate float64
+	// ValidationErrors is the shape of 422 answers: ValidationList (the
+	// default, FastAPI's {"detail": [{"loc", "msg", "type"}]}),
+	// ValidationErrorsForm ({"errors": [{"param", "details"}]}) or
+	// ValidationString ({"detail": "<message>"}).
+	ValidationErrors string
+	// TeamMembers maps a team id to the API keys that belong to it. A team
+	// it does not name is open: [I: team-membership] every key belongs to
+	// it, since the mock knows no accounts. A key acts on a team's sandboxes,
+	// checkpoints, networks, volumes and images only when it belongs.
+	TeamMembers map[string][]string
+	// Now is the real clock the mock clock runs from (optional; time.Now),
+	// for tests that move time themselves. Timers run on the real clock.
 	Now func() time.Time
 	// ResourceOptions are the checkpoint, pause, network and image knobs.
 	ResourceOptions
@@ -201,9 +220,16 @@ type ConfigPatch struct {
 	GatewayOutage       *Duration `json:"gateway_outage,omitempty"`
 	JobBatchUnsupported *bool     `json:"job_batch_unsupported,omitempty"`
 	// EgressPutAnswer is "status", "minimal" or "empty".
-	EgressPutAnswer *string  `json:"egress_put_answer,omitempty"`
-	RateLimits      *bool    `json:"rate_limits,omitempty"`
-	RateLimitScale  *float64 `json:"rate_limit_scale,omitempty"`
+	EgressPutAnswer *string `json:"egress_put_answer,omitempty"`
+	// RateLimits is true while the published limits are enforced.
+	RateLimits     *bool    `json:"rate_limits,omitempty"`
+	RateLimitScale *float64 `json:"rate_limit_scale,omitempty"`
+	// ClockRate is mock seconds per real second.
+	ClockRate *float64 `json:"clock_rate,omitempty"`
+	// ValidationErrors is "list", "errors" or "string".
+	ValidationErrors *string `json:"validation_errors,omitempty"`
+	// TeamMembers replaces the whole map.
+	TeamMembers *map[string][]string `json:"team_members,omitempty"`
 
 	// ResourcePatch holds the resource knobs' keys.
 	ResourcePatch
@@ -249,6 +275,14 @@ func patchOf(o Options, now time.Time) ConfigPatch {
 	if putAnswer == "" {
 		putAnswer = EgressPutStatus
 	}
+	limitsOn, rate, form := !o.NoRateLimits, clockRate(o.ClockRate), o.ValidationErrors
+	if form == "" {
+		form = ValidationList
+	}
+	teams := maps.Clone(o.TeamMembers)
+	if teams == nil {
+		teams = map[string][]string{}
+	}
 	return ConfigPatch{
 		SleepScale:          &scale,
 		ReadFileLimit:       &limit,
@@ -257,8 +291,11 @@ func patchOf(o Options, now time.Time) ConfigPatch {
 		GatewayOutage:       dur(outage),
 		JobBatchUnsupported: &o.JobBatchUnsupported,
 		EgressPutAnswer:     &putAnswer,
-		RateLimits:          &o.RateLimits,
+		RateLimits:          &limitsOn,
 		RateLimitScale:      &scaleLimits,
+		ClockRate:           &rate,
+		ValidationErrors:    &form,
+		TeamMembers:         &teams,
 		BootDelay:           dur(o.bootDelay()),
 		ApplyDelay:          dur(o.applyDelay()),
 		ImageBuildDelay:     dur(o.buildDelay()),
@@ -300,6 +337,10 @@ func (p ConfigPatch) apply(o *Options, now time.Time) error {
 		return fmt.Errorf("rate_limit_scale must be a factor above 0, got %g", *p.RateLimitScale)
 	case p.EgressPutAnswer != nil && !validPutAnswer(*p.EgressPutAnswer):
 		return fmt.Errorf("egress_put_answer must be status, minimal or empty, got %q", *p.EgressPutAnswer)
+	case p.ClockRate != nil && !(*p.ClockRate > 0 && *p.ClockRate <= maxClockRate):
+		return fmt.Errorf("clock_rate must be above 0 and at most %d, got %g", maxClockRate, *p.ClockRate)
+	case p.ValidationErrors != nil && !validValidationForm(*p.ValidationErrors):
+		return fmt.Errorf("validation_errors must be list, errors or string, got %q", *p.ValidationErrors)
 	}
 	set := func(dst *time.Duration, src *Duration) {
 		if src != nil {
@@ -357,7 +398,16 @@ func (p ConfigPatch) apply(o *Options, now time.Time) error {
 		o.EgressPutAnswer = *p.EgressPutAnswer
 	}
 	if p.RateLimits != nil {
-		o.RateLimits = *p.RateLimits
+		o.NoRateLimits = !*p.RateLimits
+	}
+	if p.ClockRate != nil {
+		o.ClockRate = *p.ClockRate
+	}
+	if p.ValidationErrors != nil {
+		o.ValidationErrors = *p.ValidationErrors
+	}
+	if p.TeamMembers != nil {
+		o.TeamMembers = maps.Clone(*p.TeamMembers)
 	}
 	if p.RateLimitScale != nil {
 		o.RateLimitScale = *p.RateLimitScale

@@ -2,14 +2,13 @@ package primemock
 
 // Pause and resume of a VM sandbox. An accepted pause keeps the sandbox
 // RUNNING for PauseDelay, then it is PAUSED: its command streams, background
-// processes ([guess] a real pause keeps them in memory; the mock's shell
+// processes ([I: pause-stops-processes] a real pause keeps them in memory; the mock's shell
 // cannot freeze them) and SSH sessions end, the gateway forgets it, and a
 // pause checkpoint with memory starts uploading. An egress policy PUT while
 // paused is accepted and applied ApplyDelay after the resume. An accepted
 // resume keeps it PAUSED for ResumeDelay, then RUNNING again; the gateway
-// learns of it GatewayLag later, as after a boot. Lifetimes are not
-// enforced by the mock, so "paused time counts toward timeout_minutes"
-// holds trivially.
+// learns of it GatewayLag later, as after a boot. Paused time counts toward
+// timeout_minutes (lifetime.go).
 
 import (
 	"net/http"
@@ -18,16 +17,16 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
-func (s *Server) handlePause(r *http.Request, _ string) reply {
+func (s *Server) handlePause(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb, rep, found := s.lookup(r)
+	sb, rep, found := s.lookup(r, caller)
 	if !found {
 		return rep
 	}
 	switch {
 	case sb.status == prime.StatusPaused || sb.x.pausing:
-		// [guess] A repeated pause is accepted again: a retry after a lost
+		// [I: pause-repeat] A repeated pause is accepted again: a retry after a lost
 		// answer must not fail.
 		return reply{status: http.StatusAccepted, body: s.wire(sb)}
 	case sb.x.resuming:
@@ -40,7 +39,7 @@ func (s *Server) handlePause(r *http.Request, _ string) reply {
 	s.emit(Event{Type: EventPauseRequested, SandboxID: sb.id, Status: sb.status})
 	s.logf(sb, "pause requested")
 	s.after(sb, s.opts.pauseDelay(), func() { s.completePause(sb) })
-	// [guess] 202 with the sandbox: the answer is not published.
+	// [I: pause-202] 202 with the sandbox: the answer is not published.
 	return reply{status: http.StatusAccepted, body: s.wire(sb)}
 }
 
@@ -63,6 +62,7 @@ func (s *Server) completePause(sb *sandbox) {
 	s.closeSessionsOf(sb, "the sandbox was paused")
 	s.emit(Event{Type: EventSandboxPaused, SandboxID: sb.id, Status: sb.status})
 	s.logf(sb, "paused")
+	s.armLifetime(sb) // paused time counts toward the lifetime, not the idle timeout
 	// The pause's disk snapshot appears as a checkpoint, with memory.
 	if snap, err := s.snapshotRoot(sb); err == nil {
 		s.startCheckpoint(sb, snap, true, "")
@@ -72,18 +72,18 @@ func (s *Server) completePause(sb *sandbox) {
 func (s *Server) handleResume(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb, rep, found := s.lookup(r)
+	sb, rep, found := s.lookup(r, caller)
 	if !found {
 		return rep
 	}
 	switch {
 	case sb.x.resuming || (sb.status == prime.StatusRunning && !sb.x.pausing):
-		// [guess] Idempotent, as a pause is.
+		// [I: resume-repeat] Idempotent, as a pause is.
 		return reply{status: http.StatusAccepted, body: s.wire(sb)}
 	case sb.status != prime.StatusPaused:
 		return errorReply(http.StatusConflict, "Sandbox %s is %s; only a PAUSED sandbox can be resumed", sb.id, describeStatus(sb))
 	}
-	// A resume is checked like a create. [guess] It is refused with a 409
+	// A resume is checked like a create. [I: resume-refused-409] It is refused with a 409
 	// at once; the sandbox stays PAUSED.
 	if limit := s.opts.ResumeLimit; limit > 0 && s.activeCount(sb.owner) >= limit {
 		msg := "Resume refused: the account's limit of active sandboxes is reached"
@@ -104,11 +104,13 @@ func (s *Server) completeResume(sb *sandbox) {
 	sb.status = prime.StatusRunning
 	sb.updatedAt = s.now()
 	sb.runningAt = time.Now()
+	sb.lastActive = sb.updatedAt
 	s.emit(Event{Type: EventSandboxResumed, SandboxID: sb.id, Status: sb.status})
 	s.logf(sb, "resumed")
 	// Policies accepted while paused apply now (ApplyDelay after the
 	// resume); the gateway learns of the sandbox again.
 	s.armApply(sb)
 	s.armGateway(sb)
+	s.armLifetime(sb)
 	s.startProcessLocked(sb)
 }

@@ -116,6 +116,8 @@ func (s *Server) resourceRoutes() {
 		{"POST " + api + "/sandbox/{id}/checkpoints", s.handleCreateCheckpoint},
 		{"GET " + api + "/sandbox/{id}/checkpoints", s.handleListSandboxCheckpoints},
 		{"GET " + api + "/sandbox/checkpoints", s.handleListCheckpoints},
+		// A literal segment: ServeMux prefers it to DELETE /sandbox/{id}.
+		{"DELETE " + api + "/sandbox/checkpoints", s.handleDeleteOwnerCheckpoints},
 		{"POST " + api + "/sandbox/checkpoints:batchGet", s.handleBatchCheckpoints},
 		{"POST " + api + "/sandbox/{id}/pause", s.handlePause},
 		{"POST " + api + "/sandbox/{id}/resume", s.handleResume},
@@ -326,7 +328,7 @@ func (s *Server) admitResources(req *prime.CreateSandboxRequest, caller string) 
 	if !ok {
 		return admission{}, rep, false
 	}
-	if rep, ok := s.admitImage(*req); !ok {
+	if rep, ok := s.admitImage(*req, scopeOf(req.TeamID, caller)); !ok {
 		return admission{}, rep, false
 	}
 	vols, rep, ok := s.admitVolumes(*req, caller)

@@ -20,11 +20,11 @@ const (
 	MagicOOMName = "prime-mock-oom"
 )
 
-// List paging limits, and the batch status limit (the SDK sends 1-100
-// unique ids).
+// List paging limits [OLD: per_page 1-1000, default 50], and the batch
+// status limit (the SDK sends 1-100 unique ids).
 const (
 	defaultPerPage    = 50
-	maxPerPage        = 100
+	maxPerPage        = 1000
 	maxBatchStatusIDs = 100
 )
 
@@ -63,6 +63,10 @@ type sandbox struct {
 	pendingBuild          *string
 	logs                  []string
 	lifecycle             *time.Timer
+	// lifeTimer ends the sandbox when its lifetime or idle timeout passes
+	// (lifetime.go); lastActive (mock clock) is its last activity.
+	lifeTimer  *time.Timer
+	lastActive time.Time
 
 	// Egress.
 	createLists   bool // created with network_allowlist/denylist
@@ -109,6 +113,10 @@ func (sb *sandbox) stopTimers() {
 		sb.gatewayTimer.Stop()
 		sb.gatewayTimer = nil
 	}
+	if sb.lifeTimer != nil {
+		sb.lifeTimer.Stop()
+		sb.lifeTimer = nil
+	}
 }
 
 // jobID and userNS name the sandbox on the gateway.
@@ -135,11 +143,13 @@ func cloneStrPtr(p *string) *string {
 	return strPtr(*p)
 }
 
-// lookup finds a sandbox by the request's {id}.
-func (s *Server) lookup(r *http.Request) (*sandbox, reply, bool) {
+// lookup finds the caller's sandbox by the request's {id}. [I: foreign-404]
+// Another owner's sandbox is not found, as a missing one: the contract
+// lists no 403 for routes addressed by a sandbox ID.
+func (s *Server) lookup(r *http.Request, caller string) (*sandbox, reply, bool) {
 	id := r.PathValue("id")
 	sb := s.sandboxes[id]
-	if sb == nil {
+	if sb == nil || !s.mayAct(caller, sb) {
 		return nil, errorReply(http.StatusNotFound, "Sandbox not found"), false
 	}
 	return sb, reply{}, true

@@ -66,10 +66,12 @@ func (s *Server) run(sb *sandbox) {
 	sb.updatedAt = now
 	sb.startedAt = &now
 	sb.runningAt = time.Now()
+	sb.lastActive = now
 	s.emit(Event{Type: EventSandboxRunning, SandboxID: sb.id, Status: sb.status})
 	s.logf(sb, "running")
 	s.armApply(sb)
 	s.armGateway(sb)
+	s.armLifetime(sb)
 	s.startProcessLocked(sb)
 }
 

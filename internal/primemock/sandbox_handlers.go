@@ -19,12 +19,12 @@ func (s *Server) handleCreate(r *http.Request, caller string) reply {
 	}
 	req, err := decodeCreate(raw)
 	if err != nil {
-		return errorReply(refusalStatus(err), "%v", err)
+		return refusalReply(err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	// [guess] Same key from the same caller → the original sandbox, in its
+	// [I: idempotency-replay] Same key from the same caller → the original sandbox, in its
 	// current state, even if the body differs (the simplest contract, and
 	// the one that never creates a duplicate).
 	idemKey := ""
@@ -33,7 +33,7 @@ func (s *Server) handleCreate(r *http.Request, caller string) reply {
 		if id, found := s.idem[idemKey]; found {
 			if sb := s.sandboxes[id]; sb != nil {
 				s.stats.IdempotentReplays++
-				// [guess] A replay answers as the create did.
+				// [I: idempotency-replay] A replay answers as the create did.
 				return reply{status: http.StatusCreated, body: s.wire(sb)}
 			}
 		}
@@ -41,7 +41,10 @@ func (s *Server) handleCreate(r *http.Request, caller string) reply {
 
 	req, allow, deny, err := admitCreate(req)
 	if err != nil {
-		return errorReply(http.StatusUnprocessableEntity, "%v", err)
+		return refusalReply(err)
+	}
+	if _, rep, ok := s.scopeFor(req.TeamID, caller); !ok {
+		return rep
 	}
 	adm, rep, admitted := s.admitResources(&req, caller)
 	if !admitted {
@@ -66,7 +69,7 @@ func (s *Server) handleCreate(r *http.Request, caller string) reply {
 	sb.desired = openPolicy()
 	sb.createLists = allow != nil || deny != nil
 	if sb.createLists {
-		// [guess] Create-time lists are the first policy, generation 0
+		// [I: create-lists-generation-0] Create-time lists are the first policy, generation 0
 		// (no SDK fixture shows a sandbox created with lists).
 		sb.desired = prime.EgressPolicy{Allowlist: allow, Denylist: deny}
 		// An untouched VM's open generation 0 is never applied: the SDK's
@@ -86,51 +89,60 @@ func (s *Server) handleCreate(r *http.Request, caller string) reply {
 		ev.Policy = &p
 	}
 	s.emit(ev)
-	s.logf(sb, "sandbox created (image %s, %s, %d vCPUs)", req.DockerImage, *req.Arch, *req.CPUCores)
+	s.logf(sb, "sandbox created (image %s, %s, %d vCPUs, %s)", req.DockerImage, *req.Arch, *req.CPUCores, describeLifetime(req))
 	s.startLifecycle(sb)
+	s.armLifetime(sb)
 	// The published contract answers a create with 201.
 	return reply{status: http.StatusCreated, body: s.wire(sb)}
 }
 
-func (s *Server) handleGet(r *http.Request, _ string) reply {
+func (s *Server) handleGet(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb, rep, found := s.lookup(r)
+	sb, rep, found := s.lookup(r, caller)
 	if !found {
 		return rep
 	}
 	return ok(s.wire(sb))
 }
 
-func (s *Server) handleList(r *http.Request, _ string) reply {
+func (s *Server) handleList(r *http.Request, caller string) reply {
 	q := r.URL.Query()
 	page, err := intParam(q.Get("page"), 1)
-	if err != nil || page < 1 {
-		return errorReply(http.StatusUnprocessableEntity, "page must be an integer >= 1")
+	if msg := paramRange(err, page, 1, 0); msg != "" {
+		return errorReply(http.StatusUnprocessableEntity, "page: %s", msg)
 	}
+	// [OLD] per_page is 1 to 1,000: beyond it is refused, never cut.
 	perPage, err := intParam(q.Get("per_page"), defaultPerPage)
-	if err != nil || perPage < 1 {
-		return errorReply(http.StatusUnprocessableEntity, "per_page must be an integer >= 1")
+	if msg := paramRange(err, perPage, 1, maxPerPage); msg != "" {
+		return errorReply(http.StatusUnprocessableEntity, "per_page: %s", msg)
 	}
-	perPage = min(perPage, maxPerPage)
 	activeOnly := false
 	if v := q.Get("is_active"); v != "" {
 		b, ok := parseBool(v)
 		if !ok {
 			return errorReply(http.StatusUnprocessableEntity, "is_active must be a boolean")
 		}
-		// [guess] false means "do not filter" (what the CLI's --all sends).
+		// [I: is-active-false] false means "do not filter" (what the CLI's --all sends).
 		activeOnly = b
 	}
 	team, user, status, labels := q.Get("team_id"), q.Get("user_id"), q.Get("status"), q["labels"]
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if team != "" {
+		if _, rep, ok := s.scopeFor(&team, caller); !ok {
+			return rep
+		}
+	}
 	var match []*sandbox
-	// [guess] Oldest first: paging stays stable while sandboxes are created.
+	// [I: list-order] Oldest first: paging stays stable while sandboxes
+	// are created.
 	for _, sb := range s.order {
 		switch {
-		case activeOnly && isTerminal(sb.status),
+		// The caller's own sandboxes, or with team_id the team's [OA].
+		case team == "" && sb.owner != caller,
+			activeOnly && isTerminal(sb.status),
 			team != "" && (sb.req.TeamID == nil || *sb.req.TeamID != team),
 			user != "" && sb.userID != user,
 			status != "" && sb.status != status,
@@ -148,6 +160,21 @@ func (s *Server) handleList(r *http.Request, _ string) reply {
 	return ok(prime.ListSandboxesResponse{
 		Sandboxes: items, Total: len(match), Page: page, PerPage: perPage, HasNext: end < len(match),
 	})
+}
+
+// paramRange is pydantic's verdict on an integer query parameter: a
+// parse error, or a value outside [lo, hi] (hi 0: no maximum); "" when it
+// is fine.
+func paramRange(err error, v, lo, hi int) string {
+	switch {
+	case err != nil:
+		return "Input should be a valid integer, unable to parse string as an integer"
+	case v < lo:
+		return fmt.Sprintf("Input should be greater than or equal to %d", lo)
+	case hi > 0 && v > hi:
+		return fmt.Sprintf("Input should be less than or equal to %d", hi)
+	}
+	return ""
 }
 
 func intParam(v string, def int) (int, error) {
@@ -168,15 +195,15 @@ func parseBool(v string) (bool, bool) {
 	return false, false
 }
 
-func (s *Server) handleDelete(r *http.Request, _ string) reply {
+func (s *Server) handleDelete(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb, rep, found := s.lookup(r)
+	sb, rep, found := s.lookup(r, caller)
 	if !found {
 		return rep
 	}
 	if sb.status == prime.StatusTerminated {
-		// [guess] A retried DELETE whose first attempt succeeded looks like
+		// [I: repeat-delete] A retried DELETE whose first attempt succeeded looks like
 		// success here; a verifiers comment [C] says the platform answers
 		// 404, so a client must take both (the provider does).
 		return ok(map[string]any{"success": true, "message": fmt.Sprintf("Sandbox %s is already terminated", sb.id)})
@@ -218,7 +245,7 @@ func (s *Server) handleBulkDelete(r *http.Request, caller string) reply {
 		// retried bulk delete reads as success.
 		for _, id := range req.SandboxIDs {
 			sb := s.sandboxes[id]
-			if sb == nil {
+			if sb == nil || !s.mayAct(caller, sb) {
 				out.Failed = append(out.Failed, prime.BulkDeleteFailure{SandboxID: id, Error: "Sandbox not found"})
 				continue
 			}
@@ -228,7 +255,7 @@ func (s *Server) handleBulkDelete(r *http.Request, caller string) reply {
 			out.Succeeded = append(out.Succeeded, id)
 		}
 	} else {
-		// [guess] By labels (ALL-of), within the team/user scope; without
+		// [I: bulk-delete-labels] By labels (ALL-of), within the team/user scope; without
 		// all_users and user_id the scope is the caller's own sandboxes.
 		user := ""
 		switch {
@@ -239,7 +266,7 @@ func (s *Server) handleBulkDelete(r *http.Request, caller string) reply {
 		}
 		for _, sb := range s.order {
 			switch {
-			case isTerminal(sb.status),
+			case isTerminal(sb.status), !s.mayAct(caller, sb),
 				user != "" && sb.userID != user,
 				req.TeamID != nil && (sb.req.TeamID == nil || *sb.req.TeamID != *req.TeamID),
 				!hasAllLabels(sb.req.Labels, req.Labels):
@@ -253,7 +280,7 @@ func (s *Server) handleBulkDelete(r *http.Request, caller string) reply {
 	return ok(out)
 }
 
-func (s *Server) handleBatchStatus(r *http.Request, _ string) reply {
+func (s *Server) handleBatchStatus(r *http.Request, caller string) reply {
 	var req prime.BatchStatusRequest
 	if err := decodeBody(r, &req); err != nil {
 		return errorReply(http.StatusUnprocessableEntity, "%v", err)
@@ -263,6 +290,8 @@ func (s *Server) handleBatchStatus(r *http.Request, _ string) reply {
 	if n := len(req.SandboxIDs); n < 1 || n > maxBatchStatusIDs {
 		return errorReply(http.StatusUnprocessableEntity, "sandbox_ids must hold 1 to %d ids, got %d", maxBatchStatusIDs, n)
 	}
+	// [I: batch-duplicates-422] The SDK's client refuses repeated ids; the
+	// mock's server does too.
 	seen := make(map[string]bool, len(req.SandboxIDs))
 	for _, id := range req.SandboxIDs {
 		if seen[id] {
@@ -279,6 +308,12 @@ func (s *Server) handleBatchStatus(r *http.Request, _ string) reply {
 			out.Errors = append(out.Errors, prime.SandboxStatusError{SandboxID: id, Code: prime.BatchCodeNotFound, Message: "Sandbox not found"})
 			continue
 		}
+		if !s.mayAct(caller, sb) {
+			// [I: foreign-batch-forbidden] The batch's codes name FORBIDDEN;
+			// the mock answers it for another owner's sandbox.
+			out.Errors = append(out.Errors, prime.SandboxStatusError{SandboxID: id, Code: prime.BatchCodeForbidden, Message: "Sandbox belongs to another user or team"})
+			continue
+		}
 		out.Statuses = append(out.Statuses, prime.SandboxStatus{
 			SandboxID: id, Status: sb.status, ErrorType: cloneStrPtr(sb.errorType),
 			ErrorMessage: cloneStrPtr(sb.errorMsg), PendingImageBuildID: cloneStrPtr(sb.pendingBuild),
@@ -287,20 +322,20 @@ func (s *Server) handleBatchStatus(r *http.Request, _ string) reply {
 	return ok(out)
 }
 
-func (s *Server) handleLogs(r *http.Request, _ string) reply {
+func (s *Server) handleLogs(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb, rep, found := s.lookup(r)
+	sb, rep, found := s.lookup(r, caller)
 	if !found {
 		return rep
 	}
 	return ok(prime.SandboxLogs{Logs: strings.Join(sb.logs, "")})
 }
 
-func (s *Server) handleErrorContext(r *http.Request, _ string) reply {
+func (s *Server) handleErrorContext(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb, rep, found := s.lookup(r)
+	sb, rep, found := s.lookup(r, caller)
 	if !found {
 		return rep
 	}

@@ -246,7 +246,7 @@ func checkEgressLists(allow, deny []string, allowSet, denySet bool) error {
 	return nil
 }
 
-// canonicalIDNA maps internationalised names to A-labels for storage. [guess]
+// canonicalIDNA maps internationalised names to A-labels for storage. [I: idna-canonical]
 // The profile (UTS #46 lookup mapping, non-transitional, without the STD3
 // ASCII restrictions or the hyphen rules) is chosen to refuse as little as
 // possible of what the SDK lets through: the platform is only known to
@@ -259,17 +259,17 @@ var canonicalIDNA = idna.New(idna.MapForLookup(), idna.StrictDomainName(false),
 // Everything beyond those three words is a guess:
 //   - a strict IPv4 address becomes "a.b.c.d/32" [C];
 //   - a CIDR is printed as Python's ip_network(v, strict=False) prints it:
-//     host bits cleared, a prefix length even when a netmask was given [guess];
+//     host bits cleared, a prefix length even when a netmask was given [I: cidr-canonical];
 //   - names are lowercased (ASCII) or IDNA-mapped to A-labels when they
 //     contain anything else [C], and lose all trailing dots and the
-//     whitespace those uncover [guess];
+//     whitespace those uncover [I: canonical-whitespace];
 //   - "*." stays in front of a wildcard's canonical name;
 //   - a name that is a strict IPv4 address once its trailing dots are gone or
 //     IDNA has mapped it ("1.2.3.4.", fullwidth digits) is stored as that
-//     address's /32 [guess];
+//     address's /32 [I: name-as-ipv4];
 //   - the result must itself be an entry the SDK accepts, of the same kind
 //     (a name does not become a wildcard); otherwise, or when IDNA refuses
-//     the name, the entry is refused [guess].
+//     the name, the entry is refused [I: canonical-kind].
 func canonicalEgressEntry(entry string) (string, error) {
 	if err := checkEgressEntry(entry); err != nil {
 		return "", err
@@ -323,7 +323,7 @@ func trimName(d string) string {
 }
 
 // canonicalEgressList canonicalises a list the SDK accepted, keeping the
-// order and dropping later duplicates of a canonical form [guess: the
+// order and dropping later duplicates of a canonical form [I: canonical-duplicates: the
 // platform treats a list as a set]. nil stays nil and [] stays [].
 func canonicalEgressList(entries []string) ([]string, error) {
 	if entries == nil {

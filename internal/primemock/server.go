@@ -26,6 +26,7 @@ type Server struct {
 
 	mu     sync.Mutex
 	opts   Options
+	clk    clock
 	rng    *rand.Rand
 	closed bool
 
@@ -62,6 +63,7 @@ func New(o Options) *Server {
 		o.Seed = timeSeed()
 	}
 	s := &Server{mux: http.NewServeMux(), opts: o, blobs: sandboxfs.NewStore(), cut: make(chan struct{})}
+	s.clk = newClock(s.realNow(), o.ClockRate)
 	s.rng = newRand(o.Seed)
 	s.resetLocked()
 	s.routes()
@@ -120,6 +122,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /_mock/sandbox/{id}/file", s.handleMockFile)
 	s.mux.HandleFunc("GET /_mock/sandbox/{id}/files", s.handleMockFiles)
 	s.mux.HandleFunc("POST /_mock/sandbox/{id}/terminate", s.handleMockTerminate)
+	s.mux.HandleFunc("GET /_mock/clock", s.handleClock)
+	s.mux.HandleFunc("POST /_mock/clock", s.handleClock)
 	s.mux.HandleFunc("GET /_mock/config", s.handleConfig)
 	s.mux.HandleFunc("POST /_mock/config", s.handleConfig)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -188,9 +192,12 @@ func (s *Server) Options() Options {
 func (s *Server) Configure(f func(*Options)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old := s.opts.Seed
+	old, oldRate := s.opts.Seed, s.opts.ClockRate
 	wasOut := s.opts.inOutage(time.Now())
 	f(&s.opts)
+	if s.opts.ClockRate != oldRate {
+		s.setClockRate(s.opts.ClockRate)
+	}
 	if !wasOut && s.opts.inOutage(time.Now()) {
 		close(s.cut)
 		s.cut = make(chan struct{})
@@ -205,6 +212,7 @@ func (s *Server) Configure(f func(*Options)) {
 		s.armApply(sb)
 		s.armGateway(sb)
 	}
+	s.armLifetimes()
 }
 
 // SetNeverApply switches the never-applying data plane on or off.
@@ -219,14 +227,6 @@ func (s *Server) SetThrottleRate(p float64) { s.Configure(func(o *Options) { o.T
 // SetApplyDelay sets how long the data plane takes to apply a policy.
 func (s *Server) SetApplyDelay(d time.Duration) { s.Configure(func(o *Options) { o.ApplyDelay = d }) }
 
-// now is the reporting clock, in UTC.
-func (s *Server) now() time.Time {
-	if s.opts.Now != nil {
-		return s.opts.Now().UTC()
-	}
-	return time.Now().UTC()
-}
-
 // reply is what an /api/v1 handler produces. The middleware decides whether
 // it is delivered or replaced by an injected fault.
 type reply struct {
@@ -235,6 +235,9 @@ type reply struct {
 	// onSend runs under the lock only if the reply is delivered (it records
 	// what the client has actually been told, e.g. policy_observed).
 	onSend func()
+	// plain keeps a 422's {"detail": "<message>"}: a handler's refusal, not
+	// request validation (validation.go).
+	plain bool
 }
 
 // apiFunc handles an authenticated /api/v1 request; caller is the API key.
@@ -291,7 +294,7 @@ func (s *Server) api(pattern string, h apiFunc, gateway bool) http.Handler {
 			writeJSON(w, http.StatusServiceUnavailable, detail("Service Unavailable (injected by prime-mock)"))
 			return
 		}
-		rep := h(r, caller)
+		rep := s.asValidation(r, h(r, caller))
 		if f == failAfter {
 			// The action happened; the client just never hears about it.
 			writeJSON(w, http.StatusServiceUnavailable, detail("Service Unavailable (injected by prime-mock after the action)"))

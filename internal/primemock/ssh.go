@@ -1,7 +1,7 @@
 package primemock
 
 // Ephemeral SSH sessions. The mock records them and answers with a host and
-// port, but serves no SSH [guess: the host is the API's own, the port from
+// port, but serves no SSH [I: ssh-endpoint: the host is the API's own, the port from
 // 2200 up]; a session ends when it is closed, expires, or its sandbox is
 // paused or ends.
 
@@ -29,7 +29,7 @@ type sshSession struct {
 	timer         *time.Timer
 }
 
-func (s *Server) handleCreateSSH(r *http.Request, _ string) reply {
+func (s *Server) handleCreateSSH(r *http.Request, caller string) reply {
 	var req prime.CreateSSHSessionRequest
 	if err := decodeBody(r, &req); err != nil {
 		return errorReply(http.StatusUnprocessableEntity, "%v", err)
@@ -51,7 +51,7 @@ func (s *Server) handleCreateSSH(r *http.Request, _ string) reply {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb, rep, found := s.lookup(r)
+	sb, rep, found := s.lookup(r, caller)
 	if !found {
 		return rep
 	}
@@ -72,14 +72,19 @@ func (s *Server) handleCreateSSH(r *http.Request, _ string) reply {
 	return ok(prime.SSHSession{SessionID: ss.id, SandboxID: sb.id, Host: ss.host, Port: ss.port, ExpiresAt: ts(ss.expires), TTLSeconds: ss.ttl})
 }
 
-func (s *Server) handleCloseSSH(r *http.Request, _ string) reply {
+func (s *Server) handleCloseSSH(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	sb, rep, found := s.lookup(r, caller)
+	if !found {
+		return rep
+	}
 	ss := s.res.sessions[r.PathValue("session_id")]
-	if ss == nil || ss.sandboxID != r.PathValue("id") {
+	if ss == nil || ss.sandboxID != sb.id {
 		return errorReply(http.StatusNotFound, "SSH session not found")
 	}
 	s.closeSession(ss, "closed by request")
+	// [I: ssh-close-shape] CloseSSHSessionResponse is a name only.
 	return ok(map[string]any{"success": true, "message": "SSH session closed"})
 }
 

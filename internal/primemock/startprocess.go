@@ -4,11 +4,11 @@ package primemock
 // executable and its arguments, without a shell) once the sandbox runs, and
 // "when the process exits, the sandbox stops"; without one the sandbox
 // stays up. The mock runs the argv in its shell, each element quoted, so
-// ["/bin/sh", "-c", "sleep infinity"] is the shell's own sh -c. [guess] The
+// ["/bin/sh", "-c", "sleep infinity"] is the shell's own sh -c. [I: start-process-shell] The
 // stop: status TERMINATED, exitCode the process's exit code,
 // terminationReason START_COMMAND_EXITED and an errorMessage naming the
 // exit (the contract says the sandbox stops, not in which status or with
-// which fields). [guess] A pause stops the process with the sandbox's
+// which fields). [I: start-process-pause] A pause stops the process with the sandbox's
 // others, and a resume starts it again (the mock keeps no process across a
 // pause).
 
@@ -26,7 +26,7 @@ import (
 const TransportStart = "start"
 
 // startReasonExited is the terminationReason of a sandbox whose start
-// process exited. [guess]
+// process exited. [I: start-process-exit]
 const startReasonExited = "START_COMMAND_EXITED"
 
 // startProcessLocked starts a RUNNING sandbox's start process, if its

@@ -6,7 +6,7 @@ package primemock
 // running sandboxes never see later publishes. A publish snapshots the
 // mount path of one running sandbox into a checkpoint; once that is DURABLE
 // and its merge is done (CheckpointDurableDelay later), the snapshot is the
-// new head. [guess] Read-only mounts are not enforced on writes (the mock's
+// new head. [I: volume-mounts-unenforced] Read-only mounts are not enforced on writes (the mock's
 // file system has no read-only mounts), but cannot be published; sizes are
 // not enforced on writes.
 
@@ -56,6 +56,8 @@ func volumeName(key string) string {
 	return name
 }
 
+// wireVolume is a volume as the API answers it. [I: volume-shape]
+// VolumeResponse is a name only: the keys are the mock's.
 func (s *Server) wireVolume(v *volume) map[string]any {
 	return map[string]any{
 		"name": v.name, "owner": scopeOwner(v.scope), "team_id": cloneStrPtr(v.teamID), "size_gb": v.sizeGB,
@@ -100,7 +102,10 @@ func (s *Server) handleCreateVolume(r *http.Request, caller string) reply {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	scope := scopeOf(req.TeamID, caller)
+	scope, rep, allowed := s.scopeFor(req.TeamID, caller)
+	if !allowed {
+		return rep
+	}
 	key := scope + "/" + req.Name
 	if s.res.volumes[key] != nil {
 		return errorReply(http.StatusConflict, "A volume named %s already exists", req.Name)
@@ -116,7 +121,11 @@ func (s *Server) handleCreateVolume(r *http.Request, caller string) reply {
 func (s *Server) handleGetVolume(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v := s.resolveVolume(r.PathValue("name"), scopeOf(teamQuery(r), caller), false)
+	scope, rep, allowed := s.scopeFor(teamQuery(r), caller)
+	if !allowed {
+		return rep
+	}
+	v := s.resolveVolume(r.PathValue("name"), scope, false)
 	if v == nil {
 		return errorReply(http.StatusNotFound, "Volume not found")
 	}
@@ -124,9 +133,12 @@ func (s *Server) handleGetVolume(r *http.Request, caller string) reply {
 }
 
 func (s *Server) handleListVolumes(r *http.Request, caller string) reply {
-	scope := scopeOf(teamQuery(r), caller)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	scope, rep, allowed := s.scopeFor(teamQuery(r), caller)
+	if !allowed {
+		return rep
+	}
 	out := []map[string]any{}
 	for _, v := range s.res.volumes {
 		if v.scope == scope {
@@ -147,7 +159,11 @@ func (s *Server) handleUpdateVolume(r *http.Request, caller string) reply {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v := s.resolveVolume(r.PathValue("ref"), scopeOf(teamQuery(r), caller), false)
+	scope, rep, allowed := s.scopeFor(teamQuery(r), caller)
+	if !allowed {
+		return rep
+	}
+	v := s.resolveVolume(r.PathValue("ref"), scope, false)
 	if v == nil {
 		return errorReply(http.StatusNotFound, "Volume not found")
 	}
@@ -171,21 +187,25 @@ func (s *Server) handleUpdateVolume(r *http.Request, caller string) reply {
 func (s *Server) handleDeleteVolume(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v := s.resolveVolume(r.PathValue("name"), scopeOf(teamQuery(r), caller), false)
+	scope, rep, allowed := s.scopeFor(teamQuery(r), caller)
+	if !allowed {
+		return rep
+	}
+	v := s.resolveVolume(r.PathValue("name"), scope, false)
 	if v == nil {
 		return errorReply(http.StatusNotFound, "Volume not found")
 	}
-	// [guess] Attached sandboxes keep their private copies.
+	// [I: volume-delete-copies] Attached sandboxes keep their private copies.
 	delete(s.res.volumes, v.key)
 	v.head.Release()
 	s.emit(Event{Type: EventVolumeDeleted, Volume: v.name})
 	return ok(map[string]any{"success": true, "message": fmt.Sprintf("Volume %s deleted", v.name)})
 }
 
-// admitVolumes resolves a create's volumes ([guess] 404 for a volume the
+// admitVolumes resolves a create's volumes ([I: volume-404] 404 for a volume the
 // caller cannot see).
 func (s *Server) admitVolumes(req prime.CreateSandboxRequest, caller string) ([]*volume, reply, bool) {
-	scope := scopeOf(req.TeamID, caller)
+	scope := scopeOf(req.TeamID, caller) // the create checked the team
 	var out []*volume
 	for _, m := range req.Volumes {
 		v := s.resolveVolume(m.Name, scope, true)
@@ -208,10 +228,10 @@ func (s *Server) attachVolumes(sb *sandbox, vols []*volume) {
 	}
 }
 
-func (s *Server) handlePublishVolume(r *http.Request, _ string) reply {
+func (s *Server) handlePublishVolume(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb, rep, found := s.lookup(r)
+	sb, rep, found := s.lookup(r, caller)
 	if !found {
 		return rep
 	}
@@ -240,14 +260,14 @@ func (s *Server) handlePublishVolume(r *http.Request, _ string) reply {
 	}
 	ck := s.startCheckpoint(sb, snap, false, att.key)
 	s.emit(Event{Type: EventVolumePublished, SandboxID: sb.id, Volume: volumeName(att.key), CheckpointID: ck.id, Path: att.mountPath})
-	// [guess] 202, as a checkpoint create: accepted while it freezes.
+	// [I: publish-202] 202, as a checkpoint create: accepted while it freezes.
 	return reply{status: http.StatusAccepted, body: s.wireCheckpoint(ck)}
 }
 
 // mergePublish finishes a DURABLE publish: its merge is done and its
 // snapshot is the volume's head.
 func (s *Server) mergePublish(ck *checkpoint) {
-	ck.merge = strPtr("merged") // [guess] only "pending" is published
+	ck.merge = strPtr("merged") // [I: merge-merged] only "pending" is published
 	ck.updatedAt = s.now()
 	s.emit(Event{Type: EventCheckpointMerged, SandboxID: ck.sandboxID, CheckpointID: ck.id, Volume: volumeName(ck.volumeKey)})
 	v := s.res.volumes[ck.volumeKey]
@@ -261,7 +281,9 @@ func (s *Server) mergePublish(ck *checkpoint) {
 }
 
 // checkVolumeMounts is the mock's check of a create's volumes: at most 8
-// [the CLI's limit], absolute mount paths, no path twice.
+// [G: the CLI's limit], absolute mount paths, no path twice.
+// [I: volume-mount-fields] The items' shape is not published: the mock
+// reads {name, mount_path, read_only}, the CLI's NAME:/mount/path[:ro].
 func checkVolumeMounts(raw json.RawMessage) error {
 	if raw == nil || string(raw) == "null" {
 		return nil

@@ -127,11 +127,26 @@ func (r *sandboxFleetResource) Read(ctx context.Context, req resource.ReadReques
 		resp.Diagnostics.AddError("Cannot read fleet members", err.Error())
 		return
 	}
+	var foreign []string
 	for _, e := range res.Errors {
-		if e.Code == prime.BatchCodeNotFound {
+		switch e.Code {
+		case prime.BatchCodeNotFound:
 			dropped = append(dropped, fmt.Sprintf("%q (%s: gone)", keyOf[e.SandboxID], e.SandboxID))
 			delete(members, keyOf[e.SandboxID])
+		case prime.BatchCodeForbidden:
+			foreign = append(foreign, fmt.Sprintf("%q (%s)", keyOf[e.SandboxID], e.SandboxID))
 		}
+	}
+	if len(foreign) > 0 {
+		// Not gone: only not this key's to see. Dropping them would leave
+		// them running untracked, and creating new ones would double the
+		// fleet; the state stays as it is until the key or team is right.
+		sort.Strings(foreign)
+		resp.Diagnostics.AddError("Fleet members belong to another account or team",
+			fmt.Sprintf("The platform reports these members as FORBIDDEN: they exist, but not for this API key. "+
+				"Check the provider's api_key and team_id: they must be those the fleet was created with. "+
+				"The state is left as it is: %s.", strings.Join(foreign, ", ")))
+		return
 	}
 	for _, s := range res.Statuses {
 		k := keyOf[s.SandboxID]

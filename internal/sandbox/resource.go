@@ -313,8 +313,8 @@ func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 	attrs["id"] = computedString("Sandbox ID assigned by the platform.")
 	attrs["name"] = schema.StringAttribute{
 		Required: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-		MarkdownDescription: "Display name of the sandbox." + replaces,
-		Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+		MarkdownDescription: fmt.Sprintf("Display name of the sandbox, 1 to %d characters.", prime.MaxSandboxNameChars) + replaces,
+		Validators:          []validator.String{stringvalidator.LengthAtLeast(1), stringvalidator.UTF8LengthAtMost(prime.MaxSandboxNameChars)},
 	}
 	attrs["status"] = computedString("Lifecycle status the platform reported at the last refresh: `PENDING`, " +
 		"`PROVISIONING`, `RUNNING`, `PAUSED`, `ERROR`, `TERMINATED` or `TIMEOUT`. After a create it is `RUNNING`, " +

@@ -32,10 +32,14 @@ func TestLiveSandboxes(t *testing.T) {
 		{Type: primemock.EventSandboxCreated, SandboxID: "c"},
 		{Type: primemock.EventSandboxDeleted, SandboxID: "a"},
 		{Type: primemock.EventSandboxError, SandboxID: "c"},
+		{Type: primemock.EventSandboxCreated, SandboxID: "d"},
+		{Type: primemock.EventSandboxEnded, SandboxID: "d"},
+		{Type: primemock.EventSandboxCreated, SandboxID: "e"},
+		{Type: primemock.EventSandboxStopped, SandboxID: "e"},
 	}
 	live := LiveSandboxes(evs)
 	if len(live) != 1 || !live["b"] {
-		t.Fatalf("live = %v, want only b", live)
+		t.Fatalf("live = %v, want only b (a timed-out and a stopped sandbox are not live)", live)
 	}
 }
 

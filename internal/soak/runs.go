@@ -100,14 +100,16 @@ func (r *Runner) knobsNote(ctx context.Context, rep *Report) {
 		c.NeverApply != nil && *c.NeverApply, seed)
 }
 
-// LiveSandboxes replays the event log: created minus deleted or failed.
+// LiveSandboxes replays the event log: created minus deleted, failed,
+// stopped (the start process exited) or ended by the platform (a lifetime
+// or idle timeout, an OOM kill, a cancellation).
 func LiveSandboxes(events []primemock.Event) map[string]bool {
 	live := map[string]bool{}
 	for _, e := range events {
 		switch e.Type {
 		case primemock.EventSandboxCreated:
 			live[e.SandboxID] = true
-		case primemock.EventSandboxDeleted, primemock.EventSandboxError:
+		case primemock.EventSandboxDeleted, primemock.EventSandboxError, primemock.EventSandboxStopped, primemock.EventSandboxEnded:
 			delete(live, e.SandboxID)
 		}
 	}

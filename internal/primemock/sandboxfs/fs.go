@@ -19,7 +19,7 @@ import (
 )
 
 // MaxFileBytes bounds one file of the mock (an upload, or what the shell
-// writes into one file): a runaway "repeat N > file" stops there. [guess] The
+// writes into one file): a runaway "repeat N > file" stops there. [I: file-max] The
 // platform documents no limit; this is the mock's own bound on memory.
 const MaxFileBytes = 256 << 20
 
@@ -121,7 +121,7 @@ func (f *FS) WaitFor(ctx context.Context, p string, match func(data []byte, exis
 // show it), a directory every sandbox has.
 const WorkspaceDir = "/sandbox-workspace"
 
-// skeleton is what every sandbox starts with [guess: a Debian-like image].
+// skeleton is what every sandbox starts with [I: fs-skeleton: a Debian-like image].
 var skeleton = []string{
 	"/bin", "/dev", "/etc", "/home", "/opt", "/root", WorkspaceDir, "/srv", "/tmp",
 	"/usr/bin", "/usr/local/bin", "/usr/sbin", "/var/log", "/var/tmp",

@@ -20,7 +20,7 @@
 // separated by newlines and ";", or end with "&" (run in the background);
 // "! pipeline" negates a status; "( list )" runs a list in a subshell, with
 // redirections after the ")". "a | b" runs each stage in a child process
-// (as bash without lastpipe), one after the other [guess: a stage never
+// (as bash without lastpipe), one after the other [I: a stage never
 // waits for its reader, so side effects across stages may come in another
 // order than through a real pipe; what each stage reads and writes is the
 // same], its stdout (with "|&" also its stderr) the next stage's stdin; the
@@ -62,23 +62,23 @@
 // or directory", status 1, without running it.
 //
 // Processes: each script runs as a process with a pid from the sandbox's
-// counter ([guess] from 1000, REST and Connect alike), [guess] the leader of a
+// counter ([I] from 1000, REST and Connect alike), [I] the leader of a
 // process group of its own. "( list )", sh, bash, nohup and setsid run in
 // child processes of the same group (an "exit" in a subshell leaves only the
 // subshell); "&" starts a child that is detached from the request: the script
 // goes on at once with status 0, and the child runs until its program ends,
-// it is killed or the sandbox stops running. [guess] What a background
+// it is killed or the sandbox stops running. [I] What a background
 // process writes to the request's streams is dropped. A single command after
 // "&" is exec'd by that child, as bash does, so "nohup sh -c S &" and "nohup
 // setsid sh -c S &" are one process, and setsid makes it the leader of a new
 // group (its pgid is its pid). Every other command is interpreted inside the
 // shell's process.
 //
-// Environment: HOME=/root and a standard PATH [guess], then the sandbox's
+// Environment: HOME=/root and a standard PATH [I], then the sandbox's
 // environment_vars, then its secrets (real values), then the request's env or
-// envs [guess: this precedence], all exported; PWD follows the working
+// envs [I: this precedence], all exported; PWD follows the working
 // directory. The working directory is the request's working_dir or cwd;
-// [guess] without one it is /root, a relative one is resolved against /root,
+// [I] without one it is /root, a relative one is resolved against /root,
 // and it is not checked. cd checks the file system.
 //
 // Commands (coreutils', grep's and bash's messages, C locale, and
@@ -111,7 +111,7 @@
 //	                     ustar, PAX and GNU archives; members as GNU tar names
 //	                     them ("./a"); directories, files with their permission
 //	                     bits, symlinks (made last, so nothing is written
-//	                     through a link the archive made), [guess] hard links as
+//	                     through a link the archive made), [I] hard links as
 //	                     copies; a leading "/" is removed and ".." members are
 //	                     skipped, as GNU tar does
 //	set -e|-u|-x|-o NAME errexit, nounset, xtrace, pipefail (and +); other options refused

@@ -63,7 +63,7 @@ type Hooks struct {
 }
 
 // firstPID is the first pid a sandbox hands out; later ones count up.
-// [guess] Real pids are whatever the VM's kernel assigns.
+// [I: pids] Real pids are whatever the VM's kernel assigns.
 const firstPID = 1000
 
 func NewMachine(fs *sandboxfs.FS, hooks Hooks) *Machine {
@@ -172,7 +172,7 @@ func (m *Machine) launch(p *Process, run func(context.Context) (Outcome, error))
 
 // background starts an and-or list that ends in "&": a child process in
 // the shell's group runs it, detached from the request, until its program
-// ends, it is killed or the sandbox stops. [guess] What it writes to the
+// ends, it is killed or the sandbox stops. [I: background-output] What it writes to the
 // execution's streams is dropped: the request does not wait for it.
 //
 // A list holding a construct the mock does not interpret is refused here,

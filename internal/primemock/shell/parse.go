@@ -153,7 +153,7 @@ func (p *parser) list(top bool) ([]andOr, *syntaxError) {
 			}
 			continue
 		case tSemi:
-			// [guess] A stray ";" is an empty command (bash refuses it).
+			// [I: stray-semicolon] A stray ";" is an empty command (bash refuses it).
 			if err := p.advance(); err != nil {
 				return out, err
 			}

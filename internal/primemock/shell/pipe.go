@@ -99,7 +99,7 @@ func (p *pipeBuffer) full() bool { return p.buf.Len() >= sandboxfs.MaxFileBytes 
 // pipeline runs "a | b | c": each stage in a child process of its own (so
 // cd and assignments in a stage do not leak, as in bash without lastpipe),
 // with the previous stage's stdout as its stdin. The stages run one after
-// the other, each to its end [guess: a stage never waits for its reader,
+// the other, each to its end [I: pipe-order: a stage never waits for its reader,
 // so the order of output and side effects between stages may differ from
 // a real pipe's; what each stage reads and writes does not]. The status is
 // the last stage's, or with pipefail the last non-zero one.

@@ -23,11 +23,11 @@ import (
 const MaxOutputBytes = 16 << 20
 
 // defaultWorkDir is the working directory of a command that names none,
-// and the base of a relative one. [guess] It is root's home, where a process
+// and the base of a relative one. [I: default-cwd] It is root's home, where a process
 // API on a VM typically starts commands; a container's image may differ.
 const defaultWorkDir = "/root"
 
-// defaultPath is the PATH every command starts with [guess].
+// defaultPath is the PATH every command starts with [I: default-path].
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // Why a script stopped before finishing.

@@ -173,7 +173,7 @@ func (t *tarRun) extract(list bool) int {
 			}
 			t.writeMember(hdr.Name, dest, body, perm)
 		case tar.TypeLink:
-			// [guess] A hard link becomes a copy: the mock has no inodes.
+			// [I: tar-hardlinks] A hard link becomes a copy: the mock has no inodes.
 			src, ok := t.memberName(hdr.Linkname)
 			if !ok {
 				continue
