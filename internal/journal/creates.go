@@ -115,14 +115,7 @@ func currentWorkspace(getenv func(string) string, wd string) string {
 	if w := getenv("TF_WORKSPACE"); w != "" {
 		return w
 	}
-	data := getenv("TF_DATA_DIR")
-	if data == "" {
-		data = ".terraform"
-	}
-	if !filepath.IsAbs(data) {
-		data = filepath.Join(wd, data)
-	}
-	if b, err := os.ReadFile(filepath.Join(data, "environment")); err == nil { //nolint:gosec // G304: Terraform's own data directory
+	if b, err := os.ReadFile(filepath.Join(dataDir(getenv, wd), "environment")); err == nil { //nolint:gosec // G304: Terraform's own data directory
 		if w := strings.TrimSpace(string(b)); w != "" {
 			return w
 		}
