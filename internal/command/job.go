@@ -156,7 +156,7 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 		case !exists:
 			out.Warnings = append(out.Warnings, fmt.Sprintf("Job %s, started by an earlier apply, left no files in sandbox %s "+
 				"(its /tmp was cleared, or the sandbox restarted): it is proven gone, so the command runs again.", p.JobID, p.SandboxID))
-			entry.Finish()
+			run.forget(ctx, c, entry, p.job())
 			entry, p = nil, nil
 		}
 	}
@@ -171,6 +171,7 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 			return out, err
 		}
 	}
+	run.journal.NoteInUse(p.SandboxID, run.hash, p.JobID)
 	if entry == nil {
 		// Attached through state: journal it too, so a kill from here on
 		// still leaves a trace (an older leftover of it goes first).
@@ -197,9 +198,9 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 		out.Pending = p
 		return out, errJobInterrupted
 	case errors.Is(context.Cause(wctx), errJobTimeout) || errors.Is(err, errJobTimeout):
-		return out, stopTimedOutJob(ctx, c, spec, job, entry, p)
+		return out, stopTimedOutJob(ctx, c, run, job, entry, p)
 	default:
-		entry.Finish()
+		run.forget(ctx, c, entry, job)
 		return out, &commandError{Summary: jobFailureSummary(err),
 			Err: fmt.Errorf("sandbox %s, background job %s: %w", spec.SandboxID, job.ID, err)}
 	}
@@ -247,9 +248,35 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 	if run.keep {
 		out.Entry = entry
 	} else {
-		entry.Finish()
+		run.forget(ctx, c, entry, job)
 	}
 	return out, err
+}
+
+// forget ends a run that is over without a result Terraform holds (it
+// failed, timed out, or is proven gone): its journal entry goes and its
+// claim in the sandbox is retired, so that the next apply, on any machine,
+// runs the command again instead of attaching to this job. Retiring is
+// best effort: a claim left behind only makes the next apply attach to
+// this job and judge it again, which retires it then.
+func (run backgroundRun) forget(ctx context.Context, c *prime.Client, entry *journal.JobEntry, job prime.Job) {
+	entry.Finish()
+	retireClaims(ctx, c, job.SandboxID, run.hash+"/"+job.ID)
+}
+
+// retireClaims retires run claims in one sandbox (prime.RetireRunClaims),
+// logging a failure: see backgroundRun.forget.
+func retireClaims(ctx context.Context, c *prime.Client, sandboxID string, runs ...string) {
+	if err := c.RetireRunClaims(context.WithoutCancel(ctx), sandboxID, runs...); err != nil {
+		tflog.Warn(ctx, "a run claim could not be retired; the next apply attaches to its job once more", map[string]any{
+			"sandbox_id": sandboxID, "error": err.Error(),
+		})
+	}
+}
+
+// claim is the claim in the sandbox that a job start of run makes.
+func (run backgroundRun) claim(started time.Time, force bool) *prime.RunClaim {
+	return &prime.RunClaim{Run: run.hash, Started: started, Force: force}
 }
 
 func orString(s, def string) string {
@@ -264,20 +291,37 @@ func orString(s, def string) string {
 // start, it is started again with the same ID (nothing ran); if that
 // cannot be told, the wait decides (never a second start).
 func startJob(ctx context.Context, c *prime.Client, run backgroundRun, entry **journal.JobEntry, id string) (*pendingJob, error) {
+	return startClaimedJob(ctx, c, run, entry, id, time.Now().UTC(), false)
+}
+
+// startClaimedJob is startJob with the start time to record and whether
+// to claim the run even though other jobs did (force). A start refused
+// because another job claimed the run attaches to that job instead
+// (attachClaimed): the run is already started, by an apply that was lost.
+func startClaimedJob(ctx context.Context, c *prime.Client, run backgroundRun, entry **journal.JobEntry, id string, started time.Time, force bool) (*pendingJob, error) {
 	spec := run.spec
 	if id == "" {
 		id = prime.NewJobID()
 	}
-	p := &pendingJob{SandboxID: spec.SandboxID, JobID: id, Started: time.Now().UTC()}
+	p := &pendingJob{SandboxID: spec.SandboxID, JobID: id, Started: started}
 	rec := journal.JobRecord{RunHash: run.hash, SandboxID: p.SandboxID, JobID: id, Started: p.Started}
 	if *entry == nil {
 		*entry = run.journal.Begin(rec)
 	} else {
 		(*entry).Update(rec)
 	}
-	req := prime.JobRequest{Command: spec.commandLine(), WorkingDir: spec.WorkingDir, Env: spec.Env, SensitiveEnv: spec.EnvWO}
+	// In use before its claim exists: another resource of this apply
+	// with the same run, starting at the same moment, must not attach to
+	// it (TakeClaim).
+	run.journal.NoteInUse(p.SandboxID, run.hash, id)
+	req := prime.JobRequest{Command: spec.commandLine(), WorkingDir: spec.WorkingDir, Env: spec.Env, SensitiveEnv: spec.EnvWO,
+		Claim: run.claim(p.Started, force)}
 	tflog.Info(ctx, "starting background job", map[string]any{"sandbox_id": spec.SandboxID, "job_id": id, "timeout": spec.Timeout.String()})
 	err := c.StartJob(ctx, p.job(), req)
+	var claimed *prime.ClaimedError
+	if errors.As(err, &claimed) {
+		return attachClaimed(ctx, c, run, entry, claimed)
+	}
 	if errors.Is(err, prime.ErrCommandMayStillRun) {
 		exists, xerr := c.JobExists(ctx, p.job())
 		switch {
@@ -307,7 +351,8 @@ func startJob(ctx context.Context, c *prime.Client, run backgroundRun, entry **j
 // stopTimedOutJob stops a job that outlived timeout_seconds: SIGTERM to
 // its process group, then SIGKILL after the stop grace, so it is not left
 // running while egress is locked or the sandbox reused.
-func stopTimedOutJob(ctx context.Context, c *prime.Client, spec commandSpec, job prime.Job, entry *journal.JobEntry, p *pendingJob) error {
+func stopTimedOutJob(ctx context.Context, c *prime.Client, run backgroundRun, job prime.Job, entry *journal.JobEntry, p *pendingJob) error {
+	spec := run.spec
 	stop, err := c.StopJob(ctx, job, c.CommandStopGrace())
 	if err != nil {
 		entry.Release()
@@ -315,7 +360,7 @@ func stopTimedOutJob(ctx context.Context, c *prime.Client, spec commandSpec, job
 			Err: fmt.Errorf("sandbox %s: background job %s outlived timeout_seconds (%s) and could not be stopped: %w. %v; "+
 				"the next apply attaches to it and stops it", spec.SandboxID, job.ID, spec.Timeout, err, prime.ErrCommandMayStillRun)}
 	}
-	entry.Finish()
+	run.forget(ctx, c, entry, job)
 	what := fmt.Sprintf("it was stopped (%s)", stop.Signal)
 	if stop.Signal == "SIGKILL" {
 		what = fmt.Sprintf("it was stopped (SIGTERM, then SIGKILL after %s)", c.CommandStopGrace())
@@ -405,4 +450,39 @@ func downloadScrubbed(ctx context.Context, c *prime.Client, sandboxID, remote, l
 		return files.ArtifactFileRecord{Path: local}, nil
 	}
 	return res.Files[0], nil
+}
+
+// attachClaimed handles a start refused because other jobs claimed the
+// run (in the sandbox, see prime.RunClaim): an apply, on this machine or
+// another, started the run and was lost before its result reached state.
+// It attaches to the oldest claim this process has not taken (the run a
+// lost apply started), after checking that its job exists: a claim whose
+// job never started (the apply was lost between the two) is started now,
+// with its own ID. When every claim is this process's own (another
+// resource of this apply runs the same command on the same sandbox), the
+// run is claimed once more, for a new job.
+func attachClaimed(ctx context.Context, c *prime.Client, run backgroundRun, entry **journal.JobEntry, claimed *prime.ClaimedError) (*pendingJob, error) {
+	ids := make([]string, len(claimed.Claims))
+	started := make(map[string]time.Time, len(claimed.Claims))
+	for i, cl := range claimed.Claims {
+		ids[i], started[cl.JobID] = cl.JobID, cl.Started
+	}
+	id, ok := run.journal.TakeClaim(run.spec.SandboxID, run.hash, ids)
+	if !ok {
+		return startClaimedJob(ctx, c, run, entry, "", time.Now().UTC(), true)
+	}
+	p := &pendingJob{SandboxID: run.spec.SandboxID, JobID: id, Started: started[id]}
+	rec := journal.JobRecord{RunHash: run.hash, SandboxID: p.SandboxID, JobID: id, Started: p.Started}
+	(*entry).Update(rec)
+	tflog.Info(ctx, "attaching to the background job an earlier apply started (its claim is in the sandbox)",
+		map[string]any{"sandbox_id": p.SandboxID, "job_id": id, "started": p.Started.Format(time.RFC3339)})
+	exists, err := c.JobExists(ctx, p.job())
+	if err == nil && !exists {
+		return startClaimedJob(ctx, c, run, entry, id, p.Started, false)
+	}
+	// Started, or unknown: wait for it, never start it twice.
+	p.Confirmed = true
+	rec.Confirmed = true
+	(*entry).Update(rec)
+	return p, nil
 }
