@@ -42,6 +42,8 @@ func NewResource() resource.Resource { return &sandboxResource{} }
 type sandboxResource struct {
 	client  *prime.Client
 	journal *journal.Creates
+	// recovery adopts what a lost apply created (recovery.go).
+	recovery *Recovery
 }
 
 func (r *sandboxResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -51,6 +53,7 @@ func (r *sandboxResource) Metadata(_ context.Context, req resource.MetadataReque
 func (r *sandboxResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 	r.journal = journal.CreatesFrom(req.ProviderData)
+	r.recovery = RecoveryFrom(req.ProviderData)
 }
 
 func (r *sandboxResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
