@@ -1,5 +1,7 @@
 // Command terraform-provider-prime serves the Prime Intellect sandboxes
 // provider to Terraform and OpenTofu.
+//
+// It may import: the standard library, github.com/hashicorp/terraform-plugin-go/..., internal/provider, internal/journal.
 package main
 
 import (

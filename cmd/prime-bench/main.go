@@ -6,14 +6,13 @@
 //
 // Both run prime-mock and the provider as separate processes (the provider
 // through a dev_overrides CLI configuration, without terraform init). Run
-// with -h after a subcommand for its flags. It lives under internal/soak
-// rather than tools/ because tools/ is its own Go module (pinned tools),
-// and this command imports the provider's internal packages.
+// with -h after a subcommand for its flags.
 //
-// It may import internal/soak, internal/tfcli, internal/primemock,
-// internal/prime and internal/commandsession (its SDK stand-in speaks the
-// gateway protocol), never internal/provider or a domain package: it runs
-// the provider as a binary.
+// It may import: the standard library, connectrpc.com/connect, google.golang.org/protobuf/..., internal/soak, internal/tfcli, internal/primemock, internal/prime, internal/commandsession/....
+//
+// Its SDK stand-in speaks the gateway protocol (internal/commandsession);
+// it never imports internal/provider or a domain package: it runs the
+// provider as a binary.
 package main
 
 import (

@@ -19,9 +19,10 @@
 // (no sandbox and no checkpoint left) and stop the mock. It fails when a
 // check does. `make demo` runs it.
 //
-// It may import internal/soak (the mock process and the isolated
-// workspace), internal/tfcli, internal/primemock and
-// internal/prime, never internal/provider or a domain package: it runs the
+// It may import: the standard library, internal/soak, internal/tfcli, internal/primemock, internal/prime.
+//
+// It uses internal/soak for the mock process and the isolated workspace;
+// it never imports internal/provider or a domain package: it runs the
 // provider as a binary.
 package main
 

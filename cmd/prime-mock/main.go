@@ -13,6 +13,8 @@
 // TLS, HTTP/2 with prior knowledge. See the primemock package documentation
 // for the endpoints, magic images and the shell language; -h prints the
 // flags and the shell's supported subset.
+//
+// It may import: the standard library, internal/primemock, internal/primemock/shell.
 package main
 
 import (

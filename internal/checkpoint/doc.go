@@ -19,10 +19,9 @@
 // delete) live in internal/prime; restoring a sandbox from a checkpoint is
 // the sandbox domain's.
 //
-// It may import the standard library, the terraform-plugin-* modules,
-// internal/tfkit, internal/journal and internal/prime, nothing else of
-// this module: the sandbox domain and internal/provider may import it,
-// never the reverse. It reads the configured client only through
-// tfkit.ClientFrom, and the checkpoint journal through
+// It may import: the standard library, github.com/hashicorp/terraform-plugin-*/..., internal/tfkit, internal/journal, internal/prime.
+//
+// internal/provider imports it, never the reverse. It reads the configured
+// client only through tfkit.ClientFrom, and the checkpoint journal through
 // journal.CheckpointsFrom.
 package checkpoint

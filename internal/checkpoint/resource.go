@@ -151,12 +151,9 @@ func (r *checkpointResource) Schema(ctx context.Context, _ resource.SchemaReques
 // checkpoint found FAILED or DELETING is replaced, one still uploading (an
 // import) is waited for in place.
 func (r *checkpointResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if !req.State.Raw.IsNull() {
+	if id := tfkit.HeldID(ctx, req.State); id != "" {
 		// Terraform holds this checkpoint: its journal entry goes.
-		var id types.String
-		if !req.State.GetAttribute(ctx, path.Root("id"), &id).HasError() {
-			r.journal.Forget(id.ValueString())
-		}
+		r.journal.Forget(id)
 	}
 	if req.Plan.Raw.IsNull() {
 		return

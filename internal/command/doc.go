@@ -26,10 +26,9 @@
 //   - the prime_sandbox_exec and prime_fleet_exec actions (exec_action.go,
 //     fleet_exec_action.go), which run the same rules and keep nothing.
 //
-// It may import the standard library, the terraform-plugin-* modules,
-// internal/files, internal/egress, internal/fleet, internal/tfkit,
-// internal/journal and internal/prime, nothing else of this module:
+// It may import: the standard library, github.com/hashicorp/terraform-plugin-*/..., internal/files, internal/egress, internal/memberkit, internal/tfkit, internal/journal, internal/prime.
+//
 // internal/provider imports it, never the reverse, and it never imports
-// internal/sandbox (what both need lives below them, in fleet, tfkit or
+// internal/sandbox (what both need lives below them, in memberkit, tfkit or
 // prime).
 package command

@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -32,7 +32,7 @@ func (r *fleetCommandResource) Create(ctx context.Context, req resource.CreateRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	var problems fleet.Problems
+	var problems memberkit.Problems
 	fr := r.runMembers(ctx, plan, run, ids, nil, &problems)
 	addWarnings(&resp.Diagnostics, "Background job", fr.warnings)
 	failure := fleetCommandFailure{problems: &problems, tried: len(ids), recorded: len(fr.failed), succeeded: len(fr.done),
@@ -120,7 +120,7 @@ func (r *fleetCommandResource) Update(ctx context.Context, req resource.UpdateRe
 			toRun[key] = id
 		}
 	}
-	var problems fleet.Problems
+	var problems memberkit.Problems
 	fr := &fleetRunResult{}
 	if len(toRun) > 0 {
 		if !tfkit.RequireClient(r.client, &resp.Diagnostics) {

@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -63,7 +63,7 @@ func (a *fleetExecAction) Schema(_ context.Context, _ action.SchemaRequest, resp
 		"other members go on.")
 	attrs["max_concurrency"] = actionschema.Int64Attribute{Optional: true,
 		MarkdownDescription: fmt.Sprintf("How many members run at once. Default `%d`, as on `prime_fleet_command`.",
-			fleet.DefaultConcurrency),
+			memberkit.DefaultConcurrency),
 		Validators: []validator.Int64{int64validator.AtLeast(1)}}
 	resp.Schema = actionschema.Schema{
 		MarkdownDescription: "Runs steps on every member of a fleet ad hoc (Terraform 1.14+) — a probe, a log " +
@@ -84,7 +84,7 @@ func (m fleetExecModel) commandModel() fleetCommandModel {
 	out := fleetCommandModel{SandboxIDs: m.SandboxIDs, Commands: m.Commands, runArguments: m.withDefaults(),
 		MaxConcurrency: m.MaxConcurrency}
 	if out.MaxConcurrency.IsNull() {
-		out.MaxConcurrency = types.Int64Value(fleet.DefaultConcurrency)
+		out.MaxConcurrency = types.Int64Value(memberkit.DefaultConcurrency)
 	}
 	return out
 }
@@ -126,7 +126,7 @@ func (a *fleetExecAction) Invoke(ctx context.Context, req action.InvokeRequest, 
 		return
 	}
 	run.progress = &fleetRunProgress{send: tfkit.ProgressTo(resp), steps: len(run.commands)}
-	var problems fleet.Problems
+	var problems memberkit.Problems
 	done := (&fleetCommandResource{client: a.client}).runMembers(ctx, m.commandModel(), run, ids, nil, &problems)
 	if problems.Len() > 0 {
 		fleetCommandFailure{problems: &problems, tried: len(ids), action: true}.add(&resp.Diagnostics, false)

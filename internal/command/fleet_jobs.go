@@ -17,8 +17,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -76,7 +76,7 @@ type fleetRunResult struct {
 
 // unknownOutcomes counts the failed members that were left mid-way: a job
 // whose outcome could not be read, recorded in running_jobs.
-func (fr *fleetRunResult) unknownOutcomes(problems *fleet.Problems) int {
+func (fr *fleetRunResult) unknownOutcomes(problems *memberkit.Problems) int {
 	n := 0
 	for key := range fr.pending {
 		if problems.Has(key) {
@@ -107,7 +107,7 @@ func (fr *fleetRunResult) settle(stored bool) {
 // arguments that make it a new run.
 func stepHash(plan fleetCommandModel, run fleetRun, key, sandboxID string, step int) string {
 	return journal.RunHash("prime_fleet_command", key, sandboxID, step, run.commands[step], plan.WorkingDir.ValueString(),
-		plan.Env.String(), memberEnvOf(plan, key).String(), fleet.TriggerOf(plan.MemberTriggers, key).String(), plan.EnvWOVersion.String(),
+		plan.Env.String(), memberEnvOf(plan, key).String(), memberkit.TriggerOf(plan.MemberTriggers, key).String(), plan.EnvWOVersion.String(),
 		plan.Triggers.String())
 }
 
@@ -312,8 +312,8 @@ func memberWarnings(key string, ws []string) []string {
 // stopPendingMembers stops the jobs of members an interrupted apply left
 // running (the resource is being destroyed or replaced).
 func stopPendingMembers(ctx context.Context, c *prime.Client, jobs *journal.Jobs, progress map[string]memberProgress, diags *diag.Diagnostics) {
-	var problems fleet.Problems
-	fleet.ForEachMember(ctx, tfkit.SortedKeys(progress), fleet.DefaultConcurrency, func(ctx context.Context, key string) {
+	var problems memberkit.Problems
+	memberkit.ForEachMember(ctx, tfkit.SortedKeys(progress), memberkit.DefaultConcurrency, func(ctx context.Context, key string) {
 		if err := stopRunningJob(ctx, c, jobs, progress[key].Job); err != nil {
 			problems.Add(key, "%v", err)
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -70,7 +70,7 @@ func validateMemberEnv(ctx context.Context, m fleetCommandModel, diags *diag.Dia
 			}
 		}
 	}
-	if strays := fleet.StrayKeys(m.MemberEnv, m.SandboxIDs); len(strays) > 0 {
+	if strays := memberkit.StrayKeys(m.MemberEnv, m.SandboxIDs); len(strays) > 0 {
 		diags.AddAttributeError(path.Root("member_env"), "Invalid command configuration",
 			fmt.Sprintf("member_env: %s %s not a key of sandbox_ids", tfkit.QuoteKeys(strays), tfkit.PluralVerb(len(strays), "is", "are")))
 	}
@@ -94,8 +94,8 @@ func memberEnvOf(m fleetCommandModel, key string) types.Map {
 // sameMemberInputs: a member's per-member inputs (member_env and
 // member_triggers entries) are unchanged, so its recorded result stands.
 func sameMemberInputs(plan, state fleetCommandModel, key string) bool {
-	pt := fleet.TriggerOf(plan.MemberTriggers, key)
-	return sameMemberEnv(memberEnvOf(plan, key), memberEnvOf(state, key)) && !pt.IsUnknown() && pt.Equal(fleet.TriggerOf(state.MemberTriggers, key))
+	pt := memberkit.TriggerOf(plan.MemberTriggers, key)
+	return sameMemberEnv(memberEnvOf(plan, key), memberEnvOf(state, key)) && !pt.IsUnknown() && pt.Equal(memberkit.TriggerOf(state.MemberTriggers, key))
 }
 
 // sameMemberEnv: a member's variables are unchanged (an empty entry and

@@ -17,7 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -218,7 +218,7 @@ func commandMemberRecordsOf(m fleetCommandModel, diags *diag.Diagnostics) map[st
 	results := fleetCommandResultsOfMap(m.Results, diags)
 	streams := map[string][]types.Object{}
 	if !m.SensitiveStreams.IsNull() && !m.SensitiveStreams.IsUnknown() {
-		streams = fleet.ObjectListsOfMap(m.SensitiveStreams, diags)
+		streams = memberkit.ObjectListsOfMap(m.SensitiveStreams, diags)
 	}
 	out := make(map[string]commandMemberRecord, len(results))
 	for k, r := range results {
@@ -287,7 +287,7 @@ func onFailureOf(m fleetCommandModel) string {
 // on_member_failure = "record"); recorded: how many failures results
 // records; succeeded: how many members' successes it holds now.
 type fleetCommandFailure struct {
-	problems  *fleet.Problems
+	problems  *memberkit.Problems
 	tried     int
 	stored    bool
 	recorded  int

@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 )
 
 func TestCutStepOutput(t *testing.T) {
@@ -102,7 +102,7 @@ func TestMemberRecord(t *testing.T) {
 
 // The failure texts say what was stored and what the next apply does.
 func TestFleetCommandFailureOutcome(t *testing.T) {
-	var problems fleet.Problems
+	var problems memberkit.Problems
 	problems.Add("1", "sandbox sb-1, step 1 of 1: crashed")
 	for _, c := range []struct {
 		name   string

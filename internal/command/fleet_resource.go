@@ -21,8 +21,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -76,7 +76,7 @@ func (r *fleetCommandResource) attributes() map[string]schema.Attribute {
 			"runs again (the resource is replaced); kept when only some members run.",
 		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 	}
-	attrs["sandbox_ids"] = fleet.SandboxIDsAttribute("Member key → ID of a `RUNNING` sandbox, usually " +
+	attrs["sandbox_ids"] = memberkit.SandboxIDsAttribute("Member key → ID of a `RUNNING` sandbox, usually " +
 		"`prime_sandbox_fleet.<name>.sandbox_ids` or `{ for i, s in prime_sandbox.box : tostring(i) => s.id }`. " +
 		"Changing it updates in place: only members that are new or whose sandbox ID changed run; removed keys drop " +
 		"out of `results`.")
@@ -107,12 +107,12 @@ func (r *fleetCommandResource) attributes() map[string]schema.Attribute {
 			"fingerprint: `{ for k, f in prime_fleet_file.task.files : k => f.sha256 }`.",
 	}
 	attrs["max_concurrency"] = schema.Int64Attribute{
-		Optional: true, Computed: true, Default: int64default.StaticInt64(fleet.DefaultConcurrency),
+		Optional: true, Computed: true, Default: int64default.StaticInt64(memberkit.DefaultConcurrency),
 		MarkdownDescription: fmt.Sprintf("How many members run at once. Default `%d`. Each running member holds a "+
 			"gateway command stream, which the provider's request pacing does not limit. With `background`, every "+
 			"member's job runs at the same time, and this bounds only the members starting or collecting a job at "+
 			"once (a waiting job holds nothing but its place in the shared poll). Changing it updates in place; "+
-			"nothing runs again.", fleet.DefaultConcurrency),
+			"nothing runs again.", memberkit.DefaultConcurrency),
 		Validators: []validator.Int64{int64validator.AtLeast(1)},
 	}
 	outputDoc := func(what, when string) string {

@@ -10,8 +10,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
@@ -83,7 +83,7 @@ func fleetRunOf(ctx context.Context, plan fleetCommandModel, envWO types.Map, di
 // the whole story); members left mid-way are in its pending (and in
 // problems when their outcome is unknown rather than interrupted).
 func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommandModel, run fleetRun, ids map[string]string,
-	progress map[string]memberProgress, problems *fleet.Problems) *fleetRunResult {
+	progress map[string]memberProgress, problems *memberkit.Problems) *fleetRunResult {
 	var mu sync.Mutex
 	lock := func() func() { mu.Lock(); return mu.Unlock }
 	fr := &fleetRunResult{done: map[string]*commandMemberRecord{}, failed: map[string]*commandMemberRecord{},
@@ -106,7 +106,7 @@ func (r *fleetCommandResource) runMembers(ctx context.Context, plan fleetCommand
 			fr.warnings = append(fr.warnings, err.Error())
 		}
 	}()
-	fleet.ForEachMember(ctx, tfkit.SortedKeys(ids), limit, func(ctx context.Context, key string) {
+	memberkit.ForEachMember(ctx, tfkit.SortedKeys(ids), limit, func(ctx context.Context, key string) {
 		id := ids[key]
 		run.reporter.update(key, func(m *memberProgressState) {
 			m.State, m.SandboxID, m.Steps = ProgressRunning, id, len(run.commands)

@@ -7,7 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
@@ -76,12 +76,12 @@ func fleetCommandJobsValue(pending map[string]memberProgress) types.Map {
 
 // fleetCommandResultsOfMap reads a fleet command's `results`.
 func fleetCommandResultsOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetCommandResult {
-	return fleet.MembersOfMap(v, diags, func(k string, a map[string]attr.Value) fleetCommandResult {
+	return memberkit.MembersOfMap(v, diags, func(k string, a map[string]attr.Value) fleetCommandResult {
 		r := fleetCommandResult{SandboxID: tfkit.StringAttr(a, "sandbox_id"), ExitCode: tfkit.Int64Attr(a, "exit_code"),
 			ExecutedAt: tfkit.StringAttr(a, "executed_at"), RunID: tfkit.StringAttr(a, "run_id"), Failed: tfkit.BoolAttr(a, "failed"),
 			Error: tfkit.StringAttr(a, "error")}
 		for i, s := range tfkit.ObjectsOf(a["steps"]) {
-			if sa, ok := fleet.MemberAttrs(fmt.Sprintf("%s, step %d", k, i+1), s, diags); ok {
+			if sa, ok := memberkit.MemberAttrs(fmt.Sprintf("%s, step %d", k, i+1), s, diags); ok {
 				r.Steps = append(r.Steps, fleetCommandStep{ExitCode: tfkit.Int64Attr(sa, "exit_code"), Stdout: tfkit.StringAttr(sa, "stdout"),
 					Stderr: tfkit.StringAttr(sa, "stderr"), OutputTruncated: tfkit.BoolAttr(sa, "output_truncated")})
 			}

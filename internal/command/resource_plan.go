@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/files"
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -136,7 +136,7 @@ func warnCommandsOutliveSandboxes(ctx context.Context, c *prime.Client, runs map
 	}
 	var mu sync.Mutex
 	var lifetime []string
-	fleet.ForEachMember(ctx, tfkit.SortedKeys(runs), 0, func(ctx context.Context, key string) {
+	memberkit.ForEachMember(ctx, tfkit.SortedKeys(runs), 0, func(ctx context.Context, key string) {
 		id := runs[key]
 		known, ok := c.Known(id)
 		if !ok {

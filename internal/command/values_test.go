@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 )
 
 func TestTailKeepsValidUTF8(t *testing.T) {
@@ -60,7 +60,7 @@ func TestFleetCommandResultsRoundTrip(t *testing.T) {
 	streams := types.MapValueMust(fleetStreamsType(), map[string]attr.Value{
 		"0": types.ListValueMust(streamsType(), []attr.Value{types.ObjectNull(streamsType().AttrTypes)}),
 	})
-	lists := fleet.ObjectListsOfMap(streams, &diags)
+	lists := memberkit.ObjectListsOfMap(streams, &diags)
 	if diags.HasError() || len(lists["0"]) != 1 || !lists["0"][0].IsNull() {
 		t.Fatalf("streams: %+v %v", lists, diags)
 	}

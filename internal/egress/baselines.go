@@ -2,8 +2,6 @@ package egress
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -19,8 +17,8 @@ import (
 // would take it for the sandbox's baseline, so its destroy would "restore"
 // the lock instead of reopening egress (the reuse bug: a reused sandbox's
 // next setup runs restricted). So a create whose write is left unrecorded
-// notes, per sandbox, the baseline it found and what it wrote, in a small
-// file beside the create journal; the next create on that sandbox takes the
+// notes, per sandbox, the baseline it found and what it wrote, in a note
+// beside the create journal (journal.Notes, which owns the files); the next create on that sandbox takes the
 // baseline from there as long as the sandbox still holds what was written
 // (otherwise someone else wrote since, and the note is dropped).
 //
@@ -41,25 +39,21 @@ type baselineNote struct {
 }
 
 type Baselines struct {
-	dir string // "": notes are kept in memory only (this process)
+	files *journal.Notes // none on disk: notes are kept in memory only (this process)
 
 	mu sync.Mutex
 	// notes by sandbox ID; nil until the directory was read once.
 	notes map[string]baselineNote
 }
 
-// newEgressBaselines keeps its notes in dir ("": in memory only).
-func newEgressBaselines(dir string) *Baselines {
-	return &Baselines{dir: dir}
+// newEgressBaselines keeps its notes in files.
+func newEgressBaselines(files *journal.Notes) *Baselines {
+	return &Baselines{files: files}
 }
 
-// BaselinesOf is the baseline notes of the create journal's working
-// directory (a subdirectory, which the create journal's scan ignores).
+// BaselinesOf is the baseline notes beside the create journal.
 func BaselinesOf(j *journal.Creates) *Baselines {
-	if j.Dir() == "" {
-		return newEgressBaselines("")
-	}
-	return newEgressBaselines(filepath.Join(j.Dir(), "egress-baselines"))
+	return newEgressBaselines(journal.NotesOf(j, "egress-baselines"))
 }
 
 // load reads the directory once (under mu), dropping old or unreadable
@@ -69,20 +63,14 @@ func (b *Baselines) load() {
 		return
 	}
 	b.notes = map[string]baselineNote{}
-	if b.dir == "" {
-		return
-	}
-	files, _ := filepath.Glob(filepath.Join(b.dir, "*.json"))
-	for _, p := range files {
-		data, err := os.ReadFile(p) //nolint:gosec // G304: our own journal directory
+	b.files.ReadAll(func(key string, data []byte) bool {
 		var n baselineNote
-		if err != nil || json.Unmarshal(data, &n) != nil || n.SandboxID+".json" != filepath.Base(p) ||
-			time.Since(n.At) > baselineNoteWindow {
-			_ = os.Remove(p)
-			continue
+		if json.Unmarshal(data, &n) != nil || n.SandboxID != key || time.Since(n.At) > baselineNoteWindow {
+			return false
 		}
 		b.notes[n.SandboxID] = n
-	}
+		return true
+	})
 }
 
 // baseline is the noted baseline of sandbox id while the sandbox still
@@ -117,17 +105,8 @@ func (b *Baselines) note(id string, baseline, written prime.EgressPolicy) {
 	b.load()
 	n := baselineNote{SandboxID: id, Baseline: baseline, Written: written, At: time.Now().UTC()}
 	b.notes[id] = n
-	if b.dir == "" || os.MkdirAll(b.dir, 0o700) != nil {
-		return
-	}
-	data, err := json.Marshal(n)
-	if err != nil {
-		return
-	}
-	final := filepath.Join(b.dir, id+".json")
-	tmp := final + ".tmp"
-	if os.WriteFile(tmp, data, 0o600) != nil || os.Rename(tmp, final) != nil {
-		_ = os.Remove(tmp)
+	if data, err := json.Marshal(n); err == nil {
+		b.files.Write(id, data)
 	}
 }
 
@@ -146,9 +125,7 @@ func (b *Baselines) forget(id string) {
 
 func (b *Baselines) dropLocked(id string) {
 	delete(b.notes, id)
-	if b.dir != "" {
-		_ = os.Remove(filepath.Join(b.dir, id+".json"))
-	}
+	b.files.Remove(id)
 }
 
 // BaselinesFrom is the baseline notes of the provider's configured data

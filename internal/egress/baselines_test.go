@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/journal"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
 
@@ -16,7 +17,7 @@ func TestEgressBaselines(t *testing.T) {
 	born := prime.EgressPolicy{Denylist: []string{"evil.example"}}
 	dir := t.TempDir()
 
-	b := newEgressBaselines(dir)
+	b := newEgressBaselines(journal.NewNotes(dir))
 	if _, ok := b.baseline("sb1", lock); ok {
 		t.Fatal("a baseline without a note")
 	}
@@ -25,7 +26,7 @@ func TestEgressBaselines(t *testing.T) {
 	b.note("../x", open, lock) // not a sandbox ID: never a path
 
 	// Another process (a new instance) reads the notes back.
-	b = newEgressBaselines(dir)
+	b = newEgressBaselines(journal.NewNotes(dir))
 	if got, ok := b.baseline("sb1", lock); !ok || !prime.SamePolicy(got, open) {
 		t.Fatalf("sb1 baseline = %+v, %t; want the open policy", got, ok)
 	}
@@ -37,7 +38,7 @@ func TestEgressBaselines(t *testing.T) {
 		t.Fatalf("the stale note's file is still there: %v", err)
 	}
 	b.forget("sb1")
-	if _, ok := newEgressBaselines(dir).baseline("sb1", lock); ok {
+	if _, ok := newEgressBaselines(journal.NewNotes(dir)).baseline("sb1", lock); ok {
 		t.Fatal("a forgotten note came back")
 	}
 	if files, _ := filepath.Glob(filepath.Join(dir, "*")); len(files) != 0 {
@@ -51,12 +52,12 @@ func TestEgressBaselines(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "sb3.json"), data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := newEgressBaselines(dir).baseline("sb3", lock); ok {
+	if _, ok := newEgressBaselines(journal.NewNotes(dir)).baseline("sb3", lock); ok {
 		t.Fatal("a note older than the window was used")
 	}
 
 	// Without a directory the notes last as long as the process; nil keeps none.
-	mem := newEgressBaselines("")
+	mem := newEgressBaselines(journal.NewNotes(""))
 	mem.note("sb4", born, lock)
 	if got, ok := mem.baseline("sb4", lock); !ok || !prime.SamePolicy(got, born) {
 		t.Fatalf("in-memory baseline = %+v, %t", got, ok)

@@ -24,10 +24,10 @@
 // The policy semantics themselves (the entry grammar, composing allow,
 // block and routes) live in internal/prime.
 //
-// It may import the standard library, the terraform-plugin-* modules,
-// internal/fleet, internal/tfkit, internal/journal and internal/prime,
-// nothing else of this module: the sandbox, command and files domains and
-// internal/provider import it, never the reverse. It reads the provider's
-// configured data only through tfkit.ClientFrom and BaselinesFrom, so it
-// never needs internal/provider's types.
+// It may import: the standard library, github.com/hashicorp/terraform-plugin-*/..., internal/memberkit, internal/tfkit, internal/journal, internal/prime.
+//
+// The sandbox and command domains and internal/provider import it, never the
+// reverse. It reads the provider's configured data only through
+// tfkit.ClientFrom and BaselinesFrom, so it never needs internal/provider's
+// types.
 package egress

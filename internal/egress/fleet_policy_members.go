@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -70,7 +70,7 @@ func fleetPolicyMembersValue(members map[string]fleetPolicyMember) types.Map {
 
 // fleetPolicyMembersOfMap reads a `members` map.
 func fleetPolicyMembersOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetPolicyMember {
-	return fleet.MembersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetPolicyMember {
+	return memberkit.MembersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetPolicyMember {
 		return fleetPolicyMember{
 			SandboxID: tfkit.StringAttr(a, "sandbox_id"), Generation: tfkit.Int64Attr(a, "generation"),
 			AppliedGeneration: tfkit.Int64Attr(a, "applied_generation"), Applied: tfkit.BoolAttr(a, "applied"),

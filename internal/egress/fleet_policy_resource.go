@@ -19,7 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -62,7 +62,7 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 			"own `generation` in `members` changes instead, for `member_triggers` (the member alone runs again). A " +
 			"change that only respells the same destinations writes nothing and keeps it.",
 	}
-	attrs["sandbox_ids"] = fleet.SandboxIDsAttribute("Member key → ID of a sandbox that is `RUNNING`, usually " +
+	attrs["sandbox_ids"] = memberkit.SandboxIDsAttribute("Member key → ID of a sandbox that is `RUNNING`, usually " +
 		"`prime_sandbox_fleet.<name>.sandbox_ids`. Changing it updates in place: new members and members whose " +
 		"sandbox ID changed are locked; removed members get back what they held before (the reuse guard " +
 		"applies); the others are untouched. A sandbox that moves to another key (a renamed key) keeps its " +
@@ -250,8 +250,8 @@ func (r *fleetEgressPolicyResource) Create(ctx context.Context, req resource.Cre
 	}
 	tflog.Info(ctx, "locking fleet egress", map[string]any{"members": len(ids), "timeout": timeout.String()})
 	out := &policyOutcomes{members: map[string]fleetPolicyMember{}, baselines: map[string]prime.EgressPolicy{}}
-	var problems fleet.Problems
-	fleet.ForEachMember(ctx, tfkit.SortedKeys(ids), 0, func(ctx context.Context, key string) {
+	var problems memberkit.Problems
+	memberkit.ForEachMember(ctx, tfkit.SortedKeys(ids), 0, func(ctx context.Context, key string) {
 		res, err := lockSandbox(ctx, r.client, r.baselines, ids[key], policy, timeout)
 		if err != nil {
 			problems.Add(key, "%s", memberLockProblem(ids[key], err))
@@ -298,8 +298,8 @@ func (r *fleetEgressPolicyResource) Read(ctx context.Context, req resource.ReadR
 		return
 	}
 	out := &policyOutcomes{members: map[string]fleetPolicyMember{}}
-	var problems, gone, unapplied fleet.Problems
-	fleet.ForEachMember(ctx, tfkit.SortedKeys(prior), 0, func(ctx context.Context, key string) {
+	var problems, gone, unapplied memberkit.Problems
+	memberkit.ForEachMember(ctx, tfkit.SortedKeys(prior), 0, func(ctx context.Context, key string) {
 		p := prior[key]
 		id := p.SandboxID.ValueString()
 		st, isGone, err := ReadStatus(ctx, r.client, id)
@@ -399,14 +399,14 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 	for k, p := range prior {
 		heldBy[p.SandboxID.ValueString()] = k
 	}
-	var problems fleet.Problems
+	var problems memberkit.Problems
 	// First the sandboxes no key wants any more get back what they held.
 	// If one cannot be, nothing else moves in this apply: every other
 	// member stays as recorded (a sandbox about to change keys included),
 	// so the next plan shows the same moves and retries them all.
 	restoredKeys := map[string]bool{}
 	var mu sync.Mutex
-	fleet.ForEachMember(ctx, tfkit.SortedKeys(prior), 0, func(ctx context.Context, key string) {
+	memberkit.ForEachMember(ctx, tfkit.SortedKeys(prior), 0, func(ctx context.Context, key string) {
 		p := prior[key]
 		old := p.SandboxID.ValueString()
 		if id, wanted := ids[key]; wanted && id == old {
@@ -443,7 +443,7 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 		return
 	}
 	// Then every wanted member: handed over, locked, relocked or kept.
-	fleet.ForEachMember(ctx, tfkit.SortedKeys(ids), 0, func(ctx context.Context, key string) {
+	memberkit.ForEachMember(ctx, tfkit.SortedKeys(ids), 0, func(ctx context.Context, key string) {
 		id := ids[key]
 		p, had := prior[key]
 		baseline, rec, has := baselines[key], p, had && p.SandboxID.ValueString() == id
@@ -513,8 +513,8 @@ func (r *fleetEgressPolicyResource) Delete(ctx context.Context, req resource.Del
 	}
 	baselines := decodeMemberBaselines(stored)
 	out := &policyOutcomes{members: map[string]fleetPolicyMember{}}
-	var problems fleet.Problems
-	fleet.ForEachMember(ctx, tfkit.SortedKeys(prior), 0, func(ctx context.Context, key string) {
+	var problems memberkit.Problems
+	memberkit.ForEachMember(ctx, tfkit.SortedKeys(prior), 0, func(ctx context.Context, key string) {
 		p := prior[key]
 		ownGen := int64(-1)
 		if !p.Generation.IsNull() && !p.Generation.IsUnknown() {

@@ -17,8 +17,7 @@
 //     shared read rule (data_source_read.go), and the result-paths advice
 //     their docs end with (result_paths.go).
 //
-// It may import the standard library, the terraform-plugin-* modules,
-// internal/fleet, internal/tfkit and internal/prime, nothing else of this
-// module (egress too, should a file rule ever need a policy): the command
-// domain and internal/provider import it, never the reverse.
+// It may import: the standard library, github.com/hashicorp/terraform-plugin-*/..., internal/memberkit, internal/tfkit, internal/prime.
+//
+// The command domain and internal/provider import it, never the reverse.
 package files

@@ -25,7 +25,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -61,7 +61,7 @@ func (r *fleetArtifactResource) Schema(_ context.Context, _ resource.SchemaReque
 		Computed: true, MarkdownDescription: "Unique ID of this set of downloads.",
 		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 	}
-	attrs["sandbox_ids"] = fleet.SandboxIDsAttribute("Member key → sandbox ID, usually `{ for k, r in " +
+	attrs["sandbox_ids"] = memberkit.SandboxIDsAttribute("Member key → sandbox ID, usually `{ for k, r in " +
 		"prime_fleet_command.agent.results : k => r.sandbox_id if !r.failed }` (which orders the downloads after the " +
 		"agent and covers only members whose agent succeeded). Changing it updates in place: new members and members " +
 		"whose sandbox changed download; removed members drop out of `members` (their files stay on disk unless " +
@@ -81,8 +81,8 @@ func (r *fleetArtifactResource) Schema(_ context.Context, _ resource.SchemaReque
 			"so a member is downloaded again exactly when its agent ran again. Changing it updates in place.",
 	}
 	attrs["max_concurrency"] = schema.Int64Attribute{
-		Optional: true, Computed: true, Default: int64default.StaticInt64(fleet.DefaultConcurrency),
-		MarkdownDescription: fmt.Sprintf("How many members download at once. Default `%d`. Changing it updates in place.", fleet.DefaultConcurrency),
+		Optional: true, Computed: true, Default: int64default.StaticInt64(memberkit.DefaultConcurrency),
+		MarkdownDescription: fmt.Sprintf("How many members download at once. Default `%d`. Changing it updates in place.", memberkit.DefaultConcurrency),
 		Validators:          []validator.Int64{int64validator.AtLeast(1)},
 	}
 	entry := artifactResultAttributes()
@@ -134,7 +134,7 @@ func (r *fleetArtifactResource) ValidateConfig(ctx context.Context, req resource
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if strays := fleet.StrayKeys(m.MemberTriggers, m.SandboxIDs); len(strays) > 0 {
+	if strays := memberkit.StrayKeys(m.MemberTriggers, m.SandboxIDs); len(strays) > 0 {
 		resp.Diagnostics.AddAttributeWarning(path.Root("member_triggers"), "Triggers of unknown members",
 			fmt.Sprintf("member_triggers: %s %s not a key of sandbox_ids, so nothing follows from it.",
 				tfkit.QuoteKeys(strays), tfkit.PluralVerb(len(strays), "is", "are")))
@@ -184,11 +184,11 @@ func (r *fleetArtifactResource) Create(ctx context.Context, req resource.CreateR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	var problems fleet.Problems
+	var problems memberkit.Problems
 	done, refused := r.downloadMembers(ctx, plan, ids, &problems)
 	warnRefused(&resp.Diagnostics, plan, refused)
 	if problems.Len() > 0 {
-		fleet.AddFailure(&resp.Diagnostics, "download", &problems, len(ids))
+		memberkit.AddFailure(&resp.Diagnostics, "download", &problems, len(ids))
 		return
 	}
 	plan.ID = types.StringValue(prime.NewIdempotencyKey()[:16])
@@ -244,7 +244,7 @@ func (r *fleetArtifactResource) Update(ctx context.Context, req resource.UpdateR
 		}
 		todo[k] = id
 	}
-	var problems fleet.Problems
+	var problems memberkit.Problems
 	if len(todo) > 0 {
 		if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 			return
@@ -265,7 +265,7 @@ func (r *fleetArtifactResource) Update(ctx context.Context, req resource.UpdateR
 	plan.Members = fleetArtifactMembersValue(tfkit.PointersOf(records))
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 	if problems.Len() > 0 {
-		fleet.AddFailure(&resp.Diagnostics, "download", &problems, len(todo))
+		memberkit.AddFailure(&resp.Diagnostics, "download", &problems, len(todo))
 	}
 }
 
@@ -276,7 +276,7 @@ func (r *fleetArtifactResource) Delete(ctx context.Context, req resource.DeleteR
 	if resp.Diagnostics.HasError() || state.KeepOnDestroy.ValueBool() {
 		return
 	}
-	var problems fleet.Problems
+	var problems memberkit.Problems
 	for k, m := range fleetArtifactMembersOf(state.Members, &resp.Diagnostics) {
 		if !m.Exists.ValueBool() {
 			continue
@@ -291,12 +291,12 @@ func (r *fleetArtifactResource) Delete(ctx context.Context, req resource.DeleteR
 }
 
 // downloadMembers downloads the members in ids concurrently.
-func (r *fleetArtifactResource) downloadMembers(ctx context.Context, m fleetArtifactModel, ids map[string]string, problems *fleet.Problems) (map[string]fleetArtifactMember, map[string][]prime.RefusedEntry) {
+func (r *fleetArtifactResource) downloadMembers(ctx context.Context, m fleetArtifactModel, ids map[string]string, problems *memberkit.Problems) (map[string]fleetArtifactMember, map[string][]prime.RefusedEntry) {
 	var mu sync.Mutex
 	done := map[string]fleetArtifactMember{}
 	refused := map[string][]prime.RefusedEntry{}
 	tflog.Info(ctx, "downloading from fleet", map[string]any{"members": len(ids), "path": m.RemotePath.ValueString()})
-	fleet.ForEachMember(ctx, tfkit.SortedKeys(ids), int(m.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
+	memberkit.ForEachMember(ctx, tfkit.SortedKeys(ids), int(m.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
 		local := memberLocalPath(m.LocalPath.ValueString(), key)
 		res, err := DownloadArtifact(ctx, r.client, ArtifactRequest{
 			SandboxID: ids[key], Remote: m.RemotePath.ValueString(), Local: local, Kind: m.Kind.ValueString(),
@@ -324,7 +324,7 @@ func keepArtifactMember(prior fleetArtifactMember, id types.String, plan, state 
 	if id.IsUnknown() || !prior.SandboxID.Equal(id) {
 		return false
 	}
-	pt, st := fleet.TriggerOf(plan.MemberTriggers, key), fleet.TriggerOf(state.MemberTriggers, key)
+	pt, st := memberkit.TriggerOf(plan.MemberTriggers, key), memberkit.TriggerOf(state.MemberTriggers, key)
 	return !pt.IsUnknown() && pt.Equal(st)
 }
 
@@ -408,7 +408,7 @@ func fleetArtifactMembersOf(v types.Map, diags *diag.Diagnostics) map[string]fle
 	if v.IsNull() || v.IsUnknown() {
 		return nil
 	}
-	return fleet.MembersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetArtifactMember {
+	return memberkit.MembersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetArtifactMember {
 		files, _ := a["files"].(types.List)
 		refused, _ := a["refused"].(types.List)
 		return fleetArtifactMember{SandboxID: tfkit.StringAttr(a, "sandbox_id"), LocalPath: tfkit.StringAttr(a, "local_path"),

@@ -17,7 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -42,7 +42,7 @@ func (d *fleetFileDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 	entry := readResultAttributes(false)
 	entry["sandbox_id"] = schema.StringAttribute{Computed: true, MarkdownDescription: "Sandbox the file was read from."}
 	attrs["id"] = schema.StringAttribute{Computed: true, MarkdownDescription: "The path read."}
-	attrs["sandbox_ids"] = fleet.SandboxIDsDataSourceAttribute("Member key → sandbox ID, usually " +
+	attrs["sandbox_ids"] = memberkit.SandboxIDsDataSourceAttribute("Member key → sandbox ID, usually " +
 		"`prime_sandbox_fleet.<name>.sandbox_ids` or, for what a command wrote, the members it succeeded on: " +
 		"`{ for k, r in prime_fleet_command.agent.results : k => r.sandbox_id if !r.failed }` (which also orders " +
 		"the read after it).")
@@ -51,7 +51,7 @@ func (d *fleetFileDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 		Validators: []validator.String{remotePathValidator{}},
 	}
 	attrs["max_concurrency"] = schema.Int64Attribute{
-		Optional: true, MarkdownDescription: fmt.Sprintf("How many members are read at once. Default `%d`.", fleet.DefaultConcurrency),
+		Optional: true, MarkdownDescription: fmt.Sprintf("How many members are read at once. Default `%d`.", memberkit.DefaultConcurrency),
 		Validators: []validator.Int64{int64validator.AtLeast(1)},
 	}
 	attrs["files"] = schema.MapNestedAttribute{
@@ -83,7 +83,7 @@ func (d *fleetFileDataSource) Read(ctx context.Context, req datasource.ReadReque
 		return
 	}
 	remote, maxSize, sensitive := m.Path.ValueString(), maxSizeOf(m.MaxSize), m.Sensitive.ValueBool()
-	limit := fleet.DefaultConcurrency
+	limit := memberkit.DefaultConcurrency
 	if !m.MaxConcurrency.IsNull() {
 		limit = int(m.MaxConcurrency.ValueInt64())
 	}
@@ -91,8 +91,8 @@ func (d *fleetFileDataSource) Read(ctx context.Context, req datasource.ReadReque
 	files := make(map[string]attr.Value, len(ids))
 	secret := make(map[string]attr.Value, len(ids))
 	var notText, gone []string
-	var problems fleet.Problems
-	fleet.ForEachMember(ctx, tfkit.SortedKeys(ids), limit, func(ctx context.Context, key string) {
+	var problems memberkit.Problems
+	memberkit.ForEachMember(ctx, tfkit.SortedKeys(ids), limit, func(ctx context.Context, key string) {
 		f, err := readSmallFile(ctx, d.client, ids[key], remote, maxSize, m.AllowMissing.ValueBool())
 		if err != nil {
 			problems.Add(key, "%v", err)

@@ -29,7 +29,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -83,7 +83,7 @@ func (r *fleetFileResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			"sandbox is replaced, `mode` and `triggers` keep it. To run only the members whose bytes changed, name " +
 			"their `files[<key>].sha256` in `member_triggers` instead.",
 	}
-	attrs["sandbox_ids"] = fleet.SandboxIDsAttribute("Member key → ID of a `RUNNING` sandbox, usually " +
+	attrs["sandbox_ids"] = memberkit.SandboxIDsAttribute("Member key → ID of a `RUNNING` sandbox, usually " +
 		"`prime_sandbox_fleet.<name>.sandbox_ids`. Changing it updates in place: new members and members whose " +
 		"sandbox changed get the file; removed members' files are removed (unless their sandbox is gone).")
 	attrs["path"] = schema.StringAttribute{
@@ -112,10 +112,10 @@ func (r *fleetFileResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 		MarkdownDescription: "Arbitrary values; changing any of them uploads again to every member." + reupload,
 	}
 	attrs["max_concurrency"] = schema.Int64Attribute{
-		Optional: true, Computed: true, Default: int64default.StaticInt64(fleet.DefaultConcurrency),
+		Optional: true, Computed: true, Default: int64default.StaticInt64(memberkit.DefaultConcurrency),
 		MarkdownDescription: fmt.Sprintf("How many members upload at once. Default `%d`. Each upload holds one gateway "+
 			"connection; its token requests go through the provider's request pacing. Changing it updates in place.",
-			fleet.DefaultConcurrency),
+			memberkit.DefaultConcurrency),
 		Validators: []validator.Int64{int64validator.AtLeast(1)},
 	}
 	attrs["files"] = schema.MapNestedAttribute{
@@ -221,10 +221,10 @@ func (r *fleetFileResource) Create(ctx context.Context, req resource.CreateReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	var problems fleet.Problems
+	var problems memberkit.Problems
 	done := r.uploadMembers(ctx, plan, todo, &problems)
 	if problems.Len() > 0 {
-		fleet.AddFailure(&resp.Diagnostics, "upload", &problems, len(todo))
+		memberkit.AddFailure(&resp.Diagnostics, "upload", &problems, len(todo))
 		return
 	}
 	settleID(&plan, &resp.Diagnostics)
@@ -284,7 +284,7 @@ func (r *fleetFileResource) Update(ctx context.Context, req resource.UpdateReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	var problems fleet.Problems
+	var problems memberkit.Problems
 	tried := len(todo)
 	if len(todo) > 0 || len(prior) > len(records) || !plan.Mode.Equal(state.Mode) {
 		if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
@@ -302,7 +302,7 @@ func (r *fleetFileResource) Update(ctx context.Context, req resource.UpdateReque
 			}
 		}
 		tried += len(kept)
-		fleet.ForEachMember(ctx, tfkit.SortedKeys(kept), int(plan.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
+		memberkit.ForEachMember(ctx, tfkit.SortedKeys(kept), int(plan.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
 			if err := r.client.ChangeMode(ctx, kept[key].sandboxID, plan.Path.ValueString(), *mode); err != nil {
 				problems.Add(key, "sandbox %s: changing the mode: %v", kept[key].sandboxID, err)
 			}
@@ -321,8 +321,8 @@ func (r *fleetFileResource) Update(ctx context.Context, req resource.UpdateReque
 		}
 	}
 	dir := holdsDirectories(plan)
-	var cleanup fleet.Problems
-	fleet.ForEachMember(ctx, tfkit.SortedKeys(leaving), int(plan.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
+	var cleanup memberkit.Problems
+	memberkit.ForEachMember(ctx, tfkit.SortedKeys(leaving), int(plan.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
 		if err := removeUpload(ctx, r.client, leaving[key], plan.Path.ValueString(), dir); err != nil {
 			cleanup.Add(key, "%v", err)
 		}
@@ -335,7 +335,7 @@ func (r *fleetFileResource) Update(ctx context.Context, req resource.UpdateReque
 	plan.Files = fleetFilesValue(tfkit.PointersOf(records))
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 	if problems.Len() > 0 {
-		fleet.AddFailure(&resp.Diagnostics, "upload", &problems, tried)
+		memberkit.AddFailure(&resp.Diagnostics, "upload", &problems, tried)
 	}
 }
 
@@ -351,8 +351,8 @@ func (r *fleetFileResource) Delete(ctx context.Context, req resource.DeleteReque
 	}
 	files := fleetFilesOfMap(state.Files, &resp.Diagnostics)
 	dir := holdsDirectories(state)
-	var problems fleet.Problems
-	fleet.ForEachMember(ctx, tfkit.SortedKeys(files), int(state.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
+	var problems memberkit.Problems
+	memberkit.ForEachMember(ctx, tfkit.SortedKeys(files), int(state.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
 		if err := removeUpload(ctx, r.client, files[key].SandboxID.ValueString(), state.Path.ValueString(), dir); err != nil {
 			problems.Add(key, "%v", err)
 		}
@@ -383,7 +383,7 @@ type fleetUpload struct {
 
 // uploadMembers uploads to the members in todo concurrently, each distinct
 // source opened once, and returns what each member now holds.
-func (r *fleetFileResource) uploadMembers(ctx context.Context, m fleetFileModel, todo map[string]fleetUpload, problems *fleet.Problems) map[string]fleetFileEntry {
+func (r *fleetFileResource) uploadMembers(ctx context.Context, m fleetFileModel, todo map[string]fleetUpload, problems *memberkit.Problems) map[string]fleetFileEntry {
 	opened := map[string]*openedSource{}
 	var openErr = map[string]error{}
 	for _, k := range tfkit.SortedKeys(todo) {
@@ -412,7 +412,7 @@ func (r *fleetFileResource) uploadMembers(ctx context.Context, m fleetFileModel,
 	var mu sync.Mutex
 	done := map[string]fleetFileEntry{}
 	tflog.Info(ctx, "uploading to fleet", map[string]any{"members": len(todo), "path": remote, "sources": len(opened)})
-	fleet.ForEachMember(ctx, tfkit.SortedKeys(todo), int(m.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
+	memberkit.ForEachMember(ctx, tfkit.SortedKeys(todo), int(m.MaxConcurrency.ValueInt64()), func(ctx context.Context, key string) {
 		u := todo[key]
 		sk := sourceKey(u.source)
 		if err := openErr[sk]; err != nil {
@@ -535,7 +535,7 @@ func fleetFilesOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetFileE
 	if v.IsNull() || v.IsUnknown() {
 		return nil
 	}
-	return fleet.MembersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetFileEntry {
+	return memberkit.MembersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetFileEntry {
 		return fleetFileEntry{SandboxID: tfkit.StringAttr(a, "sandbox_id"), SHA256: tfkit.StringAttr(a, "sha256"), Size: tfkit.Int64Attr(a, "size")}
 	})
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
@@ -22,7 +22,7 @@ func memberSources(m fleetFileModel, diags *diag.Diagnostics) map[string]sourceA
 	}
 	out := map[string]sourceArgs{}
 	for k, v := range m.Members.Elements() {
-		a, ok := fleet.MemberAttrs(k, v, diags)
+		a, ok := memberkit.MemberAttrs(k, v, diags)
 		if !ok {
 			continue
 		}
@@ -118,7 +118,7 @@ func (fs fleetSources) checkCoverage(keys []string, diags *diag.Diagnostics) {
 			fmt.Sprintf("members: %s %s no entry and there is no shared source (content, content_base64, source or source_dir); "+
 				"give every member a source, or set a shared one.", tfkit.QuoteKeys(missing), tfkit.PluralVerb(len(missing), "has", "have")))
 	}
-	if strays := fleet.StrayKeysOf(fs.perMember, tfkit.SetOf(keys)); len(strays) > 0 {
+	if strays := memberkit.StrayKeysOf(fs.perMember, tfkit.SetOf(keys)); len(strays) > 0 {
 		diags.AddAttributeError(path.Root("members"), "Unknown member keys",
 			fmt.Sprintf("members: %s %s not a key of sandbox_ids.", tfkit.QuoteKeys(strays), tfkit.PluralVerb(len(strays), "is", "are")))
 	}
@@ -219,7 +219,7 @@ func (e memberSourceErrors) report(diags *diag.Diagnostics) {
 		}
 		return
 	}
-	var problems fleet.Problems
+	var problems memberkit.Problems
 	for k, v := range e {
 		problems.Add(k, "%v", v.err)
 	}

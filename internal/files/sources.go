@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -265,25 +264,6 @@ func spoolDirArchive(dir, planned string) (*openedSource, error) {
 		Open: func() (io.ReadCloser, error) { return os.Open(name) }}}, nil //nolint:gosec // G304: the spool file this function made
 }
 
-// checkRemotePath accepts an absolute, clean path other than "/": the
-// gateway's upload sidecar resolves nothing against a working directory,
-// so a relative path would land somewhere unexpected.
-func checkRemotePath(p string) error {
-	switch {
-	case p == "":
-		return errors.New("must not be empty")
-	case strings.ContainsRune(p, 0):
-		return errors.New("must not contain a NUL byte")
-	case !strings.HasPrefix(p, "/"):
-		return fmt.Errorf("%q is relative: give an absolute path such as %q", p, "/"+strings.TrimLeft(p, "./"))
-	case p == "/":
-		return errors.New(`"/" is the root directory: give a path below it`)
-	case path.Clean(p) != p:
-		return fmt.Errorf("%q is not clean (no trailing slash, no \".\" or \"..\" components, no \"//\"): write %q", p, path.Clean(p))
-	}
-	return nil
-}
-
 // parseMode reads an octal permission mode such as "0644" or "755".
 func parseMode(s string) (uint32, error) {
 	if len(s) < 3 || len(s) > 4 {
@@ -299,7 +279,7 @@ func parseMode(s string) (uint32, error) {
 	return uint32(v), nil
 }
 
-// remotePathValidator applies checkRemotePath at plan time.
+// remotePathValidator applies prime.CheckRemotePath at plan time.
 type remotePathValidator struct{}
 
 func (remotePathValidator) Description(context.Context) string {
@@ -312,7 +292,7 @@ func (remotePathValidator) ValidateString(_ context.Context, req validator.Strin
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
 		return
 	}
-	if err := checkRemotePath(req.ConfigValue.ValueString()); err != nil {
+	if err := prime.CheckRemotePath(req.ConfigValue.ValueString()); err != nil {
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid path", fmt.Sprintf("%s: %v", req.Path, err))
 	}
 }

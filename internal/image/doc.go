@@ -19,8 +19,8 @@
 // The image calls themselves (list, vm-build, build progress and its wait)
 // live in internal/prime.
 //
-// It may import the standard library, the terraform-plugin-* modules,
-// internal/tfkit and internal/prime, nothing else of this module:
+// It may import: the standard library, github.com/hashicorp/terraform-plugin-*/..., internal/tfkit, internal/prime.
+//
 // internal/provider imports it, never the reverse. It reads the configured
 // client only through tfkit.ClientFrom.
 package image

@@ -25,6 +25,10 @@
 //     hand-over (a result returned to Terraform keeps its entry, unlocked,
 //     until a plan shows it in state), and the grace after a clean end
 //     (ReleaseAll);
+//   - notes (Notes, notes.go): small keyed hints beside the create
+//     journal, without locks, that their user checks against the platform
+//     before acting (the egress domain's baselines of failed-closed
+//     creates); every local file of the provider goes through this package;
 //   - where the journals live: under the user's cache directory, one
 //     directory per Terraform working directory and workspace
 //     (DefaultCreates); CreatesFrom, CheckpointsFrom and JobsFrom (from.go) read them from
@@ -35,8 +39,9 @@
 // Everything is best effort: a file-system problem disables a journal, it
 // never fails an apply.
 //
-// It may import the standard library and internal/prime (for the create
-// request it hashes and the keys it makes), nothing else of this module and
-// no Terraform package: the domain packages and internal/provider import it, never
-// the reverse.
+// It may import: the standard library, internal/prime.
+//
+// It imports internal/prime for the create request it hashes and the keys it
+// makes, and no Terraform package: the domain packages, internal/provider
+// and main.go import it, never the reverse.
 package journal

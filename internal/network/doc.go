@@ -19,9 +19,8 @@
 //   - prime_sandbox_network_member (member_resource.go, its member map in
 //     members.go).
 //
-// It may import the standard library, the terraform-plugin-* modules,
-// internal/fleet, internal/tfkit, internal/journal and internal/prime,
-// nothing else of this module: internal/provider registers it, never the
-// reverse. It reads the provider's configured data only through
-// tfkit.ClientFrom.
+// It may import: the standard library, github.com/hashicorp/terraform-plugin-*/..., internal/memberkit, internal/tfkit, internal/prime.
+//
+// internal/provider registers it, never the reverse. It reads the provider's
+// configured data only through tfkit.ClientFrom.
 package network

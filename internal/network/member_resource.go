@@ -24,7 +24,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -51,7 +51,7 @@ func (r *memberResource) Configure(_ context.Context, req resource.ConfigureRequ
 }
 
 func (r *memberResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	ids := fleet.SandboxIDsAttribute("Member key → sandbox ID, usually `prime_sandbox_fleet.<name>.sandbox_ids`: " +
+	ids := memberkit.SandboxIDsAttribute("Member key → sandbox ID, usually `prime_sandbox_fleet.<name>.sandbox_ids`: " +
 		"every member joins with `tags`. Exactly one of `sandbox_id` and `sandbox_ids`. Changing it updates in " +
 		"place: new members (and members whose sandbox changed) join, sandboxes no key names any more leave, the " +
 		"others are untouched. Members join concurrently.")
@@ -188,7 +188,7 @@ func (r *memberResource) Create(ctx context.Context, req resource.CreateRequest,
 	}
 	plan.Members = memberEntriesValue(entries)
 	if problems.Len() > 0 {
-		fleet.AddMemberFailures(&resp.Diagnostics, "Network join failed", "", problems, tried, "could not join")
+		memberkit.AddMemberFailures(&resp.Diagnostics, "Network join failed", "", problems, tried, "could not join")
 		if len(entries) == 0 {
 			return // nothing joined: nothing to track
 		}
@@ -228,7 +228,7 @@ func (r *memberResource) Read(ctx context.Context, req resource.ReadRequest, res
 		return
 	}
 	entries := map[string]memberEntry{}
-	var gone fleet.Problems
+	var gone memberkit.Problems
 	for key, p := range prior {
 		id := p.SandboxID.ValueString()
 		m, ok := n.Member(id)
@@ -279,7 +279,7 @@ func (r *memberResource) Update(ctx context.Context, req resource.UpdateRequest,
 	plan.Members = memberEntriesValue(entries)
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 	if problems.Len() > 0 {
-		fleet.AddMemberFailures(&resp.Diagnostics, "Network join failed", "", problems, tried, "could not join")
+		memberkit.AddMemberFailures(&resp.Diagnostics, "Network join failed", "", problems, tried, "could not join")
 	}
 }
 
@@ -300,7 +300,7 @@ func (r *memberResource) Delete(ctx context.Context, req resource.DeleteRequest,
 	if problems.Len() > 0 {
 		state.Members = memberEntriesValue(entries)
 		resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &state)...)
-		fleet.AddMemberFailures(&resp.Diagnostics, "Network leave failed", "", problems, tried, "could not leave the network (they stay in state; destroy again)")
+		memberkit.AddMemberFailures(&resp.Diagnostics, "Network leave failed", "", problems, tried, "could not leave the network (they stay in state; destroy again)")
 	}
 }
 

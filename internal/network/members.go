@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -58,7 +58,7 @@ func memberEntriesOf(v types.Map, diags *diag.Diagnostics) map[string]memberEntr
 	if v.IsNull() || v.IsUnknown() {
 		return nil
 	}
-	return fleet.MembersOfMap(v, diags, func(_ string, a map[string]attr.Value) memberEntry {
+	return memberkit.MembersOfMap(v, diags, func(_ string, a map[string]attr.Value) memberEntry {
 		tags, _ := a["tags"].(types.Set)
 		return memberEntry{SandboxID: tfkit.StringAttr(a, "sandbox_id"), Host: tfkit.StringAttr(a, "host"), Tags: tags}
 	})
@@ -106,9 +106,9 @@ func joinProblem(networkID, sandboxID string, err error) string {
 // It returns what the network holds afterwards as far as this resource
 // knows, the problems, and how many members were tried.
 func converge(ctx context.Context, c *prime.Client, networkID string, wanted map[string]string, tags []string,
-	prior map[string]memberEntry) (map[string]memberEntry, *fleet.Problems, int) {
+	prior map[string]memberEntry) (map[string]memberEntry, *memberkit.Problems, int) {
 	out := &held{entries: map[string]memberEntry{}}
-	problems := &fleet.Problems{}
+	problems := &memberkit.Problems{}
 	wantedIDs := map[string]bool{}
 	for _, id := range wanted {
 		wantedIDs[id] = true
@@ -121,7 +121,7 @@ func converge(ctx context.Context, c *prime.Client, networkID string, wanted map
 	}
 	left := map[string]bool{}
 	var mu sync.Mutex
-	fleet.ForEachMember(ctx, leaving, fleet.DefaultConcurrency, func(ctx context.Context, key string) {
+	memberkit.ForEachMember(ctx, leaving, memberkit.DefaultConcurrency, func(ctx context.Context, key string) {
 		id := prior[key].SandboxID.ValueString()
 		if err := c.RemoveNetworkMember(ctx, networkID, id); err != nil && !errors.Is(err, prime.ErrNotFound) {
 			problems.Add(key, "sandbox %s could not leave network %s: %s", id, networkID, err)
@@ -143,7 +143,7 @@ func converge(ctx context.Context, c *prime.Client, networkID string, wanted map
 	for _, p := range prior {
 		heldBy[p.SandboxID.ValueString()] = p
 	}
-	fleet.ForEachMember(ctx, tfkit.SortedKeys(wanted), fleet.DefaultConcurrency, func(ctx context.Context, key string) {
+	memberkit.ForEachMember(ctx, tfkit.SortedKeys(wanted), memberkit.DefaultConcurrency, func(ctx context.Context, key string) {
 		id := wanted[key]
 		if p, ok := heldBy[id]; ok && p.heldWith(id, tags) {
 			out.set(key, p)

@@ -10,7 +10,6 @@ package prime
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -62,18 +61,7 @@ type Checkpoint struct {
 // UnmarshalJSON reads timestamps with or without a zone (ParseISOTime).
 func (c *Checkpoint) UnmarshalJSON(data []byte) error {
 	type plain Checkpoint
-	var aux struct {
-		plain
-		CreatedAt *isoTime `json:"created_at"`
-		UpdatedAt *isoTime `json:"updated_at"`
-	}
-	if err := json.Unmarshal(data, &aux); err != nil {
-		return err
-	}
-	*c = Checkpoint(aux.plain)
-	aux.CreatedAt.into(&c.CreatedAt)
-	aux.UpdatedAt.into(&c.UpdatedAt)
-	return nil
+	return decodeWithISOTimes(data, (*plain)(c))
 }
 
 // Usable reports whether a restore may use the checkpoint: DURABLE and, for

@@ -104,7 +104,7 @@ type Client struct {
 	execStarted func(sandboxID string, pid uint32)
 
 	// egressLatency and bootLatency learn the data plane's apply time and
-	// the sandboxes' boot time (learn.go).
+	// the sandboxes' boot time (latency_estimate.go).
 	egressLatency  latencyEstimate
 	bootLatency    latencyEstimate
 	gatewayLatency latencyEstimate // RUNNING → the gateway first answers

@@ -19,8 +19,9 @@
 //     scrub_stream.go), background jobs (jobs.go, job_poller.go), and files
 //     in and out (files.go, transfer.go, archive*.go, result_paths.go).
 //
-// It may import the standard library, its HTTP, rate-limit, IDNA and
-// Connect/protobuf dependencies and internal/commandsession (the generated
-// command-session client), nothing else of this module and no Terraform
-// package: every other package may import it, it imports none of them.
+// It may import: the standard library, github.com/hashicorp/go-cleanhttp, golang.org/x/time/rate, golang.org/x/net/idna, connectrpc.com/connect, google.golang.org/protobuf/..., internal/commandsession/....
+//
+// Those are its HTTP, rate-limit, IDNA and Connect/protobuf dependencies and
+// the generated command-session client; no Terraform package: every other
+// package may import it, it imports none of them.
 package prime

@@ -70,7 +70,7 @@ func (e *EgressNotAppliedError) Unwrap() error { return e.Context }
 // at once costs no extra request. When ctx ends first the error is an
 // *EgressNotAppliedError: the caller must treat the policy as not enforced.
 //
-// Every policy wait of the client belongs to one cohort (learn.go): a few
+// Every policy wait of the client belongs to one cohort (latency_estimate.go): a few
 // scouts poll finely while the apply time is unknown, and the other waits
 // ask once, when a finished wait says the data plane is done, so a fleet's
 // policies PUT together cost about one GET each and are seen within a step

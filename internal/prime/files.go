@@ -315,15 +315,3 @@ func fileError(what string, err error) error {
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
-
-// checkRemotePath refuses what the gateway cannot resolve: its sidecars do
-// not run in a command's working directory, so a path must be absolute.
-func checkRemotePath(sandboxID, p string) error {
-	switch {
-	case sandboxID == "":
-		return fmt.Errorf("%w: no sandbox id", ErrInvalidRequest)
-	case !path.IsAbs(p):
-		return fmt.Errorf("%w: the remote path %q is not absolute", ErrInvalidRequest, p)
-	}
-	return nil
-}

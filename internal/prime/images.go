@@ -74,20 +74,7 @@ type ImageListItem struct {
 // UnmarshalJSON reads timestamps with or without a zone.
 func (it *ImageListItem) UnmarshalJSON(data []byte) error {
 	type plain ImageListItem
-	var aux struct {
-		plain
-		CreatedAt   *isoTime `json:"createdAt"`
-		StartedAt   *isoTime `json:"startedAt"`
-		CompletedAt *isoTime `json:"completedAt"`
-		PushedAt    *isoTime `json:"pushedAt"`
-	}
-	if err := json.Unmarshal(data, &aux); err != nil {
-		return err
-	}
-	*it = ImageListItem(aux.plain)
-	aux.CreatedAt.into(&it.CreatedAt)
-	it.StartedAt, it.CompletedAt, it.PushedAt = aux.StartedAt.ptr(), aux.CompletedAt.ptr(), aux.PushedAt.ptr()
-	return nil
+	return decodeWithISOTimes(data, (*plain)(it))
 }
 
 // ImageListPage is one GET /images answer.

@@ -15,7 +15,6 @@ package prime
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -74,17 +73,9 @@ type Network struct {
 // lists as empty ones.
 func (n *Network) UnmarshalJSON(data []byte) error {
 	type plain Network
-	var aux struct {
-		plain
-		CreatedAt *isoTime `json:"created_at"`
-		UpdatedAt *isoTime `json:"updated_at"`
-	}
-	if err := json.Unmarshal(data, &aux); err != nil {
+	if err := decodeWithISOTimes(data, (*plain)(n)); err != nil {
 		return err
 	}
-	*n = Network(aux.plain)
-	aux.CreatedAt.into(&n.CreatedAt)
-	aux.UpdatedAt.into(&n.UpdatedAt)
 	if n.Rules == nil {
 		n.Rules = []NetworkRule{}
 	}

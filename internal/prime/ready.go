@@ -342,7 +342,7 @@ func (c *Client) waitGateway(ctx context.Context, id string, deadline time.Time,
 	lastStatus := StatusRunning
 	aliveAt := time.Now() // the boot wait just saw RUNNING
 	// Probes share the work with every other sandbox waiting for its
-	// gateway (a cohort, learn.go): while the lag is unknown two of them
+	// gateway (a cohort, latency_estimate.go): while the lag is unknown two of them
 	// probe on a fine cadence and the others wait until one has answered,
 	// then probe once at that lag after their own RUNNING.
 	w := c.gatewayLatency.joinCohort(gatewayCohort, time.Now())

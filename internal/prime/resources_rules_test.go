@@ -28,7 +28,11 @@ func TestRestoreCreateRules(t *testing.T) {
 		{"empty checkpoint id", CreateSandboxRequest{Name: "n", CheckpointID: strp("")}, []string{"checkpoint_id"}},
 		{"checkpoint id too long", CreateSandboxRequest{Name: "n", CheckpointID: &long}, []string{"checkpoint_id"}},
 		{"memory without checkpoint", CreateSandboxRequest{Name: "n", DockerImage: "img", RestoreMemory: boolp(true)}, []string{"restore_memory"}},
-		{"memory false without checkpoint", CreateSandboxRequest{Name: "n", DockerImage: "img", RestoreMemory: boolp(false)}, nil},
+		// restore_memory exists only with checkpoint_id (false is the cold
+		// boot every other create gets): either value without one is
+		// refused, as at plan time.
+		{"memory false without checkpoint", CreateSandboxRequest{Name: "n", DockerImage: "img", RestoreMemory: boolp(false)}, []string{"restore_memory"}},
+		{"memory false with checkpoint", CreateSandboxRequest{Name: "n", CheckpointID: strp("ck-1"), RestoreMemory: boolp(false)}, nil},
 		{"volumes", CreateSandboxRequest{Name: "n", DockerImage: "img", Volumes: []VolumeMount{{Name: "data", MountPath: "/data"}, {Name: "me/ref", MountPath: "/ref", ReadOnly: true}}}, nil},
 		{"volume relative path", CreateSandboxRequest{Name: "n", DockerImage: "img", Volumes: []VolumeMount{{Name: "data", MountPath: "data"}}}, []string{"volumes"}},
 		{"volume at root", CreateSandboxRequest{Name: "n", DockerImage: "img", Volumes: []VolumeMount{{Name: "data", MountPath: "/"}}}, []string{"volumes"}},

@@ -11,7 +11,8 @@ import (
 // restoreRules are the create rules of checkpoint_id, restore_memory and
 // volumes, in CreateRules' form. A restore takes the checkpoint's image and
 // disk size, so docker_image and disk_size_gb must be omitted (the SDK's
-// "omit docker_image" check); restore_memory needs checkpoint_id.
+// "omit docker_image" check); restore_memory needs checkpoint_id
+// (RestoreMemoryProblem).
 func restoreRules(r CreateSandboxRequest) []RuleViolation {
 	var out []RuleViolation
 	add := func(inputs []string, format string, args ...any) {
@@ -28,13 +29,26 @@ func restoreRules(r CreateSandboxRequest) []RuleViolation {
 			add([]string{"disk_size_gb", "checkpoint_id"}, "must be omitted when checkpoint_id is set: a restored sandbox takes the checkpoint's disk size")
 		}
 	}
-	if r.RestoreMemory != nil && *r.RestoreMemory && r.CheckpointID == nil {
-		add([]string{"restore_memory", "checkpoint_id"}, "needs checkpoint_id: only a pause checkpoint's memory can be restored")
+	if why := RestoreMemoryProblem(r.RestoreMemory != nil, r.CheckpointID != nil); why != "" {
+		add([]string{"restore_memory", "checkpoint_id"}, "%s", why)
 	}
 	for _, msg := range VolumeMountRules(r.Volumes) {
 		add([]string{"volumes"}, "%s", msg)
 	}
 	return out
+}
+
+// RestoreMemoryProblem is the restore_memory rule, for a request and for a
+// configuration alike: the argument exists only with checkpoint_id (true
+// restores a pause checkpoint's memory; false is the cold boot every
+// create without checkpoint_id gets), so either value without a checkpoint
+// is refused. It says why (to follow "restore_memory"), or "" when the
+// arguments are fine.
+func RestoreMemoryProblem(restoreMemorySet, checkpointSet bool) string {
+	if restoreMemorySet && !checkpointSet {
+		return "needs checkpoint_id: only a pause checkpoint's memory can be restored"
+	}
+	return ""
 }
 
 // IsRestore reports whether the request boots from a checkpoint.

@@ -7,7 +7,6 @@ package prime
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -39,16 +38,7 @@ type SSHSession struct {
 // UnmarshalJSON reads expires_at with or without a zone.
 func (s *SSHSession) UnmarshalJSON(data []byte) error {
 	type plain SSHSession
-	var aux struct {
-		plain
-		ExpiresAt *isoTime `json:"expires_at"`
-	}
-	if err := json.Unmarshal(data, &aux); err != nil {
-		return err
-	}
-	*s = SSHSession(aux.plain)
-	aux.ExpiresAt.into(&s.ExpiresAt)
-	return nil
+	return decodeWithISOTimes(data, (*plain)(s))
 }
 
 // sshKeyTypes are the OpenSSH public key types a session can take.

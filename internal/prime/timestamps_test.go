@@ -2,6 +2,7 @@ package prime
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 )
@@ -77,5 +78,58 @@ func TestISOTimestampsRejectAndNull(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(`{"id":"a","createdAt":"not a time"}`), &sb); err == nil {
 		t.Error("an invalid createdAt was accepted")
+	}
+}
+
+// TestEveryTimestampDecodesZoneless: every type the client decodes that
+// holds a timestamp reads it with the one codec (decodeWithISOTimes), so a
+// zone-less value is UTC everywhere and a null pointer stays nil.
+func TestEveryTimestampDecodesZoneless(t *testing.T) {
+	const zoneless = `"2026-07-17T01:02:03.5"`
+	want := time.Date(2026, 7, 17, 1, 2, 3, 5e8, time.UTC)
+	for _, tc := range []struct {
+		name  string
+		body  string
+		into  any
+		times func(v any) []*time.Time
+	}{
+		{"Sandbox", `{"id":"a","createdAt":T,"updatedAt":T,"startedAt":T,"terminatedAt":T}`, &Sandbox{},
+			func(v any) []*time.Time {
+				s := v.(*Sandbox)
+				return []*time.Time{&s.CreatedAt, &s.UpdatedAt, s.StartedAt, s.TerminatedAt}
+			}},
+		{"GatewayAuth", `{"token":"t","expires_at":T}`, &GatewayAuth{},
+			func(v any) []*time.Time { return []*time.Time{&v.(*GatewayAuth).ExpiresAt} }},
+		{"SSHSession", `{"session_id":"s","expires_at":T}`, &SSHSession{},
+			func(v any) []*time.Time { return []*time.Time{&v.(*SSHSession).ExpiresAt} }},
+		{"Checkpoint", `{"id":"c","created_at":T,"updated_at":T}`, &Checkpoint{},
+			func(v any) []*time.Time { c := v.(*Checkpoint); return []*time.Time{&c.CreatedAt, &c.UpdatedAt} }},
+		{"Volume", `{"name":"v","created_at":T,"updated_at":T}`, &Volume{},
+			func(v any) []*time.Time { x := v.(*Volume); return []*time.Time{&x.CreatedAt, &x.UpdatedAt} }},
+		{"Network", `{"id":"n","created_at":T,"updated_at":T}`, &Network{},
+			func(v any) []*time.Time { n := v.(*Network); return []*time.Time{&n.CreatedAt, &n.UpdatedAt} }},
+		{"ImageListItem", `{"id":"i","createdAt":T,"startedAt":T,"completedAt":T,"pushedAt":T}`, &ImageListItem{},
+			func(v any) []*time.Time {
+				i := v.(*ImageListItem)
+				return []*time.Time{&i.CreatedAt, i.StartedAt, i.CompletedAt, i.PushedAt}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := json.Unmarshal([]byte(strings.ReplaceAll(tc.body, "T", zoneless)), tc.into); err != nil {
+				t.Fatal(err)
+			}
+			for i, got := range tc.times(tc.into) {
+				if got == nil || !got.Equal(want) || got.Location() != time.UTC {
+					t.Errorf("timestamp %d = %v, want %s", i, got, want)
+				}
+			}
+		})
+	}
+	var img ImageListItem
+	if err := json.Unmarshal([]byte(`{"id":"i","createdAt":`+zoneless+`,"startedAt":null}`), &img); err != nil {
+		t.Fatal(err)
+	}
+	if img.StartedAt != nil || img.CompletedAt != nil || img.ID != "i" {
+		t.Errorf("null or absent pointers must stay nil, other keys decode: %+v", img)
 	}
 }

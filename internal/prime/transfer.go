@@ -88,10 +88,6 @@ func (c *Client) PutFile(ctx context.Context, sandboxID string, req PutFileReque
 	if err := checkRemotePath(sandboxID, dest); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	dest = path.Clean(dest)
-	if dest == "/" {
-		return nil, fmt.Errorf("%s: %w: the destination is the root directory", what, ErrInvalidRequest)
-	}
 	if req.Mode != nil && *req.Mode > 0o7777 {
 		return nil, fmt.Errorf("%s: %w: mode %o is not a permission mode", what, ErrInvalidRequest, *req.Mode)
 	}
@@ -331,15 +327,12 @@ func clip(s string, n int) string {
 }
 
 // RemovePath removes a file (rm -f) or a tree (rm -rf) in a sandbox. A
-// missing path is no error. It refuses "/" (and anything that cleans to
-// it) without sending anything.
+// missing path is no error. It refuses "/" (CheckRemotePath) without
+// sending anything.
 func (c *Client) RemovePath(ctx context.Context, sandboxID, p string, recursive bool) error {
 	what := fmt.Sprintf("removing %s in sandbox %s", p, sandboxID)
 	if err := checkRemotePath(sandboxID, p); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
-	}
-	if path.Clean(p) == "/" {
-		return fmt.Errorf("%s: %w: refusing to remove the root directory", what, ErrInvalidRequest)
 	}
 	if err := c.runChecked(ctx, sandboxID, "removing", removeCommand(p, recursive), transferCommandTimeout); err != nil {
 		return fmt.Errorf("%s: %w", what, err)

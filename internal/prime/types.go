@@ -180,21 +180,11 @@ func (s *Sandbox) UnmarshalJSON(data []byte) error {
 		plain
 		SnakeAllow []string `json:"network_allowlist"`
 		SnakeDeny  []string `json:"network_denylist"`
-		// These shadow plain's time fields (a shallower field wins), so
-		// zone-less timestamps decode too.
-		CreatedAt    *isoTime `json:"createdAt"`
-		UpdatedAt    *isoTime `json:"updatedAt"`
-		StartedAt    *isoTime `json:"startedAt"`
-		TerminatedAt *isoTime `json:"terminatedAt"`
 	}
-	if err := json.Unmarshal(data, &aux); err != nil {
+	if err := decodeWithISOTimes(data, &aux); err != nil {
 		return err
 	}
 	*s = Sandbox(aux.plain)
-	aux.CreatedAt.into(&s.CreatedAt)
-	aux.UpdatedAt.into(&s.UpdatedAt)
-	s.StartedAt = aux.StartedAt.ptr()
-	s.TerminatedAt = aux.TerminatedAt.ptr()
 	if s.NetworkAllowlist == nil && aux.SnakeAllow != nil {
 		s.NetworkAllowlist = aux.SnakeAllow
 	}
@@ -464,77 +454,5 @@ type GatewayAuth struct {
 // UnmarshalJSON reads expires_at with or without a zone (ParseISOTime).
 func (a *GatewayAuth) UnmarshalJSON(data []byte) error {
 	type plain GatewayAuth
-	var aux struct {
-		plain
-		ExpiresAt *isoTime `json:"expires_at"`
-	}
-	if err := json.Unmarshal(data, &aux); err != nil {
-		return err
-	}
-	*a = GatewayAuth(aux.plain)
-	aux.ExpiresAt.into(&a.ExpiresAt)
-	return nil
-}
-
-// isoTimeLayouts are the ISO 8601 forms Python's datetime.isoformat writes,
-// with and without a zone; fractional seconds are accepted by time.Parse
-// after the seconds field whatever the layout says.
-var isoTimeLayouts = []struct {
-	layout string
-	zoned  bool
-}{
-	{"2006-01-02T15:04:05Z07:00", true},
-	{"2006-01-02T15:04:05", false},
-	{"2006-01-02 15:04:05Z07:00", true},
-	{"2006-01-02 15:04:05", false},
-}
-
-// ParseISOTime reads an RFC 3339 / ISO 8601 timestamp with or without a
-// zone and with or without fractional seconds. A value without a zone is
-// UTC, as the SDK reads it (datetime.fromisoformat, then tzinfo=UTC when
-// none); a value with a zone keeps its offset.
-func ParseISOTime(s string) (time.Time, error) {
-	for _, l := range isoTimeLayouts {
-		t, err := time.Parse(l.layout, s)
-		if err == nil {
-			if !l.zoned {
-				t = t.UTC()
-			}
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("timestamp %q is not an ISO 8601 date-time", s)
-}
-
-// isoTime decodes a JSON string with ParseISOTime. A JSON null leaves the
-// pointer that holds it nil.
-type isoTime struct{ t time.Time }
-
-// into copies a timestamp that was present into dst; an absent one (nil)
-// leaves dst as it is.
-func (it *isoTime) into(dst *time.Time) {
-	if it != nil {
-		*dst = it.t
-	}
-}
-
-func (it *isoTime) UnmarshalJSON(data []byte) error {
-	var s string
-	if err := json.Unmarshal(data, &s); err != nil {
-		return fmt.Errorf("timestamp: %w", err)
-	}
-	t, err := ParseISOTime(s)
-	if err != nil {
-		return err
-	}
-	it.t = t
-	return nil
-}
-
-func (it *isoTime) ptr() *time.Time {
-	if it == nil {
-		return nil
-	}
-	t := it.t
-	return &t
+	return decodeWithISOTimes(data, (*plain)(a))
 }

@@ -14,7 +14,6 @@ package prime
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -92,18 +91,7 @@ type Volume struct {
 // UnmarshalJSON reads timestamps with or without a zone.
 func (v *Volume) UnmarshalJSON(data []byte) error {
 	type plain Volume
-	var aux struct {
-		plain
-		CreatedAt *isoTime `json:"created_at"`
-		UpdatedAt *isoTime `json:"updated_at"`
-	}
-	if err := json.Unmarshal(data, &aux); err != nil {
-		return err
-	}
-	*v = Volume(aux.plain)
-	aux.CreatedAt.into(&v.CreatedAt)
-	aux.UpdatedAt.into(&v.UpdatedAt)
-	return nil
+	return decodeWithISOTimes(data, (*plain)(v))
 }
 
 // CreateVolumeRequest is the POST /sandbox/volumes body.

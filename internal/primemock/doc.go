@@ -17,11 +17,12 @@
 // Behaviour no SDK source supports is marked [guess] here and at the code;
 // [C] marks what only an SDK comment or docstring says.
 //
-// It may import the standard library, its Connect/protobuf and IDNA
-// dependencies, internal/commandsession (the generated gateway protocol)
-// and internal/prime (wire types only), nothing else of this module: never
-// internal/provider or a domain package. The provider's tests, soak,
-// prime-bench, the demo and cmd/prime-mock import it.
+// It may import: the standard library, connectrpc.com/connect, google.golang.org/protobuf/..., golang.org/x/net/idna, internal/commandsession/..., internal/prime, internal/primemock/sandboxfs, internal/primemock/shell.
+//
+// It imports internal/prime for wire types only, the generated gateway
+// protocol, and its own file system and shell; never internal/provider or a
+// domain package. The provider's tests, soak, prime-bench, the demo and
+// cmd/prime-mock import it.
 //
 // # Endpoints
 //
@@ -84,7 +85,7 @@
 //	GET    /_mock/sandbox/{id}/files?path=DIR    {"path", "files": [FileInfo...]}
 //	POST   /_mock/sandbox/{id}/terminate         Server.TerminateSandbox: {"reason": "timeout"|"oom"|"cancel"}
 //	                                             or {"status", "error_type", "error_message"}
-
+//
 //	GET    /_mock/sandbox/{id}/peer?to=ID&port=N {"reachable", "network_id", "reason"} over private networks
 //	GET    /_mock/checkpoints/{id}/files?path=DIR a checkpoint's stored files
 //	GET    /_mock/config                         the current knobs

@@ -1,18 +1,3 @@
-// Package provider is the Terraform side of the Prime sandboxes provider:
-// the provider type, its configuration (provider.go, the base URL rule in
-// base_url.go), the wiring of every resource, data source, list resource
-// and action, and the protocol server wrapper that reads state JSON
-// (read_state_json.go) and lets actions take write-only values
-// (action_write_only.go). The domains live in packages of their own:
-// internal/sandbox, internal/command, internal/egress and internal/files,
-// on internal/fleet, internal/tfkit and internal/journal. Everything about
-// the Prime API itself (HTTP, retries, the egress grammar) lives in
-// internal/prime.
-//
-// It may import every other package of this module except cmd/ and the
-// test tools; none of them imports it. Its configured data reaches the
-// domain packages through capabilities (PrimeClient, EgressBaselines,
-// CreateJournal, JobJournal, CheckpointJournal), not through its types.
 package provider
 
 import (

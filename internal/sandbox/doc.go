@@ -26,9 +26,11 @@
 //     fleet_list_resource.go) and the prime_sandbox_sweep action
 //     (sweep_action.go).
 //
-// It may import the standard library, the terraform-plugin-* modules,
-// internal/egress, internal/fleet, internal/tfkit, internal/journal and
-// internal/prime, nothing else of this module: internal/provider imports
-// it, never the reverse, and it never imports internal/command (what both
-// need lives below them, in fleet, tfkit or prime).
+// It may import: the standard library, github.com/hashicorp/terraform-plugin-*/..., internal/egress, internal/volume, internal/memberkit, internal/tfkit, internal/journal, internal/prime.
+//
+// It imports internal/egress for a sandbox's egress block and
+// internal/volume for the attachments a sandbox declares at create.
+// internal/provider imports it, never the reverse, and it never imports
+// internal/command (what both need lives below them, in memberkit, tfkit or
+// prime).
 package sandbox

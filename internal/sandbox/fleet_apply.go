@@ -13,8 +13,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/egress"
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -43,7 +43,7 @@ type fleetApply struct {
 // exists on the platform as soon as it does (so it reaches state even if
 // waiting fails); failed members are deleted and reported. It returns the
 // healthy members.
-func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *fleet.Problems, saveIDs func(map[string]fleetMember)) map[string]fleetMember {
+func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *memberkit.Problems, saveIDs func(map[string]fleetMember)) map[string]fleetMember {
 	var mu sync.Mutex
 	created := map[string]fleetMember{}
 	bornAtCreate := false // every member's create is the same template's
@@ -52,7 +52,7 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 
 	postCtx, cancel := context.WithTimeoutCause(ctx, a.timeout, fmt.Errorf("create timeout (%s) reached", a.timeout))
 	defer cancel()
-	fleet.ForEachMember(postCtx, keys, 0, func(ctx context.Context, key string) {
+	memberkit.ForEachMember(postCtx, keys, 0, func(ctx context.Context, key string) {
 		var diags diag.Diagnostics
 		req, _, d := createRequest(ctx, types.StringValue(memberName(a.prefix, key)), a.template, a.secretsWO)
 		diags.Append(d...)
@@ -83,7 +83,7 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 	}
 
 	ready := map[string]fleetMember{}
-	fleet.ForEachMember(ctx, tfkit.SortedKeys(created), 0, func(ctx context.Context, key string) {
+	memberkit.ForEachMember(ctx, tfkit.SortedKeys(created), 0, func(ctx context.Context, key string) {
 		mu.Lock()
 		m := created[key]
 		mu.Unlock()
@@ -146,7 +146,7 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 // deleteMembers deletes the given members in bulk and waits until none
 // remains; it returns the members it could not delete (to be kept in
 // state).
-func deleteMembers(ctx context.Context, c *prime.Client, members map[string]fleetMember, keys []string, timeout time.Duration, problems *fleet.Problems) map[string]fleetMember {
+func deleteMembers(ctx context.Context, c *prime.Client, members map[string]fleetMember, keys []string, timeout time.Duration, problems *memberkit.Problems) map[string]fleetMember {
 	kept := map[string]fleetMember{}
 	if len(keys) == 0 {
 		return kept
@@ -181,7 +181,7 @@ func deleteMembers(ctx context.Context, c *prime.Client, members map[string]flee
 		gone[f.SandboxID] = true // already gone
 	}
 	var mu sync.Mutex
-	fleet.ForEachMember(ctx, keys, 0, func(ctx context.Context, k string) {
+	memberkit.ForEachMember(ctx, keys, 0, func(ctx context.Context, k string) {
 		id := members[k].ID.ValueString()
 		if !gone[id] {
 			mu.Lock()
@@ -209,7 +209,7 @@ func deleteMembers(ctx context.Context, c *prime.Client, members map[string]flee
 // (members, of the wanted keys), so it holds for every kind of failure: a
 // member that never started is deleted, one whose egress change is not
 // enforced is kept, one that cannot be deleted stays.
-func sandboxFleetFailure(problems *fleet.Problems, members map[string]fleetMember, want []string, create bool) string {
+func sandboxFleetFailure(problems *memberkit.Problems, members map[string]fleetMember, want []string, create bool) string {
 	wanted := map[string]bool{}
 	for _, k := range want {
 		wanted[k] = true

@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/egress"
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -74,7 +74,7 @@ func (r *sandboxFleetResource) Create(ctx context.Context, req resource.CreateRe
 		return
 	}
 	plan.ID = types.StringValue("fleet-" + prime.NewIdempotencyKey()[:16])
-	var problems fleet.Problems
+	var problems memberkit.Problems
 	// Every member that exists reaches state before the waits (never an
 	// untracked sandbox).
 	save := func(members map[string]fleetMember) {
@@ -201,7 +201,7 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 	}
 	// Redone members go with the removed ones, and come back with the added.
 	redo := membersToRedo(plan.MemberTriggers, state.MemberTriggers, keptKeys(keys, have), tfkit.WasImported(ctx, req.Private))
-	var problems fleet.Problems
+	var problems memberkit.Problems
 	members := map[string]fleetMember{}
 	for k, m := range have {
 		if want[k] && !slices.Contains(redo, k) {
@@ -313,7 +313,7 @@ func (r *sandboxFleetResource) Delete(ctx context.Context, req resource.DeleteRe
 		return
 	}
 	members := sandboxFleetMembers(state, &resp.Diagnostics)
-	var problems fleet.Problems
+	var problems memberkit.Problems
 	timeout := timeoutOrDefault(state.Timeouts, "delete", defaultSandboxDeleteTimeout)
 	kept := deleteMembers(ctx, r.client, members, tfkit.SortedKeys(members), timeout, &problems)
 	if len(kept) > 0 {

@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/egress"
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -34,8 +34,8 @@ func (r *sandboxFleetResource) refreshMemberEgress(ctx context.Context, members 
 	diags.Append(d...)
 	var mu sync.Mutex
 	var warnings []string
-	var failures fleet.Problems
-	fleet.ForEachMember(ctx, tfkit.SortedKeys(members), 0, func(ctx context.Context, k string) {
+	var failures memberkit.Problems
+	memberkit.ForEachMember(ctx, tfkit.SortedKeys(members), 0, func(ctx context.Context, k string) {
 		mu.Lock()
 		m := members[k]
 		mu.Unlock()
@@ -89,13 +89,13 @@ func egressChanged(ctx context.Context, plan, state sandboxFleetModel) bool {
 // the block is gone) to every member, fail-closed, in parallel, as
 // prime_sandbox writes its own (egress.WriteBlock: own is the block's
 // previous policy). It reports whether a layered policy refused a member.
-func (r *sandboxFleetResource) rewriteMemberEgress(ctx context.Context, members map[string]fleetMember, a fleetApply, own prime.EgressPolicy, problems *fleet.Problems) (refused bool) {
+func (r *sandboxFleetResource) rewriteMemberEgress(ctx context.Context, members map[string]fleetMember, a fleetApply, own prime.EgressPolicy, problems *memberkit.Problems) (refused bool) {
 	target := prime.OpenEgressPolicy()
 	if a.born != nil {
 		target = *a.born
 	}
 	var mu sync.Mutex
-	fleet.ForEachMember(ctx, tfkit.SortedKeys(members), 0, func(ctx context.Context, k string) {
+	memberkit.ForEachMember(ctx, tfkit.SortedKeys(members), 0, func(ctx context.Context, k string) {
 		mu.Lock()
 		m := members[k]
 		mu.Unlock()

@@ -19,7 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/egress"
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -205,9 +205,9 @@ func differentTemplates(sbs []prime.Sandbox, templates []sandboxAttributes) stri
 func (r *sandboxFleetResource) importMemberEgress(ctx context.Context, f *sandboxFleetModel, members map[string]fleetMember, diags *diag.Diagnostics) {
 	var mu sync.Mutex
 	statuses := map[string]*prime.EgressPolicyStatus{}
-	var failures fleet.Problems
+	var failures memberkit.Problems
 	// members is only read while the reads run; statuses is written.
-	fleet.ForEachMember(ctx, tfkit.SortedKeys(members), 0, func(ctx context.Context, k string) {
+	memberkit.ForEachMember(ctx, tfkit.SortedKeys(members), 0, func(ctx context.Context, k string) {
 		st, gone, err := egress.ReadStatus(ctx, r.client, members[k].ID.ValueString())
 		switch {
 		case err != nil:

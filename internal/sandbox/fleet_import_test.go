@@ -7,7 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 )
 
 // rekeyMembers never drops a member: two members that map to one key are
@@ -51,7 +51,7 @@ func TestWarnMembersNotRenamed(t *testing.T) {
 // The failure message says what became of each failed member, read from
 // the state the apply leaves.
 func TestSandboxFleetFailureSaysWhatBecameOfEachMember(t *testing.T) {
-	var p fleet.Problems
+	var p memberkit.Problems
 	for _, k := range []string{"gone", "locked", "removed", "stuck"} {
 		p.Add(k, "failed")
 	}

@@ -5,7 +5,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
@@ -43,7 +43,7 @@ func fleetMembersValue(members map[string]fleetMember) types.Map {
 
 // fleetMembersOfMap reads a `sandboxes` map.
 func fleetMembersOfMap(v types.Map, diags *diag.Diagnostics) map[string]fleetMember {
-	return fleet.MembersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetMember {
+	return memberkit.MembersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetMember {
 		return fleetMember{
 			ID: tfkit.StringAttr(a, "id"), Name: tfkit.StringAttr(a, "name"), Status: tfkit.StringAttr(a, "status"),
 			CreatedAt: tfkit.StringAttr(a, "created_at"), EgressGeneration: tfkit.Int64Attr(a, "egress_generation"),

@@ -16,7 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
@@ -51,8 +51,8 @@ func membersToRedo(planned, recorded types.Map, kept []string, imported bool) []
 	}
 	var redo []string
 	for _, k := range kept {
-		p := fleet.TriggerOf(planned, k)
-		if p.IsUnknown() || (!p.IsNull() && !p.Equal(fleet.TriggerOf(recorded, k))) {
+		p := memberkit.TriggerOf(planned, k)
+		if p.IsUnknown() || (!p.IsNull() && !p.Equal(memberkit.TriggerOf(recorded, k))) {
 			redo = append(redo, k)
 		}
 	}
@@ -72,7 +72,7 @@ func triggersAfterRedo(planned, recorded types.Map, notRedone []string) types.Ma
 		out[k] = v
 	}
 	for _, k := range notRedone {
-		if v := fleet.TriggerOf(recorded, k); v.IsNull() {
+		if v := memberkit.TriggerOf(recorded, k); v.IsNull() {
 			delete(out, k)
 		} else {
 			out[k] = v
@@ -90,7 +90,7 @@ func validateMemberTriggers(triggers types.Map, keys []string, diags *diag.Diagn
 	if triggers.IsNull() || triggers.IsUnknown() {
 		return
 	}
-	for _, k := range fleet.StrayKeysOf(triggers.Elements(), tfkit.SetOf(keys)) {
+	for _, k := range memberkit.StrayKeysOf(triggers.Elements(), tfkit.SetOf(keys)) {
 		diags.AddAttributeError(path.Root("member_triggers").AtMapKey(k), "Not a member of the fleet",
 			fmt.Sprintf("member_triggers names %q, but the fleet's member keys are %s. Use a member key, or remove "+
 				"the entry (a removed member needs no entry).", k, describeKeys(keys)))

@@ -16,8 +16,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/egress"
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
 	"github.com/primeintellect/terraform-provider-prime/internal/journal"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -104,7 +104,7 @@ func (r *sandboxFleetResource) Schema(_ context.Context, _ resource.SchemaReques
 		MarkdownDescription: "Member names are `<name_prefix>-<key>`." + replacesFleet,
 		Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
 	}
-	attrs["sandbox_ids"] = fleet.SandboxIDsOutputAttribute("Member key → sandbox ID: what `prime_fleet_command` " +
+	attrs["sandbox_ids"] = memberkit.SandboxIDsOutputAttribute("Member key → sandbox ID: what `prime_fleet_command` " +
 		"and `prime_fleet_egress_policy` take. A member whose sandbox is gone (deleted out of band, stopped) drops " +
 		"out at refresh, and the next apply creates it again in place.")
 	attrs["sandboxes"] = schema.MapNestedAttribute{

@@ -13,7 +13,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -102,9 +102,9 @@ func setPaused(ctx context.Context, c *prime.Client, id string, paused bool, tim
 // setMembersPaused pauses or resumes every member concurrently; the
 // members that fail go to problems, together, and keep their entries. The
 // others' status is updated.
-func setMembersPaused(ctx context.Context, c *prime.Client, members map[string]fleetMember, paused bool, timeout time.Duration, pc *pauseCheckpoints, problems *fleet.Problems) {
+func setMembersPaused(ctx context.Context, c *prime.Client, members map[string]fleetMember, paused bool, timeout time.Duration, pc *pauseCheckpoints, problems *memberkit.Problems) {
 	var mu sync.Mutex
-	fleet.ForEachMember(ctx, tfkit.SortedKeys(members), 0, func(ctx context.Context, k string) {
+	memberkit.ForEachMember(ctx, tfkit.SortedKeys(members), 0, func(ctx context.Context, k string) {
 		mu.Lock()
 		m := members[k]
 		mu.Unlock()

@@ -21,7 +21,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -132,7 +132,7 @@ func (pc *pauseCheckpoints) deleteOf(ctx context.Context, c *prime.Client, sandb
 		return
 	}
 	var failed, why []string
-	fleet.ForEachMember(ctx, tfkit.SortedKeys(owner), 0, func(ctx context.Context, ck string) {
+	memberkit.ForEachMember(ctx, tfkit.SortedKeys(owner), 0, func(ctx context.Context, ck string) {
 		err := c.DeleteCheckpointOnceUploaded(ctx, ck, timeout)
 		pc.mu.Lock()
 		defer pc.mu.Unlock()

@@ -49,10 +49,10 @@ func validateSandbox(ctx context.Context, m sandboxTemplate, diags *diag.Diagnos
 	if m.StartArgv.IsUnknown() {
 		unknown["start_command"] = true
 	}
-	// Name and image are checked by their own validators and
-	// restoreInputProblems; volumes by internal/volume's attachment check
-	// (the same rules, at the attribute).
-	unknown["name"], unknown["docker_image"], unknown["volumes"] = true, true, true
+	// Name, image and restore_memory are checked by their own validators
+	// and restoreInputProblems; volumes by internal/volume's attachment
+	// check (the same rules, at the attribute).
+	unknown["name"], unknown["docker_image"], unknown["restore_memory"], unknown["volumes"] = true, true, true, true
 	// A checkpoint_id not known yet is still set: the rules that only need
 	// it set (no disk_size_gb with it) apply now.
 	delete(unknown, "checkpoint_id")
@@ -111,12 +111,9 @@ func (r *sandboxResource) ValidateConfig(ctx context.Context, req resource.Valid
 // generation), says when removing the egress block reopens egress, and
 // explains the first plan after an import.
 func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if !req.State.Raw.IsNull() {
+	if id := tfkit.HeldID(ctx, req.State); id != "" {
 		// Terraform holds this sandbox: its create-journal entry goes.
-		var id types.String
-		if !req.State.GetAttribute(ctx, path.Root("id"), &id).HasError() {
-			r.journal.Forget(id.ValueString())
-		}
+		r.journal.Forget(id)
 	}
 	if req.Plan.Raw.IsNull() {
 		return

@@ -23,10 +23,11 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
-// restoreInputProblems are the provider's own rules of the restore
-// arguments, beyond the create rules (prime.CreateRules): exactly one of
-// docker_image and checkpoint_id, and restore_memory only with a
-// checkpoint. An unknown checkpoint_id counts as set (one that comes from a
+// restoreInputProblems are the rules of the restore arguments at plan
+// time: exactly one of docker_image and checkpoint_id (the provider's own),
+// and restore_memory only with a checkpoint (prime.RestoreMemoryProblem,
+// the create rule, which validateSandbox leaves to this function so that
+// the plan says it once). An unknown checkpoint_id counts as set (one that comes from a
 // prime_sandbox_checkpoint is unknown until it exists); an unknown
 // docker_image is judged at apply by the client's create rules, because
 // terraform validate sees a module's variables as unknown and an image
@@ -44,9 +45,8 @@ func restoreInputProblems(m sandboxTemplate) [][2]string {
 		out = append(out, [2]string{"docker_image", "neither docker_image nor checkpoint_id is set: set exactly one " +
 			"(docker_image boots an image; checkpoint_id restores a DURABLE checkpoint, which brings its own image)"})
 	}
-	if !m.RestoreMemory.IsNull() && !checkpoint {
-		out = append(out, [2]string{"restore_memory", "restore_memory needs checkpoint_id: only a pause " +
-			"checkpoint's memory can be restored"})
+	if why := prime.RestoreMemoryProblem(!m.RestoreMemory.IsNull(), checkpoint); why != "" {
+		out = append(out, [2]string{"restore_memory", "restore_memory " + why})
 	}
 	return out
 }

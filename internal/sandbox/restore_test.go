@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
@@ -228,5 +229,24 @@ func TestFleetPauseChange(t *testing.T) {
 				t.Fatalf("fleetPauseChange = %t, %t; want %t, %t", act, p, tc.wantAct, tc.wantPaused)
 			}
 		})
+	}
+}
+
+// TestValidateSandboxSaysRestoreMemoryOnce: the restore_memory rule is
+// prime.RestoreMemoryProblem, which both restoreInputProblems and the
+// create rules reach; the plan shows it once, at restore_memory.
+func TestValidateSandboxSaysRestoreMemoryOnce(t *testing.T) {
+	m := restoreTemplate(types.StringValue("img"), types.StringNull(), types.BoolValue(true))
+	m.sandboxSpec.Labels = types.SetNull(types.StringType)
+	var diags diag.Diagnostics
+	validateSandbox(context.Background(), m, &diags)
+	var got []string
+	for _, d := range diags.Errors() {
+		if strings.Contains(d.Detail(), "needs checkpoint_id") {
+			got = append(got, d.Detail())
+		}
+	}
+	if len(got) != 1 || got[0] != "restore_memory needs checkpoint_id: only a pause checkpoint's memory can be restored" {
+		t.Fatalf("restore_memory errors %q, want the rule's message once; all: %v", got, diags)
 	}
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/primeintellect/terraform-provider-prime/internal/fleet"
+	"github.com/primeintellect/terraform-provider-prime/internal/memberkit"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
@@ -185,7 +185,7 @@ func (a *sandboxSweepAction) Invoke(ctx context.Context, req action.InvokeReques
 	progress(fmt.Sprintf("deleting %d sandbox(es) %s", len(found), what))
 	// The fleet's bulk delete: chunks of 100, "not found" counts as gone,
 	// every deleted sandbox waited for, every failure named.
-	var problems fleet.Problems
+	var problems memberkit.Problems
 	kept := deleteMembers(ctx, a.client, members, tfkit.SortedKeys(members), defaultSandboxDeleteTimeout, &problems)
 	for _, sb := range found {
 		if _, failed := kept[sb.ID]; !failed && !problems.Has(sb.ID) {

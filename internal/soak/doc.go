@@ -19,9 +19,9 @@
 // each workspace uses dev_overrides, which plan/apply/destroy honour without
 // a registry. Terraform itself is run through internal/tfcli.
 //
-// It may import the standard library, internal/tfcli,
-// internal/prime and internal/primemock, nothing else of this module: the
-// provider reaches it only as a binary (the test binary serves the
-// provider; see TestMain), so it never imports internal/provider or a
-// domain package, and only its tests, prime-bench and the demo import it.
+// It may import: the standard library, internal/tfcli, internal/prime, internal/primemock.
+//
+// The provider reaches it only as a binary (the test binary serves the
+// provider; see TestMain), so it never imports internal/provider or a domain
+// package, and only its tests, prime-bench and the demo import it.
 package soak

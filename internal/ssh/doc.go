@@ -9,8 +9,8 @@
 // The session calls themselves (open, close, the public key check) live in
 // internal/prime.
 //
-// It may import the standard library, the terraform-plugin-* modules,
-// internal/tfkit and internal/prime, nothing else of this module:
+// It may import: the standard library, github.com/hashicorp/terraform-plugin-*/..., internal/tfkit, internal/prime.
+//
 // internal/provider imports it, never the reverse. It reads the configured
 // client only through tfkit.ClientFrom.
 package ssh

@@ -10,7 +10,7 @@
 // handling, the dev_overrides CLI configuration, and reading the state
 // back through `terraform show -json`.
 //
-// It may import only the standard library: it knows nothing of the
-// provider, the mock or the API client, so any package (tests included)
-// can use it without a cycle.
+// It may import: the standard library.
+//
+// It knows nothing of the provider, the mock or the Prime API.
 package tfcli

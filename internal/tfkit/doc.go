@@ -19,8 +19,9 @@
 //     and ClientFrom, which reads the client from the provider's configured
 //     data by the Configured capability, so no domain package needs
 //     internal/provider's types;
-//   - ImportIDOf (import_id.go): the ID an import names, from its `id` or
-//     its identity;
+//   - IDs (import_id.go): ImportIDOf, the ID an import names, from its
+//     `id` or its identity; HeldID, the id of a resource Terraform already
+//     holds (when a crash journal's entry for it can go);
 //   - what every action shares (actions.go): ProgressTo, an action's
 //     progress events, and ActionsKeepNothing, the sentence its description
 //     ends with.
@@ -29,12 +30,10 @@
 // against the framework's reflection; MockAPI and MockClient: an
 // in-process prime-mock for unit tests that call the API); only tests import it.
 //
-// It may import the standard library, the terraform-plugin-* modules and
-// internal/prime (for the client type RequireClient checks), nothing else
-// of this module: internal/fleet, the domain packages (internal/sandbox,
-// internal/command, internal/egress, internal/files) and internal/provider
-// import it, never the reverse. (tfkittest, for tests only, also imports
-// internal/primemock.)
-// Helpers that know a domain (a sandbox, a policy, a command) do not
-// belong here.
+// It may import: the standard library, github.com/hashicorp/terraform-plugin-*/..., internal/prime.
+//
+// It imports internal/prime for the client type RequireClient checks.
+// internal/memberkit, every domain package and internal/provider import it,
+// never the reverse. Helpers that know a domain (a sandbox, a policy, a
+// command) do not belong here.
 package tfkit

@@ -19,9 +19,9 @@
 //   - the attachment list (attachments.go): AttachmentsAttribute,
 //     ValidateAttachments, MountsOf.
 //
-// It may import the standard library, the terraform-plugin-* modules,
-// internal/fleet, internal/tfkit, internal/journal and internal/prime,
-// nothing else of this module: internal/provider (and the sandbox domain,
-// for attachments) import it, never the reverse. It reads the provider's
-// configured data only through tfkit.ClientFrom.
+// It may import: the standard library, github.com/hashicorp/terraform-plugin-*/..., internal/tfkit, internal/prime.
+//
+// The sandbox domain (for attachments) and internal/provider import it,
+// never the reverse. It reads the provider's configured data only through
+// tfkit.ClientFrom.
 package volume

@@ -3,6 +3,8 @@
 // internal/commandsession/command_session/command_session.proto (`make
 // generate`); only this file is written by hand.
 //
-// It may import only the protobuf runtime: internal/prime (the client) and
-// internal/primemock (the server) import it.
+// It may import: the standard library, google.golang.org/protobuf/....
+//
+// Of other modules it imports only the protobuf runtime. internal/prime
+// (the client) and internal/primemock (the server) import it.
 package commandsessionpb

@@ -1,9 +1,3 @@
-// Package tfkittest holds test helpers for code built on tfkit: the check
-// that a model's codec matches the framework's reflection. Only tests
-// import it.
-//
-// It may import the standard library, the terraform-plugin-* modules and
-// internal/tfkit, nothing else of this module.
 package tfkittest
 
 import (

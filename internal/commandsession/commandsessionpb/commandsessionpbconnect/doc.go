@@ -3,7 +3,7 @@
 // protoc-gen-connect-go (`make generate`); only this file is written by
 // hand.
 //
-// It may import the Connect runtime and commandsessionpb only:
-// internal/prime (the client) and internal/primemock (the server) import
-// it.
+// It may import: the standard library, connectrpc.com/connect, internal/commandsession/commandsessionpb.
+//
+// internal/prime (the client) and internal/primemock (the server) import it.
 package commandsessionpbconnect

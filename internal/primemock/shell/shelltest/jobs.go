@@ -1,7 +1,3 @@
-// Package shelltest holds the scripts the SDK and the provider send to
-// start background jobs, for the tests of the mock's shell and of the mock.
-//
-// It may import: the standard library.
 package shelltest
 
 import (

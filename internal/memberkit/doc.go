@@ -1,8 +1,13 @@
-// Package fleet holds what every resource that works on a fleet's members
-// shares, so that a per-member rule is written once, not once per fleet
-// resource.
+// Package memberkit is the kit every resource that works on a fleet's
+// members shares, so that a per-member rule is written once, not once per
+// fleet resource. It holds helpers for members, not fleets: the fleets
+// themselves are resources of their domains (prime_sandbox_fleet in
+// internal/sandbox, prime_fleet_command in internal/command,
+// prime_fleet_egress_policy in internal/egress, prime_fleet_file and
+// prime_fleet_artifact in internal/files, network members in
+// internal/network).
 //
-// It owns:
+// It holds:
 //
 //   - member iteration (members.go): ForEachMember, bounded concurrency in
 //     sorted key order; Problems, per-member failures collected from that
@@ -18,8 +23,7 @@
 //     member type (a fleet member, a policy member, a command result)
 //     stays with its resource.
 //
-// It may import the standard library, the terraform-plugin-* modules,
-// internal/tfkit and internal/prime, nothing else of this module: the
-// domain packages (internal/sandbox, internal/command, internal/egress,
-// internal/files) and internal/provider import it, never the reverse.
-package fleet
+// It may import: the standard library, github.com/hashicorp/terraform-plugin-framework/..., internal/tfkit.
+//
+// The domain packages that have fleet forms import it, never the reverse.
+package memberkit

@@ -1,5 +1,9 @@
 package prime
 
+// Whether a sandbox is still there: SandboxGone asks (what the client
+// already knows, else one GET), GoneWithSandbox reads an error. Resources
+// that live inside a sandbox (files, checkpoints in flight) go with it.
+
 import (
 	"context"
 	"errors"

@@ -1,5 +1,12 @@
 package prime
 
+// What waits learn in this process: latencyEstimate, the recent durations
+// of one kind of wait (sandbox boots, data-plane applies of egress
+// policies), the schedule a waiter builds from them (learnedSchedule), and
+// cohort waits (cohortWait), where one scout per cohort asks early and the
+// rest follow the expected time. The shared pollers and egress_wait.go use
+// them.
+
 import (
 	"slices"
 	"sync"
