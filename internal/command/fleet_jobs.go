@@ -141,7 +141,7 @@ func (r *fleetCommandResource) retireRecordedClaims(ctx context.Context, state f
 			runs[id] = append(runs[id], stepHash(state, run, key, id, i))
 		}
 	}
-	fleet.ForEachMember(ctx, tfkit.SortedKeys(runs), fleet.DefaultConcurrency, func(ctx context.Context, id string) {
+	memberkit.ForEachMember(ctx, tfkit.SortedKeys(runs), memberkit.DefaultConcurrency, func(ctx context.Context, id string) {
 		retireClaims(ctx, r.client, id, runs[id]...)
 	})
 }
