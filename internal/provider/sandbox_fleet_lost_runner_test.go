@@ -23,6 +23,9 @@ import (
 type createGate struct {
 	m                  **testMock
 	answered, accepted int
+	// match, when set, picks the creates the gate counts (by body); the
+	// others pass.
+	match func(body []byte) bool
 
 	mu      sync.Mutex
 	seen    int
@@ -35,8 +38,8 @@ func newCreateGate(m **testMock, answered, accepted int) *createGate {
 	return &createGate{m: m, answered: answered, accepted: accepted, full: make(chan struct{}), release: make(chan struct{})}
 }
 
-func (g *createGate) hook(w http.ResponseWriter, r *http.Request, _ []byte) bool {
-	if r.Method != http.MethodPost || r.URL.Path != prime.APIPrefix+"/sandbox" {
+func (g *createGate) hook(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	if r.Method != http.MethodPost || r.URL.Path != prime.APIPrefix+"/sandbox" || (g.match != nil && !g.match(body)) {
 		return false
 	}
 	select {

@@ -1,0 +1,99 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
+)
+
+// Setup once after two lost runners, each with a cache directory of its
+// own: the first is lost while the template's checkpoint uploads, the
+// second while the members' restores are in flight (some accepted, some
+// answered, some never sent). The third adopts the checkpoint (found by its
+// marker in the template) and the restored members, and restores the rest:
+// one checkpoint was made, one template and exactly the configured members
+// run, and destroy leaves no sandbox and no checkpoint.
+func TestAccCheckpoint_lostRunnersAdoptCheckpointAndRestores(t *testing.T) {
+	cli := requireCLI(t)
+	provider := devProvider(t)
+	t.Parallel()
+	const size, answered, accepted = 6, 2, 2
+	o := fastMockOptions()
+	// Long enough that the first kill lands during the upload on a loaded
+	// runner; the next apply waits out the rest of it.
+	o.CheckpointDurableDelay = 8 * time.Second
+	var m *testMock
+	gate := newCreateGate(&m, answered, accepted)
+	gate.match = func(body []byte) bool { return bytes.Contains(body, []byte(`"checkpoint_id"`)) }
+	polled := make(chan struct{})
+	var once sync.Once
+	m = newHookedMock(t, o, func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+		if strings.HasSuffix(r.URL.Path, "/sandbox/checkpoints:batchGet") {
+			once.Do(func() { close(polled) })
+		}
+		return gate.hook(w, r, body)
+	})
+	defer gate.open()
+	w := newMockWork(t, m, provider(), cli, `
+provider "prime" {}
+`+checkpointHCL("template", "ttl_seconds = 3600")+`
+resource "prime_sandbox_fleet" "eval" {
+  name_prefix   = "eval"
+  size          = 6
+  checkpoint_id = prime_sandbox_checkpoint.setup.id
+}
+`)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+
+	w.onNewRunner()
+	r := w.start("apply", "-auto-approve")
+	if _, err := m.WaitForEvent(ctx, func(e primemock.Event) bool { return e.Type == primemock.EventCheckpointCreated }); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-polled: // the marker is written before the wait's first poll
+	case <-ctx.Done():
+		t.Fatalf("the checkpoint was never polled:\n%s", r.Output())
+	}
+	killTF(r)
+
+	w.onNewRunner()
+	r = w.start("apply", "-auto-approve")
+	select {
+	case <-gate.full:
+	case <-ctx.Done():
+		t.Fatalf("the restores never reached the gate:\n%s", r.Output())
+	}
+	killTF(r)
+	gate.open()
+
+	w.onNewRunner()
+	out := w.must(ctx, "apply", "-auto-approve")
+	checkpoints := 0
+	for _, e := range m.Events() {
+		if e.Type == primemock.EventCheckpointCreated {
+			checkpoints++
+		}
+	}
+	if checkpoints != 1 {
+		t.Errorf("%d checkpoints made, want 1: a lost apply's checkpoint was not adopted\n%s", checkpoints, out)
+	}
+	if st := m.Stats(); st.LiveSandboxes != size+1 || st.SandboxesCreated != size+1 {
+		t.Errorf("%d live and %d created in all; want %d of each (the template and the members, the lost restores adopted)",
+			st.LiveSandboxes, st.SandboxesCreated, size+1)
+	}
+	if plan, code := w.run(ctx, "plan", "-detailed-exitcode"); code != 0 {
+		t.Errorf("the plan after the recovering apply is not empty (exit %d):\n%s", code, plan)
+	}
+	w.must(ctx, "destroy", "-auto-approve")
+	if err := m.checkNoCheckpoints(nil); err != nil {
+		t.Error(err)
+	}
+}
