@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 )
@@ -55,4 +56,48 @@ func TestAccBackground_lostRunnerAfterResultsRunsNothingAgain(t *testing.T) {
 	killTF(r)
 	w.onNewRunner()
 	recoverAfterKill(ctx, t, m, w, size, "agent-start", "report-start")
+}
+
+// Lost while the agents ran, and one member's sandbox is gone by the time
+// the next runner applies (deleted out of band): its job went with it.
+// The refresh reports the member gone, the fleet creates it again, and the
+// agent runs on the new sandbox — the configuration says every member runs
+// it — while every other member's job is collected, not started again.
+func TestAccBackground_lostRunnerAndLostSandboxRunsOnlyThatMemberAgain(t *testing.T) {
+	cli := requireCLI(t)
+	provider := devProvider(t)
+	t.Parallel()
+	m := newTestMock(t, fastMockOptions())
+	const size = 3
+	w := newMockWork(t, m, provider(), cli, backgroundFleetHCL(size, "4"))
+	w.onNewRunner()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+
+	r := w.start("apply", "-auto-approve", "-no-color")
+	waitStarts(ctx, t, m, "agent-start", size)
+	killTF(r)
+	gone := stateFleetMembers(ctx, t, w, "prime_sandbox_fleet.eval")
+	if len(gone) != size {
+		t.Fatalf("the fleet is not in state after the kill (%d members): the test needs it there", len(gone))
+	}
+	if err := m.client(t).DeleteSandbox(ctx, gone[0]); err != nil {
+		t.Fatal(err)
+	}
+
+	w.onNewRunner()
+	out := w.must(ctx, "apply", "-auto-approve", "-no-color")
+	if !strings.Contains(out, "Fleet members are gone") {
+		t.Errorf("the apply did not report the member whose sandbox is gone:\n%s", out)
+	}
+	if n := countStarts(m.Events(), "agent-start"); n != size+1 {
+		t.Errorf("the agent started %d times; want %d: once per member, and once more on the member created again", n, size+1)
+	}
+	if plan, code := w.run(ctx, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
+		t.Errorf("the plan after the recovering apply is not empty (exit %d):\n%s", code, plan)
+	}
+	w.must(ctx, "destroy", "-auto-approve", "-no-color")
+	if live := m.Stats().LiveSandboxes; live != 0 {
+		t.Errorf("%d sandboxes live after destroy", live)
+	}
 }
