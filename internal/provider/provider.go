@@ -77,6 +77,7 @@ type providerModel struct {
 	InsecureHTTP          types.Bool    `tfsdk:"insecure_http"`
 	CreateJournal         types.Bool    `tfsdk:"create_journal"`
 	WorkspaceScope        types.String  `tfsdk:"workspace_scope"`
+	PlatformRecovery      types.Bool    `tfsdk:"platform_recovery"`
 }
 
 // providerData is what resources and data sources receive from Configure.
@@ -163,6 +164,15 @@ func (p *primeProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 					"deleted. Set it when two states the provider cannot tell apart share an account — two machines each " +
 					"with a local state at the same path, say — and keep it the same on every machine that applies one " +
 					"state. See the guide *Evaluations on ephemeral CI runners*.",
+			},
+			"platform_recovery": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Label every sandbox for its workspace scope and create (see `workspace_scope`) " +
+					"and adopt a lost apply's sandboxes from the platform (default `true`). It costs one list request " +
+					"per team before an apply's first create (more pages when many of the workspace's sandboxes run). " +
+					"`false` creates sandboxes without the labels and never looks: after a lost runner, only the create " +
+					"journal on the same machine can adopt what it created. Background jobs' claims and checkpoints' " +
+					"markers inside sandboxes do not depend on it.",
 			},
 			"team_id": schema.StringAttribute{
 				Optional: true,
@@ -291,7 +301,10 @@ func (p *primeProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	default:
 		creates = journal.DefaultCreates()
 	}
-	scope := workspaceScope(m.WorkspaceScope)
+	scope := journal.Scope{} // platform_recovery = false: no labels, no lookups
+	if m.PlatformRecovery.IsNull() || m.PlatformRecovery.ValueBool() {
+		scope = workspaceScope(m.WorkspaceScope)
+	}
 	tflog.Info(ctx, "workspace scope of recovery from the platform", map[string]any{"scope": scope.ID, "source": scope.Source})
 	data := &providerData{client: client, journal: creates, baselines: egress.BaselinesOf(creates), jobs: journal.JobsOf(creates),
 		checkpoints: journal.CheckpointsOf(creates), recovery: sandbox.NewRecovery(client, scope, creates.Held)}
