@@ -82,6 +82,21 @@ resource "prime_sandbox_fleet" "eval" {
 			checkpoints++
 		}
 	}
+	// The window in which a loss leaks a checkpoint: from the platform
+	// making it to its marker being written (the guide quotes it).
+	var made, marked time.Time
+	for _, e := range m.Events() {
+		switch {
+		case e.Type == primemock.EventCheckpointCreated && made.IsZero():
+			made = e.Time
+		case e.Type == primemock.EventCommandExecuted && strings.Contains(e.Command, "/tmp/prime-checkpoints/") && marked.IsZero():
+			marked = e.Time
+		}
+	}
+	if made.IsZero() || marked.Before(made) {
+		t.Errorf("no marker written after the checkpoint was made (made %s, marked %s)", made, marked)
+	}
+	t.Logf("the checkpoint's marker was written %s after the platform made it", marked.Sub(made))
 	if checkpoints != 1 {
 		t.Errorf("%d checkpoints made, want 1: a lost apply's checkpoint was not adopted\n%s", checkpoints, out)
 	}

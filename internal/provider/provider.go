@@ -138,7 +138,7 @@ func (p *primeProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 					"state (or ten minutes after a clean end of the apply), so if Terraform itself is killed mid-create, " +
 					"or before it stored a create that returned, the next apply of the same configuration adopts that " +
 					"sandbox instead of making a second one. It only helps where the next apply runs on the same machine and user as " +
-					"the killed one — local or persistent-runner workflows, not ephemeral CI runners — and it only " +
+					"the killed one (ephemeral CI runners are covered from the platform instead: see `workspace_scope`), and it only " +
 					"adopts a sandbox less than 24 hours old whose name and image match and that still runs. The same " +
 					"journal covers `prime_sandbox_checkpoint`: each checkpoint request is noted (source sandbox, " +
 					"`ttl_seconds`, `triggers`) before it is sent, with the checkpoint's ID once the platform answers, so " +
