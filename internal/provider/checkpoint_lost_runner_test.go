@@ -89,7 +89,7 @@ resource "prime_sandbox_fleet" "eval" {
 		switch {
 		case e.Type == primemock.EventCheckpointCreated && made.IsZero():
 			made = e.Time
-		case e.Type == primemock.EventCommandExecuted && strings.Contains(e.Command, "/tmp/prime-checkpoints/") && marked.IsZero():
+		case e.Type == primemock.EventCommandExecuted && strings.Contains(e.Command, "touch /tmp/prime-checkpoints/") && marked.IsZero():
 			marked = e.Time
 		}
 	}
