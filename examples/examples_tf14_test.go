@@ -73,6 +73,8 @@ func TestAccTerraform14Examples(t *testing.T) {
 			dirs = append(dirs, group+"/"+e.Name())
 		}
 	}
+	// The CI guide's sweep: a root module of its own, with an action.
+	dirs = append(dirs, "guides/ci-runners/sweep")
 	identities, _ := filepath.Glob(filepath.Join(examples, "resources", "*", "import-by-identity.tf"))
 	for _, f := range identities {
 		rel, _ := filepath.Rel(examples, filepath.Dir(f))

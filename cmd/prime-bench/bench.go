@@ -36,6 +36,7 @@ func benchMain(args []string) error {
 		bigFileNs: []int{200}, bigFileBytes: 64 << 20,
 		jobNs: []int{1000}, jobSeconds: 60, jobScale: 0.25,
 		setupNs: []int{200, 1000}, setupSeconds: 60, setupScale: 0.05,
+		recoveryNs: []int{1000},
 	}
 	fs := flag.NewFlagSet("prime-bench bench", flag.ContinueOnError)
 	fs.StringVar(&c.bin, "bin", "bin", "directory holding terraform-provider-prime and prime-mock")
@@ -55,6 +56,7 @@ func benchMain(args []string) error {
 	fs.IntVar(&c.jobSeconds, "job-seconds", 60, "background-job run: the job's length in mock time (sleep SECONDS)")
 	fs.Float64Var(&c.jobScale, "job-scale", 0.25, "background-job run: the mock's sleep_scale (wall time of the job = job-seconds × job-scale)")
 	fs.Func("setup-n", "setup-once run beside per-member setup: N, comma-separated (default 200,1000; \"\" for none)", intList(&c.setupNs))
+	fs.Func("recovery-n", "recovery runs (a normal apply and one after a lost runner, platform_recovery off and on; background agents after a lost runner): N, comma-separated (default 1000; \"\" for none)", intList(&c.recoveryNs))
 	fs.BoolVar(&c.setupOnceOnly, "setup-once-only", false, "analysis: run only the setup-once way of the setup-once pair and print its timeline (no report)")
 	fs.IntVar(&c.setupSeconds, "setup-seconds", 60, "setup-once run: the setup's length in mock time (sleep SECONDS)")
 	fs.Float64Var(&c.setupScale, "setup-scale", 0.05, "setup-once run: the mock's sleep_scale (wall time of the setup = setup-seconds × setup-scale)")
@@ -97,8 +99,10 @@ func benchMain(args []string) error {
 	}
 	c.argv = os.Args
 	specs, skips := c.matrix()
-	setupOnly := len(specs) == 0 && len(c.sdkNs) == 0 && len(c.fileNs) == 0 && len(c.bigFileNs) == 0 && len(c.jobNs) == 0
-	if setupOnly && len(c.setupNs) == 0 {
+	// sectionsOnly: only the setup-once pair and the recovery runs, whose
+	// sections replace their predecessors in the report.
+	sectionsOnly := len(specs) == 0 && len(c.sdkNs) == 0 && len(c.fileNs) == 0 && len(c.bigFileNs) == 0 && len(c.jobNs) == 0
+	if sectionsOnly && len(c.setupNs) == 0 && len(c.recoveryNs) == 0 {
 		return errors.New("nothing to run")
 	}
 	if c.workdir == "" {
@@ -151,14 +155,17 @@ func benchMain(args []string) error {
 	if err := runSetupOnce(c, rep); err != nil {
 		return err
 	}
-	if setupOnly {
-		// Only the setup-once pair: its section replaces its predecessor in
-		// the report, and the rest of the report stays as it was.
+	if err := runRecovery(c, rep); err != nil {
+		return err
+	}
+	if sectionsOnly {
+		// Only sections of their own: each replaces its predecessor in the
+		// report, and the rest of the report stays as it was.
 		if c.out != "" {
-			if err := writeSetupOnceOnly(c.out, rep.setupOnce, c); err != nil {
+			if err := writeSectionsOnly(c.out, rep, c); err != nil {
 				return err
 			}
-			fmt.Printf("\nwrote the setup-once section of %s\n", c.out)
+			fmt.Printf("\nwrote the setup-once and recovery sections of %s that ran\n", c.out)
 		}
 		return nil
 	}

@@ -133,15 +133,15 @@ func TestSDKBatcherCoalesces(t *testing.T) {
 	}
 }
 
-// A setup-once-only run replaces its own section and leaves the rest of
+// A sections-only run replaces its own section and leaves the rest of
 // the report as it was; a report without the section gets it appended.
-func TestSpliceSetupOnce(t *testing.T) {
+func TestSpliceSection(t *testing.T) {
 	doc := "# Benchmarks\n\n## Fleet\n\nfigures\n"
-	once := spliceSetupOnce(doc, "## Setup once\n\nv1\n")
+	once := splice(doc, setupOnceBegin, setupOnceEnd, "## Setup once\n\nv1\n")
 	if !strings.HasPrefix(once, doc) || !strings.Contains(once, setupOnceBegin+"\n## Setup once\n\nv1\n"+setupOnceEnd) {
 		t.Fatalf("appended:\n%s", once)
 	}
-	twice := spliceSetupOnce(once+"\n## After\n", "## Setup once\n\nv2\n")
+	twice := splice(once+"\n## After\n", setupOnceBegin, setupOnceEnd, "## Setup once\n\nv2\n")
 	if strings.Contains(twice, "v1") || !strings.Contains(twice, "v2") || !strings.HasPrefix(twice, doc) || !strings.HasSuffix(twice, "## After\n") {
 		t.Fatalf("replaced:\n%s", twice)
 	}

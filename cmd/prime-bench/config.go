@@ -42,6 +42,8 @@ type benchConfig struct {
 	setupOnceOnly bool
 	setupSeconds  int
 	setupScale    float64
+	// The recovery runs (recovery.go) at every recoveryNs.
+	recoveryNs []int
 	// instBudget skips per-instance runs whose apply lower bound N·W/P
 	// exceeds it (0: none skipped).
 	instBudget  time.Duration

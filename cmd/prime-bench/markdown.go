@@ -124,6 +124,11 @@ func markdown(c benchConfig, m machine, r *report) string {
 		setupOnceSection(&b, r.setupOnce, c)
 		b.WriteString(setupOnceEnd + "\n\n")
 	}
+	if len(r.recovery) > 0 {
+		b.WriteString(recoveryBegin + "\n")
+		recoverySection(&b, r.recovery, c)
+		b.WriteString(recoveryEnd + "\n\n")
+	}
 
 	howComputed(&b, c)
 	howFilesAndJobs(&b, r, c)

@@ -461,24 +461,35 @@ const (
 	setupOnceEnd   = "<!-- END setup-once -->"
 )
 
-// spliceSetupOnce puts section between the markers of doc, or appends it.
-func spliceSetupOnce(doc, section string) string {
-	block := setupOnceBegin + "\n" + section + setupOnceEnd + "\n"
-	i, j := strings.Index(doc, setupOnceBegin), strings.Index(doc, setupOnceEnd)
+// splice puts section between the markers begin and end of doc, or
+// appends it with them.
+func splice(doc, begin, end, section string) string {
+	block := begin + "\n" + section + end + "\n"
+	i, j := strings.Index(doc, begin), strings.Index(doc, end)
 	if i < 0 || j < i {
 		return strings.TrimRight(doc, "\n") + "\n\n" + block
 	}
-	return doc[:i] + block + strings.TrimLeft(doc[j+len(setupOnceEnd):], "\n")
+	return doc[:i] + block + strings.TrimLeft(doc[j+len(end):], "\n")
 }
 
-// writeSetupOnceOnly splices the section into the report file.
-func writeSetupOnceOnly(path string, pairs []*setupPair, c benchConfig) error {
+// writeSectionsOnly splices the setup-once and recovery sections that ran
+// into the report file.
+func writeSectionsOnly(path string, rep *report, c benchConfig) error {
 	old, err := os.ReadFile(path) //nolint:gosec // G304: the report the user named
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	var b strings.Builder
-	setupOnceSection(&b, pairs, c)
+	doc := string(old)
+	if len(rep.setupOnce) > 0 {
+		var b strings.Builder
+		setupOnceSection(&b, rep.setupOnce, c)
+		doc = splice(doc, setupOnceBegin, setupOnceEnd, b.String())
+	}
+	if len(rep.recovery) > 0 {
+		var b strings.Builder
+		recoverySection(&b, rep.recovery, c)
+		doc = splice(doc, recoveryBegin, recoveryEnd, b.String())
+	}
 	//nolint:gosec // BENCHMARKS.md is a documentation file of the repository, readable by all.
-	return os.WriteFile(path, []byte(spliceSetupOnce(string(old), b.String())), 0o644)
+	return os.WriteFile(path, []byte(doc), 0o644)
 }

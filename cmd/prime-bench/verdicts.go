@@ -13,7 +13,9 @@ type report struct {
 	jobs  []*jobPair
 	// setupOnce: the setup-once runs beside per-member setup (setuponce.go).
 	setupOnce []*setupPair
-	skipped   []skipped
+	// recovery: the recovery runs (recovery.go).
+	recovery []*recoveryFigures
+	skipped  []skipped
 	verdicts  []verdict
 }
 

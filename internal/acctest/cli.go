@@ -3,6 +3,10 @@ package acctest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -143,6 +147,39 @@ func (w *Work) StateAttr(ctx context.Context, addr, attr string) string {
 	return ""
 }
 
+// OnNewRunner gives w's runs from now on a HOME of their own, as a new
+// runner of ephemeral CI has: the same working directory and state (a
+// remote backend), but an empty cache directory, hence no journal of what
+// an earlier apply did. It returns the HOME.
+func (w *Work) OnNewRunner() string {
+	w.t.Helper()
+	home := w.t.TempDir()
+	env := make([]string, 0, len(w.Env)+1)
+	for _, kv := range w.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		if k != "HOME" && k != "XDG_CACHE_HOME" {
+			env = append(env, kv)
+		}
+	}
+	w.Env = append(env, "HOME="+home)
+	return home
+}
+
+// JournalsIn lists the journal entry files the provider left under home's
+// cache directory.
+func JournalsIn(t *testing.T, home string) []string {
+	t.Helper()
+	var found []string
+	root := filepath.Join(home, ".cache", "terraform-provider-prime")
+	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") {
+			found = append(found, p)
+		}
+		return nil
+	})
+	return found
+}
+
 // OutputJSON is output name of the root module as compact JSON.
 func (w *Work) OutputJSON(ctx context.Context, name string) string {
 	w.t.Helper()
@@ -205,4 +242,28 @@ func MockCLITest(t *testing.T) (*mocktest.Mock, []string, context.Context) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	t.Cleanup(cancel)
 	return m, env, ctx
+}
+
+// FleetMembers are the member sandbox IDs the state holds for the fleet
+// at addr, sorted.
+func (w *Work) FleetMembers(ctx context.Context, addr string) []string {
+	t := w.t
+	t.Helper()
+	state, err := w.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range state {
+		if r.Address != addr {
+			continue
+		}
+		if m, ok := r.Values["sandbox_ids"].(map[string]any); ok {
+			for _, v := range m {
+				ids = append(ids, fmt.Sprint(v))
+			}
+		}
+	}
+	slices.Sort(ids)
+	return ids
 }

@@ -63,24 +63,36 @@ func requestCheckpoint(ctx context.Context, c *prime.Client, j *journal.Checkpoi
 			e.Release()
 			return nil, nil, &leftoverError{id: e.CheckpointID(), err: err}
 		}
-		if ck != nil {
+		if ck != nil && j.Take(ck.ID) {
 			tflog.Info(ctx, "checkpoint journal: adopting the checkpoint a killed apply requested", map[string]any{
 				"checkpoint_id": ck.ID, "sandbox_id": sandboxID, "state": ck.State,
 			})
 			return ck, e, nil
 		}
 	}
+	// No journal here (a new machine): the markers in the source sandbox.
+	ck, err := adoptMarked(ctx, c, j, hash, sandboxID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ck != nil {
+		e := j.Begin(hash, sandboxID)
+		e.RecordID(ck.ID)
+		return ck, e, nil
+	}
 	e := j.Begin(hash, sandboxID)
 	reqCtx, cancel := answerAfterInterrupt(ctx, interruptedRequestGrace)
 	defer cancel()
-	ck, err := c.CreateCheckpoint(reqCtx, sandboxID, o)
+	ck, err = c.CreateCheckpoint(reqCtx, sandboxID, o)
 	if err != nil {
 		// No ID to track: a request whose answer was lost cannot be found
-		// again by anything the journal holds.
+		// again by anything the journal or the markers hold.
 		e.Finish()
 		return nil, nil, err
 	}
+	j.Take(ck.ID)
 	e.RecordID(ck.ID)
+	markCheckpoint(reqCtx, c, sandboxID, hash, ck.ID)
 	return ck, e, nil
 }
 
@@ -89,17 +101,31 @@ func requestCheckpoint(ctx context.Context, c *prime.Client, j *journal.Checkpoi
 // is not is deleted (if anything is left of it) and its entry finished: nil,
 // nil. An error means the platform could not be asked.
 func checkLeftover(ctx context.Context, c *prime.Client, e *journal.CheckpointEntry, sandboxID string) (*prime.Checkpoint, error) {
-	ck, err := c.GetCheckpoint(ctx, e.CheckpointID())
+	ck, err := usableLeftover(ctx, c, e.CheckpointID(), sandboxID)
+	if err != nil {
+		return nil, err
+	}
+	if ck == nil {
+		e.Finish()
+	}
+	return ck, nil
+}
+
+// usableLeftover is checkpoint id, left by a lost apply, if a create from
+// sandboxID can adopt it: it exists, is of sandboxID, and is neither
+// FAILED nor DELETING. One that is not is deleted (if anything is left of
+// it): nil, nil. An error means the platform could not be asked.
+func usableLeftover(ctx context.Context, c *prime.Client, id, sandboxID string) (*prime.Checkpoint, error) {
+	ck, err := c.GetCheckpoint(ctx, id)
 	switch {
 	case errors.Is(err, prime.ErrNotFound):
-		e.Finish() // expired, deleted, or lost with its sandbox
-		return nil, nil
+		return nil, nil // expired, deleted, or lost with its sandbox
 	case err != nil:
 		return nil, err
 	case ck.SandboxID == sandboxID && !prime.IsTerminalCheckpointState(ck.State):
 		return ck, nil
 	}
-	tflog.Info(ctx, "checkpoint journal: deleting the unusable checkpoint a killed apply requested", map[string]any{
+	tflog.Info(ctx, "deleting the unusable checkpoint a lost apply requested", map[string]any{
 		"checkpoint_id": ck.ID, "state": ck.State,
 	})
 	if ck.State != prime.CheckpointDeleting {
@@ -107,7 +133,6 @@ func checkLeftover(ctx context.Context, c *prime.Client, e *journal.CheckpointEn
 			return nil, err
 		}
 	}
-	e.Finish()
 	return nil, nil
 }
 

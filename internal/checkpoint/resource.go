@@ -74,7 +74,9 @@ func (r *checkpointResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"`timeouts.create` (default 20 minutes) ends is recorded as tainted, so the next apply deletes it and " +
 			"takes a new one. Nothing that depends on this resource starts on a checkpoint that is not `DURABLE`. If " +
 			"Terraform itself is killed while the checkpoint uploads, the next apply of the same configuration adopts " +
-			"it rather than taking a second one (see the provider's `create_journal`).\n\n" +
+			"it rather than taking a second one: on the same machine from the create journal (see the provider's " +
+			"`create_journal`), on any machine from a marker written into the source sandbox right after the request " +
+			"(`/tmp/prime-checkpoints/<configuration hash>/<checkpoint id>`).\n\n" +
 			"Only the root file system is checkpointed (never volumes), and only files: processes restart in a " +
 			"restored sandbox. Order it after the setup with `depends_on` (or `triggers`). Destroy deletes the " +
 			"checkpoint (its storage billing stops); one already gone counts as deleted, so destroy never fails on a " +

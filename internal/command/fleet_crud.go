@@ -126,6 +126,16 @@ func (r *fleetCommandResource) Update(ctx context.Context, req resource.UpdateRe
 		if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 			return
 		}
+		// A member that runs again on the sandbox its result records
+		// (it failed, or its exit codes are no longer allowed) starts
+		// afresh: its recorded jobs' claims go first.
+		var again []string
+		for key, id := range toRun {
+			if p, had := prior[key]; had && p.Result.SandboxID.ValueString() == id {
+				again = append(again, key)
+			}
+		}
+		r.retireRecordedClaims(ctx, state, again)
 		if progress := progressOf(ctx, req.Private); len(progress) > 0 {
 			run.base.Background = true // members left mid-way run in the background, whatever the argument says now
 			fr = r.runMembers(ctx, plan, run, toRun, progress, &problems)
@@ -160,16 +170,23 @@ func (r *fleetCommandResource) Update(ctx context.Context, req resource.UpdateRe
 	}
 }
 
-// Delete touches no API, except for members an interrupted apply left
-// running: their jobs are stopped (SIGTERM, then SIGKILL), so they cannot
-// go on after their egress lock is lifted.
+// Delete stops the jobs of members an interrupted apply left running
+// (SIGTERM, then SIGKILL), so they cannot go on after their egress lock is
+// lifted, and retires the run claims of background results (one command
+// per member), so that a replacement with the same arguments runs the
+// members again instead of collecting these jobs.
 func (r *fleetCommandResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state fleetCommandModel
+	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
 	progress := progressOf(ctx, req.Private)
-	if len(progress) == 0 {
+	if resp.Diagnostics.HasError() || (len(progress) == 0 && !state.Background.ValueBool()) {
 		return
 	}
 	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
-	stopPendingMembers(ctx, r.client, r.jobs, progress, &resp.Diagnostics)
+	if len(progress) > 0 {
+		stopPendingMembers(ctx, r.client, r.jobs, progress, &resp.Diagnostics)
+	}
+	r.retireRecordedClaims(ctx, state, tfkit.SortedKeys(commandMemberRecordsOf(state, &resp.Diagnostics)))
 }

@@ -111,6 +111,41 @@ func stepHash(plan fleetCommandModel, run fleetRun, key, sandboxID string, step 
 		plan.Triggers.String())
 }
 
+// retireRecordedClaims retires, in each member's sandbox, the run claims
+// of every step of the members keys whose results state records (on the
+// sandbox it records), so that those members' next runs start afresh
+// instead of attaching to the recorded jobs: before members run again
+// (Update) and when the resource goes (Delete; a replacement runs them
+// again). One command per member, concurrently; best effort (see
+// backgroundRun.forget). Foreground results never claimed a run.
+func (r *fleetCommandResource) retireRecordedClaims(ctx context.Context, state fleetCommandModel, keys []string) {
+	if !state.Background.ValueBool() || len(keys) == 0 {
+		return
+	}
+	var diags diag.Diagnostics
+	commands, d := tfkit.StringList(ctx, state.Commands)
+	diags.Append(d...)
+	records := commandMemberRecordsOf(state, &diags)
+	if diags.HasError() {
+		return
+	}
+	run := fleetRun{commands: commands}
+	runs := map[string][]string{} // sandbox → its steps' run names
+	for _, key := range keys {
+		rec, ok := records[key]
+		if !ok || rec.Result.SandboxID.ValueString() == "" {
+			continue
+		}
+		id := rec.Result.SandboxID.ValueString()
+		for i := range commands {
+			runs[id] = append(runs[id], stepHash(state, run, key, id, i))
+		}
+	}
+	memberkit.ForEachMember(ctx, tfkit.SortedKeys(runs), memberkit.DefaultConcurrency, func(ctx context.Context, id string) {
+		retireClaims(ctx, r.client, id, runs[id]...)
+	})
+}
+
 // recordedStepHashes are the job-journal names of the steps whose results
 // a fleet command's state records.
 func recordedStepHashes(ctx context.Context, state fleetCommandModel) []string {
@@ -202,7 +237,7 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 				out.err = &commandError{Summary: "Command exited with a disallowed code",
 					Err: errors.New(commandFailure(spec, &prime.ExecResult{ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: res.Stderr}))}
 				out.step = i
-				finishEntries(entries)
+				r.forgetEntries(ctx, entries)
 				return out
 			}
 			continue
@@ -251,7 +286,7 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 				out.results = append(out.results, br.Result)
 			}
 			out.err, out.step = err, i
-			finishEntries(append(entries, br.Entry))
+			r.forgetEntries(ctx, append(entries, br.Entry))
 			return out
 		}
 		br.Entry.Complete(outcomeOf(br.Result))
@@ -262,10 +297,24 @@ func (r *fleetCommandResource) runMemberInBackground(ctx context.Context, plan f
 	return out
 }
 
-// finishEntries finishes journal entries (nil ones are skipped by finish).
-func finishEntries(entries []*journal.JobEntry) {
+// forgetEntries ends the runs of a member that failed (backgroundRun.forget):
+// the journal entries of its steps go and their claims in the sandbox are
+// retired, so the next apply runs the member's steps again. Nil entries
+// are skipped.
+func (r *fleetCommandResource) forgetEntries(ctx context.Context, entries []*journal.JobEntry) {
+	bySandbox := map[string][]string{}
 	for _, e := range entries {
+		if e == nil {
+			continue
+		}
+		rec := e.Record()
 		e.Finish()
+		if rec.SandboxID != "" && rec.JobID != "" {
+			bySandbox[rec.SandboxID] = append(bySandbox[rec.SandboxID], rec.RunHash+"/"+rec.JobID)
+		}
+	}
+	for id, runs := range bySandbox {
+		retireClaims(ctx, r.client, id, runs...)
 	}
 }
 

@@ -244,7 +244,12 @@ func (r *fleetCommandResource) Schema(_ context.Context, _ resource.SchemaReques
 			"`result_paths` removes a run's result paths right before it, so a data source or artifact never reads " +
 			"an earlier run's result. `results` keeps each step's last output line (`step_output`), so a plan that " +
 			"runs many members again stays short; `output_dir` keeps the whole output, and a `progress.json`.\n\n" +
-			"Results are history: refresh and destroy make no API call, and import is not supported. Arguments that " +
+			"Background runs survive a lost runner: each job's start claims its run inside the member's sandbox, " +
+			"and an apply on any machine that finds the claim attaches to that job instead of starting the step " +
+			"again (see `background` on `prime_sandbox_command`).\n\n" +
+			"Results are history: refresh makes no API call, destroy none for foreground results (for background " +
+			"ones, one command per member retires their run claims, so a replacement runs the members again), and " +
+			"import is not supported. Arguments that " +
 			"only judge or record the results (`allowed_exit_codes`, `timeout_seconds`, `require_open_egress`, " +
 			"`sensitive_output`, `max_concurrency`, `on_member_failure`, `step_output`, `result_paths`) update in place.\n\n" + secretChannelsDoc,
 		Attributes: r.attributes(),

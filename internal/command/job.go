@@ -168,7 +168,7 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 		case !exists:
 			out.Warnings = append(out.Warnings, fmt.Sprintf("Job %s, started by an earlier apply, left no files in sandbox %s "+
 				"(its /tmp was cleared, or the sandbox restarted): it is proven gone, so the command runs again.", p.JobID, p.SandboxID))
-			entry.Finish()
+			run.forget(ctx, c, entry, p.job())
 			entry, p = nil, nil
 		}
 	}
@@ -183,6 +183,7 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 			return out, err
 		}
 	}
+	run.journal.NoteInUse(p.SandboxID, run.hash, p.JobID)
 	if entry == nil {
 		// Attached through state: journal it too, so a kill from here on
 		// still leaves a trace (an older leftover of it goes first).
@@ -214,9 +215,9 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 		out.Pending = p
 		return out, errJobInterrupted
 	case errors.Is(context.Cause(wctx), errJobTimeout) || errors.Is(err, errJobTimeout):
-		return out, stopTimedOutJob(ctx, c, spec, job, entry, p)
+		return out, stopTimedOutJob(ctx, c, run, job, entry, p)
 	default:
-		entry.Finish()
+		run.forget(ctx, c, entry, job)
 		return out, &commandError{Summary: jobFailureSummary(err),
 			Err: fmt.Errorf("sandbox %s, background job %s: %w", spec.SandboxID, job.ID, err)}
 	}
@@ -264,7 +265,7 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 	if run.keep {
 		out.Entry = entry
 	} else {
-		entry.Finish()
+		run.forget(ctx, c, entry, job)
 	}
 	return out, err
 }
@@ -273,6 +274,38 @@ func runBackground(ctx context.Context, c *prime.Client, run backgroundRun) (*ba
 func pendingOfEntry(e *journal.JobEntry) *pendingJob {
 	r := e.Record()
 	return &pendingJob{SandboxID: r.SandboxID, JobID: r.JobID, Started: r.Started, Confirmed: r.Confirmed, Run: decodeRunStart(r.Run)}
+}
+
+// forget ends a run that is over without a result Terraform holds (it
+// failed, timed out, or is proven gone): its journal entry goes and its
+// claim in the sandbox is retired, so that the next apply, on any machine,
+// runs the command again instead of attaching to this job. Retiring is
+// best effort: a claim left behind only makes the next apply attach to
+// this job and judge it again, which retires it then.
+func (run backgroundRun) forget(ctx context.Context, c *prime.Client, entry *journal.JobEntry, job prime.Job) {
+	entry.Finish()
+	retireClaims(ctx, c, job.SandboxID, run.hash+"/"+job.ID)
+}
+
+// retireClaims retires run claims in one sandbox (prime.RetireRunClaims),
+// logging a failure: see backgroundRun.forget.
+func retireClaims(ctx context.Context, c *prime.Client, sandboxID string, runs ...string) {
+	if err := c.RetireRunClaims(context.WithoutCancel(ctx), sandboxID, runs...); err != nil {
+		tflog.Warn(ctx, "a run claim could not be retired; the next apply attaches to its job once more", map[string]any{
+			"sandbox_id": sandboxID, "error": err.Error(),
+		})
+	}
+}
+
+// claim is the claim in the sandbox that a job start of run makes; it
+// names the run's ID, which an apply on another machine that attaches to
+// the job records (attachClaimed).
+func (run backgroundRun) claim(started time.Time, force bool) *prime.RunClaim {
+	rc := &prime.RunClaim{Run: run.hash, Started: started, Force: force}
+	if run.start != nil {
+		rc.RunID = run.start.RunID
+	}
+	return rc
 }
 
 func orString(s, def string) string {
@@ -287,6 +320,14 @@ func orString(s, def string) string {
 // start, it is started again with the same ID (nothing ran); if that
 // cannot be told, the wait decides (never a second start).
 func startJob(ctx context.Context, c *prime.Client, run backgroundRun, entry **journal.JobEntry, id string) (*pendingJob, error) {
+	return startClaimedJob(ctx, c, run, entry, id, time.Now().UTC(), false)
+}
+
+// startClaimedJob is startJob with the start time to record and whether
+// to claim the run even though other jobs did (force). A start refused
+// because another job claimed the run attaches to that job instead
+// (attachClaimed): the run is already started, by an apply that was lost.
+func startClaimedJob(ctx context.Context, c *prime.Client, run backgroundRun, entry **journal.JobEntry, id string, started time.Time, force bool) (*pendingJob, error) {
 	spec := run.spec
 	if id == "" {
 		id = prime.NewJobID()
@@ -294,16 +335,25 @@ func startJob(ctx context.Context, c *prime.Client, run backgroundRun, entry **j
 	if spec.RunStamp != "" && run.start != nil {
 		spec.RunStamp = run.start.RunID // the stamp names the run the job belongs to
 	}
-	p := &pendingJob{SandboxID: spec.SandboxID, JobID: id, Started: time.Now().UTC(), Run: run.start}
+	p := &pendingJob{SandboxID: spec.SandboxID, JobID: id, Started: started, Run: run.start}
 	rec := journal.JobRecord{RunHash: run.hash, SandboxID: p.SandboxID, JobID: id, Started: p.Started, Run: run.start.encode()}
 	if *entry == nil {
 		*entry = run.journal.Begin(rec)
 	} else {
 		(*entry).Update(rec)
 	}
-	req := prime.JobRequest{Command: spec.commandLine(), WorkingDir: spec.WorkingDir, Env: spec.Env, SensitiveEnv: spec.EnvWO}
+	// In use before its claim exists: another resource of this apply
+	// with the same run, starting at the same moment, must not attach to
+	// it (TakeClaim).
+	run.journal.NoteInUse(p.SandboxID, run.hash, id)
+	req := prime.JobRequest{Command: spec.commandLine(), WorkingDir: spec.WorkingDir, Env: spec.Env, SensitiveEnv: spec.EnvWO,
+		Claim: run.claim(p.Started, force)}
 	tflog.Info(ctx, "starting background job", map[string]any{"sandbox_id": spec.SandboxID, "job_id": id, "timeout": spec.Timeout.String()})
 	err := c.StartJob(ctx, p.job(), req)
+	var claimed *prime.ClaimedError
+	if errors.As(err, &claimed) {
+		return attachClaimed(ctx, c, run, entry, claimed)
+	}
 	if errors.Is(err, prime.ErrCommandMayStillRun) {
 		exists, xerr := c.JobExists(ctx, p.job())
 		switch {
@@ -333,7 +383,8 @@ func startJob(ctx context.Context, c *prime.Client, run backgroundRun, entry **j
 // stopTimedOutJob stops a job that outlived timeout_seconds: SIGTERM to
 // its process group, then SIGKILL after the stop grace, so it is not left
 // running while egress is locked or the sandbox reused.
-func stopTimedOutJob(ctx context.Context, c *prime.Client, spec commandSpec, job prime.Job, entry *journal.JobEntry, p *pendingJob) error {
+func stopTimedOutJob(ctx context.Context, c *prime.Client, run backgroundRun, job prime.Job, entry *journal.JobEntry, p *pendingJob) error {
+	spec := run.spec
 	stop, err := c.StopJob(ctx, job, c.CommandStopGrace())
 	if err != nil {
 		entry.Release()
@@ -341,7 +392,7 @@ func stopTimedOutJob(ctx context.Context, c *prime.Client, spec commandSpec, job
 			Err: fmt.Errorf("sandbox %s: background job %s outlived timeout_seconds (%s) and could not be stopped: %w. %v; "+
 				"the next apply attaches to it and stops it", spec.SandboxID, job.ID, spec.Timeout, err, prime.ErrCommandMayStillRun)}
 	}
-	entry.Finish()
+	run.forget(ctx, c, entry, job)
 	what := fmt.Sprintf("it was stopped (%s)", stop.Signal)
 	if stop.Signal == "SIGKILL" {
 		what = fmt.Sprintf("it was stopped (SIGTERM, then SIGKILL after %s)", c.CommandStopGrace())
@@ -431,4 +482,51 @@ func downloadScrubbed(ctx context.Context, c *prime.Client, sandboxID, remote, l
 		return files.ArtifactFileRecord{Path: local}, nil
 	}
 	return res.Files[0], nil
+}
+
+// claimedRun is the run of a job another apply started and claimed: the
+// run ID in its claim (its results carry that stamp), started when the
+// claim says; what the sandbox enforced then is not known. A claim without
+// a run ID (an older build's) leaves this apply's own run, as before.
+func claimedRun(cl prime.JobClaim, own *runStart) *runStart {
+	if cl.RunID == "" || !prime.ValidRunID(cl.RunID) {
+		return own
+	}
+	return &runStart{RunID: cl.RunID, StartedAt: cl.Started}
+}
+
+// attachClaimed handles a start refused because other jobs claimed the
+// run (in the sandbox, see prime.RunClaim): an apply, on this machine or
+// another, started the run and was lost before its result reached state.
+// It attaches to the oldest claim this process has not taken (the run a
+// lost apply started), after checking that its job exists: a claim whose
+// job never started (the apply was lost between the two) is started now,
+// with its own ID. When every claim is this process's own (another
+// resource of this apply runs the same command on the same sandbox), the
+// run is claimed once more, for a new job.
+func attachClaimed(ctx context.Context, c *prime.Client, run backgroundRun, entry **journal.JobEntry, claimed *prime.ClaimedError) (*pendingJob, error) {
+	ids := make([]string, len(claimed.Claims))
+	byID := make(map[string]prime.JobClaim, len(claimed.Claims))
+	for i, cl := range claimed.Claims {
+		ids[i], byID[cl.JobID] = cl.JobID, cl
+	}
+	id, ok := run.journal.TakeClaim(run.spec.SandboxID, run.hash, ids)
+	if !ok {
+		return startClaimedJob(ctx, c, run, entry, "", time.Now().UTC(), true)
+	}
+	p := &pendingJob{SandboxID: run.spec.SandboxID, JobID: id, Started: byID[id].Started, Run: claimedRun(byID[id], run.start)}
+	run.start = p.Run // a start again with its own ID stamps the claimed run
+	rec := journal.JobRecord{RunHash: run.hash, SandboxID: p.SandboxID, JobID: id, Started: p.Started, Run: p.Run.encode()}
+	(*entry).Update(rec)
+	tflog.Info(ctx, "attaching to the background job an earlier apply started (its claim is in the sandbox)",
+		map[string]any{"sandbox_id": p.SandboxID, "job_id": id, "started": p.Started.Format(time.RFC3339)})
+	exists, err := c.JobExists(ctx, p.job())
+	if err == nil && !exists {
+		return startClaimedJob(ctx, c, run, entry, id, p.Started, false)
+	}
+	// Started, or unknown: wait for it, never start it twice.
+	p.Confirmed = true
+	rec.Confirmed = true
+	(*entry).Update(rec)
+	return p, nil
 }

@@ -145,7 +145,13 @@ func commandArgumentAttributes() map[string]schema.Attribute {
 				"agents and anything longer than a few minutes. A job lives in the sandbox, not in the connection: a broken poll, a gateway error, an " +
 				"expired token never start it again, and an apply that was interrupted (Ctrl-C) or killed leaves it " +
 				"running; the next apply attaches to it and collects its result (the job ID is in state after an " +
-				"interrupt, and in a local journal beside the create journal after a kill). The command runs again only " +
+				"interrupt, and in a local journal beside the create journal after a kill). On any machine, a new CI " +
+				"runner after a lost one included, the command that starts a job first claims its run in the sandbox " +
+				"(`/tmp/prime-runs/<run hash>/<job id>.<start>`) and refuses to start when another job claimed it: the " +
+				"apply attaches to that job instead. A run that failed, timed out or was proven gone retires its claim, " +
+				"and so does destroying the resource (one command in the sandbox), so that a replacement runs the " +
+				"command again; a second command with the same command, environment and triggers on the same sandbox " +
+				"is taken as the same run. The command runs again only " +
 				"when the job is proven gone (its sandbox replaced, or its files missing). A job past `timeout_seconds`, " +
 				"and a running job whose resource is destroyed, is stopped (SIGTERM to its process group, then SIGKILL): " +
 				"for that the provider's wrapper adds, beyond the SDK's, `setsid` and a `/tmp/job_<id>.pgid` file. The " +

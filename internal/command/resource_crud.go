@@ -111,23 +111,28 @@ func (r *sandboxCommandResource) Update(ctx context.Context, req resource.Update
 	resp.Diagnostics.Append(tfkit.SetState(ctx, &resp.State, &plan)...)
 }
 
-// Delete touches no API, except for a job an interrupted apply left
-// running: it is stopped (SIGTERM, then SIGKILL), so it cannot go on after
-// its egress lock is lifted.
+// Delete touches no API for a foreground command. A job an interrupted
+// apply left running is stopped (SIGTERM, then SIGKILL), so it cannot go
+// on after its egress lock is lifted; and a background run's claim in the
+// sandbox is retired (one command), so that a replacement with the same
+// arguments (terraform apply -replace) runs the command again instead of
+// collecting this job.
 func (r *sandboxCommandResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state sandboxCommandModel
 	resp.Diagnostics.Append(tfkit.GetState(ctx, req.State, &state)...)
-	if resp.Diagnostics.HasError() || state.JobStatus.ValueString() != jobRunning {
+	if resp.Diagnostics.HasError() || state.JobStatus.IsNull() || state.JobID.ValueString() == "" {
 		return
 	}
 	if !tfkit.RequireClient(r.client, &resp.Diagnostics) {
 		return
 	}
-	p := pendingOf(ctx, req.Private, state)
-	if p == nil {
-		return
+	if state.JobStatus.ValueString() == jobRunning {
+		if p := pendingOf(ctx, req.Private, state); p != nil {
+			if err := stopRunningJob(ctx, r.client, r.jobs, *p); err != nil {
+				resp.Diagnostics.AddError("Background job not stopped", err.Error())
+				return
+			}
+		}
 	}
-	if err := stopRunningJob(ctx, r.client, r.jobs, *p); err != nil {
-		resp.Diagnostics.AddError("Background job not stopped", err.Error())
-	}
+	retireClaims(ctx, r.client, state.SandboxID.ValueString(), runHashOf(state)+"/"+state.JobID.ValueString())
 }

@@ -75,15 +75,16 @@ func (r *sandboxCommandResource) runInBackground(ctx context.Context, m *sandbox
 	reporter.update(key, func(p *memberProgressState) {
 		p.State, p.SandboxID, p.Steps, p.Step = ProgressRunning, spec.SandboxID, 1, 1
 	})
-	run := m.runStart()
-	if run != nil {
-		spec.RunStamp = run.RunID
+	start := m.runStart()
+	if start != nil {
+		spec.RunStamp = start.RunID
 	}
-	br, err := runBackground(ctx, r.client, backgroundRun{
+	run := backgroundRun{
 		spec: spec, hash: runHashOf(*m), journal: r.jobs, attach: attach, entry: entry, outputDir: m.OutputDir.ValueString(),
-		keep: true, start: run,
+		keep: true, start: start,
 		onJob: func(job prime.Job) { reporter.update(key, func(p *memberProgressState) { p.JobID = job.ID }) },
-	})
+	}
+	br, err := runBackground(ctx, r.client, run)
 	if br.Run != nil && br.Run.RunID != m.RunID.ValueString() {
 		recordRun(m, *br.Run) // the job an earlier apply started is that run's
 	}
@@ -104,10 +105,11 @@ func (r *sandboxCommandResource) runInBackground(ctx context.Context, m *sandbox
 	defer func() {
 		// After the state below: a stored result is handed over (Terraform
 		// may be killed before it persists it); a failure runs again.
-		if stored {
+		switch {
+		case stored:
 			br.Entry.HandOver()
-		} else {
-			br.Entry.Finish()
+		case br.Entry != nil: // judged, not stored: the next apply runs it again
+			run.forget(ctx, r.client, br.Entry, br.Job)
 		}
 	}()
 	for _, w := range br.Warnings {

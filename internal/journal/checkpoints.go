@@ -48,6 +48,40 @@ type Checkpoints struct {
 	// until the first scan, which runs before this process's first entry,
 	// so it never adopts its own.
 	leftovers map[string][]*CheckpointEntry
+	// held is the ledger of checkpoints plans saw Terraform hold (see
+	// held.go), for recovery from the platform.
+	held heldLedger
+	// taken are the checkpoints this process requested or adopted (in
+	// memory, also when the journal is off): another create of this
+	// process never adopts one.
+	taken map[string]bool
+}
+
+// Held reports whether a plan on this machine saw Terraform hold
+// checkpoint id (Forget).
+func (j *Checkpoints) Held(id string) bool {
+	if j == nil {
+		return false
+	}
+	return j.held.has(id)
+}
+
+// Take records that this process requested or adopted checkpoint id; it
+// reports false when it already had (so the caller must not adopt it).
+func (j *Checkpoints) Take(id string) bool {
+	if j == nil {
+		return true
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.taken[id] {
+		return false
+	}
+	if j.taken == nil {
+		j.taken = map[string]bool{}
+	}
+	j.taken[id] = true
+	return true
 }
 
 // checkpointRecord is one entry's JSON (an on-disk format).
@@ -71,6 +105,7 @@ func CheckpointsOf(j *Creates) *Checkpoints {
 		return &Checkpoints{}
 	}
 	cj := &Checkpoints{dir: filepath.Join(j.dir, "checkpoints")}
+	cj.held.path = filepath.Join(cj.dir, "held.log")
 	liveJournals.add(&cj.handed)
 	return cj
 }
@@ -192,6 +227,7 @@ func (j *Checkpoints) Forget(ids ...string) {
 	if j == nil || j.dir == "" || len(ids) == 0 {
 		return
 	}
+	j.held.record(ids)
 	gone := setOf(ids)
 	j.mu.Lock()
 	defer j.mu.Unlock()

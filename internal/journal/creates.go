@@ -60,6 +60,8 @@ type Creates struct {
 
 	// handed are the entries this journal handed over.
 	handed handedOverEntries
+	// held is the ledger of sandboxes plans saw Terraform hold (held.go).
+	held heldLedger
 
 	mu sync.Mutex
 	// byID indexes other processes' entries by sandbox ID for Forget,
@@ -115,14 +117,7 @@ func currentWorkspace(getenv func(string) string, wd string) string {
 	if w := getenv("TF_WORKSPACE"); w != "" {
 		return w
 	}
-	data := getenv("TF_DATA_DIR")
-	if data == "" {
-		data = ".terraform"
-	}
-	if !filepath.IsAbs(data) {
-		data = filepath.Join(wd, data)
-	}
-	if b, err := os.ReadFile(filepath.Join(data, "environment")); err == nil { //nolint:gosec // G304: Terraform's own data directory
+	if b, err := os.ReadFile(filepath.Join(dataDir(getenv, wd), "environment")); err == nil { //nolint:gosec // G304: Terraform's own data directory
 		if w := strings.TrimSpace(string(b)); w != "" {
 			return w
 		}
@@ -139,6 +134,7 @@ func NewCreates(dir string) *Creates {
 	j := &Creates{dir: dir}
 	if dir != "" {
 		liveJournals.add(&j.handed)
+		j.held.path = filepath.Join(dir, "held.log")
 	}
 	return j
 }
@@ -277,11 +273,14 @@ func HandOverAll(cs []*InflightCreate) {
 
 // Forget removes the entries of sandboxes Terraform holds: it planned them
 // from prior state, so no later create may adopt them. Entries this
-// process holds for adoption are finished; unlocked ones are removed.
+// process holds for adoption are finished; unlocked ones are removed. The
+// sandboxes go into the held ledger, which recovery from the platform
+// consults (Held).
 func (j *Creates) Forget(ids ...string) {
 	if j == nil || j.dir == "" || len(ids) == 0 {
 		return
 	}
+	j.held.record(ids)
 	gone := setOf(ids)
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -297,3 +296,12 @@ func (j *Creates) Forget(ids ...string) {
 // leftover that the next process's scan replays. (This process scanned
 // before its first create, so it never adopts its own released entries.)
 func (c *InflightCreate) Release() { c.release() }
+
+// Held reports whether a plan on this machine saw Terraform hold sandbox
+// id (Forget): recovery from the platform never adopts it.
+func (j *Creates) Held(id string) bool {
+	if j == nil {
+		return false
+	}
+	return j.held.has(id)
+}

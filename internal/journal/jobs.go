@@ -82,6 +82,57 @@ type Jobs struct {
 	// are locked while it lives, and a released one is never its own
 	// leftover to adopt).
 	leftovers map[string][]*JobEntry
+	// inUse are the jobs this process started or attached to, by sandbox
+	// and run (see TakeClaim): kept in memory only, also when the journal
+	// is off.
+	inUse map[string]map[string]bool
+}
+
+// runKey names a run in one sandbox for inUse.
+func runKey(sandboxID, run string) string { return sandboxID + "\x00" + run }
+
+// NoteInUse records that this process started, or attached to, job
+// jobID of run in sandboxID.
+func (j *Jobs) NoteInUse(sandboxID, run, jobID string) {
+	if j == nil {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.noteInUse(sandboxID, run, jobID)
+}
+
+func (j *Jobs) noteInUse(sandboxID, run, jobID string) {
+	if j.inUse == nil {
+		j.inUse = map[string]map[string]bool{}
+	}
+	k := runKey(sandboxID, run)
+	if j.inUse[k] == nil {
+		j.inUse[k] = map[string]bool{}
+	}
+	j.inUse[k][jobID] = true
+}
+
+// TakeClaim picks, among the jobs that claimed run in sandboxID (as the
+// sandbox lists them, oldest first), the first one this process neither
+// started nor attached to, and records it in use: the run a lost apply
+// started, to attach to. ok is false when every claim is this process's
+// own: another resource of this apply with the same run, which runs its
+// own job.
+func (j *Jobs) TakeClaim(sandboxID, run string, claims []string) (jobID string, ok bool) {
+	if j == nil {
+		return "", false
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	used := j.inUse[runKey(sandboxID, run)]
+	for _, c := range claims {
+		if !used[c] {
+			j.noteInUse(sandboxID, run, c)
+			return c, true
+		}
+	}
+	return "", false
 }
 
 // JobsOf is the job journal beside a create journal (a subdirectory,

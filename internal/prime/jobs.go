@@ -83,6 +83,10 @@ type JobRequest struct {
 	// command line, and hence out of every process listing. SensitiveEnv
 	// values are scrubbed from every log and error.
 	Env, SensitiveEnv map[string]string
+	// Claim, when set, claims a run for the job in the same command that
+	// starts it (job_claims.go): a start refused because another job
+	// claimed the run is a *ClaimedError, and nothing starts.
+	Claim *RunClaim
 }
 
 // jobStartCommand is the one command that starts a job:
@@ -104,7 +108,8 @@ func jobStartCommand(job Job, req JobRequest) string {
 }
 
 // StartJob starts the job with the given (caller-chosen, already
-// journaled) id by one ordinary command (timeout 30 s, jobStartCommand).
+// journaled) id by one ordinary command (timeout 30 s, jobStartCommand,
+// after claimPrefix with a Claim).
 // An error whose outcome is unknown (the start may have reached the
 // sandbox) wraps ErrCommandMayStillRun: the caller must then NOT start the
 // job again, but ask JobExists. Other errors (the request was refused, or
@@ -124,9 +129,19 @@ func (c *Client) StartJob(ctx context.Context, job Job, req JobRequest) error {
 			}
 		}
 	}
+	if err := req.Claim.check(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	command := jobStartCommand(job, req)
+	if req.Claim != nil {
+		command = claimPrefix(job, *req.Claim) + command
+	}
 	res, err := c.Exec(ctx, job.SandboxID, ExecRequest{
-		Command: jobStartCommand(job, req), Env: req.Env, SensitiveEnv: req.SensitiveEnv, Timeout: jobStartTimeout,
+		Command: command, Env: req.Env, SensitiveEnv: req.SensitiveEnv, Timeout: jobStartTimeout,
 	})
+	if claimed := claimRefusal(req.Claim, res); err == nil && claimed != nil {
+		return claimed
+	}
 	switch {
 	case err != nil && (commandNeverRan(err) || errors.Is(err, ErrCommandMayStillRun)):
 		return fmt.Errorf("%s: %w", what, err)

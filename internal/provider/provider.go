@@ -85,6 +85,8 @@ type providerModel struct {
 	MaxRetries            types.Int64   `tfsdk:"max_retries"`
 	InsecureHTTP          types.Bool    `tfsdk:"insecure_http"`
 	CreateJournal         types.Bool    `tfsdk:"create_journal"`
+	WorkspaceScope        types.String  `tfsdk:"workspace_scope"`
+	PlatformRecovery      types.Bool    `tfsdk:"platform_recovery"`
 }
 
 // providerData is what resources and data sources receive from Configure.
@@ -98,6 +100,9 @@ type providerData struct {
 	// checkpoints is the journal of checkpoint creates until Terraform
 	// holds them.
 	checkpoints *journal.Checkpoints
+	// recovery labels every sandbox for the workspace scope and adopts
+	// what a lost apply of that scope created.
+	recovery *sandbox.Recovery
 }
 
 func (p *primeProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -142,7 +147,7 @@ func (p *primeProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 					"state (or ten minutes after a clean end of the apply), so if Terraform itself is killed mid-create, " +
 					"or before it stored a create that returned, the next apply of the same configuration adopts that " +
 					"sandbox instead of making a second one. It only helps where the next apply runs on the same machine and user as " +
-					"the killed one — local or persistent-runner workflows, not ephemeral CI runners — and it only " +
+					"the killed one (ephemeral CI runners are covered from the platform instead: see `workspace_scope`), and it only " +
 					"adopts a sandbox less than 24 hours old whose name and image match and that still runs. The same " +
 					"journal covers `prime_sandbox_checkpoint`: each checkpoint request is noted (source sandbox, " +
 					"`ttl_seconds`, `triggers`) before it is sent, with the checkpoint's ID once the platform answers, so " +
@@ -153,6 +158,30 @@ func (p *primeProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 					"create retrying it restores that on destroy rather than the unenforced write. Set " +
 					"`false` to turn it off. Unix only: on Windows, which has no lock that dies with its process, " +
 					"the journal is always off.",
+			},
+			"workspace_scope": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Names the Terraform state this configuration works for, so that an apply on " +
+					"another machine (a new CI runner after a lost one) finds what a lost apply created. Defaults to " +
+					"`PRIME_WORKSPACE_SCOPE`, then to what the provider derives itself: the backend `terraform init` " +
+					"recorded (where the state is stored: an S3 bucket and key, an HCP Terraform organization and " +
+					"workspace, ...; never credentials) and the current workspace, or without a backend the working " +
+					"directory and workspace. Every sandbox is created with a label of this scope " +
+					"(`tfprime-ws-<hash>`) and one of its create (`tfprime-id-<hash>`: the resource type and the create " +
+					"request, without secret values); a create first adopts a live sandbox with both labels that no plan " +
+					"saw in state, instead of creating a second one. Sandboxes of another scope are never adopted, nor " +
+					"deleted. Set it when two states the provider cannot tell apart share an account — two machines each " +
+					"with a local state at the same path, say — and keep it the same on every machine that applies one " +
+					"state. See the guide *Evaluations on ephemeral CI runners*.",
+			},
+			"platform_recovery": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Label every sandbox for its workspace scope and create (see `workspace_scope`) " +
+					"and adopt a lost apply's sandboxes from the platform (default `true`). It costs one list request " +
+					"per team before an apply's first create (more pages when many of the workspace's sandboxes run). " +
+					"`false` creates sandboxes without the labels and never looks: after a lost runner, only the create " +
+					"journal on the same machine can adopt what it created. Background jobs' claims and checkpoints' " +
+					"markers inside sandboxes do not depend on it.",
 			},
 			"team_id": schema.StringAttribute{
 				Optional: true,
@@ -281,13 +310,33 @@ func (p *primeProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	default:
 		creates = journal.DefaultCreates()
 	}
+	scope := journal.Scope{} // platform_recovery = false: no labels, no lookups
+	if m.PlatformRecovery.IsNull() || m.PlatformRecovery.ValueBool() {
+		scope = workspaceScope(m.WorkspaceScope)
+	}
+	tflog.Info(ctx, "workspace scope of recovery from the platform", map[string]any{"scope": scope.ID, "source": scope.Source})
 	data := &providerData{client: client, journal: creates, baselines: egress.BaselinesOf(creates), jobs: journal.JobsOf(creates),
-		checkpoints: journal.CheckpointsOf(creates)}
+		checkpoints: journal.CheckpointsOf(creates), recovery: sandbox.NewRecovery(client, scope, creates.Held)}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 	resp.ListResourceData = data
 	resp.ActionData = data
 	resp.EphemeralResourceData = data
+}
+
+// workspaceScope is the scope recovery from the platform labels sandboxes
+// for: workspace_scope when set, else what the process can see (see
+// journal.DetectScope). A working directory that cannot be read leaves
+// recovery off rather than guessing.
+func workspaceScope(explicit types.String) journal.Scope {
+	if v := strings.TrimSpace(explicit.ValueString()); v != "" {
+		return journal.ExplicitScope(v)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return journal.Scope{}
+	}
+	return journal.DetectScope(os.Getenv, wd)
 }
 
 // clientLog is the client's debug sink: none when the provider's logs are
@@ -380,6 +429,10 @@ func (pd *providerData) CreateJournal() *journal.Creates { return pd.journal }
 
 // JobJournal is the job journal (journal.JobsFrom asks for it).
 func (pd *providerData) JobJournal() *journal.Jobs { return pd.jobs }
+
+// SandboxRecovery is the recovery from the platform (sandbox.RecoveryFrom
+// asks for it).
+func (pd *providerData) SandboxRecovery() *sandbox.Recovery { return pd.recovery }
 
 // CheckpointJournal is the checkpoint journal (journal.CheckpointsFrom asks
 // for it).

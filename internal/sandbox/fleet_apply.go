@@ -21,8 +21,12 @@ import (
 
 // fleetApply is what creating or growing a fleet needs for one apply.
 type fleetApply struct {
-	client        *prime.Client
-	journal       *journal.Creates
+	client   *prime.Client
+	journal  *journal.Creates
+	recovery *Recovery
+	// held are the sandboxes the fleet's state holds (an update's current
+	// members, and those it deletes): never adopted as another member.
+	held          map[string]bool
 	prefix        string
 	template      sandboxTemplate
 	secretsWO     map[string]string
@@ -57,7 +61,7 @@ func (a fleetApply) createMembers(ctx context.Context, keys []string, problems *
 			problems.Add(key, "%s", tfkit.DiagSummary(diags))
 			return
 		}
-		sb, entry, err := createSandbox(ctx, a.client, a.journal, req)
+		sb, entry, err := createSandbox(ctx, creator{a.client, a.journal, a.recovery}, createKindFleet, a.held, req)
 		mu.Lock()
 		defer mu.Unlock()
 		if sb == nil {

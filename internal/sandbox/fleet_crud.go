@@ -24,7 +24,7 @@ func (r *sandboxFleetResource) applyContext(ctx context.Context, plan sandboxFle
 }, diags *diag.Diagnostics) fleetApply {
 	var secretsWO types.Map
 	diags.Append(config.GetAttribute(ctx, path.Root("secrets_wo"), &secretsWO)...)
-	a := fleetApply{client: r.client, journal: r.journal, prefix: plan.NamePrefix.ValueString(), template: plan.template(), secretsWO: tfkit.StringMapOf(ctx, secretsWO, diags)}
+	a := fleetApply{client: r.client, journal: r.journal, recovery: r.recovery, prefix: plan.NamePrefix.ValueString(), template: plan.template(), secretsWO: tfkit.StringMapOf(ctx, secretsWO, diags)}
 	a.born, _ = egress.BornPolicy(ctx, plan.Egress, diags)
 	var d diag.Diagnostics
 	a.timeout, d = tfkit.TimeoutOf(plan.Timeouts, "create", defaultSandboxCreateTimeout)
@@ -213,6 +213,10 @@ func (r *sandboxFleetResource) Update(ctx context.Context, req resource.UpdateRe
 		if !want[k] {
 			remove = append(remove, k)
 		}
+	}
+	a.held = map[string]bool{}
+	for _, m := range have {
+		a.held[m.ID.ValueString()] = true
 	}
 	// Redone members go with the removed ones, and come back with the added.
 	redo := membersToRedo(plan.MemberTriggers, state.MemberTriggers, keptKeys(keys, have), tfkit.WasImported(ctx, req.Private))

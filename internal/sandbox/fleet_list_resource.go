@@ -92,7 +92,7 @@ func (l *fleetListResource) ListResourceConfigSchema(_ context.Context, _ list.L
 func fleetGroups(sbs []prime.Sandbox, label, labelPrefix string) (labels []string, groups map[string][]prime.Sandbox) {
 	groups = map[string][]prime.Sandbox{}
 	for _, sb := range sbs {
-		for _, l := range sb.Labels {
+		for _, l := range userLabels(sb.Labels) { // the provider's own labels name no fleet
 			if (label != "" && l == label) || (label == "" && strings.HasPrefix(l, labelPrefix)) {
 				groups[l] = append(groups[l], sb)
 			}

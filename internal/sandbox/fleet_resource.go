@@ -36,8 +36,9 @@ var (
 func NewFleetResource() resource.Resource { return &sandboxFleetResource{} }
 
 type sandboxFleetResource struct {
-	client  *prime.Client
-	journal *journal.Creates
+	client   *prime.Client
+	journal  *journal.Creates
+	recovery *Recovery
 }
 
 func (r *sandboxFleetResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -61,6 +62,7 @@ func (r *sandboxFleetResource) UpgradeIdentity(context.Context) map[int64]resour
 func (r *sandboxFleetResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 	r.journal = journal.CreatesFrom(req.ProviderData)
+	r.recovery = RecoveryFrom(req.ProviderData)
 }
 
 // replacesFleet ends the description of every template argument.

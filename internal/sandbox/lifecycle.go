@@ -27,16 +27,45 @@ const (
 // taintedNote ends every error after which a sandbox stays in state.
 const taintedNote = "The sandbox stays in state as tainted: the next apply replaces it, and `terraform destroy` removes it."
 
-// createSandbox sends one create. The journal keeps its key until the
+// creator is what creates a sandbox: the client, this machine's create
+// journal and the recovery from the platform.
+type creator struct {
+	client   *prime.Client
+	journal  *journal.Creates
+	recovery *Recovery
+}
+
+// createSandbox creates the sandbox of one create of kind (createKindSandbox
+// or createKindFleet), or adopts the one a lost apply created for it.
+//
+// First the platform is asked (Recovery): a live sandbox of this workspace
+// scope labelled for this very create, which no plan saw Terraform hold,
+// no create of this process took and held does not name (a fleet's
+// current members), is what an earlier apply created and lost; it is
+// adopted (resumed if it was paused) instead of making a second one. It
+// has no journal entry: nil is returned for it.
+//
+// Otherwise one create is sent. The journal keeps its key until the
 // caller's Create returns (the caller finishes the returned entry then), so
 // a create cut short by a killed Terraform is finished by the next apply
-// instead of leaving an untracked sandbox. A non-nil sandbox exists and must
-// reach state, even when err reports an interruption. Without a sandbox
-// there is no entry to finish: a create the platform refused is forgotten,
-// and one whose outcome is unknown (the request may have reached the
-// platform, the answer was lost) is released for the next apply to replay,
-// which adopts the sandbox if it was made.
-func createSandbox(ctx context.Context, c *prime.Client, journal *journal.Creates, req prime.CreateSandboxRequest) (*prime.Sandbox, *journal.InflightCreate, error) {
+// on this machine even before the platform lists the sandbox. A non-nil
+// sandbox exists and must reach state, even when err reports an
+// interruption. Without a sandbox there is no entry to finish: a create
+// the platform refused is forgotten, and one whose outcome is unknown (the
+// request may have reached the platform, the answer was lost) is released
+// for the next apply to replay, which adopts the sandbox if it was made.
+func createSandbox(ctx context.Context, cr creator, kind string, held map[string]bool, req prime.CreateSandboxRequest) (*prime.Sandbox, *journal.InflightCreate, error) {
+	c, journal := cr.client, cr.journal
+	label := cr.recovery.label(kind, &req)
+	found, err := cr.recovery.take(ctx, req, label, held)
+	if err != nil {
+		return nil, nil, err
+	}
+	if found != nil {
+		if sb, err := adoptLeftover(ctx, c, found, req); sb != nil || err != nil {
+			return sb, nil, err
+		}
+	}
 	inflight := journal.Begin(req)
 	req.IdempotencyKey = inflight.Key()
 	sb, err := createSandboxTracked(ctx, c, req)
@@ -62,6 +91,28 @@ func createSandbox(ctx context.Context, c *prime.Client, journal *journal.Create
 	}
 	inflight.RecordID(sb.ID)
 	return sb, inflight, err
+}
+
+// adoptLeftover takes over the sandbox a lost apply created for req, as
+// the platform listed it: nil when it is not one this create can use (see
+// adoptable), which is then left alone. A paused one is resumed first: a
+// create's sandbox starts running (the caller pauses it again if the
+// configuration says so). An error is an adopted sandbox that could not be
+// resumed: it must reach state, like any sandbox a create returns.
+func adoptLeftover(ctx context.Context, c *prime.Client, sb *prime.Sandbox, req prime.CreateSandboxRequest) (*prime.Sandbox, error) {
+	if !adoptable(sb, req) {
+		tflog.Info(ctx, "recovery: not adopting a sandbox labelled for this create", map[string]any{"sandbox_id": sb.ID, "status": sb.Status})
+		return nil, nil
+	}
+	tflog.Info(ctx, "recovery: adopting the sandbox an earlier, lost apply created", map[string]any{
+		"sandbox_id": sb.ID, "name": sb.Name, "status": sb.Status,
+	})
+	if sb.Status == prime.StatusPaused {
+		if err := c.ResumeSandbox(ctx, sb.ID); err != nil {
+			return sb, fmt.Errorf("sandbox %s, created by an earlier, lost apply, is paused and could not be resumed: %w", sb.ID, err)
+		}
+	}
+	return sb, nil
 }
 
 // interruptedCreate explains a create whose sandbox was recovered after an

@@ -291,7 +291,8 @@ func applySandbox(ctx context.Context, m *sandboxAttributes, sb *prime.Sandbox) 
 	env, d := readStringMap(ctx, m.EnvironmentVars, sb.EnvironmentVars)
 	diags.Append(d...)
 	m.EnvironmentVars = env
-	labels, d := readStringSet(ctx, m.Labels, sb.Labels)
+	// The provider's own labels (recovery.go) are not the configuration's.
+	labels, d := readStringSet(ctx, m.Labels, userLabels(sb.Labels))
 	diags.Append(d...)
 	m.Labels = labels
 

@@ -42,6 +42,8 @@ func NewResource() resource.Resource { return &sandboxResource{} }
 type sandboxResource struct {
 	client  *prime.Client
 	journal *journal.Creates
+	// recovery adopts what a lost apply created (recovery.go).
+	recovery *Recovery
 }
 
 func (r *sandboxResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -51,6 +53,7 @@ func (r *sandboxResource) Metadata(_ context.Context, req resource.MetadataReque
 func (r *sandboxResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.client = tfkit.ClientFrom(req.ProviderData, &resp.Diagnostics)
 	r.journal = journal.CreatesFrom(req.ProviderData)
+	r.recovery = RecoveryFrom(req.ProviderData)
 }
 
 func (r *sandboxResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
@@ -335,8 +338,10 @@ func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"Create returns once the sandbox is `RUNNING` and its gateway answers commands (see `status`). The " +
 			"sandbox ID is saved to state before the wait, so an interrupted or failed apply leaves a tainted resource " +
 			"that the next apply replaces and `terraform destroy` removes — never an untracked sandbox. If Terraform " +
-			"itself is killed while creates are in flight, the create journal (see the provider's `create_journal`) " +
-			"lets the next apply of the same configuration pick those sandboxes up instead of creating new ones. " +
+			"itself is killed while creates are in flight, the next apply of the same configuration picks those " +
+			"sandboxes up instead of creating new ones: on the same machine from the create journal (see the " +
+			"provider's `create_journal`), on any machine from the platform, by the labels every sandbox is created " +
+			"with (see the provider's `workspace_scope` and `platform_recovery`). " +
 			"All sandboxes a provider process waits on are polled together (`status:batchGet`, up to 100 per " +
 			"request), so a fleet's boot wait costs a handful of requests.\n\n" +
 			"Unset resources are sent with the defaults (1 vCPU, 1 GB memory, 5 GB disk, no GPU, a 60-minute " +

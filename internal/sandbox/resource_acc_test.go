@@ -66,10 +66,17 @@ func TestAccSandbox_basic(t *testing.T) {
 						return fmt.Errorf("idempotency_key = %q", key)
 					}
 					delete(body, "idempotency_key")
+					// The only labels are the provider's own: the workspace
+					// scope's and the create's (recovery after a lost apply).
+					labels, _ := body["labels"].([]any)
+					if len(labels) != 2 || !strings.HasPrefix(fmt.Sprint(labels[0]), "tfprime-ws-") ||
+						!strings.HasPrefix(fmt.Sprint(labels[1]), "tfprime-id-") {
+						return fmt.Errorf("labels = %v, want the recovery labels only", body["labels"])
+					}
+					delete(body, "labels")
 					want := map[string]any{
 						"name": "eval-0", "docker_image": "python:3.12-slim",
 						"cpu_cores": 1.0, "memory_gb": 1.0, "disk_size_gb": 5.0, "gpu_count": 0.0, "timeout_minutes": 60.0,
-						"labels": []any{},
 					}
 					if !reflect.DeepEqual(body, want) {
 						return fmt.Errorf("create body %v,\nwant %v", body, want)

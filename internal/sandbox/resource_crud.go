@@ -50,7 +50,7 @@ func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest
 
 	postCtx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("create timeout (%s) reached", timeout))
 	defer cancel()
-	sb, inflight, err := createSandbox(postCtx, r.client, r.journal, createReq)
+	sb, inflight, err := createSandbox(postCtx, creator{r.client, r.journal, r.recovery}, createKindSandbox, nil, createReq)
 	if sb == nil {
 		attribute, summary, detail := createRefusal(createReq, err)
 		if attribute != "" {

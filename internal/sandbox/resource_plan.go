@@ -73,6 +73,15 @@ func validateSandbox(ctx context.Context, m sandboxTemplate, diags *diag.Diagnos
 		}
 	}
 
+	if !unknown["labels"] {
+		for _, l := range createReq.Labels {
+			if strings.HasPrefix(l, ReservedLabelPrefix) {
+				diags.AddAttributeError(path.Root("labels"), "Invalid sandbox configuration", fmt.Sprintf("labels: %q starts "+
+					"with %q, which the provider reserves for the labels it adds itself (to find what a lost apply created).",
+					l, ReservedLabelPrefix))
+			}
+		}
+	}
 	retiredSandboxAttributes(m, diags)
 	for _, v := range prime.CreateRules(createReq) {
 		if anyUnknown(unknown, v.Inputs) {
