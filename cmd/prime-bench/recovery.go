@@ -58,7 +58,7 @@ type lostRunner struct {
 	// runner looked. maxCreate is the longest create round trip of the lost
 	// apply: the longest any create was in flight.
 	lookGap, maxCreate time.Duration
-	recover phase
+	recover            phase
 	// created counts the sandboxes made in all (both applies), live those
 	// running after the recovering apply, left those running after its
 	// destroy.

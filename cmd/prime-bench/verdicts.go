@@ -16,7 +16,7 @@ type report struct {
 	// recovery: the recovery runs (recovery.go).
 	recovery []*recoveryFigures
 	skipped  []skipped
-	verdicts  []verdict
+	verdicts []verdict
 }
 
 func (r *report) run(path string, n, p int) *runFigures {
