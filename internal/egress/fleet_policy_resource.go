@@ -68,22 +68,19 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 		"applies); the others are untouched. A sandbox that moves to another key (a renamed key) keeps its " +
 		"policy without a write. Each sandbox may appear under one key only.")
 	attrs["after"] = afterAttribute(false)
-	attrs["members"] = schema.MapNestedAttribute{
-		Computed: true,
-		MarkdownDescription: "Member key → the policy's state on that member. A member whose sandbox is gone drops " +
-			"out at refresh (the next apply locks it again if it is still in `sandbox_ids`).",
-		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-			"sandbox_id": schema.StringAttribute{Computed: true, MarkdownDescription: "Sandbox of the member."},
-			"generation": schema.Int64Attribute{Computed: true, MarkdownDescription: generationDoc + " Unknown in the " +
-				"plan whenever the member will be written (locked, relocked or rewritten), so `member_triggers = { for k, " +
-				"m in prime_fleet_egress_policy.<name>.members : k => m.generation }` runs a member's agent again exactly " +
+	attrs["members"] = memberkit.MemberMapAttribute("Member key → the policy's state on that member. A member whose "+
+		"sandbox is gone drops out at refresh (the next apply locks it again if it is still in `sandbox_ids`).",
+		fleetPolicyMemberAttrTypes, []memberkit.MemberField{
+			{Name: "sandbox_id", Description: "Sandbox of the member."},
+			{Name: "generation", Description: generationDoc + " Unknown in the plan whenever the member will be " +
+				"written (locked, relocked or rewritten), so `member_triggers = { for k, m in " +
+				"prime_fleet_egress_policy.<name>.members : k => m.generation }` runs a member's agent again exactly " +
 				"when its lock is written."},
-			"applied_generation": schema.Int64Attribute{Computed: true, MarkdownDescription: appliedGenerationDoc},
-			"applied": schema.BoolAttribute{Computed: true, MarkdownDescription: appliedDoc + " On a fleet it is also " +
-				"`false` when a refresh finds the member holding other destinations than `effective_allow`/" +
-				"`effective_block` (a change from the CLI); the next apply rewrites that member only."},
-		}},
-	}
+			{Name: "applied_generation", Description: appliedGenerationDoc},
+			{Name: "applied", Description: appliedDoc + " On a fleet it is also `false` when a refresh finds the member " +
+				"holding other destinations than `effective_allow`/`effective_block` (a change from the CLI); the next " +
+				"apply rewrites that member only."},
+		})
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "One host-level egress policy on every member of a sandbox fleet: what " +
 			"`prime_egress_policy` does for one sandbox, for each member concurrently, with the same lists, " +
