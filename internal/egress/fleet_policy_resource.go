@@ -94,10 +94,11 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 			"locked, members found not enforced (or drifted) are written again, a change of `allow`, `block` or " +
 			"`routes` relocks every member, and removed members get back what they held before. Destroy restores " +
 			"every member concurrently — unrestricted egress, or the lists an `egress` block locked it to (at create, " +
-			"or right after a restore) — " +
-			"waiting at most 10 seconds for the data plane, and leaves a member alone when a newer policy written " +
-			"by someone else holds it; either is reported in one warning for the fleet, naming the members. " +
-			"Import is not supported.",
+			"or right after a restore) — and leaves a member alone when a newer policy written by someone else holds " +
+			"it (named in one warning for the fleet). It costs one read and one write of each member's policy, well " +
+			"within the platform's per-sandbox limits, and no wait: the platform has stored each restore when it " +
+			"accepts it and enforces it on its own, so the members of a fleet destroyed next are deleted at once, and " +
+			"a kept member's `require_open_egress` setup waits for its restore. Import is not supported.",
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{
@@ -107,10 +108,9 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 				UpdateDescription: "As `create`, for relocking existing members (default `60s`); new members use `create`.",
 				DeleteDescription: "How long a restore may take to be enforced, per member, counted from its write " +
 					"(default `60s`). A member removed from `sandbox_ids` is waited for that long and fails the update " +
-					"when it is not enforced by then. On destroy the wait is at most 10 seconds (or this, when shorter): " +
-					"members whose restore is still pending are named in one warning and the destroy completes, so " +
-					"teardown is never blocked by a stalled data plane; a setup step with `require_open_egress` on such " +
-					"a member, later in the same apply, waits for the rest of it before refusing to run.",
+					"when it is not enforced by then. Destroy does not wait for its restores; a setup step with " +
+					"`require_open_egress` on a kept member, later in the same apply, waits for that member's restore " +
+					"that long before refusing to run.",
 			}),
 		},
 	}
