@@ -19,7 +19,7 @@ import (
 func layerOf(rel string) int {
 	domains := []string{"sandbox", "command", "files", "egress", "checkpoint", "network", "volume", "image", "ssh"}
 	switch {
-	case rel == ".", under(rel, "cmd"):
+	case rel == ".", under(rel, "cmd"), rel == "internal/acctest", rel == "examples":
 		return 7
 	case rel == "internal/provider":
 		return 6
@@ -27,7 +27,7 @@ func layerOf(rel string) int {
 		return 5
 	case rel == "internal/memberkit", under(rel, "internal/tfkit"), rel == "internal/soak":
 		return 4
-	case rel == "internal/journal", under(rel, "internal/primemock"):
+	case rel == "internal/journal", under(rel, "internal/primemock"), rel == "internal/acctest/mocktest":
 		return 3
 	case rel == "internal/prime":
 		return 2

@@ -21,14 +21,17 @@
 // layers (imports point down or stay level, never up) are those of the
 // design, from the top:
 //
-//	7  the provider binary (main.go) and the programs under cmd/
+//	7  the provider binary (main.go) and the programs under cmd/; the
+//	   acceptance tests' harness (internal/acctest, which serves the
+//	   provider) and examples/ (whose tests span every domain)
 //	6  internal/provider: the provider type
 //	5  the domains: internal/sandbox, command, files, egress, checkpoint,
 //	   network, volume, image, ssh
 //	4  the kits the domains share (internal/memberkit, internal/tfkit and
 //	   its tfkittest) and the soak harness (internal/soak)
 //	3  internal/journal, and the mock (internal/primemock and the packages
-//	   under it), which stands beside the provider's stack and may import
+//	   under it, and internal/acctest/mocktest, which starts it in a
+//	   test), which stands beside the provider's stack and may import
 //	   only the client's wire types below it
 //	2  internal/prime: the API client, no Terraform imports
 //	1  internal/commandsession (generated), internal/tfcli, this package

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/egress"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
-	"github.com/primeintellect/terraform-provider-prime/internal/tfkit/tfkittest"
 )
 
 // A setup step that needs open egress (require_open_egress) waits for a
@@ -21,8 +21,8 @@ import (
 func TestSetupWaitsForPendingTeardownRestore(t *testing.T) {
 	var armed atomic.Value // sandbox ID whose next policy read lifts the stall
 	armed.Store("")
-	var m *tfkittest.MockAPI
-	m = tfkittest.NewMockAPI(t, func(_ http.ResponseWriter, r *http.Request) bool {
+	var m *mocktest.Mock
+	m = mocktest.NewHooked(t, mocktest.Fast(), func(_ http.ResponseWriter, r *http.Request, _ []byte) bool {
 		if id := armed.Load().(string); id != "" && r.Method == http.MethodGet && r.URL.Path == prime.APIPrefix+"/sandbox/"+id+"/egress-policy" {
 			armed.Store("")
 			m.SetNeverApply(false) // the data plane catches up while the step waits

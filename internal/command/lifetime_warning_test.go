@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit/tfkittest"
 )
@@ -15,7 +16,7 @@ import (
 // than its sandbox lives; neither warns for a sandbox without a lifetime
 // limit or a step that fits.
 func TestCommandOutlivesSandboxWarning(t *testing.T) {
-	m := tfkittest.NewMockAPI(t, nil)
+	m := mocktest.New(t, mocktest.Fast())
 	c := m.Client(t)
 	newSandbox := func(timeoutMinutes int) string {
 		sb, err := c.CreateSandbox(context.Background(), prime.CreateSandboxRequest{Name: "life", DockerImage: "python:3.12-slim",

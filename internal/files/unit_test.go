@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
-	"github.com/primeintellect/terraform-provider-prime/internal/tfkit/tfkittest"
 )
 
 func TestMaxSizeProblem(t *testing.T) {
@@ -33,7 +33,7 @@ func TestMaxSizeProblem(t *testing.T) {
 func TestReadSmallFileOfGoneSandbox(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := tfkittest.MockClient(t)
+	c := mocktest.Client(t)
 	sb, err := c.CreateSandbox(ctx, prime.CreateSandboxRequest{Name: "gone", DockerImage: "python:3.12-slim"})
 	if err != nil {
 		t.Fatal(err)

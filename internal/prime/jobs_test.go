@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -210,6 +211,11 @@ func dedupe(cmds []string) []string {
 	return out
 }
 
+// TestStopJob is load-proof: a group that ends on SIGTERM gets a grace
+// of 20 s, whose checks (paced by the grace: the first at 1 s, the next
+// 2 s later) leave 17 s to the one that sees it gone, where 150 ms once
+// failed under -race on a loaded machine; the SIGKILL case, whose grace
+// must run out, does not count the liveness checks that fit in it.
 func TestStopJob(t *testing.T) {
 	job := Job{SandboxID: "sb-1", ID: "0123abcd"}
 	tests := []struct {
@@ -217,13 +223,17 @@ func TestStopJob(t *testing.T) {
 		exit     string // exit file content; "" none
 		pgid     string // pgid file content; "" none
 		lives    int
+		grace    time.Duration // 150 ms when 0
 		want     StopResult
 		commands []string
+		// uncounted: liveness checks (kill -0) are left out of the
+		// comparison, their number being up to the clock.
+		uncounted bool
 	}{
-		{name: "ends on SIGTERM", pgid: "4242\n", lives: 1, want: StopResult{Signal: "SIGTERM"}, commands: []string{
+		{name: "ends on SIGTERM", pgid: "4242\n", lives: 1, grace: 20 * time.Second, want: StopResult{Signal: "SIGTERM"}, commands: []string{
 			"kill -TERM -- -4242", "kill -0 -- -4242", "test -s /tmp/job_0123abcd.exit || echo 143 > /tmp/job_0123abcd.exit"}},
-		{name: "needs SIGKILL", pgid: "4242\n", lives: -1, want: StopResult{Signal: "SIGKILL"}, commands: []string{
-			"kill -TERM -- -4242", "kill -0 -- -4242", "kill -KILL -- -4242", "test -s /tmp/job_0123abcd.exit || echo 137 > /tmp/job_0123abcd.exit"}},
+		{name: "needs SIGKILL", pgid: "4242\n", lives: -1, want: StopResult{Signal: "SIGKILL"}, uncounted: true, commands: []string{
+			"kill -TERM -- -4242", "kill -KILL -- -4242", "test -s /tmp/job_0123abcd.exit || echo 137 > /tmp/job_0123abcd.exit"}},
 		{name: "already exited: nothing sent", exit: "0\n", pgid: "4242\n", want: StopResult{AlreadyExited: true}},
 		{name: "never started", want: StopResult{NotStarted: true}},
 	}
@@ -240,14 +250,22 @@ func TestStopJob(t *testing.T) {
 			sh := &stopShell{g: g, lives: tt.lives}
 			g.onCommand = sh.exec
 			c, _ := g.client(nil)
-			res, err := c.StopJob(context.Background(), job, 150*time.Millisecond)
+			grace := tt.grace
+			if grace == 0 {
+				grace = 150 * time.Millisecond
+			}
+			res, err := c.StopJob(context.Background(), job, grace)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if *res != tt.want {
 				t.Errorf("result %+v, want %+v", *res, tt.want)
 			}
-			checkCommands(t, dedupe(commandsSent(g)), tt.commands)
+			sent := dedupe(commandsSent(g))
+			if tt.uncounted {
+				sent = slices.DeleteFunc(sent, func(c string) bool { return c == "kill -0 -- -4242" })
+			}
+			checkCommands(t, sent, tt.commands)
 		})
 	}
 }

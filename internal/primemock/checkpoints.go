@@ -107,6 +107,24 @@ func (s *Server) ckAfter(ck *checkpoint, d time.Duration, f func()) {
 	})
 }
 
+// FinishCheckpointUploads ends, now, the upload of every checkpoint that
+// is still FROZEN (its durable timer fires at once), and lets later ones
+// take d. A test that needs an upload in progress while it kills or
+// interrupts Terraform sets CheckpointDurableDelay to a time no run
+// reaches, and calls this when the upload may end: no race with the clock.
+func (s *Server) FinishCheckpointUploads(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.CheckpointDurableDelay = d
+	for _, ck := range s.res.checkpoints {
+		// Stop is false for a timer that already fired: its callback
+		// is waiting for the lock and makes the checkpoint DURABLE.
+		if ck.state == prime.CheckpointFrozen && ck.timer != nil && ck.timer.Stop() {
+			ck.timer.Reset(0)
+		}
+	}
+}
+
 // startCheckpoint records a checkpoint of sb holding snap and starts its
 // upload. volumeKey marks a volume publish; memory a pause checkpoint.
 func (s *Server) startCheckpoint(sb *sandbox, snap *sandboxfs.Snapshot, memory bool, volumeKey string) *checkpoint {

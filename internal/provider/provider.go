@@ -67,6 +67,15 @@ func New(version string) func() provider.Provider {
 	return func() provider.Provider { return &primeProvider{version: version} }
 }
 
+// NewWithJournalDir is New with the create, job and checkpoint journals in
+// dir instead of the user cache directory. The acceptance tests serve the
+// provider in their own process, where the default (keyed by working
+// directory) would be shared by every parallel test; each test gives its
+// own directory.
+func NewWithJournalDir(version, dir string) func() provider.Provider {
+	return func() provider.Provider { return &primeProvider{version: version, journalDir: dir} }
+}
+
 type providerModel struct {
 	APIKey                types.String  `tfsdk:"api_key"`
 	BaseURL               types.String  `tfsdk:"base_url"`

@@ -8,8 +8,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
-	"github.com/primeintellect/terraform-provider-prime/internal/tfkit/tfkittest"
 )
 
 // The filter is applied to every listed sandbox, whatever the API did.
@@ -77,7 +77,7 @@ func TestSandboxFilterMatches(t *testing.T) {
 // of 100, and 10 of them take one request.
 func TestSandboxFilterWalkStopsAtLimit(t *testing.T) {
 	ctx := context.Background()
-	m := tfkittest.NewMockAPI(t, nil)
+	m := mocktest.New(t, mocktest.Fast())
 	c := m.Client(t)
 	for i := range 150 {
 		if _, err := c.CreateSandbox(ctx, prime.CreateSandboxRequest{Name: fmt.Sprintf("s%03d", i), DockerImage: "img", Labels: []string{"l"}}); err != nil {

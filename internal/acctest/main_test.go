@@ -1,0 +1,5 @@
+package acctest
+
+import "testing"
+
+func TestMain(m *testing.M) { Main(m) }
