@@ -23,7 +23,8 @@ func startMock(c benchConfig, extra ...string) (*soak.Mock, error) {
 	return soak.StartMockProcess(filepath.Join(c.bin, "prime-mock"), append([]string{
 		"-boot-delay", c.boot.String(), "-apply-delay", c.apply.String(),
 		"-latency", c.latency.String(), "-latency-jitter", c.jitter.String(),
-		"-gateway-lag", c.gatewayLag.String(), "-seed", strconv.FormatInt(c.seed, 10)}, extra...)...)
+		"-gateway-lag", c.gatewayLag.String(), "-seed", strconv.FormatInt(c.seed, 10),
+		"-rate-limits=" + strconv.FormatBool(c.rateLimits)}, extra...)...)
 }
 
 // runEnv is one Terraform run's surroundings: its own prime-mock process,
@@ -34,6 +35,9 @@ type runEnv struct {
 	ws     *tfcli.Workspace
 	dir    string
 	rssLog string
+	// profileDir, when set, is where the provider writes its CPU profiles
+	// (cpuProfileEnv); each phase files its own (fileProfiles).
+	profileDir string
 }
 
 // newRunEnv makes the run's directory and workspace (prepareRun) under
@@ -147,7 +151,8 @@ func (e *runEnv) run(ctx context.Context, label string, args ...string) (phase, 
 	if err != nil {
 		return phase{}, err
 	}
-	ph := phase{res: res, requests: map[string]int{}, events: evs, rss: readRSS(e.rssLog, res.Start), stats: after, mockCPU: mockCPU}
+	ph := phase{res: res, requests: map[string]int{}, events: evs, rss: readRSS(e.rssLog, res.Start), stats: after, mockCPU: mockCPU,
+		profiles: fileProfiles(e.profileDir, label), before429: before.RateLimited429}
 	for k, v := range after.Requests {
 		if d := v - before.Requests[k]; d > 0 {
 			ph.requests[k] = d
