@@ -76,7 +76,6 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 				"written (locked, relocked or rewritten), so `member_triggers = { for k, m in " +
 				"prime_fleet_egress_policy.<name>.members : k => m.generation }` runs a member's agent again exactly " +
 				"when its lock is written."},
-			{Name: "applied_generation", Description: appliedGenerationDoc},
 			{Name: "applied", Description: appliedDoc + " On a fleet it is also `false` when a refresh finds the member " +
 				"holding other destinations than `effective_allow`/`effective_block` (a change from the CLI); the next " +
 				"apply rewrites that member only."},
@@ -201,7 +200,7 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 				entries[key] = prior[holder].object()
 			default:
 				entries[key] = fleetPolicyMember{SandboxID: id, Generation: types.Int64Unknown(),
-					AppliedGeneration: types.Int64Unknown(), Applied: types.BoolValue(true)}.object()
+					Applied: types.BoolValue(true)}.object()
 			}
 			if written && rewritesHeldSandbox(id, key, prior, heldBy, samePolicy) {
 				rewrites = true
@@ -254,7 +253,7 @@ func (r *fleetEgressPolicyResource) Create(ctx context.Context, req resource.Cre
 			problems.Add(key, "%s", memberLockProblem(ids[key], err))
 			return
 		}
-		out.keep(key, policyMemberOf(ids[key], res.Generation, res.Status), res.Baseline)
+		out.keep(key, policyMemberOf(ids[key], res.Generation), res.Baseline)
 	})
 	if problems.Len() > 0 {
 		// Nothing is recorded: the policy does not exist for Terraform, so
@@ -308,7 +307,6 @@ func (r *fleetEgressPolicyResource) Read(ctx context.Context, req resource.ReadR
 			gone.Add(key, "sandbox %s no longer exists or no longer runs.", id)
 			return
 		}
-		p.AppliedGeneration = types.Int64Value(st.AppliedGeneration)
 		same := prime.SamePolicy(st.Policy, effective)
 		p.Applied = types.BoolValue(same && st.Enforces(st.Generation))
 		switch {
@@ -412,7 +410,7 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 		if _, handedOver := wantedBy[old]; handedOver {
 			return
 		}
-		res, err := restoreEgress(ctx, r.client, old, p.Generation.ValueInt64(), baselines[key], deleteTimeout, false)
+		res, err := restoreEgress(ctx, r.client, old, p.Generation.ValueInt64(), baselines.of(key), deleteTimeout, false)
 		if err != nil {
 			problems.Add(key, "%s", err.Error())
 			return
@@ -425,7 +423,7 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 	if problems.Len() > 0 {
 		for key, p := range prior {
 			if !restoredKeys[key] {
-				out.keep(key, p, baselines[key])
+				out.keep(key, p, baselines.of(key))
 			}
 		}
 		plan.ID = state.ID // nothing was written
@@ -443,10 +441,10 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 	memberkit.ForEachMember(ctx, tfkit.SortedKeys(ids), 0, func(ctx context.Context, key string) {
 		id := ids[key]
 		p, had := prior[key]
-		baseline, rec, has := baselines[key], p, had && p.SandboxID.ValueString() == id
+		baseline, rec, has := baselines.of(key), p, had && p.SandboxID.ValueString() == id
 		if from, ok := heldBy[id]; ok && from != key {
 			// Handed over from another key: its record and baseline.
-			baseline, rec, has = baselines[from], prior[from], true
+			baseline, rec, has = baselines.of(from), prior[from], true
 		}
 		switch {
 		case !has:
@@ -455,10 +453,10 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 				problems.Add(key, "%s", memberLockProblem(id, err))
 				return
 			}
-			out.keep(key, policyMemberOf(id, res.Generation, res.Status), res.Baseline)
+			out.keep(key, policyMemberOf(id, res.Generation), res.Baseline)
 		case relockAll || !rec.Applied.ValueBool():
 			out.rewrote()
-			st, gen, err := relockSandbox(ctx, r.client, id, policy, updateTimeout)
+			_, gen, err := relockSandbox(ctx, r.client, id, policy, updateTimeout)
 			if err != nil {
 				problems.Add(key, "%s", fmt.Sprintf("sandbox %s: %s", id, err))
 				if gen > 0 {
@@ -468,7 +466,7 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 				out.keep(key, rec, baseline)
 				return
 			}
-			out.keep(key, policyMemberOf(id, gen, st), baseline)
+			out.keep(key, policyMemberOf(id, gen), baseline)
 		default:
 			out.keep(key, rec, baseline)
 		}
@@ -517,7 +515,7 @@ func (r *fleetEgressPolicyResource) Delete(ctx context.Context, req resource.Del
 		if !p.Generation.IsNull() && !p.Generation.IsUnknown() {
 			ownGen = p.Generation.ValueInt64()
 		}
-		res, err := restoreEgress(ctx, r.client, p.SandboxID.ValueString(), ownGen, baselines[key], timeout, true)
+		res, err := restoreEgress(ctx, r.client, p.SandboxID.ValueString(), ownGen, baselines.of(key), timeout, true)
 		if err != nil {
 			problems.Add(key, "%s", err)
 			out.set(key, p)

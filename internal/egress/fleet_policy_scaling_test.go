@@ -36,7 +36,7 @@ func fleetPolicySnapshot(n int) (state, config map[string]tftypes.Value) {
 		return tftypes.NewValue(typ, vals)
 	}
 	member := tftypes.Object{AttributeTypes: map[string]tftypes.Type{
-		"sandbox_id": tftypes.String, "generation": tftypes.Number, "applied_generation": tftypes.Number, "applied": tftypes.Bool,
+		"sandbox_id": tftypes.String, "generation": tftypes.Number, "applied": tftypes.Bool,
 	}}
 	ids, members := map[string]tftypes.Value{}, map[string]tftypes.Value{}
 	for i := range n {
@@ -44,7 +44,7 @@ func fleetPolicySnapshot(n int) (state, config map[string]tftypes.Value) {
 		ids[key] = str(id)
 		members[key] = tftypes.NewValue(member, map[string]tftypes.Value{
 			"sandbox_id": str(id), "generation": tftypes.NewValue(tftypes.Number, 1),
-			"applied_generation": tftypes.NewValue(tftypes.Number, 1), "applied": tftypes.NewValue(tftypes.Bool, true),
+			"applied": tftypes.NewValue(tftypes.Bool, true),
 		})
 	}
 	config = map[string]tftypes.Value{
