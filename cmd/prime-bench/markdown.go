@@ -188,6 +188,9 @@ func runTable(b *strings.Builder, runs []*runFigures, c benchConfig) {
 	row("**most requests one sandbox made in a minute** (the platform's per-sandbox limit)", func(f *runFigures) string {
 		return ratePeaks(f.apply.stats.RatePeaks)
 	})
+	row("most requests the API key made in a minute, by the end of the apply / of the destroy (per-key limits)", func(f *runFigures) string {
+		return keyRatePeaks(f.apply.stats.RatePeaks) + " / " + keyRatePeaks(f.destroy.stats.RatePeaks)
+	})
 	row("sandbox RUNNING → gateway ready (mock lag)", func(f *runFigures) string { return f.runToReady.short() })
 	row("gateway ready → probe answered, median / max", func(f *runFigures) string { return f.readyToProbe.short() })
 	if fleet {
@@ -422,9 +425,28 @@ var rateLimits = []struct {
 	{"gateway auth", 120}, {"job status batchGet", 300}, {"error-context", 600},
 }
 
+// keyRateLimits are the published per-API-key limits per 60 s, by the
+// mock's class names (the bulk delete's is the older reference's).
+var keyRateLimits = []struct {
+	name  string
+	limit int
+}{
+	{"create", publishedCreates}, {"sandbox lookups", publishedLookups}, {"list", 1000}, {"delete", 500}, {"bulk delete", 50},
+}
+
 // ratePeaks renders the mock's per-sandbox peaks (Stats.RatePeaks): the most
 // requests one sandbox made in any 60-second window, against the limit.
-func ratePeaks(peaks map[string]int) string {
+func ratePeaks(peaks map[string]int) string { return peaksOf(peaks, rateLimits) }
+
+// keyRatePeaks renders the mock's per-key peaks: the most requests of a
+// per-key class the API key made in any 60-second window of the mock's
+// life so far, against the limit.
+func keyRatePeaks(peaks map[string]int) string { return peaksOf(peaks, keyRateLimits) }
+
+func peaksOf(peaks map[string]int, rateLimits []struct {
+	name  string
+	limit int
+}) string {
 	var parts []string
 	for _, l := range rateLimits {
 		if n, ok := peaks[l.name]; ok {

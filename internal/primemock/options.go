@@ -105,6 +105,10 @@ type Options struct {
 	// RateLimitScale multiplies every limit (0: 1; at least 1 request per
 	// window), so a test reaches a limit with a few requests.
 	RateLimitScale float64
+	// RequestEvents logs every /api/v1 request the rate limits count as an
+	// api_request event, for tests that count requests per window (off by
+	// default: a fleet's apply is thousands of them).
+	RequestEvents bool
 	// Now is the clock for reported timestamps and token expiry (optional;
 	// time.Now). Timers always run on the real clock.
 	Now func() time.Time
