@@ -39,6 +39,7 @@ func main() {
 		log.Print(versionString(commit, buildRevision()))
 	}
 	quietLogsUnlessAsked()
+	stopProfile := startCPUProfile()
 
 	// providerserver.Serve, with the provider's own protocol 6 server: see
 	// provider.NewProtocol6Server.
@@ -47,6 +48,7 @@ func main() {
 		opts = append(opts, tf6server.WithManagedDebug())
 	}
 	err := tf6server.Serve(provider.Address, provider.NewProtocol6Server(provider.New(version)()), opts...)
+	stopProfile()
 	if err != nil {
 		log.Fatal(err.Error())
 	}

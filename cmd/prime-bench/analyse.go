@@ -35,6 +35,11 @@ type runFigures struct {
 	destroyObs                durStats
 	trace                     string // -trace breakdown of the apply
 	refreshRes, refreshMember float64
+	// stateBytes is the size of terraform.tfstate after the apply.
+	stateBytes int64
+	// profiles summarise the provider's CPU profiles by phase (apply,
+	// refresh, plan, destroy) in the profiled run.
+	profiles map[string]cpuProfile
 }
 
 // eventTimes is what the analysis needs from a phase's mock events.
@@ -136,7 +141,7 @@ func (f *runFigures) compute(c benchConfig) {
 	if f.path == pathFleet {
 		// One resource creates and waits for every member at once:
 		// Terraform's parallelism does not bound it.
-		f.limit, f.destroyLimit, f.chain = f.W, f.Wd, fleetChain(c)
+		f.limit, f.destroyLimit, f.chain = fleetLimit(c, f.n), f.Wd, fleetChain(c)
 	}
 	a := analyse(f.apply.events)
 	f.obs, f.runToPut, f.putToObs, f.appliedN = a.obs, a.runToPut, a.putToObs, a.appliedN

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -28,7 +29,7 @@ const (
 
 func benchMain(args []string) error {
 	c := benchConfig{
-		fleetNs: []int{200, 1000}, fleetPs: []int{10, 50},
+		fleetNs: []int{200, 1000, 3000, 10000}, fleetPs: []int{10},
 		instNs: []int{200, 1000}, instPs: []int{10, 50},
 		extra:  []runSpec{{pathInstances, 200, 200}},
 		sdkNs:  []int{200, 1000},
@@ -41,8 +42,8 @@ func benchMain(args []string) error {
 	fs := flag.NewFlagSet("prime-bench bench", flag.ContinueOnError)
 	fs.StringVar(&c.bin, "bin", "bin", "directory holding terraform-provider-prime and prime-mock")
 	fs.StringVar(&c.terraform, "terraform", envOr("TF_CLI", "terraform"), "Terraform CLI")
-	fs.Func("fleet-n", "fleet path: sizes N, comma-separated (default 200,1000)", intList(&c.fleetNs))
-	fs.Func("fleet-p", "fleet path: terraform -parallelism values (default 10,50)", intList(&c.fleetPs))
+	fs.Func("fleet-n", "fleet path: sizes N, comma-separated (default 200,1000,3000,10000)", intList(&c.fleetNs))
+	fs.Func("fleet-p", "fleet path: terraform -parallelism values (default 10)", intList(&c.fleetPs))
 	fs.Func("instances-n", "per-instance path: N, comma-separated (default 200,1000)", intList(&c.instNs))
 	fs.Func("instances-p", "per-instance path: terraform -parallelism values (default 10,50)", intList(&c.instPs))
 	fs.Func("runs", "extra runs, comma-separated path:N:P (default instances:200:200; \"\" for none)", parseRuns(&c.extra))
@@ -67,7 +68,11 @@ func benchMain(args []string) error {
 	fs.DurationVar(&c.boot, "boot", 2*time.Second, "mock boot delay (PENDING + PROVISIONING)")
 	fs.DurationVar(&c.apply, "apply", time.Second, "mock egress apply delay")
 	fs.DurationVar(&c.gatewayLag, "gateway-lag", 300*time.Millisecond, "mock gateway registration lag after RUNNING")
-	fs.BoolVar(&c.rateLimits, "rate-limits", false, "run prime-mock with the platform's published rate limits enforced (429s); off, the figures measure the provider, not the platform's pacing")
+	fs.BoolVar(&c.rateLimits, "rate-limits", true, "run prime-mock with the platform's published rate limits enforced "+
+		"(429 with Retry-After), as the platform does; -rate-limits=false measures the provider without them")
+	fs.IntVar(&c.profileN, "profile-n", 3000, "fleet runs at this N write the provider's CPU profiles and the report "+
+		"summarises them (0: none)")
+	fs.StringVar(&c.goTool, "go", envOr("GO", "go"), "go command, for `go tool pprof`")
 	fs.Int64Var(&c.seed, "seed", 1, "mock random seed")
 	fs.StringVar(&c.providerExtra, "provider-config", "", "extra provider block attributes, e.g. 'max_requests_per_second = 0' (default: provider defaults)")
 	fs.StringVar(&c.out, "out", "BENCHMARKS.md", "markdown report to (over)write; empty: none")
@@ -208,6 +213,25 @@ func instanceLimit(c benchConfig, n, p int) time.Duration {
 	return max(time.Duration(float64(n)*float64(w)/float64(p)), w)
 }
 
+// The published per-token limits that bound a fleet's apply: creates, and
+// the status lookups that see each member RUNNING (a status:batchGet counts
+// one lookup per sandbox it names), each per rateWindow.
+const (
+	publishedCreates = 15000
+	publishedLookups = 30000
+	rateWindow       = 60 * time.Second
+)
+
+// fleetLimit is the fleet path's limit at n members: W, plus a window for
+// every further share of the members the platform's per-token limits let
+// through per window, where they bind (creates beyond 15,000, lookups
+// beyond 30,000: one lookup per member is the least that sees it RUNNING).
+// Below 15,000 members it is W.
+func fleetLimit(c benchConfig, n int) time.Duration {
+	windows := max((n-1)/publishedCreates, (n-1)/publishedLookups, 0)
+	return chainW(c) + time.Duration(windows)*rateWindow
+}
+
 // fleetChain is the fleet configuration's own chain: the fleet policy can
 // start only once every member is ready, so the gateway (lag + probe) runs
 // before the PUT instead of beside it. Informational: the limit is chainW.
@@ -221,11 +245,21 @@ func destroyW(c benchConfig) time.Duration { return c.apply + 3*rtt(c) }
 
 func benchRun(c benchConfig, s runSpec) (*runFigures, error) {
 	ctx := context.Background()
-	env, err := newRunEnv(c, fmt.Sprintf("%s-n%d-p%d", s.path, s.n, s.p))
+	name := fmt.Sprintf("%s-n%d-p%d", s.path, s.n, s.p)
+	profileDir := ""
+	if c.profiles(s) {
+		profileDir = runDirs.claim(filepath.Join(c.workdir, "profiles-"+name))
+		if err := os.MkdirAll(profileDir, 0o750); err != nil {
+			return nil, err
+		}
+		c.providerEnv = append(slices.Clone(c.providerEnv), cpuProfileEnv+"="+profileDir)
+	}
+	env, err := newRunEnv(c, name)
 	if err != nil {
 		return nil, err
 	}
 	defer env.Close()
+	env.profileDir = profileDir
 	mock, ws := env.mock, env.ws
 	base := mock.URL
 	var tr *tracer
@@ -264,6 +298,9 @@ func benchRun(c benchConfig, s runSpec) (*runFigures, error) {
 		f.trace = traceBreakdown(tr.since(f.apply.res.Start), f.apply.events)
 		fmt.Print(f.trace)
 	}
+	if st, err := os.Stat(filepath.Join(env.ws.Dir, "terraform.tfstate")); err == nil {
+		f.stateBytes = st.Size()
+	}
 	// The provider sends refreshed state as JSON, so an unchanged refresh-only
 	// plan exits 0 under -detailed-exitcode (Terraform 1.11 exited 2 before).
 	// It runs refreshRuns times and the median run is reported: one sample
@@ -300,5 +337,15 @@ func benchRun(c benchConfig, s runSpec) (*runFigures, error) {
 		return nil, fmt.Errorf("destroy failed: %s", f.destroy.res.Describe())
 	}
 	f.compute(c)
+	if profileDir != "" {
+		f.profiles = map[string]cpuProfile{}
+		for _, ph := range []struct {
+			label string
+			p     phase
+		}{{"apply", f.apply}, {"refresh", f.refresh}, {"plan", f.plan}, {"destroy", f.destroy}} {
+			f.profiles[ph.label] = summariseProfiles(c.goTool, ph.p.profiles)
+		}
+		printProfile("apply", f.profiles["apply"])
+	}
 	return f, nil
 }

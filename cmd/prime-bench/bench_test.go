@@ -161,3 +161,18 @@ func TestSetupFloors(t *testing.T) {
 		t.Fatalf("once floor %s: want one setup, two boots and the checkpoint, below per member's %s", once, per)
 	}
 }
+
+// The fleet limit is W until a published per-token limit binds: creates
+// beyond 15,000 members need another minute's window.
+func TestFleetLimitWherePublishedLimitsBind(t *testing.T) {
+	c := defaultConfig()
+	for _, tc := range []struct {
+		n    int
+		want time.Duration
+	}{{1000, 3010 * time.Millisecond}, {10000, 3010 * time.Millisecond}, {15000, 3010 * time.Millisecond},
+		{15001, 63010 * time.Millisecond}, {30001, 123010 * time.Millisecond}} {
+		if got := fleetLimit(c, tc.n); got != tc.want {
+			t.Errorf("fleet limit at N=%d: %s, want %s", tc.n, got, tc.want)
+		}
+	}
+}

@@ -46,15 +46,18 @@ type benchConfig struct {
 	recoveryNs []int
 	// instBudget skips per-instance runs whose apply lower bound N·W/P
 	// exceeds it (0: none skipped).
-	instBudget  time.Duration
-	latency     time.Duration
-	jitter      time.Duration
-	boot, apply time.Duration
-	gatewayLag  time.Duration
-	// rateLimits runs prime-mock with the platform's published rate
-	// limits enforced (off by default: the benchmark measures the
-	// provider, not the platform's pacing).
-	rateLimits    bool
+	instBudget    time.Duration
+	latency       time.Duration
+	jitter        time.Duration
+	boot, apply   time.Duration
+	gatewayLag    time.Duration
+	// rateLimits runs prime-mock with the platform's published rate limits
+	// enforced (429 with Retry-After), as the platform does.
+	rateLimits bool
+	// profileN: the fleet runs at this N write the provider's CPU profiles,
+	// summarised by goTool's pprof (0: none).
+	profileN      int
+	goTool        string
 	seed          int64
 	providerExtra string
 	out           string
@@ -119,6 +122,11 @@ func parseRuns(dst *[]runSpec) func(string) error {
 		}
 		return nil
 	}
+}
+
+// profiles says whether run s profiles the provider.
+func (c benchConfig) profiles(s runSpec) bool {
+	return c.profileN > 0 && s.path == pathFleet && s.n == c.profileN
 }
 
 func (s runSpec) describe() string {

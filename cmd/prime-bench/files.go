@@ -238,8 +238,9 @@ func (p *filePair) rssAbove() int64 { return p.files.apply.maxRSS() - p.base.app
 // 50 MiB, in KiB.
 func rssAllowance(archive int64) int64 { return 2*archive/1024 + 50*1024 }
 
-// fileRunPair measures the baseline, then the file run, at n.
-func fileRunPair(c benchConfig, n int, archive soak.TaskArchive) (*filePair, error) {
+// fileRunPair measures the baseline, then the file run, at n; kind names
+// the archive's set ("task", "big-task") in the runs' directories.
+func fileRunPair(c benchConfig, kind string, n int, archive soak.TaskArchive) (*filePair, error) {
 	p := &filePair{n: n}
 	var err error
 	fmt.Printf("\n=== files N=%d: mock upload throughput\n", n)
@@ -253,7 +254,7 @@ func fileRunPair(c benchConfig, n int, archive soak.TaskArchive) (*filePair, err
 			what = fmt.Sprintf("with a %s task archive on every member and every result read", mib(archive.Size))
 		}
 		fmt.Printf("\n=== files N=%d %s: latency %s, boot %s, gateway lag %s\n", n, what, c.latency, c.boot, c.gatewayLag)
-		f, err := fileRun(c, n, files, archive)
+		f, err := fileRun(c, kind, n, files, archive)
 		if err != nil {
 			return nil, fmt.Errorf("file run N=%d (files %t): %w (work directory %s)", n, files, err, c.workdir)
 		}
@@ -267,13 +268,18 @@ func fileRunPair(c benchConfig, n int, archive soak.TaskArchive) (*filePair, err
 	return p, nil
 }
 
-func fileRun(c benchConfig, n int, files bool, archive soak.TaskArchive) (*fileFigures, error) {
-	ctx := context.Background()
-	name := fmt.Sprintf("files-n%d-base", n)
+// fileRunName names a file run's directory: the archive's set, N, and
+// whether it is the baseline.
+func fileRunName(kind string, n int, files bool) string {
 	if files {
-		name = fmt.Sprintf("files-n%d", n)
+		return fmt.Sprintf("%s-n%d", kind, n)
 	}
-	env, err := newRunEnv(c, name)
+	return fmt.Sprintf("%s-n%d-base", kind, n)
+}
+
+func fileRun(c benchConfig, kind string, n int, files bool, archive soak.TaskArchive) (*fileFigures, error) {
+	ctx := context.Background()
+	env, err := newRunEnv(c, fileRunName(kind, n, files))
 	if err != nil {
 		return nil, err
 	}
@@ -556,7 +562,7 @@ func runFilesAndJobs(c benchConfig, rep *report) error {
 		}
 		fmt.Printf("\ntask directory %s: archive of %d bytes, sha256 %s\n", archive.Dir, archive.Size, archive.SHA256)
 		for _, n := range set.ns {
-			p, err := fileRunPair(c, n, archive)
+			p, err := fileRunPair(c, set.dir, n, archive)
 			if err != nil {
 				return err
 			}

@@ -39,9 +39,9 @@ func markdown(c benchConfig, m machine, r *report) string {
 	if c.jitter > 0 {
 		w(" + [0, %s) jitter", c.jitter)
 	}
-	limits := "the platform's rate limits off"
+	limits := "the platform's published rate limits off"
 	if c.rateLimits {
-		limits = "the platform's rate limits enforced"
+		limits = "the platform's published rate limits enforced"
 	}
 	w(", no faults, %s):\n\n", limits)
 	w("- **fleet path**: one `prime_sandbox_fleet` (`size = N`) + one `prime_fleet_egress_policy` on its `sandbox_ids`;\n")
@@ -91,6 +91,8 @@ func markdown(c benchConfig, m machine, r *report) string {
 	if len(fleet) > 0 {
 		w("\n## Fleet path\n\n")
 		runTable(&b, fleet, c)
+		scaleSection(&b, r, c)
+		profileSection(&b, r)
 	}
 	if len(r.sdk) > 0 {
 		w("\n## SDK stand-in\n\n")
@@ -191,6 +193,9 @@ func runTable(b *strings.Builder, runs []*runFigures, c benchConfig) {
 	row("**most requests one sandbox made in a minute** (the platform's per-sandbox limit)", func(f *runFigures) string {
 		return ratePeaks(f.apply.stats.RatePeaks)
 	})
+	row("most requests the API key made in a minute, by the end of the apply / of the destroy (per-key limits)", func(f *runFigures) string {
+		return keyRatePeaks(f.apply.stats.RatePeaks) + " / " + keyRatePeaks(f.destroy.stats.RatePeaks)
+	})
 	row("sandbox RUNNING → gateway ready (mock lag)", func(f *runFigures) string { return f.runToReady.short() })
 	row("gateway ready → probe answered, median / max", func(f *runFigures) string { return f.readyToProbe.short() })
 	if fleet {
@@ -199,6 +204,12 @@ func runTable(b *strings.Builder, runs []*runFigures, c benchConfig) {
 	row("sandbox RUNNING → policy PUT", func(f *runFigures) string { return f.runToPut.String() })
 	row("policy PUT → seen applied", func(f *runFigures) string { return f.putToObs.String() })
 	row("**policy applied → seen**", func(f *runFigures) string { return f.obs.String() })
+	row("429 answers (rate limits) during apply / refresh / plan / destroy", func(f *runFigures) string {
+		return fmt.Sprintf("%d / %d / %d / %d", f.apply.limited(), f.refresh.limited(), f.plan.limited(), f.destroy.limited())
+	})
+	row("state after apply (bytes per member)", func(f *runFigures) string {
+		return fmt.Sprintf("%d (%.0f)", f.stateBytes, float64(f.stateBytes)/float64(f.n))
+	})
 	row("provider peak RSS, apply", func(f *runFigures) string {
 		return fmt.Sprintf("%s (max of %d processes)", kb(f.apply.maxRSS()), len(f.apply.rss))
 	})
@@ -292,6 +303,13 @@ func howComputed(b *strings.Builder, c benchConfig) {
 		"round trip); a status poll can coincide with the transition to RUNNING, so it costs nothing. W = rtt + boot + "+
 		"max(rtt + apply, lag + rtt) = %s + %s + max(%s + %s, %s + %s) = %s, with rtt = latency + jitter/2.\n",
 		ms(r), c.boot, ms(r), c.apply, c.gatewayLag, ms(r), ms(chainW(c)))
+	w("- **Rate limits**: with `-rate-limits` (the default) every prime-mock enforces the platform's published limits "+
+		"with 429 and Retry-After, as the platform does: per sandbox (egress reads 300 and writes 120 per minute, "+
+		"status lookups 300, gateway tokens 120, …) and per API key (creates %d and status lookups %d per minute, single "+
+		"deletes 500, bulk deletes as the mock publishes them). The 429s a command met are counted.\n", publishedCreates, publishedLookups)
+	w("- **Fleet path limit at large N**: W while no per-key limit binds; beyond %d members (creates) or %d (one "+
+		"status lookup per member is the least that sees it RUNNING) every further share adds a %s window. At N=10,000 "+
+		"none binds: the limit is W.\n", publishedCreates, publishedLookups, rateWindow)
 	w("- **Fleet path limit**: W. One resource creates and waits for every member at once, so with the members in "+
 		"parallel the job cannot take less than one chain; Terraform's `-parallelism` does not bound the members. The "+
 		"configuration's own chain is longer: the fleet policy starts only once every member is ready, so the gateway "+
@@ -302,8 +320,20 @@ func howComputed(b *strings.Builder, c benchConfig) {
 		"`prime_sandbox` now also holds its slot through the gateway lag, which the limit does not count.\n")
 	w("- **SDK stand-in limit**: the same with the workers as slots: max(N × W / workers, W). Its wall time runs from " +
 		"the first create sent to the last worker seeing its policy applied: no Terraform, no plan, no state.\n")
-	w("- **Destroy limit** (informational): per sandbox the policy's restore (GET, PUT of the open policy, its apply) "+
-		"then the sandbox DELETE: Wd = apply + 3 × rtt = %s; per-instance max(N × Wd / P, Wd), fleet Wd.\n", ms(destroyW(c)))
+	w("- **Destroy limit Wd**: per sandbox the policy's restore (GET, PUT of the open policy, its apply) "+
+		"then the sandbox DELETE: Wd = apply + 3 × rtt = %s; per-instance max(N × Wd / P, Wd), fleet Wd. The provider "+
+		"no longer waits for the restore's apply (the platform stores it when it answers the PUT and enforces it on its "+
+		"own; see the egress guide), so its own chain is shorter than Wd; the targets keep Wd as the yardstick. The "+
+		"fleet's members go in bulk deletes of up to 500 sandboxes (6 requests for 3,000 members, where single deletes "+
+		"would need 6 minutes at 500 a minute).\n", ms(destroyW(c)))
+	w("- **State bytes per member**: the size of `terraform.tfstate` after the apply, over N (Terraform writes it " +
+		"indented; both resources, their identities and the provider's private data included).\n")
+	w("- **Growth**: a figure's value per member at N over its value per member at N=1000 (same P, same invocation); " +
+		"at most 1.00 means it grows at most linearly. Wall times include the boot and the data plane's apply, which do " +
+		"not grow with N, so they grow less than linearly when the provider keeps up.\n")
+	w("- **CPU profile**: the provider writes a CPU profile per process when `PRIME_PROVIDER_CPU_PROFILE_DIR` names a " +
+		"directory (`-profile-n` runs do); each phase's profiles are merged by `go tool pprof -top`. A profile costs the " +
+		"provider about 1 %% of CPU.\n")
 	w("- **API span**: from the mock's first `sandbox_created` event to its last `policy_observed` event of the apply; " +
 		"the time before and after it is Terraform (and provider start-up) overhead.\n")
 	w("- **Requests per member**: the difference of the mock's `/_mock/stats` request counters (per route template) " +
@@ -325,7 +355,9 @@ func howComputed(b *strings.Builder, c benchConfig) {
 	w("- **Provider peak RSS**: Terraform starts the provider through a symlink to `prime-bench`, which runs the real " +
 		"provider binary as its child (same stdio, arguments and environment, signals forwarded) and records the child's " +
 		"`ru_maxrss` from wait4(2) when it exits — the kernel's high-water mark of its resident set (VmHWM). Terraform " +
-		"starts several provider processes per command (plan walk, apply walk); the maximum is reported.\n")
+		"starts several provider processes per command (plan walk, apply walk); the maximum is reported. When Terraform " +
+		"kills the wrapper (a provider that takes over 2 s to exit after a large apply), the wrapper's last sample of the " +
+		"child's VmHWM and CPU time, taken every 250 ms, stands in.\n")
 	w("- **CPU time**: user + system time of `terraform` and the provider processes it waited for (wait4(2) rusage), " +
 		"and of the prime-mock process during the command (/proc/PID/stat); compare their sum with wall time × nproc " +
 		"to see whether the machine's cores were the bottleneck.\n")
@@ -398,9 +430,28 @@ var rateLimits = []struct {
 	{"gateway auth", 120}, {"job status batchGet", 300}, {"error-context", 600},
 }
 
+// keyRateLimits are the published per-API-key limits per 60 s, by the
+// mock's class names (the bulk delete's is the older reference's).
+var keyRateLimits = []struct {
+	name  string
+	limit int
+}{
+	{"create", publishedCreates}, {"sandbox lookups", publishedLookups}, {"list", 1000}, {"delete", 500}, {"bulk delete", 50},
+}
+
 // ratePeaks renders the mock's per-sandbox peaks (Stats.RatePeaks): the most
 // requests one sandbox made in any 60-second window, against the limit.
-func ratePeaks(peaks map[string]int) string {
+func ratePeaks(peaks map[string]int) string { return peaksOf(peaks, rateLimits) }
+
+// keyRatePeaks renders the mock's per-key peaks: the most requests of a
+// per-key class the API key made in any 60-second window of the mock's
+// life so far, against the limit.
+func keyRatePeaks(peaks map[string]int) string { return peaksOf(peaks, keyRateLimits) }
+
+func peaksOf(peaks map[string]int, rateLimits []struct {
+	name  string
+	limit int
+}) string {
 	var parts []string
 	for _, l := range rateLimits {
 		if n, ok := peaks[l.name]; ok {

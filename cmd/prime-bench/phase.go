@@ -20,9 +20,18 @@ type phase struct {
 	events   []primemock.Event
 	rss      []rssRecord
 	stats    primemock.Stats // after
+	// before429 is the mock's 429 count before the command.
+	before429 int
 	// mockCPU is the prime-mock process's CPU time during the command.
 	mockCPU time.Duration
+	// profiles are the CPU profiles of the command's provider processes
+	// (runs with profiling on).
+	profiles []string
 }
+
+// limited is how many requests the mock answered 429 (its rate limits)
+// during the command.
+func (p phase) limited() int { return p.stats.RateLimited429 - p.before429 }
 
 // apiTotal counts /api/v1 requests (the control plane, gateway tokens
 // included).

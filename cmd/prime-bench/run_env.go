@@ -4,11 +4,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/soak"
 	"github.com/primeintellect/terraform-provider-prime/internal/tfcli"
@@ -32,22 +35,62 @@ type runEnv struct {
 	ws     *tfcli.Workspace
 	dir    string
 	rssLog string
+	// profileDir, when set, is where the provider writes its CPU profiles
+	// (cpuProfileEnv); each phase files its own (fileProfiles).
+	profileDir string
 }
 
-// newRunEnv starts a mock (extra flags after the benchmark's) and makes
-// the workspace under c.workdir/name. Close stops the mock.
+// newRunEnv makes the run's directory and workspace (prepareRun) under
+// c.workdir/name and starts its mock (extra flags after the benchmark's).
+// Close stops the mock.
 func newRunEnv(c benchConfig, name string, mockFlags ...string) (*runEnv, error) {
-	mock, err := startMock(c, mockFlags...)
+	e, err := prepareRun(c, name)
 	if err != nil {
 		return nil, err
 	}
-	fmt.Printf("prime-mock (pid %d) at %s\n", mock.PID(), mock.URL)
-	e := &runEnv{mock: mock, dir: filepath.Join(c.workdir, name)}
+	if e.mock, err = startMock(c, mockFlags...); err != nil {
+		return nil, err
+	}
+	fmt.Printf("prime-mock (pid %d) at %s\n", e.mock.PID(), e.mock.URL)
+	return e, nil
+}
+
+// prepareRun makes a run's directory, c.workdir/name (or name-2, … when
+// that is taken: see dirClaims), with its provider wrapper and workspace.
+func prepareRun(c benchConfig, name string) (*runEnv, error) {
+	e := &runEnv{dir: runDirs.claim(filepath.Join(c.workdir, name))}
 	if err := e.init(c); err != nil {
-		mock.Close()
 		return nil, err
 	}
 	return e, nil
+}
+
+// runDirs are the run directories handed out in this process.
+var runDirs = &dirClaims{claimed: map[string]bool{}}
+
+// dirClaims hands out run directories: every run gets one of its own, so
+// two runs never share one whatever their names (the file run and the
+// big-file run at the same N both took files-n200-base, and the second
+// one's provider symlink failed with "file exists", which stopped the
+// whole benchmark before it wrote its report).
+type dirClaims struct {
+	mu      sync.Mutex
+	claimed map[string]bool
+}
+
+// claim returns dir, or dir-2, dir-3, … when dir is taken: by an earlier
+// claim, or by a directory already on disk (a -workdir reused).
+func (d *dirClaims) claim(dir string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	name := dir
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(name); !d.claimed[name] && errors.Is(err, fs.ErrNotExist) {
+			d.claimed[name] = true
+			return name
+		}
+		name = fmt.Sprintf("%s-%d", dir, i)
+	}
 }
 
 func (e *runEnv) init(c benchConfig) error {
@@ -108,7 +151,8 @@ func (e *runEnv) run(ctx context.Context, label string, args ...string) (phase, 
 	if err != nil {
 		return phase{}, err
 	}
-	ph := phase{res: res, requests: map[string]int{}, events: evs, rss: readRSS(e.rssLog, res.Start), stats: after, mockCPU: mockCPU}
+	ph := phase{res: res, requests: map[string]int{}, events: evs, rss: readRSS(e.rssLog, res.Start), stats: after, mockCPU: mockCPU,
+		profiles: fileProfiles(e.profileDir, label), before429: before.RateLimited429}
 	for k, v := range after.Requests {
 		if d := v - before.Requests[k]; d > 0 {
 			ph.requests[k] = d

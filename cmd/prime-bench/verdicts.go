@@ -99,26 +99,11 @@ func evaluate(r *report, c benchConfig) []verdict {
 	if f := r.run(pathFleet, 200, p); f != nil {
 		out = append(out, verdict{name: fmt.Sprintf("fleet N=200 (P=%d): apply / limit", p), target: "≤ 1.50",
 			value: fmt.Sprintf("%.2f (%s / %s)", f.ratio(), secs(f.apply.res.Duration), secs(f.limit)), pass: f.ratio() <= 1.5})
-		if s := r.sdkRun(200); s != nil {
-			out = append(out, verdict{name: fmt.Sprintf("fleet N=200 (P=%d): apply no slower than the SDK stand-in (%d workers)", p, s.workers),
-				target: "fleet ≤ SDK", value: fmt.Sprintf("fleet %s, SDK stand-in %s (%.2f×)", secs(f.apply.res.Duration), secs(s.wall),
-					f.apply.res.Duration.Seconds()/s.wall.Seconds()), pass: f.apply.res.Duration <= s.wall})
-		} else {
-			out = append(out, notMeasured("fleet N=200: apply no slower than the SDK stand-in", "fleet ≤ SDK", "-sdk-n 200"))
-		}
 	} else {
 		out = append(out, notMeasured(fmt.Sprintf("fleet N=200 (P=%d): apply / limit", p), "≤ 1.50", "-fleet-n 200 -fleet-p 10"))
 	}
-	// 2. N=1000.
-	if f := r.run(pathFleet, 1000, p); f != nil {
-		out = append(out, verdict{name: fmt.Sprintf("fleet N=1000 (P=%d): apply / limit", p), target: "≤ 2.00",
-			value: fmt.Sprintf("%.2f (%s / %s)", f.ratio(), secs(f.apply.res.Duration), secs(f.limit)), pass: f.ratio() <= 2})
-		out = append(out, verdict{name: fmt.Sprintf("fleet N=1000 (P=%d): refresh (plan -refresh-only)", p), target: "≤ 2 s",
-			value: fmt.Sprintf("%s (median of %s; every exit 0: %t)", secs(f.refresh.res.Duration), durList(f.refreshWalls), f.refreshEmpty),
-			pass:  f.refresh.res.Duration <= 2*time.Second && f.refreshEmpty})
-	} else {
-		out = append(out, notMeasured(fmt.Sprintf("fleet N=1000 (P=%d): apply / limit", p), "≤ 2.00", "-fleet-n 1000 -fleet-p 10"))
-	}
+	// 2. Scale: N=1000, 3000 and 10000 side by side, the SDK stand-in.
+	out = append(out, scaleVerdicts(r, c)...)
 	// 3. Per-instance N=200 at parallelism 200.
 	if f := r.run(pathInstances, 200, 200); f != nil {
 		// ≤ 6, decided on issue 13: five requests per sandbox come before any

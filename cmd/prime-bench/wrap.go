@@ -2,9 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -33,6 +37,9 @@ type rssRecord struct {
 	ExitCode int       `json:"exit_code"`
 	// CPUMS is the provider's user+system CPU time in milliseconds.
 	CPUMS int64 `json:"cpu_ms"`
+	// Live: the wrapper was killed before the provider exited, and this is
+	// its last sample (End is when it was taken).
+	Live bool `json:"live,omitempty"`
 }
 
 func wrapProvider(target, logPath string) int {
@@ -60,7 +67,32 @@ func wrapProvider(target, logPath string) int {
 			_ = cmd.Process.Signal(s)
 		}
 	}()
+	// Terraform kills the process it started (this wrapper) when the
+	// provider has not exited 2 s after it asked it to; a provider that
+	// ends a 3,000-member apply takes longer than that on a loaded machine,
+	// and then no record reached the log. So the wrapper also keeps a live
+	// record of the child, VmHWM (a high-water mark: a later sample never
+	// misses the peak) and CPU time, which readRSS takes when the final one
+	// is missing.
+	live := liveRecordPath(logPath, cmd.Process.Pid)
+	stopSampling := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(liveSampleEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopSampling:
+				return
+			case <-tick.C:
+				writeLiveRecord(live, cmd.Process.Pid, start)
+			}
+		}
+	}()
 	_ = cmd.Wait()
+	close(stopSampling)
+	<-sampled
 	rec := rssRecord{PID: cmd.Process.Pid, Start: start, End: time.Now(), ExitCode: cmd.ProcessState.ExitCode(),
 		CPUMS: (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Milliseconds()}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
@@ -72,6 +104,7 @@ func wrapProvider(target, logPath string) int {
 			_, _ = f.Write(append(b, '\n'))
 			_ = f.Close()
 		}
+		_ = os.Remove(live)
 	}
 	if rec.ExitCode < 0 {
 		return 1
@@ -79,22 +112,75 @@ func wrapProvider(target, logPath string) int {
 	return rec.ExitCode
 }
 
-// readRSS reads the records of provider processes that ended after since.
-func readRSS(path string, since time.Time) []rssRecord {
-	b, err := os.ReadFile(path) //nolint:gosec // the log path the benchmark chose
-	if err != nil {
-		return nil
+// liveSampleEvery is how often the wrapper records a running provider.
+const liveSampleEvery = 250 * time.Millisecond
+
+// liveRecordPath is where the wrapper keeps a running provider's record.
+func liveRecordPath(logPath string, pid int) string {
+	return fmt.Sprintf("%s.live-%d", logPath, pid)
+}
+
+// writeLiveRecord records the running child pid (End is now): its VmHWM
+// and CPU time so far, from /proc.
+func writeLiveRecord(path string, pid int, start time.Time) {
+	if path == "" {
+		return
 	}
+	rec := rssRecord{PID: pid, Start: start, End: time.Now(), ExitCode: -1, MaxRSSKB: procHWM(pid),
+		CPUMS: processCPU(pid).Milliseconds(), Live: true}
+	b, _ := json.Marshal(rec)
+	tmp := path + ".tmp"
+	if os.WriteFile(tmp, b, 0o600) == nil {
+		_ = os.Rename(tmp, path)
+	}
+}
+
+// procHWM is a process's VmHWM in KiB from /proc/PID/status (0 when it
+// cannot be read).
+func procHWM(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb
+		}
+	}
+	return 0
+}
+
+// readRSS reads the records of provider processes that ended after since:
+// the final ones, and the live ones of providers whose wrapper was killed
+// before it could write one.
+func readRSS(path string, since time.Time) []rssRecord {
 	var out []rssRecord
-	dec := json.NewDecoder(bytesReader(b))
-	for {
+	done := map[int]bool{}
+	if b, err := os.ReadFile(path); err == nil { //nolint:gosec // the log path the benchmark chose
+		dec := json.NewDecoder(bytesReader(b))
+		for {
+			var r rssRecord
+			if err := dec.Decode(&r); err != nil {
+				break
+			}
+			done[r.PID] = true
+			if !r.End.Before(since) {
+				out = append(out, r)
+			}
+		}
+	}
+	lives, _ := filepath.Glob(path + ".live-*")
+	for _, l := range lives {
+		if strings.HasSuffix(l, ".tmp") {
+			continue
+		}
+		b, err := os.ReadFile(l) //nolint:gosec // a record the wrapper wrote
 		var r rssRecord
-		if err := dec.Decode(&r); err != nil {
-			break
+		if err != nil || json.Unmarshal(b, &r) != nil || done[r.PID] || r.End.Before(since) {
+			continue
 		}
-		if !r.End.Before(since) {
-			out = append(out, r)
-		}
+		out = append(out, r)
 	}
 	return out
 }

@@ -109,8 +109,8 @@ func TestFailClosedMessage(t *testing.T) {
 func TestFleetPolicyMemberValuesRoundTrip(t *testing.T) {
 	var diags diag.Diagnostics
 	policy := map[string]fleetPolicyMember{
-		"0": {SandboxID: types.StringValue("sb-0"), Generation: types.Int64Value(2), AppliedGeneration: types.Int64Value(2), Applied: types.BoolValue(true)},
-		"1": {SandboxID: types.StringValue("sb-1"), Generation: types.Int64Unknown(), AppliedGeneration: types.Int64Unknown(), Applied: types.BoolValue(true)},
+		"0": {SandboxID: types.StringValue("sb-0"), Generation: types.Int64Value(2), Applied: types.BoolValue(true)},
+		"1": {SandboxID: types.StringValue("sb-1"), Generation: types.Int64Unknown(), Applied: types.BoolValue(true)},
 	}
 	pv := fleetPolicyMembersValue(policy)
 	pwant, d := types.MapValueFrom(context.Background(), fleetPolicyMemberType(), policy)

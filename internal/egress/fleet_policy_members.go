@@ -22,16 +22,14 @@ import (
 
 // fleetPolicyMember is one entry of members.
 type fleetPolicyMember struct {
-	SandboxID         types.String `tfsdk:"sandbox_id"`
-	Generation        types.Int64  `tfsdk:"generation"`
-	AppliedGeneration types.Int64  `tfsdk:"applied_generation"`
-	Applied           types.Bool   `tfsdk:"applied"`
+	SandboxID  types.String `tfsdk:"sandbox_id"`
+	Generation types.Int64  `tfsdk:"generation"`
+	Applied    types.Bool   `tfsdk:"applied"`
 }
 
 // policyMemberOf is the entry of an enforced write.
-func policyMemberOf(id string, gen int64, st *prime.EgressPolicyStatus) fleetPolicyMember {
-	return fleetPolicyMember{SandboxID: types.StringValue(id), Generation: types.Int64Value(gen),
-		AppliedGeneration: types.Int64Value(st.AppliedGeneration), Applied: types.BoolValue(true)}
+func policyMemberOf(id string, gen int64) fleetPolicyMember {
+	return fleetPolicyMember{SandboxID: types.StringValue(id), Generation: types.Int64Value(gen), Applied: types.BoolValue(true)}
 }
 
 // fleetMembersOf reads members; nil when null or unknown.
@@ -43,8 +41,7 @@ func fleetMembersOf(v types.Map, diags *diag.Diagnostics) map[string]fleetPolicy
 }
 
 var fleetPolicyMemberAttrTypes = map[string]attr.Type{
-	"sandbox_id": types.StringType, "generation": types.Int64Type, "applied_generation": types.Int64Type,
-	"applied": types.BoolType,
+	"sandbox_id": types.StringType, "generation": types.Int64Type, "applied": types.BoolType,
 }
 
 func fleetPolicyMemberType() types.ObjectType {
@@ -54,8 +51,7 @@ func fleetPolicyMemberType() types.ObjectType {
 // object is p as an entry of `members`.
 func (p fleetPolicyMember) object() types.Object {
 	return types.ObjectValueMust(fleetPolicyMemberAttrTypes, map[string]attr.Value{
-		"sandbox_id": p.SandboxID, "generation": p.Generation, "applied_generation": p.AppliedGeneration,
-		"applied": p.Applied,
+		"sandbox_id": p.SandboxID, "generation": p.Generation, "applied": p.Applied,
 	})
 }
 
@@ -73,28 +69,43 @@ func fleetPolicyMembersOfMap(v types.Map, diags *diag.Diagnostics) map[string]fl
 	return memberkit.MembersOfMap(v, diags, func(_ string, a map[string]attr.Value) fleetPolicyMember {
 		return fleetPolicyMember{
 			SandboxID: tfkit.StringAttr(a, "sandbox_id"), Generation: tfkit.Int64Attr(a, "generation"),
-			AppliedGeneration: tfkit.Int64Attr(a, "applied_generation"), Applied: tfkit.BoolAttr(a, "applied"),
+			Applied: tfkit.BoolAttr(a, "applied"),
 		}
 	})
 }
 
 // Baselines, per member, travel in private state under baselineKey as one
-// JSON object: member key → what encodeBaseline writes.
+// JSON object: member key → what encodeBaseline writes. An open baseline,
+// what nearly every member holds, is left out (a member without one
+// restores open): at 68 bytes a member it was a tenth of a fleet's state.
 func encodeMemberBaselines(m map[string]prime.EgressPolicy) []byte {
 	raw := make(map[string]json.RawMessage, len(m))
 	for k, p := range m {
+		if p.IsOpen() {
+			continue
+		}
 		raw[k] = encodeBaseline(p)
 	}
 	b, _ := json.Marshal(raw)
 	return b
 }
 
-// decodeMemberBaselines reads them back; a member without one restores open
-// (decodeBaseline).
-func decodeMemberBaselines(b []byte) map[string]prime.EgressPolicy {
+// memberBaselines are the baselines of a fleet policy's members.
+type memberBaselines map[string]prime.EgressPolicy
+
+// of is the baseline of member key: open when none is recorded.
+func (b memberBaselines) of(key string) prime.EgressPolicy {
+	if p, ok := b[key]; ok {
+		return p
+	}
+	return prime.OpenEgressPolicy()
+}
+
+// decodeMemberBaselines reads them back (decodeBaseline).
+func decodeMemberBaselines(b []byte) memberBaselines {
 	var raw map[string]json.RawMessage
 	_ = json.Unmarshal(b, &raw)
-	out := make(map[string]prime.EgressPolicy, len(raw))
+	out := make(memberBaselines, len(raw))
 	for k, v := range raw {
 		out[k] = decodeBaseline(v)
 	}

@@ -68,22 +68,18 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 		"applies); the others are untouched. A sandbox that moves to another key (a renamed key) keeps its " +
 		"policy without a write. Each sandbox may appear under one key only.")
 	attrs["after"] = afterAttribute(false)
-	attrs["members"] = schema.MapNestedAttribute{
-		Computed: true,
-		MarkdownDescription: "Member key → the policy's state on that member. A member whose sandbox is gone drops " +
-			"out at refresh (the next apply locks it again if it is still in `sandbox_ids`).",
-		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-			"sandbox_id": schema.StringAttribute{Computed: true, MarkdownDescription: "Sandbox of the member."},
-			"generation": schema.Int64Attribute{Computed: true, MarkdownDescription: generationDoc + " Unknown in the " +
-				"plan whenever the member will be written (locked, relocked or rewritten), so `member_triggers = { for k, " +
-				"m in prime_fleet_egress_policy.<name>.members : k => m.generation }` runs a member's agent again exactly " +
+	attrs["members"] = memberkit.MemberMapAttribute("Member key → the policy's state on that member. A member whose "+
+		"sandbox is gone drops out at refresh (the next apply locks it again if it is still in `sandbox_ids`).",
+		fleetPolicyMemberAttrTypes, []memberkit.MemberField{
+			{Name: "sandbox_id", Description: "Sandbox of the member."},
+			{Name: "generation", Description: generationDoc + " Unknown in the plan whenever the member will be " +
+				"written (locked, relocked or rewritten), so `member_triggers = { for k, m in " +
+				"prime_fleet_egress_policy.<name>.members : k => m.generation }` runs a member's agent again exactly " +
 				"when its lock is written."},
-			"applied_generation": schema.Int64Attribute{Computed: true, MarkdownDescription: appliedGenerationDoc},
-			"applied": schema.BoolAttribute{Computed: true, MarkdownDescription: appliedDoc + " On a fleet it is also " +
-				"`false` when a refresh finds the member holding other destinations than `effective_allow`/" +
-				"`effective_block` (a change from the CLI); the next apply rewrites that member only."},
-		}},
-	}
+			{Name: "applied", Description: appliedDoc + " On a fleet it is also `false` when a refresh finds the member " +
+				"holding other destinations than `effective_allow`/`effective_block` (a change from the CLI); the next " +
+				"apply rewrites that member only."},
+		})
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "One host-level egress policy on every member of a sandbox fleet: what " +
 			"`prime_egress_policy` does for one sandbox, for each member concurrently, with the same lists, " +
@@ -97,10 +93,11 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 			"locked, members found not enforced (or drifted) are written again, a change of `allow`, `block` or " +
 			"`routes` relocks every member, and removed members get back what they held before. Destroy restores " +
 			"every member concurrently — unrestricted egress, or the lists an `egress` block locked it to (at create, " +
-			"or right after a restore) — " +
-			"waiting at most 10 seconds for the data plane, and leaves a member alone when a newer policy written " +
-			"by someone else holds it; either is reported in one warning for the fleet, naming the members. " +
-			"Import is not supported.",
+			"or right after a restore) — and leaves a member alone when a newer policy written by someone else holds " +
+			"it (named in one warning for the fleet). It costs one read and one write of each member's policy, well " +
+			"within the platform's per-sandbox limits, and no wait: the platform has stored each restore when it " +
+			"accepts it and enforces it on its own, so the members of a fleet destroyed next are deleted at once, and " +
+			"a kept member's `require_open_egress` setup waits for its restore. Import is not supported.",
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{
@@ -110,10 +107,9 @@ func (r *fleetEgressPolicyResource) Schema(ctx context.Context, _ resource.Schem
 				UpdateDescription: "As `create`, for relocking existing members (default `60s`); new members use `create`.",
 				DeleteDescription: "How long a restore may take to be enforced, per member, counted from its write " +
 					"(default `60s`). A member removed from `sandbox_ids` is waited for that long and fails the update " +
-					"when it is not enforced by then. On destroy the wait is at most 10 seconds (or this, when shorter): " +
-					"members whose restore is still pending are named in one warning and the destroy completes, so " +
-					"teardown is never blocked by a stalled data plane; a setup step with `require_open_egress` on such " +
-					"a member, later in the same apply, waits for the rest of it before refusing to run.",
+					"when it is not enforced by then. Destroy does not wait for its restores; a setup step with " +
+					"`require_open_egress` on a kept member, later in the same apply, waits for that member's restore " +
+					"that long before refusing to run.",
 			}),
 		},
 	}
@@ -203,7 +199,7 @@ func (r *fleetEgressPolicyResource) ModifyPlan(ctx context.Context, req resource
 				entries[key] = prior[holder].object()
 			default:
 				entries[key] = fleetPolicyMember{SandboxID: id, Generation: types.Int64Unknown(),
-					AppliedGeneration: types.Int64Unknown(), Applied: types.BoolValue(true)}.object()
+					Applied: types.BoolValue(true)}.object()
 			}
 			if written && rewritesHeldSandbox(id, key, prior, heldBy, samePolicy) {
 				rewrites = true
@@ -256,7 +252,7 @@ func (r *fleetEgressPolicyResource) Create(ctx context.Context, req resource.Cre
 			problems.Add(key, "%s", memberLockProblem(ids[key], err))
 			return
 		}
-		out.keep(key, policyMemberOf(ids[key], res.Generation, res.Status), res.Baseline)
+		out.keep(key, policyMemberOf(ids[key], res.Generation), res.Baseline)
 	})
 	if problems.Len() > 0 {
 		// Nothing is recorded: the policy does not exist for Terraform, so
@@ -311,7 +307,6 @@ func (r *fleetEgressPolicyResource) Read(ctx context.Context, req resource.ReadR
 			gone.Add(key, "sandbox %s no longer exists or no longer runs.", id)
 			return
 		}
-		p.AppliedGeneration = types.Int64Value(st.AppliedGeneration)
 		same := prime.SamePolicy(st.Policy, effective)
 		p.Applied = types.BoolValue(same && st.Enforces(st.Generation))
 		switch {
@@ -415,7 +410,7 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 		if _, handedOver := wantedBy[old]; handedOver {
 			return
 		}
-		res, err := restoreEgress(ctx, r.client, old, p.Generation.ValueInt64(), baselines[key], deleteTimeout, false)
+		res, err := restoreEgress(ctx, r.client, old, p.Generation.ValueInt64(), baselines.of(key), deleteTimeout, false)
 		if err != nil {
 			problems.Add(key, "%s", err.Error())
 			return
@@ -428,7 +423,7 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 	if problems.Len() > 0 {
 		for key, p := range prior {
 			if !restoredKeys[key] {
-				out.keep(key, p, baselines[key])
+				out.keep(key, p, baselines.of(key))
 			}
 		}
 		plan.ID = state.ID // nothing was written
@@ -446,10 +441,10 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 	memberkit.ForEachMember(ctx, tfkit.SortedKeys(ids), 0, func(ctx context.Context, key string) {
 		id := ids[key]
 		p, had := prior[key]
-		baseline, rec, has := baselines[key], p, had && p.SandboxID.ValueString() == id
+		baseline, rec, has := baselines.of(key), p, had && p.SandboxID.ValueString() == id
 		if from, ok := heldBy[id]; ok && from != key {
 			// Handed over from another key: its record and baseline.
-			baseline, rec, has = baselines[from], prior[from], true
+			baseline, rec, has = baselines.of(from), prior[from], true
 		}
 		switch {
 		case !has:
@@ -458,10 +453,10 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 				problems.Add(key, "%s", memberLockProblem(id, err))
 				return
 			}
-			out.keep(key, policyMemberOf(id, res.Generation, res.Status), res.Baseline)
+			out.keep(key, policyMemberOf(id, res.Generation), res.Baseline)
 		case relockAll || !rec.Applied.ValueBool():
 			out.rewrote()
-			st, gen, err := relockSandbox(ctx, r.client, id, policy, updateTimeout)
+			_, gen, err := relockSandbox(ctx, r.client, id, policy, updateTimeout)
 			if err != nil {
 				problems.Add(key, "%s", fmt.Sprintf("sandbox %s: %s", id, err))
 				if gen > 0 {
@@ -471,7 +466,7 @@ func (r *fleetEgressPolicyResource) Update(ctx context.Context, req resource.Upd
 				out.keep(key, rec, baseline)
 				return
 			}
-			out.keep(key, policyMemberOf(id, gen, st), baseline)
+			out.keep(key, policyMemberOf(id, gen), baseline)
 		default:
 			out.keep(key, rec, baseline)
 		}
@@ -520,7 +515,7 @@ func (r *fleetEgressPolicyResource) Delete(ctx context.Context, req resource.Del
 		if !p.Generation.IsNull() && !p.Generation.IsUnknown() {
 			ownGen = p.Generation.ValueInt64()
 		}
-		res, err := restoreEgress(ctx, r.client, p.SandboxID.ValueString(), ownGen, baselines[key], timeout, true)
+		res, err := restoreEgress(ctx, r.client, p.SandboxID.ValueString(), ownGen, baselines.of(key), timeout, true)
 		if err != nil {
 			problems.Add(key, "%s", err)
 			out.set(key, p)

@@ -86,15 +86,15 @@ func (r *egressPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			"(`after` the setup commands) → agent.\n\n" +
 			"Destroy restores what the sandbox held before this policy's first write — unrestricted egress, or the " +
 			"lists a `prime_sandbox` `egress` block locked it to (at create, or right after a restore from a " +
-			"checkpoint), never an open policy there — and waits for it, so a reused sandbox's next setup is not silently restricted (a create that " +
+			"checkpoint), never an open policy there — so a reused sandbox's next setup is not silently restricted (a create that " +
 			"failed closed notes that baseline for the create that retries it; see the provider's `create_journal`). (An imported " +
 			"policy does not know what came before it: its destroy restores unrestricted egress.) A newer policy " +
-			"written by someone else (a `create_before_destroy` replacement, the CLI) is left in place. The destroy waits " +
-			"at most 10 seconds for the restore (or `timeouts.delete`, when shorter), so a stalled data plane does not " +
-			"hold up teardown: past that it completes with a warning, and a kept sandbox stays safe because " +
-			"`require_open_egress` setup steps wait for the restore (in the same apply, until `timeouts.delete` from " +
-			"the write) and refuse to run while it is pending (see the egress guide's \"Destroy and the reuse " +
-			"guard\").",
+			"written by someone else (a `create_before_destroy` replacement, the CLI) is left in place. The destroy " +
+			"costs one read and one write of the sandbox's policy and does not wait for the data plane: the platform " +
+			"has stored the restore when it accepts it and enforces it on its own, a sandbox deleted next never needed " +
+			"it, and a kept sandbox stays safe because `require_open_egress` setup steps wait for the restore (in the " +
+			"same apply, until `timeouts.delete` from the write) and refuse to run while it is pending (see the egress " +
+			"guide's \"Destroy and the reuse guard\").",
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{
@@ -103,10 +103,9 @@ func (r *egressPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequ
 					"enforce it (default `60s`). On timeout the apply fails closed.",
 				UpdateDescription: "As `create`, for changes (default `60s`).",
 				DeleteDescription: "How long the restore written on destroy may take to be enforced (default `60s`), " +
-					"counted from its write. The destroy itself waits for it at most 10 seconds (or this, when shorter) " +
-					"and then completes with a warning, so teardown is never blocked by a stalled data plane; a setup " +
-					"step with `require_open_egress` on the same sandbox, later in the same apply, waits for the rest " +
-					"of it before refusing to run.",
+					"counted from its write. The destroy itself does not wait for it; a setup step with " +
+					"`require_open_egress` on the same sandbox, later in the same apply, waits for it that long before " +
+					"refusing to run.",
 			}),
 		},
 	}

@@ -117,12 +117,13 @@ resource "prime_egress_policy" "agent" {
 	})
 }
 
-// A destroy under a stalled data plane waits for its restores at most
-// egress's teardown restore wait (10 s, not timeouts.delete's default
-// 60 s), and says so once per resource: one warning for the whole fleet naming every member, one
-// for the single policy. Each sandbox's restore is written once, and every
-// sandbox is deleted. Driven by the CLI, whose output carries the warnings.
-func TestAccTeardown_stalledDestroyWarnsOncePerResource(t *testing.T) {
+// A destroy writes each restore and does not wait for the data plane: under
+// a stalled one it completes at once, without a warning (nothing was waited
+// for), each sandbox's restore written once before the sandbox goes, and no
+// sandbox's policy read after its restore (a destroy used to wait up to 10 s
+// per restore, which every destroy of a whole evaluation paid for).
+// Driven by the CLI, whose output carries any warning.
+func TestAccTeardown_stalledDestroyWritesRestoresWithoutWaiting(t *testing.T) {
 	cli := acctest.RequireCLI(t)
 	provider := acctest.DevProvider(t)
 	t.Parallel()
@@ -141,6 +142,7 @@ resource "prime_fleet_egress_policy" "lock" {
 		t.Fatalf("apply: exit %d\n%s", code, out)
 	}
 	m.SetNeverApply(true)
+	before := m.Stats().Requests[egressGetRoute]
 	out, code := w.Exec(ctx, "destroy", "-no-color", "-auto-approve", "-input=false")
 	if code != 0 {
 		t.Fatalf("destroy: exit %d\n%s", code, out)
@@ -148,16 +150,12 @@ resource "prime_fleet_egress_policy" "lock" {
 	if live := m.Stats().LiveSandboxes; live != 0 {
 		t.Fatalf("%d sandboxes left running after the destroy\n%s", live, out)
 	}
-	if n := strings.Count(out, "Warning: Egress restore not yet enforced"); n != 2 {
-		t.Errorf("%d restore warnings, want 2 (one for the fleet, one for the single policy):\n%s", n, out)
+	if n := strings.Count(out, "Warning:") - strings.Count(out, "Warning: Provider development overrides"); n != 0 {
+		t.Errorf("the destroy warned %d times:\n%s", n, out)
 	}
-	fleet := acctest.ExpectInOrder(`on 3 members but is not enforced after 10s:`, `member "0" (sandbox`, `member "1" (sandbox`,
-		`member "2" (sandbox`, `The destroy does not wait longer`)
-	if !fleet.MatchString(out) {
-		t.Errorf("no single fleet warning naming every member, bounded by 10s:\n%s", out)
-	}
-	if n := len(acctest.ExpectErr("The destroy does not wait longer").FindAllStringIndex(out, -1)); n != 2 {
-		t.Errorf("the explanation appears %d times, want once per resource:\n%s", n, out)
+	// Two reads per sandbox: the destroy's refresh and the reuse guard's.
+	if reads := m.Stats().Requests[egressGetRoute] - before; reads > 2*4 {
+		t.Errorf("%d egress-policy reads for 4 sandboxes: the destroy waited for its restores", reads)
 	}
 	// One restore write per sandbox, before its deletion.
 	restores := map[string]int{}
@@ -173,3 +171,5 @@ resource "prime_fleet_egress_policy" "lock" {
 		t.Errorf("restores written on %d sandboxes, want 4: %v", len(restores), restores)
 	}
 }
+
+const egressGetRoute = "GET /api/v1/sandbox/{id}/egress-policy"

@@ -21,39 +21,36 @@ import (
 	"github.com/primeintellect/terraform-provider-prime/internal/tfkit"
 )
 
-// teardownRestoreWait bounds how long a destroy waits for its restore to
-// be enforced (timeouts.delete, when shorter, bounds it instead). A healthy
-// data plane enforces a write well within it, so a kept sandbox is open
-// again when the destroy returns. A stalled one would otherwise hold every
-// destroy for the whole timeout, although the sandboxes of a teardown are
-// deleted next whatever their policy: past this wait the destroy goes on,
-// and a setup step that needs the restore waits for the rest (see
-// pendingRestores).
-const teardownRestoreWait = 10 * time.Second
+// A teardown (the destroy of a policy, or of a replaced one) writes its
+// restore and does not wait for the data plane. The platform answers the
+// write once the generation is persisted and applies it on its own, so a
+// sandbox that outlives its policy is opened without anyone waiting, and a
+// sandbox deleted next (the usual `terraform destroy` of a whole
+// evaluation) never needed it: waiting would cost every destroy the data
+// plane's apply time and a read per sandbox for nothing. What a kept
+// sandbox relies on is that nothing runs on it as if it were open before
+// it is: every require_open_egress setup step waits for a restore this
+// process wrote (pendingRestores) and refuses to run while one is pending.
 
 // restoreResult is what a restore did, for its caller's warnings.
 type restoreResult struct {
 	// NewerGen, when set, is another writer's newer generation, left in
 	// place (OwnGen is the generation this resource wrote).
 	NewerGen, OwnGen int64
-	// PendingGen, when set, is a teardown restore the platform accepted
-	// but did not enforce within Waited.
-	PendingGen int64
-	Waited     time.Duration
 	// What names the restored policy in messages.
 	What string
 }
 
 // restoreEgress is a policy's destroy: unless a newer generation than ours
 // holds the sandbox (someone else's policy: never undone, the reuse guard),
-// write the baseline back and wait until it is enforced. ownGen < 0 means
-// unknown (the guard then compares nothing).
+// write the baseline back. ownGen < 0 means unknown (the guard then
+// compares nothing).
 //
-// A teardown (a destroy, the policy's or a replacement's) waits at most
-// teardownRestoreWait: a restore not enforced by then is reported in
-// PendingGen, noted for the setup steps that need it, and the destroy goes
-// on. Other restores (a member removed from a fleet policy, whose sandbox
-// stays) wait for the whole timeout and fail closed.
+// A teardown (a destroy, the policy's or a replacement's) does not wait for
+// the restore to be enforced: it notes it for the setup steps that need it
+// (pendingRestores, until timeout from the write) and returns. Other
+// restores (a member removed from a fleet policy, whose sandbox stays)
+// wait for the whole timeout and fail closed.
 func restoreEgress(ctx context.Context, c *prime.Client, id string, ownGen int64, baseline prime.EgressPolicy, timeout time.Duration, teardown bool) (restoreResult, error) {
 	res := restoreResult{What: "unrestricted egress"}
 	if !baseline.IsOpen() {
@@ -89,19 +86,8 @@ func restoreEgress(ctx context.Context, c *prime.Client, id string, ownGen int64
 	if err != nil {
 		return res, fmt.Errorf("restoring %s on sandbox %s: %w", res.What, id, err)
 	}
-	deadline := time.Now().Add(timeout)
-	res.Waited = min(timeout, teardownRestoreWait)
-	if _, err := waitEgress(ctx, c, id, put.Generation, put, res.Waited, "delete"); err != nil {
-		var notApplied *prime.EgressNotAppliedError
-		if !errors.As(err, &notApplied) {
-			return res, fmt.Errorf("restoring %s on sandbox %s: %w", res.What, id, err)
-		}
-		// Teardown is never held hostage by a data plane that does not
-		// converge: the restore is accepted, and a kept sandbox stays safe
-		// because require_open_egress waits for it, then refuses every
-		// setup step while the restriction holds.
-		res.PendingGen = put.Generation
-		pendingRestores.note(c, id, put.Generation, deadline)
+	if !put.Enforces(put.Generation) {
+		pendingRestores.note(c, id, put.Generation, time.Now().Add(timeout))
 	}
 	return res, nil
 }
@@ -114,18 +100,14 @@ type restoreNote struct {
 }
 
 // addRestoreWarnings reports what restores left: a newer policy of another
-// writer in place, restores not yet enforced. Each is one warning for the
-// whole resource, however many members it concerns, with the explanation
-// once.
+// writer in place. It is one warning for the whole resource, however many
+// members it concerns.
 func addRestoreWarnings(diags *diag.Diagnostics, notes []restoreNote) {
 	sort.Slice(notes, func(i, j int) bool { return notes[i].Key < notes[j].Key })
-	var newer, pending []restoreNote
+	var newer []restoreNote
 	for _, n := range notes {
 		if n.NewerGen > 0 {
 			newer = append(newer, n)
-		}
-		if n.PendingGen > 0 {
-			pending = append(pending, n)
 		}
 	}
 	if len(newer) == 1 && newer[0].Key == "" {
@@ -142,30 +124,10 @@ func addRestoreWarnings(diags *diag.Diagnostics, notes []restoreNote) {
 			"resource wrote; it belongs to another writer (a create_before_destroy replacement, the CLI) and is left in "+
 			"place: %s.", len(newer), tfkit.PluralVerb(len(newer), "member's sandbox holds", "members' sandboxes hold"), strings.Join(items, ", ")))
 	}
-	if len(pending) == 0 {
-		return
-	}
-	const rest = "The destroy does not wait longer, so that teardown completes: a sandbox destroyed next is deleted " +
-		"whatever its policy. A sandbox that is kept holds its previous restriction until the data plane enforces the " +
-		"restore; a setup step with require_open_egress = true waits for it during this apply (up to timeouts.delete " +
-		"from the write) and refuses to run while it is pending, naming the generation."
-	if len(pending) == 1 && pending[0].Key == "" {
-		n := pending[0]
-		diags.AddWarning("Egress restore not yet enforced", fmt.Sprintf("Restoring %s on sandbox %s was accepted "+
-			"(generation %d) but is not enforced after %s. %s", n.What, n.SandboxID, n.PendingGen, n.Waited, rest))
-		return
-	}
-	items := make([]string, len(pending))
-	for i, n := range pending {
-		items[i] = fmt.Sprintf("member %q (sandbox %s, generation %d: %s)", n.Key, n.SandboxID, n.PendingGen, n.What)
-	}
-	diags.AddWarning("Egress restore not yet enforced", fmt.Sprintf("Restoring what the sandboxes held before this "+
-		"policy was accepted on %d %s but is not enforced after %s: %s. %s", len(pending),
-		tfkit.PluralVerb(len(pending), "member", "members"), pending[0].Waited, strings.Join(items, ", "), rest))
 }
 
 // pendingRestores are the teardown restores this provider process wrote
-// and stopped waiting for (restoreEgress). A setup step that needs open
+// and did not wait for (restoreEgress). A setup step that needs open
 // egress on such a sandbox in the same run — the new setup of a day-two
 // re-lock, right after the old policy's destroy — waits for the restore
 // until its own deadline (its write plus timeouts.delete) instead of
@@ -208,7 +170,7 @@ func (r *restoreWaits) take(c *prime.Client, id string, gen int64) (time.Time, b
 }
 
 // NotePendingRestore records a teardown restore of open egress that this
-// process wrote and stopped waiting for, until deadline (restoreEgress
+// process wrote and did not wait for, until deadline (restoreEgress
 // notes its own; a reader's tests note one to stand for it).
 func NotePendingRestore(c *prime.Client, id string, gen int64, deadline time.Time) {
 	pendingRestores.note(c, id, gen, deadline)

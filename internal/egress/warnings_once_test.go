@@ -88,10 +88,10 @@ func TestEgressWarningsOncePerWrite(t *testing.T) {
 	wantNone("prime_fleet_egress_policy validation", validateWarnings(fleetPolicy, fleet))
 	wantOne("prime_fleet_egress_policy create", tfkittest.ModifyPlanWarnings(t, fleetPolicy, tfkittest.PlanOf(t, fleetPolicy, fleet)))
 	memberType := tftypes.Object{AttributeTypes: map[string]tftypes.Type{
-		"sandbox_id": tftypes.String, "generation": tftypes.Number, "applied_generation": tftypes.Number, "applied": tftypes.Bool}}
+		"sandbox_id": tftypes.String, "generation": tftypes.Number, "applied": tftypes.Bool}}
 	member := func(id string) tftypes.Value {
 		return tftypes.NewValue(memberType, map[string]tftypes.Value{"sandbox_id": str(id), "generation": num(1),
-			"applied_generation": num(1), "applied": tftypes.NewValue(tftypes.Bool, true)})
+			"applied": tftypes.NewValue(tftypes.Bool, true)})
 	}
 	fleetState := map[string]tftypes.Value{"id": str("f-1"), "sandbox_ids": ids, "allow": allow, "effective_allow": effective,
 		"members": tftypes.NewValue(tftypes.Map{ElementType: memberType}, map[string]tftypes.Value{"a": member("sb-a"), "b": member("sb-b")})}

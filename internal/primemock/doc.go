@@ -138,6 +138,7 @@
 //	ValidationErrors   validation_errors   -validation-errors   the 422 shape: list (default), errors or string
 //	TeamMembers        team_members        -team-member T=KEY   the keys a team admits (a team never named admits every key)
 //	RateLimitScale     rate_limit_scale    -rate-limit-scale    factor on every limit (default 1)
+//	RequestEvents      (not exposed)       (none)               log every counted /api/v1 request as an api_request event
 //	APIKey             (not exposed)       -api-key             the only API key accepted
 //	CheckpointFreezeDelay  checkpoint_freeze_delay  -checkpoint-freeze-delay  PENDING → FROZEN (default 50ms)
 //	CheckpointDurableDelay checkpoint_durable_delay -checkpoint-durable-delay FROZEN → DURABLE, and a publish's merge (default 100ms)
@@ -461,6 +462,8 @@
 //	                    status (created: policy for create-time lists)
 //	sandbox_error       status, error_type
 //	gateway_ready       status: the gateway lag is over
+//	api_request         route, size (the sandboxes a batch names): an /api/v1
+//	                    request the rate limits counted (RequestEvents only)
 //	policy_put          generation, policy
 //	policy_applied      generation: the data plane enforces it
 //	policy_observed     generation: the first egress-policy answer that told

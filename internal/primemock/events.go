@@ -55,6 +55,12 @@ const (
 	// the gateway lag; until then both transports answer as if it did not
 	// exist.
 	EventGatewayReady = "gateway_ready"
+	// EventAPIRequest is an /api/v1 request the rate limits counted (with
+	// Options.RequestEvents): Route (its pattern, "DELETE /api/v1/sandbox"),
+	// SandboxID (the path's sandbox, if any) and Size (the sandbox IDs a
+	// batch body names). Windows of them show how close a client came to a
+	// published limit.
+	EventAPIRequest = "api_request"
 )
 
 // Event is one entry of the mock's ordered log. Only the fields relevant to
@@ -93,6 +99,8 @@ type Event struct {
 	SessionID    string   `json:"session_id"`
 	Message      string   `json:"message"`
 	Memory       bool     `json:"memory"`
+	// Route is an api_request's route pattern.
+	Route string `json:"route"`
 }
 
 // MarshalJSON writes the common keys and those of the event's type, so a
@@ -118,6 +126,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		Signal            string              `json:"signal,omitempty"`
 		Path              string              `json:"path,omitempty"`
 		Size              *int64              `json:"size,omitempty"`
+		Route             string              `json:"route,omitempty"`
 	}
 	w := wire{Seq: e.Seq, Time: e.Time.Format(time.RFC3339Nano), Type: e.Type, SandboxID: e.SandboxID}
 	switch e.Type {
@@ -138,6 +147,8 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		w.Command, w.Transport, w.PID, w.Signal = &e.Command, e.Transport, e.PID, e.Signal
 	case EventFileUploaded, EventFileDownloaded, EventFileRead:
 		w.Path, w.Size = e.Path, &e.Size
+	case EventAPIRequest:
+		w.Route, w.Size = e.Route, &e.Size
 	}
 	return e.withResourceKeys(json.Marshal(w))
 }

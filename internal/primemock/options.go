@@ -124,6 +124,10 @@ type Options struct {
 	// it, since the mock knows no accounts. A key acts on a team's sandboxes,
 	// checkpoints, networks, volumes and images only when it belongs.
 	TeamMembers map[string][]string
+	// RequestEvents logs every /api/v1 request the rate limits count as an
+	// api_request event, for tests that count requests per window (off by
+	// default: a fleet's apply is thousands of them).
+	RequestEvents bool
 	// Now is the real clock the mock clock runs from (optional; time.Now),
 	// for tests that move time themselves. Timers run on the real clock.
 	Now func() time.Time

@@ -12,6 +12,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -176,4 +177,21 @@ func (s *Server) rateCheck(pattern string, r *http.Request, caller string) (retr
 		}
 	}
 	return 0, false
+}
+
+// requestEvent logs a counted request (Options.RequestEvents).
+func (s *Server) requestEvent(pattern string, r *http.Request) {
+	s.mu.Lock()
+	on := s.opts.RequestEvents
+	s.mu.Unlock()
+	if !on {
+		return
+	}
+	var ids int64
+	if r.Method == http.MethodPost && strings.HasSuffix(pattern, ":batchGet") || pattern == "DELETE "+apiPrefix+"/sandbox" {
+		ids = int64(len(batchSandboxes(r)))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.emit(Event{Type: EventAPIRequest, Route: pattern, SandboxID: r.PathValue("id"), Size: ids})
 }

@@ -284,6 +284,7 @@ func (s *Server) api(pattern string, h apiFunc, gateway bool) http.Handler {
 			writeJSON(w, http.StatusTooManyRequests, detail("Rate limit exceeded"))
 			return
 		}
+		s.requestEvent(pattern, r)
 		f, retryAfter := s.decideFault(r.Method)
 		switch f {
 		case throttled:

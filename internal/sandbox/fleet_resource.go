@@ -109,20 +109,18 @@ func (r *sandboxFleetResource) Schema(_ context.Context, _ resource.SchemaReques
 	attrs["sandbox_ids"] = memberkit.SandboxIDsOutputAttribute("Member key → sandbox ID: what `prime_fleet_command` " +
 		"and `prime_fleet_egress_policy` take. A member whose sandbox is gone (deleted out of band, stopped) drops " +
 		"out at refresh, and the next apply creates it again in place.")
-	attrs["sandboxes"] = schema.MapNestedAttribute{
-		Computed: true,
-		MarkdownDescription: "Member key → what the platform reports: `id`, `name`, `status` (`RUNNING` means " +
-			"running and reachable through the gateway, as on `prime_sandbox`), `created_at`, and with an `egress` " +
-			"block `egress_generation` and `egress_applied`.",
-		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-			"id":                schema.StringAttribute{Computed: true, MarkdownDescription: "Sandbox ID."},
-			"name":              schema.StringAttribute{Computed: true, MarkdownDescription: "Sandbox name."},
-			"status":            schema.StringAttribute{Computed: true, MarkdownDescription: "Lifecycle status at the last refresh."},
-			"created_at":        schema.StringAttribute{Computed: true, MarkdownDescription: "Creation time (RFC 3339)."},
-			"egress_generation": schema.Int64Attribute{Computed: true, MarkdownDescription: "Generation of the egress block's policy on this member."},
-			"egress_applied":    schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the data plane enforces it."},
-		}},
-	}
+	attrs["sandboxes"] = memberkit.MemberMapAttribute("Member key → what the platform reports.", fleetMemberAttrTypes,
+		[]memberkit.MemberField{
+			{Name: "id", Description: "Sandbox ID."},
+			{Name: "name", Description: "Sandbox name."},
+			{Name: "status", Description: "Lifecycle status at the last refresh (`RUNNING` means running and reachable " +
+				"through the gateway, as on `prime_sandbox`)."},
+			{Name: "created_at", Description: "Creation time (RFC 3339)."},
+			{Name: "egress_generation", Description: "With an `egress` block: generation of its policy on this member " +
+				"(null without one)."},
+			{Name: "egress_applied", Description: "With an `egress` block: whether the data plane enforces it (null " +
+				"without one)."},
+		})
 	resp.Schema = schema.Schema{
 		Version: SchemaVersion,
 		MarkdownDescription: "A fleet of identical Prime sandboxes as one resource: what an evaluation runs on. " +
