@@ -136,11 +136,14 @@ func (c *Client) DeleteSandbox(ctx context.Context, id string) error {
 	return c.notFoundOrForeign(ctx, id, err)
 }
 
-// bulkDeleteChunk is how many ids one bulk delete carries, as the CLI sends.
-const bulkDeleteChunk = 100
+// MaxBulkDeleteIDs is how many ids one bulk delete may name (the published
+// schema: 1-500). The provider sends full chunks: bulk deletes are counted
+// per API key per minute, so a destroy of 10,000 members is 20 requests,
+// not the 100 that the CLI's chunks of 100 would make.
+const MaxBulkDeleteIDs = 500
 
-// BulkDeleteSandboxes deletes by ids (in chunks of 100) or by labels. The
-// answers of all chunks are merged.
+// BulkDeleteSandboxes deletes by ids (in chunks of MaxBulkDeleteIDs) or by
+// labels. The answers of all chunks are merged.
 func (c *Client) BulkDeleteSandboxes(ctx context.Context, req BulkDeleteRequest) (*BulkDeleteResponse, error) {
 	if len(req.SandboxIDs) == 0 && len(req.Labels) == 0 && !req.AllUsers {
 		return nil, errors.New("bulk delete needs sandbox ids, labels or all_users")
@@ -148,7 +151,7 @@ func (c *Client) BulkDeleteSandboxes(ctx context.Context, req BulkDeleteRequest)
 	merged := &BulkDeleteResponse{Succeeded: []string{}, Failed: []BulkDeleteFailure{}}
 	chunks := [][]string{nil}
 	if len(req.SandboxIDs) > 0 {
-		chunks = chunkStrings(req.SandboxIDs, bulkDeleteChunk)
+		chunks = chunkStrings(req.SandboxIDs, MaxBulkDeleteIDs)
 	}
 	for _, ids := range chunks {
 		part := req

@@ -26,6 +26,10 @@ const (
 	defaultPerPage    = 50
 	maxPerPage        = 1000
 	maxBatchStatusIDs = 100
+	// A bulk delete names 1-500 sandbox ids or 1-50 labels (the published
+	// schema of DELETE /sandbox).
+	maxBulkDeleteIDs    = prime.MaxBulkDeleteIDs
+	maxBulkDeleteLabels = 50
 )
 
 // isTerminal: the statuses the SDK's waiters treat as final.

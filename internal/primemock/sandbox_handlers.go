@@ -236,6 +236,12 @@ func (s *Server) handleBulkDelete(r *http.Request, caller string) reply {
 	if len(req.SandboxIDs) == 0 && len(req.Labels) == 0 && !req.AllUsers {
 		return errorReply(http.StatusUnprocessableEntity, "provide sandbox_ids or labels (or all_users)")
 	}
+	if n := len(req.SandboxIDs); n > maxBulkDeleteIDs {
+		return errorReply(http.StatusUnprocessableEntity, "sandbox_ids must hold 1 to %d ids, got %d", maxBulkDeleteIDs, n)
+	}
+	if n := len(req.Labels); n > maxBulkDeleteLabels {
+		return errorReply(http.StatusUnprocessableEntity, "labels must hold 1 to %d labels, got %d", maxBulkDeleteLabels, n)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := prime.BulkDeleteResponse{Succeeded: []string{}, Failed: []prime.BulkDeleteFailure{}}

@@ -336,3 +336,28 @@ func TestTeamMembers(t *testing.T) {
 		t.Errorf("an open team's list, as another key: %v", l)
 	}
 }
+
+// A bulk delete names at most 500 sandboxes and 50 labels, as the
+// published schema allows; more is a 422 and deletes nothing.
+func TestBulkDeleteBounds(t *testing.T) {
+	h := newHarness(t, primemock.Options{BootDelay: time.Millisecond})
+	a := h.running(map[string]any{})
+	ids := make([]string, 501)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("sb-absent-%d", i)
+	}
+	ids[0] = a
+	validationDetail(t, h.req("DELETE", "/api/v1/sandbox", map[string]any{"sandbox_ids": ids}))
+	labels := make([]string, 51)
+	for i := range labels {
+		labels[i] = fmt.Sprintf("l%d", i)
+	}
+	validationDetail(t, h.req("DELETE", "/api/v1/sandbox", map[string]any{"labels": labels}))
+	if s := h.status(a); s != "RUNNING" {
+		t.Fatalf("a refused bulk delete left the sandbox %s", s)
+	}
+	h.req("DELETE", "/api/v1/sandbox", map[string]any{"sandbox_ids": ids[:500]}).must(t, 200)
+	if s := h.status(a); s != "TERMINATED" {
+		t.Fatalf("a bulk delete of 500 ids left the sandbox %s", s)
+	}
+}

@@ -59,7 +59,7 @@ func (a *sandboxSweepAction) Schema(_ context.Context, _ action.SchemaRequest, r
 			"apply -invoke=action.prime_sandbox_sweep.<name>`, or from a resource's `lifecycle { action_trigger { " +
 			"... } }`.\n\n" +
 			"`dry_run` defaults to `true`: the action then only lists, as progress, what it would delete. With " +
-			"`dry_run = false` it deletes them in bulk (`DELETE /api/v1/sandbox`, 100 IDs per request), reports " +
+			"`dry_run = false` it deletes them in bulk (`DELETE /api/v1/sandbox`, 500 IDs per request), reports " +
 			"each sandbox it deleted, waits until they are gone (up to 5 minutes), and fails naming every sandbox " +
 			"the platform did not delete and why. Only sandboxes that are not in a terminal status are considered. " +
 			"A sandbox that Terraform manages is deleted like any other: choose labels that only leftovers carry " +
@@ -183,7 +183,7 @@ func (a *sandboxSweepAction) Invoke(ctx context.Context, req action.InvokeReques
 		return
 	}
 	progress(fmt.Sprintf("deleting %d sandbox(es) %s", len(found), what))
-	// The fleet's bulk delete: chunks of 100, "not found" counts as gone,
+	// The fleet's bulk delete: chunks of 500, "not found" counts as gone,
 	// every deleted sandbox waited for, every failure named.
 	var problems memberkit.Problems
 	kept := deleteMembers(ctx, a.client, members, tfkit.SortedKeys(members), defaultSandboxDeleteTimeout, &problems)
