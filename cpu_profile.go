@@ -31,7 +31,7 @@ func startCPUProfile() (stop func()) {
 	if err := pprof.StartCPUProfile(f); err != nil {
 		fmt.Fprintln(os.Stderr, "cpu profile:", err)
 		_ = f.Close()
-		_ = os.Remove(path)
+		_ = os.Remove(path) //nolint:gosec // G703: the file just created
 		return func() {}
 	}
 	return func() {

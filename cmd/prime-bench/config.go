@@ -46,11 +46,11 @@ type benchConfig struct {
 	recoveryNs []int
 	// instBudget skips per-instance runs whose apply lower bound N·W/P
 	// exceeds it (0: none skipped).
-	instBudget    time.Duration
-	latency       time.Duration
-	jitter        time.Duration
-	boot, apply   time.Duration
-	gatewayLag    time.Duration
+	instBudget  time.Duration
+	latency     time.Duration
+	jitter      time.Duration
+	boot, apply time.Duration
+	gatewayLag  time.Duration
 	// rateLimits runs prime-mock with the platform's published rate limits
 	// enforced (429 with Retry-After), as the platform does.
 	rateLimits bool

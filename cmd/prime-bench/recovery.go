@@ -341,7 +341,8 @@ func newRunner(ws *tfcli.Workspace) error {
 			env = append(env, kv)
 		}
 	}
-	ws.Env = append(env, "HOME="+home, "XDG_CACHE_HOME="+filepath.Join(home, ".cache"))
+	env = append(env, "HOME="+home, "XDG_CACHE_HOME="+filepath.Join(home, ".cache"))
+	ws.Env = env
 	ws.Home = home
 	return nil
 }

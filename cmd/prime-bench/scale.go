@@ -238,8 +238,8 @@ func profileSection(b *strings.Builder, r *report) {
 			continue
 		}
 		w("\n## Where the provider's CPU goes (fleet N=%d, P=%d)\n\n", f.n, f.p)
-		w("CPU profiles of every provider process of the run (`PRIME_PROVIDER_CPU_PROFILE_DIR`), merged by phase and "+
-			"summarised with `go tool pprof -top`: self time by package, then the functions with the most self time. "+
+		w("CPU profiles of every provider process of the run (`PRIME_PROVIDER_CPU_PROFILE_DIR`), merged by phase and " +
+			"summarised with `go tool pprof -top`: self time by package, then the functions with the most self time. " +
 			"Shares are of the phase's samples.\n\n")
 		phases := []string{"apply", "refresh", "plan", "destroy"}
 		w("| | ")

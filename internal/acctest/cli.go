@@ -161,7 +161,8 @@ func (w *Work) OnNewRunner() string {
 			env = append(env, kv)
 		}
 	}
-	w.Env = append(env, "HOME="+home)
+	env = append(env, "HOME="+home)
+	w.Env = env
 	return home
 }
 

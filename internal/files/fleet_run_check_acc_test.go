@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
 	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
 	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 )

@@ -117,7 +117,7 @@ func currentWorkspace(getenv func(string) string, wd string) string {
 	if w := getenv("TF_WORKSPACE"); w != "" {
 		return w
 	}
-	if b, err := os.ReadFile(filepath.Join(dataDir(getenv, wd), "environment")); err == nil { //nolint:gosec // G304: Terraform's own data directory
+	if b, err := os.ReadFile(filepath.Join(dataDir(getenv, wd), "environment")); err == nil {
 		if w := strings.TrimSpace(string(b)); w != "" {
 			return w
 		}

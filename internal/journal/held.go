@@ -106,7 +106,7 @@ func (h *heldLedger) record(ids []string) {
 	if b.Len() == 0 || os.MkdirAll(filepath.Dir(h.path), 0o700) != nil {
 		return
 	}
-	f, err := os.OpenFile(h.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600) //nolint:gosec // G304: our own journal directory
+	f, err := os.OpenFile(h.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
 	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
 	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 )

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
 	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
 	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 )

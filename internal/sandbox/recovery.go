@@ -214,26 +214,3 @@ func (rc *Recovery) list(ctx context.Context, team string) (map[string][]prime.S
 		})
 	return out, err
 }
-
-// leftoverIDs are the IDs of the sandboxes in the team's index that no
-// create took (for tests and logs), sorted.
-func (rc *Recovery) leftoverIDs(team string) []string {
-	rc.mu.Lock()
-	ix := rc.teams[team]
-	rc.mu.Unlock()
-	if ix == nil {
-		return nil
-	}
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	var ids []string
-	for _, list := range ix.byID {
-		for _, sb := range list {
-			if !ix.taken[sb.ID] {
-				ids = append(ids, sb.ID)
-			}
-		}
-	}
-	sort.Strings(ids)
-	return slices.Compact(ids)
-}

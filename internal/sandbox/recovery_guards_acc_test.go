@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
 	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
 	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
 )

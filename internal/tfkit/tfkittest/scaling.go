@@ -101,7 +101,8 @@ func (p *oneResourceProvider) Metadata(_ context.Context, _ provider.MetadataReq
 	resp.TypeName = oneResourceProviderName
 }
 
-func (p *oneResourceProvider) Schema(context.Context, provider.SchemaRequest, *provider.SchemaResponse) {}
+func (p *oneResourceProvider) Schema(context.Context, provider.SchemaRequest, *provider.SchemaResponse) {
+}
 
 func (p *oneResourceProvider) Configure(context.Context, provider.ConfigureRequest, *provider.ConfigureResponse) {
 }
