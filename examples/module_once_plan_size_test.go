@@ -44,9 +44,9 @@ func onceSetupChangePlanLines(t *testing.T, n int) int {
 
 // How the plan of a changed setup in once mode grows with the members: a
 // guard against growing further, not yet the target. Measured here: 340
-// lines for 6 members, 1,906 for 60, about 26 a member (305 and 1,655
-// before the run provenance). What each member costs: the replaced
-// agent's results printed as removed (about 17 lines: a replaced
+// lines for 6 members, 1,906 for 60, 29 a member (305 and 1,655, 25 a
+// member, before the run provenance), on Terraform 1.11 and OpenTofu alike. What each member costs: the replaced
+// agent's results printed as removed (about 20 lines: a replaced
 // resource's old nested values are all shown), the fleet's sandboxes map
 // (8) and sandbox_ids (1) unknown during the in-place restore. About one
 // line a member needs per-member values that a plan need not show at all
@@ -56,7 +56,7 @@ func TestAccModule_onceSetupChangePlanGrowth(t *testing.T) {
 	small, large := onceSetupChangePlanLines(t, 6), onceSetupChangePlanLines(t, 60)
 	perMember := float64(large-small) / 54
 	t.Logf("a changed setup plans in %d lines for 6 members, %d for 60: %.1f a member", small, large, perMember)
-	if perMember > 28 {
-		t.Errorf("a changed setup plans %d lines for 60 members and %d for 6: %.1f more a member, want at most 28 (26 measured)", large, small, perMember)
+	if perMember > 30 {
+		t.Errorf("a changed setup plans %d lines for 60 members and %d for 6: %.1f more a member, want at most 30 (29 measured)", large, small, perMember)
 	}
 }

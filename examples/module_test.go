@@ -11,6 +11,7 @@ import (
 
 	"github.com/primeintellect/terraform-provider-prime/internal/acctest"
 	"github.com/primeintellect/terraform-provider-prime/internal/acctest/mocktest"
+	"github.com/primeintellect/terraform-provider-prime/internal/checkpoint"
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 	"github.com/primeintellect/terraform-provider-prime/internal/primemock"
 )
@@ -33,12 +34,15 @@ func isAgentCommand(cmd string) bool { return strings.Contains(cmd, "agent") }
 // (internal/prime: uploads, downloads and background jobs): mkdir, mv,
 // tar, chmod and rm around a transfer; the job's start, existence check,
 // output tails, signals and exit-code repair; the read of a sandbox's
-// secrets (for masking); a result's check against its run's stamp. None is a setup or agent step; a background step
+// secrets (for masking); a result's check against its run's stamp; a
+// claimed start; a checkpoint's markers. None is a setup or agent step; a background step
 // is its job's process (transport "background").
 var providerCommandPrefixes = []string{
 	"mkdir -p -- ", "mv -f -- ", "rm -f -- ", "rm -rf -- ", "chmod ", "tar -cf ",
 	"nohup setsid sh -c ", "test -e '/tmp/job_", "test -e /tmp/job_", "tail -c ", "kill -", "test -s /tmp/job_", "test -s '/tmp/job_",
 	prime.SecretsProbePrefix, "test -e " + prime.RunStampDir + "/",
+	"mkdir -p " + prime.RunClaimsDir + "/", "rm -rf " + prime.RunClaimsDir + "/", // a claimed start, retired claims
+	"mkdir -p " + checkpoint.MarkersDir + "/", "ls -A " + checkpoint.MarkersDir + "/", "rm -f " + checkpoint.MarkersDir + "/",
 }
 
 // isStep reports whether a command event is a setup or agent step: not

@@ -25,7 +25,9 @@ import (
 )
 
 const (
-	markersDir = "/tmp/prime-checkpoints"
+	// MarkersDir holds the markers (exported so that tests can tell the
+	// marker commands from a user's).
+	MarkersDir = "/tmp/prime-checkpoints"
 	// markerTimeout bounds each marker command.
 	markerTimeout = 30 * time.Second
 )
@@ -39,7 +41,7 @@ var (
 )
 
 // markerDir is the directory of one configuration's markers.
-func markerDir(hash string) string { return markersDir + "/" + hash }
+func markerDir(hash string) string { return MarkersDir + "/" + hash }
 
 // markCheckpoint writes the marker of checkpoint id of configuration hash
 // into source sandboxID. Best effort: without it, only this machine's

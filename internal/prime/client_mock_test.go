@@ -61,15 +61,22 @@ func TestClientAgainstMock(t *testing.T) {
 	}
 
 	before := m.Stats().Requests["DELETE /api/v1/sandbox"]
-	res, err := c.BulkDeleteSandboxes(ctx, prime.BulkDeleteRequest{SandboxIDs: append(ids[:120:120], "no-such-id")})
+	// One more id than a request may carry: 120 live ones and unknown ones
+	// up to MaxBulkDeleteIDs+1, so the client must send two chunks and merge
+	// their answers.
+	batch := append([]string(nil), ids[:120]...)
+	for i := len(batch); i <= prime.MaxBulkDeleteIDs; i++ {
+		batch = append(batch, fmt.Sprintf("no-such-id-%d", i))
+	}
+	res, err := c.BulkDeleteSandboxes(ctx, prime.BulkDeleteRequest{SandboxIDs: batch})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := m.Stats().Requests["DELETE /api/v1/sandbox"] - before; got != 2 {
-		t.Fatalf("%d bulk delete requests for 121 ids, want 2 chunks", got)
+		t.Fatalf("%d bulk delete requests for %d ids, want 2 chunks", got, len(batch))
 	}
-	if len(res.Succeeded) != 120 || len(res.Failed) != 1 || res.Failed[0].SandboxID != "no-such-id" {
-		t.Fatalf("merged answer: %d succeeded, failed %+v", len(res.Succeeded), res.Failed)
+	if len(res.Succeeded) != 120 || len(res.Failed) != len(batch)-120 || res.Failed[0].SandboxID != "no-such-id-120" {
+		t.Fatalf("merged answer: %d succeeded, %d failed (first %+v)", len(res.Succeeded), len(res.Failed), res.Failed[0])
 	}
 	if _, err := c.BulkDeleteSandboxes(ctx, prime.BulkDeleteRequest{Labels: []string{"fleet"}}); err != nil {
 		t.Fatal(err)

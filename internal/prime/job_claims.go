@@ -24,8 +24,9 @@ import (
 	"time"
 )
 
-// runClaimsDir holds one directory of claims per run.
-const runClaimsDir = "/tmp/prime-runs"
+// RunClaimsDir holds one directory of claims per run (exported so that
+// tests can tell the claim commands from a user's).
+const RunClaimsDir = "/tmp/prime-runs"
 
 // claimedExit is the exit code of a start refused because the run is
 // claimed (EX_TEMPFAIL: nothing was started).
@@ -89,7 +90,7 @@ func (rc *RunClaim) check() error {
 }
 
 // runClaimDir is the directory of a run's claims.
-func runClaimDir(run string) string { return runClaimsDir + "/" + run }
+func runClaimDir(run string) string { return RunClaimsDir + "/" + run }
 
 // claimPrefix is the command that claims the run for job before its
 // wrapper starts: it creates the claim, unless (without Force) another

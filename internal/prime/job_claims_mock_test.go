@@ -64,3 +64,21 @@ func TestRunClaimsAgainstMock(t *testing.T) {
 		t.Errorf("a bad run name: err = %v", err)
 	}
 }
+
+// The gateway refuses a command in a paused sandbox before anything runs:
+// the error says so (ErrSandboxNotRunning, naming PAUSED), so that callers
+// which ask a sandbox that may be paused (checkpoint markers, run claims)
+// know that nothing ran and that the sandbox is not gone.
+func TestExecInPausedSandboxIsNotRunning(t *testing.T) {
+	ctx := context.Background()
+	c, m := mockClient(t)
+	sb := runningVM(t, c, m)
+	if err := c.PauseAndWait(ctx, sb); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Exec(ctx, sb, prime.ExecRequest{Command: "true"})
+	var failed *prime.SandboxFailedError
+	if !errors.Is(err, prime.ErrSandboxNotRunning) || !errors.As(err, &failed) || failed.Status != prime.StatusPaused {
+		t.Fatalf("exec in a paused sandbox: err = %v, want ErrSandboxNotRunning naming PAUSED", err)
+	}
+}
