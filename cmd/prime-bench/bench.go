@@ -58,6 +58,8 @@ func benchMain(args []string) error {
 	fs.Float64Var(&c.jobScale, "job-scale", 0.25, "background-job run: the mock's sleep_scale (wall time of the job = job-seconds × job-scale)")
 	fs.Func("setup-n", "setup-once run beside per-member setup: N, comma-separated (default 200,1000; \"\" for none)", intList(&c.setupNs))
 	fs.Func("recovery-n", "recovery runs (a normal apply and one after a lost runner, platform_recovery off and on; background agents after a lost runner): N, comma-separated (default 1000; \"\" for none)", intList(&c.recoveryNs))
+	fs.BoolVar(&c.scaleOnly, "scale-only", false, "write only the scale section of the report (the fleet runs from N=1000 up, "+
+		"their targets and the SDK stand-in), replacing its predecessor and leaving the rest of the report as it was")
 	fs.BoolVar(&c.setupOnceOnly, "setup-once-only", false, "analysis: run only the setup-once way of the setup-once pair and print its timeline (no report)")
 	fs.IntVar(&c.setupSeconds, "setup-seconds", 60, "setup-once run: the setup's length in mock time (sleep SECONDS)")
 	fs.Float64Var(&c.setupScale, "setup-scale", 0.05, "setup-once run: the mock's sleep_scale (wall time of the setup = setup-seconds × setup-scale)")
@@ -162,6 +164,16 @@ func benchMain(args []string) error {
 	}
 	if err := runRecovery(c, rep); err != nil {
 		return err
+	}
+	if c.scaleOnly {
+		mach.loadEnd = loadAvg()
+		if c.out != "" {
+			if err := writeScaleOnly(c.out, c, mach, rep); err != nil {
+				return err
+			}
+			fmt.Printf("\nwrote the scale section of %s\n", c.out)
+		}
+		return nil
 	}
 	if sectionsOnly {
 		// Only sections of their own: each replaces its predecessor in the

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -174,5 +176,30 @@ func TestFleetLimitWherePublishedLimitsBind(t *testing.T) {
 		if got := fleetLimit(c, tc.n); got != tc.want {
 			t.Errorf("fleet limit at N=%d: %s, want %s", tc.n, got, tc.want)
 		}
+	}
+}
+
+// make bench-scale writes its section into the report and leaves the rest
+// as it was; a second run replaces the first one's section.
+func TestWriteScaleOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "BENCHMARKS.md")
+	doc := "# Benchmarks\n\n## Fleet path\n\nfigures\n"
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := benchConfig{argv: []string{"prime-bench", "bench", "-scale-only"}, rateLimits: true, fleetPs: []int{10}}
+	for range 2 {
+		if err := writeScaleOnly(path, c, machine{}, &report{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(got)
+	if !strings.HasPrefix(s, doc) || strings.Count(s, scaleBegin) != 1 || strings.Count(s, "## Scale (`make bench-scale`)") != 1 ||
+		!strings.Contains(s, "`prime-bench bench -scale-only`") || !strings.Contains(s, "| fleet N=10000: provider peak RSS | ") {
+		t.Fatalf("the report after two scale-only writes:\n%s", s)
 	}
 }

@@ -40,8 +40,11 @@ type benchConfig struct {
 	// setupOnceOnly (analysis): run only the setup-once way, print its
 	// timeline, report nothing (the targets need both ways).
 	setupOnceOnly bool
-	setupSeconds  int
-	setupScale    float64
+	// scaleOnly: the fleet runs (and the SDK stand-in) write only the
+	// scale section of the report (make bench-scale).
+	scaleOnly    bool
+	setupSeconds int
+	setupScale   float64
 	// The recovery runs (recovery.go) at every recoveryNs.
 	recoveryNs []int
 	// instBudget skips per-instance runs whose apply lower bound N·W/P

@@ -21,6 +21,26 @@ func invocation(c benchConfig) (makeCmd, exact string) {
 	return makeCmd, exact
 }
 
+// verdictTable is a table of targets: each figure, its value and target,
+// and whether it was met.
+func verdictTable(b *strings.Builder, vs []verdict) {
+	b.WriteString("| Figure | Value | Target | |\n|---|---|---|---|\n")
+	for _, v := range vs {
+		mark := "✅ met"
+		switch {
+		case v.na:
+			mark = "not measured"
+		case !v.pass:
+			mark = "❌ missed"
+		}
+		val := v.value
+		if v.note != "" {
+			val += " (" + v.note + ")"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", v.name, val, v.target, mark)
+	}
+}
+
 func markdown(c benchConfig, m machine, r *report) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
@@ -64,21 +84,8 @@ func markdown(c benchConfig, m machine, r *report) string {
 	w("The machine is shared; a high load average means noisy timings. Compare ratios measured in this run, not " +
 		"absolute times across runs.\n\n")
 
-	w("## Targets\n\n| Figure | Value | Target | |\n|---|---|---|---|\n")
-	for _, v := range r.verdicts {
-		mark := "✅ met"
-		switch {
-		case v.na:
-			mark = "not measured"
-		case !v.pass:
-			mark = "❌ missed"
-		}
-		val := v.value
-		if v.note != "" {
-			val += " (" + v.note + ")"
-		}
-		w("| %s | %s | %s | %s |\n", v.name, val, v.target, mark)
-	}
+	w("## Targets\n\n")
+	verdictTable(&b, r.verdicts)
 
 	var fleet, inst []*runFigures
 	for _, f := range r.runs {

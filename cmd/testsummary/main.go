@@ -2,7 +2,8 @@
 // what a plain `go test` prints (package results, build errors, the whole
 // output of every failed test) plus every skipped test with its reason,
 // and a count of top-level tests: what the acceptance runs of `make test`
-// show per CLI. It exits 1 when anything failed.
+// show per CLI, with the slowest top-level tests (where the suite's time
+// goes). It exits 1 when anything failed.
 //
 //	go test -json ./... | testsummary -label "Terraform 1.15.0"
 package main
@@ -26,6 +27,15 @@ type event struct {
 	Test       string
 	Output     string
 	ImportPath string
+	Elapsed    float64 // seconds, on a test's pass or fail
+}
+
+// slowestShown is how many of the slowest top-level tests the report names.
+const slowestShown = 10
+
+type timedTest struct {
+	key     testKey
+	elapsed float64
 }
 
 type testKey struct{ pkg, test string }
@@ -58,6 +68,7 @@ func summarize(r io.Reader, w io.Writer) (counts, bool, error) {
 	output := map[testKey][]string{}
 	running := map[testKey]bool{}
 	var skips []string
+	var timed []timedTest
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
@@ -98,6 +109,9 @@ func summarize(r io.Reader, w io.Writer) (counts, bool, error) {
 			output[k] = append(output[k], e.Output)
 		case e.Action == "pass" || e.Action == "fail" || e.Action == "skip":
 			delete(running, k)
+			if top && e.Action != "skip" && e.Elapsed > 0 {
+				timed = append(timed, timedTest{k, e.Elapsed})
+			}
 			switch e.Action {
 			case "pass":
 				if top {
@@ -126,7 +140,24 @@ func summarize(r io.Reader, w io.Writer) (counts, bool, error) {
 	for _, s := range skips {
 		fmt.Fprintln(w, s)
 	}
+	writeSlowest(w, timed)
 	return c, failed, nil
+}
+
+// writeSlowest names the slowest top-level tests, slowest first.
+func writeSlowest(w io.Writer, timed []timedTest) {
+	if len(timed) == 0 {
+		return
+	}
+	sort.SliceStable(timed, func(i, j int) bool { return timed[i].elapsed > timed[j].elapsed })
+	total := 0.0
+	for _, t := range timed {
+		total += t.elapsed
+	}
+	fmt.Fprintf(w, "slowest top-level tests (of %d, %.0f s in all):\n", len(timed), total)
+	for _, t := range timed[:min(slowestShown, len(timed))] {
+		fmt.Fprintf(w, "  %6.1fs %s (%s)\n", t.elapsed, t.key.test, t.key.pkg)
+	}
 }
 
 // skipReason is what a skipped test logged, without test2json's framing

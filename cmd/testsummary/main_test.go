@@ -79,3 +79,22 @@ func TestSummarizePassing(t *testing.T) {
 		t.Errorf("summary of a passing package %q, want only its ok line", got)
 	}
 }
+
+// The slowest top-level tests are named, slowest first, with the time of
+// all of them; subtests and skips are not.
+func TestSummarizeSlowest(t *testing.T) {
+	var out strings.Builder
+	_, _, err := summarize(strings.NewReader(`{"Action":"pass","Package":"p","Test":"TestQuick","Elapsed":1.5}
+{"Action":"pass","Package":"p","Test":"TestSlow/sub","Elapsed":30}
+{"Action":"pass","Package":"p","Test":"TestSlow","Elapsed":31}
+{"Action":"skip","Package":"p","Test":"TestSkipped","Elapsed":40}
+{"Action":"fail","Package":"q","Test":"TestMiddle","Elapsed":7.25}
+`), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "slowest top-level tests (of 3, 40 s in all):\n    31.0s TestSlow (p)\n     7.2s TestMiddle (q)\n     1.5s TestQuick (p)\n"
+	if got := out.String(); !strings.HasSuffix(got, want) {
+		t.Errorf("the report ends\n%s\nwant it to end\n%s", got, want)
+	}
+}

@@ -28,6 +28,7 @@ func TestAccFleetEgressPolicy_destroyOf3000StaysWithinPublishedLimits(t *testing
 	if testing.Short() {
 		t.Skip("3,000 members")
 	}
+	acctest.FirstCLIOnly(t, "it counts the API requests of a 3,000-member destroy, which no CLI changes")
 	const n = 3000
 	o := mocktest.Fast()
 	o.RequestEvents = true
