@@ -127,7 +127,8 @@ func TFEnv(rc string, extra ...string) []string {
 		k, _, _ := strings.Cut(kv, "=")
 		switch {
 		case k == "TF_CLI_CONFIG_FILE", k == "TF_DATA_DIR", k == "TF_WORKSPACE", k == "TF_LOG", k == "TF_LOG_PATH",
-			strings.HasPrefix(k, "TF_CLI_ARGS"), strings.HasPrefix(k, "TF_VAR_"), strings.HasPrefix(k, "PRIME_"):
+			strings.HasPrefix(k, "TF_CLI_ARGS"), strings.HasPrefix(k, "TF_VAR_"), strings.HasPrefix(k, "PRIME_"),
+			k == frameworkLogEnv && frameworkQuieted.Load():
 			continue
 		}
 		env = append(env, kv)
