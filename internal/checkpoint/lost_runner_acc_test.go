@@ -74,7 +74,9 @@ resource "prime_sandbox_fleet" "eval" {
 		t.Fatalf("the restores never reached the gate:\n%s", r.Output())
 	}
 	acctest.KillTF(r)
-	gate.Open()
+	if err := gate.RunnerLost(ctx); err != nil {
+		t.Fatal(err)
+	}
 
 	w.OnNewRunner()
 	out := w.Must(ctx, "apply", "-auto-approve")

@@ -46,7 +46,9 @@ resource "prime_sandbox_fleet" "eval" {
 		t.Fatalf("the creates never reached the gate:\n%s", r.Output())
 	}
 	acctest.KillTF(r)
-	gate.Open()
+	if err := gate.RunnerLost(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if n := m.Stats().SandboxesCreated; n != answered+accepted {
 		t.Fatalf("%d sandboxes made before the loss, want %d", n, answered+accepted)
 	}
@@ -99,7 +101,9 @@ resource "prime_sandbox" "template" {
 		t.Fatalf("the create never reached the gate:\n%s", r.Output())
 	}
 	acctest.KillTF(r)
-	gate.Open()
+	if err := gate.RunnerLost(ctx); err != nil {
+		t.Fatal(err)
+	}
 
 	w.OnNewRunner()
 	w.Must(ctx, "apply", "-auto-approve")

@@ -50,7 +50,9 @@ resource "prime_sandbox_fleet" "eval" {
 		t.Fatalf("the creates never reached the gate:\n%s", r.Output())
 	}
 	acctest.KillTF(r)
-	gate.Open()
+	if err := gate.RunnerLost(ctx); err != nil {
+		t.Fatal(err)
+	}
 	leftovers := answered + accepted
 
 	b.Must(ctx, "apply", "-auto-approve")

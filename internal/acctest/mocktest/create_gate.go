@@ -1,9 +1,11 @@
 package mocktest
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 
 	"github.com/primeintellect/terraform-provider-prime/internal/prime"
 )
@@ -26,6 +28,9 @@ type CreateGate struct {
 	Full    chan struct{} // closed once every accepted create was made
 	release chan struct{}
 	once    sync.Once
+	// lost: the runner is gone and its connections are being dropped;
+	// every create is refused unprocessed until Open.
+	lost atomic.Bool
 }
 
 // NewCreateGate is a gate on the mock *m (set once it is started).
@@ -40,7 +45,12 @@ func (g *CreateGate) Hook(w http.ResponseWriter, r *http.Request, body []byte) b
 	}
 	select {
 	case <-g.release:
-		return false // the runner is gone: later creates are the next apply's
+		if g.lost.Load() {
+			// Sent by the lost runner, read only now: never made.
+			http.Error(w, `{"detail":"runner lost"}`, http.StatusServiceUnavailable)
+			return true
+		}
+		return false // later creates are the next apply's
 	default:
 	}
 	g.mu.Lock()
@@ -62,4 +72,22 @@ func (g *CreateGate) Hook(w http.ResponseWriter, r *http.Request, body []byte) b
 }
 
 // Open lets every held create go, unprocessed, and later ones through.
-func (g *CreateGate) Open() { g.once.Do(func() { close(g.release) }) }
+func (g *CreateGate) Open() {
+	g.lost.Store(false)
+	g.once.Do(func() { close(g.release) })
+}
+
+// RunnerLost is the end of the lost runner (call it once its Terraform is
+// killed): every create it sent goes unprocessed, held or still in flight
+// (the mock's client connections are dropped and drained first, so none
+// of its requests can reach the mock after this returns), and then later
+// creates, the next apply's, go through.
+func (g *CreateGate) RunnerLost(ctx context.Context) error {
+	g.lost.Store(true)
+	g.once.Do(func() { close(g.release) })
+	if err := (*g.m).DropClients(ctx); err != nil {
+		return err
+	}
+	g.Open()
+	return nil
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -29,8 +30,14 @@ type Mock struct {
 	*primemock.Server
 	URL string
 
+	ts       *httptest.Server
 	mu       sync.Mutex
 	requests []Request
+
+	// conns counts the client connections open on the mock; connsChanged
+	// is closed (and replaced) whenever that count changes.
+	conns        int
+	connsChanged chan struct{}
 }
 
 // Request is one /api/v1 request the mock received.
@@ -60,8 +67,8 @@ type Hook func(w http.ResponseWriter, r *http.Request, body []byte) bool
 // refusals the mock has no knob for.
 func NewHooked(t testing.TB, o primemock.Options, hook Hook) *Mock {
 	t.Helper()
-	m := &Mock{Server: primemock.New(o)}
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	m := &Mock{Server: primemock.New(o), connsChanged: make(chan struct{})}
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, prime.APIPrefix) {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -74,12 +81,50 @@ func NewHooked(t testing.TB, o primemock.Options, hook Hook) *Mock {
 		}
 		m.Server.ServeHTTP(w, r)
 	}))
-	m.URL = ts.URL
+	ts.Config.ConnState = m.trackConn
+	ts.Start()
+	m.ts, m.URL = ts, ts.URL
 	t.Cleanup(func() {
 		ts.Close()
 		m.Server.Close()
 	})
 	return m
+}
+
+// trackConn counts the open client connections (http.Server.ConnState).
+func (m *Mock) trackConn(_ net.Conn, state http.ConnState) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch state {
+	case http.StateNew:
+		m.conns++
+	case http.StateClosed, http.StateHijacked:
+		m.conns--
+	default:
+		return
+	}
+	close(m.connsChanged)
+	m.connsChanged = make(chan struct{})
+}
+
+// DropClients closes every client connection of the mock and returns once
+// none is left: what a dead runner sent and the mock has not answered yet
+// is then either answered or gone, never processed later.
+func (m *Mock) DropClients(ctx context.Context) error {
+	m.ts.CloseClientConnections()
+	for {
+		m.mu.Lock()
+		n, changed := m.conns, m.connsChanged
+		m.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("%d client connections still open on the mock: %w", n, ctx.Err())
+		}
+	}
 }
 
 // ProviderBlock configures the provider against this mock.
