@@ -15,11 +15,14 @@ import (
 // extraCLIEnv is set by the Makefile for the runs on the extra CLIs.
 const extraCLIEnv = "PRIME_TEST_EXTRA_CLI"
 
+// onExtraCLI reports whether this is a run on an extra CLI.
+func onExtraCLI() bool { return os.Getenv(extraCLIEnv) != "" }
+
 // FirstCLIOnly skips the test in the runs on the extra CLIs, saying why it
 // does not need them.
 func FirstCLIOnly(t testing.TB, why string) {
 	t.Helper()
-	if os.Getenv(extraCLIEnv) != "" {
+	if onExtraCLI() {
 		t.Skipf("runs on the first CLI of make test only: %s (%s is set)", why, extraCLIEnv)
 	}
 }

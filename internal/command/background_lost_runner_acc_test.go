@@ -92,8 +92,8 @@ func TestAccBackground_lostRunnerAndLostSandboxRunsOnlyThatMemberAgain(t *testin
 		if err != nil || len(live) != size {
 			t.Fatalf("%d members in state and %d sandboxes live (%v) after the kill; want the %d members live", len(members), len(live), err, size)
 		}
+		t.Logf("the fleet was not in state at the kill (%d members there): the next apply adopts it", len(members))
 		members = []string{live[0].ID}
-		t.Logf("the fleet was not in state at the kill (%d members there): the next apply adopts it", len(w.FleetMembers(ctx, "prime_sandbox_fleet.eval")))
 	}
 	if err := m.Client(t).DeleteSandbox(ctx, members[0]); err != nil {
 		t.Fatal(err)

@@ -93,14 +93,14 @@ resource "prime_fleet_command" "agent" {
 `, code, extra)
 }
 
-// After a member failed, the plan shows that member (and only it) planned
-// to run again — it showed only "(12 unchanged attributes hidden)" when a
-// failed member was left out of results; with on_member_failure =
-// "record" the apply succeeds with one warning naming it.
 // failedRerun is a failed member's result planned to be replaced (the
 // column width follows the longest attribute name, so it is not fixed).
 var failedRerun = regexp.MustCompile(`\bfailed +\= true -> \(known after apply\)`)
 
+// After a member failed, the plan shows that member (and only it) planned
+// to run again — it showed only "(12 unchanged attributes hidden)" when a
+// failed member was left out of results; with on_member_failure =
+// "record" the apply succeeds with one warning naming it.
 func TestAccFleetCommandCLI_failedMembersShownInPlan(t *testing.T) {
 	cli := acctest.RequireCLI(t)
 	provider := acctest.DevProvider(t)

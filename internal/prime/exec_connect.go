@@ -147,12 +147,12 @@ func (c *Client) execConnect(ctx context.Context, x execCall) (*ExecResult, erro
 			return nil, fmt.Errorf("%s: %w", what, cause)
 		}
 		code := connect.CodeOf(err)
-		if code == connect.CodeUnavailable && st.events == 0 && !x.probe {
+		if code == connect.CodeUnavailable && st.events == 0 {
 			// The gateway refuses a sandbox that is not RUNNING (paused,
 			// still starting) before anything runs; the control plane says
-			// which. A RUNNING one means the gateway itself is unavailable:
-			// handled below.
-			if ec := c.errorContext(ctx, x.id); ec.Status != "" && ec.Status != StatusRunning {
+			// which (a probe asks the status poller instead). A RUNNING one
+			// means the gateway itself is unavailable: handled below.
+			if ec := c.errorContextFor(ctx, x); ec.Status != "" && ec.Status != StatusRunning {
 				return nil, notRunning(what, x.id, ec)
 			}
 		}

@@ -72,7 +72,10 @@ func (s *Server) connectHandler() http.Handler {
 // or terminal is not_found; a container answers unimplemented [I: connect-container-unimplemented: the
 // SDK says containers "do not expose this transport", and a Connect client
 // reads a missing route (HTTP 404) as unimplemented]; PENDING and
-// PROVISIONING are unavailable [I: connect-booting-unavailable]; a RUNNING sandbox the gateway has not
+// PROVISIONING are unavailable [I: connect-booting-unavailable], and so is a PAUSED one
+// [I: connect-paused-unavailable: no source says what the gateway answers a paused VM; the
+// provider asks the control plane on unavailable, so another answer costs it only the message];
+// a RUNNING sandbox the gateway has not
 // registered yet (the gateway lag) is not_found, which the SDK's
 // reachability wait retries.
 type gatewayAuth struct{ s *Server }
