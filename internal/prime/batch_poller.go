@@ -28,6 +28,10 @@ type batchPoller[K comparable, O any] struct {
 	// floor is the least time between two reads of one id (0: none), for
 	// batch routes whose rate limit counts every id they name.
 	floor time.Duration
+	// riders, when set, says whether a round of due ids may also read
+	// extra ids nobody is due on yet (for a per-token limit that counts
+	// every id named, riding along is not free); nil: always.
+	riders func(due, extra int) bool
 	// clock, when set, replaces the waiters' schedules with one for the
 	// rounds: round n starts clock.Delay(n) after round n-1 began (the
 	// first, after the loop started), and each round is due for every
@@ -242,6 +246,19 @@ func (p *batchPoller[K, O]) snapshot(dueBy time.Time) (map[K][]*batchWaiter[K, O
 	}
 	if len(due) == 0 {
 		return nil, nil, nil // nobody is due: no round, and nothing is read
+	}
+	if p.riders != nil {
+		dueIDs := make(map[K]bool, len(due))
+		for _, w := range due {
+			dueIDs[w.id] = true
+		}
+		if n := len(batch) - len(dueIDs); n > 0 && !p.riders(len(dueIDs), n) {
+			for id := range batch {
+				if !dueIDs[id] {
+					delete(batch, id)
+				}
+			}
+		}
 	}
 	if p.floor > 0 {
 		for id := range batch {

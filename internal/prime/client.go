@@ -214,6 +214,9 @@ type call struct {
 	// emptyOK: a 2xx without a body is a success with nothing to decode
 	// (out is left as it is).
 	emptyOK bool
+	// lookups: how many sandbox lookups the platform counts against the
+	// token's ceiling for each attempt (LookupsPerMinute).
+	lookups int
 }
 
 // do performs a call with pacing, retries and debug logging.
@@ -249,7 +252,7 @@ func (c *Client) send(ctx context.Context, cl call, u string, headers http.Heade
 		logPath += "?" + cl.query.Encode()
 	}
 	for attempt := 0; ; attempt++ {
-		status, header, body, elapsed, err := c.attempt(ctx, cl.method, u, headers, payload, throttle)
+		status, header, body, elapsed, err := c.attempt(ctx, cl.method, u, headers, payload, throttle, cl.lookups)
 		// Redacting bodies costs more than the request itself on a fleet:
 		// only when someone reads the record.
 		if c.log != nil {
@@ -359,7 +362,10 @@ func sandboxScoped(method, path string) bool {
 // maxResponseBytes bounds how much of an answer is read.
 const maxResponseBytes = 32 << 20
 
-func (c *Client) attempt(ctx context.Context, method, u string, headers http.Header, payload []byte, throttle *Throttle) (int, http.Header, []byte, time.Duration, error) {
+func (c *Client) attempt(ctx context.Context, method, u string, headers http.Header, payload []byte, throttle *Throttle, lookups int) (int, http.Header, []byte, time.Duration, error) {
+	if err := throttle.TakeLookups(ctx, lookups); err != nil {
+		return 0, nil, nil, 0, err
+	}
 	release, err := throttle.Acquire(ctx)
 	if err != nil {
 		return 0, nil, nil, 0, err

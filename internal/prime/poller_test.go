@@ -540,3 +540,80 @@ func TestStatusPollerKeepsEachSandboxUnderItsLimit(t *testing.T) {
 	t.Logf("%d waiters, %d lookups, %.1f per sandbox per second, closest two polls of one sandbox %s, %d requests",
 		waiters, total, float64(total)/waiters/3, worst, fleet.requests.Load())
 }
+
+// A round carries waiters that are not yet due only while the token's
+// lookup ceiling has room: with more than half of it used, the late
+// waiter's round reads the late sandbox alone, and the early one keeps its
+// own schedule. With room, the same round carries both
+// (TestStatusPollerLateJoinerGetsItsOwnSchedule).
+func TestStatusPollerRidersOnlyWithLookupsToSpare(t *testing.T) {
+	tests := []struct {
+		name       string
+		used       int // lookups already counted in the window
+		wantEarly  int // polls of the early sandbox in the end
+		wantWindow int // lookups the window holds in the end
+	}{
+		{name: "room: the round carries the early waiter", used: 0, wantEarly: 3, wantWindow: 4},
+		{name: "half the ceiling used: due waiters only", used: LookupsPerMinute/2 + 1, wantEarly: 2, wantWindow: LookupsPerMinute/2 + 1 + 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fleet := &timedFleet{boot: time.Hour, first: map[string]time.Time{}, polls: map[string][]time.Time{}}
+			th := NewThrottle(ThrottleOptions{})
+			c, _ := newTestClient(t, fleet, func(o *Options) { o.Throttle = th })
+			c.poller = NewStatusPoller(c, Backoff{Initial: 20 * time.Millisecond, Factor: 2, Max: time.Second})
+			c.pollerOnce.Do(func() {})
+			ctx, cancel := context.WithCancel(testContext(t))
+			defer cancel()
+			earlyDone := make(chan error, 1)
+			go func() {
+				earlyDone <- c.StatusPoller().Watch(ctx, "early", stepSchedule{20 * time.Millisecond, 20 * time.Millisecond, time.Hour},
+					func(StatusObservation) (bool, error) { return false, nil })
+			}()
+			if err := Poll(ctx, Backoff{Initial: 5 * time.Millisecond}, func(context.Context) (bool, error) {
+				fleet.mu.Lock()
+				defer fleet.mu.Unlock()
+				return len(fleet.polls["early"]) >= 2 && time.Since(fleet.polls["early"][1]) > statusSandboxFloor, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if err := th.TakeLookups(ctx, tt.used); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.StatusPoller().Watch(ctx, "late", nil, func(StatusObservation) (bool, error) { return true, nil }); err != nil {
+				t.Fatal(err)
+			}
+			fleet.mu.Lock()
+			early := len(fleet.polls["early"])
+			fleet.mu.Unlock()
+			if early != tt.wantEarly {
+				t.Errorf("early polled %d times, want %d", early, tt.wantEarly)
+			}
+			if held := LookupsPerMinute - th.lookups.Free(); held != tt.wantWindow {
+				t.Errorf("the lookup window holds %d, want %d (every id a round names counts)", held, tt.wantWindow)
+			}
+			cancel()
+			<-earlyDone
+		})
+	}
+}
+
+func TestRidesFree(t *testing.T) {
+	tests := []struct {
+		due, extra int
+		want       bool
+	}{
+		{1, 1, true},
+		{1, 99, true},
+		{1, 100, false},
+		{100, 1, false}, // the due ids fill their chunks: a rider costs a request
+		{250, 50, true},
+		{250, 51, false},
+		{3000, 1, false},
+	}
+	for _, tt := range tests {
+		if got := ridesFree(tt.due, tt.extra, MaxBatchStatusIDs); got != tt.want {
+			t.Errorf("ridesFree(%d due, %d extra) = %v, want %v", tt.due, tt.extra, got, tt.want)
+		}
+	}
+}

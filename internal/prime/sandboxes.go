@@ -57,7 +57,7 @@ func mapValues(m map[string]string) []string {
 // owner's is a *ForeignError (ErrForeign).
 func (c *Client) GetSandbox(ctx context.Context, id string) (*Sandbox, error) {
 	var out Sandbox
-	if err := c.do(ctx, call{method: http.MethodGet, path: sandboxPath(id), out: &out, retry: retryIdempotent}); err != nil {
+	if err := c.do(ctx, call{method: http.MethodGet, path: sandboxPath(id), out: &out, retry: retryIdempotent, lookups: 1}); err != nil {
 		return nil, c.notFoundOrForeign(ctx, id, err)
 	}
 	c.kinds.remember(out)
@@ -195,7 +195,7 @@ func (c *Client) BatchStatus(ctx context.Context, ids []string) (*BatchStatusRes
 		var out BatchStatusResponse
 		err := c.do(ctx, call{
 			method: http.MethodPost, path: "/sandbox/status:batchGet",
-			body: BatchStatusRequest{SandboxIDs: ids}, out: &out, retry: retryIdempotent,
+			body: BatchStatusRequest{SandboxIDs: ids}, out: &out, retry: retryIdempotent, lookups: len(ids),
 		})
 		switch code := StatusCodeOf(err); {
 		case err == nil:

@@ -16,6 +16,9 @@ import (
 type Throttle struct {
 	limiter *rate.Limiter
 	slots   chan struct{}
+	// lookups mirrors the token's sandbox-lookup ceiling (always on: it
+	// is the platform's, not a setting).
+	lookups *Window
 
 	mu         sync.Mutex
 	pauseUntil time.Time
@@ -34,7 +37,7 @@ type ThrottleOptions struct {
 // NewThrottle builds a Throttle. The burst equals one second of requests so
 // an apply starting 50 creates at once is not serialised needlessly.
 func NewThrottle(o ThrottleOptions) *Throttle {
-	t := &Throttle{}
+	t := &Throttle{lookups: NewWindow(LookupsPerMinute, time.Minute)}
 	if o.RequestsPerSecond > 0 {
 		burst := int(o.RequestsPerSecond)
 		if burst < 1 {
@@ -111,6 +114,26 @@ func (t *Throttle) Acquire(ctx context.Context) (release func(), err error) {
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	}
+}
+
+// TakeLookups waits until n more sandbox lookups fit in the token's
+// ceiling and counts them (see LookupsPerMinute).
+func (t *Throttle) TakeLookups(ctx context.Context, n int) error {
+	if t == nil {
+		return nil
+	}
+	return t.lookups.Take(ctx, n)
+}
+
+// RoomForLookups reports whether n more lookups leave at least half the
+// ceiling free: reads that are a convenience (a poll round's riders, not
+// yet due) are made only then, so the ceiling is kept for reads someone
+// waits on.
+func (t *Throttle) RoomForLookups(n int) bool {
+	if t == nil || t.lookups == nil {
+		return true
+	}
+	return t.lookups.Free()-n >= t.lookups.Limit()/2
 }
 
 // PauseFor holds every caller for d from now (never shortening a longer

@@ -186,3 +186,48 @@ func TestThrottleWaitsOutThePauseHoldingNothing(t *testing.T) {
 	}
 	release()
 }
+
+// Every sandbox lookup counts against the token's ceiling the way the
+// platform counts it: a GET once, a status:batchGet once per id (each
+// attempt, retries too), and nothing else counts.
+func TestThrottleCountsSandboxLookups(t *testing.T) {
+	tests := []struct {
+		name string
+		call func(c *Client) error
+		want int
+	}{
+		{"get", func(c *Client) error { _, err := c.GetSandbox(context.Background(), "x"); return err }, 1},
+		{"batch", func(c *Client) error {
+			_, err := c.BatchStatus(context.Background(), []string{"a", "b", "c"})
+			return err
+		}, 3},
+		{"batch over 100 ids", func(c *Client) error {
+			ids := make([]string, 250)
+			for i := range ids {
+				ids[i] = string(rune('A'+i/26)) + string(rune('a'+i%26))
+			}
+			_, err := c.BatchStatusAll(context.Background(), ids)
+			return err
+		}, 250},
+		{"egress read", func(c *Client) error { _, err := c.GetEgressPolicy(context.Background(), "x"); return err }, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			th := NewThrottle(ThrottleOptions{})
+			c, _ := newTestClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch r.URL.Path {
+				case APIPrefix + "/sandbox/status:batchGet":
+					writeJSON(w, 200, BatchStatusResponse{Statuses: []SandboxStatus{}, Errors: []SandboxStatusError{}})
+				case APIPrefix + "/sandbox/x/egress-policy":
+					writeJSON(w, 200, map[string]any{"sandbox_id": "x"})
+				default:
+					writeJSON(w, 200, sandboxJSON("x"))
+				}
+			}), func(o *Options) { o.Throttle = th })
+			_ = tt.call(c) // the answers may be incomplete: only the counting matters
+			if got := LookupsPerMinute - th.lookups.Free(); got != tt.want {
+				t.Fatalf("%d lookups counted, want %d", got, tt.want)
+			}
+		})
+	}
+}

@@ -42,7 +42,7 @@ const Address = "registry.terraform.io/primeintellect/prime"
 // not slowed by the provider itself, low enough that a runaway configuration
 // cannot flood the API.
 const (
-	defaultMaxRequestsPerSecond  = 1000.0
+	defaultMaxRequestsPerSecond  = 0.0 // none: see max_requests_per_second
 	defaultMaxConcurrentRequests = 64
 )
 
@@ -191,13 +191,14 @@ func (p *primeProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 			},
 			"max_requests_per_second": schema.Float64Attribute{
 				Optional: true,
-				MarkdownDescription: fmt.Sprintf("Process-wide cap on API requests per second, shared by every "+
-					"resource of this provider process that talks to the same API. Default `%g`. `0` disables the cap. "+
-					"Why that default: a fleet of 1000 members needs about 4000 requests in one apply; at the former "+
-					"200/s the cap alone held it 20 s and every egress check queued behind the fleet's policy writes "+
-					"(4 s late), while at 1000/s the apply takes what an uncapped client takes. The Prime SDK has no cap "+
-					"at all; this one only stops a runaway configuration, and a `429` pauses the whole process anyway.",
-					defaultMaxRequestsPerSecond),
+				MarkdownDescription: "Process-wide cap on API requests per second, shared by every resource of this " +
+					"provider process that talks to the same API. Default: no cap (`0` says the same), as in the Prime SDK. " +
+					"The platform's limits are per route and per sandbox, in 60-second windows: the provider keeps to " +
+					"them by design (batched status reads, one egress write per change, bulk deletes of 500), keeps " +
+					"its sandbox lookups under the token's ceiling of 30,000 a minute on its own, and a `429` answer's " +
+					"`Retry-After` pauses the whole process. Why no cap by default: the former default, 1,000/s, was what " +
+					"bounded a 3,000-member destroy and a 10,000-member apply, not the platform (`make bench-scale`). " +
+					"Set it to leave room for other tools on the same token.",
 				Validators: []validator.Float64{float64validator.AtLeast(0)},
 			},
 			"max_concurrent_requests": schema.Int64Attribute{
