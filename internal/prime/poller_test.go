@@ -239,33 +239,7 @@ func testContext(t *testing.T) context.Context {
 // A waiter that joins late gets its own schedule: it is checked although
 // the waiter already there is not due for another hour.
 func TestStatusPollerLateJoinerGetsItsOwnSchedule(t *testing.T) {
-	fleet := &timedFleet{boot: time.Hour, first: map[string]time.Time{}, polls: map[string][]time.Time{}}
-	c, _ := newTestClient(t, fleet, nil)
-	c.poller = NewStatusPoller(c, Backoff{Initial: 20 * time.Millisecond, Factor: 2, Max: time.Second})
-	c.pollerOnce.Do(func() {})
-	ctx, cancel := context.WithCancel(testContext(t))
-	defer cancel()
-	earlyDone := make(chan error, 1)
-	go func() {
-		earlyDone <- c.StatusPoller().Watch(ctx, "early", stepSchedule{20 * time.Millisecond, 20 * time.Millisecond, time.Hour},
-			func(StatusObservation) (bool, error) { return false, nil })
-	}()
-	// After two checks the early waiter's next one is an hour away.
-	if err := Poll(ctx, Backoff{Initial: 5 * time.Millisecond}, func(context.Context) (bool, error) {
-		fleet.mu.Lock()
-		defer fleet.mu.Unlock()
-		return len(fleet.polls["early"]) >= 2, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	// Past the early sandbox's floor, so the late waiter's round may carry it.
-	if err := Poll(ctx, Backoff{Initial: 5 * time.Millisecond}, func(context.Context) (bool, error) {
-		fleet.mu.Lock()
-		defer fleet.mu.Unlock()
-		return time.Since(fleet.polls["early"][1]) > statusSandboxFloor, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	c, fleet, ctx := withIdleEarlyWaiter(t, nil)
 	checks := 0
 	err := c.StatusPoller().Watch(ctx, "late", nil, func(StatusObservation) (bool, error) {
 		checks++
@@ -281,8 +255,36 @@ func TestStatusPollerLateJoinerGetsItsOwnSchedule(t *testing.T) {
 	if checks != 1 || late != 1 || early != 3 {
 		t.Fatalf("late checks %d, late polls %d, early polls %d; want 1, 1 and 3", checks, late, early)
 	}
-	cancel()
-	<-earlyDone
+}
+
+// withIdleEarlyWaiter starts a client (mod changes its options) whose
+// poller has one waiter, "early", checked twice and then not due for an
+// hour, and returns once the early sandbox is past its floor, so a later
+// round may carry it. The waiter ends with the test.
+func withIdleEarlyWaiter(t *testing.T, mod func(*Options)) (*Client, *timedFleet, context.Context) {
+	t.Helper()
+	fleet := &timedFleet{boot: time.Hour, first: map[string]time.Time{}, polls: map[string][]time.Time{}}
+	c, _ := newTestClient(t, fleet, mod)
+	c.poller = NewStatusPoller(c, Backoff{Initial: 20 * time.Millisecond, Factor: 2, Max: time.Second})
+	c.pollerOnce.Do(func() {})
+	ctx, cancel := context.WithCancel(testContext(t))
+	earlyDone := make(chan error, 1)
+	go func() {
+		earlyDone <- c.StatusPoller().Watch(ctx, "early", stepSchedule{20 * time.Millisecond, 20 * time.Millisecond, time.Hour},
+			func(StatusObservation) (bool, error) { return false, nil })
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-earlyDone
+	})
+	if err := Poll(ctx, Backoff{Initial: 5 * time.Millisecond}, func(context.Context) (bool, error) {
+		fleet.mu.Lock()
+		defer fleet.mu.Unlock()
+		return len(fleet.polls["early"]) >= 2 && time.Since(fleet.polls["early"][1]) > statusSandboxFloor, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return c, fleet, ctx
 }
 
 // bootFleet answers status:batchGet: each sandbox is RUNNING from its
@@ -558,25 +560,8 @@ func TestStatusPollerRidersOnlyWithLookupsToSpare(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fleet := &timedFleet{boot: time.Hour, first: map[string]time.Time{}, polls: map[string][]time.Time{}}
 			th := NewThrottle(ThrottleOptions{})
-			c, _ := newTestClient(t, fleet, func(o *Options) { o.Throttle = th })
-			c.poller = NewStatusPoller(c, Backoff{Initial: 20 * time.Millisecond, Factor: 2, Max: time.Second})
-			c.pollerOnce.Do(func() {})
-			ctx, cancel := context.WithCancel(testContext(t))
-			defer cancel()
-			earlyDone := make(chan error, 1)
-			go func() {
-				earlyDone <- c.StatusPoller().Watch(ctx, "early", stepSchedule{20 * time.Millisecond, 20 * time.Millisecond, time.Hour},
-					func(StatusObservation) (bool, error) { return false, nil })
-			}()
-			if err := Poll(ctx, Backoff{Initial: 5 * time.Millisecond}, func(context.Context) (bool, error) {
-				fleet.mu.Lock()
-				defer fleet.mu.Unlock()
-				return len(fleet.polls["early"]) >= 2 && time.Since(fleet.polls["early"][1]) > statusSandboxFloor, nil
-			}); err != nil {
-				t.Fatal(err)
-			}
+			c, fleet, ctx := withIdleEarlyWaiter(t, func(o *Options) { o.Throttle = th })
 			if err := th.TakeLookups(ctx, tt.used); err != nil {
 				t.Fatal(err)
 			}
@@ -592,8 +577,6 @@ func TestStatusPollerRidersOnlyWithLookupsToSpare(t *testing.T) {
 			if held := LookupsPerMinute - th.lookups.Free(); held != tt.wantWindow {
 				t.Errorf("the lookup window holds %d, want %d (every id a round names counts)", held, tt.wantWindow)
 			}
-			cancel()
-			<-earlyDone
 		})
 	}
 }
