@@ -29,6 +29,11 @@
 //     journal, without locks, that their user checks against the platform
 //     before acting (the egress domain's baselines of failed-closed
 //     creates); every local file of the provider goes through this package;
+//   - the lookup ledger (Lookups, lookups.go): one small file per token
+//     (named by a digest of it) that counts the sandbox lookups of every
+//     provider process of the user on this machine in one-second
+//     buckets, so that they keep under the token's per-minute ceiling
+//     together;
 //   - where the journals live: under the user's cache directory, one
 //     directory per Terraform working directory and workspace
 //     (DefaultCreates); CreatesFrom, CheckpointsFrom and JobsFrom (from.go) read them from

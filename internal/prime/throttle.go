@@ -2,6 +2,8 @@ package prime
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sync"
 	"time"
@@ -32,6 +34,10 @@ type Throttle struct {
 type ThrottleOptions struct {
 	RequestsPerSecond float64
 	MaxConcurrent     int
+	// Account names the token (Account, never the key): the
+	// lookup ceiling is the token's, so instances with different tokens
+	// never share a Throttle.
+	Account string
 }
 
 // NewThrottle builds a Throttle. The burst equals one second of requests so
@@ -51,6 +57,14 @@ func NewThrottle(o ThrottleOptions) *Throttle {
 	return t
 }
 
+// Account names a token at an API origin by a digest, so that what is
+// kept per token (a Throttle, the lookup ledger's file) never holds the
+// key.
+func Account(baseURL, apiKey string) string {
+	sum := sha256.Sum256([]byte(baseURL + "\x00" + apiKey))
+	return hex.EncodeToString(sum[:16])
+}
+
 var (
 	sharedThrottlesMu sync.Mutex
 	sharedThrottles   = map[string]*Throttle{}
@@ -59,7 +73,7 @@ var (
 // SharedThrottle returns the process-wide Throttle for an API origin and
 // settings: provider instances (aliases) talking to the same API share it.
 func SharedThrottle(baseURL string, o ThrottleOptions) *Throttle {
-	key := fmt.Sprintf("%s|%g|%d", baseURL, o.RequestsPerSecond, o.MaxConcurrent)
+	key := fmt.Sprintf("%s|%g|%d|%s", baseURL, o.RequestsPerSecond, o.MaxConcurrent, o.Account)
 	sharedThrottlesMu.Lock()
 	defer sharedThrottlesMu.Unlock()
 	if t, ok := sharedThrottles[key]; ok {
@@ -123,6 +137,14 @@ func (t *Throttle) TakeLookups(ctx context.Context, n int) error {
 		return nil
 	}
 	return t.lookups.Take(ctx, n)
+}
+
+// ShareLookups counts the token's lookups through l, with every other
+// process on this machine that uses the same token (see Window.Share).
+func (t *Throttle) ShareLookups(l WindowLedger) {
+	if t != nil {
+		t.lookups.Share(l)
+	}
 }
 
 // RoomForLookups reports whether n more lookups leave at least half the

@@ -15,9 +15,10 @@ const LookupsPerMinute = 30000
 
 // Window is the client-side mirror of a published "limit per span" rate
 // limit counted in a sliding window: Take holds a caller until its units
-// fit, so the process never draws the platform's 429 for that limit (other
-// processes on the same token still can; the 429's Retry-After covers
-// them). A token bucket cannot mirror such a limit: refilling at limit/span
+// fit, so the process never draws the platform's 429 for that limit. With
+// a shared ledger (Share) the processes of this machine on one token count
+// together; other machines still can draw it, and the 429's Retry-After
+// covers them. A token bucket cannot mirror such a limit: refilling at limit/span
 // with a burst of limit admits nearly twice the limit in one span.
 type Window struct {
 	limit int
@@ -28,6 +29,20 @@ type Window struct {
 	mu    sync.Mutex
 	taken []windowEntry // oldest first
 	sum   int
+	// ledger, when set, counts instead of taken and sum, with every
+	// other process that shares it (Share).
+	ledger WindowLedger
+}
+
+// WindowLedger keeps a Window's count where other processes add to it too
+// (journal.Lookups: one file per token on this machine), so that they stay
+// under a per-token limit together.
+type WindowLedger interface {
+	// Take counts n units at now if they fit in limit over span, else
+	// reports when they will.
+	Take(now time.Time, n, limit int, span time.Duration) (bool, time.Time, error)
+	// Used is how many units the span up to now holds.
+	Used(now time.Time, span time.Duration) (int, error)
 }
 
 type windowEntry struct {
@@ -38,6 +53,37 @@ type windowEntry struct {
 // NewWindow builds a Window of limit units per span.
 func NewWindow(limit int, span time.Duration) *Window {
 	return &Window{limit: limit, span: span, now: time.Now, sleep: Sleep}
+}
+
+// Share makes the window count through l from now on (the first ledger
+// shared stays). A ledger that fails is dropped, and the window counts this
+// process's units alone again: the ledger is best effort, the 429's
+// Retry-After the backstop.
+func (w *Window) Share(l WindowLedger) {
+	if w == nil || l == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ledger == nil {
+		w.ledger = l
+	}
+}
+
+// sharedLedger is the ledger in use, or nil.
+func (w *Window) sharedLedger() WindowLedger {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ledger
+}
+
+// dropLedger stops counting through l after it failed.
+func (w *Window) dropLedger(l WindowLedger) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ledger == l {
+		w.ledger = nil
+	}
 }
 
 // expire drops what left the window by now. The caller holds mu.
@@ -56,6 +102,13 @@ func (w *Window) expire(now time.Time) {
 func (w *Window) Free() int {
 	if w == nil {
 		return int(^uint(0) >> 1)
+	}
+	if l := w.sharedLedger(); l != nil {
+		used, err := l.Used(w.now(), w.span)
+		if err == nil {
+			return w.limit - used
+		}
+		w.dropLedger(l)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -81,6 +134,21 @@ func (w *Window) Take(ctx context.Context, n int) error {
 	}
 	n = min(n, w.limit)
 	for {
+		if l := w.sharedLedger(); l != nil {
+			now := w.now()
+			ok, until, err := l.Take(now, n, w.limit, w.span)
+			switch {
+			case err != nil:
+				w.dropLedger(l)
+				continue
+			case ok:
+				return nil
+			}
+			if err := w.sleep(ctx, until.Sub(now)); err != nil {
+				return err
+			}
+			continue
+		}
 		w.mu.Lock()
 		now := w.now()
 		w.expire(now)

@@ -107,3 +107,62 @@ func TestWindowTakeGivesUpWithItsContext(t *testing.T) {
 		t.Fatalf("a nil window holds nobody: %v", err)
 	}
 }
+
+// fakeLedger is a shared ledger that another process already filled with
+// used units; it fails when fail is set.
+type fakeLedger struct {
+	used  int
+	fail  error
+	takes int
+	fits  time.Time
+}
+
+func (l *fakeLedger) Take(_ time.Time, n, limit int, _ time.Duration) (bool, time.Time, error) {
+	l.takes++
+	if l.fail != nil {
+		return false, time.Time{}, l.fail
+	}
+	if l.used+n > limit {
+		l.used = 0 // the other process's units leave by l.fits
+		return false, l.fits, nil
+	}
+	l.used += n
+	return true, time.Time{}, nil
+}
+
+func (l *fakeLedger) Used(time.Time, time.Duration) (int, error) { return l.used, l.fail }
+
+// A window that shares a ledger counts what other processes took: it waits
+// until the ledger says the units fit, and falls back to counting its own
+// when the ledger fails.
+func TestWindowCountsThroughASharedLedger(t *testing.T) {
+	w, now, slept := fakeWindow(10, time.Minute)
+	start := *now
+	ledger := &fakeLedger{used: 8, fits: start.Add(25 * time.Second)}
+	w.Share(ledger)
+	w.Share(&fakeLedger{}) // the first ledger stays
+	if free := w.Free(); free != 2 {
+		t.Errorf("Free = %d with 8 of 10 used by another process, want 2", free)
+	}
+	if err := w.Take(context.Background(), 5); err != nil {
+		t.Fatal(err)
+	}
+	if len(*slept) != 1 || (*slept)[0] != 25*time.Second {
+		t.Errorf("slept %v, want one wait of 25 s (until the ledger's units left)", *slept)
+	}
+	if ledger.used != 5 || ledger.takes != 2 {
+		t.Errorf("ledger holds %d after %d takes, want 5 after 2", ledger.used, ledger.takes)
+	}
+	// A failing ledger is dropped: the window counts its own units again
+	// (none so far, since the ledger counted them).
+	ledger.fail = errors.New("disk full")
+	if err := w.Take(context.Background(), 10); err != nil {
+		t.Fatal(err)
+	}
+	if free := w.Free(); free != 0 {
+		t.Errorf("Free = %d after the fallback took 10 of 10, want 0", free)
+	}
+	if ledger.takes != 3 {
+		t.Errorf("the failed ledger was asked %d times, want 3 (dropped after its failure)", ledger.takes)
+	}
+}

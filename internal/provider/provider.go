@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
@@ -195,8 +196,9 @@ func (p *primeProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 					"provider process that talks to the same API. Default: no cap (`0` says the same), as in the Prime SDK. " +
 					"The platform's limits are per route and per sandbox, in 60-second windows: the provider keeps to " +
 					"them by design (batched status reads, one egress write per change, bulk deletes of 500), keeps " +
-					"its sandbox lookups under the token's ceiling of 30,000 a minute on its own, and a `429` answer's " +
-					"`Retry-After` pauses the whole process. Why no cap by default: the former default, 1,000/s, was what " +
+					"the sandbox lookups of every provider process of the user on this machine under the token's " +
+					"ceiling of 30,000 a minute (a shared ledger per token in the user's cache directory), and a `429` " +
+					"answer's `Retry-After` pauses the whole process (other machines on the same token). Why no cap by default: the former default, 1,000/s, was what " +
 					"bounded a 3,000-member destroy and a 10,000-member apply, not the platform (`make bench-scale`). " +
 					"Set it to leave room for other tools on the same token.",
 				Validators: []validator.Float64{float64validator.AtLeast(0)},
@@ -289,12 +291,15 @@ func (p *primeProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		}
 	}
 
+	account := prime.Account(cfg.BaseURL, cfg.APIKey)
+	throttle := prime.SharedThrottle(cfg.BaseURL, prime.ThrottleOptions{RequestsPerSecond: rps, MaxConcurrent: concurrent, Account: account})
+	throttle.ShareLookups(p.lookupLedger(account))
 	client, err := prime.New(prime.Options{
 		Config:     cfg,
 		Version:    p.version,
 		Log:        clientLog(os.Getenv),
 		MaxRetries: retries,
-		Throttle:   prime.SharedThrottle(cfg.BaseURL, prime.ThrottleOptions{RequestsPerSecond: rps, MaxConcurrent: concurrent}),
+		Throttle:   throttle,
 	})
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot configure the Prime client", err.Error())
@@ -323,6 +328,21 @@ func (p *primeProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	resp.ListResourceData = data
 	resp.ActionData = data
 	resp.EphemeralResourceData = data
+}
+
+// lookupLedger is the ledger of the token's sandbox lookups that every
+// provider process of this user shares (journal.Lookups): beside the
+// create journals in tests, under the user's cache directory otherwise.
+// A nil ledger (none to be had) leaves each process counting its own.
+func (p *primeProvider) lookupLedger(account string) prime.WindowLedger {
+	l := journal.DefaultLookups(account)
+	if p.journalDir != "" {
+		l = journal.OpenLookups(filepath.Join(p.journalDir, "lookups"), account)
+	}
+	if l == nil {
+		return nil // not a typed nil in the interface
+	}
+	return l
 }
 
 // workspaceScope is the scope recovery from the platform labels sandboxes
