@@ -5,6 +5,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log"
@@ -40,6 +41,7 @@ func main() {
 	}
 	quietLogsUnlessAsked()
 	stopProfile := startCPUProfile()
+	boundHeap(context.Background(), os.Getenv, debug.SetMemoryLimit, liveHeap)
 
 	// providerserver.Serve, with the provider's own protocol 6 server: see
 	// provider.NewProtocol6Server.
