@@ -54,16 +54,16 @@ func OpenLookups(dir, account string) *Lookups {
 	if !journalLocksSupported || dir == "" || account == "" || filepath.Base(account) != account {
 		return nil
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil
-	}
-	removeStaleLedgers(dir, time.Now().Add(-24*time.Hour))
 	path := filepath.Join(dir, account)
 	openLedgersMu.Lock()
 	defer openLedgersMu.Unlock()
 	if l, ok := openLedgers[path]; ok {
-		return l
+		return l // every later configure of the process: no file-system work
 	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil
+	}
+	removeStaleLedgers(dir, time.Now().Add(-24*time.Hour))
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600) //nolint:gosec // G304: our own cache directory, a hex name
 	if err != nil {
 		return nil

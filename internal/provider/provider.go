@@ -198,8 +198,8 @@ func (p *primeProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 					"them by design (batched status reads, one egress write per change, bulk deletes of 500), keeps " +
 					"the sandbox lookups of every provider process of the user on this machine under the token's " +
 					"ceiling of 30,000 a minute (a shared ledger per token in the user's cache directory), and a `429` " +
-					"answer's `Retry-After` pauses the whole process (other machines on the same token). Why no cap by default: the former default, 1,000/s, was what " +
-					"bounded a 3,000-member destroy and a 10,000-member apply, not the platform (`make bench-scale`). " +
+					"answer's `Retry-After` pauses the whole process (other machines on the same token). Why no cap by " +
+					"default: the former default, 1,000/s, was what bounded a 3,000-member destroy and a 10,000-member apply, not the platform (`make bench-scale`). " +
 					"Set it to leave room for other tools on the same token.",
 				Validators: []validator.Float64{float64validator.AtLeast(0)},
 			},
@@ -335,9 +335,11 @@ func (p *primeProvider) Configure(ctx context.Context, req provider.ConfigureReq
 // create journals in tests, under the user's cache directory otherwise.
 // A nil ledger (none to be had) leaves each process counting its own.
 func (p *primeProvider) lookupLedger(account string) prime.WindowLedger {
-	l := journal.DefaultLookups(account)
+	var l *journal.Lookups
 	if p.journalDir != "" {
 		l = journal.OpenLookups(filepath.Join(p.journalDir, "lookups"), account)
+	} else {
+		l = journal.DefaultLookups(account)
 	}
 	if l == nil {
 		return nil // not a typed nil in the interface
