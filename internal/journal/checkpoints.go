@@ -158,7 +158,7 @@ func (j *Checkpoints) scan() map[string][]*CheckpointEntry {
 	out := map[string][]*CheckpointEntry{}
 	scanLeftovers(j.dir, func(name, path string, f *os.File, data []byte) bool {
 		var rec checkpointRecord
-		if json.Unmarshal(data, &rec) != nil || rec.Name != name || rec.CheckpointID == "" ||
+		if decodeEntry(data, &rec) != nil || rec.Name != name || rec.CheckpointID == "" ||
 			time.Since(rec.Started) > journalReplayWindow || pastGrace(rec.ReleasedAt) {
 			return false
 		}
@@ -233,7 +233,7 @@ func (j *Checkpoints) Forget(ids ...string) {
 	defer j.mu.Unlock()
 	forgetIndexed(j.dir, &j.byID, func(data []byte) string {
 		var rec checkpointRecord
-		_ = json.Unmarshal(data, &rec)
+		_ = decodeEntry(data, &rec)
 		return rec.CheckpointID
 	}, ids)
 	dropLeftovers(j.leftovers, func(e *CheckpointEntry) bool { return gone[e.rec.CheckpointID] }, (*CheckpointEntry).Finish)

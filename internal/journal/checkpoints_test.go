@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -18,7 +17,7 @@ func readCheckpointRecord(t *testing.T, dir, name string) checkpointRecord {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, "checkpoints", name+".json"))
 	var rec checkpointRecord
-	if err != nil || json.Unmarshal(data, &rec) != nil {
+	if err != nil || decodeEntry(data, &rec) != nil {
 		t.Fatalf("entry %s: %s (%v)", name, data, err)
 	}
 	return rec

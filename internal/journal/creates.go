@@ -201,8 +201,7 @@ func (j *Creates) fresh(hash string) *InflightCreate {
 	if err != nil {
 		return c
 	}
-	// Written and locked under a temporary name, then renamed: the entry is
-	// locked from the moment another process can see it.
+	// Created under its own name and locked at once (files.go).
 	c.f, c.path = createLockedEntry(j.dir, c.key, data)
 	return c
 }
@@ -220,7 +219,7 @@ func (j *Creates) scan() map[string][]*InflightCreate {
 	out := map[string][]*InflightCreate{}
 	scanLeftovers(j.dir, func(key, path string, f *os.File, data []byte) bool {
 		var e journalEntry
-		if json.Unmarshal(data, &e) != nil || e.Key != key || time.Since(e.Started) > journalReplayWindow || pastGrace(e.ReleasedAt) {
+		if decodeEntry(data, &e) != nil || e.Key != key || time.Since(e.Started) > journalReplayWindow || pastGrace(e.ReleasedAt) {
 			return false
 		}
 		out[e.RequestHash] = append(out[e.RequestHash], &InflightCreate{j: j, key: key, adopted: true, heldEntry: heldEntry{path: path, f: f}, e: e})
@@ -286,7 +285,7 @@ func (j *Creates) Forget(ids ...string) {
 	defer j.mu.Unlock()
 	forgetIndexed(j.dir, &j.byID, func(data []byte) string {
 		var e journalEntry
-		_ = json.Unmarshal(data, &e)
+		_ = decodeEntry(data, &e)
 		return e.SandboxID
 	}, ids)
 	dropLeftovers(j.leftovers, func(c *InflightCreate) bool { return gone[c.e.SandboxID] }, (*InflightCreate).Finish)

@@ -107,7 +107,7 @@ func agePastGrace(t *testing.T, path string) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	var fields map[string]any
-	if err != nil || json.Unmarshal(data, &fields) != nil || fields["released_at"] == nil {
+	if err != nil || decodeEntry(data, &fields) != nil || fields["released_at"] == nil {
 		t.Fatalf("entry %s has no clean-end stamp: %s (%v)", path, data, err)
 	}
 	fields["released_at"] = time.Now().Add(-handOverGrace - time.Minute).UTC()
@@ -189,7 +189,7 @@ func TestCreateJournalHandOverAll(t *testing.T) {
 		}
 		data, err := os.ReadFile(filepath.Join(dir, e.key+".json"))
 		var got journalEntry
-		if err != nil || json.Unmarshal(data, &got) != nil || got.SandboxID == "" {
+		if err != nil || decodeEntry(data, &got) != nil || got.SandboxID == "" {
 			t.Fatalf("entry %s after hand-over: %s (%v)", e.key, data, err)
 		}
 	}

@@ -18,10 +18,12 @@
 //     fleet member's finished step, its judged outcome, so the next apply
 //     attaches to the job (or takes the outcome) instead of starting it
 //     again; RunHash names a run across processes;
-//   - the entry files they share (files.go): one JSON entry per file, held
+//   - the entry files they share (files.go): one entry per file, held
 //     under an exclusive flock(2) that dies with its process (lock_unix.go;
-//     no such lock elsewhere, so the journals are off there), rewritten
-//     atomically (written and locked under a temporary name, then renamed),
+//     no such lock elsewhere, so the journals are off there), a line of
+//     JSON per version, each new version appended in one write (the last
+//     whole line is the entry, so a kill inside a write loses only that
+//     version, and a one-line file of an older release reads as before),
 //     hand-over (a result returned to Terraform keeps its entry, unlocked,
 //     until a plan shows it in state), and the grace after a clean end
 //     (ReleaseAll);

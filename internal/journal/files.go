@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,76 +12,105 @@ import (
 	"time"
 )
 
-// The files the create journal and the job journal keep: one JSON entry
-// per file, held under an exclusive lock (tryLock) while its process owns
-// it. The kernel releases the lock when the process dies, which is what
-// makes an unlocked entry a leftover. Every operation is best effort: a
+// The files the create, checkpoint and job journals keep: one entry per
+// file, held under an exclusive lock (tryLock) while its process owns it.
+// The kernel releases the lock when the process dies, which is what makes
+// an unlocked entry a leftover. Every operation is best effort: a
 // file-system problem only means no entry.
 //
-// An entry is never rewritten in place: a process killed between a
-// truncate and a write would leave an empty entry, which the next scan
-// drops, and with it the one record that a job already ran. A new version
-// is written and locked under a temporary name, then renamed over the old
-// one. The lock is on the file, not the name, so whoever locks an entry
-// checks afterwards that the name still leads to the file it locked
-// (lockedCurrent).
+// An entry is a sequence of versions, one JSON object each: its first
+// version when it is created, then each later one (the sandbox ID, a job's
+// outcome, the clean-end stamp) appended in one write by whoever holds its
+// lock. Its value is its last whole version (currentVersion), so a process
+// killed inside a write leaves the version before it, and a file written
+// before versions were appended (one object) reads as it did. Appending
+// costs one write where replacing the file (a temporary file, locked,
+// renamed over the entry) cost an open, a rename and a close: at a few
+// thousand members that was a third of the provider's CPU in a fleet's
+// create. An entry is never rewritten in place either: a kill between a
+// truncate and a write would leave an empty entry, and with it lose the one
+// record that a job already ran.
+//
+// An entry is created under its own name (never replacing another) and
+// locked right after, so a scan may lock a new entry before its creator
+// does and find it empty: an empty entry is left alone unless it is old
+// enough to be a killed creator's (bornEmptyAge), and the creator waits
+// for that scan's lock. Whoever locks an entry checks afterwards that the
+// name still leads to the file it locked (lockedCurrent): an entry a job
+// renamed, or one removed, is not the one it opened.
 
-// createLockedEntry writes data to dir/name.json: created and locked under
-// a temporary name, then renamed, so the entry is locked from the moment
-// another process can see it. It returns the locked file and the entry's
-// path, or nil when that fails.
+// bornEmptyAge is how long an empty entry is taken for one being created:
+// its creator writes it right after it locks it, so only a process killed
+// in between leaves one older.
+const bornEmptyAge = time.Hour
+
+// createLockedEntry creates the entry dir/name.json with data as its first
+// version, locked by the caller. It returns the locked file (open for
+// appending) and the entry's path, or nil when that fails.
 func createLockedEntry(dir, name string, data []byte) (*os.File, string) {
 	if dir == "" || name == "" || strings.ContainsAny(name, `/\`) || os.MkdirAll(dir, 0o700) != nil {
 		return nil, ""
 	}
-	final := filepath.Join(dir, name+".json")
-	if _, err := os.Lstat(final); err == nil {
+	path := filepath.Join(dir, name+".json")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600) //nolint:gosec // G304: our own journal directory
+	if err != nil {
 		return nil, "" // never replace another entry
 	}
-	f, err := replaceLocked(final, data)
-	if err != nil {
+	// A scan that locked the empty file first leaves it as it is and lets
+	// go within microseconds; a scan never removes a young empty entry.
+	if lockWait(f) != nil || !lockedCurrent(f, path) {
+		_ = f.Close()
 		return nil, ""
 	}
-	return f, final
+	if _, err := f.Write(data); err != nil {
+		_ = os.Remove(path)
+		_ = f.Close()
+		return nil, ""
+	}
+	return f, path
 }
 
-// replaceLocked writes data to a new file, locks it and renames it to
-// path: the entry at path is then the new file, locked by the caller.
-func replaceLocked(path string, data []byte) (*os.File, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return nil, err
-	}
-	if locked, lerr := tryLock(f); !locked {
-		_ = f.Close()
-		_ = os.Remove(f.Name())
-		return nil, errors.Join(errors.New("cannot lock a new journal entry"), lerr)
-	}
-	if _, err = f.Write(data); err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		_ = f.Close()
-		_ = os.Remove(f.Name())
-		return nil, err
-	}
-	return f, nil
-}
-
-// writeEntry replaces the locked entry at path (held through *f) with
-// data, atomically; *f becomes the new file's lock. A removed entry (nil
-// *f) is never created again.
-func writeEntry(f **os.File, path string, data []byte) error {
-	if *f == nil || path == "" {
+// appendVersion appends data to the entry held through f (opened for
+// appending) as its new version. A removed entry (nil f) is never created
+// again.
+func appendVersion(f *os.File, data []byte) error {
+	if f == nil {
 		return nil
 	}
-	nf, err := replaceLocked(path, data)
-	if err != nil {
-		return err
+	_, err := f.Write(append([]byte{'\n'}, data...))
+	return err
+}
+
+// currentVersion is an entry's last whole version, or nil when it has none
+// (empty, or nothing in it whole JSON). Versions are lines: json.Marshal
+// never writes a newline inside one, and each is appended after one, so a
+// version torn by a kill is a line of its own that does not parse, and the
+// versions an adopter appends after it still count.
+func currentVersion(data []byte) json.RawMessage {
+	for len(data) > 0 {
+		i := bytes.LastIndexByte(data, '\n')
+		line := bytes.TrimSpace(data[i+1:])
+		if len(line) > 0 && json.Valid(line) {
+			return line
+		}
+		if i < 0 {
+			break
+		}
+		data = data[:i]
 	}
-	_ = (*f).Close()
-	*f = nf
 	return nil
+}
+
+// errNoVersion: an entry without a whole version.
+var errNoVersion = errors.New("journal entry without a whole version")
+
+// decodeEntry decodes an entry's current version into v.
+func decodeEntry(data []byte, v any) error {
+	cur := currentVersion(data)
+	if cur == nil {
+		return errNoVersion
+	}
+	return json.Unmarshal(cur, v)
 }
 
 // lockUnowned opens the entry at path and locks it if no live process
@@ -116,11 +146,15 @@ func lockedCurrent(f *os.File, path string) bool {
 func scanLeftovers(dir string, keep func(name, path string, f *os.File, data []byte) bool) {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	for _, p := range files {
-		f := lockUnowned(p, os.O_RDWR)
+		f := lockUnowned(p, os.O_RDWR|os.O_APPEND)
 		if f == nil {
 			continue
 		}
 		data, err := io.ReadAll(f)
+		if err == nil && len(data) == 0 && bornRecently(f) {
+			_ = f.Close() // its creator is about to write it
+			continue
+		}
 		if err != nil || !keep(strings.TrimSuffix(filepath.Base(p), ".json"), p, f, data) {
 			_ = os.Remove(p)
 			_ = f.Close()
@@ -129,8 +163,16 @@ func scanLeftovers(dir string, keep func(name, path string, f *os.File, data []b
 	removeStaleTemporaries(dir)
 }
 
-// removeStaleTemporaries removes temporary entry files older than an hour
-// (a write takes milliseconds; only a killed writer leaves one).
+// bornRecently reports whether the entry open in f was created less than
+// bornEmptyAge ago.
+func bornRecently(f *os.File) bool {
+	info, err := f.Stat()
+	return err == nil && time.Since(info.ModTime()) < bornEmptyAge
+}
+
+// removeStaleTemporaries removes temporary entry files older than an hour:
+// a version was once written under a temporary name and renamed, and a
+// killed writer left one.
 func removeStaleTemporaries(dir string) {
 	tmps, _ := filepath.Glob(filepath.Join(dir, "*.tmp"))
 	for _, p := range tmps {
@@ -148,22 +190,22 @@ func removeStaleTemporaries(dir string) {
 // working directory (another state, say) is a new one.
 const handOverGrace = 10 * time.Minute
 
-// stampReleased records in the entry at path (unless a live process holds
-// it) that its process ended cleanly at now.
+// stampReleased appends to the entry at path (unless a live process holds
+// it) a version that records that its process ended cleanly at now.
 func stampReleased(path string, now time.Time) {
-	f := lockUnowned(path, os.O_RDONLY)
+	f := lockUnowned(path, os.O_RDWR|os.O_APPEND)
 	if f == nil {
 		return
 	}
 	defer func() { _ = f.Close() }()
 	data, err := io.ReadAll(f)
 	var fields map[string]json.RawMessage
-	if err != nil || json.Unmarshal(data, &fields) != nil {
+	if err != nil || decodeEntry(data, &fields) != nil {
 		return
 	}
 	fields["released_at"], _ = json.Marshal(now.UTC())
 	if data, err = json.Marshal(fields); err == nil {
-		_ = writeEntry(&f, path, data)
+		_ = appendVersion(f, data)
 	}
 }
 
@@ -304,14 +346,14 @@ type heldEntry struct {
 	f    *os.File
 }
 
-// writeJSON replaces the entry with v, atomically (never re-creating an
-// entry that was removed).
+// writeJSON appends v to the entry as its new version (never re-creating
+// an entry that was removed).
 func (h *heldEntry) writeJSON(v any) error {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	return writeEntry(&h.f, h.path, data)
+	return appendVersion(h.f, data)
 }
 
 // finish removes the entry, then releases its lock, so nobody can adopt

@@ -204,7 +204,7 @@ func (j *Jobs) scan() map[string][]*JobEntry {
 	out := map[string][]*JobEntry{}
 	scanLeftovers(j.dir, func(name, path string, f *os.File, data []byte) bool {
 		var rec JobRecord
-		if json.Unmarshal(data, &rec) != nil || rec.JobID != name || time.Since(rec.Started) > jobJournalWindow || pastGrace(rec.ReleasedAt) {
+		if decodeEntry(data, &rec) != nil || rec.JobID != name || time.Since(rec.Started) > jobJournalWindow || pastGrace(rec.ReleasedAt) {
 			return false
 		}
 		out[rec.RunHash] = append(out[rec.RunHash], &JobEntry{j: j, rec: rec, path: path, f: f})
@@ -233,7 +233,7 @@ func (j *Jobs) Begin(rec JobRecord) *JobEntry {
 	return e
 }
 
-// Update rewrites the entry (a confirmed start, a new job ID).
+// Update appends the entry's new version (a confirmed start, a new job ID).
 func (e *JobEntry) Update(rec JobRecord) {
 	if e == nil {
 		return
@@ -257,7 +257,7 @@ func (e *JobEntry) write() error {
 	if err != nil {
 		return err
 	}
-	return writeEntry(&e.f, e.path, data)
+	return appendVersion(e.f, data)
 }
 
 // Complete records the judged outcome in the entry, which stays (locked)
@@ -311,7 +311,7 @@ func (j *Jobs) Forget(hashes ...string) {
 	defer j.mu.Unlock()
 	readUnlockedEntries(j.dir, func(_ string, data []byte) bool {
 		var rec JobRecord
-		return json.Unmarshal(data, &rec) == nil && gone[rec.RunHash]
+		return decodeEntry(data, &rec) == nil && gone[rec.RunHash]
 	})
 	for _, h := range hashes {
 		for _, e := range j.leftovers[h] {
