@@ -28,6 +28,8 @@ type runFigures struct {
 	putToObs                  durStats // policy_put → policy_observed
 	runToReady                durStats // sandbox_running → gateway_ready (the mock's lag)
 	readyToProbe              durStats // gateway_ready → the probe that ran
+	runToSeen                 durStats // sandbox_running → running_observed (the status rounds)
+	seenToProbe               durStats // running_observed → the probe that ran
 	lastProbeToPut            time.Duration
 	createdSpread             time.Duration
 	liveAfterApply, appliedN  int
@@ -45,6 +47,7 @@ type runFigures struct {
 // eventTimes is what the analysis needs from a phase's mock events.
 type eventTimes struct {
 	created, running, ready, probed map[string]time.Time
+	seenRunning                     map[string]time.Time
 	firstPut                        map[string]time.Time
 	obs, runToPut, putToObs         durStats
 	firstCreated, lastCreated       time.Time
@@ -61,7 +64,7 @@ func analyse(evs []primemock.Event) eventTimes {
 		gen int64
 	}
 	t := eventTimes{created: map[string]time.Time{}, running: map[string]time.Time{}, ready: map[string]time.Time{},
-		probed: map[string]time.Time{}, firstPut: map[string]time.Time{}}
+		probed: map[string]time.Time{}, firstPut: map[string]time.Time{}, seenRunning: map[string]time.Time{}}
 	put, applied, observed := map[key]time.Time{}, map[key]time.Time{}, map[key]time.Time{}
 	for _, e := range evs {
 		k := key{e.SandboxID, e.Generation}
@@ -78,6 +81,8 @@ func analyse(evs []primemock.Event) eventTimes {
 			t.running[e.SandboxID] = e.Time
 		case primemock.EventGatewayReady:
 			t.ready[e.SandboxID] = e.Time
+		case primemock.EventRunningObserved:
+			t.seenRunning[e.SandboxID] = e.Time
 		case primemock.EventCommandExecuted:
 			if e.Command == gatewayProbe && e.ExitCode == 0 {
 				if _, ok := t.probed[e.SandboxID]; !ok {
@@ -161,6 +166,16 @@ func (f *runFigures) compute(c benchConfig) {
 		}
 	}
 	f.runToReady, f.readyToProbe = newDurStats(rr, 0), newDurStats(rp, 0)
+	var rs, sp []time.Duration
+	for id, rt := range a.running {
+		if st, ok := a.seenRunning[id]; ok {
+			rs = append(rs, st.Sub(rt))
+			if pt, ok := a.probed[id]; ok {
+				sp = append(sp, pt.Sub(st))
+			}
+		}
+	}
+	f.runToSeen, f.seenToProbe = newDurStats(rs, 0), newDurStats(sp, 0)
 	if !a.lastProbe.IsZero() && !a.firstPutAt.IsZero() {
 		f.lastProbeToPut = a.firstPutAt.Sub(a.lastProbe)
 	}
@@ -194,6 +209,7 @@ func printRun(f *runFigures) {
 		perMember(f.apply, "", f.n), perMember(f.apply, statusRoute, f.n), float64(f.apply.gatewayTotal())/float64(f.n), f.apply.stats.PeakInFlight)
 	fmt.Printf("         policy applied → seen: %s\n", f.obs)
 	fmt.Printf("         gateway ready → probe answered: %s; sandbox RUNNING → policy PUT: %s\n", f.readyToProbe, f.runToPut)
+	fmt.Printf("         sandbox RUNNING → seen RUNNING: %s; seen RUNNING → probe answered: %s\n", f.runToSeen, f.seenToProbe)
 	fmt.Printf("         live sandboxes %d, policies applied %d, provider peak RSS %s (%d provider processes); CPU: %s\n",
 		f.liveAfterApply, f.appliedN, kb(f.apply.maxRSS()), len(f.apply.rss), f.apply.cpuNote())
 	fmt.Printf("refresh  %s (plan -refresh-only -detailed-exitcode: exit %d), %d API requests; plan %s (exit %d); provider peak RSS %s\n",

@@ -205,6 +205,8 @@ func runTable(b *strings.Builder, runs []*runFigures, c benchConfig) {
 	})
 	row("sandbox RUNNING → gateway ready (mock lag)", func(f *runFigures) string { return f.runToReady.short() })
 	row("gateway ready → probe answered, median / max", func(f *runFigures) string { return f.readyToProbe.short() })
+	row("sandbox RUNNING → a status answer says so, median / max", func(f *runFigures) string { return f.runToSeen.short() })
+	row("status answer says RUNNING → probe answered, median / max", func(f *runFigures) string { return f.seenToProbe.short() })
 	if fleet {
 		row("last probe answered → first policy PUT (Terraform moves to the policy)", func(f *runFigures) string { return ms(f.lastProbeToPut) })
 	}

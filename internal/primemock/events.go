@@ -20,6 +20,11 @@ const (
 	EventSandboxRunning      = "sandbox_running"
 	EventSandboxError        = "sandbox_error"
 	EventSandboxDeleted      = "sandbox_deleted"
+	// EventRunningObserved is the first status answer (GET or
+	// status:batchGet) that told a client a sandbox was RUNNING;
+	// running→observed is how long the client's status rounds took to
+	// notice.
+	EventRunningObserved = "running_observed"
 	// EventSandboxStopped is a sandbox stopped because its start process
 	// exited (ExitCode).
 	EventSandboxStopped = "sandbox_stopped"
@@ -130,7 +135,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	}
 	w := wire{Seq: e.Seq, Time: e.Time.Format(time.RFC3339Nano), Type: e.Type, SandboxID: e.SandboxID}
 	switch e.Type {
-	case EventSandboxCreated, EventSandboxProvisioning, EventSandboxRunning, EventSandboxDeleted, EventGatewayReady:
+	case EventSandboxCreated, EventSandboxProvisioning, EventSandboxRunning, EventSandboxDeleted, EventGatewayReady, EventRunningObserved:
 		w.Status, w.Policy = e.Status, e.Policy
 	case EventSandboxError, EventSandboxEnded:
 		w.Status, w.ErrorType = e.Status, e.ErrorType

@@ -247,6 +247,37 @@ func TestBootProgression(t *testing.T) {
 	}
 }
 
+// running_observed marks the first answer, from either status route, that
+// told a client a sandbox was RUNNING: once per sandbox, never before it ran.
+func TestRunningObservedOncePerSandbox(t *testing.T) {
+	h := newHarness(t, primemock.Options{BootDelay: 100 * time.Millisecond})
+	byGet, byBatch := h.create(map[string]any{}), h.create(map[string]any{})
+	// Answers given before RUNNING tell nothing.
+	h.req("GET", "/api/v1/sandbox/"+byGet, nil).must(t, 200)
+	h.req("POST", "/api/v1/sandbox/status:batchGet", map[string]any{"sandbox_ids": []string{byBatch}}).must(t, 200)
+	h.waitEvent(primemock.EventSandboxRunning, byGet)
+	h.waitEvent(primemock.EventSandboxRunning, byBatch)
+	for range 2 {
+		h.req("GET", "/api/v1/sandbox/"+byGet, nil).must(t, 200)
+		h.req("POST", "/api/v1/sandbox/status:batchGet", map[string]any{"sandbox_ids": []string{byBatch}}).must(t, 200)
+	}
+	for _, id := range []string{byGet, byBatch} {
+		var running, observed []primemock.Event
+		for _, e := range h.srv.Events() {
+			switch {
+			case e.SandboxID != id:
+			case e.Type == primemock.EventSandboxRunning:
+				running = append(running, e)
+			case e.Type == primemock.EventRunningObserved:
+				observed = append(observed, e)
+			}
+		}
+		if len(running) != 1 || len(observed) != 1 || observed[0].Seq < running[0].Seq {
+			t.Errorf("%s: running %+v, running_observed %+v; want one each, observed after running", id, running, observed)
+		}
+	}
+}
+
 func TestMagicImages(t *testing.T) {
 	h := newHarness(t, primemock.Options{BootDelay: 10 * time.Millisecond, ImageBuildDelay: 80 * time.Millisecond})
 	bad := h.create(map[string]any{"docker_image": "registry.example/prime-mock/error:1"})

@@ -81,6 +81,7 @@ type sandbox struct {
 	pending       []pendingPolicy
 	runningAt     time.Time // real clock, for apply scheduling
 	observedGen   int64     // highest applied_generation a client was told
+	toldRunning   bool      // a status answer told a client it was RUNNING
 	applyTimer    *time.Timer
 
 	// Gateway.

@@ -103,7 +103,31 @@ func (s *Server) handleGet(r *http.Request, caller string) reply {
 	if !found {
 		return rep
 	}
-	return ok(s.wire(sb))
+	rep = ok(s.wire(sb))
+	rep.onSend = s.noteRunningTold([]*sandbox{sb})
+	return rep
+}
+
+// noteRunningTold returns an onSend that records the first answer telling
+// a client that each RUNNING one of sbs was RUNNING (EventRunningObserved).
+func (s *Server) noteRunningTold(sbs []*sandbox) func() {
+	var running []*sandbox
+	for _, sb := range sbs {
+		if sb.status == prime.StatusRunning && !sb.toldRunning {
+			running = append(running, sb)
+		}
+	}
+	if len(running) == 0 {
+		return nil
+	}
+	return func() {
+		for _, sb := range running {
+			if s.sandboxes[sb.id] == sb && !sb.toldRunning {
+				sb.toldRunning = true
+				s.emit(Event{Type: EventRunningObserved, SandboxID: sb.id, Status: sb.status})
+			}
+		}
+	}
 }
 
 func (s *Server) handleList(r *http.Request, caller string) reply {
@@ -308,6 +332,7 @@ func (s *Server) handleBatchStatus(r *http.Request, caller string) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := prime.BatchStatusResponse{Statuses: []prime.SandboxStatus{}, Errors: []prime.SandboxStatusError{}}
+	var answered []*sandbox
 	for _, id := range req.SandboxIDs {
 		sb := s.sandboxes[id]
 		if sb == nil {
@@ -324,8 +349,11 @@ func (s *Server) handleBatchStatus(r *http.Request, caller string) reply {
 			SandboxID: id, Status: sb.status, ErrorType: cloneStrPtr(sb.errorType),
 			ErrorMessage: cloneStrPtr(sb.errorMsg), PendingImageBuildID: cloneStrPtr(sb.pendingBuild),
 		})
+		answered = append(answered, sb)
 	}
-	return ok(out)
+	rep := ok(out)
+	rep.onSend = s.noteRunningTold(answered)
+	return rep
 }
 
 func (s *Server) handleLogs(r *http.Request, caller string) reply {
