@@ -51,7 +51,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"connectrpc.com/connect"
@@ -186,15 +185,6 @@ func printSDK(f *sdkFigures) {
 	fmt.Printf("         per member: %.2f API requests (%.2f status), %.2f gateway requests; peak in flight %d\n",
 		float64(f.apiTotal())/float64(f.n), float64(f.requests[statusRoute])/float64(f.n), float64(f.gatewayTotal())/float64(f.n), f.stats.PeakInFlight)
 	fmt.Printf("         policy applied → seen: %s; gateway ready → probe answered: %s\n", f.obs, f.readyProbe)
-}
-
-// selfCPU is this process's user + system CPU time.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // sdkClient is the emulated AsyncSandboxClient.

@@ -95,9 +95,7 @@ func wrapProvider(target, logPath string) int {
 	<-sampled
 	rec := rssRecord{PID: cmd.Process.Pid, Start: start, End: time.Now(), ExitCode: cmd.ProcessState.ExitCode(),
 		CPUMS: (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Milliseconds()}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rec.MaxRSSKB = ru.Maxrss
-	}
+	rec.MaxRSSKB = maxRSSKB(cmd.ProcessState)
 	if logPath != "" {
 		if f, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600); err == nil { //nolint:gosec // the log path the benchmark chose
 			b, _ := json.Marshal(rec)

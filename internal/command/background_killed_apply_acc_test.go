@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -246,7 +245,7 @@ func killProvider(r *tfcli.Running) int {
 	for _, p := range tfcli.Descendants(r.Cmd.Process.Pid) {
 		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
 		if err == nil && strings.Contains(string(cmdline), "terraform-provider-prime") {
-			if syscall.Kill(p, syscall.SIGKILL) == nil {
+			if proc, err := os.FindProcess(p); err == nil && proc.Kill() == nil {
 				killed++
 			}
 		}

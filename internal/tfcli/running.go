@@ -35,7 +35,7 @@ func (w *Workspace) Start(args ...string) (*Running, error) {
 		combined = io.MultiWriter(out, w.Stream)
 	}
 	cmd.Stdout, cmd.Stderr = combined, combined
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownProcessGroup(cmd)
 	r := &Running{Cmd: cmd, out: out, done: make(chan struct{})}
 	r.start = time.Now()
 	if err := cmd.Start(); err != nil {
@@ -85,9 +85,6 @@ func (r *Running) Signal(sig syscall.Signal) error { return r.Cmd.Process.Signal
 func (r *Running) KillAll() []int {
 	root := r.Cmd.Process.Pid
 	pids := append([]int{root}, Descendants(root)...)
-	_ = syscall.Kill(-root, syscall.SIGKILL)
-	for _, pid := range pids {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
+	killAll(root, pids)
 	return pids
 }
