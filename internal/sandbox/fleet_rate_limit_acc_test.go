@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
@@ -16,10 +17,15 @@ import (
 // egress GET 1, creates 75, deletes 2) and the mock clock at 30 times real
 // time (a 60-second window lasts 2 s), a fleet of 12 locked by a fleet
 // policy and destroyed meets 429s on the way; the provider waits out each
-// Retry-After, and the apply and the destroy complete.
+// Retry-After, and the apply and the destroy complete. The boot takes
+// 800 ms, so the provider checks every member's status at least twice
+// within one 2-second window and meets the status limit however slowly the
+// machine runs; a faster boot left the 429s to two requests seconds apart
+// (the policy's wait and the next refresh), which a loaded machine spread
+// over two windows.
 func TestAccSandboxFleet_rateLimitBurstIsWaitedOut(t *testing.T) {
 	o := mocktest.Fast()
-	o.RateLimitScale, o.ClockRate = 0.005, 30
+	o.RateLimitScale, o.ClockRate, o.BootDelay = 0.005, 30, 800*time.Millisecond
 	m := mocktest.New(t, o)
 	cfg := m.Config(`
 resource "prime_sandbox_fleet" "f" {
