@@ -2,8 +2,10 @@
 // the provider type, its configuration (provider.go, the base URL rule in
 // base_url.go), the wiring of every domain's resources, data sources, list
 // resources, ephemeral resources and actions, and the protocol server
-// wrapper that reads state JSON (read_state_json.go) and lets actions take
-// write-only values (action_write_only.go). The domains live in packages of
+// wrapper that sends read state as JSON (read_state_json.go), hands states
+// already at their schema's version back without a round trip through the
+// framework (upgrade_state_json.go) and lets actions take write-only values
+// (action_write_only.go). The domains live in packages of
 // their own: internal/sandbox, internal/command, internal/files,
 // internal/egress, internal/checkpoint, internal/network, internal/volume,
 // internal/image and internal/ssh, on the kits internal/memberkit and

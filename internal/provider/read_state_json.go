@@ -67,8 +67,9 @@ var (
 type jsonReadStateServer struct {
 	frameworkServer
 
-	once  sync.Once
-	types map[string]tftypes.Type
+	once     sync.Once
+	types    map[string]tftypes.Type
+	versions map[string]int64
 }
 
 func (s *jsonReadStateServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
@@ -102,20 +103,29 @@ func (s *jsonReadStateServer) stateJSON(ctx context.Context, typeName string, st
 	return js, err == nil
 }
 
+// resourceType is the value type of a resource type's schema, or nil.
 func (s *jsonReadStateServer) resourceType(ctx context.Context, typeName string) tftypes.Type {
+	s.loadSchemas(ctx)
+	return s.types[typeName]
+}
+
+// schemaVersion is the version of a resource type's schema (call
+// resourceType first).
+func (s *jsonReadStateServer) schemaVersion(typeName string) int64 { return s.versions[typeName] }
+
+func (s *jsonReadStateServer) loadSchemas(ctx context.Context) {
 	s.once.Do(func() {
-		s.types = map[string]tftypes.Type{}
+		s.types, s.versions = map[string]tftypes.Type{}, map[string]int64{}
 		resp, err := s.frameworkServer.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
 		if err != nil || resp == nil {
 			return
 		}
 		for name, schema := range resp.ResourceSchemas {
 			if schema != nil {
-				s.types[name] = schema.ValueType()
+				s.types[name], s.versions[name] = schema.ValueType(), schema.Version
 			}
 		}
 	})
-	return s.types[typeName]
 }
 
 // jsonValue converts v to what encoding/json marshals as Terraform's JSON
