@@ -156,26 +156,8 @@ func (f *runFigures) compute(c benchConfig) {
 		f.afterLast = f.apply.res.Start.Add(f.apply.res.Duration).Sub(a.lastObs)
 		f.createdSpread = a.lastCreated.Sub(a.firstCreated)
 	}
-	var rr, rp []time.Duration
-	for id, rt := range a.running {
-		if gt, ok := a.ready[id]; ok {
-			rr = append(rr, gt.Sub(rt))
-			if pt, ok := a.probed[id]; ok {
-				rp = append(rp, pt.Sub(gt))
-			}
-		}
-	}
-	f.runToReady, f.readyToProbe = newDurStats(rr, 0), newDurStats(rp, 0)
-	var rs, sp []time.Duration
-	for id, rt := range a.running {
-		if st, ok := a.seenRunning[id]; ok {
-			rs = append(rs, st.Sub(rt))
-			if pt, ok := a.probed[id]; ok {
-				sp = append(sp, pt.Sub(st))
-			}
-		}
-	}
-	f.runToSeen, f.seenToProbe = newDurStats(rs, 0), newDurStats(sp, 0)
+	f.runToReady, f.readyToProbe = runningThenProbe(a, a.ready)
+	f.runToSeen, f.seenToProbe = runningThenProbe(a, a.seenRunning)
 	if !a.lastProbe.IsZero() && !a.firstPutAt.IsZero() {
 		f.lastProbeToPut = a.firstPutAt.Sub(a.lastProbe)
 	}
@@ -200,6 +182,21 @@ func perMember(ph phase, route string, n int) float64 {
 }
 
 func (f *runFigures) ratio() float64 { return f.apply.res.Duration.Seconds() / f.limit.Seconds() }
+
+// runningThenProbe is, for each sandbox that reached a mark (gateway
+// ready, seen RUNNING), RUNNING → the mark and the mark → its probe.
+func runningThenProbe(a eventTimes, mark map[string]time.Time) (toMark, markToProbe durStats) {
+	var rm, mp []time.Duration
+	for id, rt := range a.running {
+		if mt, ok := mark[id]; ok {
+			rm = append(rm, mt.Sub(rt))
+			if pt, ok := a.probed[id]; ok {
+				mp = append(mp, pt.Sub(mt))
+			}
+		}
+	}
+	return newDurStats(rm, 0), newDurStats(mp, 0)
+}
 
 func printRun(f *runFigures) {
 	fmt.Printf("apply    %s wall; limit %s → ratio %.2f\n", secs(f.apply.res.Duration), secs(f.limit), f.ratio())

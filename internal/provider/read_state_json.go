@@ -109,9 +109,11 @@ func (s *jsonReadStateServer) resourceType(ctx context.Context, typeName string)
 	return s.types[typeName]
 }
 
-// schemaVersion is the version of a resource type's schema (call
-// resourceType first).
-func (s *jsonReadStateServer) schemaVersion(typeName string) int64 { return s.versions[typeName] }
+// schemaVersion is the version of a resource type's schema.
+func (s *jsonReadStateServer) schemaVersion(ctx context.Context, typeName string) int64 {
+	s.loadSchemas(ctx)
+	return s.versions[typeName]
+}
 
 func (s *jsonReadStateServer) loadSchemas(ctx context.Context) {
 	s.once.Do(func() {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -27,7 +28,7 @@ import (
 // precision as well.
 func (s *jsonReadStateServer) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
 	if req != nil && req.RawState != nil && len(req.RawState.JSON) > 0 && req.RawState.Flatmap == nil {
-		typ, version := s.resourceType(ctx, req.TypeName), s.schemaVersion(req.TypeName)
+		typ, version := s.resourceType(ctx, req.TypeName), s.schemaVersion(ctx, req.TypeName)
 		if typ != nil && req.Version == version && stateFitsType(req.RawState.JSON, typ) {
 			return &tfprotov6.UpgradeResourceStateResponse{UpgradedState: &tfprotov6.DynamicValue{JSON: req.RawState.JSON}}, nil
 		}
@@ -109,7 +110,7 @@ func (s *jsonScanner) number() bool {
 	if c != '-' && (c < '0' || c > '9') {
 		return false
 	}
-	for s.i < len(s.b) && bytes.IndexByte([]byte("+-.eE0123456789"), s.b[s.i]) >= 0 {
+	for s.i < len(s.b) && strings.IndexByte("+-.eE0123456789", s.b[s.i]) >= 0 {
 		s.i++
 	}
 	return true
