@@ -66,7 +66,8 @@ type waker interface {
 }
 
 // Schedule gives the wait before attempt n (0-based). Backoff is one; a
-// waiter with better knowledge (see learnedSchedule) can supply another.
+// waiter with better knowledge (a cohort wait, latency_estimate.go) can
+// supply another.
 type Schedule interface {
 	Delay(n int) time.Duration
 }

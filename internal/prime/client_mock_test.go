@@ -231,8 +231,10 @@ func TestSandboxSecretValuesAgainstMock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Ready as the provider waits before any command: RUNNING, then the
+	// gateway (it trails RUNNING by the mock's lag).
 	for _, id := range []string{with.ID, without.ID} {
-		if err := c.WaitForRunning(ctx, id, prime.WaitRunningOptions{}); err != nil {
+		if err := c.WaitForReady(ctx, id, prime.WaitReadyOptions{Gateway: true}); err != nil {
 			t.Fatal(err)
 		}
 	}

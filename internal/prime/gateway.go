@@ -264,6 +264,11 @@ type sandboxKinds struct {
 	// sandbox restored from a checkpoint is created without lists and
 	// locked afterwards.
 	policySeen map[string]bool
+	// created is when this client's create of a sandbox was answered: the
+	// platform boots it from then, so a boot wait that starts later (a
+	// loaded machine took half a second to get from the answer to the
+	// wait) still measures the boot (takeCreated).
+	created map[string]time.Time
 }
 
 func (k *sandboxKinds) remember(sbs ...Sandbox) {
@@ -293,7 +298,7 @@ func (k *sandboxKinds) remember(sbs ...Sandbox) {
 func (k *sandboxKinds) init() {
 	if k.seen == nil {
 		k.seen, k.status, k.egress, k.timeout = map[string]bool{}, map[string]string{}, map[string]EgressPolicy{}, map[string]int{}
-		k.policySeen = map[string]bool{}
+		k.policySeen, k.created = map[string]bool{}, map[string]time.Time{}
 	}
 }
 
@@ -309,13 +314,24 @@ func (k *sandboxKinds) observeStatus(ss []SandboxStatus) {
 
 // rememberCreated is remember for this client's own create: the answer's
 // lists are the ones just sent, so they are as sure as an endpoint read.
-func (k *sandboxKinds) rememberCreated(sb Sandbox) {
+func (k *sandboxKinds) rememberCreated(sb Sandbox, answered time.Time) {
 	k.remember(sb)
 	if sb.ID != "" {
 		k.mu.Lock()
 		k.policySeen[sb.ID] = true
+		k.created[sb.ID] = answered
 		k.mu.Unlock()
 	}
+}
+
+// takeCreated returns and forgets when this client's create of id was
+// answered (false: it did not create it, or a wait already took it).
+func (k *sandboxKinds) takeCreated(id string) (time.Time, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	at, ok := k.created[id]
+	delete(k.created, id)
+	return at, ok
 }
 
 // observePolicy records the desired policy of an accepted write or of a

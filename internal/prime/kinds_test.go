@@ -3,6 +3,7 @@ package prime
 import (
 	"reflect"
 	"testing"
+	"time"
 )
 
 // What the client knows a sandbox's egress policy to be: the egress-policy
@@ -22,9 +23,9 @@ func TestKnownEgressPrefersThePolicyEndpoint(t *testing.T) {
 	}{
 		{"object without lists", func(k *sandboxKinds) { k.remember(open) }, OpenEgressPolicy(), false},
 		{"object with create-time lists", func(k *sandboxKinds) { k.remember(bornObject) }, born, false},
-		{"this client's create", func(k *sandboxKinds) { k.rememberCreated(bornObject) }, born, true},
+		{"this client's create", func(k *sandboxKinds) { k.rememberCreated(bornObject, time.Now()) }, born, true},
 		{"restore locked, then its object", func(k *sandboxKinds) {
-			k.rememberCreated(open)
+			k.rememberCreated(open, time.Now())
 			k.observePolicy("sb-1", lock)
 			k.remember(open)
 		}, lock, true},

@@ -1,11 +1,10 @@
 package prime
 
-// What waits learn in this process: latencyEstimate, the recent durations
-// of one kind of wait (sandbox boots, data-plane applies of egress
-// policies), the schedule a waiter builds from them (learnedSchedule), and
-// cohort waits (cohortWait), where one scout per cohort asks early and the
-// rest follow the expected time. The shared pollers and egress_wait.go use
-// them.
+// What waits learn in this process: latencyEstimate, how long recent waits
+// of one kind took (sandbox boots, gateway registrations, data-plane
+// applies of egress policies), and cohort waits (cohortWait), where a few
+// scouts ask early and the rest follow the expected time. The boot wait
+// (ready.go) and egress_wait.go use them.
 
 import (
 	"slices"
@@ -14,20 +13,12 @@ import (
 )
 
 // latencyEstimate remembers how long recent waits of one kind took in this
-// process: sandbox boots, or data-plane applies of egress policies. A fleet's
-// sandboxes and policies go through the same platform, so after a few of them
-// a waiter can check close to the usual time instead of backing off past it.
-//
-// What is recorded is the last moment a wait saw the awaited state NOT yet
-// reached: a lower bound of the true duration, so a schedule built on it
-// starts checking just before the event. (Recording when the state was seen
-// would include each wait's overshoot and keep the schedule late.)
+// process. A fleet's sandboxes and policies go through the same platform, so
+// after a few of them every other wait can check close to the usual time
+// instead of backing off past it.
 type latencyEstimate struct {
-	mu     sync.Mutex
-	recent []time.Duration // ring of the last latencySamples
-	next   int
+	mu sync.Mutex
 
-	// Cohort waits (joinCohort).
 	upper     []time.Duration // ring of the last upperSamples upper bounds
 	nextUpper int
 	scouts    int // cohort waits scouting now
@@ -38,81 +29,8 @@ type latencyEstimate struct {
 	soonerCh chan struct{}
 }
 
-const latencySamples = 32
-
-func (a *latencyEstimate) record(d time.Duration) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if len(a.recent) < latencySamples {
-		a.recent = append(a.recent, d)
-		return
-	}
-	a.recent[a.next] = d
-	a.next = (a.next + 1) % latencySamples
-}
-
-// median is the typical duration (a lower bound), once three waits were
-// recorded.
-func (a *latencyEstimate) median() (time.Duration, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if len(a.recent) < 3 {
-		return 0, false
-	}
-	s := slices.Clone(a.recent)
-	slices.Sort(s)
-	return s[len(s)/2], true
-}
-
-// schedule is base while nothing is known, else a learnedSchedule.
-func (a *latencyEstimate) schedule(base Backoff, minStep time.Duration) Schedule {
-	if expected, ok := a.median(); ok {
-		return learnedSchedule{base: base, expected: expected, minStep: minStep}
-	}
-	return base
-}
-
-// learnedSchedule checks around an expected duration: first at 90 % of it,
-// then every step = max(minStep, expected/20) until 150 % of it (about a
-// dozen checks at most, whatever the scale); from there every 10 % of the
-// time waited, up to base.Max, so an event that came a little late is seen
-// a little late (doubling from the step saw a boot 0.4 s past the window
-// up to 0.8 s late) and one that became much slower costs a few dozen
-// checks at most. It makes no early check of its own: every
-// status round carries every waiter, so while others wait a fast boot is
-// seen in their rounds, and only a sandbox waiting alone waits for 90 %.
-// (An early check per waiter cost the per-instance path a round per
-// sandbox, since their waits start at different times.)
-type learnedSchedule struct {
-	base     Backoff
-	expected time.Duration
-	minStep  time.Duration
-}
-
-func (s learnedSchedule) Delay(n int) time.Duration {
-	if s.expected <= 2*s.base.Initial {
-		return s.base.Delay(n)
-	}
-	step := max(s.minStep, s.expected/20)
-	fineSteps := int((s.expected*15/10 - s.expected*9/10) / step)
-	if n == 0 {
-		return s.expected * 9 / 10
-	}
-	if n <= fineSteps {
-		return step
-	}
-	waited := s.expected*9/10 + time.Duration(fineSteps)*step
-	d := step
-	for range n - fineSteps {
-		d = min(s.base.Max, max(step, waited/10))
-		waited += d
-	}
-	return d
-}
-
-// Cohort waits. The lower bounds above place one waiter's checks once a few
-// waits have finished; they cannot help waits that start together before
-// anything is known — a fleet's policies, PUT at once — and every such wait
+// Cohort waits. Waits that start together before anything is known — a
+// fleet's boots, created at once, or its policies, PUT at once — each
 // polling on its own backoff either floods the API (a fine cadence times N)
 // or sees its event late (a doubling backoff overshoots by up to the time
 // already waited: a policy applied after 500 ms was seen at 1.2 s). A cohort
@@ -136,10 +54,12 @@ func (s learnedSchedule) Delay(n int) time.Duration {
 // showed the event — when its checks bracketed the event (a scout's, or a
 // follower's that missed first): the expected time is the median of the last
 // few, so a follower's single check comes just after the event. The caller
-// says which time: a policy wait gives the send time of the request that saw
-// the policy applied (its start, the PUT's answer, is precise, and under load
-// an answer took 50 ms that every follower would otherwise wait on top), a
-// gateway wait the answer's time (see waitGateway).
+// says which time: a boot wait counts from its create's answer and gives
+// the arrival of the status answer that said RUNNING; a policy wait gives
+// the send time of the request that saw the policy applied (its start, the
+// PUT's answer, is precise, and under load an answer took 50 ms that every
+// follower would otherwise wait on top); a gateway wait the answer's time
+// (see waitGateway).
 type cohortParams struct {
 	// first is a scout's first check without an estimate: a fast event is
 	// never waited on.

@@ -83,6 +83,7 @@ func NewStatusPoller(c *Client, b Backoff) *StatusPoller {
 	p.riders = func(due, extra int) bool {
 		return ridesFree(due, extra, MaxBatchStatusIDs) && c.throttle.RoomForLookups(extra)
 	}
+	p.wakeOn = c.bootLatency.sooner
 	return &StatusPoller{p}
 }
 
@@ -140,15 +141,16 @@ type WaitRunningOptions struct {
 }
 
 // statusMinStep is the shortest interval between checks around the
-// expected boot time (see learnedSchedule).
+// expected boot time (bootCohort).
 const statusMinStep = 100 * time.Millisecond
 
 // WaitForRunning waits through the shared poller until the sandbox is
 // RUNNING. A terminal status fails at once with a *SandboxFailedError
 // carrying the platform's error type and message; a per-id error fails too.
 // PENDING with an image build and PAUSED keep waiting until ctx ends: ctx
-// carries the only budget. Boot times of waits without an image build teach
-// the client the platform's usual pace, so later waits check close to it.
+// carries the only budget. The waits for sandboxes this client created share
+// the work as a cohort (bootCohort): a few scouts learn the platform's boot
+// time, the others check once at it.
 // WaitForReady is the same wait with budgets and the gateway probe.
 func (c *Client) WaitForRunning(ctx context.Context, id string, o WaitRunningOptions) error {
 	_, err := c.waitBoot(ctx, id, bootOptions{onProgress: o.OnProgress})

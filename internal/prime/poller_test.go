@@ -319,72 +319,6 @@ func (f *bootFleet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, resp)
 }
 
-// Every wait without an image build teaches the client one boot sample;
-// a wait through an image build teaches it nothing.
-func TestWaitForRunningRecordsBootSamples(t *testing.T) {
-	fleet := &bootFleet{polls: 2, seen: map[string]int{}, at: map[string][]time.Time{}}
-	c, _ := newTestClient(t, fleet, nil)
-	c.poller = NewStatusPoller(c, fastStatusBackoff)
-	c.pollerOnce.Do(func() {})
-	samples := func() int {
-		c.bootLatency.mu.Lock()
-		defer c.bootLatency.mu.Unlock()
-		return len(c.bootLatency.recent)
-	}
-	steps := []struct {
-		id   string
-		want int
-	}{{"a", 1}, {"build-b", 1}, {"c", 2}, {"build-d", 2}, {"e", 3}}
-	for _, s := range steps {
-		if err := c.WaitForRunning(testContext(t), s.id, WaitRunningOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if got := samples(); got != s.want {
-			t.Fatalf("after %s: %d boot samples, want %d", s.id, got, s.want)
-		}
-	}
-	if _, ok := c.bootLatency.median(); !ok {
-		t.Fatal("three samples must give an estimate")
-	}
-}
-
-// Once the client knows the usual boot time it checks close to it: the
-// second check comes at 90 % of the expected time (a delay the plain ×1.5
-// backoff, 375 ms ±20 %, never waits), not at the next backoff step.
-func TestWaitForRunningChecksNearTheLearnedBootTime(t *testing.T) {
-	const expected = time.Second
-	fleet := &bootFleet{polls: 1 << 30, seen: map[string]int{}, at: map[string][]time.Time{}}
-	c, _ := newTestClient(t, fleet, nil)
-	for range 3 {
-		c.bootLatency.record(expected)
-	}
-	ctx, cancel := context.WithCancel(testContext(t))
-	defer cancel()
-	done := make(chan error, 1)
-	start := time.Now()
-	go func() { done <- c.WaitForRunning(ctx, "sbx", WaitRunningOptions{}) }()
-	if err := Poll(ctx, Backoff{Initial: 10 * time.Millisecond}, func(context.Context) (bool, error) {
-		fleet.mu.Lock()
-		defer fleet.mu.Unlock()
-		return len(fleet.at["sbx"]) >= 2, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	cancel()
-	<-done
-	fleet.mu.Lock()
-	first, gap := fleet.at["sbx"][0].Sub(start), fleet.at["sbx"][1].Sub(fleet.at["sbx"][0])
-	fleet.mu.Unlock()
-	// No early check of its own: a round another waiter triggers carries
-	// this one too, so only a sandbox waiting alone waits for 90 %.
-	if want := expected * 9 / 10; first < want {
-		t.Fatalf("first check %s after the wait began, want at least %s (90 %% of the learned %s)", first, want, expected)
-	}
-	if want := statusMinStep; gap < want*9/10 {
-		t.Fatalf("second check %s after the first, want about one step (%s)", gap, want)
-	}
-}
-
 // Waiters whose checks fall close together share rounds: a round answers
 // every waiter, and one due within pollSlack counts it as its check instead
 // of asking again a few milliseconds later. Twenty waiters on 100 ms steps,
@@ -415,57 +349,6 @@ func TestStatusPollerMergesWaitersDueWithinAStep(t *testing.T) {
 	// every 5 ms.
 	if n := fleet.requests.Load(); n > 14 {
 		t.Fatalf("%d status requests for 20 waiters on 100 ms steps over 450 ms, want at most 14", n)
-	}
-}
-
-// A platform that boots faster than the learned time is learned: a wait
-// whose first answer already says RUNNING records half the time waited (a
-// sample below the learned time, but not zero, which would throw the
-// schedule back to the plain backoff for one early boot).
-func TestWaitForRunningLearnsAFasterPlatform(t *testing.T) {
-	const learned = time.Second
-	fleet := &bootFleet{polls: 1, seen: map[string]int{}, at: map[string][]time.Time{}}
-	c, _ := newTestClient(t, fleet, nil)
-	for range 3 {
-		c.bootLatency.record(learned)
-	}
-	if err := c.WaitForRunning(testContext(t), "sbx", WaitRunningOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	c.bootLatency.mu.Lock()
-	got := c.bootLatency.recent[len(c.bootLatency.recent)-1]
-	c.bootLatency.mu.Unlock()
-	if got < learned*9/10/2 || got >= learned {
-		t.Fatalf("recorded %s for a boot seen RUNNING at the first check (90 %% of the learned %s), want half the time waited", got, learned)
-	}
-}
-
-// Past its fine window the learned schedule checks every 10 % of the time
-// waited, capped by the backoff's maximum: a boot a little late is seen a
-// little late, a much slower one costs a bounded number of checks.
-func TestLearnedScheduleTail(t *testing.T) {
-	s := learnedSchedule{base: DefaultStatusBackoff, expected: 2 * time.Second, minStep: statusMinStep}
-	var at time.Duration
-	var checks []time.Duration
-	for n := 0; at < 2*time.Minute; n++ {
-		d := s.Delay(n)
-		if d <= 0 || d > DefaultStatusBackoff.Max {
-			t.Fatalf("Delay(%d) = %s", n, d)
-		}
-		at += d
-		checks = append(checks, at)
-	}
-	// Every gap after 150 % of the expected time is at most 10 % of the
-	// time waited (or one step), so an event is seen at most that late.
-	for i := 1; i < len(checks); i++ {
-		if checks[i-1] >= 3*time.Second {
-			if gap := checks[i] - checks[i-1]; gap > max(statusMinStep, checks[i-1]/10+time.Millisecond) && gap < DefaultStatusBackoff.Max {
-				t.Fatalf("check %d comes %s after the one at %s, more than 10 %% of the time waited", i, gap, checks[i-1])
-			}
-		}
-	}
-	if len(checks) > 80 {
-		t.Fatalf("%d checks to reach two minutes, want a bounded number", len(checks))
 	}
 }
 

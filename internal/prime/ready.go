@@ -62,6 +62,23 @@ const gatewayProbeMinStep = 25 * time.Millisecond
 // second.
 var gatewayAliveRecheck = time.Second
 
+// bootCohort paces the status checks of every sandbox waiting to boot
+// (cohortParams): two scouts while the boot time is unknown, one wait in
+// sixteen afterwards; followers make one check at the expected time (a
+// status round's lookup counts against the token's 30,000 a minute, and a
+// fleet's every member checked on its own backoff cost about four each),
+// and on their own after 2 s, 6 s, 11 s, … (5 s apart at most) while
+// nothing is known. No hop: the shared poller moves a follower's check when
+// what is known changes (its wakeOn).
+var bootCohort = cohortParams{
+	first:   DefaultStatusBackoff.Initial,
+	minStep: statusMinStep,
+	max:     DefaultStatusBackoff.Max,
+	safety:  Backoff{Initial: 2 * time.Second, Factor: 2, Max: DefaultStatusBackoff.Max},
+	scouts:  2,
+	every:   16,
+}
+
 // gatewayCohort paces the probes of every sandbox waiting for its gateway
 // (cohortParams): scouts probe at once, then finely; followers probe once
 // when a scout has seen the gateway answer, or on their own after 2 s.
@@ -179,6 +196,9 @@ type bootWait struct {
 	id   string
 	o    bootOptions
 	base Schedule
+	// cohort paces the boot until an image build shows (nil after one:
+	// a build's boot is not the usual one, and base restarts).
+	cohort *cohortWait
 
 	mu         sync.Mutex
 	phase      WaitPhase
@@ -201,7 +221,41 @@ func (w *bootWait) Delay(n int) time.Duration {
 	if w.phase == PhaseImageBuild && w.o.buildPoll > 0 {
 		return w.o.buildPoll
 	}
+	if w.cohort != nil {
+		return max(0, w.cohort.next()-w.cohort.elapsed())
+	}
 	return w.base.Delay(max(0, n-w.offset))
+}
+
+// noteAnswer tells the cohort about an answer that just arrived: one the
+// wait was due for is its check (a miss, or the time that showed RUNNING);
+// one that came well before (another wait's on the same sandbox) teaches
+// nothing. The answer's arrival, not the request's sending, is the time:
+// the platform may have decided any time in between, so only the arrival
+// is an upper bound (under load the sending time taught a boot time
+// shorter than the boot, and every member checked too early once).
+func (w *bootWait) noteAnswer(running bool, seen *time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cohort == nil {
+		return
+	}
+	at := w.cohort.elapsed()
+	if at+pollSlack < w.cohort.next() {
+		return
+	}
+	w.cohort.asked(at, !running)
+	if running {
+		*seen = at
+	}
+}
+
+// moving: a cohort wait's next check moves when the boot time becomes
+// known or drops (movingSchedule).
+func (w *bootWait) moving() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.cohort != nil
 }
 
 // setBudget starts the current phase's budget (under mu).
@@ -250,6 +304,10 @@ func (w *bootWait) observe(s SandboxStatus) {
 	switch {
 	case building && w.phase != PhaseImageBuild:
 		w.phase = PhaseImageBuild
+		if w.cohort != nil {
+			w.cohort.done(0) // a first-use build is not the usual boot
+			w.cohort = nil
+		}
 		if w.buildSince.IsZero() {
 			w.buildSince = time.Now() // the build's budget is never restarted
 		}
@@ -272,7 +330,13 @@ func (w *bootWait) observe(s SandboxStatus) {
 // without one), which the gateway phase shares.
 func (c *Client) waitBoot(ctx context.Context, id string, o bootOptions) (time.Time, error) {
 	start := time.Now()
-	w := &bootWait{id: id, o: o, phase: PhaseBoot, base: c.bootLatency.schedule(DefaultStatusBackoff, statusMinStep)}
+	w := &bootWait{id: id, o: o, phase: PhaseBoot, base: DefaultStatusBackoff}
+	if created, ok := c.kinds.takeCreated(id); ok {
+		// Only a boot timed from its create's answer teaches the cohort: a
+		// wait on a sandbox this client did not create (or one resumed)
+		// starts somewhere in its boot and keeps the plain schedule.
+		w.cohort = c.bootLatency.joinCohort(bootCohort, created)
+	}
 	wctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	w.expired = cancel
@@ -287,24 +351,28 @@ func (c *Client) waitBoot(ctx context.Context, id string, o bootOptions) (time.T
 		w.mu.Unlock()
 	}()
 
-	var notYet time.Duration // last time the sandbox was seen not yet RUNNING
-	sawBuild := false
+	var seen time.Duration // when the answer that showed RUNNING arrived
+	defer func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.cohort != nil {
+			w.cohort.done(seen)
+		}
+	}()
 	err := c.StatusPoller().Watch(wctx, id, w, func(obs StatusObservation) (bool, error) {
 		if obs.Error != nil {
 			return false, fmt.Errorf("sandbox %s: %s: %s", id, obs.Error.Code, obs.Error.Message)
 		}
 		s := *obs.Status
 		w.observe(s)
-		if s.PendingImageBuildID != nil {
-			sawBuild = true // a first-use image build is not the usual boot
-		}
+		running := s.Status == StatusRunning
+		w.noteAnswer(running, &seen)
 		switch {
-		case s.Status == StatusRunning:
+		case running:
 			return true, nil
 		case IsTerminalStatus(s.Status):
 			return false, &SandboxFailedError{SandboxID: id, Status: s.Status, ErrorType: deref(s.ErrorType), ErrorMessage: deref(s.ErrorMessage)}
 		}
-		notYet = time.Since(start)
 		return false, nil
 	})
 	if err != nil {
@@ -312,16 +380,6 @@ func (c *Client) waitBoot(ctx context.Context, id string, o bootOptions) (time.T
 			return time.Time{}, context.Cause(ctx)
 		}
 		return time.Time{}, err
-	}
-	if !sawBuild {
-		if notYet == 0 {
-			// The first answer already said RUNNING: the boot took at most
-			// the time waited. Half of it keeps a platform that became
-			// faster than the learned time from going unnoticed, since the
-			// learned schedule's first check comes at 90 % of that time.
-			notYet = time.Since(start) / 2
-		}
-		c.bootLatency.record(notYet)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()

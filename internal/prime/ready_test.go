@@ -276,6 +276,7 @@ func TestWaitForReadyImageBuild(t *testing.T) {
 	g := newFakeGateway(t)
 	g.add("sbx", &fakeSandbox{statuses: statuses})
 	c, _ := g.client(nil)
+	c.kinds.rememberCreated(Sandbox{ID: "sbx"}, time.Now()) // a wait that joins the boot cohort
 	const timeout = 1500 * time.Millisecond
 	var progress []string
 	start := time.Now()
@@ -299,21 +300,16 @@ func TestWaitForReadyImageBuild(t *testing.T) {
 	if n := g.count("batch"); n != len(statuses) {
 		t.Fatalf("%d status rounds, want %d", n, len(statuses))
 	}
-	c.bootLatency.mu.Lock()
-	samples := len(c.bootLatency.recent)
-	c.bootLatency.mu.Unlock()
-	if samples != 0 {
-		t.Fatalf("%d boot samples after a wait through an image build, want 0", samples)
+	if n := bootSamples(c); n != 0 {
+		t.Fatalf("%d boot samples after a wait through an image build, want 0", n)
 	}
 	g.add("plain", &fakeSandbox{statuses: []SandboxStatus{{Status: StatusProvisioning}, {Status: StatusRunning}}})
+	c.kinds.rememberCreated(Sandbox{ID: "plain"}, time.Now())
 	if err := c.WaitForReady(testContext(t), "plain", WaitReadyOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	c.bootLatency.mu.Lock()
-	samples = len(c.bootLatency.recent)
-	c.bootLatency.mu.Unlock()
-	if samples != 1 {
-		t.Fatalf("%d boot samples after a plain boot, want 1", samples)
+	if n := bootSamples(c); n != 1 {
+		t.Fatalf("%d boot samples after a plain boot, want 1", n)
 	}
 	if n := g.count("Start"); n != 1 {
 		t.Fatalf("%d probes, want 1 (only the wait with Gateway probes)", n)

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"time"
 )
 
 func sandboxPath(id string) string { return "/sandbox/" + url.PathEscape(id) }
@@ -40,7 +41,7 @@ func (c *Client) CreateSandbox(ctx context.Context, req CreateSandboxRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	c.kinds.rememberCreated(out)
+	c.kinds.rememberCreated(out, time.Now())
 	c.secrets.learn(out.ID, req.Secrets)
 	return &out, nil
 }
