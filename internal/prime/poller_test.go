@@ -287,38 +287,6 @@ func withIdleEarlyWaiter(t *testing.T, mod func(*Options)) (*Client, *timedFleet
 	return c, fleet, ctx
 }
 
-// bootFleet answers status:batchGet: each sandbox is RUNNING from its
-// `polls`-th answer on; ids starting with "build-" are PENDING with an image
-// build until then.
-type bootFleet struct {
-	polls int
-	mu    sync.Mutex
-	seen  map[string]int
-	at    map[string][]time.Time
-}
-
-func (f *bootFleet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var req BatchStatusRequest
-	_ = json.NewDecoder(r.Body).Decode(&req)
-	resp := BatchStatusResponse{Statuses: []SandboxStatus{}, Errors: []SandboxStatusError{}}
-	f.mu.Lock()
-	for _, id := range req.SandboxIDs {
-		f.seen[id]++
-		f.at[id] = append(f.at[id], time.Now())
-		st := SandboxStatus{SandboxID: id, Status: StatusProvisioning}
-		switch {
-		case f.seen[id] >= f.polls:
-			st.Status = StatusRunning
-		case strings.HasPrefix(id, "build-"):
-			build := "img-build-1"
-			st.Status, st.PendingImageBuildID = StatusPending, &build
-		}
-		resp.Statuses = append(resp.Statuses, st)
-	}
-	f.mu.Unlock()
-	writeJSON(w, 200, resp)
-}
-
 // Waiters whose checks fall close together share rounds: a round answers
 // every waiter, and one due within pollSlack counts it as its check instead
 // of asking again a few milliseconds later. Twenty waiters on 100 ms steps,
