@@ -204,8 +204,14 @@ func (p *batchPoller[K, O]) loop() {
 		next := nextRound
 		if p.clock == nil {
 			for w := range p.waiters {
-				if next.IsZero() || w.due.Before(next) {
-					next = w.due
+				at := w.due
+				if movesItself(w.sched) {
+					// Read late rather than early (see snapshot): the
+					// round waits pollSlack for others due by then.
+					at = at.Add(pollSlack)
+				}
+				if next.IsZero() || at.Before(next) {
+					next = at
 				}
 			}
 		}
@@ -308,11 +314,12 @@ func (p *batchPoller[K, O]) snapshot(dueBy time.Time) (map[K][]*batchWaiter[K, O
 		isDue := dueBy.IsZero() || !w.due.After(dueBy)
 		switch {
 		case movesItself(w.sched):
-			// A cohort wait is read at its own time: never early, in
-			// pollSlack or riding along (its event is expected then, and
-			// a boot checked 10 ms early is a lookup spent to hear "not
-			// yet"), nor held back by the floor (its schedule paces it:
-			// under a hundred checks in a first minute).
+			// A cohort wait is read once due: never early, in pollSlack
+			// or riding along (its event is expected then, and a boot
+			// checked 10 ms early is a lookup spent to hear "not yet"),
+			// nor held back by the floor (its schedule paces it: under a
+			// hundred checks in a first minute). Its round goes pollSlack
+			// after it is due (loop), with every cohort wait due by then.
 			if w.due.After(now) {
 				continue
 			}

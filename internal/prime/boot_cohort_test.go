@@ -213,3 +213,52 @@ func waitFor(t *testing.T, cond func() bool) {
 		t.Fatal(err)
 	}
 }
+
+// movingOnce is a moving schedule whose waiter is due once (its first due
+// time is set by the test).
+type movingOnce struct{}
+
+func (movingOnce) Delay(int) time.Duration { return time.Hour }
+
+func (movingOnce) moving() bool { return true }
+
+// Cohort waits are never read early, so their rounds gather instead: a
+// round goes pollSlack after the first is due, with every one due by then.
+// Followers of a per-instance apply (each created on its own) cost one
+// status request per sandbox without it.
+func TestBatchPollerGathersCohortWaitsDueTogether(t *testing.T) {
+	var mu sync.Mutex
+	var rounds [][]string
+	round := func(_ context.Context, keys []string, settle func(string, int, error)) {
+		mu.Lock()
+		rounds = append(rounds, slices.Clone(keys))
+		mu.Unlock()
+		for _, k := range keys {
+			settle(k, 0, nil)
+		}
+	}
+	p := newBatchPoller(DefaultStatusBackoff, strings.Compare, round)
+	// Registered before the loop starts, with due times set, so how soon
+	// each goroutine ran does not matter.
+	now := time.Now()
+	var waiters []*batchWaiter[string, int]
+	for i := range 2 {
+		w := &batchWaiter[string, int]{id: fmt.Sprint("w", i), ctx: testContext(t), done: make(chan error, 1),
+			check: func(int) (bool, error) { return true, nil }, sched: movingOnce{},
+			due: now.Add(time.Duration(i) * pollSlack / 2)}
+		waiters = append(waiters, w)
+		p.waiters[w] = struct{}{}
+	}
+	p.running = true
+	go p.loop()
+	for _, w := range waiters {
+		if err := <-w.done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := [][]string{{"w0", "w1"}}; fmt.Sprint(rounds) != fmt.Sprint(want) {
+		t.Fatalf("rounds %v, want %v (one round for two waits due %s apart)", rounds, want, pollSlack/2)
+	}
+}
