@@ -74,10 +74,10 @@ type batchWaiter[K comparable, O any] struct {
 
 // movingSchedule is a waiter's schedule whose next check can move while it
 // sleeps (a cohort wait's): its Delay is measured from now, whatever n, so
-// the poller may ask it again at any time (see wakeOn). Its waiter is read
-// exactly when due (snapshot): it knows when its event is expected, and an
-// earlier answer spends a lookup to hear "not yet" (3,000 boot waits riding
-// along read 18,000 ids where their own checks needed 3,600).
+// the poller may ask it again at any time (see wakeOn). Its waiter is never
+// read before it is due (snapshot): it knows when its event is expected, and
+// an earlier answer spends a lookup to hear "not yet" (3,000 boot waits
+// riding along read 18,000 ids where their own checks needed 3,600).
 type movingSchedule interface {
 	Schedule
 	moving() bool

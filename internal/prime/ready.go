@@ -213,7 +213,9 @@ type bootWait struct {
 }
 
 // Delay is the wait's schedule: the build poll during an image build, else
-// the boot schedule, restarted after a build.
+// the cohort's next check (measured from now, so the poller may ask again
+// when the boot time becomes known), or after a build the plain backoff,
+// restarted.
 func (w *bootWait) Delay(n int) time.Duration {
 	w.mu.Lock()
 	defer w.mu.Unlock()
