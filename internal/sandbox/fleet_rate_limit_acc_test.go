@@ -18,8 +18,9 @@ import (
 // time (a 60-second window lasts 2 s), a fleet of 12 locked by a fleet
 // policy and destroyed meets 429s on the way; the provider waits out each
 // Retry-After, and the apply and the destroy complete. The boot takes
-// 800 ms, so the provider checks every member's status at least twice
-// within one 2-second window and meets the status limit however slowly the
+// 800 ms, so the boot's scouts (which check their sandboxes from 250 ms on,
+// 100 ms apart, to learn the boot time for the other members) check twice
+// within one 2-second window and meet the status limit however slowly the
 // machine runs; a faster boot left the 429s to two requests seconds apart
 // (the policy's wait and the next refresh), which a loaded machine spread
 // over two windows.
