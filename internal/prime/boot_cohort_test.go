@@ -158,17 +158,8 @@ func TestBatchPollerReschedulesWhatARoundTaught(t *testing.T) {
 		_, ok := est.expected()
 		return ok
 	}
-	var mu sync.Mutex
-	var rounds [][]string
-	round := func(_ context.Context, keys []string, settle func(string, int, error)) {
-		mu.Lock()
-		rounds = append(rounds, slices.Clone(keys))
-		mu.Unlock()
-		for _, k := range keys {
-			settle(k, 0, nil)
-		}
-	}
-	p := newBatchPoller(DefaultStatusBackoff, strings.Compare, round)
+	rounds := &roundLog{}
+	p := newBatchPoller(DefaultStatusBackoff, strings.Compare, rounds.round)
 	p.wakeOn = est.sooner
 	// The follower's first schedule says an hour: without the reschedule
 	// the wait ends here, with the context's error.
@@ -197,11 +188,31 @@ func TestBatchPollerReschedulesWhatARoundTaught(t *testing.T) {
 	if err := <-follower; err != nil {
 		t.Fatalf("the follower was never rescheduled: %v", err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if want := [][]string{{"scout"}, {"follower"}}; fmt.Sprint(rounds) != fmt.Sprint(want) {
-		t.Fatalf("rounds %v, want %v (the follower checks once, after the scout taught the time)", rounds, want)
+	if got, want := rounds.keys(), [][]string{{"scout"}, {"follower"}}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("rounds %v, want %v (the follower checks once, after the scout taught the time)", got, want)
 	}
+}
+
+// roundLog is a batch poller's round that settles every key and records
+// the keys of each round.
+type roundLog struct {
+	mu     sync.Mutex
+	rounds [][]string
+}
+
+func (l *roundLog) round(_ context.Context, keys []string, settle func(string, int, error)) {
+	l.mu.Lock()
+	l.rounds = append(l.rounds, slices.Clone(keys))
+	l.mu.Unlock()
+	for _, k := range keys {
+		settle(k, 0, nil)
+	}
+}
+
+func (l *roundLog) keys() [][]string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.rounds)
 }
 
 // waitFor polls cond until it holds (the test context bounds it).
@@ -227,17 +238,8 @@ func (movingOnce) moving() bool { return true }
 // Followers of a per-instance apply (each created on its own) cost one
 // status request per sandbox without it.
 func TestBatchPollerGathersCohortWaitsDueTogether(t *testing.T) {
-	var mu sync.Mutex
-	var rounds [][]string
-	round := func(_ context.Context, keys []string, settle func(string, int, error)) {
-		mu.Lock()
-		rounds = append(rounds, slices.Clone(keys))
-		mu.Unlock()
-		for _, k := range keys {
-			settle(k, 0, nil)
-		}
-	}
-	p := newBatchPoller(DefaultStatusBackoff, strings.Compare, round)
+	rounds := &roundLog{}
+	p := newBatchPoller(DefaultStatusBackoff, strings.Compare, rounds.round)
 	// Registered before the loop starts, with due times set, so how soon
 	// each goroutine ran does not matter.
 	now := time.Now()
@@ -256,9 +258,7 @@ func TestBatchPollerGathersCohortWaitsDueTogether(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if want := [][]string{{"w0", "w1"}}; fmt.Sprint(rounds) != fmt.Sprint(want) {
-		t.Fatalf("rounds %v, want %v (one round for two waits due %s apart)", rounds, want, pollSlack/2)
+	if got, want := rounds.keys(), [][]string{{"w0", "w1"}}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("rounds %v, want %v (one round for two waits due %s apart)", got, want, pollSlack/2)
 	}
 }

@@ -210,12 +210,17 @@ func (w *cohortWait) next() time.Duration {
 // Delay is the wait before the next round: until the next request is due,
 // but at most a hop for a follower, which re-reads what is known.
 func (w *cohortWait) Delay(int) time.Duration {
-	d := max(0, w.next()-w.elapsed())
+	d := w.untilDue()
 	if !w.scout {
 		d = min(d, w.p.hop)
 	}
 	return d
 }
+
+// untilDue is how long until the next request is due (0: now). A waiter
+// whose poller wakes it when what is known changes (a boot wait) sleeps
+// this long, without Delay's hop.
+func (w *cohortWait) untilDue() time.Duration { return max(0, w.next()-w.elapsed()) }
 
 // Wake is closed when what the wait knows changed so that its next request
 // may be due sooner than its schedule said (Poll wakes on it). A follower

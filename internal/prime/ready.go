@@ -224,7 +224,7 @@ func (w *bootWait) Delay(n int) time.Duration {
 		return w.o.buildPoll
 	}
 	if w.cohort != nil {
-		return max(0, w.cohort.next()-w.cohort.elapsed())
+		return w.cohort.untilDue()
 	}
 	return w.base.Delay(max(0, n-w.offset))
 }
